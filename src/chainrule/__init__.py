@@ -1,0 +1,15 @@
+"""chainrule: a small autograd engine for learning backpropagation.
+
+Layers, each importing only the ones above it in this list:
+
+* ``graph``  -- topological order by iterative depth-first search
+* ``value``  -- the scalar engine, :class:`Value`
+* ``draw``   -- graphviz figures of graphs, search steps and gradient flow
+* ``gradcheck`` -- central-difference gradient checks
+"""
+
+from .graph import depth_first_events, topological_order
+from .value import Value, zero_grad
+
+__all__ = ["Value", "zero_grad", "topological_order", "depth_first_events"]
+__version__ = "0.1.0"
