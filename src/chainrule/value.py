@@ -33,6 +33,19 @@ def _as_float(x, operation):
     return float(x)
 
 
+def _result(data, op, parents, local_grads):
+    """Make the Value an operation produces (a fast path around ``Value.__init__``)."""
+    if not math.isfinite(data):
+        raise OverflowError(f"Value {op}: the result is {data!r}; chainrule works with finite numbers only")
+    out = _new_object(Value)
+    out.data, out.grad, out.label = data, 0.0, ""
+    out.op, out.parents, out.local_grads = op, parents, local_grads
+    return out
+
+
+_new_object = object.__new__
+
+
 class Value:
     """A scalar in a computational graph.
 
@@ -45,11 +58,9 @@ class Value:
     __slots__ = ("data", "grad", "label", "op", "parents", "local_grads")
 
     def __init__(self, data, label="", *, op="", parents=(), local_grads=()):
-        if type(data) is not float:
-            data = _as_float(data, "Value()")
+        data = _as_float(data, "Value()")
         if not math.isfinite(data):
-            where = f"Value {op}" if op else "Value()"
-            raise OverflowError(f"{where}: the result is {data!r}; chainrule works with finite numbers only")
+            raise ValueError(f"Value(): data must be a finite number, got {data!r}")
         self.data = data
         self.grad = 0.0
         self.label = label
@@ -66,6 +77,8 @@ class Value:
         """Let a plain int or float take part in an operation as a constant leaf."""
         if isinstance(other, Value):
             return other
+        if type(other) is float or type(other) is int:  # the common case, checked quickly
+            return _result(float(other), "", (), ())
         return Value(_as_float(other, operation))
 
     # Each operation below states its local derivatives in its docstring and records
@@ -74,19 +87,17 @@ class Value:
     def __add__(self, other):
         """``a + b``;  d/da = 1,  d/db = 1."""
         other = self._operand(other, "Value + (add)")
-        return Value(self.data + other.data, op="+", parents=(self, other), local_grads=(1.0, 1.0))
+        return _result(self.data + other.data, "+", (self, other), (1.0, 1.0))
 
     def __sub__(self, other):
         """``a - b``;  d/da = 1,  d/db = -1."""
         other = self._operand(other, "Value - (subtract)")
-        return Value(self.data - other.data, op="-", parents=(self, other), local_grads=(1.0, -1.0))
+        return _result(self.data - other.data, "-", (self, other), (1.0, -1.0))
 
     def __mul__(self, other):
         """``a * b``;  d/da = b,  d/db = a."""
         other = self._operand(other, "Value * (multiply)")
-        return Value(
-            self.data * other.data, op="*", parents=(self, other), local_grads=(other.data, self.data)
-        )
+        return _result(self.data * other.data, "*", (self, other), (other.data, self.data))
 
     def __truediv__(self, other):
         """``a / b``;  d/da = 1/b,  d/db = -a/b**2.  Raises for b == 0."""
@@ -94,7 +105,7 @@ class Value:
         if other.data == 0.0:
             raise ZeroDivisionError(f"Value / (divide): division of {self.data!r} by zero")
         b = other.data
-        return Value(self.data / b, op="/", parents=(self, other), local_grads=(1.0 / b, -self.data / b**2))
+        return _result(self.data / b, "/", (self, other), (1.0 / b, -self.data / b**2))
 
     def __pow__(self, exponent):
         """``a ** k`` for a constant int or float ``k``;  d/da = k * a**(k-1)."""
@@ -111,12 +122,15 @@ class Value:
             )
         if a < 0.0 and not k.is_integer():
             raise ValueError(f"Value ** (power): {a!r} ** {k!r} is not a real number")
-        local = k * a ** (k - 1.0) if k != 0.0 else 0.0
-        return Value(a**k, op=f"**{k:g}", parents=(self,), local_grads=(local,))
+        try:
+            result, local = a**k, (k * a ** (k - 1.0) if k != 0.0 else 0.0)
+        except OverflowError:
+            raise OverflowError(f"Value ** (power): {a!r} ** {k!r} is too large for a float") from None
+        return _result(result, f"**{k:g}", (self,), (local,))
 
     def __neg__(self):
         """``-a``;  d/da = -1."""
-        return Value(-self.data, op="neg", parents=(self,), local_grads=(-1.0,))
+        return _result(-self.data, "neg", (self,), (-1.0,))
 
     def __radd__(self, other):  # other + self
         return self._operand(other, "Value + (add)") + self
@@ -133,18 +147,18 @@ class Value:
     def relu(self):
         """``max(a, 0)``;  d/da = 1 if a > 0 else 0 (we take 0 at the kink a == 0)."""
         a = self.data
-        return Value(max(a, 0.0), op="relu", parents=(self,), local_grads=(1.0 if a > 0.0 else 0.0,))
+        return _result(max(a, 0.0), "relu", (self,), (1.0 if a > 0.0 else 0.0,))
 
     def tanh(self):
         """``tanh(a)``;  d/da = 1 - tanh(a)**2."""
         t = math.tanh(self.data)
-        return Value(t, op="tanh", parents=(self,), local_grads=(1.0 - t * t,))
+        return _result(t, "tanh", (self,), (1.0 - t * t,))
 
     def sigmoid(self):
         """``s = 1 / (1 + exp(-a))``;  d/da = s * (1 - s)."""
         a = self.data
         s = 1.0 / (1.0 + math.exp(-a)) if a >= 0.0 else math.exp(a) / (1.0 + math.exp(a))
-        return Value(s, op="sigmoid", parents=(self,), local_grads=(s * (1.0 - s),))
+        return _result(s, "sigmoid", (self,), (s * (1.0 - s),))
 
     def exp(self):
         """``exp(a)``;  d/da = exp(a)."""
@@ -152,14 +166,14 @@ class Value:
             e = math.exp(self.data)
         except OverflowError:
             raise OverflowError(f"Value.exp: exp({self.data!r}) is too large for a float") from None
-        return Value(e, op="exp", parents=(self,), local_grads=(e,))
+        return _result(e, "exp", (self,), (e,))
 
     def log(self):
         """``log(a)`` (natural);  d/da = 1/a.  Raises for a <= 0."""
         a = self.data
         if a <= 0.0:
             raise ValueError(f"Value.log: the input must be positive, got {a!r}")
-        return Value(math.log(a), op="log", parents=(self,), local_grads=(1.0 / a,))
+        return _result(math.log(a), "log", (self,), (1.0 / a,))
 
     def backward(self):
         """Fill ``.grad`` of every node this Value depends on with d(self)/d(node).
@@ -175,13 +189,15 @@ class Value:
                 node.grad = 0.0
         self.grad += 1.0
         for node in reversed(order):
-            if not math.isfinite(node.grad):
-                raise FloatingPointError(
-                    f"backward: the gradient reaching {node!r} (op {node.op or 'leaf'!r}) is {node.grad!r}; "
-                    "a local derivative downstream of it overflowed"
-                )
-            for parent, local in zip(node.parents, node.local_grads):
-                parent.grad += node.grad * local
+            if node.parents:  # leaves have nothing to pass on
+                grad = node.grad
+                if not math.isfinite(grad):
+                    raise FloatingPointError(
+                        f"backward: the gradient reaching {node!r} (op {node.op!r}) is {grad!r}; "
+                        "a local derivative downstream of it overflowed"
+                    )
+                for parent, local in zip(node.parents, node.local_grads):
+                    parent.grad += grad * local
 
     def zero_grad(self):
         """Set ``.grad`` to 0 on this Value and every node it depends on."""
