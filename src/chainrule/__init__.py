@@ -10,6 +10,29 @@ Layers, each importing only the ones above it in this list:
 
 from .graph import depth_first_events, topological_order
 from .value import Value, zero_grad
+from .draw import (
+    DFSStep,
+    Figure,
+    GraphTooLargeError,
+    dfs_trace,
+    draw_dfs_step,
+    draw_gradient_flow,
+    draw_graph,
+    format_dfs_trace,
+)
 
-__all__ = ["Value", "zero_grad", "topological_order", "depth_first_events"]
+__all__ = [
+    "Value",
+    "zero_grad",
+    "topological_order",
+    "depth_first_events",
+    "Figure",
+    "GraphTooLargeError",
+    "DFSStep",
+    "draw_graph",
+    "dfs_trace",
+    "format_dfs_trace",
+    "draw_dfs_step",
+    "draw_gradient_flow",
+]
 __version__ = "0.1.0"

@@ -1,0 +1,644 @@
+"""Figures of computational graphs, drawn with graphviz.
+
+Three kinds of figure, each returned as a :class:`Figure`:
+
+* :func:`draw_graph` -- the graph an expression built: one box per value (label, data
+  and gradient) and one small ellipse per operation, with an edge from every input of
+  the operation (``a * a`` has two edges from ``a``).
+* :func:`draw_dfs_step` -- one step of the depth-first search that puts the graph in
+  topological order (:func:`dfs_trace` gives all the steps as data).
+* :func:`draw_gradient_flow` -- after ``backward()``: the global gradient of every
+  node and the local gradient on every edge.
+
+A :class:`Figure` shows itself in a notebook (and in the book) as an inline ``<svg>``
+with alt text, a white background and a width that never exceeds the page.  Node ids
+in the DOT text are ``n0, n1, ...`` in topological order, so the same graph always
+gives the same text.
+
+Every figure works for any node with ``.data``, ``.grad``, ``.label``, ``.op`` and
+``.parents`` (``local_grads`` too for the gradient flow).  When ``.data`` is an array
+the box shows its shape instead of its numbers.
+
+This module draws; it never changes a graph.  The search itself is
+:func:`chainrule.graph.depth_first_events`, the same one the engine uses.
+"""
+
+from dataclasses import dataclass
+import hashlib
+import html
+import math
+from operator import attrgetter
+from pathlib import Path
+
+import graphviz
+
+from .graph import VISIT, depth_first_events, topological_order
+
+__all__ = [
+    "Figure",
+    "GraphTooLargeError",
+    "DFSStep",
+    "draw_graph",
+    "dfs_trace",
+    "format_dfs_trace",
+    "draw_dfs_step",
+    "draw_gradient_flow",
+]
+
+FONT = "Helvetica"  # SVG viewers fall back to any sans-serif; dot measures Liberation Sans
+SVG_HEADER = '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
+
+# Colours.  Each state also differs in lightness or line style, so that a greyscale
+# print still tells them apart.
+INK = "black"
+MUTED = "grey45"
+OP_FILL = "grey92"
+GLOBAL_GRAD_COLOR = "#1f4e9c"  # blue
+LOCAL_GRAD_COLOR = "#c0001a"  # red
+
+_parents_attribute = attrgetter("parents")
+
+
+class GraphTooLargeError(ValueError):
+    """A graph has more nodes than a readable figure can show."""
+
+
+# ---------------------------------------------------------------------------
+# Figure
+# ---------------------------------------------------------------------------
+
+
+class Figure:
+    """A drawn graph: a :class:`graphviz.Digraph` plus one sentence of alt text.
+
+    ``fig.dot`` is the Digraph, ``fig.source`` its DOT text, ``fig.alt`` the alt text.
+    ``fig.svg()`` is SVG markup ready to put inside a web page; ``fig.save(path)``
+    writes a standalone ``.svg`` file.  In a notebook the figure shows as inline SVG.
+    """
+
+    def __init__(self, digraph, alt):
+        self._dot = digraph
+        self._alt = alt
+        # graphviz prefixes the ids of SVG elements with the graph's id; a prefix made
+        # from the DOT text keeps ids unique when a page shows several figures.
+        digest = hashlib.sha1(digraph.source.encode("utf-8")).hexdigest()[:10]
+        digraph.attr(id=f"fig{digest}")
+
+    @property
+    def dot(self):
+        """The :class:`graphviz.Digraph` (change it to restyle the figure)."""
+        return self._dot
+
+    @property
+    def source(self):
+        """The DOT text of the figure."""
+        return self._dot.source
+
+    @property
+    def alt(self):
+        """One sentence that describes the figure, for readers who cannot see it."""
+        return self._alt
+
+    def svg(self):
+        """Return the figure as an ``<svg>`` element for a web page.
+
+        There is no XML header or doctype.  The ``<svg>`` tag gets ``role="img"``, an
+        ``aria-label`` and a first ``<title>`` child with the alt text, and a style that
+        scales it down (never up) to the width of the page.
+        """
+        rendered = self._dot.pipe(format="svg", encoding="utf-8")
+        svg = rendered[rendered.index("<svg"):]
+        end_of_tag = svg.index(">") + 1
+        accessibility = (
+            f' role="img" aria-label="{html.escape(self._alt, quote=True)}"'
+            ' style="max-width:100%;height:auto"'
+        )
+        title = f"\n<title>{html.escape(self._alt, quote=False)}</title>"
+        return svg[:4] + accessibility + svg[4:end_of_tag] + title + svg[end_of_tag:]
+
+    def _repr_html_(self):
+        """Jupyter shows the figure as inline SVG (not as an ``<img>`` file)."""
+        return self.svg()
+
+    def save(self, path):
+        """Write the figure to ``path`` as a standalone SVG file and return the path."""
+        path = Path(path)
+        if path.suffix.lower() != ".svg":
+            raise ValueError(f"Figure.save: can only write .svg files, got {str(path)!r}")
+        path.write_text(SVG_HEADER + self.svg() + "\n", encoding="utf-8")
+        return path
+
+    def __repr__(self):
+        return f"<Figure: {self._alt}>"
+
+
+# ---------------------------------------------------------------------------
+# Small helpers shared by the three kinds of figure
+# ---------------------------------------------------------------------------
+
+
+def _new_digraph(rankdir, title=None):
+    """Return an empty Digraph with the house style (white background, sans-serif)."""
+    if rankdir not in ("LR", "RL", "TB", "BT"):
+        raise ValueError(f"rankdir must be one of 'LR', 'RL', 'TB', 'BT', got {rankdir!r}")
+    dot = graphviz.Digraph(name="chainrule")
+    dot.attr(rankdir=rankdir, bgcolor="white", pad="0.15", nodesep="0.3", ranksep="0.35")
+    dot.attr(fontname=FONT, fontsize="14")
+    if title:
+        dot.attr(label=f"<{_html(title)}>", labelloc="t")
+    dot.attr("node", fontname=FONT, fontsize="12")
+    dot.attr("edge", fontname=FONT, fontsize="11", arrowsize="0.7")
+    return dot
+
+
+def _check_size(function_name, node_count, max_nodes):
+    """Raise :class:`GraphTooLargeError` when a graph has more than ``max_nodes`` nodes."""
+    if node_count > max_nodes:
+        raise GraphTooLargeError(
+            f"{function_name}: the graph has {node_count} nodes, more than max_nodes={max_nodes}. "
+            "A figure that large is unreadable: draw a smaller sub-expression (pass an "
+            f"intermediate node as the root), or raise the limit with max_nodes={node_count}."
+        )
+
+
+def _node_ids(nodes):
+    """Map each node to its DOT id: ``n0, n1, ...`` in the order given."""
+    return {node: f"n{index}" for index, node in enumerate(nodes)}
+
+
+def _format_number(x):
+    """Show a number with 4 significant digits (``-0.0`` shows as ``0``)."""
+    x = float(x)
+    return "0" if x == 0.0 else f"{x:.4g}"
+
+
+def _array_shape(x):
+    """The shape of ``x`` when it is an array with at least one axis, else None."""
+    shape = getattr(x, "shape", None)
+    return tuple(shape) if shape is not None and len(shape) > 0 else None
+
+
+def _describe_data(data):
+    """``"2.5"`` for a number, ``"shape (2, 3)"`` for an array."""
+    shape = _array_shape(data)
+    return f"shape {shape}" if shape is not None else _format_number(data)
+
+
+def _describe_grad(grad):
+    """``"0.5"`` for a number, ``"norm 1.2"`` for an array, ``"none"`` when unset."""
+    if grad is None:
+        return "none"
+    if _array_shape(grad) is not None:
+        return "norm " + _format_number(math.sqrt(float((grad * grad).sum())))
+    return _format_number(grad)
+
+
+_OP_SYMBOLS = {"*": "\u00d7", "-": "\u2212"}  # a times sign and a minus sign read better than * and -
+
+
+def _op_symbol(op):
+    """The symbol a figure shows for an operation (``*`` as a times sign, ``-`` as a minus)."""
+    return _OP_SYMBOLS.get(op, op or "?")
+
+
+def _html(text):
+    """Escape text for a graphviz HTML-like label."""
+    return html.escape(str(text), quote=True)
+
+
+def _root_name(root):
+    """How the alt text and legends call the root: its label, or "the output"."""
+    label = getattr(root, "label", "")
+    return label if label else "the output"
+
+
+def _count(number, noun):
+    """``"1 value"``, ``"3 values"``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _value_box(node, rows, show_op=False):
+    """An HTML-like label: a box with the node's label on top and one row per entry.
+
+    ``rows`` holds HTML snippets (already escaped).  With ``show_op`` the top row also
+    names the operation that produced the node, in grey.  The box looks like a graphviz
+    record, but an HTML table can colour and embolden single rows.
+    """
+    header = []
+    if node.label:
+        header.append(f"<B>{_html(node.label)}</B>")
+    if show_op and node.op:
+        header.append(f'<FONT COLOR="{MUTED}">({_html(_op_symbol(node.op))})</FONT>')
+    header = [" ".join(header)] if header else []
+    body = "".join(f"<TR><TD ALIGN=\"LEFT\">{row}</TD></TR>" for row in header + rows)
+    return (
+        '<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" ROWS="*" '
+        f'BGCOLOR="white" COLOR="{INK}">{body}</TABLE>>'
+    )
+
+
+def _data_row(node):
+    return f"data {_html(_describe_data(node.data))}"
+
+
+def _grad_row(node, emphasise=False):
+    text = f"grad {_html(_describe_grad(node.grad))}"
+    if emphasise:
+        return f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>{text}</B></FONT>'
+    return text
+
+
+# ---------------------------------------------------------------------------
+# draw_graph
+# ---------------------------------------------------------------------------
+
+
+def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None):
+    """Draw the computational graph that ``root`` depends on.
+
+    Each value is a box with its label (if any), data and, when ``show_grad`` is true,
+    grad.  Each operation is a small grey ellipse with its symbol, between the value it
+    produced and that value's parents; there is one edge per parent, in parent order,
+    so ``a * a`` draws two edges from ``a``.  ``rankdir`` is graphviz's direction
+    ("LR": inputs on the left).  ``title`` goes above the graph.
+
+    Raises :class:`GraphTooLargeError` when there are more than ``max_nodes`` values.
+    """
+    order = topological_order(root)
+    _check_size("draw_graph", len(order), max_nodes)
+    ids = _node_ids(order)
+    dot = _new_digraph(rankdir, title)
+    for node in order:
+        rows = [_data_row(node)] + ([_grad_row(node)] if show_grad else [])
+        dot.node(ids[node], _value_box(node, rows), shape="plain")
+        if node.parents:
+            _add_operation(dot, node, ids)
+    return Figure(dot, _graph_alt(root, order, show_grad))
+
+
+def _add_operation(dot, node, ids):
+    """Draw the operation that produced ``node``, with an edge from each parent."""
+    op_id = ids[node] + "_op"
+    dot.node(
+        op_id, f"<{_html(_op_symbol(node.op))}>", shape="ellipse", style="filled", fillcolor=OP_FILL,
+        color=MUTED, fontsize="12", width="0.3", height="0.3", margin="0.04",
+    )
+    for parent in node.parents:
+        dot.edge(ids[parent], op_id)
+    dot.edge(op_id, ids[node])
+
+
+def _graph_alt(root, order, show_grad):
+    leaves = sum(1 for node in order if not node.parents)
+    operations = len(order) - leaves
+    shown = "label, data and gradient" if show_grad else "label and data"
+    return (
+        f"Computational graph of {_root_name(root)}: {_count(len(order), 'value')} "
+        f"({leaves} {'is a leaf' if leaves == 1 else 'are leaves'}) joined by "
+        f"{_count(operations, 'operation')}; "
+        f"each box shows a value's {shown}."
+    )
+
+
+# ---------------------------------------------------------------------------
+# The depth-first search as data
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DFSStep:
+    """The state of the depth-first search right after one event.
+
+    ``event`` is ``"visit"`` (the search reaches ``node`` for the first time) or
+    ``"finish"`` (all of ``node``'s parents are finished, so ``node`` joins the order).
+    ``visited`` lists every node reached so far, in the order reached; ``order`` is
+    the topological order so far: the finished nodes, in the order they finished.
+    """
+
+    event: str
+    node: object
+    visited: tuple
+    order: tuple
+
+
+def _parents_function(function_name, root, parents):
+    """Return ``parents_of(node)`` for a graph of nodes or a dict of names.
+
+    A dict is checked first, so that a missing name gives a clear error here instead
+    of a KeyError in the middle of the search.
+    """
+    if parents is None:
+        if not hasattr(root, "parents"):
+            raise TypeError(
+                f"{function_name}: the root {root!r} has no .parents; for a graph written as "
+                "a dict of names pass parents={name: [parent names]} and a name as root"
+            )
+        return _parents_attribute
+    if root not in parents:
+        raise ValueError(
+            f"{function_name}: the root {root!r} is not a key of parents "
+            f"(keys: {', '.join(map(str, parents))})"
+        )
+    for name, names in parents.items():
+        for parent in names:
+            if parent not in parents:
+                raise ValueError(
+                    f"{function_name}: {parent!r} is a parent of {name!r} but has no entry in "
+                    f"parents; add {parent!r}: [] if it is a leaf"
+                )
+    return parents.__getitem__
+
+
+def dfs_trace(root, parents=None):
+    """Run the depth-first search from ``root`` and return every step as a :class:`DFSStep`.
+
+    ``root`` is a node with ``.parents``, or, when ``parents`` is a dict
+    ``{name: [parent names]}``, a name in that dict.  The search is
+    :func:`chainrule.graph.depth_first_events`, the one the engine uses, so the steps
+    are those of the textbook recursive search.  The last step's ``order`` is the
+    topological order (leaves first, root last).
+
+    Every step stores the lists so far, so a trace takes memory quadratic in the
+    number of nodes: it is meant for the small graphs of a lesson.
+    """
+    parents_of = _parents_function("dfs_trace", root, parents)
+    visited, order, steps = [], [], []
+    for event, node in depth_first_events(root, parents_of):
+        (visited if event == VISIT else order).append(node)
+        steps.append(DFSStep(event, node, tuple(visited), tuple(order)))
+    return steps
+
+
+def _trace_names(trace):
+    """Name every node of a trace: a name from a dict as itself, a node by its label.
+
+    An unlabelled node is called ``n<i>``, with ``i`` its position in the topological
+    order -- the same as its DOT id in :func:`draw_dfs_step`.
+    """
+    nodes = dict.fromkeys(trace[-1].order if trace else ())  # a dict keeps insertion order
+    for step in trace:  # a partial trace: add the unfinished nodes after the others
+        nodes.setdefault(step.node)
+    names = {}
+    for index, node in enumerate(nodes):
+        if not hasattr(node, "parents"):  # a name from a parents dict
+            names[node] = str(node)
+        else:
+            label = getattr(node, "label", "")
+            names[node] = str(label) if label else f"n{index}"
+    return names
+
+
+def format_dfs_trace(trace):
+    """Return a trace as text, one line per step.
+
+    A visit shows the visited list, a finish shows the order so far::
+
+        visit  f   visited=[f]
+        finish x   order=[x]
+    """
+    names = _trace_names(trace)
+    width = max([3] + [len(name) for name in names.values()]) + 1
+    lines = []
+    for step in trace:
+        if step.event == VISIT:
+            what = "visited=" + _name_list(step.visited, names)
+        else:
+            what = "order=" + _name_list(step.order, names)
+        lines.append(f"{step.event:<7}{names[step.node]:<{width}}{what}")
+    return "\n".join(lines)
+
+
+def _name_list(nodes, names):
+    return "[" + ", ".join(names[node] for node in nodes) + "]"
+
+
+# ---------------------------------------------------------------------------
+# draw_dfs_step
+# ---------------------------------------------------------------------------
+
+# How each state of a node looks.  Fill lightness (white / light / dark) and outline
+# (thin / bold / dashed grey) both differ, so the states read in greyscale too.
+_DFS_STATES = {
+    "unvisited": dict(style="filled", fillcolor="white", color=INK, fontcolor=INK, penwidth="1"),
+    "on_path": dict(style="filled", fillcolor="#f6b3a8", color="#9e1b12", fontcolor=INK, penwidth="2.2"),
+    "finished": dict(style="filled", fillcolor="#2f5f98", color="#16324f", fontcolor="white", penwidth="1"),
+    "not_reached": dict(style="dashed", fillcolor="white", color="grey55", fontcolor="grey45", penwidth="1"),
+}
+_CURRENT_COLOR = "#e08a00"  # orange, and a thick outline
+_CURRENT_PENWIDTH = "4"
+
+_DFS_LEGEND = [
+    ("unvisited", "not visited yet"),
+    ("on_path", "on the search path"),
+    ("finished", "finished (in the order)"),
+    ("current", "node of this step"),
+    ("leaf", "leaf (no parents)"),
+    ("not_reached", "not reached from the root"),
+]
+
+
+def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150):
+    """Draw the graph as the depth-first search leaves it after step number ``step``.
+
+    ``step`` is a 0-based index into :func:`dfs_trace` ``(root, parents)``.  Nodes not
+    yet visited are white; nodes on the search path (visited, not finished) are light
+    red with a bold outline, and the edges of that path are bold; finished nodes are
+    dark blue.  The node of this step has a thick orange outline, leaves a double
+    outline.  Nodes of a ``parents`` dict that the root does not depend on are grey
+    and dashed.  A caption under the graph gives the step, the topological order so far
+    and a legend.  With ``rankdir="BT"`` leaves are at the bottom, the root on top.
+    """
+    parents_of, reached, not_reached = _dfs_nodes(root, parents, max_nodes)
+    nodes = reached + not_reached
+    trace = dfs_trace(root, parents)
+    _check_step(step, len(trace), root)
+    names = _trace_names(trace)
+    for name in not_reached:
+        names[name] = str(name)
+    ids = _node_ids(nodes)
+    current = trace[step]
+    states = _dfs_states(current, reached, not_reached)
+    path_edges = _search_path_edges(current)
+    shape = "circle" if max(len(name) for name in names.values()) <= 3 else "ellipse"
+
+    dot = _new_digraph(rankdir)
+    dot.attr(label=_dfs_caption(trace, step, names, bool(not_reached)), labelloc="b", labeljust="c")
+    for node in nodes:
+        attributes = dict(_DFS_STATES[states[node]], shape=shape)
+        if not parents_of(node):
+            attributes["peripheries"] = "2"
+        if ids[node] == ids[current.node]:
+            attributes.update(color=_CURRENT_COLOR, penwidth=_CURRENT_PENWIDTH)
+        dot.node(ids[node], _dfs_node_label(node, names), **attributes)
+    for node in nodes:
+        _add_dfs_edges(dot, node, parents_of(node), ids, states, path_edges)
+    return Figure(dot, _dfs_alt(trace, step, names, not_reached))
+
+
+def _dfs_nodes(root, parents, max_nodes):
+    """Return ``parents_of``, the nodes the root reaches (in topological order) and the others.
+
+    The size is checked before the search is traced, because a trace of a large graph
+    takes memory quadratic in its size.  Only a ``parents`` dict can hold nodes the root
+    does not reach; they are listed in the dict's order.
+    """
+    parents_of = _parents_function("draw_dfs_step", root, parents)
+    reached = topological_order(root, parents_of)
+    reached_set = set(reached)
+    not_reached = [name for name in parents or () if name not in reached_set]
+    _check_size("draw_dfs_step", len(reached) + len(not_reached), max_nodes)
+    return parents_of, reached, not_reached
+
+
+def _check_step(step, step_count, root):
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < step_count:
+        raise IndexError(
+            f"draw_dfs_step: step must be an int from 0 to {step_count - 1} (the search from "
+            f"{root!r} has {step_count} steps), got {step!r}"
+        )
+
+
+def _dfs_states(current, reached, not_reached):
+    """Map every node to "unvisited", "on_path", "finished" or "not_reached"."""
+    states = {node: "unvisited" for node in reached}
+    states.update((node, "on_path") for node in current.visited)
+    states.update((node, "finished") for node in current.order)
+    states.update((node, "not_reached") for node in not_reached)
+    return states
+
+
+def _search_path_edges(current):
+    """The (parent, child) edges of the search path: the visited, unfinished nodes.
+
+    Those nodes, in the order visited, are the search's stack, and each one was reached
+    from the one before it.
+    """
+    finished = set(current.order)
+    path = [node for node in current.visited if node not in finished]
+    return {(parent, child) for child, parent in zip(path, path[1:])}
+
+
+def _add_dfs_edges(dot, node, node_parents, ids, states, path_edges):
+    """Draw an edge from each parent to ``node``; bold on the search path, grey if unreached."""
+    for parent in node_parents:
+        attributes = {}
+        if states[node] == "not_reached":
+            attributes = dict(color="grey55", style="dashed")
+        elif (parent, node) in path_edges:
+            attributes = dict(color=_DFS_STATES["on_path"]["color"], penwidth="2.5")
+            path_edges = path_edges - {(parent, node)}  # a*a: only one of the two edges
+        dot.edge(ids[parent], ids[node], **attributes)
+
+
+def _dfs_node_label(node, names):
+    """The node's name; a Value's operation goes on a second, smaller line."""
+    op = getattr(node, "op", "")
+    if not op:
+        return f"<{_html(names[node])}>"
+    return f'<{_html(names[node])}<BR/><FONT POINT-SIZE="10">{_html(_op_symbol(op))}</FONT>>'
+
+
+def _dfs_caption(trace, step, names, has_unreached):
+    """An HTML-like graph label: the step, the order so far and a legend."""
+    current = trace[step]
+    rows = [
+        f"<TR><TD COLSPAN=\"4\">Step {step} (of 0\u2013{len(trace) - 1}): "
+        f"{current.event} {_html(names[current.node])}</TD></TR>",
+        f"<TR><TD COLSPAN=\"4\">topological order so far: "
+        f"{_html(_name_list(current.order, names))}</TD></TR>",
+    ]
+    entries = [entry for entry in _DFS_LEGEND if has_unreached or entry[0] != "not_reached"]
+    for first, second in zip(entries[0::2], entries[1::2] + [None]):
+        cells = _legend_cells(*first) + (_legend_cells(*second) if second else "<TD></TD><TD></TD>")
+        rows.append(f"<TR>{cells}</TR>")
+    return '<<TABLE BORDER="0" CELLSPACING="3" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"
+
+
+def _legend_cells(kind, text):
+    """Two table cells: a small swatch drawn like a node in that state, and its meaning."""
+    swatch_size = 'WIDTH="18" HEIGHT="14" FIXEDSIZE="TRUE"'
+    if kind == "current":
+        swatch = f'<TD {swatch_size} BORDER="3" COLOR="{_CURRENT_COLOR}"></TD>'
+    elif kind == "leaf":
+        inner = f'<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" COLOR="{INK}"><TR><TD WIDTH="10" HEIGHT="8" FIXEDSIZE="TRUE"></TD></TR></TABLE>'
+        swatch = f'<TD BORDER="1" CELLPADDING="1" COLOR="{INK}">{inner}</TD>'
+    else:
+        state = _DFS_STATES[kind]
+        border = "2" if kind == "on_path" else "1"
+        dashed = ' STYLE="dashed"' if kind == "not_reached" else ""
+        swatch = (
+            f'<TD {swatch_size} BORDER="{border}" COLOR="{state["color"]}" '
+            f'BGCOLOR="{state["fillcolor"]}"{dashed}></TD>'
+        )
+    return f'{swatch}<TD ALIGN="LEFT"><FONT POINT-SIZE="11">{_html(text)}</FONT></TD>'
+
+
+def _dfs_alt(trace, step, names, not_reached):
+    current = trace[step]
+    finished = ", ".join(names[node] for node in current.order) or "none yet"
+    sentence = (
+        f"Depth-first search from {names[trace[0].node]}, step {step} of 0 to {len(trace) - 1}, "
+        f"{current.event} {names[current.node]}: visited "
+        f"{', '.join(names[node] for node in current.visited)}; finished {finished}"
+    )
+    if not_reached:
+        sentence += f"; not reached: {', '.join(str(name) for name in not_reached)}"
+    return sentence + "."
+
+
+# ---------------------------------------------------------------------------
+# draw_gradient_flow
+# ---------------------------------------------------------------------------
+
+
+def draw_gradient_flow(root, rankdir="LR", max_nodes=150):
+    """Draw the gradients that ``root.backward()`` computed.
+
+    Every value is a box with its label, operation, data and -- in bold blue -- its
+    global gradient d(root)/d(node).  Every edge is a red dashed arrow from a node back
+    to one of its parents, labelled with the local gradient d(node)/d(parent): the
+    factor the gradient is multiplied by on its way back.  A legend under the graph
+    says so.
+
+    Raises ValueError when ``root.grad`` is zero or unset (call ``backward()`` first),
+    :class:`GraphTooLargeError` when there are more than ``max_nodes`` values.
+    """
+    if root.grad is None or (_array_shape(root.grad) is None and float(root.grad) == 0.0):
+        raise ValueError(
+            f"draw_gradient_flow: {_root_name(root)} has grad {root.grad!r}, so no gradient "
+            "has flowed yet; call backward() on it before drawing"
+        )
+    order = topological_order(root)
+    _check_size("draw_gradient_flow", len(order), max_nodes)
+    ids = _node_ids(order)
+    dot = _new_digraph(rankdir)
+    dot.attr(label=_gradient_legend(root.label or "root"), labelloc="b", labeljust="c")
+    for node in order:
+        rows = [_data_row(node), _grad_row(node, emphasise=True)]
+        dot.node(ids[node], _value_box(node, rows, show_op=True), shape="plain")
+        for parent, local in zip(node.parents, node.local_grads):
+            dot.edge(
+                ids[parent], ids[node], dir="back", color=LOCAL_GRAD_COLOR, style="dashed",
+                label=f"<{_html(_describe_data(local))}>", fontcolor=LOCAL_GRAD_COLOR,
+            )
+    alt = (
+        f"Gradient flow into {_root_name(root)} over {_count(len(order), 'value')} and "
+        f"{_count(sum(len(node.parents) for node in order), 'edge')}: each value shows its global "
+        "gradient and each edge is labelled with its local gradient."
+    )
+    return Figure(dot, alt)
+
+
+def _gradient_legend(root_name):
+    """An HTML-like graph label explaining the two styles of gradient."""
+    sample_global = f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>grad</B></FONT>'
+    sample_local = f'<FONT COLOR="{LOCAL_GRAD_COLOR}">&lt;- - 0.5 - -</FONT>'
+    output = _html(root_name)
+    return (
+        '<<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">'
+        f'<TR><TD ALIGN="RIGHT">{sample_global}</TD><TD ALIGN="LEFT"><FONT POINT-SIZE="11">'
+        f"global gradient \u2202{output}/\u2202node, stored in node.grad</FONT></TD></TR>"
+        f'<TR><TD ALIGN="RIGHT">{sample_local}</TD><TD ALIGN="LEFT"><FONT POINT-SIZE="11">'
+        "local gradient \u2202child/\u2202parent, on the arrow back to the parent</FONT></TD></TR>"
+        "</TABLE>>"
+    )
