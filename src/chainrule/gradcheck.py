@@ -70,16 +70,16 @@ class GradCheckRow:
         return math.inf if self.abs_error > 0.0 else 0.0
 
 
-def _number(x):
-    """A float as a short, exact-enough string: ``3.0``, ``2.5``, ``1.2345679e-08``."""
-    text = f"{x:.8g}"
+def _number(x, digits=8):
+    """A float as a short string: ``3.0``, ``2.5``, ``1.2345679e-08`` (``digits`` significant)."""
+    text = f"{x:.{digits}g}"
     if text.lstrip("-").isdigit():
         text += ".0"
     return text
 
 
 def _small(x):
-    return f"{x:.3g}"
+    return _number(x, digits=3)
 
 
 class GradCheckResult:
@@ -219,6 +219,11 @@ def _check_inputs(inputs):
                     f"gradcheck: inputs[{i}] ({_input_name(x, i)}) has dtype {x.data.dtype}; central differences "
                     "need float64 data (eps=1e-6 is below float32 precision)"
                 )
+            if not x.data.flags.writeable:
+                raise TypeError(
+                    f"gradcheck: inputs[{i}] ({_input_name(x, i)}) has a read-only .data array; "
+                    "gradcheck perturbs it in place, so it must be writeable"
+                )
             if x.data.size == 0:
                 raise ValueError(f"gradcheck: inputs[{i}] ({_input_name(x, i)}) has no elements (shape {x.data.shape})")
             continue
@@ -259,7 +264,10 @@ def _scalar_output(out, where):
         return float(out.data.reshape(-1)[0])
     hint = ""
     if isinstance(out, (int, float)):
-        hint = " (a plain number: build the result with Value operations, not from .data, so backward can reach the inputs)"
+        hint = (
+            " (a plain number: build the result with Value operations, not from .data, "
+            "so backward can reach the inputs)"
+        )
     raise TypeError(
         f"gradcheck: f must return a scalar Value (or a one-element tensor), but {where} it returned "
         f"{_describe(out)}{hint}"
@@ -275,6 +283,8 @@ def _analytic_gradients(f, inputs):
         x.grad = 0.0 if isinstance(x, Value) else np.zeros_like(x.data)
     out = f(*inputs)
     _scalar_output(out, "at the given inputs")
+    if not callable(getattr(out, "backward", None)):
+        raise TypeError(f"gradcheck: the {type(out).__name__} that f returned has no backward() method")
     zero = getattr(out, "zero_grad", None)
     if callable(zero):
         zero()
@@ -312,10 +322,7 @@ def _central_difference(f, inputs, x, index, name, eps):
     values = []
     try:
         for step in (eps, -eps):
-            try:
-                put(original + step)
-            except ValueError as error:  # e.g. a read-only array
-                raise TypeError(f"gradcheck: cannot perturb {name}: {error}") from None
+            put(original + step)
             try:
                 values.append(_evaluate(f, inputs, f"with {name} {'+' if step > 0 else '-'} eps"))
             except Exception as error:

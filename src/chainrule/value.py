@@ -30,13 +30,21 @@ def _as_float(x, operation):
             f"{operation}: expected a real number (int or float), "
             f"got {type(x).__name__} {x!r}"
         )
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:
+        text = repr(x)
+        text = text if len(text) <= 30 else f"{text[:12]}...({len(text)} digits)"
+        raise OverflowError(f"{operation}: {type(x).__name__} {text} is too large for a float") from None
 
 
 def _result(data, op, parents, local_grads):
     """Make the Value an operation produces (a fast path around ``Value.__init__``)."""
     if not math.isfinite(data):
-        raise OverflowError(f"Value {op}: the result is {data!r}; chainrule works with finite numbers only")
+        operands = ", ".join(repr(p.data) for p in parents)
+        raise OverflowError(
+            f"Value {op}: the result for ({operands}) is {data!r}; chainrule works with finite numbers only"
+        )
     out = _new_object(Value)
     out.data, out.grad, out.label = data, 0.0, ""
     out.op, out.parents, out.local_grads = op, parents, local_grads
@@ -100,12 +108,13 @@ class Value:
         return _result(self.data * other.data, "*", (self, other), (other.data, self.data))
 
     def __truediv__(self, other):
-        """``a / b``;  d/da = 1/b,  d/db = -a/b**2.  Raises for b == 0."""
+        """``a / b``;  d/da = 1/b,  d/db = -a/b**2 = -(a/b)/b.  Raises for b == 0."""
         other = self._operand(other, "Value / (divide)")
         if other.data == 0.0:
             raise ZeroDivisionError(f"Value / (divide): division of {self.data!r} by zero")
         b = other.data
-        return _result(self.data / b, "/", (self, other), (1.0 / b, -self.data / b**2))
+        quotient = self.data / b
+        return _result(quotient, "/", (self, other), (1.0 / b, -quotient / b))  # b**2 could underflow
 
     def __pow__(self, exponent):
         """``a ** k`` for a constant int or float ``k``;  d/da = k * a**(k-1)."""
@@ -127,6 +136,12 @@ class Value:
         except OverflowError:
             raise OverflowError(f"Value ** (power): {a!r} ** {k!r} is too large for a float") from None
         return _result(result, f"**{k:g}", (self,), (local,))
+
+    def __rpow__(self, base):  # base ** self
+        raise TypeError(
+            f"Value ** (power): the exponent must be a constant int or float, got {self!r} (in {base!r} ** Value); "
+            "for a constant base c > 0 write (x * math.log(c)).exp()"
+        )
 
     def __neg__(self):
         """``-a``;  d/da = -1."""
@@ -189,13 +204,13 @@ class Value:
                 node.grad = 0.0
         self.grad += 1.0
         for node in reversed(order):
+            grad = node.grad
+            if not math.isfinite(grad):  # checked for leaves too: their .grad is what users read
+                raise FloatingPointError(
+                    f"backward: the gradient reaching {node!r} (op {node.op or 'leaf'!r}) is {grad!r}; "
+                    "a local derivative downstream of it overflowed"
+                )
             if node.parents:  # leaves have nothing to pass on
-                grad = node.grad
-                if not math.isfinite(grad):
-                    raise FloatingPointError(
-                        f"backward: the gradient reaching {node!r} (op {node.op!r}) is {grad!r}; "
-                        "a local derivative downstream of it overflowed"
-                    )
                 for parent, local in zip(node.parents, node.local_grads):
                     parent.grad += grad * local
 
