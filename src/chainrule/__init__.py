@@ -20,8 +20,12 @@ from .draw import (
     draw_graph,
     format_dfs_trace,
 )
+from .gradcheck import GradientCheckError, assert_gradients_close, gradcheck
 
 __all__ = [
+    "gradcheck",
+    "assert_gradients_close",
+    "GradientCheckError",
     "Value",
     "zero_grad",
     "topological_order",
