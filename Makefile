@@ -1,0 +1,100 @@
+# Backpropagation course: build the book and run the tests.
+#
+#   make book      set up, build the book into _build/html (fails on any warning)
+#   make test      set up, build the book, run the whole test suite
+#   make bench     set up, run the benchmarks
+#   make figures   set up, regenerate the committed figures in img/
+#   make setup     only the set-up step (.venv, Python packages, graphviz, chromium)
+#   make clean     remove build output and caches (keeps .venv); make distclean also removes .venv
+#
+# The set-up step is shared by every target: it creates .venv with python3 when it is
+# missing, installs requirements.txt and this package (editable) again only when
+# requirements.txt or pyproject.toml changed, and installs Debian's graphviz (`dot`) and
+# chromium when they are missing.
+
+SHELL := /bin/sh
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+# Written after a successful install; newer than requirements.txt and pyproject.toml
+# means the installed packages are current.
+INSTALL_STAMP := $(VENV)/.chainrule-install-stamp
+# Makes JupyterLab (from this venv) open the .md chapters as notebooks, via jupytext.
+LAB_OVERRIDES := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
+CHROMIUM := /usr/bin/chromium
+BOOK_HTML := _build/html
+
+# Tools started by the book build (the notebook kernel, jupyter, dot) come from the venv first.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+.PHONY: help setup system-packages book test bench figures clean distclean
+
+help:
+	@echo "make book     build the book into $(BOOK_HTML) (every chapter executed; any warning fails)"
+	@echo "make test     build the book, then run the whole test suite"
+	@echo "make bench    run the benchmarks (benchmarks/run.py)"
+	@echo "make figures  regenerate the committed figures in img/"
+	@echo "make setup    only create .venv and install what the other targets need"
+	@echo "make clean    remove _build and caches (make distclean also removes .venv)"
+
+setup: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES)
+
+# Debian packages: graphviz for `dot` (the graphviz Python package calls it), chromium for
+# the browser tests, python3-venv when python3 cannot create a venv. Installed only when
+# missing; without root, print the command to run and stop.
+system-packages:
+	@missing=""; \
+	command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
+	[ -x $(CHROMIUM) ] || missing="$$missing chromium"; \
+	[ -x $(PY) ] || $(PYTHON) -c "import ensurepip, venv" >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" -eq 0 ]; then \
+	    echo "Installing Debian packages:$$missing"; \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	  else \
+	    echo "Missing Debian packages:$$missing. Install them with:" >&2; \
+	    echo "" >&2; \
+	    echo "    sudo apt-get update && sudo apt-get install -y$$missing" >&2; \
+	    echo "" >&2; \
+	    echo "then run make again." >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+$(PY): | system-packages
+	$(PYTHON) -m venv $(VENV)
+
+$(INSTALL_STAMP): requirements.txt pyproject.toml | $(PY)
+	$(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install -e .
+	touch $@
+
+$(LAB_OVERRIDES): $(INSTALL_STAMP)
+	$(VENV)/bin/jupytext-config --settings-file $@ set-default-viewer markdown myst
+	touch $@
+
+# A fresh output folder and --all: every chapter is executed on every build, so a change
+# in src/chainrule that breaks a chapter always breaks the book.
+book: setup
+	rm -rf $(BOOK_HTML)
+	$(VENV)/bin/jupyter-book build --all . -W -n --keep-going
+	@echo ""
+	@echo "Book built: file://$(CURDIR)/$(BOOK_HTML)/index.html"
+
+test: book
+	$(PY) -m pytest -p no:cacheprovider tests
+
+bench: setup
+	$(PY) benchmarks/run.py
+
+figures: setup
+	$(PY) tools/make_figures.py
+
+clean:
+	rm -rf _build .jupyter_cache .pytest_cache .hypothesis
+	find src tests tools _ext benchmarks chapters -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null || true
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,88 @@
+"""Shared helpers for the book tests (test_book, test_browser, test_notebooks).
+
+* ``chapter``: tests that take this argument run once per page listed in ``_toc.yml``
+  (for example ``chapters/graph``), in table-of-contents order.
+* ``book_html``: the built book, ``_build/html``. A test that needs it fails (it does not
+  skip) when the book has not been built, and says to run ``make book``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+TOC_FILE = ROOT / "_toc.yml"
+CONFIG_FILE = ROOT / "_config.yml"
+BOOK_HTML = ROOT / "_build" / "html"
+
+
+def _files_in(entries: list[dict]) -> list[str]:
+    """The ``file:`` entries of a _toc.yml list, depth first, including nested sections and parts."""
+    files = []
+    for entry in entries:
+        if "file" in entry:
+            files.append(entry["file"])
+        for nested in ("sections", "chapters", "parts"):
+            files.extend(_files_in(entry.get(nested, [])))
+    return files
+
+
+def toc_chapters() -> list[str]:
+    """Every page of the book as listed in _toc.yml (no suffix), root first."""
+    toc = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))
+    pages = [toc["root"], *_files_in(toc.get("chapters", [])), *_files_in(toc.get("parts", []))]
+    return [str(Path(page).with_suffix("")) if page.endswith((".md", ".ipynb")) else page for page in pages]
+
+
+def chapter_source(chapter: str) -> Path:
+    """The source file of a _toc.yml entry (a MyST Markdown notebook or an .ipynb)."""
+    for suffix in (".md", ".ipynb"):
+        path = ROOT / f"{chapter}{suffix}"
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"_toc.yml lists {chapter!r}, but neither {chapter}.md nor {chapter}.ipynb exists")
+
+
+def book_config() -> dict:
+    return yaml.safe_load(CONFIG_FILE.read_text(encoding="utf-8"))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "chapter" in metafunc.fixturenames:
+        chapters = toc_chapters()
+        metafunc.parametrize("chapter", chapters, ids=chapters)
+
+
+@pytest.fixture(scope="session")
+def book_html() -> Path:
+    """The built book; fails with the command to run when it is missing."""
+    index = BOOK_HTML / "index.html"
+    if not index.is_file():
+        pytest.fail(
+            f"The book has not been built: {index} does not exist. Run `make book` "
+            "(or `make test`, which builds the book before running the tests).",
+            pytrace=False,
+        )
+    return BOOK_HTML
+
+
+@pytest.fixture
+def chapter_page(book_html: Path, chapter: str) -> Path:
+    """The built HTML page of ``chapter``; fails when it is missing or older than its source."""
+    page = book_html / f"{chapter}.html"
+    if not page.is_file():
+        pytest.fail(
+            f"{page} is missing although _toc.yml lists {chapter!r}: run `make book`.",
+            pytrace=False,
+        )
+    source = chapter_source(chapter)
+    if page.stat().st_mtime < source.stat().st_mtime:
+        pytest.fail(
+            f"{page.relative_to(ROOT)} is older than {source.relative_to(ROOT)}: the built book "
+            "is stale, run `make book`.",
+            pytrace=False,
+        )
+    return page

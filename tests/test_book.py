@@ -1,0 +1,131 @@
+"""Checks on the built book in _build/html (build it with `make book`).
+
+Each chapter page must exist, show no trace of a failed execution or a build problem,
+load MathJax from the book itself (no CDN), and show graph figures as inline <svg>
+(an <img> of an SVG file cannot be styled or read by screen readers the same way, and
+graphviz output drawn that way means a figure bypassed chainrule's drawing module).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from bs4 import BeautifulSoup
+
+from conftest import ROOT, toc_chapters
+
+EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
+PYTHON_WARNING = re.compile(r"\b\w*Warning\b|\bWARNING\b")
+
+
+def parse(page: Path) -> BeautifulSoup:
+    return BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+
+
+def describe(element, limit: int = 300) -> str:
+    text = " ".join(element.get_text(" ").split())
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def cell_of(element):
+    """The enclosing MyST-NB code cell (<div class="cell ...">) of an element, or None."""
+    for parent in element.parents:
+        if parent.name == "div" and "cell" in parent.get("class", []):
+            return parent
+    return None
+
+
+def math_elements(soup: BeautifulSoup) -> list:
+    return soup.select("span.math, div.math")
+
+
+def test_every_toc_page_is_built(book_html: Path):
+    missing = [f"{chapter}.html" for chapter in toc_chapters() if not (book_html / f"{chapter}.html").is_file()]
+    assert not missing, f"pages listed in _toc.yml but not built: {missing}; run `make book`"
+
+
+def test_index_redirects_to_the_first_chapter(book_html: Path):
+    root = toc_chapters()[0]
+    index = (book_html / "index.html").read_text(encoding="utf-8")
+    assert f"{root}.html" in index, f"_build/html/index.html does not lead to {root}.html"
+
+
+def test_no_build_or_execution_problems(chapter: str, chapter_page: Path):
+    soup = parse(chapter_page)
+    problems = []
+    for element in soup.select(".system-message, .problematic"):
+        problems.append(f"Sphinx/docutils problem: {describe(element)}")
+    text = soup.get_text(" ")
+    for marker in ("Executing notebook failed", "CellExecutionError"):
+        if marker in text:
+            problems.append(f"failed-execution marker {marker!r} in the page")
+    for output in soup.select("div.output.traceback, div.output.error"):
+        cell = cell_of(output)
+        if cell is None or "tag_raises-exception" not in cell.get("class", []):
+            problems.append(f"error output in a cell not tagged raises-exception: {describe(output)}")
+    for output in soup.select("div.output.stderr"):
+        if PYTHON_WARNING.search(output.get_text()):
+            problems.append(
+                "a warning printed in a cell's output (fix its cause, or filter that one warning "
+                f"in the chapter): {describe(output)}"
+            )
+    assert not problems, f"{chapter_page.relative_to(ROOT)}:\n" + "\n".join(problems)
+
+
+def test_no_external_scripts_or_stylesheets(chapter: str, chapter_page: Path):
+    soup = parse(chapter_page)
+    external = [tag.get("src") for tag in soup.find_all("script", src=True) if EXTERNAL.match(tag["src"])]
+    external += [
+        tag.get("href")
+        for tag in soup.find_all("link", href=True)
+        if {"stylesheet", "preload", "modulepreload"} & set(tag.get("rel", [])) and EXTERNAL.match(tag["href"])
+    ]
+    assert not external, f"{chapter_page.relative_to(ROOT)} loads files from the network: {external}"
+
+
+def test_mathjax_is_served_locally(chapter: str, chapter_page: Path):
+    soup = parse(chapter_page)
+    if not math_elements(soup):
+        return  # no math on this page; test_the_book_has_math guards against a vacuous pass
+    scripts = [tag["src"] for tag in soup.find_all("script", src=True) if "mathjax" in tag["src"].lower()]
+    assert scripts, f"{chapter_page.relative_to(ROOT)} has math but loads no MathJax script"
+    for src in scripts:
+        assert not EXTERNAL.match(src), f"{chapter_page.relative_to(ROOT)} loads MathJax from the network: {src}"
+        target = (chapter_page.parent / urlsplit(src).path).resolve()
+        assert target.is_file(), f"{chapter_page.relative_to(ROOT)} loads MathJax from {src}, which is not in the build"
+
+
+def test_the_book_has_math(book_html: Path):
+    pages = [book_html / f"{chapter}.html" for chapter in toc_chapters()]
+    assert any(page.is_file() and math_elements(parse(page)) for page in pages), (
+        "no page of the book contains math, so the MathJax checks checked nothing"
+    )
+
+
+def test_graph_figures_are_inline_svg(chapter: str, chapter_page: Path):
+    soup = parse(chapter_page)
+    problems = []
+    for image in soup.select("div.cell_output img"):
+        src = image.get("src", "")
+        if src.lower().endswith(".svg") or src.startswith("data:image/svg"):
+            problems.append(
+                f"cell output shows an SVG as <img src={src[:60]!r}>: display a chainrule Figure "
+                "(its _repr_html_ gives inline <svg>), not a raw graphviz object"
+            )
+    for svg in soup.select("div.cell_output svg"):
+        if svg.find_parent("svg") is not None:
+            continue  # nested <svg> inside a figure
+        if svg.get("role") != "img" or not svg.get("aria-label", "").strip():
+            problems.append(f"inline <svg> without role='img' and an aria-label (alt text): {str(svg)[:120]}")
+        if "max-width:100%" not in svg.get("style", "").replace(" ", ""):
+            problems.append(f"inline <svg> without style max-width:100% (it can overflow the page): {str(svg)[:120]}")
+    assert not problems, f"{chapter_page.relative_to(ROOT)}:\n" + "\n".join(problems)
+
+
+def test_the_book_has_inline_graph_figures(book_html: Path):
+    pages = [book_html / f"{chapter}.html" for chapter in toc_chapters()]
+    assert any(page.is_file() and parse(page).select("div.cell_output svg") for page in pages), (
+        "no chapter shows an inline <svg> figure in a cell output, so the figure checks checked nothing"
+    )

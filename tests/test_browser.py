@@ -1,0 +1,159 @@
+"""Open every built page in headless Chromium, offline, the way a reader would.
+
+Every request the page makes is intercepted: anything that is not ``file://`` or
+``data:`` is blocked and fails the test (the book must work with no network). The
+test also fails on JavaScript errors, on math that MathJax did not typeset, and on
+figures wider than the text column, at a desktop and at a phone-sized width.
+
+Uses Debian's chromium through Playwright (no browser download).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from conftest import ROOT
+
+WIDTHS = {"desktop": 1280, "narrow": 600}
+LOCAL_SCHEMES = ("file:", "data:")
+MATHJAX_TIMEOUT_MS = 20_000
+
+
+def chromium_path() -> str:
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(path).is_file():
+        pytest.fail(
+            "Chromium is not installed (looked for `chromium` on PATH and /usr/bin/chromium): "
+            "run `make setup`, or `apt-get install -y chromium`.",
+            pytrace=False,
+        )
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser() -> Browser:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path(),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+        )
+        yield browser
+        browser.close()
+
+
+class PageVisit:
+    """A page opened with all requests recorded and every non-local one blocked."""
+
+    def __init__(self, browser: Browser, url: str, width: int):
+        self.context = browser.new_context(viewport={"width": width, "height": 1000})
+        self.page = self.context.new_page()
+        self.blocked: list[str] = []
+        self.errors: list[str] = []
+        self.page.route("**/*", self._route)
+        self.page.on("pageerror", lambda error: self.errors.append(f"uncaught JavaScript error: {error}"))
+        self.page.on(
+            "console",
+            lambda message: self.errors.append(f"console error: {message.text}") if message.type == "error" else None,
+        )
+        self.page.on("requestfailed", self._failed)
+        self.page.goto(url, wait_until="load")
+
+    def _route(self, route):
+        url = route.request.url
+        if url.startswith(LOCAL_SCHEMES):
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort()
+
+    def _failed(self, request):
+        if request.url.startswith(LOCAL_SCHEMES):
+            self.errors.append(f"failed to load {request.url}: {request.failure}")
+
+    def close(self):
+        self.context.close()
+
+
+def wait_for_mathjax(page) -> None:
+    page.wait_for_function(
+        "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=MATHJAX_TIMEOUT_MS
+    )
+    page.evaluate("() => MathJax.startup.promise")
+
+
+def untypeset_math(page) -> list[str]:
+    """Problems with the math on the page: raw TeX left over, TeX errors, fonts that failed."""
+    math_count = page.locator("span.math, div.math").count()
+    if math_count == 0:
+        return []  # no math on this page (tests/test_book.py checks that the book has some)
+    wait_for_mathjax(page)
+    problems = []
+    raw = page.evaluate(
+        """() => [...document.querySelectorAll('span.math, div.math')]
+                 .filter(element => !element.querySelector('mjx-container'))
+                 .map(element => element.textContent.trim().slice(0, 80))"""
+    )
+    if raw:
+        problems.append(f"math left as raw TeX (MathJax did not typeset it): {raw}")
+    typeset = page.locator("mjx-container").count()
+    if typeset < math_count:
+        problems.append(f"{math_count} math elements but only {typeset} typeset by MathJax")
+    tex_errors = page.evaluate(
+        "() => [...document.querySelectorAll('mjx-merror')].map(element => element.getAttribute('data-mjx-error'))"
+    )
+    if tex_errors:
+        problems.append(f"MathJax reported TeX errors: {tex_errors}")
+    # MathJax shows an undefined macro as its name in red (the noundefined package).
+    undefined = page.evaluate(
+        """() => [...document.querySelectorAll('mjx-assistive-mml mtext[mathcolor="red"]')]
+                 .map(element => element.textContent).filter(text => text.startsWith('\\\\'))"""
+    )
+    if undefined:
+        problems.append(f"undefined TeX macros: {undefined}")
+    failed_fonts = page.evaluate(
+        "() => document.fonts.ready.then(fonts => [...fonts].filter(f => f.status === 'error').map(f => f.family))"
+    )
+    if failed_fonts:
+        problems.append(f"fonts failed to load: {failed_fonts}")
+    return problems
+
+
+def figures_outside_column(page) -> list[str]:
+    """Figures (inline SVG in outputs, images in figures) wider than the text column or of zero size."""
+    overflowing = page.evaluate(
+        """() => {
+            const column = document.querySelector('article.bd-article') || document.querySelector('main');
+            const limit = column.getBoundingClientRect();
+            const figures = [...document.querySelectorAll('div.cell_output svg, figure img, div.cell_output img')]
+                .filter(element => !element.parentElement.closest('svg'));
+            return figures.map(element => {
+                const box = element.getBoundingClientRect();
+                return {
+                    what: element.tagName + ' ' + (element.getAttribute('aria-label') || element.getAttribute('alt') || ''),
+                    width: Math.round(box.width), height: Math.round(box.height),
+                    left: Math.round(box.left), right: Math.round(box.right),
+                    columnLeft: Math.round(limit.left), columnRight: Math.round(limit.right),
+                };
+            }).filter(f => f.width === 0 || f.height === 0 || f.left < f.columnLeft - 1 || f.right > f.columnRight + 1);
+        }"""
+    )
+    return [f"figure outside the text column or of zero size: {figure}" for figure in overflowing]
+
+
+@pytest.mark.parametrize("width", list(WIDTHS.values()), ids=list(WIDTHS))
+def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path, width: int):
+    """Offline loading, no JavaScript errors, typeset math, figures inside the column."""
+    visit = PageVisit(browser, chapter_page.as_uri(), width)
+    try:
+        problems = untypeset_math(visit.page)
+        problems += figures_outside_column(visit.page)
+        visit.page.wait_for_load_state("networkidle")
+        problems += [f"requested a network resource (blocked): {url}" for url in visit.blocked]
+        problems += visit.errors
+    finally:
+        visit.close()
+    assert not problems, f"{chapter_page.relative_to(ROOT)} at {width}px wide:\n" + "\n".join(problems)
