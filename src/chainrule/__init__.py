@@ -4,12 +4,16 @@ Layers, each importing only the ones above it in this list:
 
 * ``graph``  -- topological order by iterative depth-first search
 * ``value``  -- the scalar engine, :class:`Value`
+* ``tensor`` -- the array engine, :class:`Tensor`, with one table of VJP rules
+* ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty
 * ``draw``   -- graphviz figures of graphs, search steps and gradient flow
 * ``gradcheck`` -- central-difference gradient checks
 """
 
 from .graph import depth_first_events, topological_order
 from .value import Value, zero_grad
+from .tensor import Tensor, grad, no_grad, set_grad_enabled, is_grad_enabled
+from . import functional
 from .draw import (
     DFSStep,
     Figure,
@@ -28,6 +32,12 @@ __all__ = [
     "GradientCheckError",
     "Value",
     "zero_grad",
+    "Tensor",
+    "grad",
+    "no_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "functional",
     "topological_order",
     "depth_first_events",
     "Figure",

@@ -1,0 +1,916 @@
+"""The tensor engine: :class:`Tensor`, a numpy array that remembers how it was computed.
+
+This is the scalar engine of :mod:`chainrule.value` with whole arrays in place of
+numbers.  The one new idea is the *vector-Jacobian product* (VJP).  For ``C = f(A)``
+the Jacobian dC/dA is a huge matrix (``C.size`` by ``A.size``), but backpropagation
+never needs it: it needs only ``G`` = dL/dC, the gradient of the loss with respect to
+the output, pushed through to dL/dA.  For every operation that push is a short
+formula in ``G`` and the forward values, for example
+
+    C = A @ B        dA = G Bᵀ,   dB = Aᵀ G
+    C = tanh(A)      dA = G * (1 - C²)
+
+Each operation is therefore two small functions -- a *forward* function on numpy
+arrays and a *VJP rule* -- and all of them are listed in one table, :data:`RULES`,
+together with what the rule needs kept from the forward pass and whether its results
+are checked for nan/inf.
+
+What a node keeps.  A Tensor made by an operation records ``op`` (the row of the
+table), ``parents`` (its inputs, in order), ``args`` (constant arguments such as the
+exponent of ``**`` or the axis of a sum) and ``saved``: the tensors its rule reads
+values from -- its inputs, its own output, or nothing, as the table says.  ``saved``
+is the memory that training costs on top of inference; the rules read forward values
+only from ``saved`` (and shapes from ``parents``).  After ``backward()`` the saved
+tensors are let go (``saved`` becomes None), unless ``retain_graph=True``.
+
+Broadcasting.  ``A + B`` with A of shape (3, 4) and B of shape (4,) uses each number of
+B three times, so dB is G summed over the first axis.  Rather than every rule doing
+this, rules return gradients in the broadcast shape and the backward pass calls
+:func:`unbroadcast` in exactly one place to sum them back down to each parent's shape.
+
+Gradients of gradients.  The rules are written with Tensor operations.  Normally they
+run under :class:`no_grad`, so they record nothing and cost only the numpy work.  With
+``create_graph=True`` they run with recording on, so the gradients are Tensors with a
+graph of their own, which can be differentiated again (see :func:`grad`).
+
+Repeated calls, as in PyTorch.  Leaves with ``requires_grad=True`` *accumulate* into
+``.grad`` (a numpy array); clear it with :meth:`Tensor.zero_grad` or :func:`zero_grad`.
+Interior nodes keep no ``.grad`` unless :meth:`Tensor.retain_grad` was called.
+"""
+
+from numbers import Real
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from .graph import topological_order
+
+__all__ = [
+    "Tensor",
+    "RULES",
+    "Rule",
+    "apply",
+    "unbroadcast",
+    "grad",
+    "no_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "zero_grad",
+]
+
+# --------------------------------------------------------------------------- recording on or off
+
+_grad_enabled = True
+
+
+def is_grad_enabled():
+    """True when operations record a graph (the default); False inside :class:`no_grad`."""
+    return _grad_enabled
+
+
+class set_grad_enabled:
+    """``with set_grad_enabled(mode):`` turns graph recording on or off for a block."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        global _grad_enabled
+        self.previous = _grad_enabled
+        _grad_enabled = self.mode
+        return self
+
+    def __exit__(self, *exc_info):
+        global _grad_enabled
+        _grad_enabled = self.previous
+        return False
+
+
+class no_grad(set_grad_enabled):
+    """``with no_grad():`` computes without recording a graph (inference, parameter updates)."""
+
+    def __init__(self):
+        super().__init__(False)
+
+
+# --------------------------------------------------------------------------- making tensors
+
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_new_object = object.__new__
+
+
+def _float_array(data, where):
+    """Return ``data`` as a float32 or float64 numpy array, or raise naming ``where``.
+
+    A float32/float64 array is used as it is (no copy).  Python numbers and (nested)
+    lists of them become float64.  Anything else -- integer, bool, complex or object
+    arrays -- is refused rather than silently converted.
+    """
+    if isinstance(data, np.ndarray):
+        array = data
+    elif isinstance(data, Tensor):
+        raise TypeError(f"{where}: got a Tensor; use tensor.detach() for a new leaf that shares its data")
+    else:
+        try:
+            array = np.asarray(data)
+        except ValueError as error:
+            raise ValueError(f"{where}: data is not a rectangular array of numbers ({error})") from None
+        if array.dtype.kind in "iu" and not isinstance(data, np.generic):  # Python ints
+            array = array.astype(np.float64)
+    if array.dtype not in _FLOAT_DTYPES:
+        raise TypeError(
+            f"{where}: data of dtype {array.dtype} is not supported; a Tensor holds float32 or float64 "
+            "numbers. Convert it first, e.g. np.asarray(data).astype(np.float64)"
+        )
+    return array
+
+
+def _leaf(data):
+    """A leaf Tensor around an array we know is fine (a fast path around ``__init__``)."""
+    out = _new_object(Tensor)
+    out.data, out.grad, out.requires_grad, out.label = data, None, False, ""
+    out.op, out.parents, out.saved, out.args, out.retains_grad = "", (), (), (), False
+    return out
+
+
+def _operand(other, like, operation):
+    """Let a Python number or a float ndarray take part in an operation as a constant."""
+    if isinstance(other, Tensor):
+        return other
+    if isinstance(other, Real) and not isinstance(other, bool):
+        return _leaf(np.asarray(other, dtype=like.data.dtype))  # keeps float32 float32
+    if isinstance(other, np.ndarray):
+        return _leaf(_float_array(other, operation))
+    raise TypeError(
+        f"{operation}: cannot combine a Tensor with {type(other).__name__} {other!r}; "
+        "use a Tensor, a float numpy array or a Python number"
+    )
+
+
+def _shape_args(shape):
+    """``reshape(2, 3)`` and ``reshape((2, 3))`` both mean the shape (2, 3)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+# --------------------------------------------------------------------------- Tensor
+
+
+class Tensor:
+    """An array in a computational graph.
+
+    ``Tensor(data, requires_grad=False, label="")`` makes a leaf.  ``data`` is a numpy
+    array (float32 or float64 arrays are used without copying; Python numbers and
+    lists become float64).  Set ``requires_grad=True`` on the leaves you want
+    gradients for, such as weights.  ``grad`` is None until a backward pass reaches
+    the leaf, then a numpy array of the leaf's shape and dtype.
+
+    ``op``, ``parents``, ``args`` and ``saved`` are filled in by the operation that
+    made the Tensor (see the module docstring); a leaf has ``op == ""``.
+    """
+
+    __slots__ = ("data", "grad", "requires_grad", "label", "op", "parents", "saved", "args", "retains_grad")
+
+    # numpy would otherwise treat a Tensor as an opaque object in ``array + tensor``;
+    # None makes it hand such expressions to Tensor.__radd__ and friends.
+    __array_ufunc__ = None
+
+    def __init__(self, data, requires_grad=False, label=""):
+        self.data = _float_array(data, "Tensor()")
+        self.grad = None
+        self.requires_grad = bool(requires_grad)
+        self.label = label
+        self.op = ""
+        self.parents = ()
+        self.saved = ()
+        self.args = ()
+        self.retains_grad = False
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    @property
+    def size(self):
+        return self.data.size
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def T(self):
+        """All axes reversed, as numpy's ``.T`` (the matrix transpose for 2-D)."""
+        return self.transpose()
+
+    def item(self):
+        """The single number in a one-element Tensor, as a Python float."""
+        return self.data.item()
+
+    def __repr__(self):
+        body = np.array2string(self.data, precision=4, threshold=20, separator=", ", prefix="Tensor(")
+        extras = ""
+        if self.data.dtype != np.float64:
+            extras += f", dtype={self.data.dtype}"
+        if self.label:
+            extras += f", label={self.label!r}"
+        if self.op:
+            extras += f", op={self.op!r}"
+        elif self.requires_grad:
+            extras += ", requires_grad=True"
+        return f"Tensor({body}{extras})"
+
+    # Arithmetic.  Python numbers and float arrays on either side become constants.
+
+    def __add__(self, other):
+        return apply("+", self, _operand(other, self, "add"))
+
+    def __radd__(self, other):
+        return apply("+", _operand(other, self, "add"), self)
+
+    def __sub__(self, other):
+        return apply("-", self, _operand(other, self, "subtract"))
+
+    def __rsub__(self, other):
+        return apply("-", _operand(other, self, "subtract"), self)
+
+    def __mul__(self, other):
+        return apply("*", self, _operand(other, self, "multiply"))
+
+    def __rmul__(self, other):
+        return apply("*", _operand(other, self, "multiply"), self)
+
+    def __truediv__(self, other):
+        return apply("/", self, _operand(other, self, "divide"))
+
+    def __rtruediv__(self, other):
+        return apply("/", _operand(other, self, "divide"), self)
+
+    def __matmul__(self, other):
+        return apply("@", self, _operand(other, self, "matmul"))
+
+    def __rmatmul__(self, other):
+        return apply("@", _operand(other, self, "matmul"), self)
+
+    def __neg__(self):
+        return apply("neg", self)
+
+    def __pow__(self, exponent):
+        """``a ** k`` for a constant int or float ``k``."""
+        if isinstance(exponent, Tensor) or not isinstance(exponent, Real) or isinstance(exponent, bool):
+            raise TypeError(
+                f"power: the exponent must be a constant int or float, got {type(exponent).__name__}; "
+                "for a Tensor exponent k write (k * a.log()).exp()"
+            )
+        return apply("**", self, args=(exponent,))
+
+    def __rpow__(self, base):
+        raise TypeError(
+            f"power: the exponent must be a constant int or float, got a Tensor (in {base!r} ** tensor); "
+            "for a Tensor exponent k write (k * math.log(base)).exp()"
+        )
+
+    # Reductions and shape changes.
+
+    def sum(self, axis=None, keepdims=False):
+        """Sum over ``axis`` (an int, a tuple of ints or None for all), as numpy's ``sum``."""
+        return apply("sum", self, args=(_axis_arg(axis), bool(keepdims)))
+
+    def mean(self, axis=None, keepdims=False):
+        """Mean over ``axis`` (an int, a tuple of ints or None for all), as numpy's ``mean``."""
+        return apply("mean", self, args=(_axis_arg(axis), bool(keepdims)))
+
+    def reshape(self, *shape):
+        """The same numbers in a new shape; ``reshape(2, 3)`` or ``reshape((2, 3))``, -1 allowed."""
+        return apply("reshape", self, args=(_shape_args(shape),))
+
+    def transpose(self, *axes):
+        """Permute the axes; no arguments reverses them (as numpy)."""
+        axes = _shape_args(axes) or tuple(reversed(range(self.data.ndim)))
+        return apply("transpose", self, args=(axes,))
+
+    def broadcast_to(self, *shape):
+        """The Tensor repeated along new or size-1 axes to ``shape`` (as numpy's ``broadcast_to``)."""
+        return apply("broadcast_to", self, args=(_shape_args(shape),))
+
+    # Elementwise functions.
+
+    def relu(self):
+        return apply("relu", self)
+
+    def tanh(self):
+        return apply("tanh", self)
+
+    def sigmoid(self):
+        return apply("sigmoid", self)
+
+    def exp(self):
+        return apply("exp", self)
+
+    def log(self):
+        return apply("log", self)
+
+    # Graph and gradient bookkeeping.
+
+    def detach(self):
+        """A new leaf sharing this Tensor's data, outside any graph (requires_grad False)."""
+        return _leaf(self.data)
+
+    def retain_grad(self):
+        """Ask backward to keep (accumulate) ``.grad`` on this interior node too."""
+        if self.parents:
+            self.retains_grad = True
+
+    def zero_grad(self):
+        """Set ``.grad`` to None on this Tensor and every Tensor it was computed from."""
+        for node in topological_order(self):
+            node.grad = None
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+        """Add d(self)/d(leaf) into ``.grad`` of every leaf with ``requires_grad=True``.
+
+        A one-element output needs no ``gradient``.  For a larger output pass
+        ``gradient`` (an array of the output's shape, the vector v in the product
+        vᵀ J) or reduce it first, e.g. ``out.sum().backward()``.  The saved tensors
+        are freed afterwards unless ``retain_graph=True``; ``create_graph=True``
+        (which implies ``retain_graph``) records the backward pass itself.
+        """
+        if not self.requires_grad:
+            raise RuntimeError(
+                "backward: this Tensor does not require grad, so there is no graph to go back through: "
+                "none of the tensors it was computed from has requires_grad=True (or it was computed "
+                "under no_grad())"
+            )
+        seed = _seed(self, gradient, "backward")
+        if retain_graph is None:
+            retain_graph = create_graph
+        _backpropagate([self], [seed], retain_graph, create_graph)
+
+
+def _axis_arg(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+# --------------------------------------------------------------------------- forward functions
+#
+# Each takes numpy arrays (and the op's constant args) and returns an array.
+
+
+def _sum_forward(a, axis, keepdims):
+    return a.sum(axis=axis, keepdims=keepdims)
+
+
+def _mean_forward(a, axis, keepdims):
+    return a.mean(axis=axis, keepdims=keepdims)
+
+
+def _relu_forward(a):
+    return np.maximum(a, 0)
+
+
+def _sigmoid_forward(a):
+    # exp(-a) overflows for large negative a, so use e = exp(-|a|) <= 1 on both sides:
+    # 1 / (1 + e) for a >= 0 and e / (1 + e) for a < 0.
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1, e) / (1 + e)
+
+
+def _log_forward(a):
+    if a.size and a.min() <= 0:
+        smallest = float(a.min())
+        count = int(np.count_nonzero(a <= 0))
+        raise ValueError(
+            f"log: the input must be positive, but its min value is {smallest!r} "
+            f"({count} of {a.size} values are <= 0)"
+        )
+    return np.log(a)
+
+
+def _log_softmax_forward(a, axis):
+    # Subtracting the largest entry first keeps exp from overflowing; the result is
+    # the same because log_softmax(a - m) = log_softmax(a) for any constant m.
+    shifted = a - a.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def _pow_forward(a, k):
+    if not float(k).is_integer() and a.size and a.min() < 0:
+        raise ValueError(
+            f"power: a negative base to the non-integer power {k!r} is not a real number "
+            f"(min value of the base {float(a.min())!r})"
+        )
+    return a**k
+
+
+# --------------------------------------------------------------------------- VJP rules
+#
+# ``rule(g, node)`` gets G = dL/d(node) as a Tensor and returns one gradient per parent
+# (None for a parent that does not require grad).  The result may still have the
+# broadcast shape; the backward pass sums it down with ``unbroadcast``.
+
+
+def add_vjp(g, node):
+    """C = A + B.   dA = G,   dB = G."""
+    return g, g
+
+
+def sub_vjp(g, node):
+    """C = A - B.   dA = G,   dB = -G."""
+    return g, (-g if node.parents[1].requires_grad else None)
+
+
+def mul_vjp(g, node):
+    """C = A * B (elementwise).   dA = G * B,   dB = G * A."""
+    a, b = node.saved
+    return (g * b if a.requires_grad else None), (g * a if b.requires_grad else None)
+
+
+def div_vjp(g, node):
+    """C = A / B.   dA = G / B,   dB = -G * A / B²."""
+    a, b = node.saved
+    return (g / b if a.requires_grad else None), (-g * a / (b * b) if b.requires_grad else None)
+
+
+def matmul_vjp(g, node):
+    """C = A @ B.   dA = G Bᵀ,   dB = Aᵀ G   (ᵀ swaps the last two axes).
+
+    As in numpy, a 1-D A of shape (k,) acts as a row (1, k) and a 1-D B of shape (k,)
+    as a column (k, 1), and the inserted axis is dropped from C.  So we put that axis
+    back into G, use the 2-D formulas, and drop it from the gradient again.  Batch
+    axes (all but the last two) broadcast like elementwise ops; unbroadcast sums them.
+    """
+    a, b = node.saved
+    a_matrix = a.reshape(1, -1) if a.ndim == 1 else a
+    b_matrix = b.reshape(-1, 1) if b.ndim == 1 else b
+    if b.ndim == 1:
+        g = g.reshape(g.shape + (1,))
+    if a.ndim == 1:
+        g = g.reshape(g.shape[:-1] + (1,) + g.shape[-1:])
+    da = db = None
+    if a.requires_grad:
+        da = g @ _matrix_transpose(b_matrix)
+        if a.ndim == 1:
+            da = da.reshape(da.shape[:-2] + da.shape[-1:])
+    if b.requires_grad:
+        db = _matrix_transpose(a_matrix) @ g
+        if b.ndim == 1:
+            db = db.reshape(db.shape[:-1])
+    return da, db
+
+
+def _matrix_transpose(t):
+    if t.ndim == 2:
+        return t.T
+    return t.transpose(*range(t.ndim - 2), t.ndim - 1, t.ndim - 2)
+
+
+def pow_vjp(g, node):
+    """C = A ** k for a constant k.   dA = G * k * A^(k-1)   (0 when k = 0)."""
+    (a,), (k,) = node.saved, node.args
+    if k == 0:
+        return (g * 0.0,)
+    return (g * (k * a ** (k - 1)),)
+
+
+def neg_vjp(g, node):
+    """C = -A.   dA = -G."""
+    return (-g,)
+
+
+def _spread(g, shape, axis, keepdims):
+    """G of a reduction over ``axis``, copied back along the reduced axes to ``shape``.
+
+    Without keepdims the reduced axes are first put back with size 1, so that G lines
+    up with A.  (After a reduction over all axes G is 0-d, which broadcasts as it is.)
+    """
+    if not keepdims and axis is not None:
+        reduced = {ax % len(shape) for ax in ((axis,) if isinstance(axis, int) else axis)}
+        g = g.reshape(tuple(1 if i in reduced else n for i, n in enumerate(shape)))
+    return g.broadcast_to(shape)
+
+
+def sum_vjp(g, node):
+    """C = A summed over some axes.   dA = G copied along the summed axes
+    (every element of A enters its sum with derivative 1)."""
+    (a,) = node.parents
+    axis, keepdims = node.args
+    return (_spread(g, a.shape, axis, keepdims),)
+
+
+def mean_vjp(g, node):
+    """C = mean of A over some axes, n numbers per mean.   dA = G / n copied along those axes."""
+    (a,) = node.parents
+    axis, keepdims = node.args
+    n = a.size // max(g.size, 1)
+    return (_spread(g / n, a.shape, axis, keepdims),)
+
+
+def reshape_vjp(g, node):
+    """C = A in a new shape (the same numbers in the same order).   dA = G reshaped to A's shape."""
+    return (g.reshape(node.parents[0].shape),)
+
+
+def transpose_vjp(g, node):
+    """C = A with axes permuted by p (C's axis i is A's axis p[i]).   dA = G permuted by p⁻¹."""
+    (axes,) = node.args
+    ndim = len(axes)
+    inverse = [0] * ndim
+    for position, axis in enumerate(axes):
+        inverse[axis % ndim] = position
+    return (g.transpose(*inverse),)
+
+
+def broadcast_to_vjp(g, node):
+    """C = A repeated along broadcast axes.   dA = G summed over those axes,
+    which is exactly what the backward pass's unbroadcast does, so the rule passes G on."""
+    return (g,)
+
+
+def relu_vjp(g, node):
+    """C = max(A, 0).   dA = G where A > 0, else 0 (we take 0 at the kink A = 0).
+    A > 0 exactly where C > 0, so the rule keeps C rather than A."""
+    (c,) = node.saved
+    return (g * _leaf(c.data > 0),)
+
+
+def tanh_vjp(g, node):
+    """C = tanh(A).   dA = G * (1 - C²)."""
+    (c,) = node.saved
+    return (g * (1 - c * c),)
+
+
+def sigmoid_vjp(g, node):
+    """C = 1 / (1 + exp(-A)).   dA = G * C * (1 - C)."""
+    (c,) = node.saved
+    return (g * (c * (1 - c)),)
+
+
+def exp_vjp(g, node):
+    """C = exp(A).   dA = G * C."""
+    (c,) = node.saved
+    return (g * c,)
+
+
+def log_vjp(g, node):
+    """C = log(A) (natural).   dA = G / A."""
+    (a,) = node.saved
+    return (g / a,)
+
+
+def log_softmax_vjp(g, node):
+    """C = log_softmax(A) = A - log Σ exp(A), the sum along one axis.
+    dA = G - softmax(A) * ΣG, where softmax(A) = exp(C) and ΣG sums G along that axis
+    (each A_j moves every C_i through the log-sum, with derivative softmax(A)_j)."""
+    (c,), (axis,) = node.saved, node.args
+    return (g - c.exp() * g.sum(axis=axis, keepdims=True),)
+
+
+# --------------------------------------------------------------------------- the table
+
+
+class Rule(NamedTuple):
+    """One row of :data:`RULES`: how to compute an op and how to push gradients through it.
+
+    ``saves`` is what the VJP rule reads values from, kept in ``node.saved``:
+    ``"inputs"`` (the parents), ``"output"`` (the node itself) or ``"nothing"``.
+    ``checked`` says whether the backward pass checks the rule's results for nan/inf.
+    Rules whose results are bounded by G (add, sum, reshape, relu, tanh, ...) cannot
+    turn a finite G into nan/inf and are not checked; the others (a product, a
+    quotient, a power, exp, log) can overflow or divide by zero.
+    """
+
+    forward: Callable
+    vjp: Callable
+    saves: str
+    checked: bool
+
+
+RULES = {
+    # op                  forward             VJP rule            saves      checked
+    "+":            Rule(np.add,             add_vjp,            "nothing", False),
+    "-":            Rule(np.subtract,        sub_vjp,            "nothing", False),
+    "*":            Rule(np.multiply,        mul_vjp,            "inputs",  True),
+    "/":            Rule(np.divide,          div_vjp,            "inputs",  True),
+    "@":            Rule(np.matmul,          matmul_vjp,         "inputs",  True),
+    "**":           Rule(_pow_forward,       pow_vjp,            "inputs",  True),
+    "neg":          Rule(np.negative,        neg_vjp,            "nothing", False),
+    "sum":          Rule(_sum_forward,       sum_vjp,            "nothing", False),
+    "mean":         Rule(_mean_forward,      mean_vjp,           "nothing", False),
+    "reshape":      Rule(np.reshape,         reshape_vjp,        "nothing", False),
+    "transpose":    Rule(np.transpose,       transpose_vjp,      "nothing", False),
+    "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   "nothing", False),
+    "relu":         Rule(_relu_forward,      relu_vjp,           "output",  False),
+    "tanh":         Rule(np.tanh,            tanh_vjp,           "output",  False),
+    "sigmoid":      Rule(_sigmoid_forward,   sigmoid_vjp,        "output",  False),
+    "exp":          Rule(np.exp,             exp_vjp,            "output",  True),
+    "log":          Rule(_log_forward,       log_vjp,            "inputs",  True),
+    "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  "output",  False),
+}  # fmt: skip
+
+
+def apply(op, *inputs, args=()):
+    """Compute ``op`` on the input Tensors and return the result as a new Tensor.
+
+    The result records the op, its parents, its args and what its rule saves when
+    recording is on and some input requires grad; otherwise it is a plain leaf.
+    """
+    rule = RULES[op]
+    arrays = [t.data for t in inputs]
+    try:
+        data = rule.forward(*arrays, *args)
+    except ValueError:  # numpy's shape errors, rewritten to name the op and the shapes
+        message = _shape_error_message(op, arrays, args)
+        if message is None:
+            raise
+        raise ValueError(message) from None
+    if type(data) is not np.ndarray:  # numpy returns scalars for 0-d results
+        data = np.asarray(data)
+    out = _leaf(data)
+    if _grad_enabled and any(t.requires_grad for t in inputs):
+        out.requires_grad = True
+        out.op, out.parents, out.args = op, inputs, args
+        if rule.saves == "inputs":
+            out.saved = inputs
+        elif rule.saves == "output":
+            out.saved = (out,)
+    return out
+
+
+# --------------------------------------------------------------------------- error messages
+
+_OP_NAMES = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "@": "matmul", "**": "power",
+             "neg": "negate"}  # fmt: skip
+
+
+def _broadcast_mismatch(left, right):
+    """Describe the first pair of sizes, from the right, that cannot be broadcast."""
+    for i in range(1, max(len(left), len(right)) + 1):
+        m = left[-i] if i <= len(left) else 1
+        n = right[-i] if i <= len(right) else 1
+        if m != n and m != 1 and n != 1:
+            return (
+                f"{m} (dim {len(left) - i} of the left) vs {n} (dim {len(right) - i} of the right); "
+                "sizes are matched from the last dim and must be equal or 1"
+            )
+    return "the sizes are matched from the last dim and must be equal or 1"
+
+
+def _matmul_message(left, right):
+    if not left or not right:
+        return (
+            f"matmul: shapes {left} and {right}: both operands need at least one dim "
+            "(use * to multiply by a scalar)"
+        )
+    i = len(left) - 1
+    j = len(right) - 2 if len(right) >= 2 else 0
+    if left[i] != right[j]:
+        return (
+            f"matmul: shapes {left} and {right} are not aligned: "
+            f"{left[i]} (dim {i} of the left) != {right[j]} (dim {j} of the right)"
+        )
+    return (
+        f"matmul: shapes {left} and {right}: the batch dims {left[:-2]} and {right[:-2]} cannot be "
+        f"broadcast together: {_broadcast_mismatch(left[:-2], right[:-2])}"
+    )
+
+
+def _shape_error_message(op, arrays, args):
+    """A clear message for a shape error numpy raised in ``op``'s forward, or None."""
+    shapes = [a.shape for a in arrays]
+    if op in ("+", "-", "*", "/"):
+        left, right = shapes
+        return (
+            f"{_OP_NAMES[op]}: shapes {left} and {right} cannot be broadcast together: "
+            f"{_broadcast_mismatch(left, right)}"
+        )
+    if op == "@":
+        return _matmul_message(*shapes)
+    (shape,), (size,) = shapes, [a.size for a in arrays]
+    if op == "reshape":
+        (new_shape,) = args
+        return f"reshape: cannot reshape a tensor of shape {shape} ({size} elements) into shape {new_shape}"
+    if op == "broadcast_to":
+        (target,) = args
+        return f"broadcast_to: cannot broadcast shape {shape} to {target}: {_broadcast_mismatch(shape, target)}"
+    if op in ("sum", "mean", "log_softmax"):
+        axis = args[0]
+        return (
+            f"{op}: axis {axis} is not valid for a tensor of shape {shape}: axes must be distinct "
+            f"and in [-{len(shape)}, {len(shape)})"
+        )
+    if op == "transpose":
+        (axes,) = args
+        return f"transpose: axes {axes} are not a permutation of the {len(shape)} dims of shape {shape}"
+    return None
+
+
+_NONFINITE_HINTS = {
+    "log": "input has values <= 0 or too close to 0 (d log(a)/da = 1/a)",
+    "/": "the divisor has values at or too close to 0",
+    "**": "the base has values at or too close to 0 and the exponent is below 1",
+}
+
+
+def _check_finite(g, node, i):
+    """Raise FloatingPointError if the gradient rule of ``node`` produced nan or inf."""
+    data = g.data
+    if data.size == 0:
+        return
+    # The sum of squares is a cheap test (one pass, no temporary array): it is nan or inf
+    # whenever an element is.  It can also overflow when all elements are finite, so a
+    # positive answer is confirmed element by element.
+    flat = data.ravel()
+    if np.isfinite(np.dot(flat, flat)) or np.isfinite(data).all():
+        return
+    forward_values = [node.data] + [p.data for p in node.parents]
+    if not all(np.isfinite(v).all() for v in forward_values):
+        hint = "the forward pass of this op already had nan/inf values (an overflow upstream?)"
+    else:
+        hint = _NONFINITE_HINTS.get(node.op, "the incoming gradient times the local derivative overflowed")
+    raise FloatingPointError(
+        f"backward of {_OP_NAMES.get(node.op, node.op)} produced nan/inf: {hint} "
+        f"(in the gradient for its input {i}, shape {node.parents[i].shape})"
+    )
+
+
+# --------------------------------------------------------------------------- backward
+
+
+def unbroadcast(grad, shape):
+    """Sum ``grad`` down to ``shape``, undoing numpy broadcasting.
+
+    Broadcasting ``shape`` to ``grad.shape`` adds axes on the left and stretches
+    size-1 axes; each stretched number was used once per copy, so its gradient is the
+    sum over the copies.  Works on Tensors and on numpy arrays.
+    """
+    shape = tuple(shape)
+    extra = grad.ndim - len(shape)
+    if extra < 0 or any(n != 1 and n != m for n, m in zip(shape, grad.shape[extra:])):
+        raise ValueError(f"unbroadcast: a gradient of shape {grad.shape} cannot come from broadcasting {shape}")
+    if extra:  # axes added on the left: sum them away
+        grad = grad.sum(axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if stretched:  # size-1 axes that were stretched: sum them, keeping the axis
+        grad = grad.sum(axis=stretched, keepdims=True)
+    return grad
+
+
+def _seed(output, gradient, where, argument="gradient"):
+    """The gradient dL/d(output) that starts a backward pass, as a Tensor.
+
+    ``where`` and ``argument`` name the function and its parameter in error messages.
+    """
+    if gradient is None:
+        if output.data.size != 1:
+            raise RuntimeError(
+                f"{where}: the output has shape {output.shape}, not a single number, so pass "
+                f"{argument}= (an array of the same shape {output.shape}: dL/d output), or reduce "
+                "the output to a scalar first, e.g. out.sum().backward()"
+            )
+        return _leaf(np.ones_like(output.data))
+    if isinstance(gradient, Tensor):
+        seed = gradient
+    else:
+        seed = _leaf(_float_array(gradient, f"{where}: {argument}").astype(output.dtype, copy=False))
+    if seed.shape != output.shape:
+        raise ValueError(
+            f"{where}: {argument} has shape {seed.shape} but the output has shape {output.shape}; "
+            "they must be the same"
+        )
+    if not np.isfinite(seed.data).all():
+        raise ValueError(f"{where}: {argument} contains nan or inf")
+    return seed
+
+
+class _Outputs:
+    """A stand-in root whose parents are several outputs, so one search covers them all."""
+
+    def __init__(self, outputs):
+        self.parents = tuple(outputs)
+
+
+def _store_grad(node, g, shared):
+    """Accumulate ``g`` into ``node.grad`` as a numpy array of the node's dtype.
+
+    A rule's result is a fresh array that nothing else holds, and the leaf may keep it
+    as it is.  Other arrays are copied, so that ``.grad`` is the caller's to modify:
+    views (from reshape, transpose, broadcast_to), the caller's own ``gradient``, and
+    arrays already given to another node (add passes the same G to both parents).
+    ``shared`` holds the ids of the arrays in the last two groups.
+    """
+    dtype = node.data.dtype
+    array = g.data
+    if node.grad is not None:
+        node.grad = (node.grad + array).astype(dtype, copy=False)
+        return
+    if array.dtype != dtype or array.base is not None or not array.flags.writeable or id(array) in shared:
+        array = np.array(array, dtype=dtype)
+    shared.add(id(array))
+    node.grad = array
+
+
+def _backpropagate(outputs, seeds, retain_graph, create_graph, inputs=None):
+    """The backward pass shared by :meth:`Tensor.backward` and :func:`grad`.
+
+    Visits the graph in reverse topological order, so a node's gradient is complete
+    (every consumer has added its share) before its rule passes it on.  With ``inputs``
+    None, leaves (and nodes that retain grad) accumulate ``.grad``; otherwise nothing
+    is stored and the gradients of ``inputs`` are returned, keyed by ``id``.
+    """
+    root = outputs[0] if len(outputs) == 1 else _Outputs(outputs)
+    order = topological_order(root)
+    pending = {}  # id(node) -> dL/d(node) so far, a Tensor
+    for output, seed in zip(outputs, seeds):
+        key = id(output)
+        pending[key] = pending[key] + seed if key in pending else seed
+    wanted = None if inputs is None else {id(t) for t in inputs}
+    found = {}
+    shared = {id(seed.data) for seed in seeds}  # see _store_grad
+    with set_grad_enabled(create_graph), np.errstate(all="ignore"):
+        for node in reversed(order):
+            g = pending.pop(id(node), None)
+            if g is None:
+                continue
+            if wanted is None:
+                if node.retains_grad or not node.parents:
+                    _store_grad(node, g, shared)
+            elif id(node) in wanted:
+                found[id(node)] = g
+            if not node.parents:
+                continue
+            if node.saved is None:
+                raise RuntimeError(
+                    f"backward through {_OP_NAMES.get(node.op, node.op)} ({node.op!r}) a second time: its "
+                    "saved tensors were freed by an earlier backward pass. Pass retain_graph=True to the "
+                    "earlier backward() if you need to go through the graph again"
+                )
+            rule = RULES[node.op]
+            parent_grads = rule.vjp(g, node)
+            for i, (parent, parent_grad) in enumerate(zip(node.parents, parent_grads)):
+                if parent_grad is None or not parent.requires_grad:
+                    continue
+                if rule.checked:
+                    _check_finite(parent_grad, node, i)
+                if parent_grad.shape != parent.shape:
+                    parent_grad = unbroadcast(parent_grad, parent.shape)
+                key = id(parent)
+                pending[key] = pending[key] + parent_grad if key in pending else parent_grad
+            if not retain_graph and node.saved:
+                node.saved = None
+    return found
+
+
+def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+    """Return the gradients of ``outputs`` with respect to ``inputs``, as Tensors.
+
+    Like ``torch.autograd.grad``: nothing is stored in ``.grad``.  ``outputs`` and
+    ``inputs`` are Tensors or sequences of Tensors; ``grad_outputs`` gives dL/d output
+    for each output (needed unless it has one element).  With ``create_graph=True`` the
+    returned Tensors carry a graph, so they can be differentiated again; that is how a
+    Hessian-vector product is computed::
+
+        (g,) = grad((x**3).sum(), x, create_graph=True)   # g = 3 x²
+        (hv,) = grad((g * v).sum(), x)                    # H v = 6 x * v
+
+    Returns a tuple with one Tensor per input.
+    """
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, (Tensor, np.ndarray)):
+        grad_outputs = [grad_outputs]
+    grad_outputs = list(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    for i, output in enumerate(outputs):
+        if not output.requires_grad:
+            raise RuntimeError(f"grad: outputs[{i}] does not require grad, so there is no graph to go back through")
+    for i, tensor in enumerate(inputs):
+        if not tensor.requires_grad:
+            raise RuntimeError(f"grad: inputs[{i}] does not require grad (set requires_grad=True on it)")
+    seeds = [_seed(output, g, "grad", "grad_outputs") for output, g in zip(outputs, grad_outputs)]
+    if retain_graph is None:
+        retain_graph = create_graph
+    found = _backpropagate(outputs, seeds, retain_graph, create_graph, inputs=inputs)
+    for i, tensor in enumerate(inputs):
+        if id(tensor) not in found:
+            raise ValueError(f"grad: inputs[{i}] (shape {tensor.shape}) was not used to compute the outputs")
+    return tuple(found[id(tensor)] for tensor in inputs)
+
+
+def zero_grad(tensors):
+    """Set ``.grad`` to None on each Tensor in ``tensors`` (e.g. a model's parameters).
+
+    Given a single Tensor, clears it and every Tensor it was computed from.
+    """
+    if isinstance(tensors, Tensor):
+        tensors.zero_grad()
+        return
+    for tensor in tensors:
+        tensor.grad = None

@@ -1,0 +1,706 @@
+"""Tests of the tensor engine, chainrule.tensor.
+
+PyTorch (CPU, float64) is the reference for every forward value and gradient;
+chainrule.gradcheck's central differences are a second, independent witness; JAX checks
+the Hessian-vector products.  Shapes come from hypothesis and include 0-d tensors,
+size-1 dims and broadcasting of either operand.  Error messages are tested in
+test_tensor_errors.py.
+"""
+
+import gc
+import sys
+
+import numpy as np
+import pytest
+import torch
+import hypothesis.extra.numpy as hnp
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from chainrule import topological_order
+from chainrule.gradcheck import assert_gradients_close
+from chainrule.tensor import (
+    RULES,
+    Tensor,
+    grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+    unbroadcast,
+    zero_grad,
+)
+
+FAST = settings(max_examples=25, deadline=None)
+seeds = st.integers(0, 2**32 - 1)
+shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4)
+pairs = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=1, max_side=3)
+
+
+def normal(rng, shape):
+    return np.asarray(rng.standard_normal(shape))
+
+
+def positive(rng, shape):
+    return np.asarray(rng.uniform(0.5, 2.0, shape))
+
+
+def away_from_zero(rng, shape):
+    return positive(rng, shape) * rng.choice([-1.0, 1.0], size=shape)
+
+
+def check_against_torch(chain_fn, torch_fn, arrays, rng, rtol=1e-10):
+    """Forward values and the gradient of every input must match float64 torch.
+
+    The output's gradient (the v in vᵀJ) is random, so every element of the
+    Jacobian-vector product is exercised, not only the sum.
+    """
+    leaves = [Tensor(a.copy(), requires_grad=True, label=f"x{i}") for i, a in enumerate(arrays)]
+    out = chain_fn(*leaves)
+    references = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
+    expected = torch_fn(*references)
+    assert out.shape == tuple(expected.shape)
+    np.testing.assert_allclose(out.data, expected.detach().numpy(), rtol=rtol, atol=1e-12)
+    upstream = normal(rng, out.shape)
+    out.backward(gradient=upstream)
+    expected.backward(gradient=torch.tensor(upstream))
+    for leaf, reference in zip(leaves, references):
+        assert leaf.grad.shape == leaf.shape
+        np.testing.assert_allclose(leaf.grad, reference.grad.numpy(), rtol=rtol, atol=1e-12, err_msg=leaf.label)
+    return out, leaves
+
+
+# --------------------------------------------------------------------------- one op at a time vs torch
+
+BINARY = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@FAST
+@given(pair=pairs, seed=seeds)
+@example(pair=hnp.BroadcastableShapes(((3, 4), (4,)), (3, 4)), seed=0)  # right operand broadcast
+@example(pair=hnp.BroadcastableShapes(((4,), (3, 4)), (3, 4)), seed=1)  # left operand broadcast
+@example(pair=hnp.BroadcastableShapes(((3, 1), (1, 4)), (3, 4)), seed=2)  # both
+@example(pair=hnp.BroadcastableShapes(((), (2, 3)), (2, 3)), seed=3)  # 0-d left
+@example(pair=hnp.BroadcastableShapes(((2, 3), ()), (2, 3)), seed=4)  # 0-d right
+def test_binary_ops_match_torch_with_broadcasting(name, pair, seed):
+    rng = np.random.default_rng(seed)
+    left_shape, right_shape = pair.input_shapes
+    right = away_from_zero(rng, right_shape) if name == "div" else normal(rng, right_shape)
+    fn = BINARY[name]
+    check_against_torch(fn, fn, [normal(rng, left_shape), right], rng)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda a: a + 2.5,
+        lambda a: 2.5 + a,
+        lambda a: a - 3,
+        lambda a: 3 - a,
+        lambda a: a * -1.5,
+        lambda a: -1.5 * a,
+        lambda a: a / 4.0,
+        lambda a: 4.0 / a,
+    ],
+    ids=["add", "radd", "sub", "rsub", "mul", "rmul", "div", "rdiv"],
+)
+def test_python_numbers_on_either_side(fn):
+    rng = np.random.default_rng(5)
+    check_against_torch(fn, fn, [away_from_zero(rng, (2, 3))], rng)
+
+
+def test_numpy_array_operand_on_either_side_is_a_constant():
+    rng = np.random.default_rng(6)
+    constant = normal(rng, (3,))
+    x = Tensor(normal(rng, (2, 3)), requires_grad=True)
+    out = (constant * x - x * constant).sum() + (constant @ x.T).sum()  # arrays on the left too
+    assert isinstance(out, Tensor)
+    out.backward()
+    expected = torch.tensor(x.data, requires_grad=True)
+    (torch.tensor(constant) @ expected.T).sum().backward()
+    np.testing.assert_allclose(x.grad, expected.grad.numpy(), rtol=1e-12)
+
+
+UNARY = {
+    # name: (chainrule fn, torch fn, input data)
+    "neg": (lambda a: -a, lambda a: -a, normal),
+    "relu": (lambda a: a.relu(), lambda a: a.relu(), away_from_zero),
+    "tanh": (lambda a: a.tanh(), lambda a: a.tanh(), normal),
+    "sigmoid": (lambda a: a.sigmoid(), lambda a: a.sigmoid(), normal),
+    "exp": (lambda a: a.exp(), lambda a: a.exp(), normal),
+    "log": (lambda a: a.log(), lambda a: a.log(), positive),
+    "pow2": (lambda a: a**2, lambda a: a**2, normal),
+    "pow3": (lambda a: a**3, lambda a: a**3, normal),
+    "pow0": (lambda a: a**0, lambda a: a**0, normal),
+    "pow1": (lambda a: a**1, lambda a: a**1, normal),
+    "pow_half": (lambda a: a**0.5, lambda a: a**0.5, positive),
+    "pow_neg": (lambda a: a**-1.5, lambda a: a**-1.5, positive),
+    "pow_neg_int": (lambda a: a**-2, lambda a: a**-2, away_from_zero),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@FAST
+@given(shape=shapes, seed=seeds)
+def test_unary_ops_match_torch(name, shape, seed):
+    rng = np.random.default_rng(seed)
+    chain_fn, torch_fn, data = UNARY[name]
+    check_against_torch(chain_fn, torch_fn, [data(rng, shape)], rng)
+
+
+def test_sigmoid_is_stable_for_large_inputs():
+    x = Tensor(np.array([-1000.0, -50.0, 0.0, 50.0, 1000.0]), requires_grad=True)
+    y = x.sigmoid()
+    np.testing.assert_allclose(y.data, torch.tensor(x.data).sigmoid().numpy(), rtol=1e-12, atol=1e-300)
+    y.sum().backward()
+    assert np.all(np.isfinite(x.grad))
+
+
+@st.composite
+def shape_and_axis(draw):
+    """A shape and an axis argument valid for it: None, an int (maybe negative) or a tuple."""
+    shape = draw(shapes)
+    ndim = len(shape)
+    if ndim == 0:
+        return shape, None
+    axes = st.integers(-ndim, ndim - 1)
+    choice = draw(st.sampled_from(["none", "int", "tuple"]))
+    if choice == "none":
+        return shape, None
+    if choice == "int":
+        return shape, draw(axes)
+    picked = draw(st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True))
+    return shape, tuple(ax - ndim if draw(st.booleans()) else ax for ax in picked)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+@FAST
+@given(case=shape_and_axis(), keepdims=st.booleans(), seed=seeds)
+def test_reductions_match_torch(reduction, case, keepdims, seed):
+    shape, axis = case
+    rng = np.random.default_rng(seed)
+
+    def chain_fn(a):
+        return getattr(a, reduction)(axis=axis, keepdims=keepdims)
+
+    def torch_fn(a):
+        if axis is None:
+            out = getattr(a, reduction)()
+            return out.reshape((1,) * a.ndim) if keepdims else out
+        return getattr(a, reduction)(dim=axis, keepdim=keepdims)
+
+    check_against_torch(chain_fn, torch_fn, [normal(rng, shape)], rng)
+
+
+@FAST
+@given(shape=shapes, seed=seeds, data=st.data())
+def test_reshape_matches_torch(shape, seed, data):
+    rng = np.random.default_rng(seed)
+    size = int(np.prod(shape))
+    target = data.draw(st.sampled_from([(size,), (-1,), (1, size), (size, 1, 1), ()] if size == 1 else
+                                       [(size,), (-1,), (1, size), (size, 1, 1), (-1, 1)]))
+    check_against_torch(lambda a: a.reshape(target), lambda a: a.reshape(target), [normal(rng, shape)], rng)
+    check_against_torch(lambda a: a.reshape(*target), lambda a: a.reshape(target), [normal(rng, shape)], rng)
+
+
+@FAST
+@given(shape=shapes, seed=seeds, data=st.data())
+def test_transpose_matches_torch(shape, seed, data):
+    rng = np.random.default_rng(seed)
+    axes = tuple(data.draw(st.permutations(range(len(shape)))))
+    signed = tuple(ax - len(shape) if ax % 2 else ax for ax in axes)  # some negative axes
+    check_against_torch(lambda a: a.transpose(*signed), lambda a: a.permute(axes), [normal(rng, shape)], rng)
+    reverse = tuple(reversed(range(len(shape))))
+    check_against_torch(lambda a: a.T, lambda a: a.permute(reverse), [normal(rng, shape)], rng)
+    check_against_torch(lambda a: a.transpose(), lambda a: a.permute(reverse), [normal(rng, shape)], rng)
+
+
+@FAST
+@given(pair=pairs, seed=seeds)
+def test_broadcast_to_matches_torch(pair, seed):
+    rng = np.random.default_rng(seed)
+    shape, target = pair.input_shapes[0], pair.result_shape
+    check_against_torch(lambda a: a.broadcast_to(target), lambda a: a.broadcast_to(target),
+                        [normal(rng, shape)], rng)
+
+
+MATMUL_SHAPES = [
+    ((3, 4), (4, 2)),  # matrix @ matrix
+    ((4,), (4, 2)),  # vector @ matrix: a row
+    ((3, 4), (4,)),  # matrix @ vector: a column
+    ((4,), (4,)),  # dot product, 0-d result
+    ((1, 1), (1, 1)),
+    ((5, 3, 4), (4, 2)),  # batched left, right broadcast over the batch
+    ((3, 4), (5, 4, 2)),  # batched right, left broadcast
+    ((4,), (5, 4, 2)),  # vector @ batch
+    ((5, 3, 4), (4,)),  # batch @ vector
+    ((2, 1, 3, 4), (5, 4, 2)),  # batch dims broadcast both ways
+]
+
+
+@pytest.mark.parametrize("left_shape, right_shape", MATMUL_SHAPES)
+def test_matmul_matches_torch_including_1d_and_batched(left_shape, right_shape):
+    rng = np.random.default_rng(len(left_shape) * 10 + len(right_shape))
+    fn = lambda a, b: a @ b  # noqa: E731
+    check_against_torch(fn, fn, [normal(rng, left_shape), normal(rng, right_shape)], rng)
+
+
+@FAST
+@given(m=st.integers(1, 4), k=st.integers(1, 4), n=st.integers(1, 4), seed=seeds)
+def test_matmul_random_sizes_match_torch(m, k, n, seed):
+    rng = np.random.default_rng(seed)
+    fn = lambda a, b: a @ b  # noqa: E731
+    check_against_torch(fn, fn, [normal(rng, (m, k)), normal(rng, (k, n))], rng)
+
+
+def test_a_two_layer_network_matches_torch():
+    rng = np.random.default_rng(7)
+
+    def network(x, w1, b1, w2, b2):
+        hidden = (x @ w1 + b1).tanh()
+        return ((hidden @ w2 + b2).sigmoid() ** 2).mean() - (hidden * hidden).sum() / 7
+
+    arrays = [normal(rng, s) for s in [(5, 3), (3, 4), (4,), (4, 2), (1, 2)]]
+    check_against_torch(network, network, arrays, rng)
+
+
+# --------------------------------------------------------------------------- central differences
+
+GRADCHECK_CASES = {
+    "add": (lambda a, b: a + b, [(2, 3), (3,)]),
+    "sub": (lambda a, b: a - b, [(2, 1), (1, 3)]),
+    "mul": (lambda a, b: a * b, [(), (2, 3)]),
+    "div": (lambda a, b: a / b, [(2, 3), (2, 3)]),
+    "matmul": (lambda a, b: a @ b, [(2, 3), (3, 2)]),
+    "matmul_1d": (lambda a, b: a @ b, [(3,), (2, 3, 2)]),
+    "pow": (lambda a: a**3, [(2, 3)]),
+    "neg": (lambda a: -a, [(2,)]),
+    "sum": (lambda a: a.sum(axis=1, keepdims=True) * a, [(2, 3)]),
+    "mean": (lambda a: a.mean(axis=(0, 2)), [(2, 3, 2)]),
+    "reshape": (lambda a: a.reshape(3, 2) @ a, [(2, 3)]),
+    "transpose": (lambda a: a.transpose(1, 0, 2) * a.T.transpose(1, 0, 2), [(2, 3, 2)]),
+    "broadcast_to": (lambda a: a.broadcast_to(2, 3) * a, [(3,)]),
+    "relu": (lambda a: a.relu(), [(2, 3)]),
+    "tanh": (lambda a: a.tanh(), [(2, 3)]),
+    "sigmoid": (lambda a: a.sigmoid(), [(2, 3)]),
+    "exp": (lambda a: a.exp(), [(2, 3)]),
+    "log": (lambda a: (a * a + 1).log(), [(2, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADCHECK_CASES))
+def test_gradients_agree_with_central_differences(name):
+    fn, input_shapes = GRADCHECK_CASES[name]
+    rng = np.random.default_rng(sum(map(ord, name)))
+    arrays = [away_from_zero(rng, s) for s in input_shapes]  # away from relu's kink and 1/0
+    leaves = [Tensor(a, requires_grad=True, label=f"x{i}") for i, a in enumerate(arrays)]
+    upstream = Tensor(normal(rng, fn(*leaves).shape))
+    assert_gradients_close(lambda *xs: (fn(*xs) * upstream).sum(), leaves)
+
+
+def test_gradcheck_catches_a_wrong_rule(monkeypatch):
+    """The central-difference witness can fail: break tanh's rule and it objects."""
+    wrong = RULES["tanh"]._replace(vjp=lambda g, node: (g * 2,))
+    monkeypatch.setitem(RULES, "tanh", wrong)
+    x = Tensor(np.array([0.3, -0.7]), requires_grad=True, label="x")
+    with pytest.raises(AssertionError, match="gradient check failed for input 'x"):
+        assert_gradients_close(lambda a: a.tanh().sum(), [x])
+
+
+# --------------------------------------------------------------------------- dtypes
+
+OPS_FOR_DTYPES = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / (b * b + 1),
+    "matmul": lambda a, b: a @ b.T,
+    "scalars": lambda a, b: 2 * a - 1.5 / (b * b + 1) + 3 - a / 2,
+    "pow": lambda a, b: a**2 + (b * b + 1) ** 0.5,
+    "unary": lambda a, b: a.relu() + a.tanh() + a.sigmoid() + b.exp() + (b * b + 1).log() - a,
+    "reduce": lambda a, b: a.sum(axis=0) + b.mean(axis=0, keepdims=True),
+    "shape": lambda a, b: a.reshape(3, 2).T + b.transpose(0, 1),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(OPS_FOR_DTYPES))
+def test_dtype_is_kept_in_forward_and_backward(name, dtype):
+    rng = np.random.default_rng(8)
+    a = Tensor(normal(rng, (2, 3)).astype(dtype), requires_grad=True)
+    b = Tensor(normal(rng, (2, 3)).astype(dtype), requires_grad=True)
+    out = OPS_FOR_DTYPES[name](a, b)
+    assert out.dtype == dtype
+    out.sum().backward()
+    assert a.grad.dtype == dtype and b.grad.dtype == dtype
+
+
+def test_mixed_precision_promotes_like_numpy_and_grads_keep_the_leaf_dtype():
+    small = Tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
+    large = Tensor(np.array([3.0, 4.0]), requires_grad=True)
+    out = small * large
+    assert out.dtype == np.float64
+    out.sum().backward()
+    assert small.grad.dtype == np.float32 and large.grad.dtype == np.float64
+    np.testing.assert_array_equal(small.grad, [3.0, 4.0])
+
+
+def test_python_numbers_and_lists_become_float64_and_arrays_are_not_copied():
+    assert Tensor(3).dtype == np.float64
+    assert Tensor([1, 2]).dtype == np.float64
+    assert Tensor([[1.5], [2.0]]).shape == (2, 1)
+    array = np.ones(3, dtype=np.float32)
+    t = Tensor(array)
+    assert t.dtype == np.float32 and t.data is array
+
+
+def test_float32_gradients_are_close_to_float64():
+    rng = np.random.default_rng(9)
+    w = normal(rng, (4, 3))
+    results = []
+    for dtype in (np.float32, np.float64):
+        x = Tensor(w.astype(dtype), requires_grad=True)
+        ((x @ x.T).tanh().sum() * 0.5).backward()
+        results.append(x.grad)
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------- backward semantics
+
+
+def test_leaf_gradients_accumulate_across_backward_calls():
+    x = Tensor(np.array([1.0, -2.0, 3.0]), requires_grad=True)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, 2 * x.data)
+    (x * x).sum().backward()  # a fresh graph: adds, does not overwrite
+    np.testing.assert_array_equal(x.grad, 4 * x.data)
+    x.zero_grad()
+    assert x.grad is None
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, 2 * x.data)
+
+
+def test_accumulation_matches_torch():
+    data = np.array([[0.5, -1.0], [2.0, 0.25]])
+    x = Tensor(data, requires_grad=True)
+    reference = torch.tensor(data, requires_grad=True)
+    for leaf in (x, reference):  # the same two backward calls in both libraries
+        (leaf**2).sum().backward()
+        (leaf**3).sum().backward()
+    np.testing.assert_allclose(x.grad, reference.grad.numpy(), rtol=1e-12)
+
+
+def test_interior_nodes_keep_no_grad_unless_retain_grad():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    hidden = x * 3
+    kept = hidden.tanh()
+    kept.retain_grad()
+    kept.sum().backward()
+    assert hidden.grad is None
+    np.testing.assert_array_equal(kept.grad, np.ones(2))
+    reference = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    (reference * 3).tanh().sum().backward()
+    np.testing.assert_allclose(x.grad, reference.grad.numpy(), rtol=1e-12)
+
+
+def test_backward_with_a_gradient_matches_torch():
+    rng = np.random.default_rng(10)
+    data, upstream = normal(rng, (2, 3)), normal(rng, (2, 3))
+    x = Tensor(data, requires_grad=True)
+    (x.exp() * 2).backward(gradient=upstream)
+    reference = torch.tensor(data, requires_grad=True)
+    (reference.exp() * 2).backward(gradient=torch.tensor(upstream))
+    np.testing.assert_allclose(x.grad, reference.grad.numpy(), rtol=1e-12)
+
+
+def test_one_element_outputs_need_no_gradient():
+    x = Tensor(np.array([[2.0]]), requires_grad=True)
+    (x * x).backward()  # shape (1, 1), like torch
+    np.testing.assert_array_equal(x.grad, [[4.0]])
+
+
+def test_backward_on_a_leaf_gives_ones():
+    x = Tensor(5.0, requires_grad=True)
+    x.backward()
+    assert x.grad == 1.0 and x.grad.shape == ()
+
+
+def test_retain_graph_allows_a_second_backward():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    loss = (x * x * x).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    np.testing.assert_allclose(x.grad, 2 * 3 * x.data**2)
+
+
+def test_saved_tensors_follow_the_rule_table_and_are_freed_after_backward():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    w = Tensor(np.array([0.5, -1.0]), requires_grad=True)
+    product = x * w
+    squashed = product.tanh()
+    total = squashed + x
+    loss = total.sum()
+    assert product.saved == (x, w) and RULES["*"].saves == "inputs"
+    assert squashed.saved == (squashed,) and RULES["tanh"].saves == "output"
+    assert total.saved == () and loss.saved == ()
+    assert (product.op, product.parents, squashed.parents, total.parents) == ("*", (x, w), (product,), (squashed, x))
+    assert (x**3).args == (3,) and x.sum(axis=0).args == (0, False) and x.reshape(2, 1).args == ((2, 1),)
+    loss.backward()
+    assert product.saved is None and squashed.saved is None
+    assert total.saved == ()  # nothing was saved, nothing to free
+    assert product.parents == (x, w)  # the structure stays for drawing
+
+
+def test_every_op_in_the_table_has_a_documented_rule():
+    for op, rule in RULES.items():
+        assert rule.saves in ("inputs", "output", "nothing"), op
+        assert rule.vjp.__doc__ and "dA =" in rule.vjp.__doc__, op
+
+
+def test_leaf_grads_are_not_aliased():
+    a = Tensor(np.zeros(3), requires_grad=True)
+    b = Tensor(np.zeros(3), requires_grad=True)
+    upstream = np.array([1.0, 2.0, 3.0])
+    (a + b).backward(gradient=upstream)
+    assert a.grad is not b.grad and not np.shares_memory(a.grad, b.grad)
+    assert not np.shares_memory(a.grad, upstream)
+    a.grad *= 10  # the caller may modify .grad in place
+    np.testing.assert_array_equal(b.grad, upstream)
+    np.testing.assert_array_equal(upstream, [1.0, 2.0, 3.0])
+    c = Tensor(np.ones((2, 3)), requires_grad=True)
+    c.sum().backward()  # the rule returns a read-only broadcast view
+    c.grad += 1
+    np.testing.assert_array_equal(c.grad, 2 * np.ones((2, 3)))
+
+
+def test_a_deep_chain_does_not_recurse():
+    x = Tensor(np.array([0.5]), requires_grad=True)
+    y = x
+    for _ in range(3 * sys.getrecursionlimit()):
+        y = y * 1.0
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad, [1.0])
+
+
+def test_backward_visits_nodes_in_topological_order(monkeypatch):
+    """backward uses chainrule.graph.topological_order (the order shared with Value)."""
+    import chainrule.tensor as tensor_module
+
+    calls = []
+
+    def spy(root, *args, **kwargs):
+        order = topological_order(root, *args, **kwargs)
+        calls.append(order)
+        return order
+
+    monkeypatch.setattr(tensor_module, "topological_order", spy)
+    x = Tensor(np.array([1.0]), requires_grad=True)
+    loss = (x.exp() * x).sum()
+    loss.backward()
+    assert len(calls) == 1 and calls[0][-1] is loss and calls[0][0] is x
+
+
+def test_diamond_graph_adds_both_paths():
+    x = Tensor(np.array([0.3, -0.2]), requires_grad=True)
+    y = x.tanh()
+    loss = (y * y.exp() + y).sum()
+    loss.backward()
+    reference = torch.tensor([0.3, -0.2], dtype=torch.float64, requires_grad=True)
+    r = reference.tanh()
+    (r * r.exp() + r).sum().backward()
+    np.testing.assert_allclose(x.grad, reference.grad.numpy(), rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- recording on and off
+
+
+def test_requires_grad_propagates_and_constants_record_nothing():
+    x = Tensor(np.ones(2), requires_grad=True)
+    c = Tensor(np.ones(2))
+    assert (x * c).requires_grad and (x * c).op == "*"
+    constant = c * 2 + c
+    assert not constant.requires_grad
+    assert constant.op == "" and constant.parents == () and constant.saved == ()
+
+
+def test_no_grad_records_nothing_and_restores_the_mode():
+    x = Tensor(np.ones(2), requires_grad=True)
+    assert is_grad_enabled()
+    with no_grad():
+        y = (x * 2).tanh()
+        with no_grad():
+            pass
+        assert not is_grad_enabled()
+    assert is_grad_enabled()
+    assert not y.requires_grad and y.parents == ()
+    with set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+        with set_grad_enabled(True):
+            assert (x * 2).requires_grad
+    with pytest.raises(ZeroDivisionError):
+        with no_grad():
+            1 / 0
+    assert is_grad_enabled()
+
+
+def test_detach_shares_data_but_cuts_the_graph():
+    x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = x * 3
+    d = y.detach()
+    assert d.data is y.data and not d.requires_grad and d.parents == ()
+    loss = (d * x).sum()
+    loss.backward()
+    np.testing.assert_array_equal(x.grad, y.data)  # no path through d
+
+
+def test_zero_grad_clears_the_whole_graph_and_a_list_of_tensors():
+    w = Tensor(np.ones(2), requires_grad=True)
+    b = Tensor(np.ones(2), requires_grad=True)
+    hidden = w * 2
+    hidden.retain_grad()
+    loss = (hidden + b).sum()
+    loss.backward()
+    assert w.grad is not None and hidden.grad is not None
+    loss.zero_grad()
+    assert w.grad is None and b.grad is None and hidden.grad is None
+    (w * b).sum().backward()
+    zero_grad([w, b])
+    assert w.grad is None and b.grad is None
+    (w * b).sum().backward()
+    zero_grad(w)  # a single Tensor: its graph
+    assert w.grad is None
+
+
+def test_attributes_and_repr():
+    x = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True, label="x")
+    assert (x.shape, x.ndim, x.size, x.dtype, x.T.shape) == ((2, 3), 2, 6, np.float64, (3, 2))
+    assert x.op == "" and x.parents == () and x.grad is None
+    assert repr(x) == "Tensor([[0., 1., 2.],\n        [3., 4., 5.]], label='x', requires_grad=True)"
+    y = Tensor(np.float32(2.5))
+    assert repr(y) == "Tensor(2.5, dtype=float32)"
+    assert repr((x * 2).sum()) == "Tensor(30., op='sum')"
+    assert (x.sum()).item() == 15.0
+
+
+def test_unbroadcast_sums_over_broadcast_axes():
+    g = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(unbroadcast(g, (4,)), g.sum(axis=(0, 1)))
+    np.testing.assert_array_equal(unbroadcast(g, (3, 1)), g.sum(axis=(0, 2)).reshape(3, 1))
+    np.testing.assert_array_equal(unbroadcast(g, ()), g.sum())
+    np.testing.assert_array_equal(unbroadcast(g, (2, 3, 4)), g)
+    t = unbroadcast(Tensor(g), (1, 3, 1))
+    assert isinstance(t, Tensor) and t.shape == (1, 3, 1)
+
+
+# --------------------------------------------------------------------------- second order
+
+
+def hvp_function(lib):
+    """f(x) = Σ tanh(x @ W)² + Σ x³ + Σ sigmoid(x)·exp(x/4) / (1 + x²), written once for three libraries."""
+    def f(x, w):
+        if lib == "jax":
+            import jax.numpy as jnp
+
+            sigmoid = lambda v: 1 / (1 + jnp.exp(-v))  # noqa: E731
+            return (jnp.tanh(x @ w) ** 2).sum() + (x**3).sum() + (sigmoid(x) * jnp.exp(x / 4) / (1 + x * x)).sum()
+        return ((x @ w).tanh() ** 2).sum() + (x**3).sum() + (x.sigmoid() * (x / 4).exp() / (1 + x * x)).sum()
+
+    return f
+
+
+def test_hessian_vector_product_matches_torch_and_jax():
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    rng = np.random.default_rng(11)
+    x0, w0, v = normal(rng, (4,)), normal(rng, (4, 3)), normal(rng, (4,))
+
+    x = Tensor(x0, requires_grad=True)
+    f = hvp_function("chain")
+    (g,) = grad(f(x, Tensor(w0)), x, create_graph=True)
+    assert g.requires_grad  # the gradient has a graph of its own
+    (hv,) = grad((g * v).sum(), x)
+
+    wt = torch.tensor(w0)
+    _, torch_hv = torch.autograd.functional.hvp(lambda t: f(t, wt), torch.tensor(x0), torch.tensor(v))
+    np.testing.assert_allclose(hv.data, torch_hv.numpy(), rtol=1e-10, atol=1e-12)
+
+    fj = hvp_function("jax")
+    _, jax_hv = jax.jvp(jax.grad(lambda t: fj(t, w0)), (x0,), (v,))
+    np.testing.assert_allclose(hv.data, np.asarray(jax_hv), rtol=1e-10, atol=1e-12)
+
+
+def test_hessian_vector_product_of_an_mlp_matches_torch():
+    rng = np.random.default_rng(12)
+    x0, w10, w20 = normal(rng, (5, 3)), normal(rng, (3, 4)), normal(rng, (4, 2))
+    v1, v2 = normal(rng, (3, 4)), normal(rng, (4, 2))
+
+    def loss_fn(w1, w2, x):
+        return ((x @ w1).tanh() @ w2).sigmoid().mean() + (w1 * w1).sum() / 10
+
+    w1, w2 = Tensor(w10, requires_grad=True), Tensor(w20, requires_grad=True)
+    g1, g2 = grad(loss_fn(w1, w2, Tensor(x0)), [w1, w2], create_graph=True)
+    hv1, hv2 = grad((g1 * v1).sum() + (g2 * v2).sum(), [w1, w2])
+
+    xt = torch.tensor(x0)
+    _, (t1, t2) = torch.autograd.functional.hvp(lambda a, b: loss_fn(a, b, xt), (torch.tensor(w10), torch.tensor(w20)),
+                                                (torch.tensor(v1), torch.tensor(v2)))
+    np.testing.assert_allclose(hv1.data, t1.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(hv2.data, t2.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_backward_of_a_gradient_fills_leaf_grads():
+    x = Tensor(np.array([1.0, -2.0]), requires_grad=True)
+    (g,) = grad((x**3).sum(), x, create_graph=True)  # 3x²
+    np.testing.assert_allclose(g.data, 3 * x.data**2)
+    assert x.grad is None  # grad() stores nothing
+    g.sum().backward()  # d/dx Σ 3x² = 6x
+    np.testing.assert_allclose(x.grad, 6 * x.data)
+    assert isinstance(x.grad, np.ndarray)
+
+
+def test_create_graph_in_backward_keeps_the_graph_and_numpy_grads():
+    x = Tensor(np.array([0.5, 1.5]), requires_grad=True)
+    loss = (x.tanh() * x).sum()
+    loss.backward(create_graph=True)
+    first = x.grad.copy()
+    loss.backward()  # create_graph implied retain_graph
+    np.testing.assert_allclose(x.grad, 2 * first)
+
+
+def test_grad_without_create_graph_returns_constants_and_frees():
+    x = Tensor(np.array([0.5, 1.5]), requires_grad=True)
+    y = (x * x).sum()
+    (g,) = grad(y, x)
+    assert not g.requires_grad and g.parents == ()
+    np.testing.assert_allclose(g.data, 2 * x.data)
+    assert x.grad is None
+
+
+def test_grad_with_several_outputs_and_interior_inputs():
+    x = Tensor(np.array([0.5, 1.5]), requires_grad=True)
+    h = x.exp()
+    a, b = h.sum(), (h * h).sum()
+    gh, gx = grad([a, b], [h, x])
+    np.testing.assert_allclose(gh.data, 1 + 2 * h.data)
+    np.testing.assert_allclose(gx.data, np.exp(x.data) + 2 * np.exp(2 * x.data))
+
+
+def test_graph_cycles_from_saved_outputs_are_released():
+    """tanh saves its own output (a reference cycle); backward breaks it."""
+    x = Tensor(np.ones(3), requires_grad=True)
+    gc.collect()
+    gc.disable()  # only reference counting frees objects now, never the cycle collector
+    try:
+        before = sum(type(o) is Tensor for o in gc.get_objects())
+        for _ in range(20):
+            x.tanh().exp().sum().backward()
+        after = sum(type(o) is Tensor for o in gc.get_objects())
+    finally:
+        gc.enable()
+    assert after - before < 5
