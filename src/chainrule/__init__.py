@@ -6,6 +6,7 @@ Layers, each importing only the ones above it in this list:
 * ``value``  -- the scalar engine, :class:`Value`
 * ``tensor`` -- the array engine, :class:`Tensor`, with one table of VJP rules
 * ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty
+* ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
 * ``draw``   -- graphviz figures of graphs, search steps and gradient flow
 * ``gradcheck`` -- central-difference gradient checks
 """
@@ -13,7 +14,7 @@ Layers, each importing only the ones above it in this list:
 from .graph import depth_first_events, topological_order
 from .value import Value, zero_grad
 from .tensor import Tensor, grad, no_grad, set_grad_enabled, is_grad_enabled
-from . import functional
+from . import functional, nn
 from .draw import (
     DFSStep,
     Figure,
@@ -38,6 +39,7 @@ __all__ = [
     "set_grad_enabled",
     "is_grad_enabled",
     "functional",
+    "nn",
     "topological_order",
     "depth_first_events",
     "Figure",
