@@ -68,6 +68,23 @@ class GraphTooLargeError(ValueError):
 # ---------------------------------------------------------------------------
 
 
+def accessible_svg(rendered, alt):
+    """Turn an SVG document into an ``<svg>`` element for a web page, described by ``alt``.
+
+    Everything before ``<svg`` (XML header, doctype, comments) is dropped.  The tag gets
+    ``role="img"``, an ``aria-label`` and a first ``<title>`` child with the alt text, and
+    a style that scales it down (never up) to the width of the page.
+    """
+    svg = rendered[rendered.index("<svg"):]
+    end_of_tag = svg.index(">") + 1
+    accessibility = (
+        f' role="img" aria-label="{html.escape(alt, quote=True)}"'
+        ' style="max-width:100%;height:auto"'
+    )
+    title = f"\n<title>{html.escape(alt, quote=False)}</title>"
+    return svg[:4] + accessibility + svg[4:end_of_tag] + title + svg[end_of_tag:]
+
+
 class Figure:
     """A drawn graph: a :class:`graphviz.Digraph` plus one sentence of alt text.
 
@@ -106,15 +123,7 @@ class Figure:
         ``aria-label`` and a first ``<title>`` child with the alt text, and a style that
         scales it down (never up) to the width of the page.
         """
-        rendered = self._dot.pipe(format="svg", encoding="utf-8")
-        svg = rendered[rendered.index("<svg"):]
-        end_of_tag = svg.index(">") + 1
-        accessibility = (
-            f' role="img" aria-label="{html.escape(self._alt, quote=True)}"'
-            ' style="max-width:100%;height:auto"'
-        )
-        title = f"\n<title>{html.escape(self._alt, quote=False)}</title>"
-        return svg[:4] + accessibility + svg[4:end_of_tag] + title + svg[end_of_tag:]
+        return accessible_svg(self._dot.pipe(format="svg", encoding="utf-8"), self._alt)
 
     def _repr_html_(self):
         """Jupyter shows the figure as inline SVG (not as an ``<img>`` file)."""

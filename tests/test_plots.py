@@ -1,0 +1,50 @@
+"""chainrule.plots: charts are inline SVG with alt text, readable without colour, and refuse bad input."""
+
+import re
+
+import pytest
+
+from chainrule.plots import bar_chart, line_chart
+
+
+def test_line_chart_is_an_accessible_inline_svg_with_a_white_background():
+    chart = line_chart({"a": [3, 2, 1]}, xlabel="step", ylabel="loss", alt="One falling line.")
+    svg = chart._repr_html_()
+    assert svg.startswith("<svg") and "<?xml" not in svg
+    assert 'role="img"' in svg and 'aria-label="One falling line."' in svg
+    assert "<title>One falling line.</title>" in svg
+    assert "max-width:100%" in svg
+    assert re.search(r"fill: ?#ffffff", svg), "the background must be painted white"
+
+
+def test_each_series_gets_its_own_line_style():
+    chart = line_chart({"a": [1, 2, 3], "b": [3, 2, 1]}, xlabel="x", ylabel="y", alt="Two lines.")
+    dashes = set(re.findall(r"stroke-dasharray: ([0-9.,]+)", chart.svg()))
+    assert dashes, "the second series should be dashed, so the lines differ in greyscale"
+
+
+def test_x_and_y_may_be_given_together():
+    chart = line_chart({"a": ([0, 10, 20], [1.0, 0.5, 0.25])}, xlabel="x", ylabel="y", alt="A line.", logy=True)
+    assert "<svg" in chart.svg()
+
+
+def test_bar_chart_writes_the_values_above_the_bars(tmp_path):
+    chart = bar_chart({"inference": 1.25, "training": 4.5}, ylabel="MB", alt="Two bars.")
+    saved = chart.save(tmp_path / "bars.svg").read_text()
+    assert saved.startswith("<?xml")
+    assert "Two bars." in saved
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: line_chart({}, xlabel="x", ylabel="y", alt="x"), "line_chart: series is empty"),
+        (lambda: line_chart({"a": [1]}, xlabel="x", ylabel="y", alt=""), "line_chart: alt must be a sentence"),
+        (lambda: line_chart({"a": ([1, 2], [1])}, xlabel="x", ylabel="y", alt="x"), "series 'a' has 2 x values but 1"),
+        (lambda: bar_chart({}, ylabel="y", alt="x"), "bar_chart: values is empty"),
+        (lambda: bar_chart({"a": 1}, ylabel="y", alt="x").save("chart.png"), r"Chart.save: can only write .svg"),
+    ],
+)
+def test_bad_input_names_the_function(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
