@@ -6,15 +6,17 @@ Layers, each importing only the ones above it in this list:
 * ``value``  -- the scalar engine, :class:`Value`
 * ``tensor`` -- the array engine, :class:`Tensor`, with one table of VJP rules
 * ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty
-* ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
+* ``cost`` -- flops per op and pass, bytes kept for backward, peak memory
 * ``draw``   -- graphviz figures of graphs, search steps and gradient flow
 * ``gradcheck`` -- central-difference gradient checks
+* ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
+* ``plots`` -- line and bar charts as inline SVG (imports matplotlib when used)
 """
 
 from .graph import depth_first_events, topological_order
 from .value import Value, zero_grad
-from .tensor import Tensor, grad, no_grad, set_grad_enabled, is_grad_enabled
-from . import functional, nn
+from .tensor import Tensor, checkpoint, grad, no_grad, set_grad_enabled, is_grad_enabled
+from . import cost, functional, nn
 from .draw import (
     DFSStep,
     Figure,
@@ -38,6 +40,8 @@ __all__ = [
     "no_grad",
     "set_grad_enabled",
     "is_grad_enabled",
+    "checkpoint",
+    "cost",
     "functional",
     "nn",
     "topological_order",

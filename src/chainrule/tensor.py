@@ -36,6 +36,10 @@ graph of their own, which can be differentiated again (see :func:`grad`).
 Repeated calls, as in PyTorch.  Leaves with ``requires_grad=True`` *accumulate* into
 ``.grad`` (a numpy array); clear it with :meth:`Tensor.zero_grad` or :func:`zero_grad`.
 Interior nodes keep no ``.grad`` unless :meth:`Tensor.retain_grad` was called.
+
+Trading compute for memory.  :func:`checkpoint` runs a whole function as one op (a
+row of the table like any other) that keeps only its inputs; its rule recomputes the
+function's graph during backward instead of keeping it from the forward pass.
 """
 
 from numbers import Real
@@ -56,11 +60,20 @@ __all__ = [
     "set_grad_enabled",
     "is_grad_enabled",
     "zero_grad",
+    "checkpoint",
 ]
 
 # --------------------------------------------------------------------------- recording on or off
 
 _grad_enabled = True
+
+# Watching the engine work.  Each function in ``_op_observers`` is called by :func:`apply`
+# as ``observer(op, inputs, args, output_array)`` after every op (``inputs`` are the
+# Tensors).  chainrule.cost counts flops this way, and :func:`checkpoint` notes which
+# Tensors its function reads.  ``_in_backward`` is True while a backward pass runs, so an
+# observer can tell forward work from backward work (the VJP rules run through apply too).
+_op_observers = []
+_in_backward = False
 
 
 def is_grad_enabled():
@@ -407,6 +420,41 @@ def _pow_forward(a, k):
     return a**k
 
 
+def _checkpoint_forward(*operands):
+    """Run ``fn`` on new leaves holding the input arrays, recording nothing; return its array.
+
+    The operands are the input arrays, then ``fn`` and ``reads`` (the args that
+    :func:`checkpoint` passes).  When the caller is recording a graph, every Tensor that
+    requires grad and that fn reads from outside (its parameters) is appended to
+    ``reads``.  They are found by watching the ops fn runs: under no_grad everything fn
+    computes is a plain leaf, so a Tensor that requires grad can only come from outside.
+    """
+    *arrays, fn, reads = operands
+    seen = {}  # id -> Tensor, in the order fn first reads them
+
+    def note_reads(op, inputs, args, data):
+        for tensor in inputs:
+            if tensor.requires_grad:
+                seen.setdefault(id(tensor), tensor)
+
+    watching = _grad_enabled
+    if watching:
+        _op_observers.append(note_reads)
+    try:
+        with no_grad():
+            out = fn(*[_leaf(array) for array in arrays])
+    finally:
+        if watching:
+            _op_observers.remove(note_reads)
+    if not isinstance(out, Tensor):
+        raise TypeError(
+            f"checkpoint: fn must return one Tensor, got {type(out).__name__}; "
+            "for several results, checkpoint one function per result"
+        )
+    reads.extend(seen.values())
+    return out.data
+
+
 # --------------------------------------------------------------------------- VJP rules
 #
 # ``rule(g, node)`` gets G = dL/d(node) as a Tensor and returns one gradient per parent
@@ -570,6 +618,47 @@ def log_softmax_vjp(g, node):
     return (g - c.exp() * g.sum(axis=axis, keepdims=True),)
 
 
+def checkpoint_vjp(g, node):
+    """C = f(A₁, …, Aₙ), a whole function f run as one op by :func:`checkpoint`.
+    dA = Jᵀ G for each input A, where J = dC/dA is f's Jacobian, and the same for each
+    Tensor P that f reads from outside (its parameters, the extra parents of the node).
+
+    That is exactly what backpropagation through f's own graph computes, but the graph
+    was not kept.  So the rule rebuilds it: it runs f again, recording, on new leaves
+    holding the inputs' values (each requiring grad as its input does), and pushes G
+    back through the new graph to those leaves and to the P (which are leaves, so the
+    inner pass stops there).  The outer pass then hands the results on to the parents
+    as for any other op, so a P also used outside f gets the two contributions added.
+    """
+    if _grad_enabled:  # the backward pass is recording: create_graph=True
+        raise NotImplementedError(
+            "checkpoint: gradients of gradients (create_graph=True) through a checkpoint are not "
+            "supported: the recomputed graph starts from new leaves, so it is not connected to the "
+            "inputs. Compute the function without checkpoint() to differentiate twice"
+        )
+    fn, n_inputs = node.args
+    inputs, reads = node.saved[:n_inputs], node.saved[n_inputs:]
+    leaves = []
+    for tensor in inputs:
+        leaf = _leaf(tensor.data)
+        leaf.requires_grad = tensor.requires_grad
+        leaves.append(leaf)
+    with set_grad_enabled(True):
+        out = fn(*leaves)
+    if not isinstance(out, Tensor) or out.shape != node.shape or out.dtype != node.dtype:
+        got = f"a Tensor of shape {out.shape}, dtype {out.dtype}" if isinstance(out, Tensor) else type(out).__name__
+        raise RuntimeError(
+            f"checkpoint: running fn again in backward gave {got}, but the forward pass gave shape "
+            f"{node.shape}, dtype {node.dtype}; fn must compute the same thing every time it runs"
+        )
+    sources = (*leaves, *reads)
+    if not out.requires_grad:  # f's result does not depend on anything that needs grad
+        return (None,) * len(sources)
+    wanted = [t for t in sources if t.requires_grad]
+    found = _backpropagate([out], [g], retain_graph=False, create_graph=False, inputs=wanted)
+    return tuple(found.get(id(t)) for t in sources)
+
+
 # --------------------------------------------------------------------------- the table
 
 
@@ -610,6 +699,7 @@ RULES = {
     "exp":          Rule(np.exp,             exp_vjp,            "output",  True),
     "log":          Rule(_log_forward,       log_vjp,            "inputs",  True),
     "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  "output",  False),
+    "checkpoint":   Rule(_checkpoint_forward, checkpoint_vjp,    "inputs",  False),
 }  # fmt: skip
 
 
@@ -630,6 +720,9 @@ def apply(op, *inputs, args=()):
         raise ValueError(message) from None
     if type(data) is not np.ndarray:  # numpy returns scalars for 0-d results
         data = np.asarray(data)
+    if _op_observers:
+        for observer in _op_observers:
+            observer(op, inputs, args, data)
     out = _leaf(data)
     if _grad_enabled and any(t.requires_grad for t in inputs):
         out.requires_grad = True
@@ -690,6 +783,8 @@ def _shape_error_message(op, arrays, args):
         )
     if op == "@":
         return _matmul_message(*shapes)
+    if len(arrays) != 1:
+        return None
     (shape,), (size,) = shapes, [a.size for a in arrays]
     if op == "reshape":
         (new_shape,) = args
@@ -814,6 +909,23 @@ def _store_grad(node, g, shared):
     node.grad = array
 
 
+class _backward_phase:
+    """``with _backward_phase():`` marks the ops run inside as backward work (see ``_in_backward``).
+
+    It restores the previous value on exit, so a backward pass started inside another
+    one (by :func:`checkpoint_vjp`) leaves the outer pass still marked.
+    """
+
+    def __enter__(self):
+        global _in_backward
+        self.previous, _in_backward = _in_backward, True
+
+    def __exit__(self, *exc_info):
+        global _in_backward
+        _in_backward = self.previous
+        return False
+
+
 def _backpropagate(outputs, seeds, retain_graph, create_graph, inputs=None):
     """The backward pass shared by :meth:`Tensor.backward` and :func:`grad`.
 
@@ -831,7 +943,7 @@ def _backpropagate(outputs, seeds, retain_graph, create_graph, inputs=None):
     wanted = None if inputs is None else {id(t) for t in inputs}
     found = {}
     shared = {id(seed.data) for seed in seeds}  # see _store_grad
-    with set_grad_enabled(create_graph), np.errstate(all="ignore"):
+    with set_grad_enabled(create_graph), np.errstate(all="ignore"), _backward_phase():
         for node in reversed(order):
             g = pending.pop(id(node), None)
             if g is None:
@@ -902,6 +1014,57 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
         if id(tensor) not in found:
             raise ValueError(f"grad: inputs[{i}] (shape {tensor.shape}) was not used to compute the outputs")
     return tuple(found[id(tensor)] for tensor in inputs)
+
+
+def checkpoint(fn, *inputs):
+    """Return ``fn(*inputs)`` without keeping the activations inside ``fn`` for backward.
+
+    Training keeps, for every op, what its VJP rule will read, so memory grows with
+    depth.  ``checkpoint`` trades compute for that memory (*recomputation*, also called
+    *rematerialization*): fn runs under no_grad, so nothing inside it is kept, and its
+    result is one node, op ``"checkpoint"``, that keeps only its inputs.  When the
+    backward pass reaches the node, fn runs once more with recording on and G is pushed
+    through that new graph (:func:`checkpoint_vjp`).  The gradients are the same; the
+    price is one more forward pass of fn during backward.
+
+    ``fn`` takes the input Tensors and returns one Tensor.  As in torch.utils.checkpoint
+    it may use parameters from its closure, such as the weights of the layers it runs:
+    the Tensors that require grad and that fn reads are found while it runs and become
+    parents of the node too, so their gradients arrive as along any other edge (and add
+    up with those from uses outside fn).  Rules for fn:
+
+    * it must compute the same thing each time it is called (it is called twice);
+    * a Tensor that requires grad and was *computed* outside fn (not a leaf) must be
+      passed as an input, not read from the closure;
+    * gradients of gradients (``create_graph=True``) through it are not supported.
+
+    Checkpoints may be nested; each level adds one more recomputation of the inner part.
+    """
+    if not callable(fn):
+        raise TypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}; call checkpoint(fn, *inputs)")
+    for i, tensor in enumerate(inputs):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"checkpoint: inputs[{i}] is a {type(tensor).__name__}, not a Tensor; "
+                "pass Tensors (wrap arrays with Tensor(...), or put constants inside fn)"
+            )
+    reads = []  # filled by the forward (see _checkpoint_forward)
+    out = apply("checkpoint", *inputs, args=(fn, reads))
+    for tensor in reads:
+        if tensor.parents:
+            raise ValueError(
+                f"checkpoint: fn reads a Tensor of shape {tensor.shape} that was computed outside it "
+                f"(by {_OP_NAMES.get(tensor.op, tensor.op)!r}) and requires grad; pass it as an input "
+                "instead, e.g. checkpoint(fn, x, h) with fn taking (x, h)"
+            )
+    if out.requires_grad or reads:
+        # apply recorded the inputs as the parents (or nothing, if none needs grad); the
+        # parameters fn read, known only now that it has run, are parents as well.  The
+        # rule finds the inputs as the first n_inputs parents.
+        parents = inputs + tuple(reads)
+        out.requires_grad = True
+        out.op, out.parents, out.saved, out.args = "checkpoint", parents, parents, (fn, len(inputs))
+    return out
 
 
 def zero_grad(tensors):
