@@ -243,6 +243,16 @@ def test_an_array_kept_both_as_a_leaf_and_through_a_view_counts_as_a_leaf(leaf_f
     assert saved_bytes_by_kind(loss) == {"activations": 0, "leaves": a.data.nbytes + constants}
 
 
+def test_a_weight_kept_only_through_its_transpose_counts_as_a_leaf():
+    # A linear layer computes x @ W.T: the matmul keeps W.T, a node of its own (it has a
+    # parent) whose data is a view of W's memory. That memory is the weight's, not an
+    # activation, even though no node keeps W itself.
+    w = leaf((3, 5), requires_grad=True)
+    x = leaf((4, 5))
+    loss = (x @ w.T).sum()
+    assert saved_bytes_by_kind(loss) == {"activations": 0, "leaves": w.data.nbytes + x.data.nbytes}
+
+
 def test_saved_bytes_of_an_mlp_are_its_hidden_activations_and_weights():
     batch, sizes = 8, [5, 7, 6, 3]
     weights, biases = make_mlp(sizes, dtype=np.float32)

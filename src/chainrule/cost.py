@@ -214,15 +214,18 @@ def saved_bytes_by_kind(root):
     we train.  Every array is counted once, however many nodes keep it.  After a
     backward pass without ``retain_graph`` nothing is kept, and both are 0.
     """
-    owners = {}  # id(owner array) -> [owner array, kept by a leaf?]
-    for node in topological_order(root):
+    order = topological_order(root)
+    # Memory is a leaf's when a leaf owns it, also when a node keeps it through a view
+    # (the transpose of a weight in a matmul is the weight's memory, not an activation).
+    leaf_memory = {id(_owner(node.data)) for node in order if not node.parents}
+    owners = {}  # id(owner array) -> owner array
+    for node in order:
         for tensor in node.saved or ():
             owner = _owner(tensor.data)
-            entry = owners.setdefault(id(owner), [owner, False])
-            entry[1] = entry[1] or not tensor.parents
+            owners[id(owner)] = owner
     totals = {"activations": 0, "leaves": 0}
-    for owner, is_leaf in owners.values():
-        totals["leaves" if is_leaf else "activations"] += owner.nbytes
+    for key, owner in owners.items():
+        totals["leaves" if key in leaf_memory else "activations"] += owner.nbytes
     return totals
 
 
