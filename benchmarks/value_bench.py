@@ -1,10 +1,22 @@
-"""chainrule.Value against micrograd 0.1.0 on the same MLP of scalar Values.
+"""chainrule.Value against micrograd 0.1.0: speed on an MLP of scalars, and the deepest chain.
 
-Both engines build the same network (same sizes, same random weights, ReLU hidden
-layers, squared-error loss) and run forward + backward; we report the best of several
-repeats for each, measured alternately in one process so machine noise hits both.
+1. Speed.  Both engines build the same network of scalar Values (sizes ``SIZES``, the
+   same random weights, ReLU hidden layers, squared-error loss) and run forward +
+   backward on one input.  Before timing, the loss and every weight's gradient are
+   checked to agree between the two; any mismatch raises.  Timing alternates the
+   engines round by round (the order swaps each round) and reports the best step.
+   The garbage collector stays on for the row with the goal: micrograd's closures make
+   reference cycles that only the collector frees, which is part of what a training
+   loop pays.  A second row, without a goal, times both with the collector off
+   (collecting between turns), to show how much of the difference that is.
+2. Depth.  A chain ``x.relu().relu()...`` of ``depth`` ops, then ``backward()``.
+   micrograd's recursive topological sort raises RecursionError near
+   ``sys.getrecursionlimit()``; chainrule's is iterative, so it is tried at
+   ``CHAIN_CAP`` (1,000,000) ops directly.  Both depths are found exactly (by bisection
+   between a depth that works and one that fails) unless chainrule reaches the cap.
 """
 
+import gc
 import random
 import sys
 import time
@@ -14,6 +26,8 @@ from micrograd.engine import Value as MicrogradValue
 from chainrule import Value as ChainruleValue
 
 SIZES = (16, 32, 32, 1)
+CHAIN_CAP = 1_000_000
+GOAL = 0.6  # chainrule's step time at most this fraction of micrograd's
 
 
 def make_layers(value_class, sizes, seed=0):
@@ -26,6 +40,7 @@ def make_layers(value_class, sizes, seed=0):
 
 
 def mlp_loss(layers, inputs):
+    """Sum of squares of the network's outputs (ReLU on every layer but the last)."""
     activations = inputs
     for depth, layer in enumerate(layers):
         outputs = []
@@ -41,50 +56,137 @@ def mlp_loss(layers, inputs):
     return loss
 
 
-def time_step(value_class, inputs, repeats):
-    layers = make_layers(value_class, SIZES)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        mlp_loss(layers, inputs).backward()
-        best = min(best, time.perf_counter() - start)
-    return best
+def _flat(layers):
+    return [w for layer in layers for row in layer for w in row]
 
 
-def deepest_chain(value_class, limit=1_100_000):
-    """Largest depth in 125 * 2**k (up to ``limit``) whose chain backprops."""
-    depth, deepest = 125, 0
-    while depth <= limit:
-        x = value_class(0.5)
-        y = x
-        for _ in range(depth):
-            y = y * 1.0
-        try:
-            y.backward()
-        except RecursionError:
-            break
-        deepest = depth
-        depth *= 2
-    return deepest
+def check_agreement(inputs):
+    """Raise AssertionError unless both engines give the same loss and weight gradients."""
+    ours, theirs = make_layers(ChainruleValue, SIZES), make_layers(MicrogradValue, SIZES)
+    loss_ours, loss_theirs = mlp_loss(ours, inputs), mlp_loss(theirs, inputs)
+    loss_ours.backward()
+    loss_theirs.backward()
+
+    def close(a, b):
+        return abs(a - b) <= 1e-9 * max(abs(a), abs(b)) + 1e-12
+
+    if not close(loss_ours.data, loss_theirs.data):
+        raise AssertionError(f"value_bench: loss {loss_ours.data!r} (chainrule) != {loss_theirs.data!r} (micrograd)")
+    weights = list(zip(_flat(ours), _flat(theirs)))
+    for i, (a, b) in enumerate(weights):
+        if not close(a.grad, b.grad):
+            raise AssertionError(f"value_bench: gradient of weight {i}: {a.grad!r} (chainrule) != {b.grad!r} (micrograd)")
+    if not any(a.grad for a, _ in weights):
+        raise AssertionError("value_bench: every gradient is zero; the check would prove nothing")
 
 
-def run(repeats=15):
+def time_steps(rounds, steps_per_round, inputs, collect_garbage=True):
+    """Seconds per forward+backward step for each engine, alternating by round.
+
+    With ``collect_garbage=False`` the garbage collector is off while timing, and
+    collects between turns (untimed), so that micrograd's cycles do not pile up.
+    """
+    engines = {"chainrule": make_layers(ChainruleValue, SIZES), "micrograd": make_layers(MicrogradValue, SIZES)}
+    times = {name: [] for name in engines}
+    names = list(engines)
+    was_enabled = gc.isenabled()
+    try:
+        for r in range(rounds):
+            for name in names if r % 2 == 0 else names[::-1]:
+                layers = engines[name]
+                if not collect_garbage:
+                    gc.collect()
+                    gc.disable()
+                mlp_loss(layers, inputs).backward()  # warm-up after switching
+                for _ in range(steps_per_round):
+                    start = time.perf_counter()
+                    mlp_loss(layers, inputs).backward()
+                    times[name].append(time.perf_counter() - start)
+                if was_enabled:
+                    gc.enable()
+    finally:
+        if was_enabled:
+            gc.enable()
+        gc.collect()
+    return times
+
+
+def _chain_backprops(value_class, depth):
+    x = value_class(0.5)
+    y = x
+    for _ in range(depth):
+        y = y.relu()
+    try:
+        y.backward()
+    except RecursionError:
+        return False
+    if x.grad != 1.0:
+        raise AssertionError(f"value_bench: {value_class.__module__} chain of {depth}: d/dx = {x.grad!r}, expected 1")
+    return True
+
+
+def deepest_chain(value_class, cap):
+    """The largest depth <= ``cap`` whose chain backprops."""
+    if _chain_backprops(value_class, cap):
+        return cap
+    good, bad = 0, 100
+    while _chain_backprops(value_class, bad):  # grow until a depth fails
+        good, bad = bad, bad * 2
+    while bad - good > 1:  # bisect: good backprops, bad fails
+        middle = (good + bad) // 2
+        if _chain_backprops(value_class, middle):
+            good = middle
+        else:
+            bad = middle
+    return good
+
+
+def _ms(seconds):
+    return f"{seconds * 1e3:.2f} ms"
+
+
+def run(quick=False):
     inputs = [random.Random(1).uniform(-1, 1) for _ in range(SIZES[0])]
-    mine = theirs = float("inf")
-    for _ in range(3):  # alternate so that both see the same machine state
-        mine = min(mine, time_step(ChainruleValue, inputs, repeats))
-        theirs = min(theirs, time_step(MicrogradValue, inputs, repeats))
-    return {
-        "value_mlp_step_seconds": {"chainrule": mine, "micrograd": theirs},
-        "value_mlp_step_ratio": mine / theirs,
-        "value_mlp_step_goal": 0.6,
-        "deepest_chain": {
-            "chainrule": deepest_chain(ChainruleValue),
-            "micrograd": deepest_chain(MicrogradValue),
-            "recursion_limit": sys.getrecursionlimit(),
+    check_agreement(inputs)
+    rounds, steps_per_round = (4, 2) if quick else (20, 5)
+    times = time_steps(rounds, steps_per_round, inputs)
+    times_no_gc = time_steps(rounds // 2, steps_per_round, inputs, collect_garbage=False)
+    sizes = "-".join(map(str, SIZES))
+    cap = CHAIN_CAP // 10 if quick else CHAIN_CAP
+    ours = deepest_chain(ChainruleValue, cap)
+    theirs = deepest_chain(MicrogradValue, cap)
+    rows = []
+    for label, ts, goal in (("", times, GOAL), (" (garbage collector off)", times_no_gc, None)):
+        best = {name: min(t) for name, t in ts.items()}
+        median = {name: sorted(t)[len(t) // 2] for name, t in ts.items()}
+        ratio = best["chainrule"] / best["micrograd"]
+        rows.append({
+            "section": "value",
+            "name": f"MLP {sizes} of Values, forward+backward{label}: chainrule / micrograd",
+            "ratio": ratio,
+            "goal": "" if goal is None else f"<= {goal}",
+            "met": None if goal is None else bool(ratio <= goal),
+            "detail": (
+                f"best {_ms(best['chainrule'])} vs {_ms(best['micrograd'])}; "
+                f"median {_ms(median['chainrule'])} vs {_ms(median['micrograd'])}; "
+                f"{len(ts['chainrule'])} steps each" + ("; loss and gradients agree" if goal else "")
+            ),
+        })
+    return rows + [
+        {
+            "section": "value",
+            "name": "deepest chain that backprops: chainrule / micrograd",
+            "ratio": ours / theirs,
+            "goal": "",
+            "met": None,
+            "detail": (
+                f"chainrule {ours:,}{' (the cap tested)' if ours == cap else ''} vs micrograd {theirs:,} "
+                f"(RecursionError beyond); sys.getrecursionlimit() = {sys.getrecursionlimit()}"
+            ),
         },
-    }
+    ]
 
 
 if __name__ == "__main__":
-    print(run())
+    for row in run(quick="--quick" in sys.argv):
+        print(row)
