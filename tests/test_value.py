@@ -463,3 +463,14 @@ def test_a_gradient_that_overflows_in_backward_is_reported():
     with pytest.raises(FloatingPointError) as caught:
         y.backward()
     assert "backward" in str(caught.value) and "inf" in str(caught.value)
+
+
+def test_an_interior_gradient_overflow_is_reported_at_the_node_where_it_appears():
+    # Every forward value is finite: x * 1e-200 = 1e-200, its log is about -460, times
+    # 1e200. The gradient at the product is 1e200 / 1e-200 = inf, and it reaches the leaf
+    # x as inf * 1e-200 = inf. The message must name the product, where it first appeared.
+    x = Value(1.0, "x")
+    product = x * 1e-200
+    y = product.log() * 1e200
+    with pytest.raises(FloatingPointError, match=r"reaching Value\(data=1e-200.*op '\*'.*is inf"):
+        y.backward()

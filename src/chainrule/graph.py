@@ -58,19 +58,29 @@ def topological_order(root, parents_of=_parents_attribute):
     contribution before it passes its own on.
 
     This is :func:`depth_first_events` keeping only the "finish" events, written out
-    as one loop because every backward pass calls it.
+    as one loop because every backward pass calls it.  A leaf finishes as soon as it
+    is visited, so it goes straight into the order without a stack entry of its own;
+    the order is the same, and the many leaves of a network (weights, inputs,
+    constants) cost only a set lookup.
     """
     order = []
     visited = {root}
-    stack = [(root, iter(parents_of(root)))]
-    while stack:
-        node, unexplored_parents = stack[-1]
-        for parent in unexplored_parents:
+    # The stack as two lists (cheaper than a list of pairs): the path of nodes being
+    # explored, and for each an iterator over the parents it has not looked at yet.
+    path = [root]
+    unexplored = [iter(parents_of(root))]
+    while path:
+        for parent in unexplored[-1]:
             if parent not in visited:
                 visited.add(parent)
-                stack.append((parent, iter(parents_of(parent))))
+                grandparents = parents_of(parent)
+                if not grandparents:  # a leaf: visited and finished at once
+                    order.append(parent)
+                    continue
+                path.append(parent)
+                unexplored.append(iter(grandparents))
                 break
         else:
-            stack.pop()
-            order.append(node)
+            unexplored.pop()
+            order.append(path.pop())
     return order

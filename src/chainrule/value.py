@@ -40,7 +40,7 @@ def _as_float(x, operation):
 
 def _result(data, op, parents, local_grads):
     """Make the Value an operation produces (a fast path around ``Value.__init__``)."""
-    if not math.isfinite(data):
+    if not _isfinite(data):
         operands = ", ".join(repr(p.data) for p in parents)
         raise OverflowError(
             f"Value {op}: the result for ({operands}) is {data!r}; chainrule works with finite numbers only"
@@ -52,6 +52,7 @@ def _result(data, op, parents, local_grads):
 
 
 _new_object = object.__new__
+_isfinite = math.isfinite  # one global lookup instead of two, on every operation
 
 
 class Value:
@@ -94,7 +95,8 @@ class Value:
 
     def __add__(self, other):
         """``a + b``;  d/da = 1,  d/db = 1."""
-        other = self._operand(other, "Value + (add)")
+        if type(other) is not Value:  # (checked here first: most operands are Values)
+            other = self._operand(other, "Value + (add)")
         return _result(self.data + other.data, "+", (self, other), (1.0, 1.0))
 
     def __sub__(self, other):
@@ -104,7 +106,8 @@ class Value:
 
     def __mul__(self, other):
         """``a * b``;  d/da = b,  d/db = a."""
-        other = self._operand(other, "Value * (multiply)")
+        if type(other) is not Value:
+            other = self._operand(other, "Value * (multiply)")
         return _result(self.data * other.data, "*", (self, other), (other.data, self.data))
 
     def __truediv__(self, other):
@@ -162,7 +165,9 @@ class Value:
     def relu(self):
         """``max(a, 0)``;  d/da = 1 if a > 0 else 0 (we take 0 at the kink a == 0)."""
         a = self.data
-        return _result(max(a, 0.0), "relu", (self,), (1.0 if a > 0.0 else 0.0,))
+        if a > 0.0:
+            return _result(a, "relu", (self,), (1.0,))
+        return _result(0.0, "relu", (self,), (0.0,))
 
     def tanh(self):
         """``tanh(a)``;  d/da = 1 - tanh(a)**2."""
@@ -204,20 +209,40 @@ class Value:
                 node.grad = 0.0
         self.grad += 1.0
         for node in reversed(order):
+            parents = node.parents
+            if not parents:
+                if not _isfinite(node.grad):  # leaves' .grad is what users read
+                    _report_nonfinite_gradient(order)
+                continue
             grad = node.grad
-            if not math.isfinite(grad):  # checked for leaves too: their .grad is what users read
-                raise FloatingPointError(
-                    f"backward: the gradient reaching {node!r} (op {node.op or 'leaf'!r}) is {grad!r}; "
-                    "a local derivative downstream of it overflowed"
-                )
-            if node.parents:  # leaves have nothing to pass on
-                for parent, local in zip(node.parents, node.local_grads):
+            if len(parents) == 2:  # a binary op, written out: zip() would cost more than the sums
+                a, b = parents
+                local_a, local_b = node.local_grads
+                a.grad += grad * local_a
+                b.grad += grad * local_b
+            else:
+                for parent, local in zip(parents, node.local_grads):
                     parent.grad += grad * local
 
     def zero_grad(self):
         """Set ``.grad`` to 0 on this Value and every node it depends on."""
         for node in topological_order(self):
             node.grad = 0.0
+
+
+def _report_nonfinite_gradient(order):
+    """Raise for the first node of the backward pass whose gradient is inf or nan.
+
+    Only leaves are checked during the pass, which is enough: an inf or nan at any node
+    is multiplied and added into every node between it and the leaves, and stays inf or
+    nan.  This finds where it first appeared, which is the useful thing to report.
+    """
+    for node in reversed(order):
+        if not math.isfinite(node.grad):
+            raise FloatingPointError(
+                f"backward: the gradient reaching {node!r} (op {node.op or 'leaf'!r}) is {node.grad!r}; "
+                "a local derivative downstream of it overflowed"
+            )
 
 
 def zero_grad(root):
