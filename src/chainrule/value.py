@@ -210,12 +210,12 @@ class Value:
         self.grad += 1.0
         for node in reversed(order):
             parents = node.parents
-            if not parents:
-                if not _isfinite(node.grad):  # leaves' .grad is what users read
+            if not parents:  # a leaf: check the .grad that users read
+                if not _isfinite(node.grad):
                     _report_nonfinite_gradient(order)
                 continue
             grad = node.grad
-            if len(parents) == 2:  # a binary op, written out: zip() would cost more than the sums
+            if len(parents) == 2:  # binary ops written out: faster than zip()
                 a, b = parents
                 local_a, local_b = node.local_grads
                 a.grad += grad * local_a
