@@ -22,6 +22,7 @@ few untimed ones at every switch, and reports the best step (and the median).
 import time
 
 import numpy as np
+from rows import timing_row
 
 BATCH, N_IN, N_HIDDEN, N_OUT = 256, 784, 256, 10
 LR = 0.1
@@ -248,36 +249,20 @@ def time_steps(rounds, steps_per_round, x, labels, params, warmup=2, budget=None
     return times
 
 
-def _ms(seconds):
-    return f"{seconds * 1e3:.2f} ms"
-
-
 def run(quick=False):
     x, labels, params = make_problem()
     worst = check_agreement(x, labels, params)
     rounds, steps_per_round = (4, 3) if quick else (50, 4)
     times = time_steps(rounds, steps_per_round, x, labels, params, budget=20.0)
     rounds = len(times["chainrule"]) // steps_per_round
-    best = {name: min(ts) for name, ts in times.items()}
-    median = {name: float(np.median(ts)) for name, ts in times.items()}
     rows = []
     for other in ("numpy", "torch", "jax"):
-        ratio = best["chainrule"] / best[other]
-        goal = GOALS[other]
         what = "jax.jit (whole step)" if other == "jax" else other
-        rows.append({
-            "section": "tensor",
-            "name": f"MLP 784-256-10 train step, batch {BATCH} f32: chainrule / {what}",
-            "ratio": ratio,
-            "goal": "" if goal is None else f"<= {goal}",
-            "met": None if goal is None else bool(ratio <= goal),
-            "detail": (
-                f"best {_ms(best['chainrule'])} vs {_ms(best[other])}; "
-                f"median {_ms(median['chainrule'])} vs {_ms(median[other])}; "
-                f"{rounds}x{steps_per_round} steps each"
-                + (f"; all 4 agree with float64 numpy (worst update error {worst:.1e})" if other == "numpy" else "")
-            ),
-        })
+        name = f"MLP 784-256-10 train step, batch {BATCH} f32: chainrule / {what}"
+        note = f"{rounds}x{steps_per_round} steps each"
+        if other == "numpy":
+            note += f"; all 4 agree with float64 numpy (worst update error {worst:.1e})"
+        rows.append(timing_row("tensor", name, times, other, GOALS[other], note))
     return rows
 
 

@@ -24,6 +24,7 @@ import time
 from micrograd.engine import Value as MicrogradValue
 
 from chainrule import Value as ChainruleValue
+from rows import timing_row
 
 SIZES = (16, 32, 32, 1)
 CHAIN_CAP = 1_000_000
@@ -141,10 +142,6 @@ def deepest_chain(value_class, cap):
     return good
 
 
-def _ms(seconds):
-    return f"{seconds * 1e3:.2f} ms"
-
-
 def run(quick=False):
     inputs = [random.Random(1).uniform(-1, 1) for _ in range(SIZES[0])]
     check_agreement(inputs)
@@ -157,21 +154,9 @@ def run(quick=False):
     theirs = deepest_chain(MicrogradValue, cap)
     rows = []
     for label, ts, goal in (("", times, GOAL), (" (garbage collector off)", times_no_gc, None)):
-        best = {name: min(t) for name, t in ts.items()}
-        median = {name: sorted(t)[len(t) // 2] for name, t in ts.items()}
-        ratio = best["chainrule"] / best["micrograd"]
-        rows.append({
-            "section": "value",
-            "name": f"MLP {sizes} of Values, forward+backward{label}: chainrule / micrograd",
-            "ratio": ratio,
-            "goal": "" if goal is None else f"<= {goal}",
-            "met": None if goal is None else bool(ratio <= goal),
-            "detail": (
-                f"best {_ms(best['chainrule'])} vs {_ms(best['micrograd'])}; "
-                f"median {_ms(median['chainrule'])} vs {_ms(median['micrograd'])}; "
-                f"{len(ts['chainrule'])} steps each" + ("; loss and gradients agree" if goal else "")
-            ),
-        })
+        note = f"{len(ts['chainrule'])} steps each" + ("; loss and gradients agree" if goal else "")
+        name = f"MLP {sizes} of Values, forward+backward{label}: chainrule / micrograd"
+        rows.append(timing_row("value", name, ts, "micrograd", goal, note))
     return rows + [
         {
             "section": "value",

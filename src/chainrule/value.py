@@ -46,8 +46,12 @@ def _result(data, op, parents, local_grads):
             f"Value {op}: the result for ({operands}) is {data!r}; chainrule works with finite numbers only"
         )
     out = _new_object(Value)
-    out.data, out.grad, out.label = data, 0.0, ""
-    out.op, out.parents, out.local_grads = op, parents, local_grads
+    out.data = data
+    out.grad = 0.0
+    out.label = ""
+    out.op = op
+    out.parents = parents
+    out.local_grads = local_grads
     return out
 
 
