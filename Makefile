@@ -1,7 +1,9 @@
 # Backpropagation course: build the book and run the tests.
 #
-#   make book      set up, build the book into _build/html (fails on any warning)
-#   make test      set up, build the book, run the whole test suite
+#   make book      set up, write the notebooks, build the book into _build/html (fails on any warning)
+#   make test      check the committed notebooks, build both books, run the whole test suite
+#   make notebooks set up, write the Colab and student notebooks from chapters/*.md
+#   make book-student  build the student edition of the site (no solutions) into _build/html-student
 #   make bench     set up, run the benchmarks
 #   make figures   set up, regenerate the committed figures in img/
 #   make setup     only the set-up step (.venv, Python packages, graphviz, chromium)
@@ -25,14 +27,17 @@ INSTALL_STAMP := $(VENV)/.chainrule-install-stamp
 LAB_OVERRIDES := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
 CHROMIUM := /usr/bin/chromium
 BOOK_HTML := _build/html
+STUDENT_HTML := _build/html-student
 
 # Tools started by the book build (the notebook kernel, jupyter, dot) come from the venv first.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup system-packages book test bench figures clean distclean
+.PHONY: help setup system-packages notebooks notebooks-check book book-student test bench figures clean distclean
 
 help:
 	@echo "make book     build the book into $(BOOK_HTML) (every chapter executed; any warning fails)"
+	@echo "make notebooks  write the Colab (chapters/*.ipynb) and student (student/chapters/*.ipynb) notebooks"
+	@echo "make book-student  build the site without solutions into $(STUDENT_HTML)"
 	@echo "make test     build the book, then run the whole test suite"
 	@echo "make bench    run the benchmarks (benchmarks/run.py)"
 	@echo "make figures  regenerate the committed figures in img/"
@@ -77,13 +82,32 @@ $(LAB_OVERRIDES): $(INSTALL_STAMP)
 
 # A fresh output folder and --all: every chapter is executed on every build, so a change
 # in src/chainrule that breaks a chapter always breaks the book.
-book: setup
+# The notebook editions are generated from chapters/*.md (see tools/notebooks.py) and
+# committed, so that GitHub serves them to Colab. notebooks-check fails when the committed
+# files are stale: make test runs it first, so a commit that forgot `make notebooks` fails.
+notebooks: setup
+	$(PY) tools/notebooks.py
+
+notebooks-check: setup
+	$(PY) tools/notebooks.py --check
+
+book: setup notebooks
 	rm -rf $(BOOK_HTML)
 	$(VENV)/bin/jupyter-book build --all . -W -n --keep-going
 	@echo ""
 	@echo "Book built: file://$(CURDIR)/$(BOOK_HTML)/index.html"
 
-test: book
+# The site without solutions: tools/student_book.py writes a copy of the book whose
+# chapters have no solution cells into _build/student-book, then builds it.
+book-student: setup notebooks
+	rm -rf $(STUDENT_HTML)
+	$(PY) tools/student_book.py _build/student-book
+	$(VENV)/bin/jupyter-book build --all _build/student-book -W -n --keep-going
+	rm -rf $(STUDENT_HTML) && mv _build/student-book/_build/html $(STUDENT_HTML)
+	@echo ""
+	@echo "Student book built: file://$(CURDIR)/$(STUDENT_HTML)/index.html"
+
+test: notebooks-check book book-student
 	$(PY) -m pytest -p no:cacheprovider tests
 
 bench: setup

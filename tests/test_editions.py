@@ -1,0 +1,389 @@
+"""The notebook editions (tools/notebooks.py, `make notebooks`) and the student site.
+
+* The committed notebooks are exactly what the generator writes from the chapters now.
+* Opening and saving a chapter through jupytext's contents manager (what JupyterLab
+  uses) gives back the same bytes.
+* The editions' Markdown is plain: no MyST role, directive or label is left for Colab to
+  show raw, and the numbers they print are the ones the built book shows.
+* No line of solution code and no sentence of solution text reaches a student file,
+  notebook or HTML.
+* The converter rejects what it cannot convert, naming the chapter, instead of writing
+  raw MyST; a solution cell that is not tagged is an error, not a leak.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+from bs4 import BeautifulSoup
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import notebooks  # noqa: E402  (tools/notebooks.py)
+
+BOOK = notebooks.load_book()
+CHAPTERS = BOOK.chapters
+STUDENT_HTML = ROOT / "_build" / "html-student"
+#: MyST that Colab would show as raw text.
+RAW_MYST = re.compile(r"\{[\w:-]+\}`|^\s*(`{3,}|:{3,})\{|^\(\S+\)=\s*$|^\+\+\+", re.MULTILINE)
+
+
+def edition(chapter: str, student: bool):
+    return nbformat.read(ROOT / notebooks.edition_path(chapter, student), as_version=4)
+
+
+def solution_cells(chapter: str) -> list:
+    return [cell for cell in jupytext.read(ROOT / f"{chapter}.md").cells if "solution" in notebooks.tags(cell)]
+
+
+def other_cells_text(chapter: str) -> str:
+    cells = jupytext.read(ROOT / f"{chapter}.md").cells
+    return "\n".join(cell.source for cell in cells if "solution" not in notebooks.tags(cell))
+
+
+def solution_code_lines(chapter: str) -> set[str]:
+    """Lines of solution code that say something (not blank, not only punctuation) and that the rest of the chapter does not also contain."""
+    elsewhere = {line.strip() for line in other_cells_text(chapter).split("\n")}
+    lines = set()
+    for cell in solution_cells(chapter):
+        if cell.cell_type == "code":
+            for line in cell.source.split("\n"):
+                line = line.strip()
+                if len(line) >= 12 and line not in elsewhere:
+                    lines.add(line)
+    return lines
+
+
+def solution_phrases(chapter: str, words: int = 8) -> set[str]:
+    """Runs of ``words`` consecutive plain words from the solutions' text (math and markup removed)."""
+    phrases = set()
+    for cell in solution_cells(chapter):
+        if cell.cell_type != "markdown":
+            continue
+        text = re.sub(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|^`{3,}.*$|^:\w+:.*$", " ", cell.source, flags=re.S | re.M)
+        for sentence in re.split(r"[.:;!?()\n]\s*", text.replace("\n", " ")):
+            tokens = re.findall(r"[A-Za-z][A-Za-z'-]*", sentence)
+            if len(tokens) >= words:
+                phrases.add(" ".join(tokens[:words]))
+    return phrases
+
+
+def plain_words(text: str) -> str:
+    return " ".join(re.findall(r"[A-Za-z][A-Za-z'-]*", text))
+
+
+# ---------------------------------------------------------------------------------------
+# Generated files
+# ---------------------------------------------------------------------------------------
+
+
+def test_committed_files_match_the_generator():
+    stale = [path.relative_to(ROOT).as_posix() for path, text in notebooks.expected_files(BOOK).items()
+             if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    assert not stale, f"out of date: {stale}. Run `make notebooks` and commit the result."
+
+
+def test_generator_is_deterministic():
+    first = notebooks.expected_files(notebooks.load_book())
+    second = notebooks.expected_files(notebooks.load_book())
+    assert first == second
+
+
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_jupyterlab_save_round_trip_is_byte_for_byte(numbered: str, tmp_path: Path):
+    """jupytext's contents manager (JupyterLab's) reads and saves the chapter unchanged."""
+    chapter = numbered
+    from jupytext import TextFileContentsManager
+
+    source = ROOT / f"{chapter}.md"
+    copy = tmp_path / source.name
+    copy.write_bytes(source.read_bytes())
+    manager = TextFileContentsManager(root_dir=str(tmp_path))
+    model = manager.get(copy.name, content=True)
+    assert model["type"] == "notebook", f"{chapter}.md does not open as a notebook"
+    manager.save(model, copy.name)
+    assert copy.read_bytes() == source.read_bytes(), (
+        f"saving {chapter}.md through jupytext changes it; run `make notebooks` to write it in jupytext's form"
+    )
+
+
+@pytest.mark.parametrize("student", [False, True], ids=["colab", "student"])
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_editions_are_plain_markdown_without_outputs(numbered: str, student: bool):
+    chapter = numbered
+    notebook = edition(chapter, student)
+    nbformat.validate(notebook)
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "markdown":
+            raw = RAW_MYST.search(cell.source)
+            assert raw is None, f"cell {index} shows raw MyST {raw[0]!r}: {cell.source[:200]!r}"
+        else:
+            assert cell.outputs == [] and cell.execution_count is None, f"cell {index} has stored output"
+    first_code = next(cell for cell in notebook.cells if cell.cell_type == "code")
+    assert first_code.source == notebooks.setup_source(BOOK), "the first code cell must be the set-up cell"
+    assert "CHAINRULE_PIP_SPEC" in first_code.source and BOOK.default_pip_spec in first_code.source
+
+
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_exercises_are_numbered_by_chapter(numbered: str):
+    chapter = numbered
+    number = BOOK.chapter_number(chapter)
+    headings = [line for cell in edition(chapter, student=True).cells if cell.cell_type == "markdown"
+                for line in cell.source.split("\n") if line.startswith("### Exercise")]
+    expected = [f"### Exercise {number}.{index}" for index in range(1, len(headings) + 1)]
+    assert [heading.split(" (")[0] for heading in headings] == expected
+    assert headings, f"{chapter} has no exercises"
+
+
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_colab_edition_folds_every_solution(numbered: str):
+    chapter = numbered
+    notebook = edition(chapter, student=False)
+    headings = [cell for cell in notebook.cells if cell.source.startswith("#### Solution to Exercise")]
+    assert headings and sorted(notebook.metadata["colab"]["collapsed_sections"]) == sorted(c.id for c in headings)
+    for cell in headings:
+        assert cell.metadata["id"] == cell.id
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and "solution" in cell.metadata.get("tags", []):
+            assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, cell.source[:80]
+
+
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_student_edition_has_no_solution(numbered: str):
+    chapter = numbered
+    notebook = edition(chapter, student=True)
+    text = "\n".join(cell.source for cell in notebook.cells)
+    leaked = sorted(line for line in solution_code_lines(chapter) if line in text)
+    assert not leaked, f"solution code in student/{chapter}.ipynb: {leaked[:5]}"
+    words = plain_words(text)
+    leaked = sorted(phrase for phrase in solution_phrases(chapter) if phrase in words)
+    assert not leaked, f"solution text in student/{chapter}.ipynb: {leaked[:5]}"
+    assert not [cell for cell in notebook.cells if "solution" in cell.metadata.get("tags", [])]
+
+
+def test_leak_checks_can_fail():
+    """The phrases and lines the leak test looks for exist, and are found in the Colab edition."""
+    for chapter in CHAPTERS:
+        colab = "\n".join(cell.source for cell in edition(chapter, student=False).cells)
+        lines, phrases = solution_code_lines(chapter), solution_phrases(chapter)
+        assert lines or phrases, f"{chapter}: no solution content found to check"
+        assert all(line in colab for line in lines), chapter
+        assert all(phrase in plain_words(colab) for phrase in phrases), chapter
+
+
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_student_edition_has_an_answer_cell_per_exercise(numbered: str):
+    chapter = numbered
+    cells = edition(chapter, student=True).cells
+    exercises = sum(1 for cell in cells if cell.cell_type == "markdown" and "### Exercise" in cell.source)
+    text_stubs = [cell for cell in cells if cell.cell_type == "markdown" and "exercise-stub" in cell.metadata.get("tags", [])]
+    code_stubs = [cell for cell in cells if cell.cell_type == "code" and "exercise-stub" in cell.metadata.get("tags", [])]
+    assert len(text_stubs) == exercises
+    with_code = sum(1 for label, target in BOOK.targets.items() if target.kind == "exercise" and target.chapter == chapter
+                    and any(cell.cell_type == "code" for cell in solution_of(chapter, label)))
+    assert len(code_stubs) == with_code
+    for cell in code_stubs:
+        assert re.search(r'raise NotImplementedError\("Exercise \d+\.\d+ is not answered yet', cell.source)
+
+
+def solution_of(chapter: str, label: str) -> list:
+    cells, inside = [], False
+    for cell in jupytext.read(ROOT / f"{chapter}.md").cells:
+        inside = inside or (notebooks.solution_label(cell) == label)
+        if inside:
+            cells.append(cell)
+            if "{solution-end}" in cell.source:
+                break
+    return cells
+
+
+# ---------------------------------------------------------------------------------------
+# The set-up cell
+# ---------------------------------------------------------------------------------------
+
+
+def run_setup_cell(tmp_path: Path, env_extra: dict[str, str]) -> "subprocess.CompletedProcess":
+    """Run the set-up cell with an isolated interpreter that cannot import the repo's chainrule."""
+    import os
+    import subprocess
+
+    script = tmp_path / "setup_cell.py"
+    script.write_text(notebooks.setup_source(BOOK), encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "CHAINRULE_PIP_SPEC")}
+    env.update(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", **env_extra)
+    # -I: isolated (no user site, no PYTHONPATH); -S: no site-packages, so no chainrule.
+    return subprocess.run([sys.executable, "-I", "-S", str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_setup_cell_outside_colab_says_how_to_install(tmp_path: Path):
+    result = run_setup_cell(tmp_path, {})
+    assert result.returncode != 0
+    assert "ModuleNotFoundError: chainrule is not installed" in result.stderr
+    assert "make setup" in result.stderr and "pip install -e ." in result.stderr
+
+
+def test_setup_cell_fails_loudly_when_the_install_fails(tmp_path: Path):
+    missing = tmp_path / "no-such-chainrule-0.0-py3-none-any.whl"
+    result = run_setup_cell(tmp_path, {"CHAINRULE_PIP_SPEC": str(missing)})
+    assert result.returncode != 0
+    assert f"Installing chainrule with `pip install {missing}` failed" in result.stderr
+    assert "CHAINRULE_PIP_SPEC" in result.stderr
+
+
+def test_setup_cell_does_nothing_when_chainrule_imports():
+    calls = []
+    namespace = {}
+    import subprocess
+
+    original = subprocess.run
+    subprocess.run = lambda *args, **kwargs: calls.append(args)
+    try:
+        exec(compile(notebooks.setup_source(BOOK), "setup-cell", "exec"), namespace)
+    finally:
+        subprocess.run = original
+    assert calls == [], "the set-up cell ran a command although chainrule imports"
+
+
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_setup_cell_is_hidden_on_the_site_and_defined_once(numbered: str):
+    chapter = numbered
+    cells = [cell for cell in jupytext.read(ROOT / f"{chapter}.md").cells if "setup" in notebooks.tags(cell)]
+    assert len(cells) == 1
+    assert "remove-cell" in notebooks.tags(cells[0]), "the set-up cell must carry remove-cell (not on the website)"
+    assert cells[0].source == notebooks.setup_source(BOOK)
+
+
+# ---------------------------------------------------------------------------------------
+# The converter on small books
+# ---------------------------------------------------------------------------------------
+
+HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+SETUP = """```{code-cell} ipython3
+:tags: [remove-cell, setup]
+
+pass
+```
+"""
+
+
+def small_book(tmp_path: Path, body: str):
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "_config.yml").write_text(
+        "repository:\n  url: https://github.com/someone/course\n  branch: trunk\nbibtex_bibfiles: [refs.bib]\n")
+    (tmp_path / "refs.bib").write_text("@book{knuth1968art, author={Knuth, Donald E.}, title={The Art}, year={1968}}\n")
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: chapters/index\nparts:\n  - numbered: 1\n    chapters:\n"
+        "      - file: chapters/one\n      - file: chapters/two\n")
+    (tmp_path / "chapters" / "one.md").write_text(HEADER + "(chapter-one)=\n# One\n\n" + SETUP + "\nText.\n")
+    (tmp_path / "chapters" / "two.md").write_text(HEADER + "# Two\n\n" + SETUP + "\n" + body)
+    book = notebooks.load_book(tmp_path)
+    return book, jupytext.read(tmp_path / "chapters" / "two.md")
+
+
+def markdown_of(notebook) -> str:
+    return "\n\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+
+
+def test_converter_resolves_numbers_citations_and_links(tmp_path: Path):
+    body = """Intro {cite}`knuth1968art` and {cite:t}`knuth1968art`; see {ref}`chapter-one`.
+
+$$
+a = b
+$$ (eq-a)
+
+By {eq}`eq-a` and {numref}`ex-first`.
+
+```{admonition} Careful
+:class: warning
+
+Body *text*.
+```
+
++++
+
+````{exercise}
+:label: ex-first
+
+Do it.
+````
+
++++ {"tags": ["solution"]}
+
+````{solution-start} ex-first
+:class: dropdown
+````
+
+Secret words.
+
+```{code-cell} ipython3
+---
+tags: [solution]
+---
+secret_answer = 42
+```
+
++++ {"tags": ["solution"]}
+
+````{solution-end}
+````
+"""
+    book, notebook = small_book(tmp_path, body)
+    colab = notebooks.edition(book, "chapters/two", notebook, student=False)
+    text = markdown_of(colab)
+    assert text.startswith("# 2. Two")
+    assert "[Knuth, 1968]" in text and "Knuth [1968]" in text and "## References" in text
+    assert "(https://colab.research.google.com/github/someone/course/blob/trunk/chapters/one.ipynb)" in text
+    assert "\\tag{2.1}" in text and "By (2.1) and Exercise 2.1." in text
+    assert "> **Careful**" in text and "> Body *text*." in text
+    assert "### Exercise 2.1" in text and "#### Solution to Exercise 2.1" in text
+    assert "secret_answer = 42" in "\n".join(cell.source for cell in colab.cells)
+    student = notebooks.edition(book, "chapters/two", notebook, student=True)
+    everything = "\n".join(cell.source for cell in student.cells)
+    assert "Secret words" not in everything and "secret_answer" not in everything
+    assert 'raise NotImplementedError("Exercise 2.1 is not answered yet' in everything
+    assert "student/chapters/one.ipynb" in everything  # links stay within the student edition
+
+
+@pytest.mark.parametrize("snippet, message", [
+    ("```{note}\nHi\n```\n", "the directive {note} has no plain-Markdown form"),
+    ("Text {term}`glossary`.\n", "the role {term} has no plain-Markdown form"),
+    ("See {numref}`fig-nowhere`.\n", "names an unknown label"),
+    ("See {cite}`nobody2020`.\n", "is not in references.bib"),
+])
+def test_converter_rejects_what_it_cannot_convert(tmp_path: Path, snippet: str, message: str):
+    book, notebook = small_book(tmp_path, snippet)
+    with pytest.raises(notebooks.ConversionError, match=re.escape(message)) as error:
+        notebooks.edition(book, "chapters/two", notebook, student=False)
+    assert "chapters/two" in str(error.value)
+
+
+@pytest.mark.parametrize("body, message", [
+    # A solution code cell without the tag would reach the student edition.
+    ("+++ {\"tags\": [\"solution\"]}\n\n````{solution-start} ex-a\n````\n\n```{code-cell} ipython3\nleak = 1\n```\n\n"
+     "+++ {\"tags\": [\"solution\"]}\n\n````{solution-end}\n````\n", "lies inside a solution but not tagged"),
+    # A solution-start sharing its cell with the exercise.
+    ("Text.\n\n````{solution-start} ex-a\n````\n", "must open its own Markdown cell"),
+    ("+++ {\"tags\": [\"solution\"]}\n\n````{solution-start} ex-a\n````\n\nNo end.\n", "has no solution-end"),
+])
+def test_converter_rejects_badly_marked_solutions(tmp_path: Path, body: str, message: str):
+    exercise = "+++\n\n````{exercise}\n:label: ex-a\n\nQ.\n````\n\n"
+    book, notebook = small_book(tmp_path, exercise + body)
+    with pytest.raises(notebooks.ConversionError, match=message):
+        notebooks.edition(book, "chapters/two", notebook, student=True)
