@@ -291,6 +291,7 @@ def small_book(tmp_path: Path, body: str):
     (tmp_path / "_toc.yml").write_text(
         "format: jb-book\nroot: chapters/index\nparts:\n  - numbered: 1\n    chapters:\n"
         "      - file: chapters/one\n      - file: chapters/two\n")
+    (tmp_path / "chapters" / "index.md").write_text("# The course\n")
     (tmp_path / "chapters" / "one.md").write_text(HEADER + "(chapter-one)=\n# One\n\n" + SETUP + "\nText.\n")
     (tmp_path / "chapters" / "two.md").write_text(HEADER + "# Two\n\n" + SETUP + "\n" + body)
     book = notebooks.load_book(tmp_path)
@@ -387,3 +388,108 @@ def test_converter_rejects_badly_marked_solutions(tmp_path: Path, body: str, mes
     book, notebook = small_book(tmp_path, exercise + body)
     with pytest.raises(notebooks.ConversionError, match=message):
         notebooks.edition(book, "chapters/two", notebook, student=True)
+
+
+# ---------------------------------------------------------------------------------------
+# The built sites (make book, make book-student)
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def student_html() -> Path:
+    if not (STUDENT_HTML / "index.html").is_file():
+        pytest.fail(f"{STUDENT_HTML} is missing: run `make book-student` (make test builds it)", pytrace=False)
+    return STUDENT_HTML
+
+
+def page(html: Path, chapter: str) -> BeautifulSoup:
+    path = html / f"{chapter}.html"
+    assert path.is_file(), f"{path} is missing"
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def shown_numbers(soup: BeautifulSoup) -> dict[str, str]:
+    """label -> the number the page shows, for figures, exercises and equations."""
+    numbers = {}
+    for caption in soup.select(".caption-number"):
+        holder = caption.find_parent(["figure", "div"], id=True)
+        match = re.search(r"(\d+(?:\.\d+)*)", caption.get_text())
+        if holder is not None and match:
+            numbers[holder["id"]] = match[1]
+    for number in soup.select(".eqno"):
+        holder = number.find_parent("div", id=True)
+        numbers[holder["id"].removeprefix("equation-")] = number.get_text().strip("()# \n")
+    return numbers
+
+
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_edition_numbers_are_the_books(numbered: str, book_html: Path):
+    chapter = numbered
+    shown = shown_numbers(page(book_html, chapter))
+    ours = {label: target.number for label, target in BOOK.targets.items()
+            if target.chapter == chapter and target.kind in ("figure", "equation", "exercise")}
+    assert ours, f"{chapter}: no numbered targets found"
+    assert ours == {label: shown.get(label) for label in ours}, "numbers differ from the built page"
+    assert set(shown) <= set(ours), f"numbered on the page but unknown to the editions: {set(shown) - set(ours)}"
+
+
+def colab_links(html: Path) -> list[tuple[str, str]]:
+    links = []
+    for path in sorted(html.rglob("*.html")):
+        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        for anchor in soup.select('a[href*="colab.research.google.com"]'):
+            links.append((path.relative_to(html).as_posix(), anchor["href"]))
+    return links
+
+
+@pytest.mark.parametrize("site", ["book", "student"])
+def test_every_colab_link_opens_a_committed_notebook(site: str, book_html: Path, student_html: Path):
+    html = book_html if site == "book" else student_html
+    links = colab_links(html)
+    prefix = f"https://colab.research.google.com/github/{BOOK.repo}/blob/{BOOK.branch}/"
+    assert len(links) >= 2 * len(CHAPTERS), f"only {len(links)} Colab links in {html}"
+    bad = [(where, href) for where, href in links
+           if not href.startswith(prefix) or not href.endswith(".ipynb") or not (ROOT / href[len(prefix):]).is_file()]
+    assert not bad, f"Colab links that do not open a notebook of {BOOK.repo}@{BOOK.branch}: {bad[:5]}"
+
+
+@pytest.mark.parametrize("site", ["book", "student"])
+def test_launch_button_opens_the_pages_own_edition(site: str, book_html: Path, student_html: Path):
+    html, student = (book_html, False) if site == "book" else (student_html, True)
+    for chapter in CHAPTERS:
+        hrefs = [a["href"] for a in page(html, chapter).select('a[href*="colab.research.google.com"]')]
+        assert BOOK.colab_url(chapter, student) in hrefs, f"{chapter}: the rocket button does not open {BOOK.colab_url(chapter, student)}"
+        assert len(set(hrefs)) == 1, f"{chapter}: several Colab links on one page: {hrefs}"
+
+
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_student_site_has_no_solution(numbered: str, book_html: Path, student_html: Path):
+    chapter = numbered
+    student, full = page(student_html, chapter), page(book_html, chapter)
+    assert not student.select(".solution"), "a solution box is on the student page"
+    full_code = "\n".join(pre.get_text() for pre in full.select("pre"))
+    lines = [line for line in solution_code_lines(chapter) if line in full_code]
+    phrases = [phrase for phrase in solution_phrases(chapter) if phrase in plain_words(full.get_text(" "))]
+    # The checks find the solutions on the full page, so they can fail ...
+    assert len(lines) >= 0.8 * len(solution_code_lines(chapter)), "the leak check misses solution code"
+    assert len(phrases) >= 0.5 * len(solution_phrases(chapter)), "the leak check misses solution text"
+    # ... but only what the full page shows inside its solutions counts (outputs may print code).
+    for solution in full.select(".solution"):
+        solution.decompose()
+    outside_code = "\n".join(pre.get_text() for pre in full.select("pre"))
+    outside_words = plain_words(full.get_text(" "))
+    code = "\n".join(pre.get_text() for pre in student.select("pre"))
+    words = plain_words(student.get_text(" "))
+    leaked = [line for line in lines if line in code and line not in outside_code]
+    leaked += [phrase for phrase in phrases if phrase in words and phrase not in outside_words]
+    assert not leaked, f"solution content on the student page: {leaked[:5]}"
+    exercises = [e.get_text() for e in student.select(".exercise .caption-number")]
+    assert exercises == [e.get_text() for e in full.select(".exercise .caption-number")], "exercises differ"
+
+
+@pytest.mark.parametrize("site", ["book", "student"])
+def test_setup_cell_is_not_on_the_website(site: str, book_html: Path, student_html: Path):
+    html = book_html if site == "book" else student_html
+    showing = [path.relative_to(html).as_posix() for path in sorted(html.rglob("*.html"))
+               if "CHAINRULE_PIP_SPEC" in path.read_text(encoding="utf-8")]
+    assert not showing, f"the set-up cell shows on {showing}"

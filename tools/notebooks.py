@@ -60,7 +60,7 @@ if importlib.util.find_spec("chainrule") is None:
             "`make setup` and pick the .venv kernel, or run `pip install -e .` in the clone.")
     if shutil.which("dot") is None:  # graphviz draws the figures
         subprocess.run(["apt-get", "install", "-y", "-qq", "graphviz"], capture_output=True)
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec],
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-color", spec],
                          capture_output=True, text=True)
     importlib.invalidate_caches()
     if importlib.util.find_spec("chainrule") is None:

@@ -1,0 +1,511 @@
+"""A simulated Google Colab, offline, for running the course's generated notebooks.
+
+* :func:`ensure_venv` builds (once) a venv outside the repo with what Colab preinstalls
+  (``tests/colab_requirements.txt``; no chainrule). It is cached at ``$CHAINRULE_COLAB_SIM_CACHE``
+  or ``~/.cache/chainrule-course/colab-sim-<hash>``, where the hash covers the requirements file
+  and the Python version. It is built in a temporary folder beside the cache and renamed into
+  place; a stamp file, written last, marks a complete venv.
+* :func:`build_wheel` builds a chainrule wheel from a copy of the checkout (nothing is written
+  into the repo).
+* :func:`make_ipython_dir` writes an IPython profile whose start-up file puts fake ``google``,
+  ``google.colab`` and ``google.colab.output`` modules into ``sys.modules``.
+* :func:`run_notebook` copies a notebook to a fresh temporary folder, uninstalls chainrule from
+  the sim venv (the venv is cached, so each notebook must really install it) and executes the
+  notebook with nbclient inside the sim venv, with pip pointed at the wheel only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+REQUIREMENTS = Path(__file__).with_name("colab_requirements.txt")
+STAMP = "colab-sim-complete.json"
+KERNEL_NAME = "colab-sim"
+CELL_TIMEOUT = 300
+PYTHON_VERSION = "{}.{}.{}".format(*sys.version_info[:3])
+
+
+# --------------------------------------------------------------------------- the venv
+
+
+def cache_key() -> str:
+    digest = hashlib.sha256(REQUIREMENTS.read_bytes() + PYTHON_VERSION.encode())
+    return digest.hexdigest()[:12]
+
+
+def venv_dir() -> Path:
+    configured = os.environ.get("CHAINRULE_COLAB_SIM_CACHE")
+    if configured:
+        return Path(configured).expanduser().resolve()
+    return Path.home() / ".cache" / "chainrule-course" / f"colab-sim-{cache_key()}"
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def _is_complete(venv: Path) -> bool:
+    try:
+        stamp = json.loads((venv / STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return stamp.get("key") == cache_key() and venv_python(venv).exists()
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """os.environ without anything that would leak the dev venv or the repo into a child python."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "IPYTHONDIR"}
+        and not key.startswith(("JUPYTER_", "PIP_NO_INDEX", "CHAINRULE_"))
+    }
+    path = [entry for entry in env.get("PATH", "").split(os.pathsep) if entry and not _inside_repo(entry)]
+    env["PATH"] = os.pathsep.join(path)
+    env["PYTHONNOUSERSITE"] = "1"
+    env.update(extra)
+    return env
+
+
+def _inside_repo(path: str) -> bool:
+    try:
+        Path(path).resolve().relative_to(ROOT)
+    except ValueError:
+        return False
+    return True
+
+
+def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
+    result = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"command failed ({result.returncode}): {' '.join(map(str, cmd))}\n"
+            f"--- stdout ---\n{result.stdout[-4000:]}\n--- stderr ---\n{result.stderr[-4000:]}"
+        )
+    return result
+
+
+def _base_python() -> str:
+    """The interpreter behind the running one (the dev venv's base), to create a venv from."""
+    return getattr(sys, "_base_executable", None) or sys.executable
+
+
+def ensure_venv(log=print) -> Path:
+    """The cached sim venv, built first if needed. Safe against concurrent callers (file lock)."""
+    target = venv_dir()
+    if _is_complete(target):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = target.parent / f".{target.name}.lock"
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _is_complete(target):
+            return target
+        # Leftovers of an interrupted build are never reused.
+        for stale in target.parent.glob(f".{target.name}.build-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        if target.exists():
+            log(f"colab-sim: removing incomplete venv {target}")
+            shutil.rmtree(target)
+        building = Path(tempfile.mkdtemp(prefix=f".{target.name}.build-", dir=target.parent))
+        try:
+            _build_venv(building, target, log)
+            os.rename(building, target)
+        except BaseException:
+            shutil.rmtree(building, ignore_errors=True)
+            raise
+    return target
+
+
+def _build_venv(building: Path, target: Path, log) -> None:
+    log(f"colab-sim: building {target} (one-off, ~2 min)")
+    env = _clean_env()
+    _run([_base_python(), "-m", "venv", str(building)], env=env)
+    python = str(venv_python(building))
+    _run([python, "-m", "pip", "install", "--quiet", "-r", str(REQUIREMENTS)], env=env)
+    _run([python, "-m", "pip", "check"], env=env)
+    # Console scripts carry the build folder in their shebang: point them at the final place.
+    old, new = f"#!{building}/bin/", f"#!{target}/bin/"
+    for script in (building / "bin").iterdir():
+        if script.is_file() and not script.is_symlink():
+            try:
+                text = script.read_text(encoding="utf-8")
+            except (UnicodeDecodeError, OSError):
+                continue
+            if text.startswith(old):
+                script.write_text(new + text[len(old):], encoding="utf-8")
+    # A kernelspec inside the venv that runs the venv's python (by its final path).
+    kernel_dir = building / "share" / "jupyter" / "kernels" / KERNEL_NAME
+    kernel_dir.mkdir(parents=True)
+    kernel = {
+        "argv": [str(venv_python(target)), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (simulated Colab)",
+        "language": "python",
+        "metadata": {"debugger": True},
+    }
+    (kernel_dir / "kernel.json").write_text(json.dumps(kernel, indent=1), encoding="utf-8")
+    # The stamp is written last: without it the folder is never used.
+    stamp = {"key": cache_key(), "python": PYTHON_VERSION, "requirements": REQUIREMENTS.read_text(encoding="utf-8")}
+    (building / STAMP).write_text(json.dumps(stamp, indent=1), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- the wheel
+
+
+def _repo_build_artifacts() -> set[str]:
+    """Build leftovers in the repo (build/, *.egg-info, dist/), ignored by git or not."""
+    found = set()
+    for pattern in ("build", "dist", "*.egg-info", "src/*.egg-info", "src/build"):
+        found.update(str(path.relative_to(ROOT)) for path in ROOT.glob(pattern))
+    return found
+
+
+def build_wheel(out_dir: Path) -> Path:
+    """Build chainrule's wheel from a copy of the checkout into ``out_dir``; return its path."""
+    before = _repo_build_artifacts()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="chainrule-src-") as tmp:
+        source = Path(tmp) / "chainrule"
+        source.mkdir()
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy2(ROOT / name, source / name)
+        shutil.copytree(
+            ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
+        )
+        # The dev venv has setuptools and wheel; no index is needed.
+        _run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+             "--wheel-dir", str(out_dir), str(source)],
+            env=_clean_env(),
+            cwd=tmp,
+        )
+    wheels = sorted(out_dir.glob("chainrule-*.whl"))
+    if len(wheels) != 1:
+        raise RuntimeError(f"expected one chainrule wheel in {out_dir}, found {wheels}")
+    after = _repo_build_artifacts()
+    if after - before:
+        raise RuntimeError(f"building the wheel left files in the repo: {sorted(after - before)}")
+    return wheels[0]
+
+
+# --------------------------------------------------------------------------- the fake Colab
+
+FAKE_COLAB_STARTUP = '''\
+"""Simulated Google Colab: fake google.colab modules (written by tests/colab_sim.py)."""
+import contextlib as _contextlib
+import sys as _sys
+import types as _types
+
+
+def _fake_colab():
+    try:
+        import google  # a real namespace package (e.g. from protobuf) keeps working
+    except ImportError:
+        google = _types.ModuleType("google")
+        google.__path__ = []
+        _sys.modules["google"] = google
+
+    colab = _types.ModuleType("google.colab")
+    colab.__path__ = []
+    colab.__doc__ = "Fake google.colab for the offline Colab simulation."
+    colab.SIMULATED = True
+
+    output = _types.ModuleType("google.colab.output")
+
+    def eval_js(script, ignore_result=False, timeout_sec=None):
+        return None
+
+    def register_callback(name, callback):
+        return None
+
+    def clear(wait=False, output_tags=()):
+        return None
+
+    @_contextlib.contextmanager
+    def redirect_to_element(selector):
+        yield
+
+    @_contextlib.contextmanager
+    def use_tags(tags, append=True):
+        yield
+
+    for _function in (eval_js, register_callback, clear, redirect_to_element, use_tags):
+        setattr(output, _function.__name__, _function)
+
+    colab.output = output
+    google.colab = colab
+    _sys.modules["google.colab"] = colab
+    _sys.modules["google.colab.output"] = output
+
+
+_fake_colab()
+del _fake_colab
+'''
+
+
+def make_ipython_dir(parent: Path) -> Path:
+    """An IPYTHONDIR whose default profile installs the fake google.colab at kernel start."""
+    ipython_dir = parent / "ipython"
+    startup = ipython_dir / "profile_default" / "startup"
+    startup.mkdir(parents=True, exist_ok=True)
+    (startup / "00-fake-colab.py").write_text(FAKE_COLAB_STARTUP, encoding="utf-8")
+    return ipython_dir
+
+
+# --------------------------------------------------------------------------- running a notebook
+
+DRIVER = r'''
+"""Run one notebook with nbclient; runs inside the sim venv (written by tests/colab_sim.py)."""
+import json
+import sys
+from pathlib import Path
+
+import nbformat
+from jupyter_client.kernelspec import KernelSpecManager
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+source, target, report_path, kernel_name, timeout, probe = sys.argv[1:7]
+report = {"executable": sys.executable, "prefix": sys.prefix, "stopped_at": None, "probe": None}
+
+spec = KernelSpecManager().get_kernel_spec(kernel_name)
+report["kernel_argv"] = spec.argv
+report["kernel_resource_dir"] = spec.resource_dir
+if Path(spec.argv[0]).parent.parent != Path(sys.prefix):
+    raise SystemExit(f"kernel {kernel_name!r} runs {spec.argv[0]}, not the sim venv's python ({sys.prefix})")
+
+nb = nbformat.read(source, as_version=4)
+n_cells = len(nb.cells)
+if probe == "1":
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import json as _j, sys as _s, importlib.metadata as _m\n"
+        "import chainrule as _c\n"
+        "_d = _m.distribution('chainrule')\n"
+        "print('@@PROBE@@' + _j.dumps({'file': _c.__file__, 'executable': _s.executable, "
+        "'prefix': _s.prefix, 'colab': 'google.colab' in _s.modules, "
+        "'version': _d.version, 'direct_url': _d.read_text('direct_url.json')}))"
+    ))
+
+current = {"index": None}
+client = NotebookClient(
+    nb,
+    timeout=int(timeout),
+    startup_timeout=180,
+    kernel_name=kernel_name,
+    resources={"metadata": {"path": str(Path.cwd())}},
+    on_cell_start=lambda cell, cell_index: current.update(index=cell_index),
+)
+try:
+    client.execute()
+except CellExecutionError as error:
+    report["stopped_at"] = current["index"]
+    report["stop_error"] = {"ename": error.ename, "evalue": error.evalue}
+except Exception as error:  # timeouts, dead kernels
+    report["stopped_at"] = current["index"]
+    report["stop_error"] = {"ename": type(error).__name__, "evalue": str(error)}
+
+if probe == "1":
+    probe_cell = nb.cells.pop()
+    if report["stopped_at"] is None:
+        for output in probe_cell.get("outputs", []):
+            text = output.get("text", "")
+            if "@@PROBE@@" in text:
+                report["probe"] = json.loads(text.split("@@PROBE@@", 1)[1].strip())
+    elif report["stopped_at"] >= n_cells:
+        report["probe_error"] = report.pop("stop_error")
+        report["stopped_at"] = None
+
+nbformat.write(nb, target)
+Path(report_path).write_text(json.dumps(report))
+'''
+
+
+@dataclass
+class CellError:
+    index: int  # position in nb.cells (counting all cells, from 0)
+    ename: str
+    evalue: str
+    tags: list[str]
+    source: str
+    traceback: str
+
+    @property
+    def allowed(self) -> bool:
+        return "raises-exception" in self.tags
+
+    def __str__(self) -> str:
+        return (
+            f"cell {self.index} (tags {self.tags}): {self.ename}: {self.evalue}\n"
+            f"--- source ---\n{self.source}\n--- traceback ---\n{self.traceback}"
+        )
+
+
+@dataclass
+class RunResult:
+    notebook: nbformat.NotebookNode  # the executed copy
+    errors: list[CellError]  # every error output, allowed (raises-exception) or not
+    stopped_at: int | None  # index of the cell that stopped execution, None if it ran to the end
+    report: dict = field(default_factory=dict)
+    folder: Path | None = None  # where it ran (deleted unless keep=True)
+
+    @property
+    def unexpected_errors(self) -> list[CellError]:
+        return [error for error in self.errors if not error.allowed or error.index == self.stopped_at]
+
+    @property
+    def probe(self) -> dict | None:
+        return self.report.get("probe")
+
+    def cell_text(self, index: int) -> str:
+        """All text output of a cell (streams, results, error traceback), ANSI codes stripped."""
+        return _strip_ansi("\n".join(_output_text(output) for output in self.notebook.cells[index].get("outputs", [])))
+
+    def describe(self) -> str:
+        lines = [f"stopped at cell {self.stopped_at}" if self.stopped_at is not None else "ran to the end"]
+        lines += [str(error) for error in self.errors]
+        if self.report.get("stop_error") and not self.errors:
+            lines.append(f"stop error: {self.report['stop_error']}")
+        return "\n\n".join(lines)
+
+
+def _strip_ansi(text: str) -> str:
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
+
+
+def _output_text(output: dict) -> str:
+    if output.get("output_type") == "stream":
+        return output.get("text", "")
+    if output.get("output_type") == "error":
+        return "\n".join([f"{output.get('ename')}: {output.get('evalue')}", *output.get("traceback", [])])
+    data = output.get("data", {})
+    return data.get("text/plain", "")
+
+
+def uninstall_chainrule(venv: Path) -> None:
+    _run([str(venv_python(venv)), "-m", "pip", "uninstall", "-y", "--quiet", "chainrule"],
+         env=_clean_env(PIP_NO_INDEX="1"))
+    check = subprocess.run(
+        [str(venv_python(venv)), "-c", "import importlib.util as u; print(u.find_spec('chainrule'))"],
+        capture_output=True, text=True, env=_clean_env(), cwd=tempfile.gettempdir(),
+    )
+    if check.stdout.strip() != "None":
+        raise RuntimeError(f"chainrule is still importable in the sim venv after uninstall: {check.stdout}{check.stderr}")
+
+
+def run_notebook(
+    notebook: Path | nbformat.NotebookNode,
+    venv: Path,
+    wheel: Path,
+    ipython_dir: Path,
+    *,
+    pip_spec: str | None = None,
+    timeout: int = CELL_TIMEOUT,
+    probe: bool = False,
+    keep: bool = False,
+) -> RunResult:
+    """Execute a notebook in the simulated Colab and return the executed copy and its errors.
+
+    ``pip_spec`` is what the set-up cell is told to install (``CHAINRULE_PIP_SPEC``); it
+    defaults to the wheel. With ``probe``, a last cell (removed from the result) reports where
+    the kernel imported chainrule from (``RunResult.probe``), only if nothing failed before.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="colab-sim-run-"))
+    scratch = Path(tempfile.mkdtemp(prefix="colab-sim-driver-"))
+    try:
+        if isinstance(notebook, Path):
+            name = notebook.name
+            shutil.copy2(notebook, folder / name)
+        else:
+            name = "notebook.ipynb"
+            nbformat.write(notebook, folder / name)
+        uninstall_chainrule(venv)
+        driver = scratch / "driver.py"
+        driver.write_text(DRIVER, encoding="utf-8")
+        executed, report_path = scratch / "executed.ipynb", scratch / "report.json"
+        env = _clean_env(
+            IPYTHONDIR=str(ipython_dir),
+            CHAINRULE_PIP_SPEC=pip_spec if pip_spec is not None else str(wheel),
+            PIP_NO_INDEX="1",
+            PIP_FIND_LINKS=str(wheel.parent),
+            PATH=os.pathsep.join([str(venv / "bin"), _clean_env()["PATH"]]),
+            MPLBACKEND="module://matplotlib_inline.backend_inline",
+        )
+        result = subprocess.run(
+            [str(venv_python(venv)), str(driver), name, str(executed), str(report_path), KERNEL_NAME,
+             str(timeout), "1" if probe else "0"],
+            capture_output=True, text=True, env=env, cwd=folder,
+        )
+        if result.returncode != 0 or not report_path.is_file():
+            raise RuntimeError(
+                f"the notebook driver failed ({result.returncode})\n--- stdout ---\n{result.stdout[-4000:]}"
+                f"\n--- stderr ---\n{result.stderr[-6000:]}"
+            )
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+        nb = nbformat.read(executed, as_version=4)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    errors = []
+    for index, cell in enumerate(nb.cells):
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                errors.append(
+                    CellError(
+                        index=index,
+                        ename=output.get("ename", ""),
+                        evalue=output.get("evalue", ""),
+                        tags=list(cell.metadata.get("tags", [])),
+                        source=cell.source,
+                        traceback=_strip_ansi("\n".join(output.get("traceback", []))),
+                    )
+                )
+    return RunResult(notebook=nb, errors=errors, stopped_at=report.get("stopped_at"), report=report,
+                     folder=folder if keep else None)
+
+
+@contextlib.contextmanager
+def colab_session(workdir: Path, log=print):
+    """(venv, wheel, ipython_dir) for a test session; ``workdir`` is a scratch folder outside the repo."""
+    venv = ensure_venv(log=log)
+    wheel = build_wheel(workdir / "wheels")
+    ipython_dir = make_ipython_dir(workdir)
+    yield venv, wheel, ipython_dir
+
+
+def first_code_cell(nb: nbformat.NotebookNode) -> int:
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            return index
+    raise ValueError("the notebook has no code cell")
+
+
+def setup_only(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of ``nb`` that keeps only its first code cell (the set-up cell)."""
+    copy = nbformat.from_dict(json.loads(json.dumps(nb)))
+    copy.cells = [copy.cells[first_code_cell(copy)]]
+    return copy
+
+
+if __name__ == "__main__":  # python tests/colab_sim.py NOTEBOOK...: run notebooks by hand
+    with tempfile.TemporaryDirectory(prefix="colab-sim-") as tmp:
+        with colab_session(Path(tmp)) as (venv, wheel, ipython_dir):
+            for path in sys.argv[1:]:
+                run = run_notebook(Path(path), venv, wheel, ipython_dir, probe=True)
+                print(f"{path}: {run.describe()}\nprobe: {run.probe}\n")

@@ -1,0 +1,227 @@
+"""The generated notebooks must run in Google Colab: checked offline in a simulated Colab.
+
+The simulation (tests/colab_sim.py) is a venv outside the repo with what Colab preinstalls
+(tests/colab_requirements.txt, no chainrule), a fake ``google.colab`` module loaded at kernel
+start, and pip limited to a chainrule wheel built from this checkout. Each notebook runs in a
+fresh folder outside the repo, after chainrule has been uninstalled, so its set-up cell must
+really install chainrule.
+
+* Colab edition ``chapters/<page>.ipynb``: runs top to bottom (cells tagged ``raises-exception``
+  may raise) and the kernel imports chainrule from the wheel.
+* Student edition ``student/chapters/<page>.ipynb``: stops at its first ``exercise-stub`` cell
+  with ``NotImplementedError("Exercise ...")``; nothing fails before.
+* The set-up cell fails loudly when the install fails.
+
+The first run builds the venv (~2-3 min); later runs reuse it (see colab_sim.venv_dir()).
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import colab_sim
+from conftest import ROOT, toc_chapters
+
+STUB_TAG = "exercise-stub"
+CODE_CELL = re.compile(r"^(```+|~~~+)\s*\{code-cell\}", re.MULTILINE)
+
+
+def pages_with_code() -> list[str]:
+    """_toc.yml pages that need a notebook: their source has code cells (or an .ipynb already exists)."""
+    pages = []
+    for page in toc_chapters():
+        markdown = ROOT / f"{page}.md"
+        has_code = markdown.is_file() and CODE_CELL.search(markdown.read_text(encoding="utf-8"))
+        if has_code or (ROOT / f"{page}.ipynb").is_file():
+            pages.append(page)
+    return pages
+
+
+PAGES = pages_with_code()
+
+
+def colab_notebook(page: str) -> Path:
+    return ROOT / f"{page}.ipynb"
+
+
+def student_notebook(page: str) -> Path:
+    return ROOT / "student" / f"{page}.ipynb"
+
+
+def require(path: Path, edition: str) -> Path:
+    if not path.is_file():
+        pytest.fail(
+            f"{path.relative_to(ROOT)} is missing: _toc.yml lists {path.relative_to(ROOT).with_suffix('')} "
+            f"with code cells, so the {edition} edition needs this notebook.",
+            pytrace=False,
+        )
+    return path
+
+
+def clip(text: str, limit: int = 6000) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n... [{len(text) - limit} more characters]"
+
+
+@pytest.fixture(scope="session")
+def colab(tmp_path_factory):
+    """(venv, wheel, ipython_dir) of the simulated Colab, shared by the whole session."""
+    workdir = tmp_path_factory.mktemp("colab-sim")
+    with colab_sim.colab_session(workdir) as session:
+        yield session
+
+
+def run(colab, notebook, **kwargs) -> colab_sim.RunResult:
+    venv, wheel, ipython_dir = colab
+    return colab_sim.run_notebook(notebook, venv, wheel, ipython_dir, **kwargs)
+
+
+# --------------------------------------------------------------------------- the simulation itself
+
+
+def test_simulated_colab_is_in_place(colab):
+    """A cell sees google.colab (and jax imports with it), runs the sim venv's python outside the
+    repo, and cannot import chainrule before a set-up cell installs it."""
+    venv, _, _ = colab
+    probe = nbformat.v4.new_notebook()
+    probe.cells = [
+        nbformat.v4.new_code_cell(
+            "import sys\n"
+            "assert 'google.colab' in sys.modules, sorted(m for m in sys.modules if m.startswith('google'))\n"
+            "import google.colab, google.colab.output\n"
+            "assert google.colab.SIMULATED"
+        ),
+        nbformat.v4.new_code_cell(
+            "import importlib.util, os, sys\n"
+            f"venv, repo = {str(venv)!r}, {str(ROOT)!r}\n"
+            "assert sys.prefix == venv, (sys.prefix, venv)\n"
+            "assert not os.getcwd().startswith(repo), os.getcwd()\n"
+            "assert not [p for p in sys.path if p.startswith(repo)], sys.path\n"
+            "assert importlib.util.find_spec('chainrule') is None, importlib.util.find_spec('chainrule')"
+        ),
+        nbformat.v4.new_code_cell(
+            "import jax, jax.numpy as jnp\n"
+            "from jax._src.debugger import colab_lib\n"
+            "assert colab_lib.IS_COLAB_ENABLED\n"
+            "print(float(jax.grad(lambda x: x * x)(3.0)))"
+        ),
+    ]
+    result = run(colab, probe)
+    assert result.stopped_at is None and not result.errors, clip(result.describe())
+    assert result.cell_text(2).strip() == "6.0"
+
+
+def test_wheel_is_built_outside_the_repo(colab):
+    _, wheel, _ = colab
+    assert wheel.name.startswith("chainrule-") and wheel.suffix == ".whl"
+    with pytest.raises(ValueError):
+        wheel.resolve().relative_to(ROOT)
+    # (build_wheel itself fails if it leaves build/, dist/ or *.egg-info in the repo.)
+    with zipfile.ZipFile(wheel) as archive:
+        packaged = {name for name in archive.namelist() if name.startswith("chainrule/")}
+    modules = {f"chainrule/{path.name}" for path in (ROOT / "src" / "chainrule").glob("*.py")}
+    assert modules <= packaged, f"the wheel lacks {sorted(modules - packaged)}"
+
+
+# --------------------------------------------------------------------------- Colab edition
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_colab_notebook_runs(colab, page: str):
+    venv, wheel, _ = colab
+    notebook = require(colab_notebook(page), "Colab")
+    result = run(colab, notebook, probe=True)
+    unexpected = result.unexpected_errors
+    assert result.stopped_at is None and not unexpected, (
+        f"{notebook.relative_to(ROOT)} failed in the simulated Colab:\n" + clip(result.describe())
+    )
+    probe = result.probe
+    assert probe, f"the probe cell did not report: {result.report}"
+    assert probe["colab"], "google.colab was not in sys.modules in the kernel"
+    assert probe["prefix"] == str(venv), probe
+    installed = Path(probe["file"])
+    assert installed.is_relative_to(venv / "lib"), f"chainrule came from {installed}, not the sim venv"
+    assert not installed.resolve().is_relative_to(ROOT), f"chainrule came from the repo: {installed}"
+    assert probe["direct_url"] and wheel.as_uri() in probe["direct_url"], (
+        f"chainrule was not installed from the wheel {wheel}: direct_url.json = {probe['direct_url']}"
+    )
+
+
+# --------------------------------------------------------------------------- student edition
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_student_notebook_stops_at_first_stub(colab, page: str):
+    notebook = require(student_notebook(page), "student")
+    source = nbformat.read(notebook, as_version=4)
+    stubs = [
+        index for index, cell in enumerate(source.cells)
+        if cell.cell_type == "code" and STUB_TAG in cell.metadata.get("tags", [])
+    ]
+    result = run(colab, notebook)
+    name = notebook.relative_to(ROOT)
+    if not stubs:
+        assert result.stopped_at is None and not result.unexpected_errors, (
+            f"{name} has no {STUB_TAG} cell, so it must run to the end:\n" + clip(result.describe())
+        )
+        return
+    stub = stubs[0]
+    early = [error for error in result.unexpected_errors if error.index < stub]
+    assert not early, f"{name}: a cell before the first exercise stub (cell {stub}) failed:\n" + clip(
+        "\n\n".join(map(str, early))
+    )
+    assert result.stopped_at == stub, (
+        f"{name}: execution should stop at the first {STUB_TAG} cell (cell {stub}), but "
+        + ("ran to the end" if result.stopped_at is None else f"stopped at cell {result.stopped_at}")
+        + (" (is the stub tagged raises-exception?)" if "raises-exception" in source.cells[stub].metadata.get("tags", []) else "")
+        + ":\n" + clip(result.describe())
+    )
+    [error] = [error for error in result.errors if error.index == stub]
+    assert error.ename == "NotImplementedError" and error.evalue.startswith("Exercise "), (
+        f"{name}: the stub in cell {stub} should raise NotImplementedError('Exercise ...'), got {error}"
+    )
+
+
+# --------------------------------------------------------------------------- the set-up cell
+
+
+def setup_cells() -> dict[str, list[str]]:
+    """Each distinct set-up cell (first code cell) of the Colab notebooks -> the pages that use it."""
+    cells: dict[str, list[str]] = {}
+    for page in PAGES:
+        path = colab_notebook(page)
+        if path.is_file():
+            nb = nbformat.read(path, as_version=4)
+            cells.setdefault(nb.cells[colab_sim.first_code_cell(nb)].source, []).append(page)
+    return cells
+
+
+SETUP_CELLS = setup_cells()
+
+
+@pytest.mark.parametrize(
+    "pages", list(SETUP_CELLS.values()) or [[]], ids=[pages[0] for pages in SETUP_CELLS.values()] or ["none"]
+)
+def test_setup_cell_fails_loudly(colab, tmp_path, pages: list[str]):
+    """With CHAINRULE_PIP_SPEC pointing at a missing wheel, the set-up cell raises an error that
+    says chainrule could not be installed and from what."""
+    if not pages:
+        pytest.fail("no Colab-edition notebook exists yet (chapters/*.ipynb)", pytrace=False)
+    missing = tmp_path / "nowhere" / "chainrule-9.9.9-py3-none-any.whl"
+    setup = colab_sim.setup_only(nbformat.read(colab_notebook(pages[0]), as_version=4))
+    result = run(colab, setup, pip_spec=str(missing))
+    where = f"the set-up cell of {', '.join(pages)}"
+    assert result.stopped_at == 0 and result.errors, (
+        f"{where} passed silently although chainrule could not be installed from {missing}:\n"
+        + clip(result.cell_text(0) or result.describe())
+    )
+    error = result.errors[0]
+    message = f"{error.ename}: {error.evalue}"
+    assert "chainrule" in message, f"{where} raised, but its message does not name chainrule: {message}"
+    assert str(missing) in message or missing.name in message, (
+        f"{where} raised, but its message does not say what it tried to install ({missing}): {message}"
+    )

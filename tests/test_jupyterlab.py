@@ -1,0 +1,398 @@
+"""Open a chapter in JupyterLab the way a student would, run it, save it, and check git.
+
+The test copies ``chapters/``, ``img/`` and ``references.bib`` into a fresh folder, makes
+it a git repository with one commit, starts ``jupyter lab`` from this venv on 127.0.0.1
+(free port, random token) and drives it with headless Chromium through Playwright. It
+checks that
+
+1. the chapter opens as a notebook (jupytext), not in the text editor;
+2. every code cell whose metadata has ``jupyter: {source_hidden: true}`` (a solution
+   cell) starts with its input collapsed, and no other cell does;
+3. Run All finishes, every visible code cell gets an execution count, the graph drawn
+   by ``chainrule.draw`` shows as an inline ``<svg>``, and no output is an error,
+   a traceback or text on stderr;
+4. saving the chapter without editing it leaves it byte-for-byte equal to the committed
+   file (``git status``/``git diff`` in the copy). Files Lab creates beside it
+   (``.ipynb_checkpoints/``, ...) are reported as warnings, not failures.
+
+Jupyter's config, data, runtime, settings and workspace folders and IPython's folder
+all point into the temporary folder, so nothing from the user's home changes the result
+and nothing is written there. Lab's news and update checks are off; the browser may only
+talk to the Lab server (any other request is reported).
+
+Environment variables, for trying the test on other files:
+
+* ``LAB_TEST_SOURCE``: folder to copy ``chapters/``, ``img/`` and ``references.bib``
+  from (default: the repository root);
+* ``LAB_TEST_CHAPTER``: the notebook to open, relative to that folder
+  (default: ``chapters/intro.md``).
+
+Needs Debian's chromium (``/usr/bin/chromium``); no browser download.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import jupytext
+import pytest
+from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from conftest import ROOT
+
+SOURCE = Path(os.environ.get("LAB_TEST_SOURCE", ROOT)).resolve()
+CHAPTER = os.environ.get("LAB_TEST_CHAPTER", "chapters/intro.md")
+COPIED = ("chapters", "img", "references.bib")
+VENV_BIN = Path(sys.executable).parent
+CHROMIUM = "/usr/bin/chromium"
+
+SERVER_START_TIMEOUT_S = 30
+SERVER_STOP_TIMEOUT_S = 10
+OPEN_TIMEOUT_MS = 30_000
+RUN_TIMEOUT_MS = 45_000
+SAVE_TIMEOUT_S = 15
+DIFF_LINES = 60
+
+# DOM markers, checked against JupyterLab 4.6.6.
+NOTEBOOK = ".jp-NotebookPanel"
+TEXT_EDITOR = ".jp-FileEditor"
+CELL = ".jp-NotebookPanel .jp-Notebook-cell"
+# A cell whose input is collapsed shows a placeholder (first line of the source and
+# "...") where the editor would be.
+COLLAPSED_INPUT = ".jp-Cell-inputWrapper > .jp-InputPlaceholder"
+IDLE = ".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']"
+# The indicator's progress circle: 100 once every cell scheduled by Run All has run.
+ALL_SCHEDULED_DONE = (
+    ".jp-NotebookPanel .jp-Notebook-ExecutionIndicator .jp-Statusbar-ProgressCircle[aria-valuenow='100']"
+)
+RUN_MENU = "#jp-MainMenu .lm-MenuBar-item:has-text('Run')"
+RUN_ALL = "#jp-mainmenu-run .lm-Menu-item[data-command='runmenu:run-all']"
+FILE_MENU = "#jp-MainMenu .lm-MenuBar-item:has-text('File')"
+SAVE = "#jp-mainmenu-file .lm-Menu-item[data-command='docmanager:save']"
+DIRTY_TAB = ".lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current.jp-mod-dirty"
+OUTPUT = ".jp-NotebookPanel .jp-OutputArea-output"
+# In Lab an exception's traceback is rendered with the stderr mime type; the error
+# mime type is checked too in case a later version changes that.
+BAD_OUTPUT = (
+    ".jp-NotebookPanel .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'], "
+    ".jp-NotebookPanel .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
+)
+INLINE_SVG = ".jp-NotebookPanel .jp-OutputArea-output[data-mime-type='text/html'] svg"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def git(repo: Path, *args: str) -> str:
+    result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True)
+    return result.stdout
+
+
+@dataclass
+class Lab:
+    repo: Path
+    url: str
+    token: str
+    log: Path
+
+    def log_tail(self, lines: int = 30) -> str:
+        text = self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+        return "\n".join(text[-lines:])
+
+
+@pytest.fixture(scope="module")
+def student_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh git repository holding a copy of the chapters, as a student's clone would."""
+    missing = [name for name in COPIED if not (SOURCE / name).exists()]
+    if missing:
+        pytest.fail(f"{SOURCE} has no {', '.join(missing)} to copy", pytrace=False)
+    repo = tmp_path_factory.mktemp("student") / "course"
+    repo.mkdir()
+    for name in COPIED:
+        if (SOURCE / name).is_dir():
+            shutil.copytree(SOURCE / name, repo / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+        else:
+            shutil.copy2(SOURCE / name, repo / name)
+    git(repo, "init", "--quiet")
+    git(repo, "config", "user.name", "Student")
+    git(repo, "config", "user.email", "student@example.invalid")
+    git(repo, "config", "commit.gpgsign", "false")
+    git(repo, "add", "--all")
+    git(repo, "commit", "--quiet", "--message", "course as cloned")
+    return repo
+
+
+@pytest.fixture(scope="module")
+def lab(student_repo: Path) -> Lab:
+    """``jupyter lab`` on 127.0.0.1 serving the student repository; stopped by PID afterwards."""
+    home = student_repo.parent / "jupyter-home"
+    env = dict(os.environ)
+    for variable, folder in {
+        "JUPYTER_CONFIG_DIR": "config",
+        "JUPYTER_DATA_DIR": "data",
+        "JUPYTER_RUNTIME_DIR": "runtime",
+        "JUPYTERLAB_SETTINGS_DIR": "lab-settings",
+        "JUPYTERLAB_WORKSPACES_DIR": "lab-workspaces",
+        "IPYTHONDIR": "ipython",
+    }.items():
+        (home / folder).mkdir(parents=True, exist_ok=True)
+        env[variable] = str(home / folder)
+    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
+    port = free_port()
+    token = secrets.token_hex(24)
+    command = [
+        str(VENV_BIN / "jupyter"), "lab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.allow_remote_access=False",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={student_repo}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")
+    log = home / "lab.log"
+    with log.open("w", encoding="utf-8") as log_file:
+        process = subprocess.Popen(
+            command, cwd=student_repo, env=env, stdout=log_file, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    server = Lab(repo=student_repo, url=f"http://127.0.0.1:{port}", token=token, log=log)
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while True:
+            if process.poll() is not None:
+                pytest.fail(
+                    f"jupyter lab exited with code {process.returncode} before answering:\n"
+                    f"{server.log_tail()}",
+                    pytrace=False,
+                )
+            try:
+                with urllib.request.urlopen(f"{server.url}/api/status?token={token}", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"jupyter lab did not answer /api/status within {SERVER_START_TIMEOUT_S} s:\n"
+                    f"{server.log_tail()}",
+                    pytrace=False,
+                )
+            time.sleep(0.25)
+        yield server
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=SERVER_STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=SERVER_STOP_TIMEOUT_S)
+
+
+def expected_collapsed(notebook_path: Path) -> list[bool]:
+    """For each cell of the notebook (as jupytext reads it): is it a source_hidden code cell?"""
+    notebook = jupytext.read(notebook_path)
+    return [
+        cell.cell_type == "code" and bool(cell.metadata.get("jupyter", {}).get("source_hidden"))
+        for cell in notebook.cells
+    ]
+
+
+def cell_states(page: Page) -> list[dict]:
+    return page.eval_on_selector_all(
+        CELL,
+        f"""cells => cells.map(cell => ({{
+            code: cell.classList.contains('jp-CodeCell'),
+            collapsed: cell.querySelector({COLLAPSED_INPUT!r}) !== null,
+            prompt: (cell.querySelector('.jp-Cell-inputArea .jp-InputPrompt') || {{}}).textContent || '',
+            first_line: ((cell.querySelector('.jp-PlaceholderText, .cm-line') || {{}}).textContent || '').slice(0, 60),
+        }}))""",
+    )
+
+
+def open_notebook(page: Page, lab: Lab) -> None:
+    page.goto(f"{lab.url}/lab/tree/{CHAPTER}?reset&token={lab.token}")
+    page.wait_for_selector(f"{NOTEBOOK}, {TEXT_EDITOR}", timeout=OPEN_TIMEOUT_MS)
+    if page.locator(NOTEBOOK).count() == 0:
+        pytest.fail(
+            f"{CHAPTER} opened in the text editor (.jp-FileEditor), not as a notebook: JupyterLab's "
+            "default viewer for Markdown is not 'Jupytext Notebook'. Run `make setup` (it writes "
+            ".venv/etc/jupyter/labconfig/default_setting_overrides.json).",
+            pytrace=False,
+        )
+    page.wait_for_selector(IDLE, timeout=OPEN_TIMEOUT_MS)
+
+
+def check_collapsed_inputs(page: Page, notebook_path: Path) -> None:
+    expected = expected_collapsed(notebook_path)
+    # Lab adds the cells to the page a few at a time after the notebook opens.
+    try:
+        page.wait_for_function(
+            "([cell, count]) => document.querySelectorAll(cell).length >= count",
+            arg=[CELL, len(expected)],
+            timeout=OPEN_TIMEOUT_MS,
+        )
+    except PlaywrightTimeoutError:
+        pass  # the assertion below reports the counts
+    cells = cell_states(page)
+    assert len(cells) == len(expected), (
+        f"Lab shows {len(cells)} cells, jupytext reads {len(expected)} from {CHAPTER}"
+    )
+    wrong = [
+        f"cell {index} ({'collapsed' if cell['collapsed'] else 'expanded'} in Lab, "
+        f"source_hidden={want}): {cell['first_line']!r}"
+        for index, (cell, want) in enumerate(zip(cells, expected))
+        if cell["collapsed"] != want
+    ]
+    assert not wrong, (
+        f"{sum(expected)} cells of {CHAPTER} have `jupyter: {{source_hidden: true}}`, "
+        f"{sum(c['collapsed'] for c in cells)} start collapsed in Lab:\n" + "\n".join(wrong)
+    )
+
+
+def run_all(page: Page) -> None:
+    page.click(RUN_MENU)
+    page.click(RUN_ALL)
+    # The indicator leaves 100 % as soon as Run All schedules the cells; then wait for
+    # the kernel to be idle, every scheduled cell done and every visible code cell numbered.
+    page.wait_for_function(
+        """([idle, done, cell]) => {
+            if (!document.querySelector(idle) || !document.querySelector(done)) return false;
+            const prompts = [...document.querySelectorAll(cell)]
+                .filter(c => c.classList.contains('jp-CodeCell'))
+                .map(c => c.querySelector('.jp-Cell-inputArea .jp-InputPrompt'))
+                .filter(p => p !== null)
+                .map(p => p.textContent.trim());
+            return prompts.length > 0 && prompts.every(p => /^\\[\\d+\\]:$/.test(p));
+        }""",
+        arg=[IDLE, ALL_SCHEDULED_DONE, CELL],
+        timeout=RUN_TIMEOUT_MS,
+        polling=250,
+    )
+
+
+def save(page: Page, path: Path, scratch: Path) -> None:
+    before = path.stat().st_mtime_ns
+    page.click(FILE_MENU)
+    page.click(SAVE)
+    deadline = time.monotonic() + SAVE_TIMEOUT_S
+    while path.stat().st_mtime_ns == before or page.locator(DIRTY_TAB).count():
+        if time.monotonic() > deadline:
+            shot = scratch / "save-timeout.png"
+            page.screenshot(path=shot)
+            dialogs = page.eval_on_selector_all(".jp-Dialog", "ds => ds.map(d => d.textContent)")
+            pytest.fail(
+                f"Saving {CHAPTER} from Lab did not finish within {SAVE_TIMEOUT_S} s "
+                f"(dirty tab: {page.locator(DIRTY_TAB).count() > 0}, file written: "
+                f"{path.stat().st_mtime_ns != before}, dialogs: {dialogs}, screenshot: {shot})",
+                pytrace=False,
+            )
+        time.sleep(0.1)
+
+
+def check_exercise_numbers(page: Page, notebook_path: Path) -> None:
+    """jupyterlab-myst numbers exercises as the book does (Exercise 1.1, 1.2, ...)."""
+    text = notebook_path.read_text(encoding="utf-8")
+    prefix = re.search(r'enumerator: "(\d+)\.%s"', text)
+    assert prefix, f"{CHAPTER} has no numbering front-matter cell; run `make notebooks`"
+    count = text.count("````{exercise}")
+    wanted = [f"Exercise {prefix[1]}.{index}" for index in range(1, count + 1)]
+    # Lab renders only the cells near the viewport: scroll down the notebook and collect.
+    shown: set[str] = set()
+    scroller = ".jp-NotebookPanel .jp-WindowedPanel-outer"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        shown |= set(re.findall(r"Exercise \d+(?:\.\d+)?", page.inner_text(".jp-NotebookPanel")))
+        if all(title in shown for title in wanted):
+            break
+        at_end = page.eval_on_selector(
+            scroller, "el => { const end = el.scrollTop + el.clientHeight >= el.scrollHeight - 2;"
+                      " el.scrollTop += el.clientHeight * 0.8; return end; }")
+        time.sleep(0.4)
+        if at_end:
+            shown |= set(re.findall(r"Exercise \d+(?:\.\d+)?", page.inner_text(".jp-NotebookPanel")))
+            break
+    page.eval_on_selector(scroller, "el => { el.scrollTop = 0; }")
+    assert count and all(title in shown for title in wanted), (
+        f"JupyterLab shows the exercises of {CHAPTER} as {sorted(shown)}, not {wanted}"
+    )
+
+
+def test_chapter_runs_in_jupyterlab_and_saves_unchanged(lab: Lab) -> None:
+    notebook_path = lab.repo / CHAPTER
+    off_lab: list[str] = []
+    host = lab.url.removeprefix("http://")
+
+    def note_off_lab(request) -> None:
+        url = request.url
+        if not (re.match(rf"^(https?|wss?)://{re.escape(host)}/", url) or url.startswith(("data:", "blob:"))):
+            off_lab.append(url)
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run"],
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.on("request", note_off_lab)
+            open_notebook(page, lab)
+            check_collapsed_inputs(page, notebook_path)
+            check_exercise_numbers(page, notebook_path)
+
+            run_all(page)
+            bad = page.eval_on_selector_all(
+                BAD_OUTPUT, "outputs => outputs.map(o => o.textContent.slice(0, 1500))"
+            )
+            assert not bad, (
+                f"Run All in Lab gave {len(bad)} error/traceback/stderr output(s) in {CHAPTER}:\n\n"
+                + "\n---\n".join(bad)
+            )
+            assert page.locator(OUTPUT).count() > 0, f"Run All in Lab gave no outputs in {CHAPTER}"
+            assert page.locator(INLINE_SVG).count() > 0, (
+                f"No inline <svg> among the outputs of {CHAPTER} in Lab: the graph drawn by "
+                "chainrule.draw did not show"
+            )
+
+            save(page, notebook_path, lab.repo.parent)
+        finally:
+            browser.close()
+
+    status = git(lab.repo, "status", "--porcelain", "--untracked-files=all")
+    untracked = [line[3:] for line in status.splitlines() if line.startswith("??")]
+    changed = [line for line in status.splitlines() if not line.startswith("??")]
+    if untracked:
+        warnings.warn(f"JupyterLab left untracked files in the student's repository: {untracked}", stacklevel=1)
+    if off_lab:
+        warnings.warn(f"The browser made {len(off_lab)} request(s) off the Lab server: {off_lab[:5]}", stacklevel=1)
+    if changed:
+        diff = git(lab.repo, "diff").splitlines()
+        shown = "\n".join(diff[:DIFF_LINES])
+        more = f"\n... ({len(diff) - DIFF_LINES} more diff lines)" if len(diff) > DIFF_LINES else ""
+        pytest.fail(
+            f"Saving {CHAPTER} in JupyterLab without editing it changed tracked files "
+            f"(write the chapter in the exact form jupytext saves, e.g. "
+            f"`jupytext --to md:myst {CHAPTER}`):\n" + "\n".join(changed) + "\n\n" + shown + more,
+            pytrace=False,
+        )
