@@ -55,8 +55,8 @@ def repository(config) -> tuple[str, str]:
     return path, branch
 
 
-def link(text: str, url: str) -> nodes.paragraph:
-    return nodes.paragraph("", "", nodes.reference("", text, refuri=url, internal=False))
+def link(text: str, url: str) -> nodes.reference:
+    return nodes.reference("", text, refuri=url, internal=False)
 
 
 class NotebookLinks(SphinxDirective):
@@ -90,10 +90,11 @@ class NotebookLinks(SphinxDirective):
                 if not (root / path).is_file():
                     logger.warning(f"notebook-links: {path} does not exist; run `make notebooks`",
                                    location=(self.env.docname, self.lineno))
-                entry = nodes.entry()
-                entry += link("Colab", f"{COLAB}/{repo}/blob/{branch}/{path}")
-                entry += link("download", f"{raw}/{path}")
-                row += entry
+                links = nodes.paragraph()
+                links += link("Colab", f"{COLAB}/{repo}/blob/{branch}/{path}")
+                links += nodes.Text(" · ")
+                links += link("download", f"{raw}/{path}")
+                row += nodes.entry("", links)
             body += row
         return [table]
 

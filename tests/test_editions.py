@@ -149,6 +149,7 @@ def test_colab_edition_folds_every_solution(numbered: str):
     assert headings and sorted(notebook.metadata["colab"]["collapsed_sections"]) == sorted(c.id for c in headings)
     for cell in headings:
         assert cell.metadata["id"] == cell.id
+        assert cell.metadata.get("jp-MarkdownHeadingCollapsed") is True, "JupyterLab would show the solution"
     for cell in notebook.cells:
         if cell.cell_type == "code" and "solution" in cell.metadata.get("tags", []):
             assert cell.metadata.get("jupyter", {}).get("source_hidden") is True, cell.source[:80]
@@ -351,7 +352,8 @@ secret_answer = 42
     assert text.startswith("# 2. Two")
     assert "[Knuth, 1968]" in text and "Knuth [1968]" in text and "## References" in text
     assert "(https://colab.research.google.com/github/someone/course/blob/trunk/chapters/one.ipynb)" in text
-    assert "\\tag{2.1}" in text and "By (2.1) and Exercise 2.1." in text
+    assert "$$\n\\begin{equation*}\na = b\n\\tag{2.1}\n\\end{equation*}\n$$" in text
+    assert "By (2.1) and Exercise 2.1." in text
     assert "> **Careful**" in text and "> Body *text*." in text
     assert "### Exercise 2.1" in text and "#### Solution to Exercise 2.1" in text
     assert "secret_answer = 42" in "\n".join(cell.source for cell in colab.cells)
@@ -367,6 +369,8 @@ secret_answer = 42
     ("Text {term}`glossary`.\n", "the role {term} has no plain-Markdown form"),
     ("See {numref}`fig-nowhere`.\n", "names an unknown label"),
     ("See {cite}`nobody2020`.\n", "is not in references.bib"),
+    # A bare $$ block would get a number in JupyterLab that the book does not show.
+    ("$$\nx = 1\n$$\n", "an unlabelled $$ equation"),
 ])
 def test_converter_rejects_what_it_cannot_convert(tmp_path: Path, snippet: str, message: str):
     book, notebook = small_book(tmp_path, snippet)

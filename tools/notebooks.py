@@ -278,11 +278,14 @@ def convert_markdown(source: str, context: Context) -> str:
         if LABEL_LINE.match(line):
             index += 1
             continue
-        if match := LABELLED_MATH_END.match(line):
-            number = context.book.targets[match["label"]].number
-            out.extend([rf"\tag{{{number}}}", "$$"])
-            index += 1
+        if line.strip() == "$$" or line.strip() == r"\begin{equation*}":
+            end, math = display_math(lines, index, context)
+            out.extend(math)
+            index = end + 1
             continue
+        if line.startswith(("$$", r"\begin{")):
+            raise ConversionError(f"{context.chapter}.md: display maths must open with a line of its own, "
+                                  f"`$$` or `\\begin{{equation*}}`, not {line!r}")
         if (heading := HEADING.match(line)) and len(heading["hashes"]) == 1:
             number = context.book.chapter_number(context.chapter)
             out.append(f"# {number}. {convert_inline(heading['title'], context)}")
@@ -291,6 +294,34 @@ def convert_markdown(source: str, context: Context) -> str:
         out.append(convert_inline(line, context))
         index += 1
     return "\n".join(out).strip("\n")
+
+
+def display_math(lines: list[str], start: int, context: Context) -> tuple[int, list[str]]:
+    """A display equation as ``$$ \\begin{equation*} ... \\tag{6.1} \\end{equation*} $$``.
+
+    MathJax (Colab, JupyterLab) shows the ``\\tag`` as the book's number. jupyterlab-myst
+    numbers every display equation except an ``equation*`` one, so the starred environment
+    keeps it from adding a second number. In the chapters, a labelled equation is
+    ``$$ ... $$ (label)`` and an unlabelled one ``\\begin{equation*} ... \\end{equation*}``
+    (a bare ``$$`` block would get a number in JupyterLab that the book does not show).
+    """
+    opening = lines[start].strip()
+    closing = "$$" if opening == "$$" else r"\end{equation*}"
+    for end in range(start + 1, len(lines)):
+        if lines[end].strip().startswith(closing):
+            break
+    else:
+        raise ConversionError(f"{context.chapter}.md: display maths opened with {opening} is never closed")
+    tag = []
+    if opening == "$$":
+        match = LABELLED_MATH_END.match(lines[end])
+        if not match:
+            raise ConversionError(
+                f"{context.chapter}.md: an unlabelled $$ equation ({lines[start + 1][:60]!r}); write it as "
+                r"\begin{equation*} ... \end{equation*}, or give it a label: $$ (eq-name)")
+        tag = [rf"\tag{{{context.book.targets[match['label']].number}}}"]
+    body = lines[start + 1:end]
+    return end, ["$$", r"\begin{equation*}", *body, *tag, r"\end{equation*}", "$$"]
 
 
 def convert_directive(name: str, argument: str, options: dict, body: str, context: Context) -> list[str]:
@@ -540,7 +571,9 @@ def converted(cell, context: Context, folded: bool) -> list:
         heading = re.match(r"^(#### Solution to Exercise [\d.]+)\n*", text)
         if heading and folded:
             rest = text[heading.end():]
-            return [new_cell("markdown", heading[1], {"tags": ["solution"]})] + (
+            # Colab folds it through notebook.metadata.colab.collapsed_sections, JupyterLab through this key.
+            folded_heading = {"tags": ["solution"], "jp-MarkdownHeadingCollapsed": True}
+            return [new_cell("markdown", heading[1], folded_heading)] + (
                 [new_cell("markdown", rest, metadata)] if rest.strip() else [])
         return [new_cell("markdown", text, metadata)]
     source = setup_source(context.book) if "setup" in tags(cell) else cell.source
