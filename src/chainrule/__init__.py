@@ -11,12 +11,13 @@ Layers, each importing only the ones above it in this list:
 * ``gradcheck`` -- central-difference gradient checks
 * ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
 * ``plots`` -- line and bar charts as inline SVG (imports matplotlib when used)
+* ``feedback`` -- checks of exercise answers that name the quantity, the entry and the known mistake
 """
 
 from .graph import depth_first_events, topological_order
 from .value import Value, zero_grad
 from .tensor import Tensor, checkpoint, grad, no_grad, set_grad_enabled, is_grad_enabled
-from . import cost, functional, nn
+from . import cost, functional, nn, feedback
 from .draw import (
     DFSStep,
     Figure,

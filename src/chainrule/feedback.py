@@ -1,0 +1,307 @@
+"""Feedback on exercise answers: which quantity is wrong, where, and which known mistake it is.
+
+A check computes the right answer with ``chainrule`` itself, and the answers that common
+mistakes give (a missing ``λW``, a transposed gradient, a bias gradient not summed over the
+batch, a lost fan-out contribution, ...). A wrong answer raises :class:`AnswerError`, whose
+message says, before anything else, the quantity, the first entry that differs, the expected
+and the received value, and the mistake the answer matches when it matches one::
+
+    dJ/dW1 is wrong at entry (0, 2): expected 0.0414, received 0.0372 (24 of 32 entries
+    differ). It matches a known mistake: the weight-decay term λ·W1 is missing.
+
+The checks never raise anything but :class:`AnswerError` for a bad answer: ``None``, a
+string, a wrong shape, nan, or a function that raises are all explained, not crashed on.
+
+Layer 3 of ``chainrule`` (course helpers): it uses the engine and ``nn``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from .graph import topological_order
+from .nn import d2l_forward
+from .tensor import Tensor
+
+RTOL = 1e-6
+ATOL = 1e-9
+
+
+class AnswerError(AssertionError):
+    """A wrong answer. ``quantity`` names what was checked; ``mistake`` is the known mistake it matches, or None."""
+
+    def __init__(self, quantity: str, message: str, mistake: str | None = None):
+        super().__init__(message)
+        self.quantity = quantity
+        self.mistake = mistake
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known mistake: what it is, in words, and the answer it gives."""
+
+    description: str
+    answer: object
+
+
+def _as_array(name: str, received, expected: np.ndarray) -> np.ndarray:
+    if received is None:
+        raise AnswerError(name, f"{name} is None: assign your answer to it (an array of shape {expected.shape}).")
+    if isinstance(received, Tensor):
+        received = received.data
+    try:
+        array = np.asarray(received, dtype=float)
+    except (TypeError, ValueError):
+        raise AnswerError(
+            name, f"{name} should be numbers (shape {expected.shape}), but it is a {type(received).__name__}."
+        ) from None
+    return array
+
+
+def _matches(array: np.ndarray, answer, rtol: float, atol: float) -> bool:
+    answer = np.asarray(answer, dtype=float)
+    return array.shape == answer.shape and np.allclose(array, answer, rtol=rtol, atol=atol)
+
+
+def _entry(index: tuple) -> str:
+    return "" if not index else str(index[0]) if len(index) == 1 else str(tuple(int(i) for i in index))
+
+
+def check_array(name: str, received, expected, mistakes: Sequence[Mistake] = (), rtol: float = RTOL,
+                atol: float = ATOL) -> None:
+    """Raise :class:`AnswerError` unless ``received`` equals ``expected`` (to ``rtol``/``atol``).
+
+    ``mistakes`` are tried in order; the first whose answer matches ``received`` is named.
+    A 2-D answer that equals the transpose of the expected one is named as transposed.
+    """
+    expected = np.asarray(expected, dtype=float)
+    array = _as_array(name, received, expected)
+    known = next((m for m in mistakes if _matches(array, m.answer, rtol, atol)), None)
+    if known is None and expected.ndim == 2 and _matches(array, expected.T, rtol, atol):
+        known = Mistake("the gradient is transposed (rows and columns swapped)", expected.T)
+    suffix = f" It matches a known mistake: {known.description}." if known else ""
+    if array.shape != expected.shape:
+        raise AnswerError(name, f"{name} has shape {array.shape}, expected {expected.shape}.{suffix}",
+                          known and known.description)
+    bad = ~np.isfinite(array)
+    if bad.any():
+        index = tuple(np.argwhere(bad)[0])
+        raise AnswerError(name, f"{name} has {array[index]} at entry {_entry(index)}; expected "
+                                f"{expected[index]:.6g}.{suffix}", known and known.description)
+    wrong = ~np.isclose(array, expected, rtol=rtol, atol=atol)
+    if not wrong.any():
+        return
+    error = np.abs(array - expected) / (atol + rtol * np.abs(expected))
+    index = tuple(np.unravel_index(np.argmax(np.where(wrong, error, -1.0)), array.shape)) if array.ndim else ()
+    where = f" at entry {_entry(index)}" if array.ndim else ""
+    count = f" ({int(wrong.sum())} of {wrong.size} entries differ)" if array.size > 1 else ""
+    raise AnswerError(name, f"{name} is wrong{where}: expected {expected[index]:.6g}, received "
+                            f"{array[index]:.6g}{count}.{suffix}", known and known.description)
+
+
+def check_scalars(received: Mapping[str, object], expected: Mapping[str, float],
+                  mistakes: Sequence[tuple[str, Mapping[str, float]]] = (), rtol: float = RTOL) -> None:
+    """Check named numbers (for example the ``.grad`` of each node of a small graph).
+
+    ``mistakes`` pairs a description with the numbers that mistake gives; a mistake is named
+    when every number it changes matches what was received.
+    """
+    if not isinstance(received, Mapping):
+        raise AnswerError("answer", f"the answer should map names to numbers, got a {type(received).__name__}.")
+    for name in expected:
+        if name not in received:
+            raise AnswerError(name, f"{name} is missing from the answer.")
+    numbers = {name: _as_array(name, received[name], np.asarray(0.0)) for name in expected}
+    for description, wrong in mistakes:
+        changed = [name for name in wrong if not np.isclose(wrong[name], expected[name], rtol=rtol)]
+        if changed and all(np.allclose(numbers[name], wrong[name], rtol=rtol) for name in changed):
+            name = changed[0]
+            raise AnswerError(name, f"{name} is wrong: expected {expected[name]:.6g}, received "
+                                    f"{float(numbers[name]):.6g}. It matches a known mistake: {description}.",
+                              description)
+    for name, value in expected.items():
+        check_array(name, numbers[name], value, rtol=rtol)
+
+
+# --------------------------------------------------------------------------- the d2l network
+
+
+def d2l_gradients(X, y, W1, W2, lam, b1=None) -> dict[str, np.ndarray]:
+    """∂J/∂W1, ∂J/∂W2 (and ∂J/∂b1) of the d2l network, computed by chainrule's backward pass."""
+    W1t, W2t = Tensor(W1, requires_grad=True), Tensor(W2, requires_grad=True)
+    b1t = None if b1 is None else Tensor(b1, requires_grad=True)
+    forward = d2l_forward(X, y, W1t, W2t, lam=lam, b1=b1t)
+    forward.J.backward()
+    grads = {"W1": W1t.grad, "W2": W2t.grad, "Z": forward.z.grad, "H": forward.h.grad, "O": forward.o.grad}
+    if b1t is not None:
+        grads["b1"] = b1t.grad
+    return grads
+
+
+def check_d2l_weight_grads(dJ_dW1, dJ_dW2, X, y, W1, W2, lam) -> None:
+    """The d2l network's ∂J/∂W2 and ∂J/∂W1 with weight decay λ, each with its known mistakes."""
+    g = d2l_gradients(X, y, W1, W2, lam)
+    n = len(X)
+    check_array("dJ/dW2", dJ_dW2, g["W2"], [
+        Mistake("the weight-decay term λ·W2 is missing", g["W2"] - lam * W2),
+        Mistake("the 1/N of the mean loss is missing", (g["W2"] - lam * W2) * n + lam * W2),
+        Mistake("the sign is flipped", -g["W2"]),
+        Mistake("the gradient uses Z instead of H = relu(Z)", g["O"].T @ (X @ W1.T) + lam * W2),
+    ])
+    check_array("dJ/dW1", dJ_dW1, g["W1"], [
+        Mistake("the weight-decay term λ·W1 is missing", g["W1"] - lam * W1),
+        Mistake("the 1/N of the mean loss is missing", (g["W1"] - lam * W1) * n + lam * W1),
+        Mistake("the sign is flipped", -g["W1"]),
+        Mistake("the ReLU's mask (Z > 0) is missing", g["H"].T @ X + lam * W1),
+    ])
+
+
+def check_hidden_bias_grad(dJ_db1, X, y, W1, b1, W2, lam) -> None:
+    """∂J/∂b1 of the d2l network with a hidden bias b1 that is not penalized."""
+    g = d2l_gradients(X, y, W1, W2, lam, b1=b1)
+    check_array("dJ/db1", dJ_db1, g["b1"], [
+        Mistake("the bias gradient is not summed over the batch (one row per example)", g["Z"]),
+        Mistake("the bias gradient is averaged over the batch instead of summed (1/N twice)", g["b1"] / len(X)),
+        Mistake("b1 is treated as penalized (λ·b1 added), but weight decay leaves the bias out", g["b1"] + lam * b1),
+        Mistake("the sign is flipped", -g["b1"]),
+    ])
+
+
+# --------------------------------------------------------------------------- VJP rules
+
+
+def _call(name: str, function: Callable, *args):
+    if not callable(function):
+        raise AnswerError(name, f"{name} should be a function, but it is a {type(function).__name__}.")
+    try:
+        return function(*args)
+    except Exception as error:  # the student's code raised: explain, do not crash the check
+        raise AnswerError(name, f"{name} raised {type(error).__name__}: {error}") from None
+
+
+def check_matmul_vjp(matmul_vjp: Callable) -> None:
+    """``matmul_vjp(A, B, G)`` must return ``(G Bᵀ, Aᵀ G)``, the VJP of C = A B for the upstream gradient G."""
+    rng = np.random.default_rng(0)
+    A, B = rng.normal(size=(2, 3)), rng.normal(size=(3, 4))
+    G = rng.normal(size=(2, 4))
+    At, Bt = Tensor(A, requires_grad=True), Tensor(B, requires_grad=True)
+    (At @ Bt).backward(G)
+    result = _call("matmul_vjp", matmul_vjp, A, B, G)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise AnswerError("matmul_vjp", f"matmul_vjp should return two arrays (dA, dB), got {result!r:.80}.")
+    dA, dB = result
+    check_array("dA", dA, At.grad, [Mistake("the sign is flipped", -At.grad)])
+    check_array("dB", dB, Bt.grad, [Mistake("the sign is flipped", -Bt.grad)])
+
+
+def check_softmax_cross_entropy_vjp(ce_grad: Callable) -> None:
+    """``ce_grad(logits, labels)`` must return ∂L/∂logits of the *mean* cross-entropy: (softmax − onehot)/N."""
+    rng = np.random.default_rng(1)
+    logits, labels = rng.normal(size=(5, 3)), np.array([0, 2, 1, 2, 0])
+    probabilities = np.exp(logits - logits.max(1, keepdims=True))
+    probabilities /= probabilities.sum(1, keepdims=True)
+    onehot = np.eye(3)[labels]
+    expected = (probabilities - onehot) / len(labels)
+    check_array("dL/dlogits", _call("ce_grad", ce_grad, logits, labels), expected, [
+        Mistake("the 1/N of the mean is missing", probabilities - onehot),
+        Mistake("the sign is flipped (onehot − softmax)", -expected),
+        Mistake("the softmax is missing: the logits were used as probabilities", (logits - onehot) / len(labels)),
+    ])
+
+
+# --------------------------------------------------------------------------- graphs
+
+
+def check_topological_order(order, parents: Mapping[str, Sequence[str]], root: str) -> None:
+    """``order`` must be the depth-first topological order of the nodes ``root`` depends on (leaves first).
+
+    ``parents`` maps each node to its inputs, in the order the search visits them.
+    """
+    expected = topological_order(root, parents_of=lambda node: parents[node])
+    name = "order"
+    if order is None or isinstance(order, (str, bytes)) or not isinstance(order, Sequence):
+        raise AnswerError(name, f"the order should be a list of node names such as {expected[:2]}, got {order!r:.80}.")
+    order = list(order)
+    if order == expected:
+        return
+    if order == expected[::-1]:
+        raise AnswerError(name, f"the order is reversed: {order}. A topological order lists every node after its "
+                                f"inputs, leaves first and {root} last; the backward pass walks it in reverse.",
+                          "the order is reversed")
+    if order in (expected[1:], expected[:-1]) or expected in (order[1:], order[:-1]):
+        if len(order) < len(expected):
+            which = f"leaves out {expected[0] if order == expected[1:] else expected[-1]}"
+        else:
+            which = f"has one node too many ({order[0] if order[1:] == expected else order[-1]})"
+        raise AnswerError(name, f"the order is off by one: it {which}. Expected {expected}, received {order}.",
+                          "the order is off by one")
+    missing = [node for node in expected if node not in order]
+    extra = [node for node in order if node not in expected]
+    repeated = sorted({node for node in order if order.count(node) > 1})
+    if missing or extra or repeated:
+        parts = [f"missing {missing}" if missing else "", f"{extra} do not lead to {root}" if extra else "",
+                 f"{repeated} appear more than once" if repeated else ""]
+        raise AnswerError(name, f"the order has the wrong nodes: {'; '.join(p for p in parts if p)}. "
+                                f"Expected {expected}, received {order}.")
+    position = {node: index for index, node in enumerate(order)}
+    for node in order:
+        for parent in parents[node]:
+            if position[parent] > position[node]:
+                raise AnswerError(name, f"{node} comes before its input {parent}: every node must come after its "
+                                        f"inputs. Expected {expected}, received {order}.",
+                                  "a node before its input")
+    first = next(i for i, (a, b) in enumerate(zip(order, expected)) if a != b)
+    raise AnswerError(name, f"{order} is a valid topological order, but not the one depth-first search from {root} "
+                            f"gives (inputs visited in the order listed): position {first} should be "
+                            f"{expected[first]}, not {order[first]}. Expected {expected}.")
+
+
+# --------------------------------------------------------------------------- memory and clipping
+
+
+def d2l_memory(N: int, d: int, h: int, q: int) -> dict[str, int]:
+    """Numbers stored by the d2l network (no bias): prediction and training, as in the mlp chapter.
+
+    Prediction keeps the weights and at most two layers' activations at a time; training
+    keeps the weights, their gradients and every activation the backward pass needs.
+    """
+    weights = h * d + q * h
+    return {"predict": weights + N * max(d + h, h + q), "train": 2 * weights + N * (d + h + q)}
+
+
+def check_memory_count(predict, train, N: int, d: int, h: int, q: int) -> None:
+    expected = d2l_memory(N, d, h, q)
+    unbatched = d2l_memory(1, d, h, q)
+    weights = h * d + q * h
+    check_scalars({"predict": predict, "train": train}, expected, [
+        ("the activations are counted for one example: they are stored for each of the N examples in the batch",
+         unbatched),
+        ("training is counted without the weight gradients", {"train": expected["train"] - weights}),
+        ("prediction is counted as keeping every layer's activations, but it can drop each input once the next "
+         "layer exists", {"predict": weights + N * (d + h + q)}),
+    ], rtol=0)
+
+
+def check_clip_by_norm(clip: Callable) -> None:
+    """``clip(grads, max_norm)`` must scale the list of arrays by min(1, max_norm / global norm)."""
+    rng = np.random.default_rng(2)
+    small = [rng.normal(size=(3, 2)) * 0.1, rng.normal(size=4) * 0.1]
+    large = [rng.normal(size=(3, 2)) * 10, rng.normal(size=4) * 10]
+    for grads, max_norm in ((small, 5.0), (large, 5.0)):
+        norm = float(np.sqrt(sum((g**2).sum() for g in grads)))
+        factor = min(1.0, max_norm / norm)
+        result = _call("clip", clip, [g.copy() for g in grads], max_norm)
+        if not isinstance(result, (list, tuple)) or len(result) != len(grads):
+            raise AnswerError("clip", f"clip should return a list of {len(grads)} arrays, got {result!r:.80}.")
+        per_tensor = [g * min(1.0, max_norm / np.sqrt((g**2).sum())) for g in grads]
+        for index, (got, g) in enumerate(zip(result, grads)):
+            check_array(f"clip(...)[{index}] (global norm {norm:.3g}, max_norm {max_norm})", got, g * factor, [
+                Mistake("it scales every gradient, also when the norm is already under the threshold",
+                        g * max_norm / norm),
+                Mistake("it clips each array by its own norm instead of the norm of all gradients together",
+                        per_tensor[index]),
+                Mistake("it divides by the norm but does not multiply by max_norm", g / norm),
+            ])
