@@ -156,33 +156,39 @@ def test_colab_notebook_runs(colab, page: str):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_student_notebook_stops_at_first_stub(colab, page: str):
+    """The student edition runs up to its first exercise, and stops there with "not answered yet".
+
+    It stops in the first answer cell (tag ``exercise-stub``) when that raises, or else in the
+    check cell (tag ``check``) that calls the answer cell's unanswered function or reads its ``...``.
+    """
     notebook = require(student_notebook(page), "student")
     source = nbformat.read(notebook, as_version=4)
-    stubs = [
+    marked = [
         index for index, cell in enumerate(source.cells)
-        if cell.cell_type == "code" and STUB_TAG in cell.metadata.get("tags", [])
+        if cell.cell_type == "code" and {STUB_TAG, "check"} & set(cell.metadata.get("tags", []))
     ]
     result = run(colab, notebook)
     name = notebook.relative_to(ROOT)
-    if not stubs:
+    if not marked:
         assert result.stopped_at is None and not result.unexpected_errors, (
             f"{name} has no {STUB_TAG} cell, so it must run to the end:\n" + clip(result.describe())
         )
         return
-    stub = stubs[0]
-    early = [error for error in result.unexpected_errors if error.index < stub]
-    assert not early, f"{name}: a cell before the first exercise stub (cell {stub}) failed:\n" + clip(
+    first = marked[0]
+    first_check = next((index for index in marked if "check" in source.cells[index].metadata.get("tags", [])),
+                       marked[-1])
+    early = [error for error in result.unexpected_errors if error.index < first]
+    assert not early, f"{name}: a cell before the first exercise's answer cell (cell {first}) failed:\n" + clip(
         "\n\n".join(map(str, early))
     )
-    assert result.stopped_at == stub, (
-        f"{name}: execution should stop at the first {STUB_TAG} cell (cell {stub}), but "
+    assert result.stopped_at in marked and result.stopped_at <= first_check, (
+        f"{name}: execution should stop at the first exercise's answer or check cell ({marked[:3]}), but "
         + ("ran to the end" if result.stopped_at is None else f"stopped at cell {result.stopped_at}")
-        + (" (is the stub tagged raises-exception?)" if "raises-exception" in source.cells[stub].metadata.get("tags", []) else "")
         + ":\n" + clip(result.describe())
     )
-    [error] = [error for error in result.errors if error.index == stub]
-    assert error.ename == "NotImplementedError" and error.evalue.startswith("Exercise "), (
-        f"{name}: the stub in cell {stub} should raise NotImplementedError('Exercise ...'), got {error}"
+    [error] = [error for error in result.errors if error.index == result.stopped_at]
+    assert error.ename in ("NotImplementedError", "NotAnswered") and "not answered yet" in error.evalue, (
+        f"{name}: cell {result.stopped_at} should raise 'Exercise ... is not answered yet', got {error}"
     )
 
 
@@ -225,3 +231,44 @@ def test_setup_cell_fails_loudly(colab, tmp_path, pages: list[str]):
     assert str(missing) in message or missing.name in message, (
         f"{where} raised, but its message does not say what it tried to install ({missing}): {message}"
     )
+
+
+# --------------------------------------------------------------------------- public checks
+
+
+RIGHT_CLIP = """import numpy as np
+
+def clip_by_norm(grads, max_norm):
+    norm = np.sqrt(sum(float((g**2).sum()) for g in grads))
+    return [g * min(1.0, max_norm / norm) for g in grads]
+"""
+WRONG_CLIP = """import numpy as np
+
+def clip_by_norm(grads, max_norm):
+    norm = np.sqrt(sum(float((g**2).sum()) for g in grads))
+    return [g * max_norm / norm for g in grads]  # scales even below the threshold
+"""
+
+
+def answered(page: str, check_source_contains: str, answer: str) -> nbformat.NotebookNode:
+    """The student notebook cut down to its set-up cell, one answer and that answer's check cell."""
+    student = nbformat.read(require(student_notebook(page), "student"), as_version=4)
+    setup = student.cells[colab_sim.first_code_cell(student)]
+    [check] = [cell for cell in student.cells if "check" in cell.metadata.get("tags", [])
+               and check_source_contains in cell.source]
+    notebook = nbformat.v4.new_notebook(metadata=student.metadata)
+    notebook.cells = [setup, nbformat.v4.new_code_cell(answer), check]
+    return notebook
+
+
+def test_public_check_passes_a_right_answer_and_names_a_wrong_one(colab):
+    right = run(colab, answered("chapters/frameworks", "check_clip_by_norm", RIGHT_CLIP))
+    assert right.stopped_at is None and not right.errors, clip(right.describe())
+    assert "clip_by_norm passes the checks." in right.cell_text(2)
+    wrong = run(colab, answered("chapters/frameworks", "check_clip_by_norm", WRONG_CLIP))
+    assert wrong.stopped_at == 2, clip(wrong.describe())
+    [error] = wrong.errors
+    assert error.ename == "AnswerError", error
+    assert error.evalue.startswith("clip(...)[0] (global norm") and (
+        "It matches a known mistake: it scales every gradient, also when the norm is already under the threshold"
+        in error.evalue), error.evalue

@@ -179,18 +179,43 @@ def test_leak_checks_can_fail():
 
 
 @pytest.mark.parametrize("numbered", CHAPTERS)
-def test_student_edition_has_an_answer_cell_per_exercise(numbered: str):
+def test_student_edition_has_answer_cells_under_each_exercise(numbered: str):
+    """Every exercise gets answer cells; each code answer cell names its own exercise's number."""
     chapter = numbered
     cells = edition(chapter, student=True).cells
-    exercises = sum(1 for cell in cells if cell.cell_type == "markdown" and "### Exercise" in cell.source)
-    text_stubs = [cell for cell in cells if cell.cell_type == "markdown" and "exercise-stub" in cell.metadata.get("tags", [])]
-    code_stubs = [cell for cell in cells if cell.cell_type == "code" and "exercise-stub" in cell.metadata.get("tags", [])]
-    assert len(text_stubs) == exercises
-    with_code = sum(1 for label, target in BOOK.targets.items() if target.kind == "exercise" and target.chapter == chapter
-                    and any(cell.cell_type == "code" for cell in solution_of(chapter, label)))
-    assert len(code_stubs) == with_code
-    for cell in code_stubs:
-        assert re.search(r'raise NotImplementedError\("Exercise \d+\.\d+ is not answered yet', cell.source)
+    current, answered = None, {}
+    for cell in cells:
+        heading = re.match(r"### Exercise (\d+\.\d+)", cell.source)
+        if cell.cell_type == "markdown" and heading:
+            current = heading[1]
+            answered[current] = 0
+        elif "exercise-stub" in cell.metadata.get("tags", []):
+            assert current, f"an answer cell before any exercise: {cell.source[:80]!r}"
+            answered[current] += 1
+            if cell.cell_type == "code":
+                numbers = re.findall(r"Exercise (\d+\.\d+)", cell.source)
+                assert all(number == current for number in numbers), (
+                    f"the answer cell under Exercise {current} names Exercise {numbers}: {cell.source[:120]!r}")
+                assert numbers or "= ..." in cell.source, f"an answer cell that neither raises nor holds ...: {cell.source!r}"
+    assert answered and all(answered.values()), f"exercises without an answer cell: {answered}"
+
+
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_authored_answer_and_check_cells(numbered: str):
+    """Answer cells written in a chapter reach only the student edition; check cells reach both, not the site."""
+    chapter = numbered
+    source = jupytext.read(ROOT / f"{chapter}.md").cells
+    colab = "\n".join(cell.source for cell in edition(chapter, student=False).cells)
+    student = "\n".join(cell.source for cell in edition(chapter, student=True).cells)
+    for cell in source:
+        cell_tags = notebooks.tags(cell)
+        if "exercise-stub" in cell_tags or "check" in cell_tags:
+            assert "remove-cell" in cell_tags, f"{cell.source[:60]!r} must be tagged remove-cell (not on the site)"
+            assert cell.source in student
+        if "exercise-stub" in cell_tags:
+            assert cell.source not in colab, "an answer cell would shadow nothing in the full edition"
+        if "check" in cell_tags:
+            assert cell.source in colab
 
 
 def solution_of(chapter: str, label: str) -> list:

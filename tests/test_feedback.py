@@ -204,3 +204,22 @@ def test_vjp_rule_mistakes():
     raises(feedback.check_softmax_cross_entropy_vjp, ce, match="the 1/N of the mean is missing")
     raises(feedback.check_softmax_cross_entropy_vjp, lambda logits, labels: -ce(logits, labels) / len(labels),
            match="the sign is flipped")
+
+
+def test_placeholders_and_unanswered_functions_say_not_answered_yet(d2l):
+    X, y, W1, W2, _ = d2l
+    hand = hand_d2l(X, y, W1, W2)
+    error = raises(feedback.check_d2l_weight_grads, hand["W1"], ..., X, y, W1, W2, LAM,
+                   match=r"dJ/dW2 is not answered yet: replace the \.\.\. with your answer")
+    assert isinstance(error, feedback.NotAnswered)
+    raises(feedback.check_topological_order, ..., PARENTS, "f", match="order is not answered yet")
+
+    def unanswered(grads, max_norm):
+        raise NotImplementedError("Exercise 8.4 is not answered yet: write clip_by_norm")
+
+    with pytest.raises(NotImplementedError, match="Exercise 8.4 is not answered yet"):
+        feedback.check_clip_by_norm(unanswered)
+    with pytest.raises(NotImplementedError, match="Exercise 6.6 is not answered yet"):
+        feedback.call("d2l_weight_grads", lambda *args: (_ for _ in ()).throw(
+            NotImplementedError("Exercise 6.6 is not answered yet")), X)
+    raises(feedback.call, "d2l_weight_grads", lambda *args: 1 / 0, X, match="d2l_weight_grads raised ZeroDivisionError")

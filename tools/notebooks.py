@@ -509,9 +509,15 @@ def new_cell(kind: str, source: str, metadata: dict | None = None):
     return make(source, metadata=metadata or {})
 
 
-def answer_cells(number: str, with_code: bool) -> list:
-    cells = [new_cell("markdown", f"**Your answer to Exercise {number}.** Double-click here to write it.",
-                      {"tags": ["exercise-stub"]})]
+SOLUTION_MARKERS = re.compile(r"^`{3,}\{solution-(start|end)\}.*\n(:class:.*\n)?`{3,}$", re.MULTILINE)
+
+
+def answer_cells(number: str, with_text: bool, with_code: bool) -> list:
+    """The student edition's answer cells for one exercise: for its text, and for its code."""
+    cells = []
+    if with_text:
+        cells.append(new_cell("markdown", f"**Your answer to Exercise {number}.** Double-click here to write it.",
+                              {"tags": ["exercise-stub"]}))
     if with_code:
         code = (f"# Exercise {number}: replace these lines with your code, then run the cell.\n"
                 f'raise NotImplementedError("Exercise {number} is not answered yet: '
@@ -530,22 +536,35 @@ def edition(book: Book, chapter: str, notebook, student: bool):
     code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
     if len(setup_cells) != 1 or code_cells[0] is not setup_cells[0]:
         raise ConversionError(f"{chapter}.md: the first code cell, and only it, must be the set-up cell (tag `setup`)")
-    solution_number, solution_has_code = None, False
+    solution_number, solution_has_code, solution_has_text = None, False, False
+    authored_stubs = []
     for cell in notebook.cells:
         if "numbering" in tags(cell):
+            continue
+        if "exercise-stub" in tags(cell):
+            # An answer cell written in the chapter: only the student edition has it, under the
+            # exercise (after the text answer cell); the full edition has the solution instead.
+            authored_stubs.extend(converted(cell, context, folded=False) if student else [])
             continue
         if "solution" in tags(cell):
             label = solution_label(cell)
             if label:
                 solution_number = book.targets[label].number
-                solution_has_code = False
+                solution_has_code = solution_has_text = False
             solution_has_code |= cell.cell_type == "code"
+            solution_has_text |= cell.cell_type == "markdown" and bool(SOLUTION_MARKERS.sub("", cell.source).strip())
             ends = cell.cell_type == "markdown" and "{solution-end}" in cell.source
             if not student:
                 cells.extend(converted(cell, context, folded=True))
             elif ends:
-                cells.extend(answer_cells(solution_number, solution_has_code))
+                cells.extend(answer_cells(solution_number, solution_has_text or not authored_stubs,
+                                          solution_has_code and not authored_stubs))
+                cells.extend(authored_stubs)
+                authored_stubs = []
             continue
+        if "check" in tags(cell):
+            cells.append(new_cell("markdown", f"The next cell checks the answer to Exercise {solution_number}: "
+                                              "it names what is wrong, where, and the mistake it matches."))
         cells.extend(converted(cell, context, folded=False))
     if context.cited:
         cells.append(new_cell("markdown", reference_list(book, context.cited)))

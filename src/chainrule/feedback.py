@@ -39,6 +39,15 @@ class AnswerError(AssertionError):
         self.mistake = mistake
 
 
+class NotAnswered(AnswerError):
+    """The answer is still the placeholder ``...`` of the exercise's answer cell."""
+
+
+def _require_answer(name: str, received) -> None:
+    if received is Ellipsis:
+        raise NotAnswered(name, f"{name} is not answered yet: replace the ... with your answer, then run the cell again.")
+
+
 @dataclass(frozen=True)
 class Mistake:
     """A known mistake: what it is, in words, and the answer it gives."""
@@ -48,6 +57,7 @@ class Mistake:
 
 
 def _as_array(name: str, received, expected: np.ndarray) -> np.ndarray:
+    _require_answer(name, received)
     if received is None:
         raise AnswerError(name, f"{name} is None: assign your answer to it (an array of shape {expected.shape}).")
     if isinstance(received, Tensor):
@@ -173,11 +183,19 @@ def check_hidden_bias_grad(dJ_db1, X, y, W1, b1, W2, lam) -> None:
 # --------------------------------------------------------------------------- VJP rules
 
 
-def _call(name: str, function: Callable, *args):
+def call(name: str, function: Callable, *args):
+    """``function(*args)``, with whatever the student's function raises turned into :class:`AnswerError`.
+
+    ``NotImplementedError`` passes through unchanged: it is the message of an answer cell
+    that has not been filled in yet ("Exercise 6.2 is not answered yet ...").
+    """
+    _require_answer(name, function)
     if not callable(function):
         raise AnswerError(name, f"{name} should be a function, but it is a {type(function).__name__}.")
     try:
         return function(*args)
+    except NotImplementedError:
+        raise
     except Exception as error:  # the student's code raised: explain, do not crash the check
         raise AnswerError(name, f"{name} raised {type(error).__name__}: {error}") from None
 
@@ -189,7 +207,7 @@ def check_matmul_vjp(matmul_vjp: Callable) -> None:
     G = rng.normal(size=(2, 4))
     At, Bt = Tensor(A, requires_grad=True), Tensor(B, requires_grad=True)
     (At @ Bt).backward(G)
-    result = _call("matmul_vjp", matmul_vjp, A, B, G)
+    result = call("matmul_vjp", matmul_vjp, A, B, G)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise AnswerError("matmul_vjp", f"matmul_vjp should return two arrays (dA, dB), got {result!r:.80}.")
     dA, dB = result
@@ -205,7 +223,7 @@ def check_softmax_cross_entropy_vjp(ce_grad: Callable) -> None:
     probabilities /= probabilities.sum(1, keepdims=True)
     onehot = np.eye(3)[labels]
     expected = (probabilities - onehot) / len(labels)
-    check_array("dL/dlogits", _call("ce_grad", ce_grad, logits, labels), expected, [
+    check_array("dL/dlogits", call("ce_grad", ce_grad, logits, labels), expected, [
         Mistake("the 1/N of the mean is missing", probabilities - onehot),
         Mistake("the sign is flipped (onehot − softmax)", -expected),
         Mistake("the softmax is missing: the logits were used as probabilities", (logits - onehot) / len(labels)),
@@ -222,6 +240,7 @@ def check_topological_order(order, parents: Mapping[str, Sequence[str]], root: s
     """
     expected = topological_order(root, parents_of=lambda node: parents[node])
     name = "order"
+    _require_answer(name, order)
     if order is None or isinstance(order, (str, bytes)) or not isinstance(order, Sequence):
         raise AnswerError(name, f"the order should be a list of node names such as {expected[:2]}, got {order!r:.80}.")
     order = list(order)
@@ -293,7 +312,7 @@ def check_clip_by_norm(clip: Callable) -> None:
     for grads, max_norm in ((small, 5.0), (large, 5.0)):
         norm = float(np.sqrt(sum((g**2).sum() for g in grads)))
         factor = min(1.0, max_norm / norm)
-        result = _call("clip", clip, [g.copy() for g in grads], max_norm)
+        result = call("clip", clip, [g.copy() for g in grads], max_norm)
         if not isinstance(result, (list, tuple)) or len(result) != len(grads):
             raise AnswerError("clip", f"clip should return a list of {len(grads)} arrays, got {result!r:.80}.")
         per_tensor = [g * min(1.0, max_norm / np.sqrt((g**2).sum())) for g in grads]
