@@ -272,3 +272,5 @@ def test_public_check_passes_a_right_answer_and_names_a_wrong_one(colab):
     assert error.evalue.startswith("clip(...)[0] (global norm") and (
         "It matches a known mistake: it scales every gradient, also when the norm is already under the threshold"
         in error.evalue), error.evalue
+    # Jupyter and Colab show the message alone, not the frames of chainrule.feedback.
+    assert error.traceback.strip() == f"AnswerError: {error.evalue}", error.traceback

@@ -223,3 +223,15 @@ def test_placeholders_and_unanswered_functions_say_not_answered_yet(d2l):
         feedback.call("d2l_weight_grads", lambda *args: (_ for _ in ()).throw(
             NotImplementedError("Exercise 6.6 is not answered yet")), X)
     raises(feedback.call, "d2l_weight_grads", lambda *args: 1 / 0, X, match="d2l_weight_grads raised ZeroDivisionError")
+
+
+def broken_clip(grads, max_norm):
+    return [g / 0 for g in grads] if False else 1 / 0
+
+
+def test_jupyter_shows_the_message_first_and_alone():
+    error = AnswerError("dJ/dW1", "dJ/dW1 is wrong at entry (0, 1): expected 1, received 2.")
+    # IPython calls _render_traceback_ instead of printing the frames of the check.
+    assert error._render_traceback_() == ["AnswerError: dJ/dW1 is wrong at entry (0, 1): expected 1, received 2."]
+    raised = raises(feedback.check_clip_by_norm, broken_clip, match="clip raised ZeroDivisionError: division by zero")
+    assert "(line " in str(raised) and "of broken_clip: return [g / 0 for g in grads] if False else 1 / 0)" in str(raised)
