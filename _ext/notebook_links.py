@@ -9,12 +9,14 @@ configuration. A notebook file that does not exist is a warning, so ``-W`` fails
 build instead of publishing a dead link.
 
 Registered in ``_config.yml`` under ``sphinx: local_extensions``. Config values:
-``notebook_links_root`` is the folder in which the notebook files are looked up (default:
+``notebook_links_root`` is the repository folder, where the notebook files are looked up
+and whose ``tools/notebooks.py`` defines the chapters and the editions' paths (default:
 the book's source folder).
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -27,18 +29,15 @@ from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
 
-COLAB = "https://colab.research.google.com/github"
-STUDENT_FOLDER = "student"
 
+def editions(root: Path):
+    """tools/notebooks.py of the repository at ``root``: the one definition of chapters and edition paths."""
+    tools = str(root / "tools")
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    import notebooks
 
-def numbered_chapters(toc_file: Path) -> list[str]:
-    """The files of the numbered parts of a jb-book ``_toc.yml``, in order."""
-    toc = yaml.safe_load(toc_file.read_text(encoding="utf-8"))
-    files = []
-    for part in toc.get("parts", []):
-        if part.get("numbered"):
-            files.extend(entry["file"] for entry in part.get("chapters", []))
-    return files
+    return notebooks
 
 
 def repository(config) -> tuple[str, str]:
@@ -65,6 +64,8 @@ class NotebookLinks(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         repo, branch = repository(self.config)
         root = Path(self.config.notebook_links_root or self.env.srcdir)
+        notebooks = editions(root)
+        toc = yaml.safe_load((Path(self.env.srcdir) / "_toc.yml").read_text(encoding="utf-8"))
         raw = f"https://github.com/{repo}/raw/{branch}"
         table = nodes.table(classes=["notebook-links"])
         group = nodes.tgroup(cols=4)
@@ -79,19 +80,19 @@ class NotebookLinks(SphinxDirective):
         for title in ("", "Chapter", "Full edition", "Student edition"):
             header += nodes.entry("", nodes.paragraph(text=title))
         head += header
-        for number, chapter in enumerate(numbered_chapters(Path(self.env.srcdir) / "_toc.yml"), start=1):
+        for number, chapter in enumerate(notebooks.numbered_chapters(toc), start=1):
             row = nodes.row()
             row += nodes.entry("", nodes.paragraph(text=f"{number}"))
             xref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=f"/{chapter}",
                                          refexplicit=False, refdoc=self.env.docname)
             xref += nodes.inline("", chapter)
             row += nodes.entry("", nodes.paragraph("", "", xref))
-            for path in (f"{chapter}.ipynb", f"{STUDENT_FOLDER}/{chapter}.ipynb"):
+            for path in (notebooks.edition_path(chapter, student) for student in (False, True)):
                 if not (root / path).is_file():
                     logger.warning(f"notebook-links: {path} does not exist; run `make notebooks`",
                                    location=(self.env.docname, self.lineno))
                 links = nodes.paragraph()
-                links += link("Colab", f"{COLAB}/{repo}/blob/{branch}/{path}")
+                links += link("Colab", f"{notebooks.COLAB}/{repo}/blob/{branch}/{path}")
                 links += nodes.Text(" · ")
                 links += link("download", f"{raw}/{path}")
                 row += nodes.entry("", links)

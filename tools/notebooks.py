@@ -48,26 +48,22 @@ COLAB = "https://colab.research.google.com/github"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 SETUP_TEMPLATE = '''\
-# Set-up: makes `import chainrule` work. Does nothing when chainrule is installed; on Colab
-# it installs it. The environment variable CHAINRULE_PIP_SPEC overrides where from.
+# Set-up: makes `import chainrule` work. On Colab it installs it (CHAINRULE_PIP_SPEC overrides).
 import importlib.util, os, shutil, subprocess, sys
-
 if importlib.util.find_spec("chainrule") is None:
     spec = os.environ.get("CHAINRULE_PIP_SPEC", "{default_spec}")
     if "google.colab" not in sys.modules and "CHAINRULE_PIP_SPEC" not in os.environ:
-        raise ModuleNotFoundError(
-            "chainrule is not installed in this kernel. In a clone of the course, run "
-            "`make setup` and pick the .venv kernel, or run `pip install -e .` in the clone.")
+        raise ModuleNotFoundError("chainrule is not installed in this kernel. In a clone of the course, run "
+                                  "`make setup` and pick the .venv kernel, or run `pip install -e .` in the clone.")
     if shutil.which("dot") is None:  # graphviz draws the figures
         subprocess.run(["apt-get", "install", "-y", "-qq", "graphviz"], capture_output=True)
     pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-color", spec],
                          capture_output=True, text=True)
     importlib.invalidate_caches()
     if importlib.util.find_spec("chainrule") is None:
-        raise RuntimeError(
-            f"Installing chainrule with `pip install {{spec}}` failed:\\n{{pip.stderr[-2000:]}}\\n"
-            "Check the network, or set CHAINRULE_PIP_SPEC to a source you can reach "
-            "(a wheel file, a git URL or chainrule==x.y), then run this cell again.")'''
+        raise RuntimeError(f"Installing chainrule with `pip install {{spec}}` failed:\\n{{pip.stderr[-2000:]}}\\n"
+                           "Check the network, or set CHAINRULE_PIP_SPEC to a source you can reach "
+                           "(a wheel file, a git URL or chainrule==x.y), then run this cell again.")'''
 
 DIRECTIVE_OPEN = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}\s*(?P<argument>.*?)\s*$")
 CODE_FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})")
