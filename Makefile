@@ -4,6 +4,8 @@
 #   make test      check the committed notebooks, build both books, run the whole test suite
 #   make notebooks set up, write the Colab and student notebooks from chapters/*.md
 #   make book-student  build the student edition of the site (no solutions) into _build/html-student
+#   make assignments  write the otter-grader assignments into _build/assignments/<name>/
+#   make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade every .ipynb in <dir> into <dir>/grades.csv
 #   make bench     set up, run the benchmarks
 #   make figures   set up, regenerate the committed figures in img/
 #   make setup     only the set-up step (.venv, Python packages, graphviz, chromium)
@@ -32,12 +34,14 @@ STUDENT_HTML := _build/html-student
 # Tools started by the book build (the notebook kernel, jupyter, dot) come from the venv first.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup system-packages notebooks notebooks-check book book-student test bench figures clean distclean
+.PHONY: help setup system-packages notebooks notebooks-check book book-student assignments grade test bench figures clean distclean
 
 help:
 	@echo "make book     build the book into $(BOOK_HTML) (every chapter executed; any warning fails)"
 	@echo "make notebooks  write the Colab (chapters/*.ipynb) and student (student/chapters/*.ipynb) notebooks"
 	@echo "make book-student  build the site without solutions into $(STUDENT_HTML)"
+	@echo "make assignments  write the otter-grader assignments (student, solution, autograder) into _build/assignments"
+	@echo "make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade the notebooks in <dir> into <dir>/grades.csv"
 	@echo "make test     build the book, then run the whole test suite"
 	@echo "make bench    run the benchmarks (benchmarks/run.py)"
 	@echo "make figures  regenerate the committed figures in img/"
@@ -107,7 +111,20 @@ book-student: setup notebooks
 	@echo ""
 	@echo "Student book built: file://$(CURDIR)/$(STUDENT_HTML)/index.html"
 
-test: notebooks-check book book-student
+# One otter-grader assignment per chapter with checked exercises (tools/assignments.py);
+# otter assign runs every test against the solution, so a broken check fails here.
+assignments: setup notebooks
+	$(PY) tools/assignments.py
+
+# Grades with the autograder zip that `make assignments` wrote; no Docker needed.
+grade: setup
+	@if [ -z "$(ASSIGNMENT)" ] || [ -z "$(SUBMISSIONS)" ]; then \
+	  echo "usage: make grade ASSIGNMENT=<name> SUBMISSIONS=<folder of .ipynb files>" >&2; \
+	  echo "assignments: $$(ls _build/assignments 2>/dev/null | tr '\n' ' ')" >&2; exit 2; fi
+	@[ -d _build/assignments/$(ASSIGNMENT) ] || $(MAKE) assignments
+	$(PY) tools/grade.py $(ASSIGNMENT) $(SUBMISSIONS)
+
+test: notebooks-check book book-student assignments
 	$(PY) -m pytest -p no:cacheprovider tests
 
 bench: setup

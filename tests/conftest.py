@@ -86,3 +86,13 @@ def chapter_page(book_html: Path, chapter: str) -> Path:
             pytrace=False,
         )
     return page
+
+
+@pytest.fixture(scope="session")
+def colab(tmp_path_factory):
+    """(venv, wheel, ipython_dir) of the simulated Colab (tests/colab_sim.py), shared by the whole session."""
+    import colab_sim
+
+    workdir = tmp_path_factory.mktemp("colab-sim")
+    with colab_sim.colab_session(workdir) as session:
+        yield session

@@ -67,14 +67,6 @@ def clip(text: str, limit: int = 6000) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n... [{len(text) - limit} more characters]"
 
 
-@pytest.fixture(scope="session")
-def colab(tmp_path_factory):
-    """(venv, wheel, ipython_dir) of the simulated Colab, shared by the whole session."""
-    workdir = tmp_path_factory.mktemp("colab-sim")
-    with colab_sim.colab_session(workdir) as session:
-        yield session
-
-
 def run(colab, notebook, **kwargs) -> colab_sim.RunResult:
     venv, wheel, ipython_dir = colab
     return colab_sim.run_notebook(notebook, venv, wheel, ipython_dir, **kwargs)

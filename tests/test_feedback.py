@@ -8,6 +8,7 @@ pass silently.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -235,3 +236,63 @@ def test_jupyter_shows_the_message_first_and_alone():
     assert error._render_traceback_() == ["AnswerError: dJ/dW1 is wrong at entry (0, 1): expected 1, received 2."]
     raised = raises(feedback.check_clip_by_norm, broken_clip, match="clip raised ZeroDivisionError: division by zero")
     assert "(line " in str(raised) and "of broken_clip: return [g / 0 for g in grads] if False else 1 / 0)" in str(raised)
+
+
+def test_scalar_graph_checks_use_the_engine_and_name_mistakes():
+    x, w, b = 0.5, -2.0, 0.5
+    tx, tw, tb = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (x, w, b))
+    torch.tanh(tw * tx + tb).backward()
+    feedback.check_tanh_neuron_grads(tx.grad.item(), tw.grad.item(), tb.grad.item(), x=x, w=w, b=b)
+    slope = tb.grad.item()
+    neuron = functools.partial(feedback.check_tanh_neuron_grads, x=x, w=w, b=b)
+    raises(neuron, w, x, 1.0, match="tanh'.*is missing")
+    raises(neuron, slope * x, slope * w, slope, match="are swapped")
+    raises(neuron, -slope * w, -slope * x, -slope, match="sign is flipped")
+    t = torch.tensor(1.3, dtype=torch.float64, requires_grad=True)
+    s = t * t
+    s.retain_grad()
+    (s * t).backward()
+    feedback.check_cube_grads(s.grad.item(), t.grad.item(), x=1.3)
+    cube = functools.partial(feedback.check_cube_grads, x=1.3)
+    raises(cube, 1.3, 2 * 1.3**2, match="a lost fan-out contribution")
+    raises(cube, 1.3**2, 3 * 1.3**2, match="with respect to s is x, not s")
+
+
+def test_function_checks_on_random_batches(d2l):
+    def weight_grads(X, y, W1, W2, lam):
+        Z = X @ W1.T
+        H = np.maximum(Z, 0)
+        O = H @ W2.T
+        P = np.exp(O - O.max(1, keepdims=True))
+        P /= P.sum(1, keepdims=True)
+        dO = (P - np.eye(W2.shape[0])[y]) / len(X)
+        dZ = (dO @ W2) * (Z > 0)
+        return dZ.T @ X + lam * W1, dO.T @ H + lam * W2
+
+    shapes = set()
+    for seed in range(6):
+        feedback.check_d2l_weight_grads_function(weight_grads, seed=seed)
+        shapes.add(feedback.d2l_problem(seed)["W1"].shape)
+    assert len(shapes) > 1  # the seeds change the sizes, not only the numbers
+    raises(feedback.check_d2l_weight_grads_function, lambda *a: weight_grads(*a)[::-1], match="dJ/dW2 has shape")
+    raises(feedback.check_d2l_weight_grads_function, lambda *a: None, match=r"should return two arrays .*got None")
+    raises(feedback.check_hidden_bias_grad_function, lambda X, y, W1, b1, W2, lam: b1 * 0,
+           match="dJ/db1 is wrong")
+    raises(feedback.check_memory_count_function, lambda N, d, h, q: feedback.d2l_memory(1, d, h, q).values(),
+           match="should return two arrays")
+    feedback.check_memory_count_function(lambda N, d, h, q: tuple(feedback.d2l_memory(N, d, h, q).values()))
+    for seed in (3, 4):
+        feedback.check_matmul_vjp(lambda A, B, G: (G @ B.T, A.T @ G), seed=seed)
+        feedback.check_clip_by_norm(clip_right, seed=seed)
+
+
+def test_a_function_that_never_returns_is_stopped():
+    def forever(*args):
+        while True:
+            pass
+
+    error = raises(functools.partial(feedback.call, time_limit=0.5), "clip", forever, 1,
+                   match=r"clip did not return within 0\.5 s")
+    assert "loop" in str(error)
+    assert feedback.call("double", lambda v: 2 * v, 4, time_limit=0.5) == 8
+    raises(feedback.call, "f", None, match="f is not defined")

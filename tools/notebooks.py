@@ -535,8 +535,8 @@ def edition(book: Book, chapter: str, notebook, student: bool):
     solution_number, solution_has_code, solution_has_text = None, False, False
     authored_stubs = []
     for cell in notebook.cells:
-        if "numbering" in tags(cell):
-            continue
+        if "numbering" in tags(cell) or "hidden-check" in tags(cell):
+            continue  # hidden checks go only into the autograder (tools/assignments.py)
         if "exercise-stub" in tags(cell):
             # An answer cell written in the chapter: only the student edition has it, under the
             # exercise (after the text answer cell); the full edition has the solution instead.

@@ -5,7 +5,7 @@
 DIR receives a copy of the book (``_config.yml``, ``_toc.yml``, ``_ext``, ``img``,
 ``references.bib``, ``chapters``) in which every cell tagged ``solution`` is removed from
 the numbered chapters, so neither the solution text nor its code reaches the HTML (and the
-``check`` cells that test the solutions go with them). The
+``check`` and ``hidden-check`` cells that test the solutions go with them). The
 chapters still execute: no cell outside a solution depends on one (tools/notebooks.py
 checks the tags). The rocket button's Colab link of each page points at the chapter's
 student notebook, ``student/chapters/<name>.ipynb``, of the configured repository.
@@ -47,7 +47,7 @@ def write_student_book(out: Path, root: Path = ROOT) -> None:
         notebook = jupytext.read(root / f"{chapter}.md")
         check_solution_marks(chapter, notebook)
         # Check cells test the solution (and answer cells are hidden): without solutions, both go.
-        dropped = {"solution", "check", "exercise-stub"}
+        dropped = {"solution", "check", "hidden-check", "exercise-stub"}
         notebook.cells = [cell for cell in notebook.cells if not dropped & set(tags(cell))]
         (out / f"{chapter}.md").write_text(canonical_markdown(notebook), encoding="utf-8")
         # A same-named .ipynb beside the page makes the theme's Colab link end in .ipynb.

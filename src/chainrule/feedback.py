@@ -17,6 +17,9 @@ Layer 3 of ``chainrule`` (course helpers): it uses the engine and ``nn``.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,10 +30,13 @@ import numpy as np
 from .graph import topological_order
 from .nn import d2l_forward
 from .tensor import Tensor
+from .value import Value
 
 _PACKAGE = Path(__file__).resolve().parent
 RTOL = 1e-6
 ATOL = 1e-9
+#: Seconds a student's function may run in one call before the check gives up on it.
+TIME_LIMIT = 10.0
 
 
 class AnswerError(AssertionError):
@@ -143,6 +149,39 @@ def check_scalars(received: Mapping[str, object], expected: Mapping[str, float],
         check_array(name, numbers[name], value, rtol=rtol)
 
 
+# --------------------------------------------------------------------------- scalar graphs by hand
+
+
+def check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x: float, w: float, b: float) -> None:
+    """The three derivatives of y = tanh(wx + b), against chainrule's backward pass at (x, w, b)."""
+    xv, wv, bv = Value(x), Value(w), Value(b)
+    (wv * xv + bv).tanh().backward()
+    z = w * x + b
+    slope = 1 - np.tanh(z) ** 2
+    check_scalars({"dy/dx": dy_dx, "dy/dw": dy_dw, "dy/db": dy_db},
+                  {"dy/dx": xv.grad, "dy/dw": wv.grad, "dy/db": bv.grad}, [
+        ("the factor tanh'(z) = 1 - tanh²(z) is missing", {"dy/dx": w, "dy/dw": x, "dy/db": 1.0}),
+        ("tanh'(z) is 1 - tanh²(z), not 1 - z²", {"dy/dx": (1 - z**2) * w, "dy/dw": (1 - z**2) * x,
+                                                   "dy/db": 1 - z**2}),
+        ("dy/dx and dy/dw are swapped: dy/dx carries w and dy/dw carries x", {"dy/dx": slope * x, "dy/dw": slope * w}),
+        ("the sign is flipped", {"dy/dx": -slope * w, "dy/dw": -slope * x, "dy/db": -slope}),
+    ])
+
+
+def check_cube_grads(dy_ds, dy_dx, x: float) -> None:
+    """dy/ds and dy/dx for s = x·x, y = s·x, against chainrule's backward pass at x."""
+    xv = Value(x)
+    s = xv * xv
+    (s * xv).backward()
+    check_scalars({"dy/ds": dy_ds, "dy/dx": dy_dx}, {"dy/ds": s.grad, "dy/dx": xv.grad}, [
+        ("the local gradient of y = s·x with respect to s is x, not s", {"dy/ds": x**2}),
+        ("a lost fan-out contribution: x also feeds y directly (y = s·x), which adds s = x² to dy/dx",
+         {"dy/dx": 2 * x**2}),
+        ("lost fan-out contributions: x feeds s twice (s = x·x), and each use adds x·dy/ds to dy/dx", {"dy/dx": x**2}),
+        ("the sign is flipped", {"dy/ds": -x, "dy/dx": -3 * x**2}),
+    ])
+
+
 # --------------------------------------------------------------------------- the d2l network
 
 
@@ -187,24 +226,84 @@ def check_hidden_bias_grad(dJ_db1, X, y, W1, b1, W2, lam) -> None:
     ])
 
 
+def d2l_problem(seed: int) -> dict:
+    """A random batch and weights for the d2l network: X, y, W1, b1, W2 and lam, with sizes drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    N, d, h, q = (int(v) for v in rng.integers([6, 3, 5, 2], [13, 7, 10, 5]))
+    return {"X": rng.normal(size=(N, d)), "y": rng.integers(0, q, size=N), "W1": rng.normal(size=(h, d)) * 0.8,
+            "b1": rng.normal(size=h) * 0.5, "W2": rng.normal(size=(q, h)) * 0.8, "lam": float(rng.uniform(0.05, 0.5))}
+
+
+def _pair(name: str, result, what: str):
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise AnswerError(name, f"{name} should return two arrays {what}, got {result!r:.80}.")
+    return result
+
+
+def check_d2l_weight_grads_function(d2l_weight_grads: Callable, seed: int = 0) -> None:
+    """``d2l_weight_grads(X, y, W1, W2, lam)`` must return (∂J/∂W1, ∂J/∂W2) on the random batch of ``seed``."""
+    p = d2l_problem(seed)
+    result = call("d2l_weight_grads", d2l_weight_grads, p["X"], p["y"], p["W1"], p["W2"], p["lam"])
+    dJ_dW1, dJ_dW2 = _pair("d2l_weight_grads", result, "(dJ/dW1, dJ/dW2)")
+    check_d2l_weight_grads(dJ_dW1, dJ_dW2, p["X"], p["y"], p["W1"], p["W2"], p["lam"])
+
+
+def check_hidden_bias_grad_function(hidden_bias_grad: Callable, seed: int = 0) -> None:
+    """``hidden_bias_grad(X, y, W1, b1, W2, lam)`` must return ∂J/∂b1 on the random batch of ``seed``."""
+    p = d2l_problem(seed)
+    answer = call("hidden_bias_grad", hidden_bias_grad, p["X"], p["y"], p["W1"], p["b1"], p["W2"], p["lam"])
+    check_hidden_bias_grad(answer, p["X"], p["y"], p["W1"], p["b1"], p["W2"], p["lam"])
+
+
 # --------------------------------------------------------------------------- VJP rules
 
 
-def call(name: str, function: Callable, *args):
+def call(name: str, function: Callable, *args, time_limit: float = TIME_LIMIT):
     """``function(*args)``, with whatever the student's function raises turned into :class:`AnswerError`.
 
     ``NotImplementedError`` passes through unchanged: it is the message of an answer cell
     that has not been filled in yet ("Exercise 6.2 is not answered yet ...").
+    A call that runs longer than ``time_limit`` seconds is stopped (an infinite loop, say)
+    and reported as an :class:`AnswerError`, so that one answer cannot hang a grader.
     """
     _require_answer(name, function)
+    if function is None:
+        raise AnswerError(name, f"{name} is not defined: run the cell that defines it (or write it again).")
     if not callable(function):
         raise AnswerError(name, f"{name} should be a function, but it is a {type(function).__name__}.")
     try:
-        return function(*args)
-    except NotImplementedError:
+        with _time_limit(name, time_limit):
+            return function(*args)
+    except (NotImplementedError, AnswerError):
         raise
     except Exception as error:  # the student's code raised: explain, do not crash the check
         raise AnswerError(name, f"{name} raised {type(error).__name__}: {error}{_where(error)}") from None
+
+
+class _TimeUp(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(name: str, seconds: float):
+    """Stop the body after ``seconds`` with an :class:`AnswerError` (Unix main thread; elsewhere no limit)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise _TimeUp
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _TimeUp:
+        raise AnswerError(name, f"{name} did not return within {seconds:g} s and was stopped. Look for a loop "
+                                "that never ends.") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _where(error: Exception) -> str:
@@ -217,11 +316,15 @@ def _where(error: Exception) -> str:
     return f" (line {frame.lineno} of {frame.name}: {frame.line})" if frame.line else f" (in {frame.name})"
 
 
-def check_matmul_vjp(matmul_vjp: Callable) -> None:
-    """``matmul_vjp(A, B, G)`` must return ``(G Bᵀ, Aᵀ G)``, the VJP of C = A B for the upstream gradient G."""
-    rng = np.random.default_rng(0)
-    A, B = rng.normal(size=(2, 3)), rng.normal(size=(3, 4))
-    G = rng.normal(size=(2, 4))
+def check_matmul_vjp(matmul_vjp: Callable, seed: int = 0) -> None:
+    """``matmul_vjp(A, B, G)`` must return ``(G Bᵀ, Aᵀ G)``, the VJP of C = A B for the upstream gradient G.
+
+    ``seed`` picks the shapes and the numbers (seed 0: A is 2×3 and B is 3×4).
+    """
+    rng = np.random.default_rng(seed)
+    m, k, n = (2, 3, 4) if seed == 0 else (int(v) for v in rng.integers(2, 7, size=3))
+    A, B = rng.normal(size=(m, k)), rng.normal(size=(k, n))
+    G = rng.normal(size=(m, n))
     At, Bt = Tensor(A, requires_grad=True), Tensor(B, requires_grad=True)
     (At @ Bt).backward(G)
     result = call("matmul_vjp", matmul_vjp, A, B, G)
@@ -232,13 +335,14 @@ def check_matmul_vjp(matmul_vjp: Callable) -> None:
     check_array("dB", dB, Bt.grad, [Mistake("the sign is flipped", -Bt.grad)])
 
 
-def check_softmax_cross_entropy_vjp(ce_grad: Callable) -> None:
+def check_softmax_cross_entropy_vjp(ce_grad: Callable, seed: int = 1) -> None:
     """``ce_grad(logits, labels)`` must return ∂L/∂logits of the *mean* cross-entropy: (softmax − onehot)/N."""
-    rng = np.random.default_rng(1)
-    logits, labels = rng.normal(size=(5, 3)), np.array([0, 2, 1, 2, 0])
+    rng = np.random.default_rng(seed)
+    n, q = (5, 3) if seed == 1 else (int(v) for v in rng.integers(3, 9, size=2))
+    logits, labels = rng.normal(size=(n, q)) * 2, rng.integers(0, q, size=n)
     probabilities = np.exp(logits - logits.max(1, keepdims=True))
     probabilities /= probabilities.sum(1, keepdims=True)
-    onehot = np.eye(3)[labels]
+    onehot = np.eye(q)[labels]
     expected = (probabilities - onehot) / len(labels)
     check_array("dL/dlogits", call("ce_grad", ce_grad, logits, labels), expected, [
         Mistake("the 1/N of the mean is missing", probabilities - onehot),
@@ -321,12 +425,24 @@ def check_memory_count(predict, train, N: int, d: int, h: int, q: int) -> None:
     ], rtol=0)
 
 
-def check_clip_by_norm(clip: Callable) -> None:
-    """``clip(grads, max_norm)`` must scale the list of arrays by min(1, max_norm / global norm)."""
-    rng = np.random.default_rng(2)
-    small = [rng.normal(size=(3, 2)) * 0.1, rng.normal(size=4) * 0.1]
-    large = [rng.normal(size=(3, 2)) * 10, rng.normal(size=4) * 10]
-    for grads, max_norm in ((small, 5.0), (large, 5.0)):
+def check_memory_count_function(memory_count: Callable, sizes=((64, 4, 8, 3), (1000, 784, 256, 10))) -> None:
+    """``memory_count(N, d, h, q)`` must return (prediction, training) counts for each (N, d, h, q) in ``sizes``."""
+    for N, d, h, q in sizes:
+        result = call("memory_count", memory_count, N, d, h, q)
+        predict, train = _pair("memory_count", result, "(prediction, training)")
+        check_memory_count(predict, train, N, d, h, q)
+
+
+def check_clip_by_norm(clip: Callable, seed: int = 2) -> None:
+    """``clip(grads, max_norm)`` must scale the list of arrays by min(1, max_norm / global norm).
+
+    Two lists are tried: one whose norm is under ``max_norm`` and one far over it.
+    """
+    rng = np.random.default_rng(seed)
+    max_norm = 5.0 if seed == 2 else float(rng.uniform(0.5, 3.0))
+    small = [rng.normal(size=(3, 2)) * 0.02 * max_norm, rng.normal(size=4) * 0.02 * max_norm]
+    large = [rng.normal(size=(3, 2)) * 2 * max_norm, rng.normal(size=4) * 2 * max_norm]
+    for grads in (small, large):
         norm = float(np.sqrt(sum((g**2).sum() for g in grads)))
         factor = min(1.0, max_norm / norm)
         result = call("clip", clip, [g.copy() for g in grads], max_norm)

@@ -1,0 +1,321 @@
+"""The otter-grader assignments (tools/assignments.py) and the grader (tools/grade.py).
+
+``make test`` runs ``make assignments`` first; these tests read ``_build/assignments`` and fail
+(they do not skip) when it is missing.
+
+* Layout: each assignment has its student notebook, public tests, solution and autograder zip.
+* No line of solution code is in any student file; hidden tests are only in the zip.
+* Grading: each solution scores full marks, each untouched student notebook 0; planted wrong
+  submissions (a sign flip, no λW, a transposed gradient, ...) score 0 on the question they
+  break and get the intended diagnosis, word for word; broken notebooks (one that raises, one
+  that loops forever, one with deleted cells, one that returns None, a corrupt file) do not
+  stop the grader, and the CSV has the right rows and totals.
+* Colab: the student notebook, alone in a folder of the simulated Colab, passes its public
+  checks when answered and names the mistake when not.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import assignments  # noqa: E402
+import grade  # noqa: E402
+
+OUTPUT = ROOT / "_build" / "assignments"
+BOOK = assignments.load_book()
+ASSIGNMENTS = {a.name: a for a in assignments.load_assignments(BOOK)}
+CELL_TIMEOUT = 30  # seconds per cell; a looping check cell takes 2 × feedback.TIME_LIMIT
+
+
+def folder(name: str) -> Path:
+    path = OUTPUT / name
+    if not (path / "autograder" / f"{name}-autograder.zip").is_file():
+        pytest.fail(f"{path.relative_to(ROOT)} is incomplete: run `make assignments`", pytrace=False)
+    return path
+
+
+def student_notebook(name: str) -> nbformat.NotebookNode:
+    return nbformat.read(folder(name) / "student" / f"{name}.ipynb", as_version=4)
+
+
+def answer_cells(notebook) -> list:
+    return [cell for cell in notebook.cells if "otter_answer_cell" in cell.metadata.get("tags", [])]
+
+
+def solutions(name: str) -> list[str]:
+    return [assignments.solution_code(q, ASSIGNMENTS[name].chapter) for q in ASSIGNMENTS[name].questions]
+
+
+def submission(name: str, answers: dict[int, str] | None = None, edit=None) -> nbformat.NotebookNode:
+    """The student notebook with answer cell ``i`` replaced by ``answers[i]`` (the others left as handed out)."""
+    notebook = student_notebook(name)
+    for index, cell in enumerate(answer_cells(notebook)):
+        if answers and index in answers:
+            cell.source = answers[index]
+    if edit:
+        edit(notebook)
+    return notebook
+
+
+# --------------------------------------------------------------------------- what make assignments wrote
+
+
+def test_there_are_at_least_six_assignments_with_the_required_topics():
+    assert len(ASSIGNMENTS) >= 6, sorted(ASSIGNMENTS)
+    answers = {name for a in ASSIGNMENTS.values() for q in a.questions for name in assignments.defined_names(q.stub)}
+    for required in ("dy_ds", "order_from_e", "matmul_vjp", "ce_grad", "d2l_weight_grads", "hidden_bias_grad",
+                     "memory_count", "clip_by_norm"):
+        assert required in answers, required
+
+
+def test_the_instructors_page_lists_every_assignment_and_question():
+    rows = [line.split("|")[1:-1] for line in (ROOT / "chapters" / "instructors.md").read_text().splitlines()
+            if line.startswith("| `")]
+    listed = {row[0].strip().strip("`"): [q.strip().strip("`") for q in row[2].split(",")] for row in rows}
+    assert listed == {name: [q.name for q in a.questions] for name, a in ASSIGNMENTS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(ASSIGNMENTS))
+def test_layout(name):
+    path = folder(name)
+    questions = [q.name for q in ASSIGNMENTS[name].questions]
+    assert sorted(p.stem for p in (path / "student" / "tests").glob("*.py")) == sorted(questions)
+    assert (path / "solution" / f"{name}.ipynb").is_file()
+    notebook = student_notebook(name)
+    assert notebook.metadata["otter"]["assignment_name"] == name
+    checks = [c.source for c in notebook.cells if c.cell_type == "code" and c.source.startswith("grader.check")]
+    assert checks == [f'grader.check("{q}")' for q in questions]
+    # Each answer cell is the chapter's answer cell, as the student edition has it.
+    assert [c.source for c in answer_cells(notebook)] == [q.stub for q in ASSIGNMENTS[name].questions]
+    setup = notebook.cells[next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code")]
+    assert "otter_ignore" in setup.metadata["tags"] and "otter-grader==7.0.0" in setup.source
+
+
+@pytest.mark.parametrize("name", sorted(ASSIGNMENTS))
+def test_no_solution_code_and_no_hidden_test_in_student_files(name):
+    path = folder(name)
+    texts = {p: p.read_text() for p in (path / "student").rglob("*") if p.is_file()}
+    lines = assignments.solution_lines(ASSIGNMENTS[name])
+    assert lines
+    for line in lines:
+        assert not [p for p, text in texts.items() if line in text], line
+    with zipfile.ZipFile(path / "autograder" / f"{name}-autograder.zip") as archive:
+        packed = "".join(archive.read(n).decode() for n in archive.namelist() if n.startswith("tests/"))
+    for question in ASSIGNMENTS[name].questions:
+        public = set(ast.unparse(ast.parse(question.check)).splitlines())
+        for source in question.hidden:
+            own = [line.strip() for line in ast.unparse(ast.parse(source)).splitlines() if line not in public]
+            assert own and "hidden=True" in packed
+            for line in own:
+                assert line in packed, line
+                assert not [p for p, text in texts.items() if line in text], line
+    assert not [p for p, text in texts.items() if "hidden=True" in text]
+
+
+def test_public_tests_in_the_setup_cell_equal_the_tests_folder():
+    for name in ASSIGNMENTS:
+        path = folder(name)
+        namespace: dict = {}
+        setup = next(c for c in student_notebook(name).cells if "PUBLIC_TESTS" in c.source)
+        start = setup.source.index("PUBLIC_TESTS = ")
+        end = setup.source.index("\n}", start) + 2
+        exec(setup.source[start:end], namespace)
+        files = {p.name: p.read_text() for p in (path / "student" / "tests").glob("*.py")}
+        assert namespace["PUBLIC_TESTS"] == files
+
+
+def test_a_check_that_uses_chapter_state_is_refused():
+    question = assignments.Question("ex-x", "9.1", "text", stub="def f(x):\n    raise NotImplementedError\n",
+                                    check="feedback.check_array('f', f(X), 0)")
+    with pytest.raises(assignments.AssignmentError, match=r"uses \['X', 'feedback'\]"):
+        assignments.test_function(question, question.check, "", "chapters/x")
+
+
+def test_a_solution_that_defines_nothing_is_refused():
+    question = assignments.Question("ex-x", "9.1", "text", stub="answer = ...\n",
+                                    solution_cells=["print(42)"], check="print(answer)")
+    with pytest.raises(assignments.AssignmentError, match=r"does not define \['answer'\]"):
+        assignments.solution_code(question, "chapters/x")
+
+
+# --------------------------------------------------------------------------- grading
+
+MLP_RIGHT = dict(enumerate(solutions("mlp")))
+BIAS, MEMORY, WEIGHTS = 0, 1, 2
+
+
+def replace(code: str, old: str, new: str) -> str:
+    assert old in code, (old, code)
+    return code.replace(old, new)
+
+
+def delete_cells(containing: str):
+    def edit(notebook):
+        notebook.cells = [c for c in notebook.cells if containing not in c.source]
+    return edit
+
+
+def raising_cell(notebook):
+    notebook.cells.insert(4, nbformat.v4.new_code_cell("raise RuntimeError('a cell that fails')"))
+
+
+# name -> (assignment, notebook or None for a corrupt file, {question: points}, {question: [phrases]})
+PLANTED = {
+    "solution": ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {}),
+    "untouched": ("mlp", lambda: submission("mlp"), {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+                  {"ex6_2": ["NotImplementedError: Exercise 6.2 is not answered yet"]}),
+    "no-weight-decay": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: replace(replace(
+        MLP_RIGHT[WEIGHTS], " + lam * W1", ""), " + lam * W2", "")}), {"ex6_6": 0, "ex6_2": 2},
+        {"ex6_6": ["It matches a known mistake: the weight-decay term λ·W2 is missing"]}),
+    "transposed": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: replace(
+        MLP_RIGHT[WEIGHTS], "return dZ.T @ X + lam * W1,", "return (dZ.T @ X + lam * W1).T,")}), {"ex6_6": 0},
+        {"ex6_6": ["It matches a known mistake: the gradient is transposed (rows and columns swapped)"]}),
+    "bias-not-summed": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, BIAS: replace(
+        MLP_RIGHT[BIAS], "((dO @ W2) * (Z > 0)).sum(axis=0)", "(dO @ W2) * (Z > 0)")}), {"ex6_2": 0, "ex6_6": 2},
+        {"ex6_2": ["It matches a known mistake: the bias gradient is not summed over the batch"]}),
+    "memory-without-batch": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, MEMORY: replace(
+        MLP_RIGHT[MEMORY], "def memory_count(N, d, h, q):", "def memory_count(N, d, h, q):\n    N = 1")}),
+        {"ex6_3": 0, "ex6_2": 2}, {"ex6_3": ["It matches a known mistake: the activations are counted for one "
+                                             "example"]}),
+    "returns-none": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: "def d2l_weight_grads(X, y, W1, W2, "
+                                                       "lam):\n    return None"}), {"ex6_6": 0, "ex6_3": 2},
+                     {"ex6_6": ["d2l_weight_grads should return two arrays (dJ/dW1, dJ/dW2), got None"]}),
+    "wrong-shape": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, BIAS: replace(
+        MLP_RIGHT[BIAS], ".sum(axis=0)", ".sum(axis=0, keepdims=True)")}), {"ex6_2": 0},
+        {"ex6_2": ["dJ/db1 has shape (1, "]}),
+    "raises": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, BIAS: replace(
+        MLP_RIGHT[BIAS], "    Z = X @ W1.T + b1\n", "    Z = X @ W1.T + b1\n    Z = Z[len(Z)]\n")}, edit=raising_cell),
+        {"ex6_2": 0, "ex6_3": 2, "ex6_6": 2},
+        {"ex6_2": ["hidden_bias_grad raised IndexError", "(line 3 of hidden_bias_grad: Z = Z[len(Z)])"]}),
+    "loops-forever": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, BIAS: "def hidden_bias_grad(X, y, W1, b1, W2, "
+                                                        "lam):\n    while True:\n        pass",
+                                                        MEMORY: "while True:\n    pass"}),
+                      {"ex6_2": 0, "ex6_3": 0, "ex6_6": 2},
+                      {"ex6_2": ["hidden_bias_grad did not return within 10 s"],
+                       "ex6_3": ["memory_count is not defined"]}),
+    "deleted-cells": ("mlp", lambda: submission("mlp", MLP_RIGHT, edit=delete_cells("d2l_weight_grads")),
+                      {"ex6_6": 0, "ex6_2": 2, "ex6_3": 2}, {"ex6_6": ["d2l_weight_grads is not defined"]}),
+    "corrupt": ("mlp", None, {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
+    "sign-flip": ("intro", lambda: submission("intro", {0: "slope = 1 - math.tanh(-0.5) ** 2\n"
+                                                            "dy_dx, dy_dw, dy_db = 2 * slope, -0.5 * slope, -slope"}),
+                  {"ex1_2": 0}, {"ex1_2": ["It matches a known mistake: the sign is flipped"]}),
+    "no-fan-out": ("backward", lambda: submission("backward", {0: "dy_ds = 1.3\ndy_dx = 2 * 1.3**2"}),
+                   {"ex3_2": 0}, {"ex3_2": ["It matches a known mistake: a lost fan-out contribution"]}),
+    "order-reversed": ("graph", lambda: submission("graph", {0: 'order_from_e = ["e", "c", "b", "a"]\n'
+                                                                'order_from_f_swapped = ["a", "b", "c", "x", "d", "f"]'}),
+                       {"ex2_2": 0}, {"ex2_2": ["the order is reversed"]}),
+    "order-off-by-one": ("graph", lambda: submission("graph", {0: 'order_from_e = ["a", "b", "c", "e"]\n'
+                                                                  'order_from_f_swapped = ["a", "b", "c", "x", "d"]'}),
+                         {"ex2_2": 0}, {"ex2_2": ["the order is off by one: it leaves out f"]}),
+    "mean-without-1/N": ("tensors", lambda: submission("tensors", {0: replace(
+        solutions("tensors")[0], "/ len(labels)", "")}), {"ex5_5": 0},
+        {"ex5_5": ["It matches a known mistake: the 1/N of the mean is missing"]}),
+    "clips-every-gradient": ("frameworks", lambda: submission("frameworks", {0: replace(
+        solutions("frameworks")[0], "min(1.0, max_norm / norm)", "max_norm / norm")}), {"ex8_4": 0},
+        {"ex8_4": ["It matches a known mistake: it scales every gradient, also when the norm is already under"]}),
+}
+for other in ("intro", "backward", "graph", "tensors", "frameworks"):
+    PLANTED[f"{other}-solution"] = (other, lambda other=other: submission(other, dict(enumerate(solutions(other)))),
+                                    {q.name: 2 for q in ASSIGNMENTS[other].questions}, {})
+    PLANTED[f"{other}-untouched"] = (other, lambda other=other: submission(other),
+                                     {q.name: 0 for q in ASSIGNMENTS[other].questions},
+                                     {q.name: ["is not answered yet"] for q in ASSIGNMENTS[other].questions})
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict[str, tuple[dict, str]]:
+    """Grade every planted submission, one folder per assignment; file stem -> (CSV row, feedback text)."""
+    rows, texts = {}, {}
+    for name in sorted({assignment for assignment, *_ in PLANTED.values()}):
+        submissions = tmp_path_factory.mktemp(f"submissions-{name}")
+        for stem, (assignment, make, _, _) in PLANTED.items():
+            if assignment != name:
+                continue
+            path = submissions / f"{stem.replace('/', '_')}.ipynb"
+            if make is None:
+                text = (folder(name) / "solution" / f"{name}.ipynb").read_text()
+                path.write_text(text[: len(text) // 2])
+            else:
+                nbformat.write(make(), path)
+        grade.grade_folder(name, submissions, jobs=2, cell_timeout=CELL_TIMEOUT, timeout=300)
+        with (submissions / "grades.csv").open() as handle:
+            table = list(csv.DictReader(handle))
+        assert len(table) == len(list(submissions.glob("*.ipynb")))
+        for row in table:
+            stem = Path(row["file"]).stem
+            rows[stem] = row
+            texts[stem] = (submissions / "feedback" / f"{stem}.txt").read_text()
+    return {stem: (rows[stem], texts[stem]) for stem in rows}
+
+
+@pytest.mark.parametrize("stem", sorted(PLANTED))
+def test_planted_submission(graded, stem):
+    assignment, _, points, phrases = PLANTED[stem]
+    row, text = graded[stem.replace("/", "_")]
+    for question, expected in points.items():
+        assert float(row[question]) == expected, (question, row, text)
+    for question, wanted in phrases.items():
+        section = text.split(f"\n{question}: ", 1)[1].split("\n\n", 1)[0]
+        for phrase in wanted:
+            assert phrase in section, (question, phrase, section)
+
+
+def test_csv_rows_and_totals(graded):
+    for stem, (row, _) in graded.items():
+        assignment = PLANTED[next(s for s in PLANTED if s.replace("/", "_") == stem)][0]
+        names = [q.name for q in ASSIGNMENTS[assignment].questions]
+        assert list(row)[:1 + len(names)] == ["file", *names] and list(row)[-3:] == ["total", "possible", "status"]
+        assert float(row["total"]) == sum(float(row[n]) for n in names)
+        assert float(row["possible"]) == 2 * len(names)
+    assert graded["solution"][0]["total"] == "6" and graded["solution"][0]["status"] == "graded"
+    assert graded["corrupt"][0]["status"].startswith("not a readable notebook"), graded["corrupt"][0]
+    assert graded["raises"][0]["total"] == "4"
+
+
+def test_make_grade_names_a_missing_assignment(tmp_path):
+    with pytest.raises(SystemExit, match="no autograder for 'nonesuch'.*run `make assignments`"):
+        grade.grade_folder("nonesuch", tmp_path, 1, 10, 60)
+
+
+# --------------------------------------------------------------------------- as a student in Colab
+
+
+def outputs_text(cell) -> str:
+    return "\n".join(output.get("text", "") or output.get("data", {}).get("text/plain", "") for output in cell.outputs)
+
+
+def check_cells(executed) -> dict[str, str]:
+    return {cell.source.split('"')[1]: outputs_text(cell) for cell in executed.cells
+            if cell.cell_type == "code" and cell.source.startswith("grader.check(")}
+
+
+def test_student_notebook_in_simulated_colab(colab):
+    """Alone in an empty folder (no tests/), the notebook installs what it needs and checks answers."""
+    import colab_sim
+
+    venv, wheel, ipython_dir = colab
+    wrong = {**MLP_RIGHT, WEIGHTS: replace(MLP_RIGHT[WEIGHTS], " + lam * W1,", ",")}
+    result = colab_sim.run_notebook(submission("mlp", wrong), venv, wheel, ipython_dir)
+    assert result.stopped_at is None and not result.errors, result.describe()[:4000]
+    checks = check_cells(result.notebook)
+    assert set(checks) == {"ex6_2", "ex6_3", "ex6_6"}, checks
+    assert "ex6_2 results: All test cases passed!" in checks["ex6_2"], checks["ex6_2"]
+    assert "ex6_3 results: All test cases passed!" in checks["ex6_3"], checks["ex6_3"]
+    failed = checks["ex6_6"]
+    assert "AnswerError: dJ/dW1 is wrong at entry" in failed and (
+        "It matches a known mistake: the weight-decay term λ·W1 is missing." in failed), failed
+    assert "Traceback" not in failed, failed
+    # Handed out untouched, every check says the exercise is not answered yet.
+    untouched = colab_sim.run_notebook(submission("mlp"), venv, wheel, ipython_dir)
+    for name, text in check_cells(untouched.notebook).items():
+        assert f"NotImplementedError: Exercise {name[2:].replace('_', '.')} is not answered yet" in text, text

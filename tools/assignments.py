@@ -1,0 +1,435 @@
+"""Write the assignments: one otter-grader assignment per chapter whose exercises have checks.
+
+Usage: ``make assignments`` (or ``python tools/assignments.py [chapter ...]``). For each chapter
+it writes ``_build/assignments/<name>/``:
+
+- ``student/<name>.ipynb``: the questions with their answer cells and ``grader.check`` cells;
+  its first cell installs ``chainrule`` and ``otter-grader`` when they are missing (Colab) and
+  writes the public tests into ``./tests`` when that folder is missing;
+- ``student/tests/*.py``: the same public tests, for Jupyter;
+- ``solution/<name>.ipynb``: the same notebook answered;
+- ``autograder/<name>-autograder.zip``: every test, public and hidden, for ``make grade``
+  (``tools/grade.py``) or Gradescope.
+
+The source is the chapter, one source with the book. A question is an exercise that has
+an answer cell (tag ``exercise-stub``) and a check cell (tag ``check``):
+
+- the question's text is the exercise, in the plain Markdown of the notebook editions;
+- the student's cell is the answer cell; the solution is what the exercise's solution cells
+  define under the same names (a function or a few values), found with ``ast``;
+- the public test is the check cell, and each ``hidden-check`` cell after it is a hidden test.
+  Both must be self-contained: they may use only the answer's names, builtins and what they
+  import or define themselves, because otter runs them apart from the chapter.
+
+``otter assign`` then writes the student and autograder versions and runs every test against
+the solution, so a check that fails on its own solution stops the build. Afterwards every
+line of solution code is searched for in the student folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from notebooks import (  # noqa: E402
+    ROOT, Book, ConversionError, Context, check_solution_marks, convert_markdown, load_book, read_chapter,
+    reference_list, setup_source, solution_label, tags, with_front_cells,
+)
+
+OUTPUT = ROOT / "_build" / "assignments"
+OTTER_VERSION = "7.0.0"
+POINTS_PER_QUESTION = 2
+EXERCISE_LABEL = re.compile(r"^````\{exercise\}.*\n:label:\s*(?P<label>\S+)", re.MULTILINE)
+
+INSTALL_OTTER = f'''\
+if importlib.util.find_spec("otter") is None:  # Colab: otter-grader runs the checks
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "otter-grader=={OTTER_VERSION}"], check=True)
+    importlib.invalidate_caches()
+# The public tests that grader.check runs, written into ./tests when the notebook came alone.
+PUBLIC_TESTS = {{public_tests}}
+os.makedirs("tests", exist_ok=True)
+for test_name, test_source in PUBLIC_TESTS.items():
+    if not os.path.exists(os.path.join("tests", test_name)):
+        with open(os.path.join("tests", test_name), "w") as test_file:
+            test_file.write(test_source)'''
+
+
+class AssignmentError(ValueError):
+    """A chapter's exercise cannot become an assignment question."""
+
+
+@dataclass
+class Question:
+    label: str  # the exercise label, ex-mlp-bias
+    number: str  # the book's number, 6.2
+    text: str  # the exercise's MyST source
+    stub: str = ""  # the answer cell
+    solution_cells: list[str] = field(default_factory=list)
+    check: str = ""
+    hidden: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return "ex" + self.number.replace(".", "_")
+
+
+@dataclass
+class Assignment:
+    chapter: str  # chapters/mlp
+    number: int
+    title: str
+    questions: list[Question]
+
+    @property
+    def name(self) -> str:
+        return Path(self.chapter).name
+
+
+# --------------------------------------------------------------------------------------- reading
+
+
+def questions_of(book: Book, chapter: str, notebook) -> list[Question]:
+    """The chapter's exercises that have an answer cell and a check cell, in order."""
+    check_solution_marks(chapter, notebook)
+    found: dict[str, Question] = {}
+    current: Question | None = None
+    for cell in notebook.cells:
+        label_match = EXERCISE_LABEL.search(cell.source) if cell.cell_type == "markdown" else None
+        if label_match:
+            label = label_match["label"]
+            current = found[label] = Question(label, book.targets[label].number, cell.source)
+            continue
+        if "solution" in tags(cell):
+            label = solution_label(cell)
+            if label:
+                current = found.get(label)
+            if current is not None and cell.cell_type == "code":
+                current.solution_cells.append(cell.source)
+            continue
+        if current is None:
+            continue
+        if "exercise-stub" in tags(cell):
+            current.stub = cell.source
+        elif "check" in tags(cell):
+            current.check = cell.source
+        elif "hidden-check" in tags(cell):
+            current.hidden.append(cell.source)
+    questions = [q for q in found.values() if q.check]
+    for q in questions:
+        if not q.stub:
+            raise AssignmentError(f"{chapter}.md: Exercise {q.number} has a check cell but no answer cell")
+    return questions
+
+
+def target_names(node: ast.stmt) -> list[str] | None:
+    """The names a top-level ``def`` or plain assignment defines (None for any other statement)."""
+    if isinstance(node, ast.FunctionDef):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        names = []
+        for target in node.targets:
+            elements = target.elts if isinstance(target, ast.Tuple) else [target]
+            if not all(isinstance(element, ast.Name) for element in elements):
+                return None
+            names += [element.id for element in elements]
+        return names
+    return None
+
+
+def defined_names(source: str) -> list[str]:
+    """The names an answer cell defines at top level: functions and assigned names."""
+    return [name for node in ast.parse(source).body for name in (target_names(node) or [])]
+
+
+def solution_code(question: Question, chapter: str) -> str:
+    """The solution's statements that define the answer's names, with the assignments they read.
+
+    Only top-level ``def`` statements and plain assignments are taken, so the graph drawing,
+    the comparisons with PyTorch and the asserts of a solution stay in the book.
+    """
+    statements = [(source, node, target_names(node)) for source in question.solution_cells
+                  for node in ast.parse(source).body]
+    wanted = set(defined_names(question.stub))
+    chosen: list[int] = []
+    for index in range(len(statements) - 1, -1, -1):  # the last definition of each name, then what it reads
+        source, node, names = statements[index]
+        if names and wanted & set(names):
+            chosen.append(index)
+            wanted = (wanted - set(names)) | free_names(ast.get_source_segment(source, node))
+    missing = [name for name in defined_names(question.stub) if not any(
+        name in (statements[i][2] or []) for i in chosen)]
+    if missing:
+        raise AssignmentError(f"{chapter}.md: the solution of Exercise {question.number} does not define "
+                              f"{missing} at the top level of a solution code cell")
+    pieces = [ast.get_source_segment(statements[i][0], statements[i][1]) for i in sorted(chosen)]
+    return "\n\n\n".join(pieces) if any(p.startswith("def ") for p in pieces) else "\n".join(pieces)
+
+
+def free_names(source: str) -> set[str]:
+    """Names a cell reads that it does not define itself (nor are builtins)."""
+    tree = ast.parse(source)
+    stored, loaded = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else stored).add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            stored.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            stored.add(node.name)
+        elif isinstance(node, ast.arg):
+            stored.add(node.arg)
+    return loaded - stored - set(dir(builtins))
+
+
+def test_function(question: Question, source: str, suffix: str, chapter: str) -> str:
+    """A check cell as an otter test function whose parameters are the answer's names."""
+    answer_names = defined_names(question.stub)
+    unknown = free_names(source) - set(answer_names)
+    if unknown:
+        raise AssignmentError(f"{chapter}.md: the check of Exercise {question.number} uses {sorted(unknown)}, which "
+                              "it does not define; a check cell may use only the answer's names and what it "
+                              "imports or defines itself")
+    used = [name for name in answer_names if name in free_names(source)]
+    return f"def test_{question.name}{suffix}({', '.join(used)}):\n{textwrap.indent(source, '    ')}"
+
+
+# --------------------------------------------------------------------------------------- writing
+
+
+def load_assignments(book: Book, only: list[str] | None = None) -> list[Assignment]:
+    assignments = []
+    for chapter in book.chapters:
+        if only and Path(chapter).name not in only:
+            continue
+        notebook = with_front_cells(book, chapter, read_chapter(book.root, chapter))
+        questions = questions_of(book, chapter, notebook)
+        if questions:
+            title = book.targets[f"/{chapter}"].title
+            assignments.append(Assignment(chapter, book.chapter_number(chapter), title, questions))
+    return assignments
+
+
+def raw(source: str):
+    return nbformat.v4.new_raw_cell(source)
+
+
+def markdown(source: str):
+    return nbformat.v4.new_markdown_cell(source)
+
+
+def code(source: str, cell_tags: list[str] | None = None):
+    return nbformat.v4.new_code_cell(source, metadata={"tags": cell_tags} if cell_tags else {})
+
+
+def config_cell(assignment: Assignment, requirements: Path) -> str:
+    config = {
+        "name": assignment.name,
+        "requirements": str(requirements),
+        "overwrite_requirements": True,
+        "init_cell": False, "check_all_cell": False, "export_cell": False,
+        "run_tests": True, "solutions_pdf": False, "template_pdf": False,
+        "tests": {"files": True, "ok_format": False},
+        "generate": {"pdf": False, "show_stdout": True, "show_hidden": True},
+    }
+    return "# ASSIGNMENT CONFIG\n" + "\n".join(f"{key}: {json.dumps(value)}" for key, value in config.items())
+
+
+def introduction(book: Book, assignment: Assignment) -> str:
+    names = ", ".join(q.number for q in assignment.questions)
+    chapter_link = book.colab_url(assignment.chapter, student=True)
+    return (
+        f"# Assignment {assignment.number}: {assignment.title}\n\n"
+        f"These questions are the checked exercises of Chapter {assignment.number} of *Backpropagation, "
+        f"from the chain rule up* (Exercises {names}). Read the chapter first: "
+        f"[open its student edition in Colab]({chapter_link}). Equation and figure numbers refer to it.\n\n"
+        "1. Run the first code cell: it installs what the notebook needs when it is missing.\n"
+        "2. Answer each question in the cell under it. Answer cells raise `NotImplementedError` until you "
+        "replace their body.\n"
+        "3. Run the `grader.check(...)` cell after your answer. It says which quantity is wrong, at which "
+        "entry, the value expected and the one received, and the known mistake your answer matches.\n"
+        "4. Save the notebook and hand in the `.ipynb` file. Your grade also counts hidden tests, which "
+        "try your functions on other data.")
+
+
+def solution_cell(question: Question, solution: str, chapter: str) -> str:
+    """The master notebook's answer cell: the answer cell as otter's prompt, then the solution.
+
+    otter keeps the prompt's string-literal lines in the autograder notebook, so the quotes
+    around it must not occur in the answer cell.
+    """
+    quote = next((q for q in ("'''", '"""') if q not in question.stub), None)
+    if quote is None:
+        raise AssignmentError(f"{chapter}.md: the answer cell of Exercise {question.number} uses both kinds of "
+                              "triple quotes; otter cannot wrap it as a prompt")
+    return (f"{quote} # BEGIN PROMPT\n{question.stub}\n{quote} # END PROMPT\n"
+            f"# BEGIN SOLUTION NO PROMPT\n{solution}\n# END SOLUTION")
+
+
+def master_notebook(book: Book, assignment: Assignment, requirements: Path):
+    context = Context(book=book, chapter=assignment.chapter, student=True)
+    cells = [
+        raw(config_cell(assignment, requirements)),
+        markdown(introduction(book, assignment)),
+        code(setup_source(book) + "\n" + INSTALL_OTTER.format(public_tests="{}"), ["otter_ignore"]),
+        code("import otter\n\ngrader = otter.Notebook()"),
+        code("import math\n\nimport numpy as np"),
+    ]
+    for question in assignment.questions:
+        solution = solution_code(question, assignment.chapter)
+        cells += [
+            raw(f"# BEGIN QUESTION\nname: {question.name}\npoints: {POINTS_PER_QUESTION}"),
+            markdown(convert_markdown(question.text, context)),
+            raw("# BEGIN SOLUTION"),
+            code(solution_cell(question, solution, assignment.chapter)),
+            raw("# END SOLUTION"),
+            raw("# BEGIN TESTS"),
+            code(test_function(question, question.check, "", assignment.chapter)),
+            *[code('""" # BEGIN TEST CONFIG\nhidden: true\n""" # END TEST CONFIG\n'
+                   + test_function(question, source, f"_hidden_{index}", assignment.chapter))
+              for index, source in enumerate(question.hidden, start=1)],
+            raw("# END TESTS"),
+            raw("# END QUESTION"),
+        ]
+    closing = "## Hand in\n\nSave the notebook (File → Save, or File → Download on Colab) and hand in the `.ipynb` file."
+    if context.cited:
+        closing += "\n\n" + reference_list(book, context.cited)
+    cells.append(markdown(closing))
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    notebook.metadata["language_info"] = {"name": "python"}
+    return notebook
+
+
+def requirements_text(book: Book) -> str:
+    """What Gradescope's image installs (``make grade`` uses the course's own venv instead)."""
+    return f"chainrule @ {book.default_pip_spec}\nnumpy\n"
+
+
+def assign(book: Book, assignment: Assignment, output: Path) -> Path:
+    """Run ``otter assign`` for one assignment and lay its files out under ``output/<name>``."""
+    folder = output / assignment.name
+    shutil.rmtree(folder, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix=f"assign-{assignment.name}-") as work:
+        work = Path(work)
+        requirements = work / "requirements.txt"
+        requirements.write_text(requirements_text(book))
+        master = work / f"{assignment.name}.ipynb"
+        nbformat.write(master_notebook(book, assignment, requirements), master)
+        otter = Path(sys.executable).parent / "otter"
+        run = subprocess.run([str(otter), "assign", master.name, "dist"], cwd=work, capture_output=True, text=True)
+        if run.returncode != 0:
+            raise AssignmentError(f"otter assign failed for {assignment.name}:\n{run.stdout[-3000:]}\n"
+                                  f"{run.stderr[-3000:]}")
+        dist = work / "dist"
+        (folder / "autograder").mkdir(parents=True)
+        zips = list((dist / "autograder").glob("*-autograder_*.zip"))
+        shutil.copy(zips[0], folder / "autograder" / f"{assignment.name}-autograder.zip")
+        shutil.copytree(dist / "student", folder / "student")
+        public_tests = {path.name: path.read_text() for path in sorted((folder / "student" / "tests").glob("*.py"))}
+        student = finish_notebook(folder / "student" / f"{assignment.name}.ipynb", public_tests, None)
+        (folder / "solution").mkdir()
+        solutions = [solution_code(q, assignment.chapter) for q in assignment.questions]
+        finish_notebook(folder / "solution" / f"{assignment.name}.ipynb", public_tests, solutions,
+                        source=dist / "autograder" / f"{assignment.name}.ipynb",
+                        student_cells=student.cells)
+    check_no_solution(assignment, folder / "student")
+    return folder
+
+
+def finish_notebook(path: Path, public_tests: dict, solutions: list[str] | None, source: Path | None = None,
+                    student_cells=None):
+    """Write the public tests into the set-up cell; for the solution, use the student notebook with answers."""
+    notebook = nbformat.read(source or path, as_version=4)
+    if solutions is not None:
+        # The solution is the student notebook (same cells, ids and checks) with each answer cell answered.
+        solution_notebook = nbformat.read(path.parent.parent / "student" / path.name, as_version=4)
+        answers = iter(solutions)
+        for cell in solution_notebook.cells:
+            if "otter_answer_cell" in cell.metadata.get("tags", []):
+                cell.source = next(answers)
+        notebook = solution_notebook
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and "PUBLIC_TESTS = {}" in cell.source:
+            cell.source = cell.source.replace("PUBLIC_TESTS = {}", "PUBLIC_TESTS = " + python_dict(public_tests))
+            cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+    nbformat.validate(notebook)
+    nbformat.write(notebook, path)
+    return notebook
+
+
+def python_dict(files: dict[str, str]) -> str:
+    """A dict literal of file names and texts, one triple-quoted text per entry."""
+    entries = []
+    for name, text in files.items():
+        if "'''" in text or "\\" in text:
+            entries.append(f"    {name!r}: {text!r},")
+        else:
+            entries.append(f"    {name!r}: '''\\\n{text}''',")
+    return "{\n" + "\n".join(entries) + "\n}"
+
+
+def solution_lines(assignment: Assignment) -> list[str]:
+    """Every line of solution code that is not also a line of the answer cell (a def line, say)."""
+    lines = []
+    for question in assignment.questions:
+        stub_lines = {line.strip() for line in question.stub.splitlines()}
+        for line in solution_code(question, assignment.chapter).splitlines():
+            if line.strip() and line.strip() not in stub_lines:
+                lines.append(line.strip())
+    return lines
+
+
+def check_no_solution(assignment: Assignment, student_folder: Path) -> None:
+    texts = {path: path.read_text() for path in student_folder.rglob("*") if path.is_file()}
+    for line in solution_lines(assignment):
+        for path, text in texts.items():
+            if line in text:
+                raise AssignmentError(f"solution code reached a student file: {line!r} in {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("chapters", nargs="*", help="chapter names (default: every chapter with checked exercises)")
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args(argv)
+    try:
+        book = load_book()
+        assignments = load_assignments(book, args.chapters)
+    except (ConversionError, AssignmentError) as error:
+        print(f"make assignments: {error}", file=sys.stderr)
+        return 2
+    args.output.mkdir(parents=True, exist_ok=True)
+    failed = False
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        futures = {pool.submit(assign, book, a, args.output): a for a in assignments}
+        for future in concurrent.futures.as_completed(futures):
+            assignment = futures[future]
+            try:
+                folder = future.result()
+            except (ConversionError, AssignmentError) as error:
+                print(f"make assignments: {error}", file=sys.stderr)
+                failed = True
+                continue
+            names = ", ".join(q.name for q in assignment.questions)
+            print(f"wrote {folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder} ({names})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
