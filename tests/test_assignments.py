@@ -99,6 +99,10 @@ def test_layout(name):
     assert [c.source for c in answer_cells(notebook)] == [q.stub for q in ASSIGNMENTS[name].questions]
     setup = notebook.cells[next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code")]
     assert "otter_ignore" in setup.metadata["tags"] and "otter-grader==7.0.0" in setup.source
+    # Gradescope builds its image from environment.yml: it needs otter itself and chainrule.
+    with zipfile.ZipFile(path / "autograder" / f"{name}-autograder.zip") as archive:
+        environment = archive.read("environment.yml").decode()
+    assert "otter-grader[grading,plugins]==7.0.0" in environment and "chainrule @ git+https://" in environment
 
 
 @pytest.mark.parametrize("name", sorted(ASSIGNMENTS))
@@ -205,6 +209,9 @@ PLANTED = {
                        "ex6_3": ["memory_count is not defined"]}),
     "deleted-cells": ("mlp", lambda: submission("mlp", MLP_RIGHT, edit=delete_cells("d2l_weight_grads")),
                       {"ex6_6": 0, "ex6_2": 2, "ex6_3": 2}, {"ex6_6": ["d2l_weight_grads is not defined"]}),
+    "lost-metadata": ("mlp", lambda: submission("mlp", MLP_RIGHT, edit=lambda nb: nb.metadata.pop("otter")),
+                      {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {}),
+    "other-assignment": ("mlp", lambda: submission("intro"), {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
     "corrupt": ("mlp", None, {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
     "sign-flip": ("intro", lambda: submission("intro", {0: "slope = 1 - math.tanh(-0.5) ** 2\n"
                                                             "dy_dx, dy_dw, dy_db = 2 * slope, -0.5 * slope, -slope"}),
@@ -280,6 +287,7 @@ def test_csv_rows_and_totals(graded):
     assert graded["solution"][0]["total"] == "6" and graded["solution"][0]["status"] == "graded"
     assert graded["corrupt"][0]["status"].startswith("not a readable notebook"), graded["corrupt"][0]
     assert graded["raises"][0]["total"] == "4"
+    assert "assignment 'intro'" in graded["other-assignment"][0]["status"], graded["other-assignment"][0]
 
 
 def test_make_grade_names_a_missing_assignment(tmp_path):

@@ -216,6 +216,9 @@ def test_authored_answer_and_check_cells(numbered: str):
             assert cell.source not in colab, "an answer cell would shadow nothing in the full edition"
         if "check" in cell_tags:
             assert cell.source in colab
+        if "hidden-check" in cell_tags:  # hidden tests go only into the autograder (tools/assignments.py)
+            assert "remove-cell" in cell_tags, f"{cell.source[:60]!r} must be tagged remove-cell (not on the site)"
+            assert cell.source not in colab and cell.source not in student, cell.source[:80]
 
 
 def solution_of(chapter: str, label: str) -> list:

@@ -240,7 +240,7 @@ def config_cell(assignment: Assignment, requirements: Path) -> str:
     config = {
         "name": assignment.name,
         "requirements": str(requirements),
-        "overwrite_requirements": True,
+        "overwrite_requirements": False,  # keep otter's own (otter-grader itself, nbconvert, ...)
         "init_cell": False, "check_all_cell": False, "export_cell": False,
         "run_tests": True, "solutions_pdf": False, "template_pdf": False,
         "tests": {"files": True, "ok_format": False},

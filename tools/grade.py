@@ -85,6 +85,11 @@ def grade_one(autograder_zip: Path, submission: Path, cell_timeout: int) -> dict
         notebook = nbformat.read(submission, as_version=4)
     except Exception as error:  # noqa: BLE001 - not JSON, not a notebook: this submission's fault
         return {"status": f"not a readable notebook ({type(error).__name__}: {str(error)[:120]})"}
+    with zipfile.ZipFile(autograder_zip) as archive:
+        assignment = json.loads(archive.read("otter_config.json"))["assignment_name"]
+    # A notebook whose cells were copied into a new one has lost otter's metadata: grade it
+    # as this assignment. One that names another assignment is refused by otter (status).
+    notebook.metadata.setdefault("otter", {}).setdefault("assignment_name", assignment)
     with tempfile.TemporaryDirectory(prefix="grade-") as folder:
         copy = Path(folder) / submission.name
         nbformat.write(notebook, copy)
