@@ -287,3 +287,72 @@ def test_grad_errors():
         grad(x * 2, x)
     with raises(ValueError, "grad: grad_outputs has shape (3,) but the output has shape (2,)"):
         grad(x * 2, x, grad_outputs=np.ones(3))
+
+
+# --------------------------------------------------------------------------- issue 9: inputs that escaped
+
+
+def test_reshape_and_axis_arguments_must_be_ints():
+    x = Tensor(np.ones((4, 2)), requires_grad=True)
+    with raises(TypeError, "Tensor.reshape: the shape must be ints, got (4.0, 2): float 4.0 at position 0 "
+                           "(use // for integer division)"):
+        x.reshape(8 / 2, 2)
+    with raises(TypeError, "Tensor.sum: the axis must be ints, got (1.0,): float 1.0 at position 0"):
+        x.sum(axis=1.0)
+    with raises(TypeError, "Tensor.transpose: the axes must be ints"):
+        x.transpose(1.0, 0)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_a_numpy_integer_axis_works_forward_and_backward(reduction):
+    data = np.arange(8.0).reshape(4, 2)
+    x = Tensor(data, requires_grad=True)
+    getattr(x, reduction)(axis=np.int64(1)).sum().backward()
+    expected = np.ones_like(data) / (2 if reduction == "mean" else 1)
+    np.testing.assert_array_equal(x.grad, expected)
+
+
+def test_division_by_an_exact_zero_names_the_entry():
+    x = Tensor(np.ones((2, 2)), requires_grad=True)
+    with raises(ZeroDivisionError, "Tensor / (divide): the divisor (shape (2, 2)) is 0 at entry (1, 0)"):
+        x / Tensor(np.array([[1.0, 2.0], [0.0, 3.0]]))
+    with raises(ZeroDivisionError, "Tensor / (divide): the divisor (shape ()) is 0"):
+        x / 0.0
+
+
+def test_float32_division_by_a_tiny_number_has_the_right_gradient():
+    import torch
+
+    a = Tensor(np.array([1e-22], dtype=np.float32), requires_grad=True)
+    b = Tensor(np.array([1e-22], dtype=np.float32), requires_grad=True)
+    (a / b).sum().backward()
+    ta, tb = (torch.tensor([1e-22], dtype=torch.float32, requires_grad=True) for _ in range(2))
+    (ta / tb).sum().backward()
+    np.testing.assert_allclose(b.grad, tb.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(b.grad, [-1e22], rtol=1e-6)  # b*b underflowed: -1.0195e22
+
+
+def test_grad_names_arrays_passed_instead_of_tensors():
+    x = Tensor(np.ones(3), requires_grad=True)
+    loss = (x * x).sum()
+    with raises(TypeError, "grad: inputs must be a Tensor or a list of Tensors, got ndarray (pass the Tensor itself, "
+                           "not its .data)"):
+        grad(loss, x.data)
+    with raises(TypeError, "grad: outputs must be a Tensor or a list of Tensors, got ndarray"):
+        grad(loss.data, x)
+    with raises(TypeError, "grad: inputs must be a Tensor or a list of Tensors, got a sequence holding float"):
+        grad(loss, [x, 1.0])
+
+
+def test_sgd_names_a_method_passed_uncalled():
+    from chainrule.nn import SGD
+
+    class Model:
+        def parameters(self):
+            return [Tensor(np.ones(2), requires_grad=True)]
+
+    with raises(TypeError, "SGD: params is the method 'parameters', not its result; call it: "
+                           "SGD(model.parameters(), lr=...)"):
+        SGD(Model().parameters, lr=0.1)
+    with raises(TypeError, "SGD: params must be a list of Tensors, got Tensor"):
+        SGD(Tensor(np.ones(2), requires_grad=True), lr=0.1)

@@ -474,3 +474,12 @@ def test_an_interior_gradient_overflow_is_reported_at_the_node_where_it_appears(
     y = product.log() * 1e200
     with pytest.raises(FloatingPointError, match=r"reaching Value\(data=1e-200.*op '\*'.*is inf"):
         y.backward()
+
+
+def test_a_nan_or_inf_operand_is_named_not_called_an_overflow():
+    with pytest.raises(ValueError, match=r"Value \+ \(add\): the operand nan is not a finite number"):
+        Value(2.0) + float("nan")
+    with pytest.raises(ValueError, match=r"Value \* \(multiply\): the operand inf is not a finite number"):
+        float("inf") * Value(2.0)
+    with pytest.raises(OverflowError, match=r"Value \*: 1e\+308 \* 10.0 gives inf, which overflows a float"):
+        Value(1e308) * 10

@@ -158,6 +158,12 @@ class SGD:
     """
 
     def __init__(self, params, lr, weight_decay=0.0):
+        if callable(params):
+            raise TypeError(f"SGD: params is the method {getattr(params, '__name__', params)!r}, not its result; "
+                            "call it: SGD(model.parameters(), lr=...)")
+        if isinstance(params, Tensor) or not hasattr(params, "__iter__"):
+            raise TypeError(f"SGD: params must be a list of Tensors, got {type(params).__name__}; "
+                            "pass model.parameters() or [W1, W2, ...]")
         self.params = list(params)
         if not self.params:
             raise ValueError("SGD: params is empty; pass the model's parameters(): SGD(model.parameters(), lr)")

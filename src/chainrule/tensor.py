@@ -292,24 +292,24 @@ class Tensor:
 
     def sum(self, axis=None, keepdims=False):
         """Sum over ``axis`` (an int, a tuple of ints or None for all), as numpy's ``sum``."""
-        return apply("sum", self, args=(_axis_arg(axis), bool(keepdims)))
+        return apply("sum", self, args=(_axis_arg(axis, self.data.shape, "sum"), bool(keepdims)))
 
     def mean(self, axis=None, keepdims=False):
         """Mean over ``axis`` (an int, a tuple of ints or None for all), as numpy's ``mean``."""
-        return apply("mean", self, args=(_axis_arg(axis), bool(keepdims)))
+        return apply("mean", self, args=(_axis_arg(axis, self.data.shape, "mean"), bool(keepdims)))
 
     def reshape(self, *shape):
         """The same numbers in a new shape; ``reshape(2, 3)`` or ``reshape((2, 3))``, -1 allowed."""
-        return apply("reshape", self, args=(_shape_args(shape),))
+        return apply("reshape", self, args=(_int_tuple(_shape_args(shape), "reshape", "shape"),))
 
     def transpose(self, *axes):
         """Permute the axes; no arguments reverses them (as numpy)."""
-        axes = _shape_args(axes) or tuple(reversed(range(self.data.ndim)))
+        axes = _int_tuple(_shape_args(axes), "transpose", "axes") or tuple(reversed(range(self.data.ndim)))
         return apply("transpose", self, args=(axes,))
 
     def broadcast_to(self, *shape):
         """The Tensor repeated along new or size-1 axes to ``shape`` (as numpy's ``broadcast_to``)."""
-        return apply("broadcast_to", self, args=(_shape_args(shape),))
+        return apply("broadcast_to", self, args=(_int_tuple(_shape_args(shape), "broadcast_to", "shape"),))
 
     # Elementwise functions.
 
@@ -365,13 +365,42 @@ class Tensor:
         _backpropagate([self], [seed], retain_graph, create_graph)
 
 
-def _axis_arg(axis):
-    return tuple(axis) if isinstance(axis, list) else axis
+def _int_tuple(values, op, what):
+    """``values`` as a tuple of Python ints (numpy integers accepted), or a TypeError naming ``op``."""
+    for position, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            hint = " (use // for integer division)" if isinstance(value, float) and what == "shape" else ""
+            raise TypeError(f"Tensor.{op}: the {what} must be ints, got {tuple(values)!r}: "
+                            f"{type(value).__name__} {value!r} at position {position}{hint}")
+    return tuple(int(value) for value in values)
+
+
+def _axis_arg(axis, shape, op):
+    """``axis`` of a reduction as None, an int or a tuple of ints, each checked against ``shape``."""
+    if axis is None:
+        return None
+    single = not isinstance(axis, (tuple, list))
+    axes = _int_tuple((axis,) if single else tuple(axis), op, "axis")
+    ndim = len(shape)
+    if not all(-ndim <= ax < ndim for ax in axes) or len({ax % ndim for ax in axes}) != len(axes):
+        shown = axes[0] if single else axes
+        raise ValueError(f"{op}: axis {shown} is not valid for a tensor of shape {shape}: axes must be distinct "
+                         f"and in [-{ndim}, {ndim})")
+    return axes[0] if single else axes
 
 
 # --------------------------------------------------------------------------- forward functions
 #
 # Each takes numpy arrays (and the op's constant args) and returns an array.
+
+
+def _div_forward(a, b):
+    """A / B; an exact 0 in B is an error that names where (a gradient through it could only be inf)."""
+    if not b.all():
+        where = tuple(int(i) for i in np.argwhere(b == 0)[0]) if b.ndim else ()
+        at = f" at entry {where[0] if len(where) == 1 else where}" if where else ""
+        raise ZeroDivisionError(f"Tensor / (divide): the divisor (shape {b.shape}) is 0{at}")
+    return np.divide(a, b)
 
 
 def _sum_forward(a, axis, keepdims):
@@ -479,9 +508,12 @@ def mul_vjp(g, node):
 
 
 def div_vjp(g, node):
-    """C = A / B.   dA = G / B,   dB = -G * A / B²."""
+    """C = A / B.   dA = G / B,   dB = -G * A / B² = -(G * (A / B)) / B.
+
+    The last form never squares B, which underflows to 0 in float32 for |B| < 1e-19.
+    """
     a, b = node.saved
-    return (g / b if a.requires_grad else None), (-g * a / (b * b) if b.requires_grad else None)
+    return (g / b if a.requires_grad else None), (-(g * (a / b)) / b if b.requires_grad else None)
 
 
 def matmul_vjp(g, node):
@@ -684,7 +716,7 @@ RULES = {
     "+":            Rule(np.add,             add_vjp,            "nothing", False),
     "-":            Rule(np.subtract,        sub_vjp,            "nothing", False),
     "*":            Rule(np.multiply,        mul_vjp,            "inputs",  True),
-    "/":            Rule(np.divide,          div_vjp,            "inputs",  True),
+    "/":            Rule(_div_forward,       div_vjp,            "inputs",  True),
     "@":            Rule(np.matmul,          matmul_vjp,         "inputs",  True),
     "**":           Rule(_pow_forward,       pow_vjp,            "inputs",  True),
     "neg":          Rule(np.negative,        neg_vjp,            "nothing", False),
@@ -977,6 +1009,19 @@ def _backpropagate(outputs, seeds, retain_graph, create_graph, inputs=None):
     return found
 
 
+def _tensor_list(tensors, name):
+    """``grad``'s outputs or inputs as a list of Tensors, or a TypeError that says what was passed."""
+    if isinstance(tensors, Tensor):
+        return [tensors]
+    if isinstance(tensors, (list, tuple)) and all(isinstance(t, Tensor) for t in tensors) and tensors:
+        return list(tensors)
+    found = type(tensors).__name__ if not isinstance(tensors, (list, tuple)) else (
+        "an empty sequence" if not tensors else
+        f"a sequence holding {type(next(t for t in tensors if not isinstance(t, Tensor))).__name__}")
+    hint = " (pass the Tensor itself, not its .data)" if isinstance(tensors, np.ndarray) else ""
+    raise TypeError(f"grad: {name} must be a Tensor or a list of Tensors, got {found}{hint}")
+
+
 def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
     """Return the gradients of ``outputs`` with respect to ``inputs``, as Tensors.
 
@@ -991,8 +1036,8 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
 
     Returns a tuple with one Tensor per input.
     """
-    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    outputs = _tensor_list(outputs, "outputs")
+    inputs = _tensor_list(inputs, "inputs")
     if grad_outputs is None:
         grad_outputs = [None] * len(outputs)
     elif isinstance(grad_outputs, (Tensor, np.ndarray)):

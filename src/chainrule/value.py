@@ -41,9 +41,10 @@ def _as_float(x, operation):
 def _result(data, op, parents, local_grads):
     """Make the Value an operation produces (a fast path around ``Value.__init__``)."""
     if not _isfinite(data):
-        operands = ", ".join(repr(p.data) for p in parents)
+        operands = f" {op} ".join(repr(p.data) for p in parents) if len(parents) == 2 else (
+            f"{op}({parents[0].data!r})" if parents else repr(data))
         raise OverflowError(
-            f"Value {op}: the result for ({operands}) is {data!r}; chainrule works with finite numbers only"
+            f"Value {op}: {operands} gives {data!r}, which overflows a float; chainrule works with finite numbers only"
         )
     out = _new_object(Value)
     out.data = data
@@ -57,6 +58,7 @@ def _result(data, op, parents, local_grads):
 
 _new_object = object.__new__
 _isfinite = math.isfinite  # one global lookup instead of two, on every operation
+_EXACT_INT = 2**53  # ints up to this size are floats exactly
 
 
 class Value:
@@ -90,9 +92,15 @@ class Value:
         """Let a plain int or float take part in an operation as a constant leaf."""
         if isinstance(other, Value):
             return other
-        if type(other) is float or type(other) is int:  # the common case, checked quickly
+        if type(other) is float and _isfinite(other):  # the common cases, checked quickly
+            return _result(other, "", (), ())
+        if type(other) is int and -_EXACT_INT <= other <= _EXACT_INT:
             return _result(float(other), "", (), ())
-        return Value(_as_float(other, operation))
+        number = _as_float(other, operation)
+        if not _isfinite(number):
+            raise ValueError(f"{operation}: the operand {other!r} is not a finite number; "
+                             "chainrule works with finite numbers only")
+        return _result(number, "", (), ())
 
     # Each operation below states its local derivatives in its docstring and records
     # exactly those numbers in ``local_grads``, one per parent, in parent order.
