@@ -664,13 +664,25 @@ def test_backward_of_a_gradient_fills_leaf_grads():
     assert isinstance(x.grad, np.ndarray)
 
 
-def test_create_graph_in_backward_keeps_the_graph_and_numpy_grads():
+def test_create_graph_in_backward_makes_grad_a_differentiable_tensor():
     x = Tensor(np.array([0.5, 1.5]), requires_grad=True)
     loss = (x.tanh() * x).sum()
     loss.backward(create_graph=True)
-    first = x.grad.copy()
-    loss.backward()  # create_graph implied retain_graph
-    np.testing.assert_allclose(x.grad, 2 * first)
+    assert isinstance(x.grad, Tensor) and x.grad.requires_grad
+    first = x.grad.data.copy()
+    tx = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+    (tx.tanh() * tx).sum().backward(create_graph=True)
+    np.testing.assert_allclose(first, tx.grad.detach().numpy(), rtol=1e-12)
+    # d/dx of sum(dloss/dx): the second derivative, through the gradient's own graph
+    (second,) = grad(x.grad.sum(), x, retain_graph=True)
+    (tsecond,) = torch.autograd.grad(tx.grad.sum(), tx)
+    np.testing.assert_allclose(second.data, tsecond.numpy(), rtol=1e-12)
+    loss.backward()  # create_graph implied retain_graph; the Tensor .grad accumulates
+    assert isinstance(x.grad, Tensor)
+    np.testing.assert_allclose(x.grad.data, 2 * first)
+    x.grad = None
+    (x.tanh() * x).sum().backward()
+    assert isinstance(x.grad, np.ndarray)  # without create_graph, .grad is a plain array
 
 
 def test_grad_without_create_graph_returns_constants_and_frees():

@@ -351,7 +351,8 @@ class Tensor:
         ``gradient`` (an array of the output's shape, the vector v in the product
         vᵀ J) or reduce it first, e.g. ``out.sum().backward()``.  The saved tensors
         are freed afterwards unless ``retain_graph=True``; ``create_graph=True``
-        (which implies ``retain_graph``) records the backward pass itself.
+        (which implies ``retain_graph``) records the backward pass itself, and then
+        ``.grad`` is a Tensor with its own graph that can be differentiated again.
         """
         if not self.requires_grad:
             raise RuntimeError(
@@ -921,8 +922,11 @@ class _Outputs:
         self.parents = tuple(outputs)
 
 
-def _store_grad(node, g, shared):
-    """Accumulate ``g`` into ``node.grad`` as a numpy array of the node's dtype.
+def _store_grad(node, g, shared, create_graph):
+    """Accumulate ``g`` into ``node.grad``: a Tensor with create_graph, else a numpy array of the node's dtype.
+
+    With ``create_graph`` the gradient is the Tensor the backward pass computed, graph
+    and all, so it can be differentiated again (as PyTorch's ``.grad`` with a ``grad_fn``).
 
     A rule's result is a fresh array that nothing else holds, and the leaf may keep it
     as it is.  Other arrays are copied, so that ``.grad`` is the caller's to modify:
@@ -930,6 +934,12 @@ def _store_grad(node, g, shared):
     arrays already given to another node (add passes the same G to both parents).
     ``shared`` holds the ids of the arrays in the last two groups.
     """
+    if create_graph:
+        node.grad = g if node.grad is None else _as_tensor(node.grad) + g
+        return
+    if isinstance(node.grad, Tensor):  # a Tensor from an earlier create_graph pass stays a Tensor
+        node.grad = Tensor(node.grad.data + g.data)
+        return
     dtype = node.data.dtype
     array = g.data
     if node.grad is not None:
@@ -939,6 +949,10 @@ def _store_grad(node, g, shared):
         array = np.array(array, dtype=dtype)
     shared.add(id(array))
     node.grad = array
+
+
+def _as_tensor(grad):
+    return grad if isinstance(grad, Tensor) else Tensor(grad)
 
 
 class _backward_phase:
@@ -982,7 +996,7 @@ def _backpropagate(outputs, seeds, retain_graph, create_graph, inputs=None):
                 continue
             if wanted is None:
                 if node.retains_grad or not node.parents:
-                    _store_grad(node, g, shared)
+                    _store_grad(node, g, shared, create_graph)
             elif id(node) in wanted:
                 found[id(node)] = g
             if not node.parents:
