@@ -446,7 +446,8 @@ def test_saved_tensors_follow_the_rule_table_and_are_freed_after_backward():
     total = squashed + x
     loss = total.sum()
     assert product.saved == (x, w) and RULES["*"].saves == "inputs"
-    assert squashed.saved == (squashed,) and RULES["tanh"].saves == "output"
+    # tanh's rule reads its own output: the node itself, not a reference to itself in saved
+    assert squashed.saved == () and RULES["tanh"].saves == "output"
     assert total.saved == () and loss.saved == ()
     assert (product.op, product.parents, squashed.parents, total.parents) == ("*", (x, w), (product,), (squashed, x))
     assert (x**3).args == (3,) and x.sum(axis=0).args == (0, False) and x.reshape(2, 1).args == ((2, 1),)
@@ -454,6 +455,31 @@ def test_saved_tensors_follow_the_rule_table_and_are_freed_after_backward():
     assert product.saved is None and squashed.saved is None
     assert total.saved == ()  # nothing was saved, nothing to free
     assert product.parents == (x, w)  # the structure stays for drawing
+
+
+def test_a_dropped_graph_is_freed_by_reference_counting_alone():
+    import gc
+    import weakref
+
+    from chainrule.functional import log_softmax
+
+    w = Tensor(np.random.default_rng(0).normal(size=(4, 4)), requires_grad=True)
+    gc.disable()
+    try:
+        for op in ("relu", "tanh", "sigmoid", "exp"):
+            hidden = getattr(Tensor(np.ones((3, 4))) @ w, op)()
+            out = log_softmax(hidden, axis=1).sum()
+            interior = [weakref.ref(hidden), weakref.ref(out)]
+            del hidden, out
+            assert [ref() for ref in interior] == [None, None], op
+        x = Tensor(np.ones((3, 4)))
+        loss = (x @ w).tanh().sum()
+        loss.backward()
+        ref = weakref.ref(loss)
+        del loss
+        assert ref() is None
+    finally:
+        gc.enable()
 
 
 def test_every_op_in_the_table_has_a_documented_rule():

@@ -220,7 +220,10 @@ def saved_bytes_by_kind(root):
     leaf_memory = {id(_owner(node.data)) for node in order if not node.parents}
     owners = {}  # id(owner array) -> owner array
     for node in order:
-        for tensor in node.saved or ():
+        if node.saved is None:  # freed by a backward pass
+            continue
+        keeps_output = node.parents and _tensor.RULES[node.op].saves == "output"
+        for tensor in (node,) if keeps_output else node.saved:
             owner = _owner(tensor.data)
             owners[id(owner)] = owner
     totals = {"activations": 0, "leaves": 0}

@@ -18,7 +18,8 @@ are checked for nan/inf.
 What a node keeps.  A Tensor made by an operation records ``op`` (the row of the
 table), ``parents`` (its inputs, in order), ``args`` (constant arguments such as the
 exponent of ``**`` or the axis of a sum) and ``saved``: the tensors its rule reads
-values from -- its inputs, its own output, or nothing, as the table says.  ``saved``
+values from -- its inputs or nothing, as the table says (a rule that reads the node's own
+output, such as tanh's, reads the node itself, so that no node refers to itself).  ``saved``
 is the memory that training costs on top of inference; the rules read forward values
 only from ``saved`` (and shapes from ``parents``).  After ``backward()`` the saved
 tensors are let go (``saved`` becomes None), unless ``retain_graph=True``.
@@ -183,7 +184,8 @@ class Tensor:
     made the Tensor (see the module docstring); a leaf has ``op == ""``.
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "label", "op", "parents", "saved", "args", "retains_grad")
+    __slots__ = ("data", "grad", "requires_grad", "label", "op", "parents", "saved", "args", "retains_grad",
+                 "__weakref__")
 
     # numpy would otherwise treat a Tensor as an opaque object in ``array + tensor``;
     # None makes it hand such expressions to Tensor.__radd__ and friends.
@@ -615,25 +617,25 @@ def broadcast_to_vjp(g, node):
 def relu_vjp(g, node):
     """C = max(A, 0).   dA = G where A > 0, else 0 (we take 0 at the kink A = 0).
     A > 0 exactly where C > 0, so the rule keeps C rather than A."""
-    (c,) = node.saved
+    c = node
     return (g * _leaf(c.data > 0),)
 
 
 def tanh_vjp(g, node):
     """C = tanh(A).   dA = G * (1 - C²)."""
-    (c,) = node.saved
+    c = node
     return (g * (1 - c * c),)
 
 
 def sigmoid_vjp(g, node):
     """C = 1 / (1 + exp(-A)).   dA = G * C * (1 - C)."""
-    (c,) = node.saved
+    c = node
     return (g * (c * (1 - c)),)
 
 
 def exp_vjp(g, node):
     """C = exp(A).   dA = G * C."""
-    (c,) = node.saved
+    c = node
     return (g * c,)
 
 
@@ -647,7 +649,7 @@ def log_softmax_vjp(g, node):
     """C = log_softmax(A) = A - log Σ exp(A), the sum along one axis.
     dA = G - softmax(A) * ΣG, where softmax(A) = exp(C) and ΣG sums G along that axis
     (each A_j moves every C_i through the log-sum, with derivative softmax(A)_j)."""
-    (c,), (axis,) = node.saved, node.args
+    c, (axis,) = node, node.args
     return (g - c.exp() * g.sum(axis=axis, keepdims=True),)
 
 
@@ -698,8 +700,9 @@ def checkpoint_vjp(g, node):
 class Rule(NamedTuple):
     """One row of :data:`RULES`: how to compute an op and how to push gradients through it.
 
-    ``saves`` is what the VJP rule reads values from, kept in ``node.saved``:
-    ``"inputs"`` (the parents), ``"output"`` (the node itself) or ``"nothing"``.
+    ``saves`` is what the VJP rule reads values from: ``"inputs"`` (the parents, kept
+    in ``node.saved``), ``"output"`` (the node itself, which the rule reads as ``node``;
+    ``saved`` stays empty so that the node does not refer to itself) or ``"nothing"``.
     ``checked`` says whether the backward pass checks the rule's results for nan/inf.
     Rules whose results are bounded by G (add, sum, reshape, relu, tanh, ...) cannot
     turn a finite G into nan/inf and are not checked; the others (a product, a
@@ -763,7 +766,10 @@ def apply(op, *inputs, args=()):
         if rule.saves == "inputs":
             out.saved = inputs
         elif rule.saves == "output":
-            out.saved = (out,)
+            # The rule reads the node itself (``node`` is the output Tensor).  Keeping
+            # ``(out,)`` here would be a reference cycle, and a dropped graph would wait for
+            # Python's cyclic garbage collector instead of being freed at once.
+            out.saved = ()
     return out
 
 
@@ -1018,7 +1024,7 @@ def _backpropagate(outputs, seeds, retain_graph, create_graph, inputs=None):
                     parent_grad = unbroadcast(parent_grad, parent.shape)
                 key = id(parent)
                 pending[key] = pending[key] + parent_grad if key in pending else parent_grad
-            if not retain_graph and node.saved:
+            if not retain_graph and (node.saved or rule.saves == "output"):
                 node.saved = None
     return found
 
