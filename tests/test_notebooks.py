@@ -54,7 +54,9 @@ def test_kernel_is_this_venvs_python():
 
 def test_chapter_executes(chapter: str):
     source = chapter_source(chapter)
-    notebook = jupytext.read(source)
+    # As MyST (what the book uses): a page without jupytext front matter would otherwise be
+    # read as plain Markdown, where a ```bash block becomes a code cell.
+    notebook = jupytext.read(source, fmt="md:myst" if source.suffix == ".md" else None)
     client = NotebookClient(
         notebook,
         kernel_name=KERNEL,
