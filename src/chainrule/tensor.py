@@ -139,8 +139,12 @@ def _float_array(data, where):
     return array
 
 
-def _leaf(data):
-    """A leaf Tensor around an array we know is fine (a fast path around ``__init__``)."""
+def _plain_tensor(data):
+    """A Tensor around an array we know is fine, with no graph yet (a fast path around ``__init__``).
+
+    It makes leaves (constants, detach) and, in :func:`apply`, every op's output before its
+    graph fields are filled in.
+    """
     out = _new_object(Tensor)
     out.data, out.grad, out.requires_grad, out.label = data, None, False, ""
     out.op, out.parents, out.saved, out.args, out.retains_grad = "", (), (), (), False
@@ -152,9 +156,9 @@ def _operand(other, like, operation):
     if isinstance(other, Tensor):
         return other
     if isinstance(other, Real) and not isinstance(other, bool):
-        return _leaf(np.asarray(other, dtype=like.data.dtype))  # keeps float32 float32
+        return _plain_tensor(np.asarray(other, dtype=like.data.dtype))  # keeps float32 float32
     if isinstance(other, np.ndarray):
-        return _leaf(_float_array(other, operation))
+        return _plain_tensor(_float_array(other, operation))
     raise TypeError(
         f"{operation}: cannot combine a Tensor with {type(other).__name__} {other!r}; "
         "use a Tensor, a float numpy array or a Python number"
@@ -334,7 +338,7 @@ class Tensor:
 
     def detach(self):
         """A new leaf sharing this Tensor's data, outside any graph (requires_grad False)."""
-        return _leaf(self.data)
+        return _plain_tensor(self.data)
 
     def retain_grad(self):
         """Ask backward to keep (accumulate) ``.grad`` on this interior node too."""
@@ -474,7 +478,7 @@ def _checkpoint_forward(*operands):
         _op_observers.append(note_reads)
     try:
         with no_grad():
-            out = fn(*[_leaf(array) for array in arrays])
+            out = fn(*[_plain_tensor(array) for array in arrays])
     finally:
         if watching:
             _op_observers.remove(note_reads)
@@ -618,7 +622,7 @@ def relu_vjp(g, node):
     """C = max(A, 0).   dA = G where A > 0, else 0 (we take 0 at the kink A = 0).
     A > 0 exactly where C > 0, so the rule keeps C rather than A."""
     c = node
-    return (g * _leaf(c.data > 0),)
+    return (g * _plain_tensor(c.data > 0),)
 
 
 def tanh_vjp(g, node):
@@ -675,7 +679,7 @@ def checkpoint_vjp(g, node):
     inputs, reads = node.saved[:n_inputs], node.saved[n_inputs:]
     leaves = []
     for tensor in inputs:
-        leaf = _leaf(tensor.data)
+        leaf = _plain_tensor(tensor.data)
         leaf.requires_grad = tensor.requires_grad
         leaves.append(leaf)
     with set_grad_enabled(True):
@@ -703,7 +707,7 @@ class Rule(NamedTuple):
     ``saves`` is what the VJP rule reads values from: ``"inputs"`` (the parents, kept
     in ``node.saved``), ``"output"`` (the node itself, which the rule reads as ``node``;
     ``saved`` stays empty so that the node does not refer to itself) or ``"nothing"``.
-    ``checked`` says whether the backward pass checks the rule's results for nan/inf.
+    ``checks_finite`` says whether the backward pass checks the rule's results for nan/inf.
     Rules whose results are bounded by G (add, sum, reshape, relu, tanh, ...) cannot
     turn a finite G into nan/inf and are not checked; the others (a product, a
     quotient, a power, exp, log) can overflow or divide by zero.
@@ -712,11 +716,11 @@ class Rule(NamedTuple):
     forward: Callable
     vjp: Callable
     saves: str
-    checked: bool
+    checks_finite: bool
 
 
 RULES = {
-    # op                  forward             VJP rule            saves      checked
+    # op                  forward             VJP rule            saves      checks_finite
     "+":            Rule(np.add,             add_vjp,            "nothing", False),
     "-":            Rule(np.subtract,        sub_vjp,            "nothing", False),
     "*":            Rule(np.multiply,        mul_vjp,            "inputs",  True),
@@ -759,7 +763,7 @@ def apply(op, *inputs, args=()):
     if _op_observers:
         for observer in _op_observers:
             observer(op, inputs, args, data)
-    out = _leaf(data)
+    out = _plain_tensor(data)
     if _grad_enabled and any(t.requires_grad for t in inputs):
         out.requires_grad = True
         out.op, out.parents, out.args = op, inputs, args
@@ -906,11 +910,11 @@ def _seed(output, gradient, where, argument="gradient"):
                 f"{argument}= (an array of the same shape {output.shape}: dL/d output), or reduce "
                 "the output to a scalar first, e.g. out.sum().backward()"
             )
-        return _leaf(np.ones_like(output.data))
+        return _plain_tensor(np.ones_like(output.data))
     if isinstance(gradient, Tensor):
         seed = gradient
     else:
-        seed = _leaf(_float_array(gradient, f"{where}: {argument}").astype(output.dtype, copy=False))
+        seed = _plain_tensor(_float_array(gradient, f"{where}: {argument}").astype(output.dtype, copy=False))
     if seed.shape != output.shape:
         raise ValueError(
             f"{where}: {argument} has shape {seed.shape} but the output has shape {output.shape}; "
@@ -1018,7 +1022,7 @@ def _backpropagate(outputs, seeds, retain_graph, create_graph, inputs=None):
             for i, (parent, parent_grad) in enumerate(zip(node.parents, parent_grads)):
                 if parent_grad is None or not parent.requires_grad:
                     continue
-                if rule.checked:
+                if rule.checks_finite:
                     _check_finite(parent_grad, node, i)
                 if parent_grad.shape != parent.shape:
                     parent_grad = unbroadcast(parent_grad, parent.shape)
