@@ -790,3 +790,18 @@ def test_graphs_through_ops_that_read_their_output_are_released():
     finally:
         gc.enable()
     assert after - before < 5
+
+
+def test_observe_ops_reports_forward_and_backward_ops():
+    from chainrule.tensor import in_backward, observe_ops
+
+    seen = []
+    x = Tensor(np.array([0.5, -1.0]), requires_grad=True)
+    with observe_ops(lambda op, inputs, args, out: seen.append((op, in_backward(), out.shape))):
+        loss = (x * x).tanh().sum()
+        loss.backward()
+    assert seen[:3] == [("*", False, (2,)), ("tanh", False, (2,)), ("sum", False, ())]
+    assert {op for op, backward, _ in seen[3:]} >= {"*"} and all(backward for _, backward, _ in seen[3:])
+    count = len(seen)
+    (x * 2).sum()  # outside the block: nothing more is reported
+    assert len(seen) == count and not in_backward()

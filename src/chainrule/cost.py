@@ -110,20 +110,20 @@ class FlopCounter:
 
     def __init__(self):
         self.counts = {}  # (op, "forward" or "backward") -> [calls, flops]
+        self._watching = _tensor.observe_ops(self._observe)
 
     def __enter__(self):
-        _tensor._op_observers.append(self._observe)
+        self._watching.__enter__()
         return self
 
     def __exit__(self, *exc_info):
-        _tensor._op_observers.remove(self._observe)
-        return False
+        return self._watching.__exit__(*exc_info)
 
     def _observe(self, op, inputs, args, out):
         formula = FLOPS.get(op)
         if formula is None:
             raise NotImplementedError(f"count_flops: no flop formula for op {op!r}; add one to chainrule.cost.FLOPS")
-        phase = "backward" if _tensor._in_backward else "forward"
+        phase = "backward" if _tensor.in_backward() else "forward"
         entry = self.counts.setdefault((op, phase), [0, 0])
         entry[0] += 1
         entry[1] += formula(inputs, args, out)

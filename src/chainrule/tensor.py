@@ -43,6 +43,7 @@ row of the table like any other) that keeps only its inputs; its rule recomputes
 function's graph during backward instead of keeping it from the forward pass.
 """
 
+import contextlib
 from numbers import Real
 from typing import Callable, NamedTuple
 
@@ -62,17 +63,20 @@ __all__ = [
     "is_grad_enabled",
     "zero_grad",
     "checkpoint",
+    "observe_ops",
+    "in_backward",
 ]
 
 # --------------------------------------------------------------------------- recording on or off
 
 _grad_enabled = True
 
-# Watching the engine work.  Each function in ``_op_observers`` is called by :func:`apply`
-# as ``observer(op, inputs, args, output_array)`` after every op (``inputs`` are the
-# Tensors).  chainrule.cost counts flops this way, and :func:`checkpoint` notes which
-# Tensors its function reads.  ``_in_backward`` is True while a backward pass runs, so an
-# observer can tell forward work from backward work (the VJP rules run through apply too).
+# Watching the engine work (public through :class:`observe_ops` and :func:`in_backward`).
+# Each function in ``_op_observers`` is called by :func:`apply` as
+# ``observer(op, inputs, args, output_array)`` after every op (``inputs`` are the Tensors).
+# chainrule.cost counts flops this way, and :func:`checkpoint` notes which Tensors its
+# function reads.  ``_in_backward`` is True while a backward pass runs, so an observer can
+# tell forward work from backward work (the VJP rules run through apply too).
 _op_observers = []
 _in_backward = False
 
@@ -98,6 +102,31 @@ class set_grad_enabled:
         global _grad_enabled
         _grad_enabled = self.previous
         return False
+
+
+class observe_ops:
+    """``with observe_ops(callback):`` calls ``callback(op, inputs, args, output_array)`` after every op.
+
+    ``inputs`` are the op's input Tensors and ``args`` its constant arguments (see
+    :data:`RULES`).  Ops of the backward pass are reported too; :func:`in_backward` tells
+    them apart.  :mod:`chainrule.cost` counts flops this way.  Blocks can be nested.
+    """
+
+    def __init__(self, callback):
+        self.callback = callback
+
+    def __enter__(self):
+        _op_observers.append(self.callback)
+        return self
+
+    def __exit__(self, *exc_info):
+        _op_observers.remove(self.callback)
+        return False
+
+
+def in_backward():
+    """True while a backward pass runs (its VJP rules, and what :func:`checkpoint` recomputes)."""
+    return _in_backward
 
 
 class no_grad(set_grad_enabled):
@@ -473,15 +502,8 @@ def _checkpoint_forward(*operands):
             if tensor.requires_grad:
                 seen.setdefault(id(tensor), tensor)
 
-    watching = _grad_enabled
-    if watching:
-        _op_observers.append(note_reads)
-    try:
-        with no_grad():
-            out = fn(*[_plain_tensor(array) for array in arrays])
-    finally:
-        if watching:
-            _op_observers.remove(note_reads)
+    with observe_ops(note_reads) if _grad_enabled else contextlib.nullcontext(), no_grad():
+        out = fn(*[_plain_tensor(array) for array in arrays])
     if not isinstance(out, Tensor):
         raise TypeError(
             f"checkpoint: fn must return one Tensor, got {type(out).__name__}; "
