@@ -632,7 +632,7 @@ def test_detach_shares_data_but_cuts_the_graph():
     np.testing.assert_array_equal(x.grad, y.data)  # no path through d
 
 
-def test_zero_grad_clears_the_whole_graph_and_a_list_of_tensors():
+def test_zero_grad_clears_the_whole_graph_or_exactly_the_tensors_given():
     w = Tensor(np.ones(2), requires_grad=True)
     b = Tensor(np.ones(2), requires_grad=True)
     hidden = w * 2
@@ -645,9 +645,13 @@ def test_zero_grad_clears_the_whole_graph_and_a_list_of_tensors():
     (w * b).sum().backward()
     zero_grad([w, b])
     assert w.grad is None and b.grad is None
-    (w * b).sum().backward()
-    zero_grad(w)  # a single Tensor: its graph
-    assert w.grad is None
+    hidden = w * 2
+    hidden.retain_grad()
+    (hidden * b).sum().backward()
+    zero_grad(hidden)  # a single Tensor is a list of one: only it, not its graph
+    assert hidden.grad is None and w.grad is not None and b.grad is not None
+    with pytest.raises(TypeError, match="zero_grad: expected Tensors, got ndarray"):
+        zero_grad([w.grad])
 
 
 def test_attributes_and_repr():

@@ -375,7 +375,10 @@ class Tensor:
             self.retains_grad = True
 
     def zero_grad(self):
-        """Set ``.grad`` to None on this Tensor and every Tensor it was computed from."""
+        """Set ``.grad`` to None on this Tensor and every Tensor it was computed from (its whole graph).
+
+        For just some Tensors (a model's parameters), use :func:`zero_grad` with a list.
+        """
         for node in topological_order(self):
             node.grad = None
 
@@ -1159,12 +1162,12 @@ def checkpoint(fn, *inputs):
 
 
 def zero_grad(tensors):
-    """Set ``.grad`` to None on each Tensor in ``tensors`` (e.g. a model's parameters).
+    """Set ``.grad`` to None on each Tensor in ``tensors`` (e.g. a model's parameters), and on no other.
 
-    Given a single Tensor, clears it and every Tensor it was computed from.
+    A single Tensor is the same as a list holding it.  To clear every Tensor a result was
+    computed from, as :meth:`Value.zero_grad` does for scalars, call ``result.zero_grad()``.
     """
-    if isinstance(tensors, Tensor):
-        tensors.zero_grad()
-        return
-    for tensor in tensors:
+    for tensor in [tensors] if isinstance(tensors, Tensor) else tensors:
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"zero_grad: expected Tensors, got {type(tensor).__name__}")
         tensor.grad = None
