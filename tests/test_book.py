@@ -129,3 +129,49 @@ def test_the_book_has_inline_graph_figures(book_html: Path):
     assert any(page.is_file() and parse(page).select("div.cell_output svg") for page in pages), (
         "no chapter shows an inline <svg> figure in a cell output, so the figure checks checked nothing"
     )
+
+
+# Nothing unrendered may reach a page: MyST or Markdown that the build left as text.
+RAW_MARKUP = {
+    "a raw Markdown table row": re.compile(r"^\s*\|[^|\n]*\|[^\n]*\|\s*$|^\s*\|?\s*:?-{3,}:?\s*\|", re.MULTILINE),
+    "a raw role": re.compile(r"\{(?:numref|eq|cite|cite:p|cite:t|ref|doc|term|math|download)\}`"
+                             r"|:(?:func|class|meth|mod|attr|data|ref|doc):"),
+    "a directive fence": re.compile(r"(?:`{3,}|:{3,})\{[\w:-]+\}"),
+    "TeX outside math": re.compile(r"\$\$|\\(?:mathbf|frac|begin|end|partial|boldsymbol|top|sum|left|right|nabla|cdot)\b"),
+}
+
+
+def prose_text(soup: BeautifulSoup) -> str:
+    """The page's article text without code, outputs printed as text, or math.
+
+    Inline code stays out too, except that a raw role inside it (``:func:`x` `` shown
+    as code) is kept on a line of its own, so the role check still sees it.
+    """
+    article = soup.select_one("article") or soup
+    roles = [code.get_text() for code in article.select("code") if RAW_MARKUP["a raw role"].search(code.get_text())]
+    for element in article.select("pre, code, div.highlight, span.math, div.math, mjx-container, script, style"):
+        element.decompose()
+    return article.get_text("\n") + "".join(f"\n{role}" for role in roles)
+
+
+def test_nothing_unrendered_reaches_the_page(chapter: str, chapter_page: Path):
+    soup = parse(chapter_page)
+    unresolved = [describe(span, 80) for span in soup.select("span.xref") if span.find_parent("a") is None]
+    text = prose_text(soup)
+    found = [f"{kind}: {match.group(0).strip()!r}" for kind, pattern in RAW_MARKUP.items()
+             for match in pattern.finditer(text)]
+    found += [f"an unresolved reference: {text!r}" for text in unresolved]
+    assert not found, f"{chapter_page.relative_to(ROOT)}:\n" + "\n".join(found[:20])
+
+
+def test_the_unrendered_markup_check_can_fail():
+    page = BeautifulSoup(
+        "<article><p>| op | saves |</p><p>|---|---|</p><p>see {numref}`fig-x` and :func:`grad`</p>"
+        "<p>```{note}</p><p>the weight \\mathbf{W} and $$x$$</p><span class='xref std'>fig-y</span>"
+        "<pre>| fine | in code |</pre><span class='math'>\\mathbf{W}</span><code>by :func:`checkpoint`</code>"
+        "</article>", "html.parser")
+    text = prose_text(page)
+    kinds = {kind for kind, pattern in RAW_MARKUP.items() if pattern.search(text)}
+    assert kinds == set(RAW_MARKUP)
+    assert "fine" not in text and "\\mathbf{W}" in text and text.count("\\mathbf") == 1
+    assert "by :func:`checkpoint`" in text  # a role shown as inline code still counts

@@ -638,8 +638,9 @@ def transpose_vjp(g, node):
 
 
 def broadcast_to_vjp(g, node):
-    """C = A repeated along broadcast axes.   dA = G summed over those axes,
-    which is exactly what the backward pass's unbroadcast does, so the rule passes G on."""
+    """C = A repeated along broadcast axes.   dA = G summed over those axes.
+
+    That sum is exactly what the backward pass's unbroadcast does, so the rule passes G on."""
     return (g,)
 
 
@@ -683,7 +684,8 @@ def log_softmax_vjp(g, node):
 
 
 def checkpoint_vjp(g, node):
-    """C = f(A₁, …, Aₙ), a whole function f run as one op by :func:`checkpoint`.
+    """C = f(A₁, …, Aₙ), a function f run as one op by checkpoint().   dA = Jᵀ G (J = dC/dA).
+
     dA = Jᵀ G for each input A, where J = dC/dA is f's Jacobian, and the same for each
     Tensor P that f reads from outside (its parameters, the extra parents of the node).
 
