@@ -236,7 +236,10 @@ def d2l_forward(X, y, W1, W2, *, lam=0.0, b1=None, activation="relu", loss="cros
         t.retain_grad()
     L = cross_entropy(o, y) if loss == "cross_entropy" else mse_loss(o, y)
     s = l2_penalty([W1, W2], lam)
-    return D2LForward(z, h, o, L, s, L + s)
+    J = L + s
+    for name, tensor in zip("zhoLsJ", (z, h, o, L, s, J)):  # d2l's names, shown in drawings
+        tensor.label = name
+    return D2LForward(z, h, o, L, s, J)
 
 
 class D2LMLP:
