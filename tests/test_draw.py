@@ -500,3 +500,12 @@ def test_large_graph_error_names_count_limit_and_remedy():
 def test_dict_graph_counts_unreached_nodes_towards_the_limit():
     with pytest.raises(GraphTooLargeError, match="7 nodes, more than max_nodes=6"):
         draw_dfs_step("f", 0, SEED_PARENTS, max_nodes=6)
+
+
+def test_a_missing_dot_program_says_how_to_install_it(monkeypatch, tmp_path):
+    from chainrule.draw import GraphvizMissingError
+
+    figure = draw_graph(Value(2.0) * Value(3.0))
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no `dot`
+    with pytest.raises(GraphvizMissingError, match=r"needs Graphviz's `dot` program.*sudo apt-get install graphviz"):
+        figure.svg()

@@ -37,6 +37,7 @@ from .graph import VISIT, depth_first_events, topological_order
 __all__ = [
     "Figure",
     "GraphTooLargeError",
+    "GraphvizMissingError",
     "DFSStep",
     "draw_graph",
     "dfs_trace",
@@ -85,6 +86,10 @@ def accessible_svg(rendered, alt):
     return svg[:4] + accessibility + svg[4:end_of_tag] + title + svg[end_of_tag:]
 
 
+class GraphvizMissingError(RuntimeError):
+    """Graphviz's ``dot`` program, which draws every figure, is not installed."""
+
+
 class Figure:
     """A drawn graph: a :class:`graphviz.Digraph` plus one sentence of alt text.
 
@@ -123,7 +128,16 @@ class Figure:
         ``aria-label`` and a first ``<title>`` child with the alt text, and a style that
         scales it down (never up) to the width of the page.
         """
-        return accessible_svg(self._dot.pipe(format="svg", encoding="utf-8"), self._alt)
+        try:
+            svg = self._dot.pipe(format="svg", encoding="utf-8")
+        except graphviz.ExecutableNotFound:
+            raise GraphvizMissingError(
+                "drawing a figure needs Graphviz's `dot` program, which is not installed (or not on PATH). "
+                "Install it: `sudo apt-get install graphviz` (Debian/Ubuntu; `make setup` does this), "
+                "`brew install graphviz` (macOS) or `conda install graphviz`; on Colab, run the notebook's "
+                "first cell, which installs it. Then run this cell again."
+            ) from None
+        return accessible_svg(svg, self._alt)
 
     def _repr_html_(self):
         """Jupyter shows the figure as inline SVG (not as an ``<img>`` file)."""
