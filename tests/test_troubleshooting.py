@@ -6,6 +6,7 @@ install) and the first line of its message must appear, word for word, on the pa
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -33,7 +34,7 @@ def test_a_missing_dot_message_is_quoted_and_installing_it_needs_no_restart(monk
     from chainrule.draw import GraphvizMissingError, draw_graph
 
     figure = draw_graph(Value(2.0) * Value(3.0))
-    path = __import__("os").environ["PATH"]
+    path = os.environ["PATH"]
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(GraphvizMissingError) as error:
         figure.svg()

@@ -32,6 +32,7 @@ import argparse
 import ast
 import builtins
 import concurrent.futures
+import copy
 import json
 import os
 import re
@@ -341,34 +342,34 @@ def assign(book: Book, assignment: Assignment, output: Path) -> Path:
         shutil.copy(zips[0], folder / "autograder" / f"{assignment.name}-autograder.zip")
         shutil.copytree(dist / "student", folder / "student")
         public_tests = {path.name: path.read_text() for path in sorted((folder / "student" / "tests").glob("*.py"))}
-        student = finish_notebook(folder / "student" / f"{assignment.name}.ipynb", public_tests, None)
+        student_path = folder / "student" / f"{assignment.name}.ipynb"
+        student = with_public_tests(nbformat.read(student_path, as_version=4), public_tests)
+        nbformat.write(student, student_path)
         (folder / "solution").mkdir()
         solutions = [solution_code(q, assignment.chapter) for q in assignment.questions]
-        finish_notebook(folder / "solution" / f"{assignment.name}.ipynb", public_tests, solutions,
-                        source=dist / "autograder" / f"{assignment.name}.ipynb",
-                        student_cells=student.cells)
+        nbformat.write(answered(student, solutions), folder / "solution" / f"{assignment.name}.ipynb")
     check_no_solution(assignment, folder / "student")
     return folder
 
 
-def finish_notebook(path: Path, public_tests: dict, solutions: list[str] | None, source: Path | None = None,
-                    student_cells=None):
-    """Write the public tests into the set-up cell; for the solution, use the student notebook with answers."""
-    notebook = nbformat.read(source or path, as_version=4)
-    if solutions is not None:
-        # The solution is the student notebook (same cells, ids and checks) with each answer cell answered.
-        solution_notebook = nbformat.read(path.parent.parent / "student" / path.name, as_version=4)
-        answers = iter(solutions)
-        for cell in solution_notebook.cells:
-            if "otter_answer_cell" in cell.metadata.get("tags", []):
-                cell.source = next(answers)
-        notebook = solution_notebook
+def with_public_tests(notebook, public_tests: dict):
+    """The notebook with the public tests written into its set-up cell (folded), validated."""
     for cell in notebook.cells:
         if cell.cell_type == "code" and "PUBLIC_TESTS = {}" in cell.source:
             cell.source = cell.source.replace("PUBLIC_TESTS = {}", "PUBLIC_TESTS = " + python_dict(public_tests))
             cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
     nbformat.validate(notebook)
-    nbformat.write(notebook, path)
+    return notebook
+
+
+def answered(student, solutions: list[str]):
+    """The solution notebook: the student notebook (same cells, ids and checks) with each answer cell answered."""
+    notebook = copy.deepcopy(student)
+    answers = iter(solutions)
+    for cell in notebook.cells:
+        if "otter_answer_cell" in cell.metadata.get("tags", []):
+            cell.source = next(answers)
+    nbformat.validate(notebook)
     return notebook
 
 

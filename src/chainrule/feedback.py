@@ -327,10 +327,7 @@ def check_matmul_vjp(matmul_vjp: Callable, seed: int = 0) -> None:
     G = rng.normal(size=(m, n))
     At, Bt = Tensor(A, requires_grad=True), Tensor(B, requires_grad=True)
     (At @ Bt).backward(G)
-    result = call("matmul_vjp", matmul_vjp, A, B, G)
-    if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise AnswerError("matmul_vjp", f"matmul_vjp should return two arrays (dA, dB), got {result!r:.80}.")
-    dA, dB = result
+    dA, dB = _pair("matmul_vjp", call("matmul_vjp", matmul_vjp, A, B, G), "(dA, dB)")
     check_array("dA", dA, At.grad, [Mistake("the sign is flipped", -At.grad)])
     check_array("dB", dB, Bt.grad, [Mistake("the sign is flipped", -Bt.grad)])
 
