@@ -15,7 +15,8 @@ import time
 import numpy as np
 
 from chainrule.cost import count_flops, peak_memory, saved_bytes_by_kind
-from chainrule.tensor import Tensor, checkpoint, zero_grad
+from chainrule.checkpointing import checkpoint
+from chainrule.tensor import Tensor, zero_grad
 
 SECTION = "checkpointing"
 DEPTH, WIDTH, BATCH, SEGMENT = 16, 512, 256, 4

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chainrule import tensor as tensor_module
+from chainrule import node as node_module
 from chainrule.cost import FLOPS, count_flops, peak_memory, saved_bytes, saved_bytes_by_kind
 from chainrule.tensor import RULES, Rule, Tensor, apply, no_grad
 
@@ -116,7 +116,7 @@ def test_an_op_without_a_formula_is_named_in_the_error(monkeypatch):
     with pytest.raises(NotImplementedError, match=r"no flop formula for op 'double'.*cost\.FLOPS"):
         with count_flops():
             apply("double", x)
-    assert tensor_module._op_observers == []  # the counter let go of the engine
+    assert node_module.observers == []  # the counter let go of the engine
     np.testing.assert_array_equal(apply("double", x).data, 2 * x.data)  # and nothing else broke
 
 
@@ -147,15 +147,15 @@ def test_only_ops_inside_the_block_are_counted_and_counters_nest():
     loss.backward()  # outside both blocks: not counted
     assert inner.forward == 16 and inner.backward == 0
     assert outer.forward == 16 + 16 + 16 and outer.backward == 0
-    assert tensor_module._op_observers == []
-    assert not tensor_module._in_backward
+    assert node_module.observers == []
+    assert not node_module.in_backward()
 
 
 def test_the_counter_is_released_when_the_block_raises():
     with pytest.raises(ValueError, match="matmul"):
         with count_flops():
             leaf((2, 3)) @ leaf((2, 3))
-    assert tensor_module._op_observers == []
+    assert node_module.observers == []
 
 
 def test_an_mlp_training_step_costs_about_twice_its_forward_pass_backward():
@@ -306,5 +306,7 @@ def test_a_training_step_needs_several_times_the_memory_of_inference():
     kept, training_peak = peak_memory(training_step)
     activation = batch * sizes[1] * 8
     assert inference_peak < 6 * activation  # inference holds a few activations at a time
-    assert training_peak > kept + sum(w.data.nbytes for w in weights)  # activations and gradients
+    # All activations are alive when the forward pass ends; gradients are allocated while
+    # the backward pass frees them, so the peak is at least the larger of the two.
+    assert training_peak > max(kept, sum(w.data.nbytes for w in weights))
     assert training_peak > 3 * inference_peak

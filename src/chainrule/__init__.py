@@ -4,7 +4,11 @@ Layers, each importing only the ones above it in this list:
 
 * ``graph``  -- topological order by iterative depth-first search
 * ``value``  -- the scalar engine, :class:`Value`
-* ``tensor`` -- the array engine, :class:`Tensor`, with one table of VJP rules
+* ``node`` -- what the array engine records per op (a Tensor's ``grad_fn``), and no_grad
+* ``rules`` -- the one table of ops: forward functions and VJP rules (numpy only)
+* ``backward`` -- the backward pass over the recorded nodes
+* ``tensor`` -- the array engine, :class:`Tensor`, :func:`apply` and :func:`grad`
+* ``checkpointing`` -- :func:`checkpoint`, recomputation instead of saved activations
 * ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty
 * ``cost`` -- flops per op and pass, bytes kept for backward, peak memory
 * ``draw``   -- graphviz figures of graphs, search steps and gradient flow
@@ -16,7 +20,8 @@ Layers, each importing only the ones above it in this list:
 
 from .graph import depth_first_events, topological_order
 from .value import Value, zero_grad
-from .tensor import Tensor, checkpoint, grad, no_grad, set_grad_enabled, is_grad_enabled
+from .tensor import Tensor, grad, no_grad, set_grad_enabled, is_grad_enabled
+from .checkpointing import checkpoint
 from . import cost, functional, nn, feedback
 from .draw import (
     DFSStep,

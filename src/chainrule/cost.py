@@ -34,7 +34,7 @@ from math import nan
 import numpy as np
 
 from . import tensor as _tensor
-from .graph import topological_order
+from .node import Node, in_backward, observe_ops
 
 __all__ = ["FLOPS", "FlopCounter", "count_flops", "saved_bytes", "saved_bytes_by_kind", "peak_memory"]
 
@@ -110,7 +110,7 @@ class FlopCounter:
 
     def __init__(self):
         self.counts = {}  # (op, "forward" or "backward") -> [calls, flops]
-        self._watching = _tensor.observe_ops(self._observe)
+        self._watching = observe_ops(self._observe)
 
     def __enter__(self):
         self._watching.__enter__()
@@ -123,7 +123,7 @@ class FlopCounter:
         formula = FLOPS.get(op)
         if formula is None:
             raise NotImplementedError(f"count_flops: no flop formula for op {op!r}; add one to chainrule.cost.FLOPS")
-        phase = "backward" if _tensor.in_backward() else "forward"
+        phase = "backward" if in_backward() else "forward"
         entry = self.counts.setdefault((op, phase), [0, 0])
         entry[0] += 1
         entry[1] += formula(inputs, args, out)
@@ -207,25 +207,26 @@ def _owner(array):
 
 
 def saved_bytes_by_kind(root):
-    """Bytes of the arrays kept for backward in the graph of ``root``, by kind of Tensor.
+    """Bytes of the arrays kept for backward in the graph of ``root``, by kind.
 
-    Returns ``{"activations": ..., "leaves": ...}``: arrays saved from Tensors computed
-    in the graph, and arrays of leaves (parameters and inputs), which exist whether or not
-    we train.  Every array is counted once, however many nodes keep it.  After a
-    backward pass without ``retain_graph`` nothing is kept, and both are 0.
+    Returns ``{"activations": ..., "leaves": ...}``: arrays computed in the graph that
+    some node saved, and arrays of leaves (parameters, inputs, constants), which exist
+    whether or not we train.  Every array is counted once, however many nodes keep it.
+    After a backward pass without ``retain_graph`` nothing is kept, and both are 0.
     """
-    order = topological_order(root)
+    entries = _tensor.recorded_graph(root)
     # Memory is a leaf's when a leaf owns it, also when a node keeps it through a view
     # (the transpose of a weight in a matmul is the weight's memory, not an activation).
-    leaf_memory = {id(_owner(node.data)) for node in order if not node.parents}
+    leaf_memory = {id(_owner(entry.data)) for entry in entries if not isinstance(entry, Node)}
     owners = {}  # id(owner array) -> owner array
-    for node in order:
-        if node.saved is None:  # freed by a backward pass
+    for node in entries:
+        if not isinstance(node, Node) or not node.saved:  # a leaf, or nothing (left) to keep
             continue
-        keeps_output = node.parents and _tensor.RULES[node.op].saves == "output"
-        for tensor in (node,) if keeps_output else node.saved:
+        for tensor in node.saved:
             owner = _owner(tensor.data)
             owners[id(owner)] = owner
+            if tensor.grad_fn is None and node.rule.saves == "inputs":  # an input that is a leaf
+                leaf_memory.add(id(owner))
     totals = {"activations": 0, "leaves": 0}
     for key, owner in owners.items():
         totals["leaves" if key in leaf_memory else "activations"] += owner.nbytes

@@ -202,7 +202,9 @@ def _array_shape(x):
 
 
 def _describe_data(data):
-    """``"2.5"`` for a number, ``"shape (2, 3)"`` for an array."""
+    """``"2.5"`` for a number, ``"shape (2, 3)"`` for an array (or an array we know only by shape)."""
+    if isinstance(data, _ShapeOnly):
+        return f"shape {data.shape}"
     shape = _array_shape(data)
     return f"shape {shape}" if shape is not None else _format_number(data)
 
@@ -276,6 +278,64 @@ def _grad_row(node, emphasise=False):
 # ---------------------------------------------------------------------------
 
 
+class _ShapeOnly:
+    """An array known only by its shape: the user dropped the Tensor, and the graph keeps no data for it."""
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+
+class _TensorBox:
+    """One box of a Tensor graph, with the attributes the figures read."""
+
+    def __init__(self, label, data, grad, op, parents):
+        self.label, self.data, self.grad, self.op, self.parents = label, data, grad, op, parents
+
+
+def _tensor_boxes(root):
+    """The boxes of the graph that a Tensor's ``grad_fn`` recorded, as the figures draw them.
+
+    A Tensor's graph keeps nodes, not Tensors (see :mod:`chainrule.node`).  Each node
+    becomes a box for the Tensor it produced: that Tensor's label, data and grad while
+    the user still holds it, else its shape alone.  Leaves that require grad are drawn
+    as themselves.  An input that needs no gradient is drawn from what the node kept:
+    the Tensor itself when the rule saved it, else its label and shape.
+    """
+    boxes = {}  # id(node or Tensor) -> box
+
+    def leaf_box(tensor):
+        return boxes.setdefault(id(tensor), _TensorBox(tensor.label, tensor.data, tensor.grad, "", ()))
+
+    def box_of(entry):
+        if getattr(entry, "grad_fn", "not a Tensor") is None:
+            return leaf_box(entry)
+        node = entry.grad_fn if hasattr(entry, "grad_fn") else entry
+        if id(node) in boxes:
+            return boxes[id(node)]
+        output = node.output()
+        if output is None:
+            box = _TensorBox("", _ShapeOnly(node.shape), None, node.name, [])
+        else:
+            box = _TensorBox(output.label, output.data, output.grad, node.name, [])
+        boxes[id(node)] = box
+        pending.append((node, box))
+        return box
+
+    pending = []
+    root_box = box_of(root)
+    while pending:  # a worklist, not recursion: graphs may be deep
+        node, box = pending.pop()
+        saved_inputs = node.saved if node.rule.saves == "inputs" and node.saved else None
+        for i, edge in enumerate(node.next_functions):
+            if edge is not None:
+                box.parents.append(box_of(edge))
+            elif saved_inputs is not None:
+                box.parents.append(leaf_box(saved_inputs[i]))
+            else:
+                box.parents.append(_TensorBox(node.input_labels[i], _ShapeOnly(node.input_shapes[i]), None, "", ()))
+    return root_box
+
+
 def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None):
     """Draw the computational graph that ``root`` depends on.
 
@@ -285,8 +345,14 @@ def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None):
     so ``a * a`` draws two edges from ``a``.  ``rankdir`` is graphviz's direction
     ("LR": inputs on the left).  ``title`` goes above the graph.
 
+    ``root`` is a :class:`~chainrule.Value` or a :class:`~chainrule.Tensor` (drawn from
+    the nodes its ``grad_fn`` recorded), or any node with the attributes listed at the
+    top of this module.
+
     Raises :class:`GraphTooLargeError` when there are more than ``max_nodes`` values.
     """
+    if hasattr(root, "grad_fn"):
+        root = _tensor_boxes(root)
     order = topological_order(root)
     _check_size("draw_graph", len(order), max_nodes)
     ids = _node_ids(order)

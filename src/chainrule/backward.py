@@ -1,0 +1,197 @@
+"""The backward pass of the tensor engine: walk the recorded nodes in reverse topological order.
+
+The graph the pass walks is the one :class:`~chainrule.node.Node` records: nodes for
+operations, and the leaves that require grad at its edges.  For each node, in reverse
+topological order, it
+
+1. takes the node's gradient G, complete because every consumer came before it;
+2. runs the node's VJP rule (:mod:`chainrule.rules`) on G and the node's saved arrays;
+3. sums each result down to its input's shape (:func:`unbroadcast`, the one place
+   broadcasting is undone) and adds it to that input's gradient;
+4. frees the node's saved arrays, unless ``retain_graph`` asks to keep them.
+
+Leaves *accumulate* into ``.grad`` (a numpy array), as in PyTorch.  Interior Tensors
+keep no ``.grad`` unless ``retain_grad()`` was called on them.
+
+This module knows Node and the rule table, never the Tensor class: Tensor's
+``backward()`` and :func:`chainrule.tensor.grad` call :func:`backpropagate` with the
+seeds already made.
+"""
+
+import numpy as np
+
+from .graph import topological_order
+from .node import Node, backward_phase, set_grad_enabled
+from .rules import OP_NAMES
+
+__all__ = ["backpropagate", "unbroadcast", "edges"]
+
+
+def unbroadcast(grad, shape):
+    """Sum ``grad`` down to ``shape``, undoing numpy broadcasting.
+
+    Broadcasting ``shape`` to ``grad.shape`` adds axes on the left and stretches
+    size-1 axes; each stretched number was used once per copy, so its gradient is the
+    sum over the copies.  Works on Tensors and on numpy arrays.
+    """
+    shape = tuple(shape)
+    extra = grad.ndim - len(shape)
+    if extra < 0 or any(n != 1 and n != m for n, m in zip(shape, grad.shape[extra:])):
+        raise ValueError(f"unbroadcast: a gradient of shape {grad.shape} cannot come from broadcasting {shape}")
+    if extra:  # axes added on the left: sum them away
+        grad = grad.sum(axis=tuple(range(extra)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if stretched:  # size-1 axes that were stretched: sum them, keeping the axis
+        grad = grad.sum(axis=stretched, keepdims=True)
+    return grad
+
+
+def edges(entry):
+    """What the search follows from an entry of the graph: a node's parents; a leaf has none."""
+    return entry.parents if type(entry) is Node or type(entry) is _Roots else ()
+
+
+def _saved_tensors(node, recording):
+    """The Tensors the rule of ``node`` reads.
+
+    A rule that saves its output keeps a plain Tensor around the output's array, not
+    the output Tensor itself (that would be a reference cycle).  When the backward
+    pass records (``create_graph``), the rule's result must depend on the output
+    through this node, so a Tensor joined to the node is made for the pass, as
+    PyTorch does when it unpacks a saved output.
+    """
+    saved = node.saved
+    if recording and node.rule.saves == "output":
+        (plain,) = saved
+        output = plain.detach()
+        output.grad_fn, output.requires_grad = node, True
+        return (output,)
+    return saved
+
+
+_NONFINITE_HINTS = {
+    "log": "input has values <= 0 or too close to 0 (d log(a)/da = 1/a)",
+    "/": "the divisor has values at or too close to 0",
+    "**": "the base has values at or too close to 0 and the exponent is below 1",
+}
+
+
+def _check_finite(g, node, saved, i):
+    """Raise FloatingPointError if the gradient rule of ``node`` produced nan or inf."""
+    data = g.data
+    if data.size == 0:
+        return
+    # The sum of squares is a cheap test (one pass, no temporary array): it is nan or inf
+    # whenever an element is.  It can also overflow when all elements are finite, so a
+    # positive answer is confirmed element by element.
+    flat = data.ravel()
+    if np.isfinite(np.dot(flat, flat)) or np.isfinite(data).all():
+        return
+    if not all(np.isfinite(t.data).all() for t in saved):
+        hint = "the forward pass of this op already had nan/inf values (an overflow upstream?)"
+    else:
+        hint = _NONFINITE_HINTS.get(node.op, "the incoming gradient times the local derivative overflowed")
+    raise FloatingPointError(
+        f"backward of {OP_NAMES.get(node.op, node.op)} produced nan/inf: {hint} "
+        f"(in the gradient for its input {i}, shape {node.input_shapes[i]})"
+    )
+
+
+def _store_grad(tensor, g, shared, create_graph):
+    """Accumulate ``g`` into ``tensor.grad``: a Tensor with create_graph, else a numpy array of its dtype.
+
+    With ``create_graph`` the gradient is the Tensor the backward pass computed, graph
+    and all, so it can be differentiated again (as PyTorch's ``.grad`` with a ``grad_fn``).
+
+    A rule's result is a fresh array that nothing else holds, and the leaf may keep it
+    as it is.  Other arrays are copied, so that ``.grad`` is the caller's to modify:
+    views (from reshape, transpose, broadcast_to), the caller's own ``gradient``, and
+    arrays already given to another tensor (add passes the same G to both inputs).
+    ``shared`` holds the ids of the arrays in the last two groups.
+    """
+    if create_graph or not isinstance(tensor.grad, (np.ndarray, type(None))):
+        # A Tensor gradient (this pass records, or an earlier one did) stays a Tensor.
+        tensor.grad = g if tensor.grad is None else g + tensor.grad
+        return
+    dtype = tensor.data.dtype
+    array = g.data
+    if tensor.grad is not None:
+        tensor.grad = (tensor.grad + array).astype(dtype, copy=False)
+        return
+    if array.dtype != dtype or array.base is not None or not array.flags.writeable or id(array) in shared:
+        array = np.array(array, dtype=dtype)
+    shared.add(id(array))
+    tensor.grad = array
+
+
+def _second_pass_error(node):
+    return RuntimeError(
+        f"backward through {OP_NAMES.get(node.op, node.op)} ({node.name!r}) a second time: its saved "
+        "tensors were freed by an earlier backward pass. Pass retain_graph=True to the earlier "
+        "backward() if you need to go through the graph again"
+    )
+
+
+class _Roots:
+    """A stand-in root whose parents are several outputs' entries, so one search covers them all."""
+
+    def __init__(self, entries):
+        self.parents = tuple(entries)
+
+
+def backpropagate(roots, seeds, retain_graph, create_graph, wanted=None):
+    """Push ``seeds`` (Tensors, dL/d root) back from ``roots`` through the recorded graph.
+
+    ``roots`` are graph entries: an output's ``grad_fn``, or the output itself when it
+    is a leaf.  With ``wanted`` None, leaves (and Tensors that retain grad) accumulate
+    ``.grad`` and nothing is returned.  Otherwise ``wanted`` is a set of entry ids,
+    nothing is stored, and the gradients of those entries are returned, keyed by id.
+    """
+    root = roots[0] if len(roots) == 1 else _Roots(roots)
+    order = topological_order(root, edges)
+    if len(roots) > 1:
+        order.pop()  # the stand-in root
+    pending = {}  # id(entry) -> dL/d(entry) so far, a Tensor
+    for entry, seed in zip(roots, seeds):
+        key = id(entry)
+        pending[key] = pending[key] + seed if key in pending else seed
+    found = {}
+    shared = {id(seed.data) for seed in seeds}  # see _store_grad
+    with set_grad_enabled(create_graph), np.errstate(all="ignore"), backward_phase():
+        for entry in reversed(order):
+            g = pending.pop(id(entry), None)
+            if g is None:
+                continue
+            if wanted is not None:
+                if id(entry) in wanted:
+                    found[id(entry)] = g
+            elif type(entry) is not Node:  # a leaf
+                _store_grad(entry, g, shared, create_graph)
+            else:
+                output = entry.output()
+                if output is not None and output.retains_grad:
+                    _store_grad(output, g, shared, create_graph)
+            if type(entry) is Node:
+                _push_through(entry, g, pending, retain_graph, create_graph)
+    return found
+
+
+def _push_through(node, g, pending, retain_graph, create_graph):
+    """Run the rule of ``node`` on its gradient ``g`` and add the results to its inputs' gradients."""
+    if node.saved is None:
+        raise _second_pass_error(node)
+    rule = node.rule
+    saved = _saved_tensors(node, create_graph)
+    input_grads = rule.vjp(g, node, saved)
+    for i, (edge, input_grad) in enumerate(zip(node.next_functions, input_grads)):
+        if edge is None or input_grad is None:
+            continue
+        if rule.checks_finite:
+            _check_finite(input_grad, node, saved, i)
+        shape = node.input_shapes[i]
+        if input_grad.shape != shape:
+            input_grad = unbroadcast(input_grad, shape)
+        key = id(edge)
+        pending[key] = pending[key] + input_grad if key in pending else input_grad
+    if not retain_graph and node.saved:
+        node.saved = None

@@ -1,0 +1,171 @@
+"""What the tensor engine records: a :class:`Node` per operation, and the switches that control recording.
+
+The scalar engine of :mod:`chainrule.value` has one kind of object: a ``Value`` is both
+a number and a node of the graph, and it keeps its parents, so everything computed
+stays alive as long as the result does.  That is simple, and for scalars it costs
+little.  For arrays it would cost the memory of every intermediate array.
+
+So the tensor engine splits the two, as PyTorch does.  A :class:`~chainrule.tensor.Tensor`
+holds an array and, if an operation made it while recording was on, a ``grad_fn``: the
+:class:`Node` that records that operation.  The node holds only what the backward pass
+needs:
+
+* ``rule``, ``op`` and ``args``: which row of the rule table to run, and its constant
+  arguments (the exponent of ``**``, the axis of a sum);
+* ``next_functions``: one entry per input of the operation, the input's own node, the
+  input itself when it is a leaf that requires grad, or None when no gradient flows
+  to it;
+* ``saved``: the arrays the rule reads values from (see :data:`~chainrule.rules.RULES`),
+  and nothing else;
+* shapes and labels, a few bytes each, for unbroadcasting, messages and drawings.
+
+A node never holds the Tensor it produced (that would be a reference cycle: the Tensor
+holds its node), only a weak reference to it.  So when the user drops an intermediate
+Tensor whose array no rule saved, reference counting frees the array at once, and a
+dropped graph is freed as a whole.
+
+This module also holds the recording switches (:class:`no_grad` and friends) and the
+observers of :func:`observe_ops`, which the engine and :mod:`chainrule.cost` share.
+"""
+
+import weakref
+
+__all__ = [
+    "Node",
+    "no_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "observe_ops",
+    "in_backward",
+    "backward_phase",
+]
+
+# --------------------------------------------------------------------------- recording on or off
+
+_state = {"grad_enabled": True, "in_backward": False}
+
+# Each function here is called by ``apply`` as ``observer(op, inputs, args, output_array)``
+# after every op (``inputs`` are the Tensors).  chainrule.cost counts flops this way, and
+# checkpoint notes which Tensors its function reads.
+observers = []
+
+
+def is_grad_enabled():
+    """True when operations record a graph (the default); False inside :class:`no_grad`."""
+    return _state["grad_enabled"]
+
+
+class set_grad_enabled:
+    """``with set_grad_enabled(mode):`` turns graph recording on or off for a block."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self.previous = _state["grad_enabled"]
+        _state["grad_enabled"] = self.mode
+        return self
+
+    def __exit__(self, *exc_info):
+        _state["grad_enabled"] = self.previous
+        return False
+
+
+class no_grad(set_grad_enabled):
+    """``with no_grad():`` computes without recording a graph (inference, parameter updates)."""
+
+    def __init__(self):
+        super().__init__(False)
+
+
+class observe_ops:
+    """``with observe_ops(callback):`` calls ``callback(op, inputs, args, output_array)`` after every op.
+
+    ``inputs`` are the op's input Tensors and ``args`` its constant arguments.  Ops of
+    the backward pass are reported too; :func:`in_backward` tells them apart.
+    :mod:`chainrule.cost` counts flops this way.  Blocks can be nested.
+    """
+
+    def __init__(self, callback):
+        self.callback = callback
+
+    def __enter__(self):
+        observers.append(self.callback)
+        return self
+
+    def __exit__(self, *exc_info):
+        observers.remove(self.callback)
+        return False
+
+
+def in_backward():
+    """True while a backward pass runs (its VJP rules, and what checkpoint recomputes)."""
+    return _state["in_backward"]
+
+
+class backward_phase:
+    """``with backward_phase():`` marks the ops run inside as backward work (see :func:`in_backward`).
+
+    It restores the previous value on exit, so a backward pass started inside another
+    one (by checkpoint's rule) leaves the outer pass still marked.
+    """
+
+    def __enter__(self):
+        self.previous, _state["in_backward"] = _state["in_backward"], True
+
+    def __exit__(self, *exc_info):
+        _state["in_backward"] = self.previous
+        return False
+
+
+# --------------------------------------------------------------------------- the node
+
+
+class Node:
+    """The record of one operation, kept for the backward pass (a Tensor's ``grad_fn``).
+
+    ``op``, ``rule`` and ``args``
+        the row of the rule table and the op's constant arguments.
+    ``next_functions``
+        per input, in order: the input's ``grad_fn`` (a Node), the input Tensor itself
+        when it is a leaf that requires grad, or None when it needs no gradient.
+    ``parents``
+        the same without the Nones: the edges the backward pass follows.
+    ``saved``
+        what the rule reads: the input Tensors (rules that save inputs), the output's
+        array (rules that save their output), or ``()``.  None once a backward pass has
+        freed it.
+    ``input_shapes``, ``input_labels``, ``shape``, ``dtype``
+        metadata of the inputs and the output, kept after their arrays are freed.
+    ``output``
+        a weak reference to the Tensor the op produced: alive while the user holds it.
+    """
+
+    __slots__ = ("op", "rule", "args", "next_functions", "parents", "saved", "input_shapes", "input_labels",
+                 "shape", "dtype", "output", "__weakref__")
+
+    def __init__(self, op, rule, args, inputs, saved, output):
+        self.op, self.rule, self.args = op, rule, args
+        self.next_functions = tuple(
+            (t.grad_fn if t.grad_fn is not None else t) if t.requires_grad else None for t in inputs)
+        self.parents = tuple(edge for edge in self.next_functions if edge is not None)
+        self.saved = saved
+        self.input_shapes = tuple(t.data.shape for t in inputs)
+        self.input_labels = tuple(t.label for t in inputs)
+        self.shape, self.dtype = output.data.shape, output.data.dtype
+        self.output = weakref.ref(output)
+
+    @property
+    def name(self):
+        """How figures and messages call the op: ``"**2"`` for a square (as :class:`Value`), else ``op``."""
+        if self.op == "**":
+            return f"**{self.args[0]:g}"
+        return self.op
+
+    @property
+    def needs_input_grad(self):
+        """One bool per input: does a gradient flow to it?"""
+        return tuple(edge is not None for edge in self.next_functions)
+
+    def __repr__(self):
+        return f"<Node {self.name} {self.shape}>"

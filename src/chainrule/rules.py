@@ -1,0 +1,373 @@
+"""The rule table: for every operation of the tensor engine, its forward function and its VJP rule.
+
+For ``C = f(A)`` the Jacobian dC/dA is a huge matrix (``C.size`` by ``A.size``), but
+backpropagation never needs it: it needs only ``G`` = dL/dC, the gradient of the loss
+with respect to the output, pushed through to dL/dA.  For every operation that push is
+a short formula in ``G`` and the forward values, for example
+
+    C = A @ B        dA = G Bᵀ,   dB = Aᵀ G
+    C = tanh(A)      dA = G * (1 - C²)
+
+Each operation is therefore two small functions -- a *forward* function on numpy
+arrays and a *VJP rule* -- and all of them are listed in one table, :data:`RULES`,
+together with what the rule needs kept from the forward pass (its inputs, its output or
+nothing) and whether its results are checked for nan/inf.
+
+A rule is called as ``rule(g, node, saved)``: ``g`` is G as a Tensor, ``node`` the
+:class:`~chainrule.node.Node` of the op (its ``args``, ``input_shapes`` and
+``needs_input_grad``) and ``saved`` the Tensors it saved.  It returns one gradient per
+input, None for an input that needs none.  A result may still have the broadcast shape:
+the backward pass sums it down with ``unbroadcast``, in one place, for every rule.
+
+The rules are written with Tensor operations, so this module needs no Tensor class.
+Normally they run with recording off and cost only the numpy work; with
+``create_graph=True`` they record, and the gradients can be differentiated again.
+
+This module imports numpy only; :mod:`chainrule.tensor` reads the table.
+"""
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+__all__ = ["RULES", "Rule", "forward_error_message", "OP_NAMES"]
+
+# --------------------------------------------------------------------------- forward functions
+#
+# Each takes numpy arrays (and the op's constant args) and returns an array.
+
+
+def _div_forward(a, b):
+    """A / B; an exact 0 in B is an error that names where (a gradient through it could only be inf)."""
+    if not b.all():
+        where = tuple(int(i) for i in np.argwhere(b == 0)[0]) if b.ndim else ()
+        at = f" at entry {where[0] if len(where) == 1 else where}" if where else ""
+        raise ZeroDivisionError(f"Tensor / (divide): the divisor (shape {b.shape}) is 0{at}")
+    return np.divide(a, b)
+
+
+def _sum_forward(a, axis, keepdims):
+    return a.sum(axis=axis, keepdims=keepdims)
+
+
+def _mean_forward(a, axis, keepdims):
+    return a.mean(axis=axis, keepdims=keepdims)
+
+
+def _relu_forward(a):
+    return np.maximum(a, 0)
+
+
+def _sigmoid_forward(a):
+    # exp(-a) overflows for large negative a, so use e = exp(-|a|) <= 1 on both sides:
+    # 1 / (1 + e) for a >= 0 and e / (1 + e) for a < 0.
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1, e) / (1 + e)
+
+
+def _log_forward(a):
+    if a.size and a.min() <= 0:
+        smallest = float(a.min())
+        count = int(np.count_nonzero(a <= 0))
+        raise ValueError(
+            f"log: the input must be positive, but its min value is {smallest!r} "
+            f"({count} of {a.size} values are <= 0)"
+        )
+    return np.log(a)
+
+
+def _log_softmax_forward(a, axis):
+    # Subtracting the largest entry first keeps exp from overflowing; the result is
+    # the same because log_softmax(a - m) = log_softmax(a) for any constant m.
+    shifted = a - a.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def _pow_forward(a, k):
+    if not float(k).is_integer() and a.size and a.min() < 0:
+        raise ValueError(
+            f"power: a negative base to the non-integer power {k!r} is not a real number "
+            f"(min value of the base {float(a.min())!r})"
+        )
+    return a**k
+
+
+# --------------------------------------------------------------------------- VJP rules
+#
+# ``rule(g, node, saved)`` returns one gradient per input (see the module docstring).
+
+
+def add_vjp(g, node, saved):
+    """C = A + B.   dA = G,   dB = G."""
+    return g, g
+
+
+def sub_vjp(g, node, saved):
+    """C = A - B.   dA = G,   dB = -G."""
+    return g, (-g if node.needs_input_grad[1] else None)
+
+
+def mul_vjp(g, node, saved):
+    """C = A * B (elementwise).   dA = G * B,   dB = G * A."""
+    a, b = saved
+    need_a, need_b = node.needs_input_grad
+    return (g * b if need_a else None), (g * a if need_b else None)
+
+
+def div_vjp(g, node, saved):
+    """C = A / B.   dA = G / B,   dB = -G * A / B² = -(G * (A / B)) / B.
+
+    The last form never squares B, which underflows to 0 in float32 for |B| < 1e-19.
+    """
+    a, b = saved
+    need_a, need_b = node.needs_input_grad
+    return (g / b if need_a else None), (-(g * (a / b)) / b if need_b else None)
+
+
+def matmul_vjp(g, node, saved):
+    """C = A @ B.   dA = G Bᵀ,   dB = Aᵀ G   (ᵀ swaps the last two axes).
+
+    As in numpy, a 1-D A of shape (k,) acts as a row (1, k) and a 1-D B of shape (k,)
+    as a column (k, 1), and the inserted axis is dropped from C.  So we put that axis
+    back into G, use the 2-D formulas, and drop it from the gradient again.  Batch
+    axes (all but the last two) broadcast like elementwise ops; unbroadcast sums them.
+    """
+    a, b = saved
+    need_a, need_b = node.needs_input_grad
+    a_matrix = a.reshape(1, -1) if a.ndim == 1 else a
+    b_matrix = b.reshape(-1, 1) if b.ndim == 1 else b
+    if b.ndim == 1:
+        g = g.reshape(g.shape + (1,))
+    if a.ndim == 1:
+        g = g.reshape(g.shape[:-1] + (1,) + g.shape[-1:])
+    da = db = None
+    if need_a:
+        da = g @ _matrix_transpose(b_matrix)
+        if a.ndim == 1:
+            da = da.reshape(da.shape[:-2] + da.shape[-1:])
+    if need_b:
+        db = _matrix_transpose(a_matrix) @ g
+        if b.ndim == 1:
+            db = db.reshape(db.shape[:-1])
+    return da, db
+
+
+def _matrix_transpose(t):
+    if t.ndim == 2:
+        return t.T
+    return t.transpose(*range(t.ndim - 2), t.ndim - 1, t.ndim - 2)
+
+
+def pow_vjp(g, node, saved):
+    """C = A ** k for a constant k.   dA = G * k * A^(k-1)   (0 when k = 0)."""
+    (a,), (k,) = saved, node.args
+    if k == 0:
+        return (g * 0.0,)
+    return (g * (k * a ** (k - 1)),)
+
+
+def neg_vjp(g, node, saved):
+    """C = -A.   dA = -G."""
+    return (-g,)
+
+
+def _spread(g, shape, axis, keepdims):
+    """G of a reduction over ``axis``, copied back along the reduced axes to ``shape``.
+
+    Without keepdims the reduced axes are first put back with size 1, so that G lines
+    up with A.  (After a reduction over all axes G is 0-d, which broadcasts as it is.)
+    """
+    if not keepdims and axis is not None:
+        reduced = {ax % len(shape) for ax in ((axis,) if isinstance(axis, int) else axis)}
+        g = g.reshape(tuple(1 if i in reduced else n for i, n in enumerate(shape)))
+    return g.broadcast_to(shape)
+
+
+def sum_vjp(g, node, saved):
+    """C = A summed over some axes.   dA = G copied along the summed axes
+    (every element of A enters its sum with derivative 1)."""
+    (shape,) = node.input_shapes
+    axis, keepdims = node.args
+    return (_spread(g, shape, axis, keepdims),)
+
+
+def mean_vjp(g, node, saved):
+    """C = mean of A over some axes, n numbers per mean.   dA = G / n copied along those axes."""
+    (shape,) = node.input_shapes
+    axis, keepdims = node.args
+    n = int(np.prod(shape)) // max(g.size, 1)
+    return (_spread(g / n, shape, axis, keepdims),)
+
+
+def reshape_vjp(g, node, saved):
+    """C = A in a new shape (the same numbers in the same order).   dA = G reshaped to A's shape."""
+    return (g.reshape(node.input_shapes[0]),)
+
+
+def transpose_vjp(g, node, saved):
+    """C = A with axes permuted by p (C's axis i is A's axis p[i]).   dA = G permuted by p⁻¹."""
+    (axes,) = node.args
+    ndim = len(axes)
+    inverse = [0] * ndim
+    for position, axis in enumerate(axes):
+        inverse[axis % ndim] = position
+    return (g.transpose(*inverse),)
+
+
+def broadcast_to_vjp(g, node, saved):
+    """C = A repeated along broadcast axes.   dA = G summed over those axes.
+
+    That sum is exactly what the backward pass's unbroadcast does, so the rule passes G on."""
+    return (g,)
+
+
+def relu_vjp(g, node, saved):
+    """C = max(A, 0).   dA = G where A > 0, else 0 (we take 0 at the kink A = 0).
+    A > 0 exactly where C > 0, so the rule keeps C rather than A."""
+    (c,) = saved
+    return (g * (c.data > 0).astype(c.dtype),)
+
+
+def tanh_vjp(g, node, saved):
+    """C = tanh(A).   dA = G * (1 - C²)."""
+    (c,) = saved
+    return (g * (1 - c * c),)
+
+
+def sigmoid_vjp(g, node, saved):
+    """C = 1 / (1 + exp(-A)).   dA = G * C * (1 - C)."""
+    (c,) = saved
+    return (g * (c * (1 - c)),)
+
+
+def exp_vjp(g, node, saved):
+    """C = exp(A).   dA = G * C."""
+    (c,) = saved
+    return (g * c,)
+
+
+def log_vjp(g, node, saved):
+    """C = log(A) (natural).   dA = G / A."""
+    (a,) = saved
+    return (g / a,)
+
+
+def log_softmax_vjp(g, node, saved):
+    """C = log_softmax(A) = A - log Σ exp(A), the sum along one axis.
+    dA = G - softmax(A) * ΣG, where softmax(A) = exp(C) and ΣG sums G along that axis
+    (each A_j moves every C_i through the log-sum, with derivative softmax(A)_j)."""
+    (c,), (axis,) = saved, node.args
+    return (g - c.exp() * g.sum(axis=axis, keepdims=True),)
+
+
+class Rule(NamedTuple):
+    """One row of :data:`RULES`: how to compute an op and how to push gradients through it.
+
+    ``saves`` is what the VJP rule reads values from: ``"inputs"`` (the input Tensors),
+    ``"output"`` (the output's array: tanh's rule needs C, not A) or ``"nothing"``.
+    The node keeps exactly that in ``node.saved`` and nothing more.
+    ``checks_finite`` says whether the backward pass checks the rule's results for nan/inf.
+    Rules whose results are bounded by G (add, sum, reshape, relu, tanh, ...) cannot
+    turn a finite G into nan/inf and are not checked; the others (a product, a
+    quotient, a power, exp, log) can overflow or divide by zero.
+    """
+
+    forward: Callable
+    vjp: Callable
+    saves: str
+    checks_finite: bool
+
+
+RULES = {
+    # op                  forward             VJP rule            saves      checks_finite
+    "+":            Rule(np.add,             add_vjp,            "nothing", False),
+    "-":            Rule(np.subtract,        sub_vjp,            "nothing", False),
+    "*":            Rule(np.multiply,        mul_vjp,            "inputs",  True),
+    "/":            Rule(_div_forward,       div_vjp,            "inputs",  True),
+    "@":            Rule(np.matmul,          matmul_vjp,         "inputs",  True),
+    "**":           Rule(_pow_forward,       pow_vjp,            "inputs",  True),
+    "neg":          Rule(np.negative,        neg_vjp,            "nothing", False),
+    "sum":          Rule(_sum_forward,       sum_vjp,            "nothing", False),
+    "mean":         Rule(_mean_forward,      mean_vjp,           "nothing", False),
+    "reshape":      Rule(np.reshape,         reshape_vjp,        "nothing", False),
+    "transpose":    Rule(np.transpose,       transpose_vjp,      "nothing", False),
+    "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   "nothing", False),
+    "relu":         Rule(_relu_forward,      relu_vjp,           "output",  False),
+    "tanh":         Rule(np.tanh,            tanh_vjp,           "output",  False),
+    "sigmoid":      Rule(_sigmoid_forward,   sigmoid_vjp,        "output",  False),
+    "exp":          Rule(np.exp,             exp_vjp,            "output",  True),
+    "log":          Rule(_log_forward,       log_vjp,            "inputs",  True),
+    "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  "output",  False),
+}  # fmt: skip
+# chainrule.checkpoint adds the row "checkpoint": a whole function run as one op.
+
+
+# --------------------------------------------------------------------------- error messages of the forward pass
+
+# What messages call an op whose table key is a symbol.
+OP_NAMES = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "@": "matmul", "**": "power",
+            "neg": "negate"}  # fmt: skip
+
+
+def _broadcast_mismatch(left, right):
+    """Describe the first pair of sizes, from the right, that cannot be broadcast."""
+    for i in range(1, max(len(left), len(right)) + 1):
+        m = left[-i] if i <= len(left) else 1
+        n = right[-i] if i <= len(right) else 1
+        if m != n and m != 1 and n != 1:
+            return (
+                f"{m} (dim {len(left) - i} of the left) vs {n} (dim {len(right) - i} of the right); "
+                "sizes are matched from the last dim and must be equal or 1"
+            )
+    return "the sizes are matched from the last dim and must be equal or 1"
+
+
+def _matmul_message(left, right):
+    if not left or not right:
+        return (
+            f"matmul: shapes {left} and {right}: both operands need at least one dim "
+            "(use * to multiply by a scalar)"
+        )
+    i = len(left) - 1
+    j = len(right) - 2 if len(right) >= 2 else 0
+    if left[i] != right[j]:
+        return (
+            f"matmul: shapes {left} and {right} are not aligned: "
+            f"{left[i]} (dim {i} of the left) != {right[j]} (dim {j} of the right)"
+        )
+    return (
+        f"matmul: shapes {left} and {right}: the batch dims {left[:-2]} and {right[:-2]} cannot be "
+        f"broadcast together: {_broadcast_mismatch(left[:-2], right[:-2])}"
+    )
+
+
+def forward_error_message(op, arrays, args):
+    """A clear message for a shape error numpy raised in ``op``'s forward, or None."""
+    shapes = [a.shape for a in arrays]
+    if op in ("+", "-", "*", "/"):
+        left, right = shapes
+        return (
+            f"{OP_NAMES[op]}: shapes {left} and {right} cannot be broadcast together: "
+            f"{_broadcast_mismatch(left, right)}"
+        )
+    if op == "@":
+        return _matmul_message(*shapes)
+    if len(arrays) != 1:
+        return None
+    (shape,), (size,) = shapes, [a.size for a in arrays]
+    if op == "reshape":
+        (new_shape,) = args
+        return f"reshape: cannot reshape a tensor of shape {shape} ({size} elements) into shape {new_shape}"
+    if op == "broadcast_to":
+        (target,) = args
+        return f"broadcast_to: cannot broadcast shape {shape} to {target}: {_broadcast_mismatch(shape, target)}"
+    if op in ("sum", "mean", "log_softmax"):
+        axis = args[0]
+        return (
+            f"{op}: axis {axis} is not valid for a tensor of shape {shape}: axes must be distinct "
+            f"and in [-{len(shape)}, {len(shape)})"
+        )
+    if op == "transpose":
+        (axes,) = args
+        return f"transpose: axes {axes} are not a permutation of the {len(shape)} dims of shape {shape}"
+    return None
