@@ -310,3 +310,44 @@ def test_a_training_step_needs_several_times_the_memory_of_inference():
     # the backward pass frees them, so the peak is at least the larger of the two.
     assert training_peak > max(kept, sum(w.data.nbytes for w in weights))
     assert training_peak > 3 * inference_peak
+
+
+# --------------------------------------------------------------------------- the memory model against tracemalloc
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "momentum", "adam"])
+def test_memory_parts_predict_the_peak_of_a_training_step_within_ten_percent(optimizer):
+    """The 16-layer network of the cost chapter: the sum of the parts against tracemalloc's peak."""
+    import gc
+
+    from chainrule.cost import memory_parts
+    from chainrule.nn import SGD, Adam
+
+    depth, width, rows = 16, 128, 512
+    rng = np.random.default_rng(0)
+    initial = rng.normal(size=(depth, width, width)) * np.sqrt(2 / width)
+    x = Tensor(rng.normal(size=(rows, width)))
+    make = {"sgd": lambda ws: SGD(ws, lr=1e-3), "momentum": lambda ws: SGD(ws, lr=1e-3, momentum=0.9),
+            "adam": lambda ws: Adam(ws, lr=1e-3)}[optimizer]
+
+    def train_two_steps():  # everything from the weights on is allocated inside, so tracemalloc sees it
+        weights = [Tensor(w.copy(), requires_grad=True) for w in initial]
+        opt = make(weights)
+        for _ in range(2):
+            opt.zero_grad(set_to_none=False)
+            h = x
+            for w in weights:
+                h = (h @ w).relu()
+            loss = (h * h).mean()
+            parts = memory_parts(loss, opt)
+            loss.backward()
+            opt.step()
+        assert opt.state_bytes() == parts["optimizer_state"]  # the prediction of the state is exact
+        return parts
+
+    gc.collect()
+    parts, peak = peak_memory(train_two_steps)
+    activation = rows * width * 8
+    assert parts["activations"] == depth * activation and parts["in_flight"] == 2 * activation
+    assert parts["gradients"] == parts["weights"] == depth * width * width * 8
+    assert abs(peak / parts["total"] - 1) < 0.10, (peak, parts)

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from chainrule.functional import cross_entropy, l2_penalty
-from chainrule.nn import MLP, SGD, D2LMLP, Linear, d2l_forward, make_classification
+from chainrule.nn import MLP, SGD, Adam, D2LMLP, Linear, d2l_forward, make_classification
 from chainrule.tensor import Tensor
 
 TORCH_ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "sigmoid": torch.sigmoid}
@@ -356,6 +356,61 @@ def test_sgd_validation(kwargs, exception, text):
     kwargs = {"params": Linear(2, 2).parameters(), **kwargs}
     with raises(exception, text):
         SGD(**kwargs)
+
+
+@pytest.mark.parametrize("name, ours, theirs", [
+    ("momentum", lambda ps: SGD(ps, lr=0.05, momentum=0.9, weight_decay=1e-3),
+     lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9, weight_decay=1e-3)),
+    ("adam", lambda ps: Adam(ps, lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=1e-3),
+     lambda ps: torch.optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=1e-3)),
+])
+def test_optimizers_with_state_match_torch_over_several_steps(name, ours, theirs):
+    X, y = make_classification(40, 4, 3, seed=5)
+    net = MLP([4, 6, 3], rng=2)
+    tparams = [torch.tensor(p.data.copy(), requires_grad=True) for p in net.parameters()]
+    opt, topt = ours(net.parameters()), theirs(tparams)
+    for _ in range(4):
+        opt.zero_grad()
+        cross_entropy(net(X), y).backward()
+        opt.step()
+        topt.zero_grad()
+        h = F.linear(torch.tensor(X), tparams[0], tparams[1]).relu()
+        F.cross_entropy(F.linear(h, tparams[2], tparams[3]), torch.tensor(y)).backward()
+        topt.step()
+    for p, t in zip(net.parameters(), tparams):
+        np.testing.assert_allclose(p.data, t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    weights = sum(p.data.nbytes for p in net.parameters())
+    assert opt.state_bytes() == {"momentum": 1, "adam": 2}[name] * weights
+
+
+def test_zero_grad_can_keep_the_arrays_and_backward_then_adds_in_place():
+    net = MLP([3, 4, 2], rng=0)
+    X, y = make_classification(10, 3, 2, seed=1)
+    opt = SGD(net.parameters(), lr=0.1)
+    assert opt.state_bytes() == 0  # plain SGD keeps nothing between steps
+    cross_entropy(net(X), y).backward()
+    arrays = [p.grad for p in net.parameters()]
+    opt.zero_grad(set_to_none=False)
+    assert all(p.grad is a and not a.any() for p, a in zip(net.parameters(), arrays))
+    cross_entropy(net(X), y).backward()
+    assert all(p.grad is a and a.any() for p, a in zip(net.parameters(), arrays))  # the same arrays
+    opt.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+
+
+@pytest.mark.parametrize("kwargs, text", [
+    ({"lr": 0.1, "momentum": 1.0}, "SGD: momentum must be a finite number in [0, 1), got 1.0"),
+    ({"lr": 0.1, "betas": (0.9,)}, "Adam: betas must be a pair (beta1, beta2), got (0.9,)"),
+    ({"lr": 0.1, "betas": (0.9, 1.5)}, "Adam: betas[1] must be a finite number in [0, 1), got 1.5"),
+    ({"lr": 0.1, "eps": 0}, "Adam: eps must be a finite number > 0, got 0"),
+])
+def test_optimizer_validation_names_the_optimizer_and_the_value(kwargs, text):
+    params = Linear(2, 2).parameters()
+    cls = SGD if "momentum" in kwargs else Adam
+    with raises(ValueError, text):
+        cls(params, **kwargs)
+    with raises(TypeError, "Adam: params is the method 'parameters', not its result"):
+        Adam(Linear(2, 2).parameters)
 
 
 # --------------------------------------------------------------------------- data

@@ -103,6 +103,9 @@ def _store_grad(tensor, g, shared, create_graph):
     With ``create_graph`` the gradient is the Tensor the backward pass computed, graph
     and all, so it can be differentiated again (as PyTorch's ``.grad`` with a ``grad_fn``).
 
+    A gradient that is already there is added to in place, so a training loop that keeps
+    its gradient arrays (``zero_grad(set_to_none=False)``) allocates none.
+
     A rule's result is a fresh array that nothing else holds, and the leaf may keep it
     as it is.  Other arrays are copied, so that ``.grad`` is the caller's to modify:
     views (from reshape, transpose, broadcast_to), the caller's own ``gradient``, and
@@ -116,7 +119,11 @@ def _store_grad(tensor, g, shared, create_graph):
     dtype = tensor.data.dtype
     array = g.data
     if tensor.grad is not None:
-        tensor.grad = (tensor.grad + array).astype(dtype, copy=False)
+        grad = tensor.grad
+        if grad.dtype == dtype and grad.shape == array.shape and grad.flags.writeable:
+            np.add(grad, array, out=grad)  # in place, as PyTorch accumulates: no second array
+        else:
+            tensor.grad = (grad + array).astype(dtype, copy=False)
         return
     if array.dtype != dtype or array.base is not None or not array.flags.writeable or id(array) in shared:
         array = np.array(array, dtype=dtype)

@@ -36,7 +36,7 @@ import numpy as np
 from . import tensor as _tensor
 from .node import Node, in_backward, observe_ops
 
-__all__ = ["FLOPS", "FlopCounter", "count_flops", "saved_bytes", "saved_bytes_by_kind", "peak_memory"]
+__all__ = ["FLOPS", "FlopCounter", "count_flops", "saved_bytes", "saved_bytes_by_kind", "memory_parts", "peak_memory"]
 
 
 # --------------------------------------------------------------------------- flop formulas
@@ -206,17 +206,13 @@ def _owner(array):
     return array
 
 
-def saved_bytes_by_kind(root):
-    """Bytes of the arrays kept for backward in the graph of ``root``, by kind.
+def _saved_arrays(root):
+    """The distinct arrays the graph of ``root`` saved, as ``(activations, leaves)``: two lists of owner arrays.
 
-    Returns ``{"activations": ..., "leaves": ...}``: arrays computed in the graph that
-    some node saved, and arrays of leaves (parameters, inputs, constants), which exist
-    whether or not we train.  Every array is counted once, however many nodes keep it.
-    After a backward pass without ``retain_graph`` nothing is kept, and both are 0.
+    Memory is a leaf's when a leaf owns it, also when a node keeps it through a view
+    (the transpose of a weight in a matmul is the weight's memory, not an activation).
     """
     entries = _tensor.recorded_graph(root)
-    # Memory is a leaf's when a leaf owns it, also when a node keeps it through a view
-    # (the transpose of a weight in a matmul is the weight's memory, not an activation).
     leaf_memory = {id(_owner(entry.data)) for entry in entries if not isinstance(entry, Node)}
     owners = {}  # id(owner array) -> owner array
     for node in entries:
@@ -227,10 +223,52 @@ def saved_bytes_by_kind(root):
             owners[id(owner)] = owner
             if tensor.grad_fn is None and node.rule.saves == "inputs":  # an input that is a leaf
                 leaf_memory.add(id(owner))
-    totals = {"activations": 0, "leaves": 0}
-    for key, owner in owners.items():
-        totals["leaves" if key in leaf_memory else "activations"] += owner.nbytes
-    return totals
+    activations = [owner for key, owner in owners.items() if key not in leaf_memory]
+    leaves = [owner for key, owner in owners.items() if key in leaf_memory]
+    return activations, leaves
+
+
+def saved_bytes_by_kind(root):
+    """Bytes of the arrays kept for backward in the graph of ``root``, by kind.
+
+    Returns ``{"activations": ..., "leaves": ...}``: arrays computed in the graph that
+    some node saved, and arrays of leaves (parameters, inputs, constants), which exist
+    whether or not we train.  Every array is counted once, however many nodes keep it.
+    After a backward pass without ``retain_graph`` nothing is kept, and both are 0.
+    """
+    activations, leaves = _saved_arrays(root)
+    return {"activations": sum(a.nbytes for a in activations), "leaves": sum(a.nbytes for a in leaves)}
+
+
+def memory_parts(loss, optimizer):
+    """The peak memory of a training step, predicted in parts (bytes).  Call it between forward and backward.
+
+    The step is: ``optimizer.zero_grad(set_to_none=False)``, forward, backward,
+    ``optimizer.step()``, in a loop, so the gradient arrays and the optimizer's state
+    live from one step to the next.  The peak comes at the start of the backward pass,
+    when all of these are held at once:
+
+    * ``weights``: the parameters of ``optimizer``;
+    * ``gradients``: one array per parameter;
+    * ``optimizer_state``: ``optimizer.state_per_param`` arrays per parameter (none for
+      plain SGD, one for momentum, two for Adam);
+    * ``activations``: the arrays the graph of ``loss`` saved that are not leaves;
+    * ``in_flight``: the gradients the backward pass holds while it runs, the incoming
+      one and the one being computed: two arrays the size of the largest activation.
+
+    ``total`` is their sum.  Inputs the graph saved are the caller's and not counted.
+    """
+    weights = sum(p.data.nbytes for p in optimizer.params)
+    activations, _ = _saved_arrays(loss)
+    parts = {
+        "weights": weights,
+        "gradients": weights,
+        "optimizer_state": optimizer.state_per_param * weights,
+        "activations": sum(a.nbytes for a in activations),
+        "in_flight": 2 * max((a.nbytes for a in activations), default=0),
+    }
+    parts["total"] = sum(parts.values())
+    return parts
 
 
 def saved_bytes(root):

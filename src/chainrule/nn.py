@@ -19,7 +19,7 @@ import numpy as np
 from .functional import cross_entropy, l2_penalty, mse_loss
 from .tensor import Tensor
 
-__all__ = ["Linear", "MLP", "SGD", "D2LForward", "d2l_forward", "D2LMLP", "make_classification", "ACTIVATIONS"]
+__all__ = ["Linear", "MLP", "Optimizer", "SGD", "Adam", "D2LForward", "d2l_forward", "D2LMLP", "make_classification", "ACTIVATIONS"]
 
 ACTIVATIONS = {"relu": Tensor.relu, "tanh": Tensor.tanh, "sigmoid": Tensor.sigmoid}
 _LOSSES = ("cross_entropy", "mse")
@@ -146,48 +146,129 @@ class MLP:
         return [p for layer in self.layers for p in layer.parameters()]
 
 
-# --------------------------------------------------------------------------- optimizer
+# --------------------------------------------------------------------------- optimizers
 
 
-class SGD:
-    """Stochastic gradient descent, as ``torch.optim.SGD`` without momentum.
+def _check_number(where, name, value, ok, bound):
+    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value) or not ok(value):
+        raise ValueError(f"{where}: {name} must be a finite number {bound}, got {value!r}")
+    return float(value)
 
-    ``step()`` updates every parameter W that has a gradient, in place:
-    ``W ← W - lr (∂L/∂W + weight_decay · W)``.  The weight-decay term is the gradient of
-    ``weight_decay/2 · ‖W‖²``, so it is the same as adding that penalty to the loss.
+
+class Optimizer:
+    """What every optimizer shares: its list of parameters, ``zero_grad`` and the memory of its state.
+
+    A subclass defines ``update(i, p, g)``, the change of parameter ``p`` (the i-th) for
+    its gradient ``g``, and keeps any per-parameter arrays in ``self.state``;
+    ``state_per_param`` says how many arrays of a parameter's size that is.
     """
 
-    def __init__(self, params, lr, weight_decay=0.0):
+    state_per_param = 0
+
+    def __init__(self, params):
+        where = type(self).__name__
         if callable(params):
-            raise TypeError(f"SGD: params is the method {getattr(params, '__name__', params)!r}, not its result; "
-                            "call it: SGD(model.parameters(), lr=...)")
+            raise TypeError(f"{where}: params is the method {getattr(params, '__name__', params)!r}, not its "
+                            f"result; call it: {where}(model.parameters(), lr=...)")
         if isinstance(params, Tensor) or not hasattr(params, "__iter__"):
-            raise TypeError(f"SGD: params must be a list of Tensors, got {type(params).__name__}; "
+            raise TypeError(f"{where}: params must be a list of Tensors, got {type(params).__name__}; "
                             "pass model.parameters() or [W1, W2, ...]")
         self.params = list(params)
         if not self.params:
-            raise ValueError("SGD: params is empty; pass the model's parameters(): SGD(model.parameters(), lr)")
+            raise ValueError(f"{where}: params is empty; pass the model's parameters(): {where}(model.parameters(), lr)")
         for i, p in enumerate(self.params):
             if not isinstance(p, Tensor) or not p.requires_grad:
-                raise TypeError(f"SGD: params[{i}] must be a Tensor with requires_grad=True, got {p!r}")
-        for name, value, ok in (("lr", lr, lambda v: v > 0), ("weight_decay", weight_decay, lambda v: v >= 0)):
-            if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value) or not ok(value):
-                bound = "> 0" if name == "lr" else ">= 0"
-                raise ValueError(f"SGD: {name} must be a finite number {bound}, got {value!r}")
-        self.lr, self.weight_decay = float(lr), float(weight_decay)
+                raise TypeError(f"{where}: params[{i}] must be a Tensor with requires_grad=True, got {p!r}")
+        self.state = {}  # parameter index -> tuple of arrays the optimizer keeps between steps
 
     def step(self):
-        """One update ``W ← W - lr (W.grad + weight_decay · W)``; parameters without grad are skipped."""
-        for p in self.params:
-            if p.grad is None:
-                continue
-            direction = p.grad + self.weight_decay * p.data if self.weight_decay else p.grad
-            p.data -= self.lr * direction
+        """Update every parameter that has a gradient, in place; parameters without grad are skipped."""
+        for i, p in enumerate(self.params):
+            if p.grad is not None:
+                self.update(i, p, p.grad + self.weight_decay * p.data if self.weight_decay else p.grad)
 
-    def zero_grad(self):
-        """Set every parameter's ``.grad`` to None (call it before each backward pass)."""
+    def zero_grad(self, set_to_none=True):
+        """Clear every parameter's ``.grad`` (call it before each backward pass).
+
+        As in PyTorch, ``set_to_none=True`` drops the arrays, so the next backward pass
+        allocates them again; ``False`` fills them with zeros and keeps the memory.
+        """
         for p in self.params:
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad.fill(0)
+
+    def state_bytes(self):
+        """Bytes of the arrays the optimizer keeps between steps (its *state*)."""
+        return sum(array.nbytes for arrays in self.state.values() for array in arrays)
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, as ``torch.optim.SGD`` (no dampening, no Nesterov).
+
+    ``step()`` updates every parameter W that has a gradient, in place, with
+    ``g = ∂L/∂W + weight_decay · W``.  Without momentum ``W ← W - lr g``, and the
+    optimizer keeps no state.  With momentum μ it keeps one array per parameter, the
+    velocity ``v ← μ v + g`` (``v = g`` at the first step), and ``W ← W - lr v``.  The
+    weight-decay term is the gradient of ``weight_decay/2 · ‖W‖²``, so it is the same
+    as adding that penalty to the loss.
+    """
+
+    def __init__(self, params, lr, momentum=0.0, weight_decay=0.0):
+        super().__init__(params)
+        self.lr = _check_number("SGD", "lr", lr, lambda v: v > 0, "> 0")
+        self.momentum = _check_number("SGD", "momentum", momentum, lambda v: 0 <= v < 1, "in [0, 1)")
+        self.weight_decay = _check_number("SGD", "weight_decay", weight_decay, lambda v: v >= 0, ">= 0")
+        self.state_per_param = 1 if self.momentum else 0
+
+    def update(self, i, p, g):
+        if self.momentum:
+            if i in self.state:
+                (velocity,) = self.state[i]
+                velocity *= self.momentum
+                velocity += g
+            else:
+                velocity = np.array(g, dtype=p.data.dtype)
+                self.state[i] = (velocity,)
+            g = velocity
+        p.data -= self.lr * g
+
+
+class Adam(Optimizer):
+    """Adam, as ``torch.optim.Adam``: two arrays of state per parameter.
+
+    With ``g = ∂L/∂W + weight_decay · W`` at step t it keeps the running means
+    ``m ← β₁ m + (1 - β₁) g`` and ``v ← β₂ v + (1 - β₂) g²`` and updates
+    ``W ← W - lr · m̂ / (√v̂ + eps)``, where ``m̂ = m / (1 - β₁ᵗ)`` and ``v̂ = v / (1 - β₂ᵗ)``
+    undo the bias of starting both at 0.
+    """
+
+    state_per_param = 2
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        super().__init__(params)
+        self.lr = _check_number("Adam", "lr", lr, lambda v: v > 0, "> 0")
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"Adam: betas must be a pair (beta1, beta2), got {betas!r}")
+        self.betas = tuple(_check_number("Adam", f"betas[{k}]", b, lambda v: 0 <= v < 1, "in [0, 1)")
+                           for k, b in enumerate(betas))
+        self.eps = _check_number("Adam", "eps", eps, lambda v: v > 0, "> 0")
+        self.weight_decay = _check_number("Adam", "weight_decay", weight_decay, lambda v: v >= 0, ">= 0")
+        self.steps = {}
+
+    def update(self, i, p, g):
+        beta1, beta2 = self.betas
+        if i not in self.state:
+            self.state[i] = (np.zeros_like(p.data), np.zeros_like(p.data))
+        m, v = self.state[i]
+        t = self.steps[i] = self.steps.get(i, 0) + 1
+        m *= beta1
+        m += (1 - beta1) * g
+        v *= beta2
+        v += (1 - beta2) * g * g
+        denominator = np.sqrt(v / (1 - beta2**t)) + self.eps
+        p.data -= (self.lr / (1 - beta1**t)) * m / denominator
 
 
 # --------------------------------------------------------------------------- the d2l §5.3 model
