@@ -28,6 +28,13 @@ def test_x_and_y_may_be_given_together():
     assert "<svg" in chart.svg()
 
 
+def test_a_log2_x_axis_is_labelled_with_the_x_values():
+    chart = line_chart({"a": ([16, 64, 256, 1024], [2.0, 2.5, 3.5, 5.0])}, xlabel="batch", ylabel="y",
+                       alt="A line.", logx=True)
+    labels = re.findall(r"<!-- ([0-9]+) -->", chart.svg())
+    assert ["16", "64", "256", "1024"] == [label for label in labels if label in {"16", "64", "256", "1024"}]
+
+
 def test_bar_chart_writes_the_values_above_the_bars(tmp_path):
     chart = bar_chart({"inference": 1.25, "training": 4.5}, ylabel="MB", alt="Two bars.")
     saved = chart.save(tmp_path / "bars.svg").read_text()

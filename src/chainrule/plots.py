@@ -69,10 +69,11 @@ def _check_alt(alt, where):
         raise ValueError(f"{where}: alt must be a sentence describing the chart, got {alt!r}")
 
 
-def line_chart(series, *, xlabel, ylabel, alt, logy=False, size=(6.4, 3.4)):
+def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4, 3.4)):
     """One line per entry of ``series``, a dict ``{name: y}`` or ``{name: (x, y)}``.
 
-    ``y`` alone is plotted against 0, 1, 2, ...  ``logy`` puts the y axis on a log scale.
+    ``y`` alone is plotted against 0, 1, 2, ...  ``logy`` and ``logx`` put an axis on a
+    log scale (base 10 for y, base 2 for x, whose ticks are then the x values themselves).
     ``alt`` describes the chart for readers who cannot see it.
     """
     _check_alt(alt, "line_chart")
@@ -89,6 +90,11 @@ def line_chart(series, *, xlabel, ylabel, alt, logy=False, size=(6.4, 3.4)):
                   color=_COLOURS[i % len(_COLOURS)], linewidth=1.6, label=str(name))
     if logy:
         axes.set_yscale("log")
+    if logx:
+        axes.set_xscale("log", base=2)
+        ticks = sorted({v for values in series.values() if isinstance(values, tuple) for v in values[0]})
+        axes.set_xticks(ticks, [f"{v:g}" for v in ticks])
+        axes.minorticks_off()
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     axes.legend(frameon=False)
