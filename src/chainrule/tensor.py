@@ -31,7 +31,7 @@ import numpy as np
 from .backward import backpropagate, edges, unbroadcast
 from .graph import topological_order
 from .node import Node, in_backward, is_grad_enabled, no_grad, observe_ops, observers, set_grad_enabled
-from .rules import OP_NAMES, RULES, Rule, forward_error_message
+from .rules import RULES, Rule, forward_error_message
 
 __all__ = [
     "Tensor",
