@@ -203,6 +203,33 @@ def test_array_data_shows_its_shape():
     assert plain_text(label) == "W1|data shape (256, 784)|grad none"
 
 
+def test_compact_mode_draws_one_small_box_per_value_and_no_operation_nodes():
+    a, b = Value(2.0, label="a"), Value(3.0, label="b")
+    c = a * b
+    L = c + a
+    L.label = "L"
+    full = draw_graph(L).dot.source
+    compact = draw_graph(L, compact=True)
+    source = compact.dot.source
+    assert "_op" in full and "_op" not in source and "data" not in source
+    assert len(re.findall(r"^\s*n\d+ \[", source, re.M)) == 4  # a, b, c, L
+    assert len(re.findall(r"->", source)) == 4  # a->c, b->c, c->L, a->L
+    assert 'n2 [label="\u00d7"' in source  # c has no label: its operation names it
+    assert "Compact computational graph of L: 4 values (2 are leaves)" in compact.alt
+
+
+def test_tensor_graphs_are_drawn_from_their_nodes_with_freed_arrays_by_shape():
+    from chainrule import Tensor
+
+    x = Tensor(np.ones((4, 3)), label="X")
+    w = Tensor(np.ones((3, 2)), requires_grad=True, label="W")
+    loss = ((x @ w).tanh() ** 2).sum()
+    loss.label = "loss"
+    source = draw_graph(loss, show_grad=False).dot.source
+    for text in ("<B>X</B>", "<B>W</B>", "<B>loss</B>", "shape (4, 2)", "**2", "tanh", "@"):
+        assert text in source, text
+
+
 def test_labels_are_escaped():
     a = Value(1.0, 'x<&>"y"')
     figure = draw_graph(a * 2, title="<T> & co")

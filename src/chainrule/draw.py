@@ -336,7 +336,7 @@ def _tensor_boxes(root):
     return root_box
 
 
-def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None):
+def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None, compact=False):
     """Draw the computational graph that ``root`` depends on.
 
     Each value is a box with its label (if any), data and, when ``show_grad`` is true,
@@ -349,6 +349,11 @@ def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None):
     the nodes its ``grad_fn`` recorded), or any node with the attributes listed at the
     top of this module.
 
+    ``compact=True`` is for large graphs and narrow screens: each value is one small box
+    with its label (its operation for an unlabelled result, "constant" for an unlabelled
+    leaf) and nothing else, and the edges go straight from the inputs to the result,
+    with no operation ellipses.
+
     Raises :class:`GraphTooLargeError` when there are more than ``max_nodes`` values.
     """
     if hasattr(root, "grad_fn"):
@@ -357,12 +362,30 @@ def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None):
     _check_size("draw_graph", len(order), max_nodes)
     ids = _node_ids(order)
     dot = _new_digraph(rankdir, title)
+    if compact:
+        return _draw_compact(dot, root, order, ids)
     for node in order:
         rows = [_data_row(node)] + ([_grad_row(node)] if show_grad else [])
         dot.node(ids[node], _value_box(node, rows), shape="plain")
         if node.parents:
             _add_operation(dot, node, ids)
     return Figure(dot, _graph_alt(root, order, show_grad))
+
+
+def _draw_compact(dot, root, order, ids):
+    """The compact figure of :func:`draw_graph`: one small box per value, edges from inputs to results."""
+    dot.attr(nodesep="0.15", ranksep="0.25")
+    for node in order:
+        text = node.label or (_op_symbol(node.op) if node.parents else "constant")
+        dot.node(ids[node], _html(text), shape="box", style="rounded", fontsize="10",
+                 width="0.2", height="0.2", margin="0.04,0.02")
+        for parent in node.parents:
+            dot.edge(ids[parent], ids[node])
+    leaves = sum(1 for node in order if not node.parents)
+    alt = (f"Compact computational graph of {_root_name(root)}: {_count(len(order), 'value')} "
+           f"({leaves} {'is a leaf' if leaves == 1 else 'are leaves'}), each a small box with its "
+           "label or the operation that made it, with an arrow from each input to the result.")
+    return Figure(dot, alt)
 
 
 def _add_operation(dot, node, ids):
