@@ -33,6 +33,7 @@ from pathlib import Path
 import graphviz
 
 from .graph import VISIT, depth_first_events, topological_order
+from .node import Node
 
 __all__ = [
     "Figure",
@@ -306,10 +307,10 @@ def _tensor_boxes(root):
     def leaf_box(tensor):
         return boxes.setdefault(id(tensor), _TensorBox(tensor.label, tensor.data, tensor.grad, "", ()))
 
-    def box_of(entry):
-        if getattr(entry, "grad_fn", "not a Tensor") is None:
+    def box_of(entry):  # a Node, or a Tensor: a leaf, or the root
+        node = entry if isinstance(entry, Node) else entry.grad_fn
+        if node is None:
             return leaf_box(entry)
-        node = entry.grad_fn if hasattr(entry, "grad_fn") else entry
         if id(node) in boxes:
             return boxes[id(node)]
         output = node.output()
