@@ -1,7 +1,8 @@
 # Backpropagation course: build the book and run the tests.
 #
-#   make book      set up, write the notebooks, build the book into _build/html (fails on any warning)
-#   make test      check the committed notebooks, build both books, run the whole test suite
+#   make book      set up, write the notebooks, build the book into _build/html (fails on any warning);
+#                  only chapters whose code (or src/chainrule) changed are executed again
+#   make test      check the committed notebooks, build both books, run the whole test suite; prints its time
 #   make notebooks set up, write the Colab and student notebooks from chapters/*.md
 #   make book-student  build the student edition of the site (no solutions) into _build/html-student
 #   make assignments  write the otter-grader assignments into _build/assignments/<name>/
@@ -30,14 +31,17 @@ LAB_OVERRIDES := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
 CHROMIUM := /usr/bin/chromium
 BOOK_HTML := _build/html
 STUDENT_HTML := _build/html-student
+# jupyter-book build, with Sphinx's parallel reading: chapters execute side by side.
+BUILD := $(PY) tools/build_book.py
+JOBS := $(shell nproc 2>/dev/null || echo 2)
 
 # Tools started by the book build (the notebook kernel, jupyter, dot) come from the venv first.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: help setup system-packages notebooks notebooks-check book book-student assignments grade test bench figures clean distclean
+.PHONY: help setup system-packages notebooks notebooks-check book book-student assignments grade test test-steps bench figures clean distclean
 
 help:
-	@echo "make book     build the book into $(BOOK_HTML) (every chapter executed; any warning fails)"
+	@echo "make book     build the book into $(BOOK_HTML) (changed chapters executed; any warning fails)"
 	@echo "make notebooks  write the Colab (chapters/*.ipynb) and student (student/chapters/*.ipynb) notebooks"
 	@echo "make book-student  build the site without solutions into $(STUDENT_HTML)"
 	@echo "make assignments  write the otter-grader assignments (student, solution, autograder) into _build/assignments"
@@ -84,8 +88,6 @@ $(LAB_OVERRIDES): $(INSTALL_STAMP)
 	$(VENV)/bin/jupytext-config --settings-file $@ set-default-viewer markdown myst
 	touch $@
 
-# A fresh output folder and --all: every chapter is executed on every build, so a change
-# in src/chainrule that breaks a chapter always breaks the book.
 # The notebook editions are generated from chapters/*.md (see tools/notebooks.py) and
 # committed, so that GitHub serves them to Colab. notebooks-check fails when the committed
 # files are stale: make test runs it first, so a commit that forgot `make notebooks` fails.
@@ -95,18 +97,23 @@ notebooks: setup
 notebooks-check: setup
 	$(PY) tools/notebooks.py --check
 
+# Incremental: Sphinx reads again only the pages that changed, and a chapter executes only
+# when its code cells changed, or when src/chainrule or the requirements changed (the
+# execution cache, _config.yml and _ext/execution_fingerprint.py). Chapters execute in
+# parallel (tools/build_book.py), and a failed build forgets what Sphinx read, so that the
+# next build reads every page again and reports every warning again.
 book: setup notebooks
-	rm -rf $(BOOK_HTML)
-	$(VENV)/bin/jupyter-book build --all . -W -n --keep-going
+	$(BUILD) . -W -n --keep-going
 	@echo ""
 	@echo "Book built: file://$(CURDIR)/$(BOOK_HTML)/index.html"
 
 # The site without solutions: tools/student_book.py writes a copy of the book whose
-# chapters have no solution cells into _build/student-book, then builds it.
-book-student: setup notebooks
+# chapters are the book build's executed notebooks without solution cells (nothing is
+# executed again) into _build/student-book, then builds it.
+book-student: book
 	rm -rf $(STUDENT_HTML)
 	$(PY) tools/student_book.py _build/student-book
-	$(VENV)/bin/jupyter-book build --all _build/student-book -W -n --keep-going
+	$(BUILD) _build/student-book -W -n --keep-going
 	rm -rf $(STUDENT_HTML) && mv _build/student-book/_build/html $(STUDENT_HTML)
 	@echo ""
 	@echo "Student book built: file://$(CURDIR)/$(STUDENT_HTML)/index.html"
@@ -124,8 +131,18 @@ grade: setup
 	@[ -d _build/assignments/$(ASSIGNMENT) ] || $(MAKE) assignments
 	$(PY) tools/grade.py $(ASSIGNMENT) $(SUBMISSIONS)
 
-test: notebooks-check book book-student assignments
-	$(PY) -m pytest -p no:cacheprovider tests
+# Prints its total time. The tests run on every core (pytest-xdist); tests that share a
+# costly fixture or the simulated Colab's venv carry an xdist_group mark, which keeps them
+# on one worker (--dist loadgroup).
+test:
+	@start=$$(date +%s); status=0; \
+	$(MAKE) --no-print-directory test-steps || status=$$?; \
+	seconds=$$(( $$(date +%s) - start )); \
+	echo "make test: $$((seconds / 60)) min $$((seconds % 60)) s (exit $$status)"; \
+	exit $$status
+
+test-steps: notebooks-check book book-student assignments
+	$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadgroup --durations=15 tests
 
 bench: setup
 	$(PY) benchmarks/run.py

@@ -9,7 +9,12 @@
    reference cycles that only the collector frees, which is part of what a training
    loop pays.  A second row, without a goal, times both with the collector off
    (collecting between turns), to show how much of the difference that is.
-2. Depth.  A chain ``x.relu().relu()...`` of ``depth`` ops, then ``backward()``.
+2. Growth.  Backward time per node on a chain of ``GROWTH_SIZES[1]`` ``(y * w).tanh()``
+   steps against one of ``GROWTH_SIZES[0]`` (8 times fewer), best of 5 measured
+   alternately with the collector off.  Linear growth gives 1, quadratic growth 8; the
+   goal is the midpoint on a log scale, with room for the larger graph falling out of
+   the CPU caches.  (This was a timed unit test; timings belong here.)
+3. Depth.  A chain ``x.relu().relu()...`` of ``depth`` ops, then ``backward()``.
    micrograd's recursive topological sort raises RecursionError near
    ``sys.getrecursionlimit()``; chainrule's is iterative, so it is tried at
    ``CHAIN_CAP`` (1,000,000) ops directly.  Both depths are found exactly (by bisection
@@ -27,6 +32,8 @@ from chainrule import Value as ChainruleValue
 from rows import timing_row
 
 SIZES = (16, 32, 32, 1)
+GROWTH_SIZES = (20_000, 160_000)
+GROWTH_GOAL = 2.75  # per-node time, large / small chain: sqrt(8) = 2.83 is the log midpoint of 1 and 8
 CHAIN_CAP = 1_000_000
 GOAL = 0.6  # chainrule's step time at most this fraction of micrograd's
 
@@ -112,6 +119,39 @@ def time_steps(rounds, steps_per_round, inputs, collect_garbage=True):
     return times
 
 
+def tanh_chain(n):
+    x, w = ChainruleValue(0.3, "x"), ChainruleValue(0.9, "w")
+    y = x
+    for _ in range(n):
+        y = (y * w).tanh()
+    return y
+
+
+def growth_row(sizes, repeats=5):
+    """Backward time per node of the larger chain over the smaller, best of ``repeats`` each."""
+    roots = [tanh_chain(n) for n in sizes]
+    best = [float("inf")] * len(roots)
+    gc.disable()
+    try:
+        for _ in range(repeats):  # alternately, so that a burst of load hits both sizes alike
+            for index, root in enumerate(roots):
+                start = time.perf_counter()
+                root.backward()
+                best[index] = min(best[index], time.perf_counter() - start)
+    finally:
+        gc.enable()
+    per_node = [seconds / n for seconds, n in zip(best, sizes)]
+    ratio = per_node[1] / per_node[0]
+    return {
+        "section": "value",
+        "name": f"backward time per node, {sizes[1]:,}-node chain / {sizes[0]:,}-node chain",
+        "ratio": ratio,
+        "goal": f"<= {GROWTH_GOAL}",
+        "met": bool(ratio <= GROWTH_GOAL),
+        "detail": f"best {best[1] * 1e3:.1f} ms vs {best[0] * 1e3:.1f} ms; linear growth gives 1, quadratic 8",
+    }
+
+
 def _chain_backprops(value_class, depth):
     x = value_class(0.5)
     y = x
@@ -157,7 +197,9 @@ def run(quick=False):
         note = f"{len(ts['chainrule'])} steps each" + ("; loss and gradients agree" if goal else "")
         name = f"MLP {sizes} of Values, forward+backward{label}: chainrule / micrograd"
         rows.append(timing_row("value", name, ts, "micrograd", goal, note))
+    growth = growth_row(tuple(n // 10 for n in GROWTH_SIZES) if quick else GROWTH_SIZES)
     return rows + [
+        growth,
         {
             "section": "value",
             "name": "deepest chain that backprops: chainrule / micrograd",

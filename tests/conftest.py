@@ -4,6 +4,8 @@
   (for example ``chapters/graph``), in table-of-contents order.
 * ``book_html``: the built book, ``_build/html``. A test that needs it fails (it does not
   skip) when the book has not been built, and says to run ``make book``.
+* Under pytest-xdist (``make test`` runs ``-n <cores> --dist loadgroup``), the tests that use
+  one of ``SHARED_FIXTURES`` run on one worker, so that the fixture is set up once.
 """
 
 from __future__ import annotations
@@ -48,6 +50,23 @@ def chapter_source(chapter: str) -> Path:
 
 def book_config() -> dict:
     return yaml.safe_load(CONFIG_FILE.read_text(encoding="utf-8"))
+
+
+#: Fixture -> xdist group. Each is costly to set up once per worker (a venv and a wheel, a batch
+#: of graded submissions, a JupyterLab server, a browser). The simulated Colab must also never
+#: run two notebooks at once: each run uninstalls chainrule from its shared venv, and the
+#: notebook installs it again.
+SHARED_FIXTURES = {"colab": "colab-sim", "graded": "grading", "lab": "jupyterlab", "browser": "browser"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        groups = [group for fixture, group in SHARED_FIXTURES.items() if fixture in item.fixturenames]
+        if len(groups) > 1:
+            raise pytest.UsageError(f"{item.nodeid} uses fixtures of two xdist groups: {groups}")
+        if groups:
+            item.add_marker(pytest.mark.xdist_group(groups[0]))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

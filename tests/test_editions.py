@@ -91,12 +91,6 @@ def test_committed_files_match_the_generator():
     assert not stale, f"out of date: {stale}. Run `make notebooks` and commit the result."
 
 
-def test_generator_is_deterministic():
-    first = notebooks.expected_files(notebooks.load_book())
-    second = notebooks.expected_files(notebooks.load_book())
-    assert first == second
-
-
 @pytest.mark.parametrize("numbered", CHAPTERS)
 def test_jupyterlab_save_round_trip_is_byte_for_byte(numbered: str, tmp_path: Path):
     """jupytext's contents manager (JupyterLab's) reads and saves the chapter unchanged."""

@@ -4,9 +4,8 @@ PyTorch (CPU, float64) is the reference for every forward value and gradient, an
 central-difference check in chainrule.gradcheck is a second, independent witness.
 """
 
-import gc
 import math
-import time
+import sys
 
 import pytest
 import torch
@@ -276,8 +275,11 @@ def test_topological_order_of_a_diamond():
 # --------------------------------------------------------------------------- scale
 
 
-def test_a_million_deep_chain_backpropagates_without_recursion():
-    n = 1_000_000
+def test_a_chain_far_deeper_than_the_recursion_limit_backpropagates():
+    """The topological sort and the backward pass are iterative: a chain 20 times deeper than
+    Python's recursion limit works. (make bench tries 1,000,000 and measures that backward
+    time grows linearly with the graph.)"""
+    n = 20 * sys.getrecursionlimit()
     x, c = Value(0.5, "x"), Value(1.0, "c")
     y = x
     for _ in range(n):
@@ -286,47 +288,6 @@ def test_a_million_deep_chain_backpropagates_without_recursion():
     assert x.grad == 1.0
     assert c.grad == float(n)  # c feeds every one of the n additions
     assert y.data == 0.5 + n
-
-
-def chain(n):
-    x, w = Value(0.3, "x"), Value(0.9, "w")
-    y = x
-    for _ in range(n):
-        y = (y * w).tanh()
-    return y, x
-
-
-def backward_times(small, large, repeats=5):
-    """Best-of-``repeats`` backward time of each graph, measured alternately so that a
-    burst of load from other processes hits both sizes alike."""
-    best_small = best_large = math.inf
-    for _ in range(repeats):
-        for root in (small, large):
-            start = time.perf_counter()
-            root.backward()
-            elapsed = time.perf_counter() - start
-            if root is small:
-                best_small = min(best_small, elapsed)
-            else:
-                best_large = min(best_large, elapsed)
-    return best_small, best_large
-
-
-def test_backward_time_grows_linearly_with_graph_size():
-    small, _ = chain(20_000)
-    large, _ = chain(160_000)  # 8 times as many nodes
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        time_small, time_large = backward_times(small, large)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    ratio = time_large / time_small
-    # Linear growth gives a ratio near 8 (up to about 15 on a busy machine, where the
-    # larger graph also falls out of the CPU caches); quadratic growth gives 64.  The
-    # bound is their midpoint on a log scale, sqrt(8 * 64) = 22.6.
-    assert ratio < 22, f"backward on 8x the nodes took {ratio:.1f}x as long"
 
 
 # --------------------------------------------------------------------------- reuse and repeated calls

@@ -57,6 +57,15 @@ OTTER_VERSION = "7.0.0"
 POINTS_PER_QUESTION = 2
 EXERCISE_LABEL = re.compile(r"^````\{exercise\}.*\n:label:\s*(?P<label>\S+)", re.MULTILINE)
 
+# The public tests ride in the set-up cell, not in otter's notebook metadata (`tests: files: false`),
+# because otter 7.0.0 reads no metadata tests on Colab: in otter/check/notebook.py, Notebook.__init__
+# raises "Tests directory ./tests does not exist" when the shell is Colab's (check/utils.py,
+# IPythonInterpreter.COLAB) and Notebook.check refuses a metadata test there; otter assign refuses
+# `runs_on: colab` with metadata tests (assign/notebook_transformer.py). Elsewhere Notebook finds the
+# metadata only through a lone ./*.ipynb (Notebook._resolve_nb_path), and Colab's notebook is not a
+# file in /content. Measured with a kernel whose shell is google.colab._shell.Shell, or with no .ipynb
+# in the folder: metadata tests fail, these pass. tests/colab_sim.py cannot show it (its shell is not
+# Colab's and the notebook lies in its folder).
 INSTALL_OTTER = f'''\
 if importlib.util.find_spec("otter") is None:  # Colab: otter-grader runs the checks
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "otter-grader=={OTTER_VERSION}"], check=True)

@@ -1,31 +1,96 @@
 """Write the student edition of the book's sources: the same book with every solution removed.
 
-    python tools/student_book.py DIR     # then: jupyter-book build DIR (make book-student does both)
+    python tools/student_book.py DIR   # after the book build; then: jupyter-book build DIR
 
 DIR receives a copy of the book (``_config.yml``, ``_toc.yml``, ``_ext``, ``img``,
-``references.bib``, ``chapters``) in which every cell tagged ``solution`` is removed from
-the numbered chapters, so neither the solution text nor its code reaches the HTML (and the
-``check`` and ``hidden-check`` cells that test the solutions go with them). The
-chapters still execute: no cell outside a solution depends on one (tools/notebooks.py
-checks the tags). The rocket button's Colab link of each page points at the chapter's
-student notebook, ``student/chapters/<name>.ipynb``, of the configured repository.
+``references.bib``, the unnumbered pages) in which each numbered chapter is its executed
+notebook from the book build (``_build/jupyter_execute/chapters/<name>.ipynb``) with
+every cell tagged ``solution`` removed, so neither the solution text nor its code reaches
+the HTML (and the ``check``, ``hidden-check`` and ``exercise-stub`` cells go with them).
+
+The chapters are not executed again: every kept cell is a cell of the book with the
+outputs the book build gave it, so the student site needs the book built first
+(``make book-student`` does that), and refuses an executed notebook whose cells differ
+from its chapter's. Those outputs are the student's only when no kept cell reads a
+name that only a removed cell defines; that is checked here, statically.
+
+The rocket button's Colab link of each page points at the chapter's student notebook,
+``student/chapters/<name>.ipynb``, of the configured repository: the theme builds it from
+the page's own path, ``chapters/<name>.ipynb``, under ``path_to_book: student``.
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
 import shutil
 import sys
 from pathlib import Path
 
 import jupytext
+import nbformat
 import yaml
 
-from notebooks import ROOT, STUDENT_FOLDER, canonical_markdown, check_solution_marks, load_book, tags
+from notebooks import ROOT, STUDENT_FOLDER, ConversionError, check_solution_marks, load_book, tags
 
 COPIED = ["_toc.yml", "_ext", "img", "references.bib", "chapters"]
+EXECUTED = ROOT / "_build" / "jupyter_execute"
+#: Cells that test or stand in for a solution: without solutions, they go too.
+DROPPED = {"solution", "check", "hidden-check", "exercise-stub"}
 
 
-def write_student_book(out: Path, root: Path = ROOT) -> None:
+class StaleBuild(RuntimeError):
+    """The book build's executed notebooks are missing or older than the chapters."""
+
+
+def bound_and_read(source: str) -> tuple[set[str], set[str]]:
+    """(names a code cell binds at any level, names it reads), IPython magics left out."""
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    bound, read = set(), set()
+    for node in ast.walk(ast.parse("\n".join(lines))):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return bound, read
+
+
+def check_independent(chapter: str, cells: list) -> None:
+    """No kept code cell reads a name that only removed cells bind."""
+    kept_names, removed_names = set(dir(builtins)), set()
+    for number, cell in enumerate(cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        bound, read = bound_and_read(cell.source)
+        if DROPPED & set(tags(cell)):
+            removed_names |= bound
+            continue
+        needed = sorted((read & removed_names) - kept_names - bound)
+        if needed:
+            raise ConversionError(f"{chapter}.md, cell {number} reads {needed}, which only a solution or check "
+                                  "defines: the student edition could not run it")
+        kept_names |= bound
+
+
+def executed_chapter(chapter: str, root: Path, executed: Path):
+    """The book build's executed notebook of ``chapter``; refuses one whose cells are not the chapter's."""
+    path = executed / f"{chapter}.ipynb"
+    if not path.is_file():
+        raise StaleBuild(f"{path} is missing: build the book first (`make book`)")
+    notebook = nbformat.read(path, as_version=4)
+    source = jupytext.read(root / f"{chapter}.md")
+    if [(c.cell_type, c.source) for c in notebook.cells] != [(c.cell_type, c.source) for c in source.cells]:
+        raise StaleBuild(f"{path} is older than {chapter}.md: build the book again (`make book`)")
+    check_solution_marks(chapter, source)
+    notebook.metadata.pop("source_map", None)  # lines of the .md, which this page no longer has
+    return notebook
+
+
+def write_student_book(out: Path, root: Path = ROOT, executed: Path = EXECUTED) -> None:
     book = load_book(root)
     if out.exists():
         shutil.rmtree(out)
@@ -41,20 +106,22 @@ def write_student_book(out: Path, root: Path = ROOT) -> None:
     # The theme builds the Colab link as <repository>/blob/<branch>/<path_to_book>/<page>.ipynb.
     config["repository"]["path_to_book"] = STUDENT_FOLDER
     config["sphinx"].setdefault("config", {})["notebook_links_root"] = str(root)
-    config["exclude_patterns"] = [*config.get("exclude_patterns", []), "_build"]
+    config["execute"]["execute_notebooks"] = "off"  # the cells keep the book build's outputs
+    # The chapters are .ipynb pages here; no .md of theirs is copied.
+    config["exclude_patterns"] = [p for p in config.get("exclude_patterns", []) if p != "**.ipynb"] + ["_build"]
     (out / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     for chapter in book.chapters:
-        notebook = jupytext.read(root / f"{chapter}.md")
-        check_solution_marks(chapter, notebook)
-        # Check cells test the solution (and answer cells are hidden): without solutions, both go.
-        dropped = {"solution", "check", "hidden-check", "exercise-stub"}
-        notebook.cells = [cell for cell in notebook.cells if not dropped & set(tags(cell))]
-        (out / f"{chapter}.md").write_text(canonical_markdown(notebook), encoding="utf-8")
-        # A same-named .ipynb beside the page makes the theme's Colab link end in .ipynb.
-        shutil.copy2(root / STUDENT_FOLDER / f"{chapter}.ipynb", out / f"{chapter}.ipynb")
+        notebook = executed_chapter(chapter, root, executed)
+        check_independent(chapter, notebook.cells)
+        notebook.cells = [cell for cell in notebook.cells if not DROPPED & set(tags(cell))]
+        (out / f"{chapter}.md").unlink()
+        nbformat.write(notebook, out / f"{chapter}.ipynb")
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit(__doc__.split("\n\n")[1])
-    write_student_book(Path(sys.argv[1]).resolve())
+    try:
+        write_student_book(Path(sys.argv[1]).resolve())
+    except (ConversionError, StaleBuild) as error:
+        sys.exit(f"make book-student: {error}")

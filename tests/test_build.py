@@ -1,0 +1,142 @@
+"""The incremental book build: each chapter executes once, and only when what it ran on changed.
+
+``make book`` runs ``tools/build_book.py`` (``jupyter-book build`` with Sphinx's parallel
+reading; Sphinx reads in parallel from six pages up, and under ``-W`` an extension that is
+not safe for it fails the real build) with ``execute_notebooks: cache`` and
+``_ext/execution_fingerprint.py``. These
+tests build a scratch book of two small chapters with the same tools and configuration,
+and check, build after build:
+
+* a first build executes both chapters and shows their outputs;
+* a second build with nothing changed executes nothing;
+* a change to a chapter's prose executes nothing; a change to its code executes it alone;
+* a change to the engine (``execution_fingerprint_files``) executes every chapter again and
+  the pages show the new outputs: no stale output reaches a page;
+* a failing cell fails the build with the cell's source and error in the log, and fails
+  the next build too, although nothing changed in between.
+
+The checks on the real book's outputs (every chapter executed, no unexpected error) are in
+``test_execution.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT, book_config
+
+EXECUTED = re.compile(r"(\S+)\.md: Executing notebook")
+CHAPTER = """\
+---
+jupytext:
+  text_representation: {{extension: .md, format_name: myst}}
+kernelspec: {{display_name: Python 3, language: python, name: python3}}
+---
+
+# Chapter {name}
+
+{prose}
+
+```{{code-cell}} ipython3
+import sys
+sys.path.insert(0, "..")
+import engine
+print("{name} computes", engine.VALUE * {factor})
+```
+"""
+
+
+class ScratchBook:
+    def __init__(self, root: Path):
+        self.root = root
+        (root / "chapters").mkdir(parents=True)
+        (root / "engine.py").write_text("VALUE = 1\n")
+        self.write_chapter("a", "Some prose.", 2)
+        self.write_chapter("b", "Other prose.", 3)
+        config = book_config()
+        config["sphinx"]["local_extensions"] = {"execution_fingerprint": str(ROOT / "_ext"),
+                                                "parallel_reading": str(ROOT / "_ext")}
+        config["sphinx"]["config"] = {"execution_fingerprint_files": ["engine.py"]}
+        for key in ("bibtex_bibfiles", "html", "launch_buttons", "exclude_patterns"):
+            config.pop(key, None)
+        (root / "_config.yml").write_text(yaml.safe_dump(config))
+        (root / "_toc.yml").write_text(yaml.safe_dump(
+            {"format": "jb-book", "root": "chapters/a", "chapters": [{"file": "chapters/b"}]}))
+
+    def write_chapter(self, name: str, prose: str, factor: int, extra: str = "") -> None:
+        text = CHAPTER.format(name=name, prose=prose, factor=factor) + extra
+        (self.root / "chapters" / f"{name}.md").write_text(text)
+
+    def build(self) -> tuple[int, str, set[str]]:
+        """(exit status, log, names of the chapters that executed)."""
+        run = subprocess.run([sys.executable, str(ROOT / "tools" / "build_book.py"), "--jobs", "2", str(self.root),
+                              "-W", "-n", "--keep-going"], capture_output=True, text=True, cwd=self.root)
+        log = run.stdout + run.stderr
+        return run.returncode, log, {Path(path).name for path in EXECUTED.findall(log)}
+
+    def page(self, name: str) -> str:
+        return (self.root / "_build" / "html" / "chapters" / f"{name}.html").read_text()
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory) -> ScratchBook:
+    return ScratchBook(tmp_path_factory.mktemp("scratch-book"))
+
+
+def built(book: ScratchBook) -> set[str]:
+    status, log, executed = book.build()
+    assert status == 0, log[-4000:]
+    return executed
+
+
+# The steps share one book and run in order.
+
+def test_the_first_build_executes_every_chapter(book):
+    assert built(book) == {"a", "b"}
+    assert "a computes 2" in book.page("a") and "b computes 3" in book.page("b")
+
+
+def test_nothing_changed_nothing_executes(book):
+    assert built(book) == set()
+
+
+def test_a_change_to_prose_executes_nothing(book):
+    book.write_chapter("a", "Better prose.", 2)
+    assert built(book) == set()
+    assert "Better prose." in book.page("a") and "a computes 2" in book.page("a")
+
+
+def test_a_change_to_code_executes_that_chapter_alone(book):
+    book.write_chapter("a", "Better prose.", 5)
+    assert built(book) == {"a"}
+    assert "a computes 5" in book.page("a")
+
+
+def test_a_change_to_the_engine_executes_every_chapter_again(book):
+    (book.root / "engine.py").write_text("VALUE = 10\n")
+    assert built(book) == {"a", "b"}
+    assert "a computes 50" in book.page("a") and "b computes 30" in book.page("b")
+    assert built(book) == set()
+
+
+def test_a_failing_cell_fails_this_build_and_the_next(book):
+    failing = textwrap.dedent("""
+        ```{code-cell} ipython3
+        denominator = 0
+        ratio = engine.VALUE / denominator
+        ```
+        """)
+    book.write_chapter("b", "Other prose.", 3, extra=failing)
+    for attempt in ("first", "second"):
+        status, log, _ = book.build()
+        assert status != 0, f"the {attempt} build passed with a failing cell:\n{log[-3000:]}"
+        assert "ratio = engine.VALUE / denominator" in log and "ZeroDivisionError" in log, log[-3000:]
+    book.write_chapter("b", "Other prose.", 3)
+    assert built(book) == set()  # the chapter as it was before is still in the cache

@@ -1,0 +1,86 @@
+"""Every chapter was executed by the book build, on its current code, without an unexpected error.
+
+The book build executes each chapter once (``execute_notebooks: cache``; see
+``test_build.py``) and fails on a failing cell, printing the cell's source and traceback
+(``show_tb``). These tests read what it left, instead of executing the chapters again:
+
+* ``_build/jupyter_execute/<chapter>.ipynb``, the executed notebook myst-nb wrote, has the
+  chapter's current cells, and no error output outside cells tagged ``raises-exception``;
+* the build left no ``reports/*.err.log`` (myst-nb's record of a failed execution).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+
+from conftest import ROOT, chapter_source
+
+KERNEL = "python3"
+EXECUTED = ROOT / "_build" / "jupyter_execute"
+CODE_CELL = re.compile(r"^(```+|~~~+)\s*\{code-cell\}", re.MULTILINE)
+
+
+def test_kernel_is_this_venvs_python():
+    """The python3 kernel the build executes chapters with runs the venv's interpreter."""
+    spec = KernelSpecManager().get_kernel_spec(KERNEL)
+    program = spec.argv[0]
+    # jupyter_client replaces a bare "python"/"python3"/"python3.X" with sys.executable.
+    bare_names = {"python", f"python{sys.version_info[0]}", "python{}.{}".format(*sys.version_info[:2])}
+    assert program in bare_names or Path(program).resolve() == Path(sys.executable).resolve(), (
+        f"kernel {KERNEL!r} ({spec.resource_dir}) runs {program}, not {sys.executable}: remove that "
+        "kernelspec or run the tests with the venv's python"
+    )
+
+
+def unexpected_errors(notebook) -> list[str]:
+    """'code cell N: Error: message' for each error output of a cell not tagged raises-exception."""
+    found = []
+    code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    for number, cell in enumerate(code_cells, start=1):
+        if "raises-exception" in cell.metadata.get("tags", []):
+            continue
+        found += [f"code cell {number}: {output['ename']}: {output['evalue']}\n--- cell source ---\n{cell.source}"
+                  for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+    return found
+
+
+def test_chapter_was_executed_on_its_current_code(chapter: str, book_html: Path):
+    source = chapter_source(chapter)
+    if not CODE_CELL.search(source.read_text(encoding="utf-8")):
+        return  # a page without code cells is not a notebook: nothing to execute
+    executed = EXECUTED / f"{chapter}.ipynb"
+    assert executed.is_file(), f"{executed.relative_to(ROOT)} is missing: run `make book`"
+    notebook = nbformat.read(executed, as_version=4)
+    current = jupytext.read(source, fmt="md:myst")
+    assert [c.source for c in notebook.cells if c.cell_type == "code"] == [
+        c.source for c in current.cells if c.cell_type == "code"], (
+        f"{executed.relative_to(ROOT)} is not {source.relative_to(ROOT)} as it is now: run `make book`")
+    code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert all(cell.get("execution_count") for cell in code_cells), "a code cell of the build was never run"
+    errors = unexpected_errors(notebook)
+    assert not errors, f"{chapter} raised outside a raises-exception cell:\n" + "\n\n".join(errors)
+
+
+def test_the_build_recorded_no_failed_execution(book_html: Path):
+    reports = sorted((book_html / "reports").rglob("*.err.log")) if (book_html / "reports").is_dir() else []
+    assert not reports, "the book build recorded failed executions:\n" + "\n\n".join(
+        f"{path.relative_to(ROOT)}:\n{path.read_text(encoding='utf-8')[-3000:]}" for path in reports)
+
+
+def test_unexpected_errors_are_found():
+    """The error check can fail: an error output in an untagged cell is reported with its source."""
+    notebook = nbformat.v4.new_notebook()
+    allowed = nbformat.v4.new_code_cell("1 / 0", metadata={"tags": ["raises-exception"]})
+    plain = nbformat.v4.new_code_cell("ratio = 1 / 0")
+    for cell in (allowed, plain):
+        cell.outputs = [nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="division by zero")]
+    notebook.cells = [allowed, plain]
+    [error] = unexpected_errors(notebook)
+    assert error.startswith("code cell 2: ZeroDivisionError: division by zero") and "ratio = 1 / 0" in error
