@@ -32,6 +32,7 @@ import argparse
 import copy
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -39,7 +40,19 @@ from urllib.parse import urlsplit
 import jupytext
 import nbformat
 import yaml
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from mdit_py_plugins.myst_role.index import myst_role
+from myst_parser.config.main import MdParserConfig
+from myst_parser.parsers.mdit import create_md_parser
+from myst_parser.parsers.options import options_to_items
+from pybtex.backends.plaintext import Backend as PlainText
 from pybtex.database import parse_file
+from pybtex.richtext import Text
+from pybtex.style import FormattedEntry
+from pybtex.style import template as bib
+from pybtex.style.formatting import BaseStyle
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT_FOLDER = "student"
@@ -65,19 +78,97 @@ if importlib.util.find_spec("chainrule") is None:
                            "Check the network, or set CHAINRULE_PIP_SPEC to a source you can reach "
                            "(a wheel file, a git URL or chainrule==x.y), then run this cell again.")'''
 
-DIRECTIVE_OPEN = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}\s*(?P<argument>.*?)\s*$")
-CODE_FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})")
-LABEL_LINE = re.compile(r"^\((?P<label>[^()\s]+)\)=\s*$")
-LABELLED_MATH_END = re.compile(r"^\$\$\s*\((?P<label>[^()\s]+)\)\s*$")
-OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
-HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<title>.*)$")
-#: A role, or an inline code span (skipped, so `{eq}` written inside code stays as it is).
-ROLE_OR_CODE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<target>[^`]*)`|(?P<code>`+)(?:.|\n)*?(?P=code)")
-EXPLICIT_TARGET = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$")
+#: The directive fences: ```{name} and :::{name}.
+FENCES = ("fence", "colon_fence")
+#: Display maths: $$ ... $$ (label), a bare $$ ... $$, and \begin{equation*} ... \end{equation*}.
+DISPLAY_MATH = ("math_block_label", "math_block", "amsmath")
 
 
 class ConversionError(ValueError):
     """A chapter uses MyST that has no plain-Markdown form here."""
+
+
+# ---------------------------------------------------------------------------------------
+# Reading MyST (markdown-it-py with the plugins myst-parser uses)
+# ---------------------------------------------------------------------------------------
+
+
+def with_spans(rule):
+    """The inline rule ``rule``, recording in each token it makes the span of text it read (``meta["span"]``)."""
+
+    def rule_with_spans(state, silent: bool) -> bool:
+        start, count = state.pos, len(state.tokens)
+        found = rule(state, silent)
+        for token in state.tokens[count:]:
+            token.meta["span"] = (start, state.pos)
+        return found
+
+    return rule_with_spans
+
+
+def myst_parser() -> MarkdownIt:
+    """The parser the book reads the chapters with (the syntax extensions of _config.yml), roles with their spans."""
+    config = MdParserConfig(enable_extensions={"amsmath", "colon_fence", "deflist", "dollarmath"},
+                            dmath_double_inline=True)
+    parser = create_md_parser(config, RendererHTML)
+    parser.inline.ruler.at("myst_role", with_spans(myst_role))
+    return parser
+
+
+MYST = myst_parser()
+
+
+def blocks(source: str) -> Iterator[list[Token]]:
+    """The top-level blocks of MyST Markdown, each as its tokens (from its opening token to its closing one)."""
+    block = []
+    for token in MYST.parse(source):
+        block.append(token)
+        if token.level == 0 and token.nesting <= 0:
+            yield block
+            block = []
+
+
+def line_range(token: Token) -> tuple[int, int]:
+    """The first line of a block token and the line after its last."""
+    first, end = token.map
+    if token.type == "amsmath":  # its map ends on its last line, not after it
+        return first, first + token.content.count("\n") + 1
+    return first, end
+
+
+def is_directive(token: Token) -> bool:
+    return token.type in FENCES and token.info.startswith("{")
+
+
+def is_closed(token: Token, lines: list[str]) -> bool:
+    """Whether a fence has its closing line (markdown-it runs an unclosed fence to the end of the text)."""
+    first, end = token.map
+    closing = lines[end - 1].strip()
+    return end - first > 1 and len(closing) >= len(token.markup) and set(closing) == {token.markup[0]}
+
+
+@dataclass
+class Directive:
+    name: str
+    argument: str
+    options: dict[str, str]
+    body: str
+    start: int  # the line of the opening fence in the parsed text
+    body_start: int  # the line of the body's first line, after the options and blank lines
+
+
+def read_directive(token: Token) -> Directive:
+    """A directive's name, argument, ``:key: value`` options (read as myst-parser reads them) and body."""
+    name, _, argument = token.info[1:].partition("}")
+    lines = token.content.removesuffix("\n").split("\n")
+    count = 0
+    while count < len(lines) and lines[count].lstrip().startswith(":"):
+        count += 1
+    options, _ = options_to_items("\n".join(line.lstrip()[1:] for line in lines[:count]))
+    while count < len(lines) and not lines[count].strip():
+        count += 1
+    first = token.map[0]
+    return Directive(name, argument.strip(), dict(options), "\n".join(lines[count:]), first, first + 1 + count)
 
 
 # ---------------------------------------------------------------------------------------
@@ -182,48 +273,35 @@ def number_targets(book: Book, chapter: str, notebook) -> None:
         if label:
             add(label, kind, number=f"{prefix}.{counts[kind]}")
 
-    pending_label = None
+    def number_markdown(source: str) -> None:
+        label = None  # a (label)= line names the heading right after it
+        for block in blocks(source):
+            token = block[0]
+            if label and token.type == "heading_open":
+                add(label, "chapter" if token.tag == "h1" else "section", title=block[1].content)
+            label = token.content if token.type == "myst_target" else None
+            if token.type == "math_block_label":
+                numbered(token.info, "equation")
+            elif is_directive(token):
+                directive = read_directive(token)
+                if directive.name == "exercise" and "nonumber" not in directive.options:
+                    numbered(directive.options.get("label"), "exercise")
+                elif directive.name == "figure" and directive.options.get("name"):
+                    numbered(directive.options["name"], "figure")
+                number_markdown(directive.body)
+
     for cell in notebook.cells:
-        if cell.cell_type == "code":
-            figure = cell.metadata.get("mystnb", {}).get("figure")
-            if figure and figure.get("name"):
+        if cell.cell_type == "markdown":
+            number_markdown(cell.source)
+        elif figure := cell.metadata.get("mystnb", {}).get("figure"):
+            if figure.get("name"):
                 numbered(figure["name"], "figure")
-            continue
-        lines = cell.source.split("\n")
-        for index, line in enumerate(lines):
-            if match := LABEL_LINE.match(line):
-                pending_label = match["label"]
-                continue
-            if pending_label and (heading := HEADING.match(line)):
-                kind = "chapter" if len(heading["hashes"]) == 1 else "section"
-                add(pending_label, kind, title=heading["title"].strip())
-                pending_label = None
-            elif line.strip():
-                pending_label = None
-            if match := LABELLED_MATH_END.match(line):
-                numbered(match["label"], "equation")
-            elif match := DIRECTIVE_OPEN.match(line):
-                options = directive_options(lines[index + 1:])
-                if match["name"] == "exercise" and "nonumber" not in options:
-                    numbered(options.get("label"), "exercise")
-                elif match["name"] == "figure" and options.get("name"):
-                    numbered(options["name"], "figure")
     first = next((cell for cell in notebook.cells if "numbering" not in cell.metadata.get("tags", [])), None)
-    titles = [HEADING.match(line) for line in first.source.split("\n")] if first else []
-    title = next((m["title"].strip() for m in titles if m and len(m["hashes"]) == 1), None)
+    headings = blocks(first.source) if first and first.cell_type == "markdown" else []
+    title = next((block[1].content for block in headings if block[0].tag == "h1"), None)
     if title is None:
         raise ConversionError(f"{chapter}: the first cell must hold the chapter's '# Title'")
     book.targets[f"/{chapter}"] = Target(kind="chapter", chapter=chapter, title=title)
-
-
-def directive_options(lines: list[str]) -> dict[str, str]:
-    options = {}
-    for line in lines:
-        match = OPTION.match(line)
-        if not match:
-            break
-        options[match["key"]] = match["value"].strip()
-    return options
 
 
 # ---------------------------------------------------------------------------------------
@@ -239,60 +317,52 @@ class Context:
     cited: list[str] = field(default_factory=list)
 
 
-def find_directive_end(lines: list[str], start: int, fence: str) -> int:
-    """The index of the line that closes the directive opened at ``start``."""
-    for index in range(start + 1, len(lines)):
-        stripped = lines[index].strip()
-        if stripped and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
-            return index
-    raise ConversionError(f"directive opened with {fence} is never closed")
+def where(context: Context, line: int) -> str:
+    """The chapter file and, when it is known (not 0), the line: 'chapters/mlp.md, line 40'."""
+    return f"{context.chapter}.md, line {line}" if line else f"{context.chapter}.md"
 
 
-def convert_markdown(source: str, context: Context) -> str:
-    """Plain Markdown for one MyST Markdown cell."""
+def shifted(line: int, by: int) -> int:
+    """The chapter line ``by`` lines after ``line`` (0, unknown, stays unknown)."""
+    return line + by if line else 0
+
+
+def convert_markdown(source: str, context: Context, line: int = 0) -> str:
+    """Plain Markdown for MyST Markdown that starts on chapter line ``line`` (0 when not known)."""
     lines = source.split("\n")
     out: list[str] = []
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        if fence := CODE_FENCE.match(line):
-            if not DIRECTIVE_OPEN.match(line):
-                end = find_directive_end(lines, index, fence["fence"])
-                out.extend(lines[index:end + 1])
-                index = end + 1
-                continue
-        if match := DIRECTIVE_OPEN.match(line):
-            end = find_directive_end(lines, index, match["fence"])
-            body = lines[index + 1:end]
-            options = directive_options(body)
-            body = body[len(options):]
-            while body and not body[0].strip():
-                body = body[1:]
-            out.extend(convert_directive(match["name"], match["argument"], options, "\n".join(body), context))
-            index = end + 1
-            continue
-        if LABEL_LINE.match(line):
-            index += 1
-            continue
-        if line.strip() == "$$" or line.strip() == r"\begin{equation*}":
-            end, math = display_math(lines, index, context)
-            out.extend(math)
-            index = end + 1
-            continue
-        if line.startswith(("$$", r"\begin{")):
-            raise ConversionError(f"{context.chapter}.md: display maths must open with a line of its own, "
-                                  f"`$$` or `\\begin{{equation*}}`, not {line!r}")
-        if (heading := HEADING.match(line)) and len(heading["hashes"]) == 1:
-            number = context.book.chapter_number(context.chapter)
-            out.append(f"# {number}. {convert_inline(heading['title'], context)}")
-            index += 1
-            continue
-        out.append(convert_inline(line, context))
-        index += 1
+    done = 0
+    for block in blocks(source):
+        first, end = line_range(block[0])
+        out.extend(lines[done:first])
+        out.extend(convert_block(block, lines, context, line))
+        done = end
+    out.extend(lines[done:])
     return "\n".join(out).strip("\n")
 
 
-def display_math(lines: list[str], start: int, context: Context) -> tuple[int, list[str]]:
+def convert_block(block: list[Token], lines: list[str], context: Context, line: int) -> list[str]:
+    """Plain Markdown lines for one top-level block of ``lines`` (which start on chapter line ``line``)."""
+    token = block[0]
+    first, end = line_range(token)
+    if token.type in FENCES and not is_closed(token, lines):
+        raise ConversionError(f"{where(context, shifted(line, first))}: the block opened with {token.markup} "
+                              "is never closed")
+    if is_directive(token):
+        return convert_directive(read_directive(token), context, line)
+    if token.type in (*FENCES, "code_block"):
+        return lines[first:end]
+    if token.type == "myst_target":
+        return []
+    if token.type in DISPLAY_MATH:
+        return display_math(token, lines, context, shifted(line, first))
+    if token.tag == "h1":
+        title = convert_inline(block[1].content, context, shifted(line, first))
+        return [f"# {context.book.chapter_number(context.chapter)}. {title}"]
+    return with_roles(block, lines, context, line)
+
+
+def display_math(token: Token, lines: list[str], context: Context, line: int) -> list[str]:
     """A display equation as ``$$ \\begin{equation*} ... \\tag{6.1} \\end{equation*} $$``.
 
     MathJax (Colab, JupyterLab) shows the ``\\tag`` as the book's number. jupyterlab-myst
@@ -301,39 +371,87 @@ def display_math(lines: list[str], start: int, context: Context) -> tuple[int, l
     ``$$ ... $$ (label)`` and an unlabelled one ``\\begin{equation*} ... \\end{equation*}``
     (a bare ``$$`` block would get a number in JupyterLab that the book does not show).
     """
-    opening = lines[start].strip()
-    closing = "$$" if opening == "$$" else r"\end{equation*}"
-    for end in range(start + 1, len(lines)):
-        if lines[end].strip().startswith(closing):
-            break
-    else:
-        raise ConversionError(f"{context.chapter}.md: display maths opened with {opening} is never closed")
-    tag = []
-    if opening == "$$":
-        match = LABELLED_MATH_END.match(lines[end])
-        if not match:
-            raise ConversionError(
-                f"{context.chapter}.md: an unlabelled $$ equation ({lines[start + 1][:60]!r}); write it as "
-                r"\begin{equation*} ... \end{equation*}, or give it a label: $$ (eq-name)")
-        tag = [rf"\tag{{{context.book.targets[match['label']].number}}}"]
-    body = lines[start + 1:end]
-    return end, ["$$", r"\begin{equation*}", *body, *tag, r"\end{equation*}", "$$"]
+    first, end = line_range(token)
+    if lines[first].strip() != (r"\begin{equation*}" if token.type == "amsmath" else "$$"):
+        raise ConversionError(f"{where(context, line)}: display maths must open with a line of its own, "
+                              f"`$$` or `\\begin{{equation*}}`, not {lines[first]!r}")
+    if token.type == "math_block":
+        raise ConversionError(
+            f"{where(context, line)}: an unlabelled $$ equation ({lines[first + 1][:60]!r}); write it as "
+            r"\begin{equation*} ... \end{equation*}, or give it a label: $$ (eq-name)")
+    tag = [rf"\tag{{{context.book.targets[token.info].number}}}"] if token.type == "math_block_label" else []
+    return ["$$", r"\begin{equation*}", *lines[first + 1:end - 1], *tag, r"\end{equation*}", "$$"]
 
 
-def convert_directive(name: str, argument: str, options: dict, body: str, context: Context) -> list[str]:
-    where = f"{context.chapter}.md"
+def with_roles(block: list[Token], lines: list[str], context: Context, line: int) -> list[str]:
+    """A block's own lines with each role in plain form (paragraphs, lists, quotes, tables, headings)."""
+    first, end = line_range(block[0])
+    for index in range(first, end):
+        if lines[index].startswith(("$$", "\\begin{")):
+            raise ConversionError(f"{where(context, shifted(line, index))}: display maths must open with a line of "
+                                  f"its own, `$$` or `\\begin{{equation*}}`, and be closed, not {lines[index]!r}")
+    edits, searched = [], {}
+    for token in block:
+        if is_directive(token) or token.type in DISPLAY_MATH:
+            raise ConversionError(f"{where(context, shifted(line, token.map[0]))}: a directive or display equation "
+                                  "inside a list, quote or table has no plain-Markdown form for Colab")
+        if token.type != "inline":
+            continue
+        offsets = line_offsets(token, lines, first, searched)
+        for role in (child for child in token.children if child.type == "myst_role"):
+            start, stop = role.meta["span"]
+            at = shifted(line, token.map[0] + token.content.count("\n", 0, start))
+            edits.append((place(token.content, offsets, start), place(token.content, offsets, stop),
+                          convert_role(role, context, at)))
+    return [replaced("\n".join(lines[first:end]), edits)]
+
+
+def line_offsets(token: Token, lines: list[str], first: int, searched: dict[int, int]) -> list[int]:
+    """Where each line of an inline token's text starts in the text of ``lines[first:]``.
+
+    ``searched`` holds, for each line, where the text of the previous inline token on it
+    ended (table cells share a line). markdown-it may turn a tab of the indentation into
+    spaces, so a line is found by its text after the indentation.
+    """
+    offsets = []
+    for number, content in enumerate(token.content.split("\n"), start=token.map[0]):
+        text = content.lstrip()
+        column = lines[number].find(text, searched.get(number, 0))
+        assert column >= 0, f"an inline text {text!r} that is not in its line {lines[number]!r}"
+        searched[number] = column + len(text)
+        offsets.append(sum(len(source) + 1 for source in lines[first:number]) + column - len(content) + len(text))
+    return offsets
+
+
+def place(content: str, offsets: list[int], position: int) -> int:
+    """Where a position in an inline token's text lies in the block's text, given where each line starts there."""
+    return offsets[content.count("\n", 0, position)] + position - (content.rfind("\n", 0, position) + 1)
+
+
+def replaced(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """``text`` with each span ``(start, stop)`` replaced by its new text (the spans in order, apart)."""
+    for start, stop, new in reversed(edits):
+        text = text[:start] + new + text[stop:]
+    return text
+
+
+def convert_directive(directive: Directive, context: Context, line: int) -> list[str]:
+    """Plain Markdown for a directive of text that starts on chapter line ``line``."""
+    name, argument, options = directive.name, directive.argument, directive.options
+    at, body_at = shifted(line, directive.start), shifted(line, directive.body_start)
     if name == "admonition":
-        title = convert_inline(argument, context) if argument else "Note"
-        text = convert_markdown(body, context)
-        return [f"> **{title}**", ">"] + [f"> {line}".rstrip() for line in text.split("\n")]
+        title = convert_inline(argument, context, at) if argument else "Note"
+        text = convert_markdown(directive.body, context, body_at)
+        return [f"> **{title}**", ">"] + [f"> {quoted}".rstrip() for quoted in text.split("\n")]
     if name == "exercise":
         number = context.book.targets[options["label"]].number if "label" in options else ""
-        title = f" ({convert_inline(argument, context)})" if argument else ""
-        return [f"### Exercise {number}{title}", "", convert_markdown(body, context)]
+        title = f" ({convert_inline(argument, context, at)})" if argument else ""
+        return [f"### Exercise {number}{title}", "", convert_markdown(directive.body, context, body_at)]
     if name == "solution-start":
         target = context.book.targets.get(argument)
         if target is None or target.kind != "exercise":
-            raise ConversionError(f"{where}: solution-start names {argument!r}, which is no exercise label")
+            raise ConversionError(f"{where(context, at)}: solution-start names {argument!r}, "
+                                  "which is no exercise label")
         return [f"#### Solution to Exercise {target.number}"]
     if name == "solution-end":
         return []
@@ -341,52 +459,55 @@ def convert_directive(name: str, argument: str, options: dict, body: str, contex
         path = (context.book.root / context.chapter).parent / argument
         relative = path.resolve().relative_to(context.book.root.resolve()).as_posix()
         if not path.is_file():
-            raise ConversionError(f"{where}: figure file {argument} does not exist")
+            raise ConversionError(f"{where(context, at)}: figure file {argument} does not exist")
         alt = options.get("alt", "")
-        caption = convert_markdown(body, context)
+        caption = convert_markdown(directive.body, context, body_at)
         number = context.book.targets[options["name"]].number if "name" in options else ""
         label = f"**Fig. {number}** " if number else ""
         return [f"![{alt}]({context.book.raw_url(relative)})", "", f"{label}{caption}"]
     raise ConversionError(
-        f"{where}: the directive {{{name}}} has no plain-Markdown form for Colab; "
+        f"{where(context, at)}: the directive {{{name}}} has no plain-Markdown form for Colab; "
         "add one to tools/notebooks.py or use a directive it knows"
     )
 
 
-def convert_inline(text: str, context: Context) -> str:
-    return ROLE_OR_CODE.sub(lambda match: convert_role(match, context), text)
+def convert_inline(text: str, context: Context, line: int = 0) -> str:
+    """One line of MyST Markdown (a title) with its roles in plain form."""
+    [inline] = MYST.parseInline(text)
+    return replaced(text, [(*role.meta["span"], convert_role(role, context, line))
+                           for role in inline.children if role.type == "myst_role"])
 
 
-def convert_role(match: re.Match, context: Context) -> str:
-    if match["code"]:
-        return match[0]
-    role, target = match["role"], match["target"]
-    book = context.book
-    if role in ("cite", "cite:p", "cite:t"):
+def convert_role(role: Token, context: Context, line: int) -> str:
+    """The plain form of a role: a citation, a number or a link."""
+    name, target, book = role.meta["name"], role.content, context.book
+    if name in ("cite", "cite:p", "cite:t"):
         keys = [key.strip() for key in target.split(",")]
         for key in keys:
             if book.bibliography is None or key not in book.bibliography.entries:
-                raise ConversionError(f"{context.chapter}.md: {{cite}} key {key!r} is not in references.bib")
+                raise ConversionError(f"{where(context, line)}: {{cite}} key {key!r} is not in references.bib")
             if key not in context.cited:
                 context.cited.append(key)
-        if role == "cite:t":
-            return "; ".join(f"{authors_short(book, key)} [{year(book, key)}]" for key in keys)
-        return "[" + "; ".join(f"{authors_short(book, key)}, {year(book, key)}" for key in keys) + "]"
-    if role not in ("eq", "numref", "ref", "doc"):
-        raise ConversionError(f"{context.chapter}.md: the role {{{role}}} has no plain-Markdown form for Colab")
-    explicit = EXPLICIT_TARGET.match(target)
-    text, label = (explicit["text"], explicit["target"]) if explicit else (None, target)
-    if role == "doc":
+        if name == "cite:t":
+            return "; ".join(f"{cited_names(book, key)} [{cited_year(book, key)}]" for key in keys)
+        return "[" + "; ".join(f"{cited_names(book, key)}, {cited_year(book, key)}" for key in keys) + "]"
+    if name not in ("eq", "numref", "ref", "doc"):
+        raise ConversionError(f"{where(context, line)}: the role {{{name}}} has no plain-Markdown form for Colab")
+    text, label = None, target
+    if target.endswith(">") and "<" in target:  # {ref}`text <label>`
+        text, _, label = target[:-1].rpartition("<")
+        text = text.rstrip()
+    if name == "doc":
         label = "/" + str((Path(context.chapter).parent / label).as_posix()).lstrip("/")
     found = book.targets.get(label)
     if found is None:
-        raise ConversionError(f"{context.chapter}.md: {{{role}}}`{target}` names an unknown label")
-    if role == "eq":
+        raise ConversionError(f"{where(context, line)}: {{{name}}}`{target}` names an unknown label")
+    if name == "eq":
         return f"({found.number})"
-    if role == "numref":
+    if name == "numref":
         shown = {"figure": "Fig. {}", "exercise": "Exercise {}", "equation": "({})"}.get(found.kind)
         if shown is None:
-            raise ConversionError(f"{context.chapter}.md: {{numref}} to a {found.kind} is not supported")
+            raise ConversionError(f"{where(context, line)}: {{numref}} to a {found.kind} is not supported")
         return text.replace("%s", found.number) if text else shown.format(found.number)
     title = text or convert_inline(found.title, context)
     if found.chapter != context.chapter and found.chapter in book.chapters:
@@ -394,45 +515,57 @@ def convert_role(match: re.Match, context: Context) -> str:
     return f"*{title}*"
 
 
-def last_names(book: Book, key: str) -> list[str]:
+# ---------------------------------------------------------------------------------------
+# Citations and references (pybtex, which sphinxcontrib-bibtex formats the book's with)
+# ---------------------------------------------------------------------------------------
+
+TEXT = PlainText()
+YEAR = bib.first_of[bib.optional[bib.field("year")], Text("n.d.")]
+#: One entry of an edition's reference list: "Names (year). *Title*. Venue. <url>".
+REFERENCE = bib.join(sep=" ")[
+    bib.join[
+        bib.first_of[bib.optional[bib.names("author", sep=", ")], bib.optional[bib.names("editor", sep=", ")]],
+        " (", YEAR, ").",
+    ],
+    bib.optional[bib.join["*", bib.field("title"), "*."]],
+    bib.sentence[bib.first_of[
+        bib.optional[bib.field("journal")], bib.optional[bib.field("booktitle")],
+        bib.optional[bib.field("publisher")], bib.optional[bib.field("howpublished")],
+    ]],
+    bib.optional[bib.join["<", bib.field("url", raw=True), ">"]],
+]
+
+
+class ReferenceStyle(BaseStyle):
+    """The editions' reference list: REFERENCE entries, in the book's order (by author, year and title)."""
+
+    default_sorting_style = "author_year_title"
+
+    def format_entry(self, label, entry, bib_data=None):
+        return FormattedEntry(entry.key, REFERENCE.format_data({"entry": entry, "style": self}), label)
+
+
+REFERENCES = ReferenceStyle()
+
+
+def cited_names(book: Book, key: str) -> str:
+    """The names of an author-year citation: 'Kahn', 'Griewank and Walther' or 'Paszke et al.'."""
     entry = book.bibliography.entries[key]
     people = entry.persons.get("author") or entry.persons.get("editor") or []
-    return [clean_tex(" ".join(person.last_names)) for person in people] or [clean_tex(entry.fields.get("title", key))]
+    names = [Text(" ").join(person.rich_prelast_names + person.rich_last_names).render(TEXT) for person in people]
+    if len(names) > 2:
+        return f"{names[0]} et al."
+    return " and ".join(names) or Text.from_latex(entry.fields.get("title", key)).render(TEXT)
 
 
-def authors_short(book: Book, key: str) -> str:
-    names = last_names(book, key)
-    if len(names) == 1:
-        return names[0]
-    if len(names) == 2:
-        return f"{names[0]} and {names[1]}"
-    return f"{names[0]} et al."
-
-
-def year(book: Book, key: str) -> str:
-    return book.bibliography.entries[key].fields.get("year", "n.d.")
-
-
-def clean_tex(text: str) -> str:
-    return text.replace("{", "").replace("}", "").replace("\\&", "&").replace("--", "–").replace("~", " ")
+def cited_year(book: Book, key: str) -> str:
+    return YEAR.format_data({"entry": book.bibliography.entries[key]}).render(TEXT)
 
 
 def reference_list(book: Book, keys: list[str]) -> str:
-    lines = ["## References", ""]
-    for key in sorted(keys, key=lambda key: (last_names(book, key)[0], year(book, key))):
-        entry = book.bibliography.entries[key]
-        people = entry.persons.get("author") or entry.persons.get("editor") or []
-        names = ", ".join(clean_tex(" ".join(person.first_names + person.middle_names + person.last_names))
-                          for person in people)
-        fields = entry.fields
-        venue = fields.get("journal") or fields.get("booktitle") or fields.get("publisher") or fields.get("howpublished", "")
-        parts = [f"{names} ({year(book, key)}).", f"*{clean_tex(fields.get('title', key))}*."]
-        if venue:
-            parts.append(f"{clean_tex(venue)}.")
-        if fields.get("url"):
-            parts.append(f"<{fields['url']}>")
-        lines.append("- " + " ".join(parts))
-    return "\n".join(lines)
+    """The '## References' section that ends an edition, for the cited keys."""
+    entries = REFERENCES.format_entries([book.bibliography.entries[key] for key in keys])
+    return "\n".join(["## References", "", *(f"- {entry.text.render(TEXT)}" for entry in entries)])
 
 
 # ---------------------------------------------------------------------------------------
@@ -534,13 +667,13 @@ def edition(book: Book, chapter: str, notebook, student: bool):
         raise ConversionError(f"{chapter}.md: the first code cell, and only it, must be the set-up cell (tag `setup`)")
     solution_number, solution_has_code, solution_has_text = None, False, False
     authored_stubs = []
-    for cell in notebook.cells:
+    for cell, line in zip(notebook.cells, cell_lines(book.root / f"{chapter}.md", notebook.cells)):
         if "numbering" in tags(cell) or "hidden-check" in tags(cell):
             continue  # hidden checks go only into the autograder (tools/assignments.py)
         if "exercise-stub" in tags(cell):
             # An answer cell written in the chapter: only the student edition has it, under the
             # exercise (after the text answer cell); the full edition has the solution instead.
-            authored_stubs.extend(converted(cell, context, folded=False) if student else [])
+            authored_stubs.extend(converted(cell, context, line, folded=False) if student else [])
             continue
         if "solution" in tags(cell):
             label = solution_label(cell)
@@ -551,7 +684,7 @@ def edition(book: Book, chapter: str, notebook, student: bool):
             solution_has_text |= cell.cell_type == "markdown" and bool(SOLUTION_MARKERS.sub("", cell.source).strip())
             ends = cell.cell_type == "markdown" and "{solution-end}" in cell.source
             if not student:
-                cells.extend(converted(cell, context, folded=True))
+                cells.extend(converted(cell, context, line, folded=True))
             elif ends:
                 cells.extend(answer_cells(solution_number, solution_has_text or not authored_stubs,
                                           solution_has_code and not authored_stubs))
@@ -561,7 +694,7 @@ def edition(book: Book, chapter: str, notebook, student: bool):
         if "check" in tags(cell):
             cells.append(new_cell("markdown", f"The next cell checks the answer to Exercise {solution_number}: "
                                               "it names what is wrong, where, and the mistake it matches."))
-        cells.extend(converted(cell, context, folded=False))
+        cells.extend(converted(cell, context, line, folded=False))
     if context.cited:
         cells.append(new_cell("markdown", reference_list(book, context.cited)))
     banner = (f"Chapter {number} of *Backpropagation, from the chain rule up*. Run the first code cell "
@@ -575,12 +708,23 @@ def edition(book: Book, chapter: str, notebook, student: bool):
     return finish(chapter, cells, student)
 
 
-def converted(cell, context: Context, folded: bool) -> list:
-    """One source cell as edition cells (a figure's code cell gains a caption cell)."""
+def cell_lines(path: Path, cells) -> list[int]:
+    """The line of the chapter file where each cell's text starts (0 where the file does not hold it)."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    lines, searched = [], 0
+    for cell in cells:
+        found = text.find(cell.source, searched) if cell.source else -1
+        lines.append(text.count("\n", 0, found) + 1 if found >= 0 else 0)
+        searched = found + len(cell.source) if found >= 0 else searched
+    return lines
+
+
+def converted(cell, context: Context, line: int, folded: bool) -> list:
+    """One source cell, which starts on chapter line ``line``, as edition cells (a figure gains a caption cell)."""
     cell = copy.deepcopy(cell)
     metadata = {key: value for key, value in cell.metadata.items() if key != "mystnb"}
     if cell.cell_type == "markdown":
-        text = convert_markdown(cell.source, context)
+        text = convert_markdown(cell.source, context, line)
         if not text.strip():
             return []
         heading = re.match(r"^(#### Solution to Exercise [\d.]+)\n*", text)
@@ -596,7 +740,7 @@ def converted(cell, context: Context, folded: bool) -> list:
     figure = cell.metadata.get("mystnb", {}).get("figure")
     if figure:
         number = context.book.targets[figure["name"]].number if figure.get("name") else ""
-        caption = convert_markdown(str(figure.get("caption", "")), context)
+        caption = convert_markdown(str(figure.get("caption", "")), context, line)
         result.append(new_cell("markdown", f"**Fig. {number}** {caption}".strip(), {}))
     return result
 
