@@ -79,9 +79,15 @@ system-packages:
 $(PY): | system-packages
 	$(PYTHON) -m venv $(VENV)
 
+# rfc3987-syntax comes with jsonschema[format-nongpl] (through jupyter-events). jsonschema
+# imports it, when present, to check the "iri" string format, which nothing here uses, and
+# it builds a Lark grammar when imported: 0.5-3 s in every process that imports nbformat
+# (each build, each graded submission, each test worker). Without it, pip check is clean.
 $(INSTALL_STAMP): requirements.txt pyproject.toml | $(PY)
 	$(PY) -m pip install -r requirements.txt
 	$(PY) -m pip install -e .
+	$(PY) -m pip uninstall -y -q rfc3987-syntax
+	$(PY) -m pip check
 	touch $@
 
 $(LAB_OVERRIDES): $(INSTALL_STAMP)
@@ -131,9 +137,8 @@ grade: setup
 	@[ -d _build/assignments/$(ASSIGNMENT) ] || $(MAKE) assignments
 	$(PY) tools/grade.py $(ASSIGNMENT) $(SUBMISSIONS)
 
-# Prints its total time. The tests run on every core (pytest-xdist); tests that share a
-# costly fixture or the simulated Colab's venv carry an xdist_group mark, which keeps them
-# on one worker (--dist loadgroup).
+# Prints its total time. The tests run on every core (pytest-xdist), a test file per worker
+# at a time (--dist loadfile), so that each module-scoped fixture is set up once.
 test:
 	@start=$$(date +%s); status=0; \
 	$(MAKE) --no-print-directory test-steps || status=$$?; \
@@ -142,7 +147,7 @@ test:
 	exit $$status
 
 test-steps: notebooks-check book book-student assignments
-	$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadgroup --durations=15 tests
+	$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --durations=15 tests
 
 bench: setup
 	$(PY) benchmarks/run.py

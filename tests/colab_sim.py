@@ -11,7 +11,9 @@
   ``google.colab`` and ``google.colab.output`` modules into ``sys.modules``.
 * :func:`run_notebook` copies a notebook to a fresh temporary folder, uninstalls chainrule from
   the sim venv (the venv is cached, so each notebook must really install it) and executes the
-  notebook with nbclient inside the sim venv, with pip pointed at the wheel only.
+  notebook with nbclient inside the sim venv, with pip pointed at the wheel only. Runs take
+  turns (a file lock beside the venv): two at once, in two test workers, would each see the
+  other's install.
 """
 
 from __future__ import annotations
@@ -425,6 +427,19 @@ def run_notebook(
     defaults to the wheel. With ``probe``, a last cell (removed from the result) reports where
     the kernel imported chainrule from (``RunResult.probe``), only if nothing failed before.
     """
+    with taking_turns(venv):
+        return _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep)
+
+
+@contextlib.contextmanager
+def taking_turns(venv: Path):
+    """Holds the sim venv for one notebook run, across processes (an exclusive file lock)."""
+    with open(venv.parent / f".{venv.name}.run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield  # closing the file releases the lock
+
+
+def _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep) -> RunResult:
     folder = Path(tempfile.mkdtemp(prefix="colab-sim-run-"))
     scratch = Path(tempfile.mkdtemp(prefix="colab-sim-driver-"))
     try:

@@ -4,8 +4,11 @@
   (for example ``chapters/graph``), in table-of-contents order.
 * ``book_html``: the built book, ``_build/html``. A test that needs it fails (it does not
   skip) when the book has not been built, and says to run ``make book``.
-* Under pytest-xdist (``make test`` runs ``-n <cores> --dist loadgroup``), the tests that use
-  one of ``SHARED_FIXTURES`` run on one worker, so that the fixture is set up once.
+* Under pytest-xdist (``make test`` runs ``-n <cores> --dist loadfile``), each test file runs
+  on one worker, so a module-scoped fixture (a JupyterLab server, a browser, a batch of graded
+  submissions, the scratch book of test_build.py) is set up once. (``--dist loadgroup`` does
+  not work with pytest 9.2: xdist 3.8.0 marks a group by rewriting ``item._nodeid``, which
+  pytest 9 no longer reads.)
 """
 
 from __future__ import annotations
@@ -50,23 +53,6 @@ def chapter_source(chapter: str) -> Path:
 
 def book_config() -> dict:
     return yaml.safe_load(CONFIG_FILE.read_text(encoding="utf-8"))
-
-
-#: Fixture -> xdist group. Each is costly to set up once per worker (a venv and a wheel, a batch
-#: of graded submissions, a JupyterLab server, a browser). The simulated Colab must also never
-#: run two notebooks at once: each run uninstalls chainrule from its shared venv, and the
-#: notebook installs it again.
-SHARED_FIXTURES = {"colab": "colab-sim", "graded": "grading", "lab": "jupyterlab", "browser": "browser"}
-
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        groups = [group for fixture, group in SHARED_FIXTURES.items() if fixture in item.fixturenames]
-        if len(groups) > 1:
-            raise pytest.UsageError(f"{item.nodeid} uses fixtures of two xdist groups: {groups}")
-        if groups:
-            item.add_marker(pytest.mark.xdist_group(groups[0]))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -86,7 +86,7 @@ class ScratchBook:
 
 
 @pytest.fixture(scope="module")
-def book(tmp_path_factory) -> ScratchBook:
+def scratch_book(tmp_path_factory) -> ScratchBook:
     return ScratchBook(tmp_path_factory.mktemp("scratch-book"))
 
 
@@ -96,47 +96,47 @@ def built(book: ScratchBook) -> set[str]:
     return executed
 
 
-# The steps share one book and run in order.
+# The steps share one book and run in order (on one xdist worker: conftest.SHARED_FIXTURES).
 
-def test_the_first_build_executes_every_chapter(book):
-    assert built(book) == {"a", "b"}
-    assert "a computes 2" in book.page("a") and "b computes 3" in book.page("b")
-
-
-def test_nothing_changed_nothing_executes(book):
-    assert built(book) == set()
+def test_the_first_build_executes_every_chapter(scratch_book):
+    assert built(scratch_book) == {"a", "b"}
+    assert "a computes 2" in scratch_book.page("a") and "b computes 3" in scratch_book.page("b")
 
 
-def test_a_change_to_prose_executes_nothing(book):
-    book.write_chapter("a", "Better prose.", 2)
-    assert built(book) == set()
-    assert "Better prose." in book.page("a") and "a computes 2" in book.page("a")
+def test_nothing_changed_nothing_executes(scratch_book):
+    assert built(scratch_book) == set()
 
 
-def test_a_change_to_code_executes_that_chapter_alone(book):
-    book.write_chapter("a", "Better prose.", 5)
-    assert built(book) == {"a"}
-    assert "a computes 5" in book.page("a")
+def test_a_change_to_prose_executes_nothing(scratch_book):
+    scratch_book.write_chapter("a", "Better prose.", 2)
+    assert built(scratch_book) == set()
+    assert "Better prose." in scratch_book.page("a") and "a computes 2" in scratch_book.page("a")
 
 
-def test_a_change_to_the_engine_executes_every_chapter_again(book):
-    (book.root / "engine.py").write_text("VALUE = 10\n")
-    assert built(book) == {"a", "b"}
-    assert "a computes 50" in book.page("a") and "b computes 30" in book.page("b")
-    assert built(book) == set()
+def test_a_change_to_code_executes_that_chapter_alone(scratch_book):
+    scratch_book.write_chapter("a", "Better prose.", 5)
+    assert built(scratch_book) == {"a"}
+    assert "a computes 5" in scratch_book.page("a")
 
 
-def test_a_failing_cell_fails_this_build_and_the_next(book):
+def test_a_change_to_the_engine_executes_every_chapter_again(scratch_book):
+    (scratch_book.root / "engine.py").write_text("VALUE = 10\n")
+    assert built(scratch_book) == {"a", "b"}
+    assert "a computes 50" in scratch_book.page("a") and "b computes 30" in scratch_book.page("b")
+    assert built(scratch_book) == set()
+
+
+def test_a_failing_cell_fails_this_build_and_the_next(scratch_book):
     failing = textwrap.dedent("""
         ```{code-cell} ipython3
         denominator = 0
         ratio = engine.VALUE / denominator
         ```
         """)
-    book.write_chapter("b", "Other prose.", 3, extra=failing)
+    scratch_book.write_chapter("b", "Other prose.", 3, extra=failing)
     for attempt in ("first", "second"):
-        status, log, _ = book.build()
+        status, log, _ = scratch_book.build()
         assert status != 0, f"the {attempt} build passed with a failing cell:\n{log[-3000:]}"
         assert "ratio = engine.VALUE / denominator" in log and "ZeroDivisionError" in log, log[-3000:]
-    book.write_chapter("b", "Other prose.", 3)
-    assert built(book) == set()  # the chapter as it was before is still in the cache
+    scratch_book.write_chapter("b", "Other prose.", 3)
+    assert built(scratch_book) == set()  # the chapter as it was before is still in the cache
