@@ -521,3 +521,36 @@ def test_setup_cell_is_not_on_the_website(site: str, book_html: Path, student_ht
     showing = [path.relative_to(html).as_posix() for path in sorted(html.rglob("*.html"))
                if "# Set-up: makes" in path.read_text(encoding="utf-8")]  # the set-up cell's first line
     assert not showing, f"the set-up cell shows on {showing}"
+
+
+# --------------------------------------------------------------------------- the student site's sources
+
+
+def code(source: str, *cell_tags: str):
+    return nbformat.v4.new_code_cell(source, metadata={"tags": list(cell_tags)} if cell_tags else {})
+
+
+def test_student_site_refuses_a_cell_that_needs_a_solution():
+    import student_book
+
+    cells = [code("import numpy as np\nx = np.ones(3)"), code("answer = x.sum()", "solution"),
+             code("print(answer * 2)")]
+    with pytest.raises(notebooks.ConversionError, match=r"chapters/x.md, cell 3 reads \['answer'\]"):
+        student_book.check_independent("chapters/x", cells)
+    # A name the kept cells define themselves, or that a function binds, is not a solution's.
+    student_book.check_independent("chapters/x", [
+        *cells[:2], code("answer = 3\nprint(answer, x)"), code("def f(answer):\n    return answer")])
+
+
+def test_student_site_refuses_stale_executed_notebooks(tmp_path: Path):
+    import student_book
+
+    chapter = CHAPTERS[0]
+    with pytest.raises(student_book.StaleBuild, match="is missing: build the book first"):
+        student_book.executed_chapter(chapter, ROOT, tmp_path)
+    executed = jupytext.read(ROOT / f"{chapter}.md")
+    executed.cells[-1].source += "\n# edited after the build"
+    (tmp_path / chapter).parent.mkdir(parents=True)
+    nbformat.write(executed, tmp_path / f"{chapter}.ipynb")
+    with pytest.raises(student_book.StaleBuild, match="is older than"):
+        student_book.executed_chapter(chapter, ROOT, tmp_path)
