@@ -147,7 +147,7 @@ test:
 	exit $$status
 
 test-steps: notebooks-check book book-student assignments
-	$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --durations=15 tests
+	$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=15 tests
 
 bench: setup
 	$(PY) benchmarks/run.py
