@@ -105,7 +105,7 @@ notebooks-check: setup
 
 # Incremental: Sphinx reads again only the pages that changed, and a chapter executes only
 # when its code cells changed, or when src/chainrule or the requirements changed (the
-# execution cache, _config.yml and _ext/execution_fingerprint.py). Chapters execute in
+# execution cache, _config.yml and _ext/incremental.py). Chapters execute in
 # parallel (tools/build_book.py), and a failed build forgets what Sphinx read, so that the
 # next build reads every page again and reports every warning again.
 book: setup notebooks

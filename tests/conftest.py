@@ -1,4 +1,4 @@
-"""Shared helpers for the book tests (test_book, test_browser, test_notebooks).
+"""Shared helpers for the tests (test_book, test_browser, test_execution, test_editions, ...).
 
 * ``chapter``: tests that take this argument run once per page listed in ``_toc.yml``
   (for example ``chapters/graph``), in table-of-contents order.

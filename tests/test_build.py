@@ -3,7 +3,7 @@
 ``make book`` runs ``tools/build_book.py`` (``jupyter-book build`` with Sphinx's parallel
 reading; Sphinx reads in parallel from six pages up, and under ``-W`` an extension that is
 not safe for it fails the real build) with ``execute_notebooks: cache`` and
-``_ext/execution_fingerprint.py``. These
+``_ext/incremental.py``. These
 tests build a scratch book of two small chapters with the same tools and configuration,
 and check, build after build:
 
@@ -13,7 +13,8 @@ and check, build after build:
 * a change to the engine (``execution_fingerprint_files``) executes every chapter again and
   the pages show the new outputs: no stale output reaches a page;
 * a failing cell fails the build with the cell's source and error in the log, and fails
-  the next build too, although nothing changed in between.
+  the next build too, although nothing changed in between;
+* a page whose link lost its target fails the build, although only the other page changed.
 
 The checks on the real book's outputs (every chapter executed, no unexpected error) are in
 ``test_execution.py``.
@@ -40,6 +41,7 @@ jupytext:
 kernelspec: {{display_name: Python 3, language: python, name: python3}}
 ---
 
+(sec-{name})=
 # Chapter {name}
 
 {prose}
@@ -59,9 +61,9 @@ class ScratchBook:
         (root / "chapters").mkdir(parents=True)
         (root / "engine.py").write_text("VALUE = 1\n")
         self.write_chapter("a", "Some prose.", 2)
-        self.write_chapter("b", "Other prose.", 3)
+        self.write_chapter("b", "Other prose; see {ref}`sec-a`.", 3)
         config = book_config()
-        config["sphinx"]["local_extensions"] = {"execution_fingerprint": str(ROOT / "_ext"),
+        config["sphinx"]["local_extensions"] = {"incremental": str(ROOT / "_ext"),
                                                 "parallel_reading": str(ROOT / "_ext")}
         config["sphinx"]["config"] = {"execution_fingerprint_files": ["engine.py"]}
         for key in ("bibtex_bibfiles", "html", "launch_buttons", "exclude_patterns"):
@@ -133,10 +135,20 @@ def test_a_failing_cell_fails_this_build_and_the_next(scratch_book):
         ratio = engine.VALUE / denominator
         ```
         """)
-    scratch_book.write_chapter("b", "Other prose.", 3, extra=failing)
+    scratch_book.write_chapter("b", "Other prose; see {ref}`sec-a`.", 3, extra=failing)
     for attempt in ("first", "second"):
         status, log, _ = scratch_book.build()
         assert status != 0, f"the {attempt} build passed with a failing cell:\n{log[-3000:]}"
         assert "ratio = engine.VALUE / denominator" in log and "ZeroDivisionError" in log, log[-3000:]
-    scratch_book.write_chapter("b", "Other prose.", 3)
+    scratch_book.write_chapter("b", "Other prose; see {ref}`sec-a`.", 3)
     assert built(scratch_book) == set()  # the chapter as it was before is still in the cache
+
+
+def test_a_link_that_lost_its_target_fails_although_its_page_did_not_change(scratch_book):
+    """Page b links to a label of page a (the root, so not b's parent in the table of contents)."""
+    chapter_a = scratch_book.root / "chapters" / "a.md"
+    chapter_a.write_text(chapter_a.read_text().replace("(sec-a)=", "(sec-a-renamed)="))
+    status, log, _ = scratch_book.build()
+    assert status != 0 and "sec-a" in log and "b.md" in log, log[-3000:]
+    chapter_a.write_text(chapter_a.read_text().replace("(sec-a-renamed)=", "(sec-a)="))
+    assert built(scratch_book) == set()

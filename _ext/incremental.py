@@ -1,17 +1,22 @@
-"""Executed outputs are reused only while the code they ran on is the same.
+"""An incremental build as strict as a fresh one.
 
-With ``execute_notebooks: cache`` myst-nb keeps each chapter's executed notebook in
+Executed outputs are reused only while the code they ran on is the same. With ``execute_notebooks: cache`` myst-nb keeps each chapter's executed notebook in
 jupyter-cache (``_build/.jupyter_cache``), keyed on the chapter's code cells. That key
 does not see ``src/chainrule``: a change to the engine would leave old outputs on the
 pages. This extension fingerprints the files the outputs depend on besides the chapters
-(``execution_fingerprint_files``: the engine and the pinned requirements) and, when the fingerprint differs from the one recorded beside the cache,
+(``execution_fingerprint_files``: the engine and the pinned requirements) and, when the
+fingerprint differs from the one recorded beside the cache,
 
 * empties the cache, so every chapter executes again, and
 * makes Sphinx read every page again, although their sources did not change.
 
 It also opens the cache once in the main process, before Sphinx forks its parallel
 readers, so that two of them never create the cache's database at the same time.
-Nothing happens when execution is off (the student site, whose outputs are copied).
+Nothing of this happens when execution is off (the student site, whose outputs are copied).
+
+Every page is written again on every build (a few seconds; only changed pages are read
+again). Sphinx does not track references between pages, so otherwise a page that links to
+a label another page no longer has would keep its old link, and ``-n -W`` would not say so.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ def check_fingerprint(app: Sphinx) -> None:
     recorded = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else None
     if recorded != current:
         if cache.exists():
-            logger.info(f"[execution_fingerprint] the engine or requirements changed: emptying {cache}")
+            logger.info(f"[incremental] the engine or requirements changed: emptying {cache}")
             shutil.rmtree(cache)
         app.env.chainrule_stale_outputs = True
     from jupyter_cache import get_cache
@@ -70,9 +75,15 @@ def outdated(app: Sphinx, env, added, changed, removed) -> list[str]:
     return []
 
 
+def every_page(app: Sphinx, env) -> list[str]:
+    """Every page, to be written (and its references resolved) again."""
+    return sorted(env.found_docs)
+
+
 def setup(app: Sphinx) -> dict:
     app.add_config_value("execution_fingerprint_files", DEFAULT_FILES, "env")
     # After myst-nb's own builder-inited handler, which sets the cache's path.
     app.connect("builder-inited", check_fingerprint, priority=900)
     app.connect("env-get-outdated", outdated)
+    app.connect("env-get-updated", every_page)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
