@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,20 @@ def chapter_source(chapter: str) -> Path:
         if path.is_file():
             return path
     raise FileNotFoundError(f"_toc.yml lists {chapter!r}, but neither {chapter}.md nor {chapter}.ipynb exists")
+
+
+CODE_CELL = re.compile(r"^(```+|~~~+)\s*\{code-cell\}", re.MULTILINE)
+
+
+def pages_with_code() -> list[str]:
+    """_toc.yml pages that are notebooks: their source has code cells (or an .ipynb already exists)."""
+    pages = []
+    for page in toc_chapters():
+        markdown = ROOT / f"{page}.md"
+        has_code = markdown.is_file() and CODE_CELL.search(markdown.read_text(encoding="utf-8"))
+        if has_code or (ROOT / f"{page}.ipynb").is_file():
+            pages.append(page)
+    return pages
 
 
 def book_config() -> dict:

@@ -17,7 +17,6 @@ The first run builds the venv (~2-3 min); later runs reuse it (see colab_sim.ven
 
 from __future__ import annotations
 
-import re
 import zipfile
 from pathlib import Path
 
@@ -25,23 +24,9 @@ import nbformat
 import pytest
 
 import colab_sim
-from conftest import ROOT, toc_chapters
+from conftest import ROOT, pages_with_code
 
 STUB_TAG = "exercise-stub"
-CODE_CELL = re.compile(r"^(```+|~~~+)\s*\{code-cell\}", re.MULTILINE)
-
-
-def pages_with_code() -> list[str]:
-    """_toc.yml pages that need a notebook: their source has code cells (or an .ipynb already exists)."""
-    pages = []
-    for page in toc_chapters():
-        markdown = ROOT / f"{page}.md"
-        has_code = markdown.is_file() and CODE_CELL.search(markdown.read_text(encoding="utf-8"))
-        if has_code or (ROOT / f"{page}.ipynb").is_file():
-            pages.append(page)
-    return pages
-
-
 PAGES = pages_with_code()
 
 

@@ -11,7 +11,6 @@ The book build executes each chapter once (``execute_notebooks: cache``; see
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
@@ -20,11 +19,10 @@ import nbformat
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 
-from conftest import ROOT, chapter_source
+from conftest import ROOT, chapter_source, pages_with_code
 
 KERNEL = "python3"
 EXECUTED = ROOT / "_build" / "jupyter_execute"
-CODE_CELL = re.compile(r"^(```+|~~~+)\s*\{code-cell\}", re.MULTILINE)
 
 
 def test_kernel_is_this_venvs_python():
@@ -51,11 +49,10 @@ def unexpected_errors(notebook) -> list[str]:
     return found
 
 
-def test_chapter_was_executed_on_its_current_code(chapter: str, book_html: Path):
-    source = chapter_source(chapter)
-    if not CODE_CELL.search(source.read_text(encoding="utf-8")):
-        return  # a page without code cells is not a notebook: nothing to execute
-    executed = EXECUTED / f"{chapter}.ipynb"
+@pytest.mark.parametrize("page", pages_with_code())  # a page without code cells executes nothing
+def test_chapter_was_executed_on_its_current_code(page: str, book_html: Path):
+    source = chapter_source(page)
+    executed = EXECUTED / f"{page}.ipynb"
     assert executed.is_file(), f"{executed.relative_to(ROOT)} is missing: run `make book`"
     notebook = nbformat.read(executed, as_version=4)
     current = jupytext.read(source, fmt="md:myst")
@@ -65,7 +62,7 @@ def test_chapter_was_executed_on_its_current_code(chapter: str, book_html: Path)
     code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert all(cell.get("execution_count") for cell in code_cells), "a code cell of the build was never run"
     errors = unexpected_errors(notebook)
-    assert not errors, f"{chapter} raised outside a raises-exception cell:\n" + "\n\n".join(errors)
+    assert not errors, f"{page} raised outside a raises-exception cell:\n" + "\n\n".join(errors)
 
 
 def test_the_build_recorded_no_failed_execution(book_html: Path):

@@ -48,8 +48,8 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from notebooks import (  # noqa: E402
-    ROOT, Book, ConversionError, Context, check_solution_marks, convert_markdown, load_book, read_chapter,
-    reference_list, setup_source, solution_label, tags, with_front_cells,
+    ROOT, Book, ConversionError, Context, bound_and_read, check_solution_marks, convert_markdown, load_book,
+    read_chapter, reference_list, setup_source, solution_label, tags, with_front_cells,
 )
 
 OUTPUT = ROOT / "_build" / "assignments"
@@ -192,18 +192,8 @@ def solution_code(question: Question, chapter: str) -> str:
 
 def free_names(source: str) -> set[str]:
     """Names a cell reads that it does not define itself (nor are builtins)."""
-    tree = ast.parse(source)
-    stored, loaded = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (loaded if isinstance(node.ctx, ast.Load) else stored).add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            stored.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            stored.add(node.name)
-        elif isinstance(node, ast.arg):
-            stored.add(node.arg)
-    return loaded - stored - set(dir(builtins))
+    bound, read = bound_and_read(source)
+    return read - bound - set(dir(builtins))
 
 
 def test_function(question: Question, source: str, suffix: str, chapter: str) -> str:

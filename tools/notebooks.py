@@ -29,6 +29,7 @@ from. This tool also writes each chapter ``.md`` back in the exact form jupytext
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import re
 import sys
@@ -571,6 +572,22 @@ def reference_list(book: Book, keys: list[str]) -> str:
 # ---------------------------------------------------------------------------------------
 # Notebooks
 # ---------------------------------------------------------------------------------------
+
+
+def bound_and_read(source: str) -> tuple[set[str], set[str]]:
+    """(names a code cell binds at any level, names it reads), IPython magics left out."""
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    bound, read = set(), set()
+    for node in ast.walk(ast.parse("\n".join(lines))):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return bound, read
 
 
 def tags(cell) -> list[str]:

@@ -21,7 +21,6 @@ the page's own path, ``chapters/<name>.ipynb``, under ``path_to_book: student``.
 
 from __future__ import annotations
 
-import ast
 import builtins
 import shutil
 import sys
@@ -31,7 +30,7 @@ import jupytext
 import nbformat
 import yaml
 
-from notebooks import ROOT, STUDENT_FOLDER, ConversionError, check_solution_marks, load_book, tags
+from notebooks import ROOT, STUDENT_FOLDER, ConversionError, bound_and_read, check_solution_marks, load_book, tags
 
 COPIED = ["_toc.yml", "_ext", "img", "references.bib", "chapters"]
 EXECUTED = ROOT / "_build" / "jupyter_execute"
@@ -41,22 +40,6 @@ DROPPED = {"solution", "check", "hidden-check", "exercise-stub"}
 
 class StaleBuild(RuntimeError):
     """The book build's executed notebooks are missing or older than the chapters."""
-
-
-def bound_and_read(source: str) -> tuple[set[str], set[str]]:
-    """(names a code cell binds at any level, names it reads), IPython magics left out."""
-    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
-    bound, read = set(), set()
-    for node in ast.walk(ast.parse("\n".join(lines))):
-        if isinstance(node, ast.Name):
-            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-    return bound, read
 
 
 def check_independent(chapter: str, cells: list) -> None:
