@@ -6,6 +6,8 @@ The book build executes each chapter once (``execute_notebooks: cache``; see
 
 * ``_build/jupyter_execute/<chapter>.ipynb``, the executed notebook myst-nb wrote, has the
   chapter's current cells, and no error output outside cells tagged ``raises-exception``;
+* the execution cache holds a successful run of exactly that code (jupyter-cache keeps
+  only those; it drops execution counts, so a notebook taken from it has none);
 * the build left no ``reports/*.err.log`` (myst-nb's record of a failed execution).
 """
 
@@ -17,12 +19,14 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
+from jupyter_cache import get_cache
 from jupyter_client.kernelspec import KernelSpecManager
 
 from conftest import ROOT, chapter_source, pages_with_code
 
 KERNEL = "python3"
 EXECUTED = ROOT / "_build" / "jupyter_execute"
+CACHE = ROOT / "_build" / ".jupyter_cache"
 
 
 def test_kernel_is_this_venvs_python():
@@ -59,8 +63,11 @@ def test_chapter_was_executed_on_its_current_code(page: str, book_html: Path):
     assert [c.source for c in notebook.cells if c.cell_type == "code"] == [
         c.source for c in current.cells if c.cell_type == "code"], (
         f"{executed.relative_to(ROOT)} is not {source.relative_to(ROOT)} as it is now: run `make book`")
-    code_cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
-    assert all(cell.get("execution_count") for cell in code_cells), "a code cell of the build was never run"
+    try:
+        get_cache(str(CACHE)).match_cache_notebook(notebook)
+    except KeyError:
+        pytest.fail(f"{CACHE.relative_to(ROOT)} holds no successful run of {source.relative_to(ROOT)}'s code: "
+                    "run `make book`", pytrace=False)
     errors = unexpected_errors(notebook)
     assert not errors, f"{page} raised outside a raises-exception cell:\n" + "\n\n".join(errors)
 
