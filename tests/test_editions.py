@@ -554,3 +554,15 @@ def test_student_site_refuses_stale_executed_notebooks(tmp_path: Path):
     nbformat.write(executed, tmp_path / f"{chapter}.ipynb")
     with pytest.raises(student_book.StaleBuild, match="is older than"):
         student_book.executed_chapter(chapter, ROOT, tmp_path)
+
+
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_student_site_shows_the_books_outputs(numbered: str, book_html: Path, student_html: Path):
+    """Every output the book shows outside its solutions is on the student page too, also for a chapter
+    the build took from its cache (myst-nb then writes the executed notebook without outputs)."""
+    full = page(book_html, numbered)
+    for solution in full.select(".solution"):
+        solution.decompose()
+    expected = [output.get_text() for output in full.select(".cell_output")]
+    assert expected, f"{numbered} shows no output in the book: the check would pass on anything"
+    assert [output.get_text() for output in page(student_html, numbered).select(".cell_output")] == expected

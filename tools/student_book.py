@@ -4,12 +4,14 @@
 
 DIR receives a copy of the book (``_config.yml``, ``_toc.yml``, ``_ext``, ``img``,
 ``references.bib``, the unnumbered pages) in which each numbered chapter is its executed
-notebook from the book build (``_build/jupyter_execute/chapters/<name>.ipynb``) with
-every cell tagged ``solution`` removed, so neither the solution text nor its code reaches
+notebook from the book build with every cell tagged ``solution`` removed, so neither the solution text nor its code reaches
 the HTML (and the ``check``, ``hidden-check`` and ``exercise-stub`` cells go with them).
 
 The chapters are not executed again: every kept cell is a cell of the book with the
-outputs the book build gave it, so the student site needs the book built first
+outputs the book build gave it. Those come from the build's execution cache
+(``_build/.jupyter_cache``): myst-nb 1.4.0 writes ``_build/jupyter_execute/<name>.ipynb``
+without outputs when it took the chapter from the cache (it writes the notebook it read,
+not the one the cache gave it), so that file serves only to find the cache's record, so the student site needs the book built first
 (``make book-student`` does that), and refuses an executed notebook whose cells differ
 from its chapter's. Those outputs are the student's only when no kept cell reads a
 name that only a removed cell defines; that is checked here, statically.
@@ -29,11 +31,13 @@ from pathlib import Path
 import jupytext
 import nbformat
 import yaml
+from jupyter_cache import get_cache
 
 from notebooks import ROOT, STUDENT_FOLDER, ConversionError, bound_and_read, check_solution_marks, load_book, tags
 
 COPIED = ["_toc.yml", "_ext", "img", "references.bib", "chapters"]
 EXECUTED = ROOT / "_build" / "jupyter_execute"
+CACHE = ROOT / "_build" / ".jupyter_cache"
 #: Cells that test or stand in for a solution: without solutions, they go too.
 DROPPED = {"solution", "check", "hidden-check", "exercise-stub"}
 
@@ -59,8 +63,9 @@ def check_independent(chapter: str, cells: list) -> None:
         kept_names |= bound
 
 
-def executed_chapter(chapter: str, root: Path, executed: Path):
-    """The book build's executed notebook of ``chapter``; refuses one whose cells are not the chapter's."""
+def executed_chapter(chapter: str, root: Path, executed: Path, cache: Path = CACHE):
+    """The book build's executed notebook of ``chapter``, with the outputs from its cache; refuses one
+    whose cells are not the chapter's."""
     path = executed / f"{chapter}.ipynb"
     if not path.is_file():
         raise StaleBuild(f"{path} is missing: build the book first (`make book`)")
@@ -69,6 +74,10 @@ def executed_chapter(chapter: str, root: Path, executed: Path):
     if [(c.cell_type, c.source) for c in notebook.cells] != [(c.cell_type, c.source) for c in source.cells]:
         raise StaleBuild(f"{path} is older than {chapter}.md: build the book again (`make book`)")
     check_solution_marks(chapter, source)
+    try:
+        _, notebook = get_cache(str(cache)).merge_match_into_notebook(notebook)
+    except KeyError:
+        raise StaleBuild(f"{cache} holds no run of {chapter}.md as it is now: build the book again (`make book`)")
     notebook.metadata.pop("source_map", None)  # lines of the .md, which this page no longer has
     return notebook
 
