@@ -38,6 +38,13 @@ JOBS := $(shell nproc 2>/dev/null || echo 2)
 # Tools started by the book build (the notebook kernel, jupyter, dot) come from the venv first.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
+# The book build and the tests run a process per core at once; multithreaded BLAS in each
+# oversubscribes the cores (in one CI run a (8, 512) matrix product took 35 times as long
+# as alone, and the tensors chapter's timing check failed). One thread per process there;
+# make bench keeps the default.
+book book-student assignments test-steps: export OMP_NUM_THREADS = 1
+book book-student assignments test-steps: export OPENBLAS_NUM_THREADS = 1
+
 .PHONY: help setup system-packages notebooks notebooks-check book book-student assignments grade test test-steps bench figures clean distclean
 
 help:
