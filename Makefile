@@ -1,9 +1,11 @@
 # Backpropagation course: build the book and run the tests.
 #
-#   make book      set up, write the notebooks, build the book into _build/html (fails on any warning);
-#                  only chapters whose code (or src/chainrule) changed are executed again
-#   make test      check the committed notebooks, build both books, run the whole test suite; prints its time
-#   make notebooks set up, write the Colab and student notebooks from chapters/*.md
+#   make book      set up, build the book into _build/html (fails on any warning), then write the
+#                  notebooks; only chapters whose code (or src/chainrule) changed are executed again
+#   make test      build the book, check the committed notebooks, build the student site, run the
+#                  whole test suite; prints its time
+#   make notebooks the same as make book: the Colab and student notebooks print the numbers the
+#                  book build gave the figures, equations and exercises
 #   make book-student  build the student edition of the site (no solutions) into _build/html-student
 #   make assignments  write the otter-grader assignments into _build/assignments/<name>/
 #   make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade every .ipynb in <dir> into <dir>/grades.csv
@@ -42,14 +44,14 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # oversubscribes the cores (in one CI run a (8, 512) matrix product took 35 times as long
 # as alone, and the tensors chapter's timing check failed). One thread per process there;
 # make bench keeps the default.
-book book-student assignments test-steps: export OMP_NUM_THREADS = 1
-book book-student assignments test-steps: export OPENBLAS_NUM_THREADS = 1
+book book-html book-student assignments test-steps: export OMP_NUM_THREADS = 1
+book book-html book-student assignments test-steps: export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: help setup system-packages notebooks notebooks-check book book-student assignments grade test test-steps bench figures clean distclean
+.PHONY: help setup system-packages notebooks notebooks-check book book-html book-student assignments grade test test-steps bench figures clean distclean
 
 help:
 	@echo "make book     build the book into $(BOOK_HTML) (changed chapters executed; any warning fails)"
-	@echo "make notebooks  write the Colab (chapters/*.ipynb) and student (student/chapters/*.ipynb) notebooks"
+	@echo "make notebooks  build the book, write the Colab (chapters/*.ipynb) and student (student/chapters/*.ipynb) notebooks"
 	@echo "make book-student  build the site without solutions into $(STUDENT_HTML)"
 	@echo "make assignments  write the otter-grader assignments (student, solution, autograder) into _build/assignments"
 	@echo "make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade the notebooks in <dir> into <dir>/grades.csv"
@@ -102,28 +104,34 @@ $(LAB_OVERRIDES): $(INSTALL_STAMP)
 	touch $@
 
 # The notebook editions are generated from chapters/*.md (see tools/notebooks.py) and
-# committed, so that GitHub serves them to Colab. notebooks-check fails when the committed
-# files are stale: make test runs it first, so a commit that forgot `make notebooks` fails.
-notebooks: setup
-	$(PY) tools/notebooks.py
+# committed, so that GitHub serves them to Colab. They print the numbers the book build
+# gave (_build/numbers.json), so they are written after it. notebooks-check fails when the
+# committed files are stale: make test runs it right after the build, so a commit that
+# forgot `make notebooks` fails.
+notebooks: book
 
-notebooks-check: setup
+notebooks-check: book-html
 	$(PY) tools/notebooks.py --check
 
 # Incremental: Sphinx reads again only the pages that changed, and a chapter executes only
 # when its code cells changed, or when src/chainrule or the requirements changed (the
 # execution cache, _config.yml and _ext/incremental.py). Chapters execute in
 # parallel (tools/build_book.py), and a failed build forgets what Sphinx read, so that the
-# next build reads every page again and reports every warning again.
-book: setup notebooks
-	$(BUILD) . -W -n --keep-going
+# next build reads every page again and reports every warning again. --editions then
+# writes the notebooks (building again when one was new, for its page's Colab button).
+book: setup
+	$(BUILD) --editions . -W -n --keep-going
 	@echo ""
 	@echo "Book built: file://$(CURDIR)/$(BOOK_HTML)/index.html"
 
 # The site without solutions: tools/student_book.py writes a copy of the book whose
 # chapters are the book build's executed notebooks without solution cells (nothing is
 # executed again) into _build/student-book, then builds it.
-book-student: book
+# The build alone, which leaves the numbers the editions print in _build/numbers.json.
+book-html: setup
+	$(BUILD) . -W -n --keep-going
+
+book-student: book-html
 	rm -rf $(STUDENT_HTML)
 	$(PY) tools/student_book.py _build/student-book
 	$(BUILD) _build/student-book -W -n --keep-going
@@ -132,8 +140,9 @@ book-student: book
 	@echo "Student book built: file://$(CURDIR)/$(STUDENT_HTML)/index.html"
 
 # One otter-grader assignment per chapter with checked exercises (tools/assignments.py);
-# otter assign runs every test against the solution, so a broken check fails here.
-assignments: setup notebooks
+# otter assign runs every test against the solution, so a broken check fails here. The
+# exercise numbers come from the book build.
+assignments: book-html
 	$(PY) tools/assignments.py
 
 # Grades with the autograder zip that `make assignments` wrote; no Docker needed.
@@ -153,7 +162,7 @@ test:
 	echo "make test: $$((seconds / 60)) min $$((seconds % 60)) s (exit $$status)"; \
 	exit $$status
 
-test-steps: notebooks-check book book-student assignments
+test-steps: notebooks-check book-student assignments
 	$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=15 tests
 
 bench: setup

@@ -14,7 +14,9 @@ and check, build after build:
   the pages show the new outputs: no stale output reaches a page;
 * a failing cell fails the build with the cell's source and error in the log, and fails
   the next build too, although nothing changed in between;
-* a page whose link lost its target fails the build, although only the other page changed.
+* a page whose link lost its target fails the build, although only the other page changed;
+* every build writes the numbers Sphinx gave (``_ext/edition_numbers.py``), which the
+  notebook editions print, and they are the page's.
 
 The checks on the real book's outputs (every chapter executed, no unexpected error) are in
 ``test_execution.py``.
@@ -22,6 +24,7 @@ The checks on the real book's outputs (every chapter executed, no unexpected err
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -55,22 +58,40 @@ print("{name} computes", engine.VALUE * {factor})
 """
 
 
+#: Page b's prose: a link to page a, and an equation and a figure whose labels are not
+#: their HTML ids (Sphinx turns "_" into "-").
+PROSE_B = """Other prose; see {ref}`sec-a`.
+
+$$
+a + b
+$$ (eq_b_sum)
+
+```{figure} dot.svg
+:name: fig_b
+
+A dot.
+```
+"""
+DOT = '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><circle cx="2" cy="2" r="2"/></svg>\n'
+
+
 class ScratchBook:
     def __init__(self, root: Path):
         self.root = root
         (root / "chapters").mkdir(parents=True)
         (root / "engine.py").write_text("VALUE = 1\n")
         self.write_chapter("a", "Some prose.", 2)
-        self.write_chapter("b", "Other prose; see {ref}`sec-a`.", 3)
+        self.write_chapter("b", PROSE_B, 3)
+        (root / "chapters" / "dot.svg").write_text(DOT)
         config = book_config()
-        config["sphinx"]["local_extensions"] = {"incremental": str(ROOT / "_ext"),
-                                                "parallel_reading": str(ROOT / "_ext")}
+        config["sphinx"]["local_extensions"] = {name: str(ROOT / "_ext")
+                                                for name in ("incremental", "parallel_reading", "edition_numbers")}
         config["sphinx"]["config"] = {"execution_fingerprint_files": ["engine.py"]}
         for key in ("bibtex_bibfiles", "html", "launch_buttons", "exclude_patterns"):
             config.pop(key, None)
         (root / "_config.yml").write_text(yaml.safe_dump(config))
         (root / "_toc.yml").write_text(yaml.safe_dump(
-            {"format": "jb-book", "root": "chapters/a", "chapters": [{"file": "chapters/b"}]}))
+            {"format": "jb-book", "root": "chapters/a", "parts": [{"numbered": True, "chapters": [{"file": "chapters/b"}]}]}))
 
     def write_chapter(self, name: str, prose: str, factor: int, extra: str = "") -> None:
         text = CHAPTER.format(name=name, prose=prose, factor=factor) + extra
@@ -105,6 +126,17 @@ def test_the_first_build_executes_every_chapter(scratch_book):
     assert "a computes 2" in scratch_book.page("a") and "b computes 3" in scratch_book.page("b")
 
 
+def test_the_build_writes_the_numbers_the_page_shows(scratch_book):
+    numbers = json.loads((scratch_book.root / "_build" / "numbers.json").read_text())
+    assert numbers["chapters"] == {"chapters/b": "1"}
+    assert numbers["numbered"] == {"chapters/b": {
+        "equation-eq-b-sum": {"kind": "equation", "number": "1.1", "label": "eq_b_sum"},
+        "fig-b": {"kind": "figure", "number": "1.1", "label": "fig_b"}}}
+    page = scratch_book.page("b")
+    assert re.search(r'id="equation-eq-b-sum".*?\(1\.1\)', page, re.DOTALL), "the page numbers the equation otherwise"
+    assert re.search(r'id="fig-b".*?Fig\. 1\.1', page, re.DOTALL), "the page numbers the figure otherwise"
+
+
 def test_nothing_changed_nothing_executes(scratch_book):
     assert built(scratch_book) == set()
 
@@ -135,12 +167,12 @@ def test_a_failing_cell_fails_this_build_and_the_next(scratch_book):
         ratio = engine.VALUE / denominator
         ```
         """)
-    scratch_book.write_chapter("b", "Other prose; see {ref}`sec-a`.", 3, extra=failing)
+    scratch_book.write_chapter("b", PROSE_B, 3, extra=failing)
     for attempt in ("first", "second"):
         status, log, _ = scratch_book.build()
         assert status != 0, f"the {attempt} build passed with a failing cell:\n{log[-3000:]}"
         assert "ratio = engine.VALUE / denominator" in log and "ZeroDivisionError" in log, log[-3000:]
-    scratch_book.write_chapter("b", "Other prose; see {ref}`sec-a`.", 3)
+    scratch_book.write_chapter("b", PROSE_B, 3)
     assert built(scratch_book) == set()  # the chapter as it was before is still in the cache
 
 

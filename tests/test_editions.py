@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -308,7 +309,18 @@ pass
 """
 
 
-def small_book(tmp_path: Path, body: str):
+def write_numbers(root: Path, numbered: dict[str, tuple[str, str]]) -> None:
+    """A stand-in for what the book build writes (_ext/edition_numbers.py): chapter two's elements, by label."""
+    elements = {f"id-{label}": {"kind": kind, "number": number, "label": label}
+                for label, (kind, number) in numbered.items()}
+    numbers = {"chapters": {"chapters/one": "1", "chapters/two": "2"},
+               "numbered": {"chapters/two": elements} if elements else {}}
+    (root / notebooks.NUMBERS).parent.mkdir(exist_ok=True)
+    (root / notebooks.NUMBERS).write_text(json.dumps(numbers), encoding="utf-8")
+
+
+def small_book(tmp_path: Path, body: str, numbered: dict[str, tuple[str, str]] | None = None):
+    """A two-chapter book whose second chapter is ``body``; ``numbered`` is what the build numbered in it."""
     (tmp_path / "chapters").mkdir()
     (tmp_path / "_config.yml").write_text(
         "repository:\n  url: https://github.com/someone/course\n  branch: trunk\nbibtex_bibfiles: [refs.bib]\n")
@@ -319,6 +331,7 @@ def small_book(tmp_path: Path, body: str):
     (tmp_path / "chapters" / "index.md").write_text("# The course\n")
     (tmp_path / "chapters" / "one.md").write_text(HEADER + "(chapter-one)=\n# One\n\n" + SETUP + "\nText.\n")
     (tmp_path / "chapters" / "two.md").write_text(HEADER + "# Two\n\n" + SETUP + "\n" + body)
+    write_numbers(tmp_path, numbered or {})
     book = notebooks.load_book(tmp_path)
     return book, jupytext.read(tmp_path / "chapters" / "two.md")
 
@@ -370,21 +383,22 @@ secret_answer = 42
 ````{solution-end}
 ````
 """
-    book, notebook = small_book(tmp_path, body)
+    # Numbers unlike the ones counting would give: the converter prints the build's.
+    book, notebook = small_book(tmp_path, body, {"eq-a": ("equation", "2.7"), "ex-first": ("exercise", "2.3")})
     colab = notebooks.edition(book, "chapters/two", notebook, student=False)
     text = markdown_of(colab)
     assert text.startswith("# 2. Two")
     assert "[Knuth, 1968]" in text and "Knuth [1968]" in text and "## References" in text
     assert "(https://colab.research.google.com/github/someone/course/blob/trunk/chapters/one.ipynb)" in text
-    assert "$$\n\\begin{equation*}\na = b\n\\tag{2.1}\n\\end{equation*}\n$$" in text
-    assert "By (2.1) and Exercise 2.1." in text
+    assert "$$\n\\begin{equation*}\na = b\n\\tag{2.7}\n\\end{equation*}\n$$" in text
+    assert "By (2.7) and Exercise 2.3." in text
     assert "> **Careful**" in text and "> Body *text*." in text
-    assert "### Exercise 2.1" in text and "#### Solution to Exercise 2.1" in text
+    assert "### Exercise 2.3" in text and "#### Solution to Exercise 2.3" in text
     assert "secret_answer = 42" in "\n".join(cell.source for cell in colab.cells)
     student = notebooks.edition(book, "chapters/two", notebook, student=True)
     everything = "\n".join(cell.source for cell in student.cells)
     assert "Secret words" not in everything and "secret_answer" not in everything
-    assert 'raise NotImplementedError("Exercise 2.1 is not answered yet' in everything
+    assert 'raise NotImplementedError("Exercise 2.3 is not answered yet' in everything
     assert "student/chapters/one.ipynb" in everything  # links stay within the student edition
 
 
@@ -403,6 +417,37 @@ def test_converter_rejects_what_it_cannot_convert(tmp_path: Path, snippet: str, 
     assert "chapters/two" in str(error.value)
 
 
+FIGURE = "```{figure} ../refs.bib\n:name: fig-a\n\nA caption.\n```\n"
+
+
+@pytest.mark.parametrize("numbered, message", [
+    ({}, "the figure 'fig-a' has no number in _build/numbers.json"),  # a figure added since the build
+    ({"fig-a": ("exercise", "2.1")}, "the figure 'fig-a' has no number"),  # a label that changed kind
+    ({"fig-a": ("figure", "2.1"), "fig-gone": ("figure", "2.2")}, "numbers ['fig-gone'], which the chapter no longer"),
+    (None, "_build/numbers.json is missing"),
+])
+def test_converter_refuses_numbers_older_than_the_chapter(tmp_path: Path, numbered, message: str):
+    if numbered is None:
+        small_book(tmp_path, FIGURE, {"fig-a": ("figure", "2.1")})
+        (tmp_path / notebooks.NUMBERS).unlink()
+        with pytest.raises(notebooks.ConversionError, match=re.escape(message)):
+            notebooks.load_book(tmp_path)
+        return
+    with pytest.raises(notebooks.ConversionError, match=re.escape(message)) as error:
+        small_book(tmp_path, FIGURE, numbered)
+    assert "chapters/two" in str(error.value) and "make notebooks" in str(error.value)
+
+
+def test_converter_refuses_a_numbered_element_without_a_label(tmp_path: Path):
+    book = small_book(tmp_path, "Text.\n")[0]
+    path = book.root / notebooks.NUMBERS
+    numbers = json.loads(path.read_text(encoding="utf-8"))
+    numbers["numbered"]["chapters/two"] = {"figure-0": {"kind": "figure", "number": "2.1"}}
+    path.write_text(json.dumps(numbers), encoding="utf-8")
+    with pytest.raises(notebooks.ConversionError, match=r"chapters/two.md: the book numbers figure 2.1, which has no"):
+        notebooks.load_book(book.root)
+
+
 @pytest.mark.parametrize("body, message", [
     # A solution code cell without the tag would reach the student edition.
     ("+++ {\"tags\": [\"solution\"]}\n\n````{solution-start} ex-a\n````\n\n```{code-cell} ipython3\nleak = 1\n```\n\n"
@@ -413,7 +458,7 @@ def test_converter_rejects_what_it_cannot_convert(tmp_path: Path, snippet: str, 
 ])
 def test_converter_rejects_badly_marked_solutions(tmp_path: Path, body: str, message: str):
     exercise = "+++\n\n````{exercise}\n:label: ex-a\n\nQ.\n````\n\n"
-    book, notebook = small_book(tmp_path, exercise + body)
+    book, notebook = small_book(tmp_path, exercise + body, {"ex-a": ("exercise", "2.1")})
     with pytest.raises(notebooks.ConversionError, match=message):
         notebooks.edition(book, "chapters/two", notebook, student=True)
 

@@ -1,12 +1,17 @@
 """``jupyter-book build`` with Sphinx's parallel reading, so that chapters execute on every core.
 
-    python tools/build_book.py [--jobs N] BOOK [jupyter-book build options]
+    python tools/build_book.py [--jobs N] [--editions] BOOK [jupyter-book build options]
 
 Jupyter Book 1's command line has no ``-j``, although the function it calls,
 ``jupyter_book.sphinx.build_sphinx``, takes ``jobs`` and hands it to Sphinx. This runs
 the same command with ``jobs`` set (default: the machine's cores). myst-nb executes a
 notebook while Sphinx reads it, so Sphinx's reader processes execute chapters side by
 side; every extension the book uses declares itself safe for that.
+
+With ``--editions`` it then writes the Colab and student notebooks (``tools/notebooks.py``),
+which print the numbers this build gave (``_build/numbers.json``). A page's Colab button
+opens the chapter's ``.ipynb`` only when that file exists while the page is written, so
+when a chapter's notebook was new, the book is built again (pages only; nothing executes).
 """
 
 from __future__ import annotations
@@ -20,15 +25,46 @@ from pathlib import Path
 import jupyter_book.sphinx
 from jupyter_book.cli.main import main as cli
 
+import notebooks  # tools/notebooks.py
+
 
 def run(argv: list[str]) -> int:
     jobs = os.cpu_count() or 1
     if argv[:1] == ["--jobs"]:
         jobs, argv = int(argv[1]), argv[2:]
+    if argv[:1] == ["--editions"]:
+        return with_editions(jobs, argv[1:])
+    return build(jobs, argv)
+
+
+def with_editions(jobs: int, argv: list[str]) -> int:
+    """Build, write the editions from the numbers the build gave, and build again when one was new."""
+    status = build(jobs, argv)
+    book = book_folder(argv)
+    if not (book / notebooks.NUMBERS).is_file():  # the build stopped before it numbered anything
+        return status
+    before = {path for path in notebooks.expected_paths(book) if path.is_file()}
+    written = notebooks.main(["--root", str(book)])
+    if written:
+        return written
+    new = [path for path in notebooks.expected_paths(book) if path not in before]
+    if new:
+        print(f"New notebooks {', '.join(str(path.relative_to(book)) for path in new)}: "
+              "building again, so that their pages' Colab buttons open them")
+        status = build(jobs, argv)
+    return status
+
+
+def book_folder(argv: list[str]) -> Path:
+    return Path(next((arg for arg in argv if not arg.startswith("-")), "."))
+
+
+def build(jobs: int, argv: list[str]) -> int:
     # The CLI imports build_sphinx when it runs, so it picks up this one.
     jupyter_book.sphinx.build_sphinx = functools.partial(jupyter_book.sphinx.build_sphinx, jobs=jobs)
-    book = Path(next((arg for arg in argv if not arg.startswith("-")), "."))
+    book = book_folder(argv)
     shutil.rmtree(book / "_build" / "html" / "reports", ignore_errors=True)
+    (book / notebooks.NUMBERS).unlink(missing_ok=True)  # never numbers from an older build
     status = 1  # also when the build raises
     try:
         cli(["build", *argv], standalone_mode=False)

@@ -21,9 +21,16 @@ The set-up cell (the first code cell of every chapter, tagged ``setup``) is writ
 from. This tool also writes each chapter ``.md`` back in the exact form jupytext writes
 (what JupyterLab writes on save), so opening and saving a chapter changes nothing.
 
+Figure, equation, exercise and chapter numbers are the ones Sphinx gave the book, read
+from ``_build/numbers.json``, which every book build writes (``_ext/edition_numbers.py``).
+So the editions are written after a book build: ``make notebooks`` and ``make book`` build
+the book, then run this (``tools/build_book.py --editions``). A chapter whose labels
+differ from that file's is an error that asks for the build, never an edition with old
+numbers.
+
     python tools/notebooks.py            # write the editions and normalise the chapters
     python tools/notebooks.py --check    # write nothing; list what is out of date (exit 1)
-    make notebooks                       # the first line, after set-up
+    make notebooks                       # build the book, then the first line
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -57,6 +65,9 @@ from pybtex.style.formatting import BaseStyle
 
 ROOT = Path(__file__).resolve().parents[1]
 STUDENT_FOLDER = "student"
+#: The numbers Sphinx gave the book's figures, equations, exercises and chapters, written by
+#: every book build (_ext/edition_numbers.py); the editions print the same ones.
+NUMBERS = Path("_build") / "numbers.json"
 COLAB = "https://colab.research.google.com/github"
 #: The kernel JupyterLab records when it saves a chapter (ipykernel's python3 kernel).
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -192,11 +203,12 @@ class Book:
     branch: str
     repository_url: str
     chapters: list[str]  # numbered chapters, in order ("chapters/mlp")
+    chapter_numbers: dict[str, str] = field(default_factory=dict)  # "chapters/mlp": "6", from the book build
     targets: dict[str, Target] = field(default_factory=dict)
     bibliography: object = None
 
-    def chapter_number(self, chapter: str) -> int:
-        return self.chapters.index(chapter) + 1
+    def chapter_number(self, chapter: str) -> str:
+        return self.chapter_numbers[chapter]
 
     def colab_url(self, chapter: str, student: bool) -> str:
         return f"{COLAB}/{self.repo}/blob/{self.branch}/{edition_path(chapter, student)}"
@@ -235,13 +247,17 @@ def load_book(root: Path = ROOT) -> Book:
     branch = config["repository"].get("branch")
     if not branch:
         raise ConversionError("_config.yml must set repository.branch (Colab links name the branch)")
-    book = Book(root=root, repo=repo, branch=branch, repository_url=url, chapters=numbered_chapters(toc))
+    numbers = read_numbers(root)
+    book = Book(root=root, repo=repo, branch=branch, repository_url=url, chapters=numbered_chapters(toc),
+                chapter_numbers=numbers["chapters"])
+    unnumbered = [chapter for chapter in book.chapters if chapter not in book.chapter_numbers]
+    if unnumbered:
+        raise ConversionError(f"{NUMBERS} gives no number to {', '.join(unnumbered)}: the book build is older "
+                              "than _toc.yml. Run `make notebooks`, which builds the book first")
     bibfiles = config.get("bibtex_bibfiles", [])
     book.bibliography = parse_file(str(root / bibfiles[0])) if bibfiles else None
-    for chapter in book.chapters:
-        number_targets(book, chapter, read_chapter(root, chapter))
-    for page in unnumbered_pages(toc):  # the first page and the back matter: titles and labels only
-        number_targets(book, page, jupytext.read(root / f"{page}.md"))
+    for page in book.chapters + unnumbered_pages(toc):  # unnumbered: the first page and the back matter
+        number_targets(book, page, read_chapter(root, page), numbers["numbered"].get(page, {}))
     return book
 
 
@@ -257,24 +273,45 @@ def read_chapter(root: Path, chapter: str):
     return jupytext.read(root / f"{chapter}.md")
 
 
-def number_targets(book: Book, chapter: str, notebook) -> None:
-    """Record the chapter's labels with the numbers the book gives them (Fig. 6.1, (6.2), Exercise 6.3)."""
-    prefix = book.chapter_number(chapter) if chapter in book.chapters else None
-    counts = {"figure": 0, "equation": 0, "exercise": 0}
+def read_numbers(root: Path) -> dict:
+    """What Sphinx numbered in the last book build (``_ext/edition_numbers.py`` writes it)."""
+    path = root / NUMBERS
+    if not path.is_file():
+        raise ConversionError(f"{NUMBERS} is missing: the editions take their numbers from the book build. "
+                              "Run `make notebooks`, which builds the book first")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def number_targets(book: Book, chapter: str, notebook, numbered: dict) -> None:
+    """Record the chapter's labels: numbers as the book build gave them, titles from the source.
+
+    ``numbered`` is the build's numbered elements of this chapter, by HTML id. Every one of
+    them must carry a label the chapter defines, and every numbered label the chapter
+    defines must be among them: otherwise the build is older than the chapter.
+    """
+    by_label = {element["label"]: element for element in numbered.values() if "label" in element}
+    unlabelled = [f"{element['kind']} {element['number']}" for element in numbered.values() if "label" not in element]
+    if unlabelled:
+        raise ConversionError(f"{chapter}.md: the book numbers {', '.join(unlabelled)}, which has no label; "
+                              "give it one (:name: or :label:) so that the editions can print its number")
+    found = set()
 
     def add(label: str, kind: str, **values) -> None:
         if label in book.targets:
             raise ConversionError(f"{chapter}: label {label!r} is defined twice")
         book.targets[label] = Target(kind=kind, chapter=chapter, **values)
 
-    def numbered(label: str | None, kind: str) -> None:
-        if prefix is None:
-            raise ConversionError(f"{chapter}.md: numbered {kind}s belong in numbered chapters")
-        counts[kind] += 1
-        if label:
-            add(label, kind, number=f"{prefix}.{counts[kind]}")
+    def numbered_label(label: str | None, kind: str) -> None:
+        element = by_label.get(label)
+        if element is None or element["kind"] != kind:
+            what = f"the {kind} {label!r}" if label else f"a {kind} without a label"
+            raise ConversionError(f"{chapter}.md: {what} has no number in {NUMBERS}, so the book build is "
+                                  "older than the chapter (or the book does not number it). Run `make notebooks`, "
+                                  "which builds the book first")
+        found.add(label)
+        add(label, kind, number=element["number"])
 
-    def number_markdown(source: str) -> None:
+    def label_markdown(source: str) -> None:
         label = None  # a (label)= line names the heading right after it
         for block in blocks(source):
             token = block[0]
@@ -282,21 +319,24 @@ def number_targets(book: Book, chapter: str, notebook) -> None:
                 add(label, "chapter" if token.tag == "h1" else "section", title=block[1].content)
             label = token.content if token.type == "myst_target" else None
             if token.type == "math_block_label":
-                numbered(token.info, "equation")
+                numbered_label(token.info, "equation")
             elif is_directive(token):
                 directive = read_directive(token)
                 if directive.name == "exercise" and "nonumber" not in directive.options:
-                    numbered(directive.options.get("label"), "exercise")
+                    numbered_label(directive.options.get("label"), "exercise")
                 elif directive.name == "figure" and directive.options.get("name"):
-                    numbered(directive.options["name"], "figure")
-                number_markdown(directive.body)
+                    numbered_label(directive.options["name"], "figure")
+                label_markdown(directive.body)
 
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
-            number_markdown(cell.source)
+            label_markdown(cell.source)
         elif figure := cell.metadata.get("mystnb", {}).get("figure"):
             if figure.get("name"):
-                numbered(figure["name"], "figure")
+                numbered_label(figure["name"], "figure")
+    if set(by_label) - found:
+        raise ConversionError(f"{chapter}.md: the book build numbers {sorted(set(by_label) - found)}, which the "
+                              "chapter no longer defines. Run `make notebooks`, which builds the book first")
     first = next((cell for cell in notebook.cells if "numbering" not in cell.metadata.get("tags", [])), None)
     headings = blocks(first.source) if first and first.cell_type == "markdown" else []
     title = next((block[1].content for block in headings if block[0].tag == "h1"), None)
@@ -800,12 +840,19 @@ def expected_files(book: Book) -> dict[Path, str]:
     return files
 
 
+def expected_paths(root: Path = ROOT) -> list[Path]:
+    """The two notebook files of every numbered chapter (what `make notebooks` writes besides the chapters)."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    return [root / edition_path(chapter, student) for chapter in numbered_chapters(toc) for student in (False, True)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is out of date")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the book's folder (default: this repository)")
     args = parser.parse_args(argv)
     try:
-        book = load_book()
+        book = load_book(args.root)
         files = expected_files(book)
     except ConversionError as error:
         print(f"make notebooks: {error}", file=sys.stderr)
