@@ -88,6 +88,9 @@ class NotebookLinks(SphinxDirective):
             xref += nodes.inline("", chapter)
             row += nodes.entry("", nodes.paragraph("", "", xref))
             for path in (notebooks.edition_path(chapter, student) for student in (False, True)):
+                # Sphinx reads this page again when the file changes or goes, so an
+                # incremental build also warns about a notebook that was deleted.
+                self.env.note_dependency(str(root / path))
                 if not (root / path).is_file():
                     logger.warning(f"notebook-links: {path} does not exist; run `make notebooks`",
                                    location=(self.env.docname, self.lineno))
