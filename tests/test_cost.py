@@ -236,11 +236,11 @@ def test_saved_views_are_counted_as_the_array_they_view():
 @pytest.mark.parametrize("leaf_first", [True, False])
 def test_an_array_kept_both_as_a_leaf_and_through_a_view_counts_as_a_leaf(leaf_first):
     a = leaf((6, 4), requires_grad=True)
-    through_view = (a.reshape(4, 6) * 2.0).sum()  # the multiply keeps a view of a's array
-    direct = (a * 3.0).sum()  # this one keeps a itself
+    b, c = leaf((4, 6), requires_grad=True), leaf((6, 4), requires_grad=True)
+    through_view = (a.reshape(4, 6) * b).sum()  # dB reads a view of a's array, which is kept
+    direct = (a * c).sum()  # dC reads a itself
     loss = direct + through_view if leaf_first else through_view + direct
-    constants = 2 * 8  # the 0-d float64 leaves 2.0 and 3.0, kept by the multiplies
-    assert saved_bytes_by_kind(loss) == {"activations": 0, "leaves": a.data.nbytes + constants}
+    assert saved_bytes_by_kind(loss) == {"activations": 0, "leaves": a.data.nbytes + b.data.nbytes + c.data.nbytes}
 
 
 def test_a_weight_kept_only_through_its_transpose_counts_as_a_leaf():
@@ -248,7 +248,7 @@ def test_a_weight_kept_only_through_its_transpose_counts_as_a_leaf():
     # parent) whose data is a view of W's memory. That memory is the weight's, not an
     # activation, even though no node keeps W itself.
     w = leaf((3, 5), requires_grad=True)
-    x = leaf((4, 5))
+    x = leaf((4, 5), requires_grad=True)  # so that dx, which reads W.T, is computed
     loss = (x @ w.T).sum()
     assert saved_bytes_by_kind(loss) == {"activations": 0, "leaves": w.data.nbytes + x.data.nbytes}
 
@@ -258,10 +258,11 @@ def test_saved_bytes_of_an_mlp_are_its_hidden_activations_and_weights():
     weights, biases = make_mlp(sizes, dtype=np.float32)
     x = leaf((batch, sizes[0]), dtype=np.float32)
     loss = mlp_forward(x, weights, biases).sum()
-    # every matmul saves its input and its weight; relu saves its output, which is the
-    # next matmul's input; + and sum save nothing
+    # every matmul keeps its input (for dW) and its weight (for the gradient of the input),
+    # except the first: its input x needs no gradient, so its weight is not kept. relu
+    # keeps its output, which is the next matmul's input; + and sum keep nothing.
     hidden = sum(batch * n for n in sizes[1:-1]) * 4
-    leaves = (x.size + sum(w.size for w in weights)) * 4
+    leaves = (x.size + sum(w.size for w in weights[1:])) * 4
     assert saved_bytes_by_kind(loss) == {"activations": hidden, "leaves": leaves}
 
 

@@ -22,6 +22,7 @@ from chainrule import topological_order
 from chainrule.gradcheck import assert_gradients_close
 from chainrule.functional import log_softmax
 from chainrule.checkpointing import checkpoint
+from chainrule.cost import saved_bytes_by_kind
 from chainrule.tensor import (
     Node,
     recorded_graph,
@@ -496,10 +497,11 @@ def test_saved_tensors_follow_the_rule_table_and_are_freed_after_backward():
     total = squashed + x
     loss = total.sum()
     p, q, t, l = product.grad_fn, squashed.grad_fn, total.grad_fn, loss.grad_fn
-    assert p.saved == (x, w) and RULES["*"].saves == "inputs"
+    assert p.saved == (x, w, None) and RULES["*"].reads == ("B", "A")
     # tanh's rule reads its own output: the node saves the output's array, never the output Tensor
-    (kept,) = q.saved
-    assert RULES["tanh"].saves == "output" and kept is not squashed and kept.data is squashed.data
+    no_input, kept = q.saved
+    assert RULES["tanh"].reads == ("C",) and no_input is None
+    assert kept is not squashed and kept.data is squashed.data
     assert kept.grad_fn is None and q.output() is squashed
     assert t.saved == () and l.saved == ()
     assert (p.op, p.next_functions, q.next_functions, t.next_functions) == ("*", (x, w), (p,), (q, x))
@@ -548,7 +550,7 @@ def test_an_array_no_rule_saved_is_freed_at_once_and_backward_frees_the_rest():
     W2 = Tensor(rng.normal(size=(5, 3)), requires_grad=True)
     gc.disable()
     try:
-        z = X @ W1  # matmul saves X and W1, not its output
+        z = X @ W1  # matmul keeps X (dW1 reads it), not W1 (X needs no gradient) nor its output
         h = z.relu()  # relu saves its output's array, not z
         o = h @ W2  # saves h and W2
         loss = (o * o).mean()  # saves o (twice, one array)
@@ -561,6 +563,72 @@ def test_an_array_no_rule_saved_is_freed_at_once_and_backward_frees_the_rest():
         assert W1.grad.shape == (4, 5) and W2.grad.shape == (5, 3) and loss.item() > 0
     finally:
         gc.enable()
+
+
+# Z = X @ W is an activation (X data, W a parameter). Each expression below is the next op;
+# only dZ is computed after it. Where dZ does not read Z, Z must be freed with its Tensor.
+FREES_Z = {
+    "Z * 0.5": lambda Z, C: Z * 0.5,
+    "0.5 * Z": lambda Z, C: 0.5 * Z,
+    "Z / 4.0": lambda Z, C: Z / 4.0,
+    "Z * C": lambda Z, C: Z * C,  # C a constant Tensor
+    "Z + 1.0": lambda Z, C: Z + 1.0,
+    "Z.sum()": lambda Z, C: Z.sum(),
+    "Z.mean()": lambda Z, C: Z.mean(),
+    "Z.tanh()": lambda Z, C: Z.tanh(),  # dZ reads tanh's output, not Z
+    "Z.exp()": lambda Z, C: Z.exp(),
+}
+KEEPS_Z = {"Z ** 2": lambda Z, C: Z**2, "Z * Z": lambda Z, C: Z * Z}
+
+
+@pytest.mark.parametrize("expression", list(FREES_Z) + list(KEEPS_Z))
+def test_an_activation_is_kept_only_when_a_gradient_reads_it(expression):
+    import tracemalloc
+    import weakref
+
+    fn = FREES_Z.get(expression) or KEEPS_Z[expression]
+    rng = np.random.default_rng(5)
+    x, w, c = rng.normal(size=(300, 20)), rng.normal(size=(20, 400)), rng.normal(size=(300, 400))
+    X, W, C = Tensor(x), Tensor(w, requires_grad=True), Tensor(c)
+    gc.disable()
+    tracemalloc.start()
+    try:
+        Z = X @ W
+        z_array = weakref.ref(Z.data)
+        loss = fn(Z, C).sum()
+        del Z
+        alive = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    assert (z_array() is None) == (expression in FREES_Z), "Z kept although no gradient reads it"
+    # what cost counts as kept activations is what is alive: Z, tanh's or exp's output, or nothing
+    activations = saved_bytes_by_kind(loss)["activations"]
+    assert abs(alive - activations) < 16 * 1024, (alive, activations)
+    loss.backward()
+    tw = torch.tensor(w, requires_grad=True)
+    fn(torch.tensor(x) @ tw, torch.tensor(c)).sum().backward()
+    np.testing.assert_allclose(W.grad, tw.grad.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("op", [op for op, case in OPS.items() if len(case.shapes) == 2])
+@pytest.mark.parametrize("needed", [0, 1])
+def test_a_rule_reads_only_what_its_node_kept(op, needed):
+    """With one input needing a gradient, the node keeps only what that gradient reads (the
+    other slots are None, which a rule reading them would fail on), and it matches torch."""
+    case, arrays = case_arrays(op)
+    leaves = [Tensor(a.copy(), requires_grad=i == needed) for i, a in enumerate(arrays)]
+    references = [torch.tensor(a, requires_grad=i == needed) for i, a in enumerate(arrays)]
+    out, expected = case.chain(*leaves), case.torch(*references)
+    node = out.grad_fn if out.grad_fn.op == op else out.grad_fn.next_functions[0]
+    assert node.op == op
+    kept = RULES[op].kept(node.needs_input_grad)
+    assert tuple(slot is not None for slot in node.saved or (None,) * len(kept)) == kept
+    upstream = normal(np.random.default_rng(2), out.shape)
+    out.backward(gradient=upstream)
+    expected.backward(torch.tensor(upstream))
+    np.testing.assert_allclose(leaves[needed].grad, references[needed].grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert leaves[1 - needed].grad is None
 
 
 def test_after_backward_only_leaves_their_grads_and_the_loss_hold_memory():
@@ -595,7 +663,8 @@ def test_after_backward_only_leaves_their_grads_and_the_loss_hold_memory():
 
 def test_every_op_in_the_table_has_a_documented_rule():
     for op, rule in RULES.items():
-        assert rule.saves in ("inputs", "output", "nothing"), op
+        assert rule.reads == ("*",) or all(set(reads) <= set("ABC"[:len(rule.reads)] + "C")
+                                             for reads in rule.reads), op
         assert rule.vjp.__doc__ and "dA =" in rule.vjp.__doc__, op
 
 

@@ -54,18 +54,17 @@ def edges(entry):
 def _saved_tensors(node, recording):
     """The Tensors the rule of ``node`` reads.
 
-    A rule that saves its output keeps a plain Tensor around the output's array, not
+    A node that keeps its output keeps a plain Tensor around the output's array, not
     the output Tensor itself (that would be a reference cycle).  When the backward
     pass records (``create_graph``), the rule's result must depend on the output
     through this node, so a Tensor joined to the node is made for the pass, as
     PyTorch does when it unpacks a saved output.
     """
     saved = node.saved
-    if recording and node.rule.saves == "output":
-        (plain,) = saved
-        output = plain.detach()
+    if recording and saved and saved[-1] is not None:
+        output = saved[-1].detach()
         output.grad_fn, output.requires_grad = node, True
-        return (output,)
+        return (*saved[:-1], output)
     return saved
 
 
@@ -87,7 +86,7 @@ def _check_finite(g, node, saved, i):
     flat = data.ravel()
     if np.isfinite(np.dot(flat, flat)) or np.isfinite(data).all():
         return
-    if not all(np.isfinite(t.data).all() for t in saved):
+    if not all(np.isfinite(t.data).all() for t in saved if t is not None):
         hint = "the forward pass of this op already had nan/inf values (an overflow upstream?)"
     else:
         hint = _NONFINITE_HINTS.get(node.op, "the incoming gradient times the local derivative overflowed")

@@ -80,7 +80,7 @@ def checkpoint_vjp(g, node, saved):
             f"checkpoint: running fn again in backward gave {got}, but the forward pass gave shape "
             f"{node.shape}, dtype {node.dtype}; fn must compute the same thing every time it runs"
         )
-    sources = (*leaves, *saved[n_inputs:])
+    sources = (*leaves, *saved[n_inputs:-1])  # the parameters fn read (the output's slot is last)
     if not out.requires_grad:  # f's result does not depend on anything that needs grad
         return (None,) * len(sources)
     wanted = {id(t) for t in sources if t.requires_grad}
@@ -88,7 +88,7 @@ def checkpoint_vjp(g, node, saved):
     return tuple(found.get(id(t)) for t in sources)
 
 
-RULES["checkpoint"] = Rule(_checkpoint_forward, checkpoint_vjp, saves="inputs", checks_finite=False)
+RULES["checkpoint"] = Rule(_checkpoint_forward, checkpoint_vjp, reads=("*",), checks_finite=False)
 
 
 def checkpoint(fn, *inputs):

@@ -218,11 +218,16 @@ def _saved_arrays(root):
     for node in entries:
         if not isinstance(node, Node) or not node.saved:  # a leaf, or nothing (left) to keep
             continue
-        for tensor in node.saved:
-            owner = _owner(tensor.data)
+        *inputs, output = node.saved
+        for tensor in inputs:
+            if tensor is not None:
+                owner = _owner(tensor.data)
+                owners[id(owner)] = owner
+                if tensor.grad_fn is None:  # an input that is a leaf
+                    leaf_memory.add(id(owner))
+        if output is not None:
+            owner = _owner(output.data)
             owners[id(owner)] = owner
-            if tensor.grad_fn is None and node.rule.saves == "inputs":  # an input that is a leaf
-                leaf_memory.add(id(owner))
     activations = [owner for key, owner in owners.items() if key not in leaf_memory]
     leaves = [owner for key, owner in owners.items() if key in leaf_memory]
     return activations, leaves

@@ -326,12 +326,12 @@ def _tensor_boxes(root):
     root_box = box_of(root)
     while pending:  # a worklist, not recursion: graphs may be deep
         node, box = pending.pop()
-        saved_inputs = node.saved if node.rule.saves == "inputs" and node.saved else None
+        saved = node.saved or ()
         for i, edge in enumerate(node.next_functions):
             if edge is not None:
                 box.parents.append(box_of(edge))
-            elif saved_inputs is not None:
-                box.parents.append(leaf_box(saved_inputs[i]))
+            elif i < len(saved) - 1 and saved[i] is not None:  # a constant input the node kept
+                box.parents.append(leaf_box(saved[i]))
             else:
                 box.parents.append(_TensorBox(node.input_labels[i], _ShapeOnly(node.input_shapes[i]), None, "", ()))
     return root_box

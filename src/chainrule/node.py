@@ -132,9 +132,10 @@ class Node:
     ``parents``
         the same without the Nones: the edges the backward pass follows.
     ``saved``
-        what the rule reads: the input Tensors (rules that save inputs), the output's
-        array (rules that save their output), or ``()``.  None once a backward pass has
-        freed it.
+        what the gradients that will be computed read: one slot per input, then one for
+        the output (a plain Tensor around its array), each None when no such gradient
+        reads it (:meth:`~chainrule.rules.Rule.kept`); ``()`` when none reads anything.
+        None once a backward pass has freed it.
     ``input_shapes``, ``input_labels``, ``shape``, ``dtype``
         metadata of the inputs and the output, kept after their arrays are freed.
     ``output``

@@ -10,13 +10,16 @@ a short formula in ``G`` and the forward values, for example
 
 Each operation is therefore two small functions -- a *forward* function on numpy
 arrays and a *VJP rule* -- and all of them are listed in one table, :data:`RULES`,
-together with what the rule needs kept from the forward pass (its inputs, its output or
-nothing) and whether its results are checked for nan/inf.
+together with what each input's gradient reads from the forward pass (``reads``) and
+whether the results are checked for nan/inf.
 
 A rule is called as ``rule(g, node, saved)``: ``g`` is G as a Tensor, ``node`` the
 :class:`~chainrule.node.Node` of the op (its ``args``, ``input_shapes`` and
-``needs_input_grad``) and ``saved`` the Tensors it saved.  It returns one gradient per
-input, None for an input that needs none.  A result may still have the broadcast shape:
+``needs_input_grad``) and ``saved`` what the node kept: one slot per input, then one
+for the output, each a Tensor or None.  A slot is filled only when a gradient that will
+be computed reads it (see :class:`Rule`), so a rule reads a slot only for the inputs in
+``needs_input_grad``.  It returns one gradient per input, None for an input that needs
+none.  A result may still have the broadcast shape:
 the backward pass sums it down with ``unbroadcast``, in one place, for every rule.
 
 The rules are written with Tensor operations, so this module needs no Tensor class.
@@ -109,7 +112,7 @@ def sub_vjp(g, node, saved):
 
 def mul_vjp(g, node, saved):
     """C = A * B (elementwise).   dA = G * B,   dB = G * A."""
-    a, b = saved
+    a, b, _ = saved
     need_a, need_b = node.needs_input_grad
     return (g * b if need_a else None), (g * a if need_b else None)
 
@@ -119,7 +122,7 @@ def div_vjp(g, node, saved):
 
     The last form never squares B, which underflows to 0 in float32 for |B| < 1e-19.
     """
-    a, b = saved
+    a, b, _ = saved
     need_a, need_b = node.needs_input_grad
     return (g / b if need_a else None), (-(g * (a / b)) / b if need_b else None)
 
@@ -131,23 +134,23 @@ def matmul_vjp(g, node, saved):
     as a column (k, 1), and the inserted axis is dropped from C.  So we put that axis
     back into G, use the 2-D formulas, and drop it from the gradient again.  Batch
     axes (all but the last two) broadcast like elementwise ops; unbroadcast sums them.
+    dA reads only B and dB only A, so the node keeps A only when B needs a gradient.
     """
-    a, b = saved
+    a, b, _ = saved
     need_a, need_b = node.needs_input_grad
-    a_matrix = a.reshape(1, -1) if a.ndim == 1 else a
-    b_matrix = b.reshape(-1, 1) if b.ndim == 1 else b
-    if b.ndim == 1:
+    a_ndim, b_ndim = (len(shape) for shape in node.input_shapes)
+    if b_ndim == 1:
         g = g.reshape(g.shape + (1,))
-    if a.ndim == 1:
+    if a_ndim == 1:
         g = g.reshape(g.shape[:-1] + (1,) + g.shape[-1:])
     da = db = None
     if need_a:
-        da = g @ _matrix_transpose(b_matrix)
-        if a.ndim == 1:
+        da = g @ _matrix_transpose(b.reshape(-1, 1) if b_ndim == 1 else b)
+        if a_ndim == 1:
             da = da.reshape(da.shape[:-2] + da.shape[-1:])
     if need_b:
-        db = _matrix_transpose(a_matrix) @ g
-        if b.ndim == 1:
+        db = _matrix_transpose(a.reshape(1, -1) if a_ndim == 1 else a) @ g
+        if b_ndim == 1:
             db = db.reshape(db.shape[:-1])
     return da, db
 
@@ -160,7 +163,7 @@ def _matrix_transpose(t):
 
 def pow_vjp(g, node, saved):
     """C = A ** k for a constant k.   dA = G * k * A^(k-1)   (0 when k = 0)."""
-    (a,), (k,) = saved, node.args
+    (a, _), (k,) = saved, node.args
     if k == 0:
         return (g * 0.0,)
     return (g * (k * a ** (k - 1)),)
@@ -225,31 +228,31 @@ def relu_vjp(g, node, saved):
     """C = max(A, 0).   dA = G where A > 0, else 0 (we take 0 at the kink A = 0).
     A > 0 exactly where C > 0, so the rule keeps C rather than A.  As C >= 0, the mask
     (1 where C > 0, else 0) is sign(C), computed in C's dtype in one pass."""
-    (c,) = saved
+    c = saved[-1]
     return (g * np.sign(c.data),)
 
 
 def tanh_vjp(g, node, saved):
     """C = tanh(A).   dA = G * (1 - C²)."""
-    (c,) = saved
+    c = saved[-1]
     return (g * (1 - c * c),)
 
 
 def sigmoid_vjp(g, node, saved):
     """C = 1 / (1 + exp(-A)).   dA = G * C * (1 - C)."""
-    (c,) = saved
+    c = saved[-1]
     return (g * (c * (1 - c)),)
 
 
 def exp_vjp(g, node, saved):
     """C = exp(A).   dA = G * C."""
-    (c,) = saved
+    c = saved[-1]
     return (g * c,)
 
 
 def log_vjp(g, node, saved):
     """C = log(A) (natural).   dA = G / A."""
-    (a,) = saved
+    a, _ = saved
     return (g / a,)
 
 
@@ -257,16 +260,19 @@ def log_softmax_vjp(g, node, saved):
     """C = log_softmax(A) = A - log Σ exp(A), the sum along one axis.
     dA = G - softmax(A) * ΣG, where softmax(A) = exp(C) and ΣG sums G along that axis
     (each A_j moves every C_i through the log-sum, with derivative softmax(A)_j)."""
-    (c,), (axis,) = saved, node.args
+    c, (axis,) = saved[-1], node.args
     return (g - c.exp() * g.sum(axis=axis, keepdims=True),)
 
 
 class Rule(NamedTuple):
     """One row of :data:`RULES`: how to compute an op and how to push gradients through it.
 
-    ``saves`` is what the VJP rule reads values from: ``"inputs"`` (the input Tensors),
-    ``"output"`` (the output's array: tanh's rule needs C, not A) or ``"nothing"``.
-    The node keeps exactly that in ``node.saved`` and nothing more.
+    ``reads`` says, per input, what that input's gradient reads from the forward pass:
+    the letters of the inputs (``"A"``, ``"B"``), ``"C"`` for the output (tanh's rule
+    needs C, not A), or ``""`` for nothing.  ``"*"`` alone means every input's gradient
+    reads every input.  The node keeps only what the gradients that will be computed
+    read (those of the inputs that need one), as PyTorch's saved tensors do: for
+    ``Z * 0.5`` only dZ is computed, it reads the 0.5, and Z is not kept.
     ``checks_finite`` says whether the backward pass checks the rule's results for nan/inf.
     Rules whose results are bounded by G (add, sum, reshape, relu, tanh, ...) cannot
     turn a finite G into nan/inf and are not checked; the others (a product, a
@@ -275,30 +281,40 @@ class Rule(NamedTuple):
 
     forward: Callable
     vjp: Callable
-    saves: str
+    reads: tuple
     checks_finite: bool
+
+    def kept(self, needs_input_grad):
+        """Which slots of the node are filled: one bool per input, then one for the output.
+
+        A slot is filled when the gradient of an input that needs one reads it."""
+        n = len(needs_input_grad)
+        if self.reads == ("*",):
+            return (any(needs_input_grad),) * n + (False,)
+        read = "".join(letters for letters, needed in zip(self.reads, needs_input_grad) if needed)
+        return tuple(letter in read for letter in "AB"[:n]) + ("C" in read,)
 
 
 RULES = {
-    # op                  forward             VJP rule            saves      checks_finite
-    "+":            Rule(np.add,             add_vjp,            "nothing", False),
-    "-":            Rule(np.subtract,        sub_vjp,            "nothing", False),
-    "*":            Rule(np.multiply,        mul_vjp,            "inputs",  True),
-    "/":            Rule(_div_forward,       div_vjp,            "inputs",  True),
-    "@":            Rule(np.matmul,          matmul_vjp,         "inputs",  True),
-    "**":           Rule(_pow_forward,       pow_vjp,            "inputs",  True),
-    "neg":          Rule(np.negative,        neg_vjp,            "nothing", False),
-    "sum":          Rule(_sum_forward,       sum_vjp,            "nothing", False),
-    "mean":         Rule(_mean_forward,      mean_vjp,           "nothing", False),
-    "reshape":      Rule(np.reshape,         reshape_vjp,        "nothing", False),
-    "transpose":    Rule(np.transpose,       transpose_vjp,      "nothing", False),
-    "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   "nothing", False),
-    "relu":         Rule(_relu_forward,      relu_vjp,           "output",  False),
-    "tanh":         Rule(np.tanh,            tanh_vjp,           "output",  False),
-    "sigmoid":      Rule(_sigmoid_forward,   sigmoid_vjp,        "output",  False),
-    "exp":          Rule(np.exp,             exp_vjp,            "output",  True),
-    "log":          Rule(_log_forward,       log_vjp,            "inputs",  True),
-    "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  "output",  False),
+    # op                  forward             VJP rule            reads: dA, dB   checks_finite
+    "+":            Rule(np.add,             add_vjp,            ("", ""),       False),
+    "-":            Rule(np.subtract,        sub_vjp,            ("", ""),       False),
+    "*":            Rule(np.multiply,        mul_vjp,            ("B", "A"),     True),
+    "/":            Rule(_div_forward,       div_vjp,            ("B", "AB"),    True),
+    "@":            Rule(np.matmul,          matmul_vjp,         ("B", "A"),     True),
+    "**":           Rule(_pow_forward,       pow_vjp,            ("A",),         True),
+    "neg":          Rule(np.negative,        neg_vjp,            ("",),          False),
+    "sum":          Rule(_sum_forward,       sum_vjp,            ("",),          False),
+    "mean":         Rule(_mean_forward,      mean_vjp,           ("",),          False),
+    "reshape":      Rule(np.reshape,         reshape_vjp,        ("",),          False),
+    "transpose":    Rule(np.transpose,       transpose_vjp,      ("",),          False),
+    "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ("",),          False),
+    "relu":         Rule(_relu_forward,      relu_vjp,           ("C",),         False),
+    "tanh":         Rule(np.tanh,            tanh_vjp,           ("C",),         False),
+    "sigmoid":      Rule(_sigmoid_forward,   sigmoid_vjp,        ("C",),         False),
+    "exp":          Rule(np.exp,             exp_vjp,            ("C",),         True),
+    "log":          Rule(_log_forward,       log_vjp,            ("A",),         True),
+    "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  ("C",),         False),
 }  # fmt: skip
 # chainrule.checkpoint adds the row "checkpoint": a whole function run as one op.
 

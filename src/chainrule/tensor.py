@@ -11,8 +11,9 @@ numbers, in four parts, read in this order:
 What is recorded.  A ``Value`` is its own graph node and keeps its parents, so every
 intermediate number lives as long as the result.  A Tensor does not: an op made while
 recording gets a ``grad_fn``, a :class:`~chainrule.node.Node` that keeps the rule, the
-edges to its inputs' nodes and *only the arrays its rule saves*.  An intermediate array
-that no rule saved is freed as soon as the user drops its Tensor, and after
+edges to its inputs' nodes and *only the arrays its gradients read*: for ``Z * 0.5``
+only Z needs a gradient, dZ = 0.5 G reads the 0.5, and Z is not kept.  An intermediate array
+that no node kept is freed as soon as the user drops its Tensor, and after
 ``backward()`` (without ``retain_graph``) the saved arrays are freed too.  Nothing
 refers back to a Tensor from its node, so a dropped graph is freed at once by
 reference counting.  This is how PyTorch keeps memory; :mod:`chainrule.node` says more.
@@ -140,19 +141,21 @@ def apply(op, *inputs, args=()):
 
 
 def record(out, op, rule, inputs, args):
-    """Give ``out`` a node for ``op``: the rule, the edges to ``inputs`` and what the rule saves.
+    """Give ``out`` a node for ``op``: the rule, the edges to ``inputs`` and what its gradients read.
 
-    A rule that reads its output saves a plain Tensor around the output's array, never
+    ``saved`` has a slot per input and one for the output, filled only when a gradient
+    that will be computed reads it (:meth:`Rule.kept`), or is ``()`` when none reads
+    anything.  The output's slot holds a plain Tensor around the output's array, never
     ``out`` itself: ``out`` holds the node, so the node holding ``out`` would be a
     reference cycle, and a dropped graph would wait for Python's cyclic garbage
     collector instead of being freed at once.
     """
-    if rule.saves == "inputs":
-        saved = inputs
-    elif rule.saves == "output":
-        saved = (_plain_tensor(out.data),)
-    else:
-        saved = ()
+    kept = rule.kept(tuple(t.requires_grad for t in inputs))
+    saved = ()
+    if any(kept):
+        *inputs_kept, output_kept = kept
+        saved = (*(t if keep else None for t, keep in zip(inputs, inputs_kept)),
+                 _plain_tensor(out.data) if output_kept else None)
     out.requires_grad = True
     out.grad_fn = Node(op, rule, args, inputs, saved, out)
 
