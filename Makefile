@@ -63,7 +63,7 @@ help:
 
 setup: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES)
 
-# Debian packages: graphviz for `dot` (the graphviz Python package calls it), chromium for
+# Debian packages: graphviz for `dot` (chainrule.dot runs it to draw figures), chromium for
 # the browser tests, python3-venv when python3 cannot create a venv. Installed only when
 # missing; without root, print the command to run and stop.
 system-packages:

@@ -1,20 +1,34 @@
-"""The package's layers: each module imports only modules of its own layer or below, and no import cycles.
+"""The package's one layering: the modules in the order of ``chainrule/__init__.py``'s list.
 
-Read from the source with ``ast``, so a function-level import counts as much as one at the top.
+* Every module is in that list, and each imports only modules above it, read from the
+  source with ``ast``, so a function-level import counts as much as one at the top.
+  The list is the one statement of the order; this test reads it from the docstring.
+* There are no import cycles (graphlib finds them).
+* No module imports torch or jax (they are oracles, for tests and chapters only).
+* ``from chainrule import Value`` and drawing and checking a Value graph work with numpy,
+  graphviz and matplotlib blocked: the scalar chapters run in the web page's Python.
 """
 
 import ast
+import graphlib
+import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "chainrule"
+import chainrule
 
-# Layer 1 is the engine, 2 drawing and gradient checks, 3 nn, cost and course helpers.
-LAYERS = {
-    "graph": 1, "node": 1, "rules": 1, "backward": 1, "tensor": 1, "checkpointing": 1, "value": 1,
-    "draw": 2, "gradcheck": 2,
-    "functional": 3, "nn": 3, "cost": 3, "plots": 3, "feedback": 3,
-}  # fmt: skip
+SRC = Path(chainrule.__file__).parent
 ORACLES = {"torch", "jax", "jaxlib"}
+
+
+def listed_order() -> list[str]:
+    """The modules as ``chainrule/__init__.py``'s docstring lists them, top first."""
+    return re.findall(r"^\* ``(\w+)``", chainrule.__doc__, re.MULTILINE)
+
+
+RANK = {module: rank for rank, module in enumerate(listed_order())}
 
 
 def imports_of(module):
@@ -34,52 +48,74 @@ def imports_of(module):
     return ours, theirs
 
 
-def test_every_module_has_a_layer():
+def test_every_module_is_listed_once():
     modules = {path.stem for path in SRC.glob("*.py")} - {"__init__"}
-    assert modules == set(LAYERS), f"give these a layer: {modules - set(LAYERS)}"
+    assert len(listed_order()) == len(RANK), "a module is listed twice"
+    assert modules == set(RANK), f"list these in __init__.py: {modules - set(RANK)}; gone: {set(RANK) - modules}"
 
 
-def test_modules_import_only_their_layer_or_below_and_never_torch_or_jax():
-    for module, layer in LAYERS.items():
+def test_modules_import_only_modules_above_them_and_never_torch_or_jax():
+    for module, rank in RANK.items():
         ours, theirs = imports_of(module)
-        above = {name for name in ours if LAYERS[name] > layer}
-        assert not above, f"{module} (layer {layer}) imports {above} from a higher layer"
+        below = sorted(name for name in ours if RANK[name] >= rank)
+        assert not below, f"{module} imports {below}, listed at or below it in __init__.py"
         assert not theirs & ORACLES, f"{module} imports {theirs & ORACLES}"
 
 
-def test_there_are_no_import_cycles():
-    graph = {module: imports_of(module)[0] for module in LAYERS}
-    state = {}  # module -> "open" while on the path, "done" after
-
-    for start in graph:
-        stack = [(start, iter(sorted(graph[start])))]
-        if state.get(start) == "done":
-            continue
-        state[start] = "open"
-        while stack:
-            module, pending = stack[-1]
-            for name in pending:
-                assert state.get(name) != "open", f"import cycle through {module} -> {name}"
-                if state.get(name) is None:
-                    state[name] = "open"
-                    stack.append((name, iter(sorted(graph[name]))))
-                    break
-            else:
-                state[module] = "done"
-                stack.pop()
-
-
-def test_the_cycle_check_can_fail(monkeypatch):
-    original = imports_of
-
-    def with_a_cycle(module):
-        ours, theirs = original(module)
-        return (ours | {"tensor"}, theirs) if module == "rules" else (ours, theirs)
-
-    monkeypatch.setattr(__import__(__name__), "imports_of", with_a_cycle)
+def import_cycle(graph):
+    """A cycle of the import graph (a list of modules), or None."""
     try:
-        test_there_are_no_import_cycles()
-    except AssertionError as error:
-        assert "import cycle" in str(error)
-    else:
-        raise AssertionError("a cycle rules -> tensor -> rules went unnoticed")
+        tuple(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as error:
+        return error.args[1]
+    return None
+
+
+def test_there_are_no_import_cycles():
+    assert import_cycle({module: imports_of(module)[0] for module in RANK}) is None
+
+
+def test_the_checks_can_fail():
+    graph = {module: imports_of(module)[0] for module in RANK}
+    graph["rules"] = graph["rules"] | {"tensor"}  # tensor imports rules
+    assert set(import_cycle(graph)) >= {"rules", "tensor"}
+    assert RANK["tensor"] > RANK["rules"]  # the same import also goes down the list
+
+
+BLOCKED = ("numpy", "graphviz", "matplotlib")
+SCALAR_ONLY = """
+import sys
+
+
+class Blocker:  # any import of these fails, as where they are not installed
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {blocked!r}:
+            raise ImportError(f"{{name}} is blocked")
+
+
+sys.meta_path.insert(0, Blocker())
+from chainrule import Value, assert_gradients_close, draw_graph
+
+a, b = Value(2.0, label="a"), Value(-3.0, label="b")
+c = a * b + a.tanh()
+c.label = "c"
+c.backward()
+assert abs(a.grad - (b.data + 1 - a.tanh().data ** 2)) < 1e-12 and b.grad == 2.0
+figure = draw_graph(c)
+assert figure.source.startswith("digraph chainrule {{") and "<svg" in figure.svg()
+assert_gradients_close(lambda x, y: x * y + x.tanh(), [Value(2.0), Value(-3.0)])
+try:
+    from chainrule import Tensor
+except ImportError as error:
+    assert "numpy is blocked" in str(error)
+else:
+    raise AssertionError("Tensor imported with numpy blocked: the blocker does not work")
+print(sorted(name for name in sys.modules if name.split(".")[0] in {blocked!r}))
+"""
+
+
+def test_values_are_computed_drawn_and_checked_without_numpy_graphviz_or_matplotlib():
+    code = textwrap.dedent(SCALAR_ONLY.format(blocked=set(BLOCKED)))
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "[]"

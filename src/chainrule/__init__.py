@@ -1,6 +1,7 @@
 """chainrule: a small autograd engine for learning backpropagation.
 
-Layers, each importing only the ones above it in this list:
+The modules, in order: each imports only modules above it in this list
+(``tests/test_layers.py`` checks it):
 
 * ``graph``  -- topological order by iterative depth-first search
 * ``value``  -- the scalar engine, :class:`Value`
@@ -11,18 +12,22 @@ Layers, each importing only the ones above it in this list:
 * ``checkpointing`` -- :func:`checkpoint`, recomputation instead of saved activations
 * ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty
 * ``cost`` -- flops per op and pass, bytes kept for backward, peak memory
-* ``draw``   -- graphviz figures of graphs, search steps and gradient flow
+* ``svg`` -- SVG for web pages: an accessible ``<svg>`` element
+* ``dot`` -- DOT text written in Python, rendered to SVG by Graphviz's ``dot``
+* ``draw``   -- figures of graphs, search steps and gradient flow
 * ``gradcheck`` -- central-difference gradient checks
 * ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
 * ``plots`` -- line and bar charts as inline SVG (imports matplotlib when used)
 * ``feedback`` -- checks of exercise answers that name the quantity, the entry and the known mistake
 """
 
+import importlib
+
+# The scalar engine, its drawings and its gradient checks need only Python. The rest needs
+# numpy (and the charts matplotlib), so it is imported when first used (PEP 562): then
+# `from chainrule import Value` works where numpy is missing, as in the web page's Python.
 from .graph import depth_first_events, topological_order
 from .value import Value, zero_grad
-from .tensor import Tensor, grad, no_grad, set_grad_enabled, is_grad_enabled
-from .checkpointing import checkpoint
-from . import cost, functional, nn, feedback
 from .draw import (
     DFSStep,
     Figure,
@@ -34,6 +39,33 @@ from .draw import (
     format_dfs_trace,
 )
 from .gradcheck import GradientCheckError, assert_gradients_close, gradcheck
+
+#: Names imported on first use, and the module each comes from.
+_LAZY = {
+    "Tensor": "tensor",
+    "grad": "tensor",
+    "no_grad": "tensor",
+    "set_grad_enabled": "tensor",
+    "is_grad_enabled": "tensor",
+    "checkpoint": "checkpointing",
+}
+_LAZY_MODULES = {"cost", "functional", "nn", "feedback", "plots"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    elif name in _LAZY_MODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module 'chainrule' has no attribute {name!r}")
+    globals()[name] = value  # the next use finds it directly
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | _LAZY_MODULES)
+
 
 __all__ = [
     "gradcheck",

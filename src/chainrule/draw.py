@@ -1,4 +1,4 @@
-"""Figures of computational graphs, drawn with graphviz.
+"""Figures of computational graphs, written as DOT text and drawn by Graphviz.
 
 Three kinds of figure, each returned as a :class:`Figure`:
 
@@ -30,10 +30,10 @@ import math
 from operator import attrgetter
 from pathlib import Path
 
-import graphviz
-
+from .dot import Digraph, GraphvizMissingError
 from .graph import VISIT, depth_first_events, topological_order
 from .node import Node
+from .svg import SVG_HEADER, accessible_svg
 
 __all__ = [
     "Figure",
@@ -48,7 +48,6 @@ __all__ = [
 ]
 
 FONT = "Helvetica"  # SVG viewers fall back to any sans-serif; dot measures Liberation Sans
-SVG_HEADER = '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
 
 # Colours.  Each state also differs in lightness or line style, so that a greyscale
 # print still tells them apart.
@@ -70,29 +69,8 @@ class GraphTooLargeError(ValueError):
 # ---------------------------------------------------------------------------
 
 
-def accessible_svg(rendered, alt):
-    """Turn an SVG document into an ``<svg>`` element for a web page, described by ``alt``.
-
-    Everything before ``<svg`` (XML header, doctype, comments) is dropped.  The tag gets
-    ``role="img"``, an ``aria-label`` and a first ``<title>`` child with the alt text, and
-    a style that scales it down (never up) to the width of the page.
-    """
-    svg = rendered[rendered.index("<svg"):]
-    end_of_tag = svg.index(">") + 1
-    accessibility = (
-        f' role="img" aria-label="{html.escape(alt, quote=True)}"'
-        ' style="max-width:100%;height:auto"'
-    )
-    title = f"\n<title>{html.escape(alt, quote=False)}</title>"
-    return svg[:4] + accessibility + svg[4:end_of_tag] + title + svg[end_of_tag:]
-
-
-class GraphvizMissingError(RuntimeError):
-    """Graphviz's ``dot`` program, which draws every figure, is not installed."""
-
-
 class Figure:
-    """A drawn graph: a :class:`graphviz.Digraph` plus one sentence of alt text.
+    """A drawn graph: a :class:`~chainrule.dot.Digraph` plus one sentence of alt text.
 
     ``fig.dot`` is the Digraph, ``fig.source`` its DOT text, ``fig.alt`` the alt text.
     ``fig.svg()`` is SVG markup ready to put inside a web page; ``fig.save(path)``
@@ -109,7 +87,7 @@ class Figure:
 
     @property
     def dot(self):
-        """The :class:`graphviz.Digraph` (change it to restyle the figure)."""
+        """The :class:`~chainrule.dot.Digraph` (add attributes to restyle the figure)."""
         return self._dot
 
     @property
@@ -129,15 +107,7 @@ class Figure:
         ``aria-label`` and a first ``<title>`` child with the alt text, and a style that
         scales it down (never up) to the width of the page.
         """
-        try:
-            svg = self._dot.pipe(format="svg", encoding="utf-8")
-        except graphviz.ExecutableNotFound:
-            raise GraphvizMissingError(
-                "drawing a figure needs Graphviz's `dot` program, which is not installed (or not on PATH). "
-                "Install it: `sudo apt-get install graphviz` (Debian/Ubuntu; `make setup` does this), "
-                "`brew install graphviz` (macOS) or `conda install graphviz`; on Colab, run the notebook's "
-                "first cell, which installs it. Then run this cell again."
-            ) from None
+        svg = self._dot.pipe()  # GraphvizMissingError when dot is not installed
         return accessible_svg(svg, self._alt)
 
     def _repr_html_(self):
@@ -165,7 +135,7 @@ def _new_digraph(rankdir, title=None):
     """Return an empty Digraph with the house style (white background, sans-serif)."""
     if rankdir not in ("LR", "RL", "TB", "BT"):
         raise ValueError(f"rankdir must be one of 'LR', 'RL', 'TB', 'BT', got {rankdir!r}")
-    dot = graphviz.Digraph(name="chainrule")
+    dot = Digraph("chainrule")
     dot.attr(rankdir=rankdir, bgcolor="white", pad="0.15", nodesep="0.3", ranksep="0.35")
     dot.attr(fontname=FONT, fontsize="14")
     if title:

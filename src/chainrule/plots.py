@@ -10,7 +10,7 @@ its alt text, like the graph figures of :mod:`chainrule.draw`.
 import io
 from pathlib import Path
 
-from .draw import SVG_HEADER, accessible_svg
+from .svg import SVG_HEADER, accessible_svg
 
 __all__ = ["Chart", "line_chart", "bar_chart"]
 
