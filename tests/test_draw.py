@@ -12,16 +12,8 @@ import numpy as np
 import pytest
 
 from chainrule import Value
-from chainrule.draw import (
-    DFSStep,
-    Figure,
-    GraphTooLargeError,
-    dfs_trace,
-    draw_dfs_step,
-    draw_graph,
-    draw_gradient_flow,
-    format_dfs_trace,
-)
+from chainrule.draw import Figure, GraphTooLargeError, draw_dfs_step, draw_graph, draw_gradient_flow
+from chainrule.graph import DFSStep, dfs_trace, format_dfs_trace
 
 # The graph of seed 001 and the lines its recursive search printed for root "f":
 # "v [...]" after each visit, "t [...]" after each finish, in this order.

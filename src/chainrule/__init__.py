@@ -3,12 +3,13 @@
 The modules, in order: each imports only modules above it in this list
 (``tests/test_layers.py`` checks it):
 
-* ``graph``  -- topological order by iterative depth-first search
+* ``graph``  -- topological order by iterative depth-first search, and the search as data
 * ``value``  -- the scalar engine, :class:`Value`
-* ``node`` -- what the array engine records per op (a Tensor's ``grad_fn``), and no_grad
+* ``grad_mode`` -- recording on or off (:class:`no_grad`), and the backward phase
+* ``node`` -- what the array engine records per op (a Tensor's ``grad_fn``)
 * ``rules`` -- the one table of ops: forward functions and VJP rules (numpy only)
 * ``backward`` -- the backward pass over the recorded nodes
-* ``tensor`` -- the array engine, :class:`Tensor`, :func:`apply` and :func:`grad`
+* ``tensor`` -- the array engine, :class:`Tensor`, :func:`apply` (and its observers) and :func:`grad`
 * ``checkpointing`` -- :func:`checkpoint`, recomputation instead of saved activations
 * ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty
 * ``cost`` -- flops per op and pass, bytes kept for backward, peak memory
@@ -18,7 +19,8 @@ The modules, in order: each imports only modules above it in this list
 * ``gradcheck`` -- central-difference gradient checks
 * ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
 * ``plots`` -- line and bar charts as inline SVG (imports matplotlib when used)
-* ``feedback`` -- checks of exercise answers that name the quantity, the entry and the known mistake
+* ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
+* ``feedback`` -- the checks of the chapters' exercises, built on ``answers``
 """
 
 import importlib
@@ -26,18 +28,9 @@ import importlib
 # The scalar engine, its drawings and its gradient checks need only Python. The rest needs
 # numpy (and the charts matplotlib), so it is imported when first used (PEP 562): then
 # `from chainrule import Value` works where numpy is missing, as in the web page's Python.
-from .graph import depth_first_events, topological_order
+from .graph import DFSStep, depth_first_events, dfs_trace, format_dfs_trace, topological_order
 from .value import Value, zero_grad
-from .draw import (
-    DFSStep,
-    Figure,
-    GraphTooLargeError,
-    dfs_trace,
-    draw_dfs_step,
-    draw_gradient_flow,
-    draw_graph,
-    format_dfs_trace,
-)
+from .draw import Figure, GraphTooLargeError, draw_dfs_step, draw_gradient_flow, draw_graph
 from .gradcheck import GradientCheckError, assert_gradients_close, gradcheck
 
 #: Names imported on first use, and the module each comes from.
@@ -49,7 +42,7 @@ _LAZY = {
     "is_grad_enabled": "tensor",
     "checkpoint": "checkpointing",
 }
-_LAZY_MODULES = {"cost", "functional", "nn", "feedback", "plots"}
+_LAZY_MODULES = {"cost", "functional", "nn", "answers", "feedback", "plots"}
 
 
 def __getattr__(name):

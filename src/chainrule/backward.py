@@ -1,7 +1,8 @@
 """The backward pass of the tensor engine: walk the recorded nodes in reverse topological order.
 
-The graph the pass walks is the one :class:`~chainrule.node.Node` records: nodes for
-operations, and the leaves that require grad at its edges.  For each node, in reverse
+The graph the pass walks is the one :class:`~chainrule.node.Node` records. Its
+*vertices* are the nodes, one per operation, and the leaf Tensors that require grad, at
+its edges.  For each node, in reverse
 topological order, it
 
 1. takes the node's gradient G, complete because every consumer came before it;
@@ -21,10 +22,11 @@ seeds already made.
 import numpy as np
 
 from .graph import topological_order
-from .node import Node, backward_phase, set_grad_enabled
+from .grad_mode import backward_phase, set_grad_enabled
+from .node import Node
 from .rules import OP_NAMES
 
-__all__ = ["backpropagate", "unbroadcast", "edges"]
+__all__ = ["backpropagate", "unbroadcast", "vertex_parents"]
 
 
 def unbroadcast(grad, shape):
@@ -46,9 +48,9 @@ def unbroadcast(grad, shape):
     return grad
 
 
-def edges(entry):
-    """What the search follows from an entry of the graph: a node's parents; a leaf has none."""
-    return entry.parents if type(entry) is Node or type(entry) is _Roots else ()
+def vertex_parents(vertex):
+    """What the search follows from a vertex of the graph: a node's parents; a leaf has none."""
+    return vertex.parents if type(vertex) is Node or type(vertex) is _JointRoot else ()
 
 
 def _saved_tensors(node, recording):
@@ -138,47 +140,47 @@ def _second_pass_error(node):
     )
 
 
-class _Roots:
-    """A stand-in root whose parents are several outputs' entries, so one search covers them all."""
+class _JointRoot:
+    """A stand-in root whose parents are several outputs' vertices, so one search covers them all."""
 
-    def __init__(self, entries):
-        self.parents = tuple(entries)
+    def __init__(self, vertices):
+        self.parents = tuple(vertices)
 
 
 def backpropagate(roots, seeds, retain_graph, create_graph, wanted=None):
     """Push ``seeds`` (Tensors, dL/d root) back from ``roots`` through the recorded graph.
 
-    ``roots`` are graph entries: an output's ``grad_fn``, or the output itself when it
+    ``roots`` are graph vertices: an output's ``grad_fn``, or the output itself when it
     is a leaf.  With ``wanted`` None, leaves (and Tensors that retain grad) accumulate
-    ``.grad`` and nothing is returned.  Otherwise ``wanted`` is a set of entry ids,
-    nothing is stored, and the gradients of those entries are returned, keyed by id.
+    ``.grad`` and nothing is returned.  Otherwise ``wanted`` is a set of vertex ids,
+    nothing is stored, and the gradients of those vertices are returned, keyed by id.
     """
-    root = roots[0] if len(roots) == 1 else _Roots(roots)
-    order = topological_order(root, edges)
+    root = roots[0] if len(roots) == 1 else _JointRoot(roots)
+    order = topological_order(root, vertex_parents)
     if len(roots) > 1:
         order.pop()  # the stand-in root
-    pending = {}  # id(entry) -> dL/d(entry) so far, a Tensor
-    for entry, seed in zip(roots, seeds):
-        key = id(entry)
+    pending = {}  # id(vertex) -> dL/d(vertex) so far, a Tensor
+    for vertex, seed in zip(roots, seeds):
+        key = id(vertex)
         pending[key] = pending[key] + seed if key in pending else seed
     found = {}
     shared = {id(seed.data) for seed in seeds}  # see _store_grad
     with set_grad_enabled(create_graph), np.errstate(all="ignore"), backward_phase():
-        for entry in reversed(order):
-            g = pending.pop(id(entry), None)
+        for vertex in reversed(order):
+            g = pending.pop(id(vertex), None)
             if g is None:
                 continue
             if wanted is not None:
-                if id(entry) in wanted:
-                    found[id(entry)] = g
-            elif type(entry) is not Node:  # a leaf
-                _store_grad(entry, g, shared, create_graph)
+                if id(vertex) in wanted:
+                    found[id(vertex)] = g
+            elif type(vertex) is not Node:  # a leaf
+                _store_grad(vertex, g, shared, create_graph)
             else:
-                output = entry.output()
+                output = vertex.output()
                 if output is not None and output.retains_grad:
                     _store_grad(output, g, shared, create_graph)
-            if type(entry) is Node:
-                _push_through(entry, g, pending, retain_graph, create_graph)
+            if type(vertex) is Node:
+                _push_through(vertex, g, pending, retain_graph, create_graph)
     return found
 
 

@@ -16,9 +16,9 @@ rules do not.
 import contextlib
 
 from .backward import backpropagate
-from .node import is_grad_enabled, no_grad, observe_ops, observers, set_grad_enabled
+from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 from .rules import OP_NAMES, RULES, Rule
-from .tensor import Tensor, _entry, record
+from .tensor import Tensor, _vertex, observe_ops, observers, record
 
 __all__ = ["checkpoint", "checkpoint_vjp"]
 
@@ -84,7 +84,7 @@ def checkpoint_vjp(g, node, saved):
     if not out.requires_grad:  # f's result does not depend on anything that needs grad
         return (None,) * len(sources)
     wanted = {id(t) for t in sources if t.requires_grad}
-    found = backpropagate([_entry(out)], [g], retain_graph=False, create_graph=False, wanted=wanted)
+    found = backpropagate([_vertex(out)], [g], retain_graph=False, create_graph=False, wanted=wanted)
     return tuple(found.get(id(t)) for t in sources)
 
 
@@ -139,5 +139,5 @@ def checkpoint(fn, *inputs):
     if is_grad_enabled() and (reads or any(t.requires_grad for t in inputs)):
         # The node's inputs: fn's inputs, then the parameters fn read (known only now that
         # it has run).  The rule finds fn's inputs as the first n_inputs.
-        record(out, "checkpoint", rule, inputs + reads, args)
+        record(out, "checkpoint", inputs + reads, args)
     return out

@@ -34,7 +34,9 @@ from math import nan
 import numpy as np
 
 from . import tensor as _tensor
-from .node import Node, in_backward, observe_ops
+from .grad_mode import in_backward
+from .node import Node
+from .tensor import observe_ops
 
 __all__ = ["FLOPS", "FlopCounter", "count_flops", "saved_bytes", "saved_bytes_by_kind", "memory_parts", "peak_memory"]
 
@@ -103,7 +105,7 @@ class FlopCounter:
 
     An op belongs to the backward pass when it runs while a backward pass is running:
     the VJP rules, the sums that undo broadcasting, the additions of gradients from
-    several consumers, and the forward ops that :func:`~chainrule.tensor.checkpoint`
+    several consumers, and the forward ops that :func:`~chainrule.checkpointing.checkpoint`
     recomputes.  Everything else is forward.  Counters can be nested; each counts
     everything run inside it.
     """
@@ -212,10 +214,10 @@ def _saved_arrays(root):
     Memory is a leaf's when a leaf owns it, also when a node keeps it through a view
     (the transpose of a weight in a matmul is the weight's memory, not an activation).
     """
-    entries = _tensor.recorded_graph(root)
-    leaf_memory = {id(_owner(entry.data)) for entry in entries if not isinstance(entry, Node)}
+    vertices = _tensor.recorded_graph(root)
+    leaf_memory = {id(_owner(vertex.data)) for vertex in vertices if not isinstance(vertex, Node)}
     owners = {}  # id(owner array) -> owner array
-    for node in entries:
+    for node in vertices:
         if not isinstance(node, Node) or not node.saved:  # a leaf, or nothing (left) to keep
             continue
         *inputs, output = node.saved

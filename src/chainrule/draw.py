@@ -6,7 +6,7 @@ Three kinds of figure, each returned as a :class:`Figure`:
   and gradient) and one small ellipse per operation, with an edge from every input of
   the operation (``a * a`` has two edges from ``a``).
 * :func:`draw_dfs_step` -- one step of the depth-first search that puts the graph in
-  topological order (:func:`dfs_trace` gives all the steps as data).
+  topological order (:func:`chainrule.graph.dfs_trace` gives all the steps as data).
 * :func:`draw_gradient_flow` -- after ``backward()``: the global gradient of every
   node and the local gradient on every edge.
 
@@ -23,15 +23,13 @@ This module draws; it never changes a graph.  The search itself is
 :func:`chainrule.graph.depth_first_events`, the same one the engine uses.
 """
 
-from dataclasses import dataclass
 import hashlib
 import html
 import math
-from operator import attrgetter
 from pathlib import Path
 
 from .dot import Digraph, GraphvizMissingError
-from .graph import VISIT, depth_first_events, topological_order
+from .graph import dfs_trace, name_list, parents_function, topological_order, trace_names
 from .node import Node
 from .svg import SVG_HEADER, accessible_svg
 
@@ -39,10 +37,7 @@ __all__ = [
     "Figure",
     "GraphTooLargeError",
     "GraphvizMissingError",
-    "DFSStep",
     "draw_graph",
-    "dfs_trace",
-    "format_dfs_trace",
     "draw_dfs_step",
     "draw_gradient_flow",
 ]
@@ -57,7 +52,6 @@ OP_FILL = "grey92"
 GLOBAL_GRAD_COLOR = "#1f4e9c"  # blue
 LOCAL_GRAD_COLOR = "#c0001a"  # red
 
-_parents_attribute = attrgetter("parents")
 
 
 class GraphTooLargeError(ValueError):
@@ -277,10 +271,10 @@ def _tensor_boxes(root):
     def leaf_box(tensor):
         return boxes.setdefault(id(tensor), _TensorBox(tensor.label, tensor.data, tensor.grad, "", ()))
 
-    def box_of(entry):  # a Node, or a Tensor: a leaf, or the root
-        node = entry if isinstance(entry, Node) else entry.grad_fn
+    def box_of(vertex):  # a Node, or a Tensor: a leaf, or the root
+        node = vertex if isinstance(vertex, Node) else vertex.grad_fn
         if node is None:
-            return leaf_box(entry)
+            return leaf_box(vertex)
         if id(node) in boxes:
             return boxes[id(node)]
         output = node.output()
@@ -384,118 +378,6 @@ def _graph_alt(root, order, show_grad):
 
 
 # ---------------------------------------------------------------------------
-# The depth-first search as data
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DFSStep:
-    """The state of the depth-first search right after one event.
-
-    ``event`` is ``"visit"`` (the search reaches ``node`` for the first time) or
-    ``"finish"`` (all of ``node``'s parents are finished, so ``node`` joins the order).
-    ``visited`` lists every node reached so far, in the order reached; ``order`` is
-    the topological order so far: the finished nodes, in the order they finished.
-    """
-
-    event: str
-    node: object
-    visited: tuple
-    order: tuple
-
-
-def _parents_function(function_name, root, parents):
-    """Return ``parents_of(node)`` for a graph of nodes or a dict of names.
-
-    A dict is checked first, so that a missing name gives a clear error here instead
-    of a KeyError in the middle of the search.
-    """
-    if parents is None:
-        if not hasattr(root, "parents"):
-            raise TypeError(
-                f"{function_name}: the root {root!r} has no .parents; for a graph written as "
-                "a dict of names pass parents={name: [parent names]} and a name as root"
-            )
-        return _parents_attribute
-    if root not in parents:
-        raise ValueError(
-            f"{function_name}: the root {root!r} is not a key of parents "
-            f"(keys: {', '.join(map(str, parents))})"
-        )
-    for name, names in parents.items():
-        for parent in names:
-            if parent not in parents:
-                raise ValueError(
-                    f"{function_name}: {parent!r} is a parent of {name!r} but has no entry in "
-                    f"parents; add {parent!r}: [] if it is a leaf"
-                )
-    return parents.__getitem__
-
-
-def dfs_trace(root, parents=None):
-    """Run the depth-first search from ``root`` and return every step as a :class:`DFSStep`.
-
-    ``root`` is a node with ``.parents``, or, when ``parents`` is a dict
-    ``{name: [parent names]}``, a name in that dict.  The search is
-    :func:`chainrule.graph.depth_first_events`, the one the engine uses, so the steps
-    are those of the textbook recursive search.  The last step's ``order`` is the
-    topological order (leaves first, root last).
-
-    Every step stores the lists so far, so a trace takes memory quadratic in the
-    number of nodes: it is meant for the small graphs of a lesson.
-    """
-    parents_of = _parents_function("dfs_trace", root, parents)
-    visited, order, steps = [], [], []
-    for event, node in depth_first_events(root, parents_of):
-        (visited if event == VISIT else order).append(node)
-        steps.append(DFSStep(event, node, tuple(visited), tuple(order)))
-    return steps
-
-
-def _trace_names(trace):
-    """Name every node of a trace: a name from a dict as itself, a node by its label.
-
-    An unlabelled node is called ``n<i>``, with ``i`` its position in the topological
-    order -- the same as its DOT id in :func:`draw_dfs_step`.
-    """
-    nodes = dict.fromkeys(trace[-1].order if trace else ())  # a dict keeps insertion order
-    for step in trace:  # a partial trace: add the unfinished nodes after the others
-        nodes.setdefault(step.node)
-    names = {}
-    for index, node in enumerate(nodes):
-        if not hasattr(node, "parents"):  # a name from a parents dict
-            names[node] = str(node)
-        else:
-            label = getattr(node, "label", "")
-            names[node] = str(label) if label else f"n{index}"
-    return names
-
-
-def format_dfs_trace(trace):
-    """Return a trace as text, one line per step.
-
-    A visit shows the visited list, a finish shows the order so far::
-
-        visit  f   visited=[f]
-        finish x   order=[x]
-    """
-    names = _trace_names(trace)
-    width = max([3] + [len(name) for name in names.values()]) + 1
-    lines = []
-    for step in trace:
-        if step.event == VISIT:
-            what = "visited=" + _name_list(step.visited, names)
-        else:
-            what = "order=" + _name_list(step.order, names)
-        lines.append(f"{step.event:<7}{names[step.node]:<{width}}{what}")
-    return "\n".join(lines)
-
-
-def _name_list(nodes, names):
-    return "[" + ", ".join(names[node] for node in nodes) + "]"
-
-
-# ---------------------------------------------------------------------------
 # draw_dfs_step
 # ---------------------------------------------------------------------------
 
@@ -535,7 +417,7 @@ def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150):
     nodes = reached + not_reached
     trace = dfs_trace(root, parents)
     _check_step(step, len(trace), root)
-    names = _trace_names(trace)
+    names = trace_names(trace)
     for name in not_reached:
         names[name] = str(name)
     ids = _node_ids(nodes)
@@ -565,7 +447,7 @@ def _dfs_nodes(root, parents, max_nodes):
     takes memory quadratic in its size.  Only a ``parents`` dict can hold nodes the root
     does not reach; they are listed in the dict's order.
     """
-    parents_of = _parents_function("draw_dfs_step", root, parents)
+    parents_of = parents_function("draw_dfs_step", root, parents)
     reached = topological_order(root, parents_of)
     reached_set = set(reached)
     not_reached = [name for name in parents or () if name not in reached_set]
@@ -628,7 +510,7 @@ def _dfs_caption(trace, step, names, has_unreached):
         f"<TR><TD COLSPAN=\"4\">Step {step} (of 0\u2013{len(trace) - 1}): "
         f"{current.event} {_html(names[current.node])}</TD></TR>",
         f"<TR><TD COLSPAN=\"4\">topological order so far: "
-        f"{_html(_name_list(current.order, names))}</TD></TR>",
+        f"{_html(name_list(current.order, names))}</TD></TR>",
     ]
     entries = [entry for entry in _DFS_LEGEND if has_unreached or entry[0] != "not_reached"]
     for first, second in zip(entries[0::2], entries[1::2] + [None]):

@@ -12,7 +12,7 @@ for every row x of X.  The column-vector formulas of the text (``z = W₁ x``,
 """
 
 from numbers import Integral, Real
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""What the tensor engine records: a :class:`Node` per operation, and the switches that control recording.
+"""What the tensor engine records: a :class:`Node` per operation.
 
 The scalar engine of :mod:`chainrule.value` has one kind of object: a ``Value`` is both
 a number and a node of the graph, and it keeps its parents, so everything computed
@@ -23,100 +23,11 @@ A node never holds the Tensor it produced (that would be a reference cycle: the 
 holds its node), only a weak reference to it.  So when the user drops an intermediate
 Tensor whose array no rule saved, reference counting frees the array at once, and a
 dropped graph is freed as a whole.
-
-This module also holds the recording switches (:class:`no_grad` and friends) and the
-observers of :func:`observe_ops`, which the engine and :mod:`chainrule.cost` share.
 """
 
 import weakref
 
-__all__ = [
-    "Node",
-    "no_grad",
-    "set_grad_enabled",
-    "is_grad_enabled",
-    "observe_ops",
-    "in_backward",
-    "backward_phase",
-]
-
-# --------------------------------------------------------------------------- recording on or off
-
-_state = {"grad_enabled": True, "in_backward": False}
-
-# Each function here is called by ``apply`` as ``observer(op, inputs, args, output_array)``
-# after every op (``inputs`` are the Tensors).  chainrule.cost counts flops this way, and
-# checkpoint notes which Tensors its function reads.
-observers = []
-
-
-def is_grad_enabled():
-    """True when operations record a graph (the default); False inside :class:`no_grad`."""
-    return _state["grad_enabled"]
-
-
-class set_grad_enabled:
-    """``with set_grad_enabled(mode):`` turns graph recording on or off for a block."""
-
-    def __init__(self, mode):
-        self.mode = bool(mode)
-
-    def __enter__(self):
-        self.previous = _state["grad_enabled"]
-        _state["grad_enabled"] = self.mode
-        return self
-
-    def __exit__(self, *exc_info):
-        _state["grad_enabled"] = self.previous
-        return False
-
-
-class no_grad(set_grad_enabled):
-    """``with no_grad():`` computes without recording a graph (inference, parameter updates)."""
-
-    def __init__(self):
-        super().__init__(False)
-
-
-class observe_ops:
-    """``with observe_ops(callback):`` calls ``callback(op, inputs, args, output_array)`` after every op.
-
-    ``inputs`` are the op's input Tensors and ``args`` its constant arguments.  Ops of
-    the backward pass are reported too; :func:`in_backward` tells them apart.
-    :mod:`chainrule.cost` counts flops this way.  Blocks can be nested.
-    """
-
-    def __init__(self, callback):
-        self.callback = callback
-
-    def __enter__(self):
-        observers.append(self.callback)
-        return self
-
-    def __exit__(self, *exc_info):
-        observers.remove(self.callback)
-        return False
-
-
-def in_backward():
-    """True while a backward pass runs (its VJP rules, and what checkpoint recomputes)."""
-    return _state["in_backward"]
-
-
-class backward_phase:
-    """``with backward_phase():`` marks the ops run inside as backward work (see :func:`in_backward`).
-
-    It restores the previous value on exit, so a backward pass started inside another
-    one (by checkpoint's rule) leaves the outer pass still marked.
-    """
-
-    def __enter__(self):
-        self.previous, _state["in_backward"] = _state["in_backward"], True
-
-    def __exit__(self, *exc_info):
-        _state["in_backward"] = self.previous
-        return False
-
+__all__ = ["Node"]
 
 # --------------------------------------------------------------------------- the node
 

@@ -33,7 +33,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-__all__ = ["RULES", "Rule", "forward_error_message", "OP_NAMES"]
+__all__ = ["RULES", "Rule", "OP_NAMES"]
 
 # --------------------------------------------------------------------------- forward functions
 #
@@ -174,7 +174,7 @@ def neg_vjp(g, node, saved):
     return (-g,)
 
 
-def _spread(g, shape, axis, keepdims):
+def _copy_along_reduced_axes(g, shape, axis, keepdims):
     """G of a reduction over ``axis``, copied back along the reduced axes to ``shape``.
 
     Without keepdims the reduced axes are first put back with size 1, so that G lines
@@ -191,7 +191,7 @@ def sum_vjp(g, node, saved):
     (every element of A enters its sum with derivative 1)."""
     (shape,) = node.input_shapes
     axis, keepdims = node.args
-    return (_spread(g, shape, axis, keepdims),)
+    return (_copy_along_reduced_axes(g, shape, axis, keepdims),)
 
 
 def mean_vjp(g, node, saved):
@@ -199,7 +199,7 @@ def mean_vjp(g, node, saved):
     (shape,) = node.input_shapes
     axis, keepdims = node.args
     n = int(np.prod(shape)) // max(g.size, 1)
-    return (_spread(g / n, shape, axis, keepdims),)
+    return (_copy_along_reduced_axes(g / n, shape, axis, keepdims),)
 
 
 def reshape_vjp(g, node, saved):
@@ -316,75 +316,11 @@ RULES = {
     "log":          Rule(_log_forward,       log_vjp,            ("A",),         True),
     "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  ("C",),         False),
 }  # fmt: skip
-# chainrule.checkpoint adds the row "checkpoint": a whole function run as one op.
+# chainrule.checkpointing adds the row "checkpoint": a whole function run as one op.
 
 
-# --------------------------------------------------------------------------- error messages of the forward pass
+# --------------------------------------------------------------------------- names in messages
 
 # What messages call an op whose table key is a symbol.
 OP_NAMES = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "@": "matmul", "**": "power",
             "neg": "negate"}  # fmt: skip
-
-
-def _broadcast_mismatch(left, right):
-    """Describe the first pair of sizes, from the right, that cannot be broadcast."""
-    for i in range(1, max(len(left), len(right)) + 1):
-        m = left[-i] if i <= len(left) else 1
-        n = right[-i] if i <= len(right) else 1
-        if m != n and m != 1 and n != 1:
-            return (
-                f"{m} (dim {len(left) - i} of the left) vs {n} (dim {len(right) - i} of the right); "
-                "sizes are matched from the last dim and must be equal or 1"
-            )
-    return "the sizes are matched from the last dim and must be equal or 1"
-
-
-def _matmul_message(left, right):
-    if not left or not right:
-        return (
-            f"matmul: shapes {left} and {right}: both operands need at least one dim "
-            "(use * to multiply by a scalar)"
-        )
-    i = len(left) - 1
-    j = len(right) - 2 if len(right) >= 2 else 0
-    if left[i] != right[j]:
-        return (
-            f"matmul: shapes {left} and {right} are not aligned: "
-            f"{left[i]} (dim {i} of the left) != {right[j]} (dim {j} of the right)"
-        )
-    return (
-        f"matmul: shapes {left} and {right}: the batch dims {left[:-2]} and {right[:-2]} cannot be "
-        f"broadcast together: {_broadcast_mismatch(left[:-2], right[:-2])}"
-    )
-
-
-def forward_error_message(op, arrays, args):
-    """A clear message for a shape error numpy raised in ``op``'s forward, or None."""
-    shapes = [a.shape for a in arrays]
-    if op in ("+", "-", "*", "/"):
-        left, right = shapes
-        return (
-            f"{OP_NAMES[op]}: shapes {left} and {right} cannot be broadcast together: "
-            f"{_broadcast_mismatch(left, right)}"
-        )
-    if op == "@":
-        return _matmul_message(*shapes)
-    if len(arrays) != 1:
-        return None
-    (shape,), (size,) = shapes, [a.size for a in arrays]
-    if op == "reshape":
-        (new_shape,) = args
-        return f"reshape: cannot reshape a tensor of shape {shape} ({size} elements) into shape {new_shape}"
-    if op == "broadcast_to":
-        (target,) = args
-        return f"broadcast_to: cannot broadcast shape {shape} to {target}: {_broadcast_mismatch(shape, target)}"
-    if op in ("sum", "mean", "log_softmax"):
-        axis = args[0]
-        return (
-            f"{op}: axis {axis} is not valid for a tensor of shape {shape}: axes must be distinct "
-            f"and in [-{len(shape)}, {len(shape)})"
-        )
-    if op == "transpose":
-        (axes,) = args
-        return f"transpose: axes {axes} are not a permutation of the {len(shape)} dims of shape {shape}"
-    return None

@@ -6,7 +6,7 @@ numbers, in four parts, read in this order:
 * this module: the Tensor class and :func:`apply`, which runs an op and records it;
 * :mod:`chainrule.rules`: the table of ops, each a forward function and a VJP rule;
 * :mod:`chainrule.backward`: the backward pass, which walks the record in reverse;
-* :mod:`chainrule.checkpoint`: recomputation, trading compute for memory.
+* :mod:`chainrule.checkpointing`: :func:`checkpoint`, recomputation, trading compute for memory.
 
 What is recorded.  A ``Value`` is its own graph node and keeps its parents, so every
 intermediate number lives as long as the result.  A Tensor does not: an op made while
@@ -29,10 +29,11 @@ from numbers import Real
 
 import numpy as np
 
-from .backward import backpropagate, edges, unbroadcast
+from .backward import backpropagate, unbroadcast, vertex_parents
 from .graph import topological_order
-from .node import Node, in_backward, is_grad_enabled, no_grad, observe_ops, observers, set_grad_enabled
-from .rules import RULES, Rule, forward_error_message
+from .grad_mode import in_backward, is_grad_enabled, no_grad, set_grad_enabled
+from .node import Node
+from .rules import OP_NAMES, RULES, Rule
 
 __all__ = [
     "Tensor",
@@ -115,6 +116,100 @@ def _shape_args(shape):
     return tuple(shape)
 
 
+# Each function here is called by ``apply`` as ``observer(op, inputs, args, output_array)``
+# after every op (``inputs`` are the Tensors).  chainrule.cost counts flops this way, and
+# checkpoint notes which Tensors its function reads.
+observers = []
+
+
+class observe_ops:
+    """``with observe_ops(callback):`` calls ``callback(op, inputs, args, output_array)`` after every op.
+
+    ``inputs`` are the op's input Tensors and ``args`` its constant arguments.  Ops of
+    the backward pass are reported too; :func:`in_backward` tells them apart.
+    :mod:`chainrule.cost` counts flops this way.  Blocks can be nested.
+    """
+
+    def __init__(self, callback):
+        self.callback = callback
+
+    def __enter__(self):
+        observers.append(self.callback)
+        return self
+
+    def __exit__(self, *exc_info):
+        observers.remove(self.callback)
+        return False
+
+
+# --------------------------------------------------------------------------- error messages of the forward pass
+
+
+def _axis_message(op, axis, shape):
+    return (f"{op}: axis {axis} is not valid for a tensor of shape {shape}: axes must be distinct "
+            f"and in [-{len(shape)}, {len(shape)})")
+
+
+def _broadcast_mismatch(left, right):
+    """Describe the first pair of sizes, from the right, that cannot be broadcast."""
+    for i in range(1, max(len(left), len(right)) + 1):
+        m = left[-i] if i <= len(left) else 1
+        n = right[-i] if i <= len(right) else 1
+        if m != n and m != 1 and n != 1:
+            return (
+                f"{m} (dim {len(left) - i} of the left) vs {n} (dim {len(right) - i} of the right); "
+                "sizes are matched from the last dim and must be equal or 1"
+            )
+    return "the sizes are matched from the last dim and must be equal or 1"
+
+
+def _matmul_message(left, right):
+    if not left or not right:
+        return (
+            f"matmul: shapes {left} and {right}: both operands need at least one dim "
+            "(use * to multiply by a scalar)"
+        )
+    i = len(left) - 1
+    j = len(right) - 2 if len(right) >= 2 else 0
+    if left[i] != right[j]:
+        return (
+            f"matmul: shapes {left} and {right} are not aligned: "
+            f"{left[i]} (dim {i} of the left) != {right[j]} (dim {j} of the right)"
+        )
+    return (
+        f"matmul: shapes {left} and {right}: the batch dims {left[:-2]} and {right[:-2]} cannot be "
+        f"broadcast together: {_broadcast_mismatch(left[:-2], right[:-2])}"
+    )
+
+
+def forward_error_message(op, arrays, args):
+    """A clear message for a shape error numpy raised in ``op``'s forward, or None."""
+    shapes = [a.shape for a in arrays]
+    if op in ("+", "-", "*", "/"):
+        left, right = shapes
+        return (
+            f"{OP_NAMES[op]}: shapes {left} and {right} cannot be broadcast together: "
+            f"{_broadcast_mismatch(left, right)}"
+        )
+    if op == "@":
+        return _matmul_message(*shapes)
+    if len(arrays) != 1:
+        return None
+    (shape,), (size,) = shapes, [a.size for a in arrays]
+    if op == "reshape":
+        (new_shape,) = args
+        return f"reshape: cannot reshape a tensor of shape {shape} ({size} elements) into shape {new_shape}"
+    if op == "broadcast_to":
+        (target,) = args
+        return f"broadcast_to: cannot broadcast shape {shape} to {target}: {_broadcast_mismatch(shape, target)}"
+    if op in ("sum", "mean", "log_softmax"):
+        return _axis_message(op, args[0], shape)
+    if op == "transpose":
+        (axes,) = args
+        return f"transpose: axes {axes} are not a permutation of the {len(shape)} dims of shape {shape}"
+    return None
+
+
 def apply(op, *inputs, args=()):
     """Compute ``op`` on the input Tensors and return the result as a new Tensor.
 
@@ -136,11 +231,11 @@ def apply(op, *inputs, args=()):
         observer(op, inputs, args, data)
     out = _plain_tensor(data)
     if is_grad_enabled() and any(t.requires_grad for t in inputs):
-        record(out, op, rule, inputs, args)
+        record(out, op, inputs, args)
     return out
 
 
-def record(out, op, rule, inputs, args):
+def record(out, op, inputs, args):
     """Give ``out`` a node for ``op``: the rule, the edges to ``inputs`` and what its gradients read.
 
     ``saved`` has a slot per input and one for the output, filled only when a gradient
@@ -150,6 +245,7 @@ def record(out, op, rule, inputs, args):
     reference cycle, and a dropped graph would wait for Python's cyclic garbage
     collector instead of being freed at once.
     """
+    rule = RULES[op]
     kept = rule.kept(tuple(t.requires_grad for t in inputs))
     saved = ()
     if any(kept):
@@ -353,7 +449,7 @@ class Tensor:
         seed = _seed(self, gradient, "backward")
         if retain_graph is None:
             retain_graph = create_graph
-        backpropagate([_entry(self)], [seed], retain_graph, create_graph)
+        backpropagate([_vertex(self)], [seed], retain_graph, create_graph)
 
 
 def _int_tuple(values, op, what):
@@ -375,15 +471,14 @@ def _axis_arg(axis, shape, op):
     ndim = len(shape)
     if not all(-ndim <= ax < ndim for ax in axes) or len({ax % ndim for ax in axes}) != len(axes):
         shown = axes[0] if single else axes
-        raise ValueError(f"{op}: axis {shown} is not valid for a tensor of shape {shape}: axes must be distinct "
-                         f"and in [-{ndim}, {ndim})")
+        raise ValueError(_axis_message(op, shown, shape))
     return axes[0] if single else axes
 
 
 # --------------------------------------------------------------------------- backward and grad
 
 
-def _entry(tensor):
+def _vertex(tensor):
     """Where ``tensor`` sits in the recorded graph: its node, or itself when it is a leaf."""
     return tensor if tensor.grad_fn is None else tensor.grad_fn
 
@@ -391,11 +486,11 @@ def _entry(tensor):
 def recorded_graph(output):
     """What the backward pass of ``output`` walks, in topological order (leaves first, ``output``'s node last).
 
-    The entries are :class:`~chainrule.node.Node` objects (one per recorded op, each
+    The vertices are :class:`~chainrule.node.Node` objects (one per recorded op, each
     ``grad_fn`` of some Tensor) and the leaves that require grad.  Constants and inputs
     without ``requires_grad`` are not part of it, as in PyTorch.
     """
-    return topological_order(_entry(output), edges)
+    return topological_order(_vertex(output), vertex_parents)
 
 
 def _seed(output, gradient, where, argument="gradient"):
@@ -470,13 +565,13 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
     seeds = [_seed(output, g, "grad", "grad_outputs") for output, g in zip(outputs, grad_outputs)]
     if retain_graph is None:
         retain_graph = create_graph
-    entries = [_entry(tensor) for tensor in inputs]
-    found = backpropagate([_entry(output) for output in outputs], seeds, retain_graph, create_graph,
-                          wanted={id(entry) for entry in entries})
-    for i, (tensor, entry) in enumerate(zip(inputs, entries)):
-        if id(entry) not in found:
+    vertices = [_vertex(tensor) for tensor in inputs]
+    found = backpropagate([_vertex(output) for output in outputs], seeds, retain_graph, create_graph,
+                          wanted={id(vertex) for vertex in vertices})
+    for i, (tensor, vertex) in enumerate(zip(inputs, vertices)):
+        if id(vertex) not in found:
             raise ValueError(f"grad: inputs[{i}] (shape {tensor.shape}) was not used to compute the outputs")
-    return tuple(found[id(entry)] for entry in entries)
+    return tuple(found[id(vertex)] for vertex in vertices)
 
 
 def zero_grad(tensors):
