@@ -16,17 +16,17 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import jupytext
 import nbformat
 import pytest
-from jupyter_cache import get_cache
 from jupyter_client.kernelspec import KernelSpecManager
 
-from conftest import ROOT, chapter_source, pages_with_code
+from conftest import ROOT, pages_with_code
+
+sys.path.insert(0, str(ROOT / "tools"))
+import student_book  # noqa: E402  (tools/student_book.py)
 
 KERNEL = "python3"
-EXECUTED = ROOT / "_build" / "jupyter_execute"
-CACHE = ROOT / "_build" / ".jupyter_cache"
+EXECUTED = student_book.EXECUTED
 
 
 def test_kernel_is_this_venvs_python():
@@ -55,19 +55,13 @@ def unexpected_errors(notebook) -> list[str]:
 
 @pytest.mark.parametrize("page", pages_with_code())  # a page without code cells executes nothing
 def test_chapter_was_executed_on_its_current_code(page: str, book_html: Path):
-    source = chapter_source(page)
-    executed = EXECUTED / f"{page}.ipynb"
-    assert executed.is_file(), f"{executed.relative_to(ROOT)} is missing: run `make book`"
-    notebook = nbformat.read(executed, as_version=4)
-    current = jupytext.read(source, fmt="md:myst")
-    assert [c.source for c in notebook.cells if c.cell_type == "code"] == [
-        c.source for c in current.cells if c.cell_type == "code"], (
-        f"{executed.relative_to(ROOT)} is not {source.relative_to(ROOT)} as it is now: run `make book`")
-    try:  # myst-nb writes a chapter it took from the cache without outputs: they are in the cache
-        _, notebook = get_cache(str(CACHE)).merge_match_into_notebook(notebook)
-    except KeyError:
-        pytest.fail(f"{CACHE.relative_to(ROOT)} holds no successful run of {source.relative_to(ROOT)}'s code: "
-                    "run `make book`", pytrace=False)
+    # The student site reads the build's notebooks the same way: the executed notebook must
+    # have the chapter's current cells, and the cache a successful run of them (myst-nb
+    # writes a chapter it took from the cache without outputs; they are in the cache).
+    try:
+        notebook = student_book.executed_chapter(page, ROOT, EXECUTED)
+    except student_book.StaleBuild as error:
+        pytest.fail(str(error), pytrace=False)
     errors = unexpected_errors(notebook)
     assert not errors, f"{page} raised outside a raises-exception cell:\n" + "\n\n".join(errors)
 

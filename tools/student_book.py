@@ -99,6 +99,7 @@ def write_student_book(out: Path, root: Path = ROOT, executed: Path = EXECUTED) 
     config["repository"]["path_to_book"] = STUDENT_FOLDER
     config["sphinx"].setdefault("config", {})["notebook_links_root"] = str(root)
     config["execute"]["execute_notebooks"] = "off"  # the cells keep the book build's outputs
+    config["sphinx"]["local_extensions"].pop("edition_numbers")  # the editions take the book's numbers
     # The chapters are .ipynb pages here; no .md of theirs is copied.
     config["exclude_patterns"] = [p for p in config.get("exclude_patterns", []) if p != "**.ipynb"] + ["_build"]
     (out / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")

@@ -220,16 +220,14 @@ def _saved_arrays(root):
     for node in vertices:
         if not isinstance(node, Node) or not node.saved:  # a leaf, or nothing (left) to keep
             continue
-        *inputs, output = node.saved
-        for tensor in inputs:
-            if tensor is not None:
-                owner = _owner(tensor.data)
-                owners[id(owner)] = owner
-                if tensor.grad_fn is None:  # an input that is a leaf
-                    leaf_memory.add(id(owner))
-        if output is not None:
-            owner = _owner(output.data)
+        output_slot = len(node.saved) - 1
+        for slot, tensor in enumerate(node.saved):
+            if tensor is None:
+                continue
+            owner = _owner(tensor.data)
             owners[id(owner)] = owner
+            if slot < output_slot and tensor.grad_fn is None:  # an input that is a leaf
+                leaf_memory.add(id(owner))
     activations = [owner for key, owner in owners.items() if key not in leaf_memory]
     leaves = [owner for key, owner in owners.items() if key in leaf_memory]
     return activations, leaves

@@ -71,7 +71,7 @@ class Digraph:
         try:
             run = subprocess.run(["dot", "-Kdot", "-Tsvg"], input=self.source.encode("utf-8"),
                                  capture_output=True, check=False)
-        except (FileNotFoundError, OSError) as error:
+        except OSError as error:  # no dot on PATH, or no processes at all (Pyodide)
             raise GraphvizMissingError(
                 "drawing a figure needs Graphviz's `dot` program, which is not installed (or not on PATH). "
                 "Install it: `sudo apt-get install graphviz` (Debian/Ubuntu; `make setup` does this), "
