@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from chainrule.cost import count_flops, peak_memory, saved_bytes_by_kind
-from chainrule.checkpointing import checkpoint
+from chainrule import checkpoint
 from chainrule.tensor import Tensor, zero_grad
 
 SECTION = "checkpointing"

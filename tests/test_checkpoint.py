@@ -6,6 +6,8 @@ show the recomputation.  Expected numbers are derived from the layer sizes.
 """
 
 import gc
+import subprocess
+import sys
 import weakref
 
 import numpy as np
@@ -15,9 +17,10 @@ import torch.utils.checkpoint
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chainrule import grad_mode, tensor as tensor_module
+from chainrule import grad_mode
+from chainrule.grad_mode import observe_ops
 from chainrule.cost import count_flops, peak_memory, saved_bytes_by_kind
-from chainrule.checkpointing import checkpoint
+from chainrule import checkpoint
 from chainrule.tensor import Tensor, grad, no_grad, zero_grad
 
 
@@ -127,6 +130,23 @@ def test_parameters_read_by_fn_get_gradients_though_no_input_needs_one():
     checkpointed = grads_of(weights + biases)
     loss_of(layers(x, weights, biases)).backward()
     assert_same_grads(checkpointed, grads_of(weights + biases))
+
+
+def test_checkpoint_is_a_row_of_the_table_run_through_apply():
+    # the table is whole without importing the Tensor class: no module adds a row to it
+    code = ("import sys; from chainrule.rules import RULES; "
+            "print('checkpoint' in RULES, 'chainrule.tensor' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.stdout.split() == ["True", "False"], run.stderr[-2000:]
+    # apply runs it: the observers see one "checkpoint" op whose inputs end with the
+    # parameters fn read, and the ops of fn itself
+    weights, biases = make_mlp([3, 4])
+    x = Tensor(np.ones((2, 3)))
+    seen = []
+    with observe_ops(lambda op, inputs, args, out: seen.append((op, inputs))):
+        checkpoint(lambda t: layers(t, weights, biases), x)
+    assert [op for op, _ in seen] == ["@", "+", "tanh", "checkpoint"]
+    assert seen[-1][1] == (x, weights[0], biases[0])
 
 
 def test_a_parameter_used_inside_and_outside_gets_both_contributions():
@@ -295,12 +315,12 @@ def test_fn_must_be_callable_and_inputs_tensors():
         checkpoint(lambda a, b: a, x, np.ones(3))
 
 
-@pytest.mark.parametrize("result", [(1, 2), 2.0, None])
+@pytest.mark.parametrize("result", [(1, 2), 2.0, None, np.ones(3)])
 def test_fn_must_return_one_tensor(result):
     x = Tensor(np.ones(3), requires_grad=True)
     with pytest.raises(TypeError, match=f"checkpoint: fn must return one Tensor, got {type(result).__name__}"):
         checkpoint(lambda t: result, x)
-    assert tensor_module.observers == []
+    assert grad_mode.observers == []
 
 
 def test_a_tensor_computed_outside_fn_must_be_passed_as_an_input():
@@ -339,4 +359,4 @@ def test_errors_inside_fn_come_through_unchanged():
     a, b = Tensor(np.ones((2, 3)), requires_grad=True), Tensor(np.ones((2, 3)))
     with pytest.raises(ValueError, match=r"matmul: shapes \(2, 3\) and \(2, 3\) are not aligned"):
         checkpoint(lambda s, t: s @ t, a, b)
-    assert tensor_module.observers == []
+    assert grad_mode.observers == []

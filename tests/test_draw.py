@@ -491,6 +491,70 @@ def test_gradient_flow_before_backward_is_an_error():
         draw_gradient_flow(loss)
 
 
+def tensor_network(rng):
+    """L = sum(tanh(X @ W) * 0.5), with X a constant and W a parameter, each value labelled."""
+    from chainrule import Tensor
+
+    x = Tensor(rng.standard_normal((4, 3)), label="X")
+    w = Tensor(rng.standard_normal((3, 2)), requires_grad=True, label="W")
+    h = x @ w
+    a = h.tanh()
+    loss = (a * 0.5).sum()
+    h.label, a.label, loss.label = "H", "A", "L"
+    return x, w, h, a, loss
+
+
+def norm(array):
+    return f"norm {float(np.sqrt((array * array).sum())):.4g}"
+
+
+def test_gradient_flow_of_a_tensor_shows_the_gradients_torch_computes():
+    import torch
+
+    x, w, h, a, loss = tensor_network(np.random.default_rng(0))
+    source = draw_gradient_flow(loss).source
+    assert w.grad is None  # the figure ran its own backward pass and stored nothing
+    tw = torch.tensor(w.data, requires_grad=True)
+    th = torch.tensor(x.data) @ tw
+    ta = th.tanh()
+    tp = ta * 0.5
+    for t in (th, ta, tp):
+        t.retain_grad()
+    tp.sum().backward()
+    boxes = {plain_text(label).split("|")[0]: (node_id, plain_text(label)) for node_id, (label, _) in
+             dot_nodes(source).items()}
+    for name, expected in [("W", tw.grad), ("H (@)", th.grad), ("A (tanh)", ta.grad), ("(\u00d7)", tp.grad)]:
+        assert boxes[name][1].endswith(f"grad {norm(expected.numpy())}"), name
+    assert boxes["X"][1] == "X|data shape (4, 3)|grad none"
+    edges = {(tail, head): attrs for tail, head, attrs in dot_edges(source)}
+    ids = {name: node_id for name, (node_id, _) in boxes.items()}
+    # what each op sent back: dW = Xᵀ G_H, dH = G_A (1 - A²), dA = 0.5 G_P, and nothing to X
+    assert edges[ids["W"], ids["H (@)"]]["label"] == f"<{norm(tw.grad.numpy())}>"
+    assert edges[ids["H (@)"], ids["A (tanh)"]]["label"] == f"<{norm(th.grad.numpy())}>"
+    assert edges[ids["A (tanh)"], ids["(\u00d7)"]]["label"] == f"<{norm(ta.grad.numpy())}>"
+    assert edges[ids["X"], ids["H (@)"]]["label"] == "<none>"
+    assert edges[ids["X"], ids["H (@)"]]["color"] == "grey45"
+    assert "G times the local Jacobian" in source
+    assert "each edge is labelled with the gradient sent back along it" in draw_gradient_flow(loss).alt
+
+
+def test_gradient_flow_of_a_tensor_needs_the_graph_that_backward_frees():
+    x, w, h, a, loss = tensor_network(np.random.default_rng(1))
+    loss.backward(retain_graph=True)
+    first = w.grad.copy()
+    assert "grad " + norm(first) in draw_gradient_flow(loss).source
+    np.testing.assert_array_equal(w.grad, first)  # drawing added nothing to .grad
+    loss.backward()  # frees the saved arrays
+    with pytest.raises(RuntimeError, match=r"draw_gradient_flow: backward\(\) already freed .*retain_graph=True"):
+        draw_gradient_flow(loss)
+    with pytest.raises(RuntimeError, match="draw_gradient_flow: the output does not require grad"):
+        draw_gradient_flow(x * 2.0)
+    with pytest.raises(RuntimeError, match=r"draw_gradient_flow: the output has shape \(4, 2\).*gradient="):
+        draw_gradient_flow(tensor_network(np.random.default_rng(2))[2])
+    h = tensor_network(np.random.default_rng(2))[2]  # a (4, 2) output, seeded as in backward(gradient=...)
+    assert f"grad {norm(np.eye(4, 2))}" in draw_gradient_flow(h, gradient=np.eye(4, 2)).source
+
+
 # --- size limit -------------------------------------------------------------------
 
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from chainrule import topological_order
 from chainrule.gradcheck import assert_gradients_close
 from chainrule.functional import log_softmax
-from chainrule.checkpointing import checkpoint
+from chainrule import checkpoint
 from chainrule.cost import saved_bytes_by_kind
 from chainrule.tensor import (
     Node,

@@ -5,12 +5,11 @@ The modules, in order: each imports only modules above it in this list
 
 * ``graph``  -- topological order by iterative depth-first search, and the search as data
 * ``value``  -- the scalar engine, :class:`Value`
-* ``grad_mode`` -- recording on or off (:class:`no_grad`), and the backward phase
-* ``node`` -- what the array engine records per op (a Tensor's ``grad_fn``)
-* ``rules`` -- the one table of ops: forward functions and VJP rules (numpy only)
+* ``grad_mode`` -- recording on or off (:class:`no_grad`), observers of ops, and the backward phase
+* ``node`` -- what the array engine records per op (a Tensor's ``grad_fn``), and the ops' names
 * ``backward`` -- the backward pass over the recorded nodes
-* ``tensor`` -- the array engine, :class:`Tensor`, :func:`apply` (and its observers) and :func:`grad`
-* ``checkpointing`` -- :func:`checkpoint`, recomputation instead of saved activations
+* ``rules`` -- the one table of ops: forward functions and VJP rules, checkpoint's included
+* ``tensor`` -- the array engine: :class:`Tensor`, :func:`apply`, :func:`grad` and :func:`checkpoint`
 * ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty
 * ``cost`` -- flops per op and pass, bytes kept for backward, peak memory
 * ``svg`` -- SVG for web pages: an accessible ``<svg>`` element
@@ -40,7 +39,7 @@ _LAZY = {
     "no_grad": "tensor",
     "set_grad_enabled": "tensor",
     "is_grad_enabled": "tensor",
-    "checkpoint": "checkpointing",
+    "checkpoint": "tensor",
 }
 _LAZY_MODULES = {"cost", "functional", "nn", "answers", "feedback", "plots"}
 

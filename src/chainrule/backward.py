@@ -14,17 +14,17 @@ topological order, it
 Leaves *accumulate* into ``.grad`` (a numpy array), as in PyTorch.  Interior Tensors
 keep no ``.grad`` unless ``retain_grad()`` was called on them.
 
-This module knows Node and the rule table, never the Tensor class: Tensor's
-``backward()`` and :func:`chainrule.tensor.grad` call :func:`backpropagate` with the
-seeds already made.
+This module knows Node, never the rule table (a node carries its rule) nor the Tensor
+class: Tensor's ``backward()`` and :func:`chainrule.tensor.grad` call
+:func:`backpropagate` with the seeds already made, and checkpoint's rule calls it to
+push a gradient through the graph it recomputes.
 """
 
 import numpy as np
 
 from .graph import topological_order
 from .grad_mode import backward_phase, set_grad_enabled
-from .node import Node
-from .rules import OP_NAMES
+from .node import OP_NAMES, Node
 
 __all__ = ["backpropagate", "unbroadcast", "vertex_parents"]
 
@@ -147,13 +147,15 @@ class _JointRoot:
         self.parents = tuple(vertices)
 
 
-def backpropagate(roots, seeds, retain_graph, create_graph, wanted=None):
+def backpropagate(roots, seeds, retain_graph, create_graph, wanted=None, on_edge=None):
     """Push ``seeds`` (Tensors, dL/d root) back from ``roots`` through the recorded graph.
 
     ``roots`` are graph vertices: an output's ``grad_fn``, or the output itself when it
     is a leaf.  With ``wanted`` None, leaves (and Tensors that retain grad) accumulate
     ``.grad`` and nothing is returned.  Otherwise ``wanted`` is a set of vertex ids,
     nothing is stored, and the gradients of those vertices are returned, keyed by id.
+    ``on_edge(node, i, gradient)``, when given, is called with every gradient a node
+    sends to its input ``i`` (figures of the gradient flow show them).
     """
     root = roots[0] if len(roots) == 1 else _JointRoot(roots)
     order = topological_order(root, vertex_parents)
@@ -180,11 +182,11 @@ def backpropagate(roots, seeds, retain_graph, create_graph, wanted=None):
                 if output is not None and output.retains_grad:
                     _store_grad(output, g, shared, create_graph)
             if type(vertex) is Node:
-                _push_through(vertex, g, pending, retain_graph, create_graph)
+                _push_through(vertex, g, pending, retain_graph, create_graph, on_edge)
     return found
 
 
-def _push_through(node, g, pending, retain_graph, create_graph):
+def _push_through(node, g, pending, retain_graph, create_graph, on_edge):
     """Run the rule of ``node`` on its gradient ``g`` and add the results to its inputs' gradients."""
     if node.saved is None:
         raise _second_pass_error(node)
@@ -199,6 +201,8 @@ def _push_through(node, g, pending, retain_graph, create_graph):
         shape = node.input_shapes[i]
         if input_grad.shape != shape:
             input_grad = unbroadcast(input_grad, shape)
+        if on_edge is not None:
+            on_edge(node, i, input_grad)
         key = id(edge)
         pending[key] = pending[key] + input_grad if key in pending else input_grad
     if not retain_graph and node.saved:

@@ -34,9 +34,8 @@ from math import nan
 import numpy as np
 
 from . import tensor as _tensor
-from .grad_mode import in_backward
+from .grad_mode import in_backward, observe_ops
 from .node import Node
-from .tensor import observe_ops
 
 __all__ = ["FLOPS", "FlopCounter", "count_flops", "saved_bytes", "saved_bytes_by_kind", "memory_parts", "peak_memory"]
 
@@ -105,7 +104,7 @@ class FlopCounter:
 
     An op belongs to the backward pass when it runs while a backward pass is running:
     the VJP rules, the sums that undo broadcasting, the additions of gradients from
-    several consumers, and the forward ops that :func:`~chainrule.checkpointing.checkpoint`
+    several consumers, and the forward ops that :func:`~chainrule.tensor.checkpoint`
     recomputes.  Everything else is forward.  Counters can be nested; each counts
     everything run inside it.
     """

@@ -17,7 +17,8 @@ gives the same text.
 
 Every figure works for any node with ``.data``, ``.grad``, ``.label``, ``.op`` and
 ``.parents`` (``local_grads`` too for the gradient flow).  When ``.data`` is an array
-the box shows its shape instead of its numbers.
+the box shows its shape instead of its numbers.  A :class:`~chainrule.tensor.Tensor`
+is drawn from the boxes :func:`chainrule.tensor.drawable_graph` makes of its graph.
 
 This module draws; it never changes a graph.  The search itself is
 :func:`chainrule.graph.depth_first_events`, the same one the engine uses.
@@ -30,7 +31,6 @@ from pathlib import Path
 
 from .dot import Digraph, GraphvizMissingError
 from .graph import dfs_trace, name_list, parents_function, topological_order, trace_names
-from .node import Node
 from .svg import SVG_HEADER, accessible_svg
 
 __all__ = [
@@ -167,9 +167,7 @@ def _array_shape(x):
 
 
 def _describe_data(data):
-    """``"2.5"`` for a number, ``"shape (2, 3)"`` for an array (or an array we know only by shape)."""
-    if isinstance(data, _ShapeOnly):
-        return f"shape {data.shape}"
+    """``"2.5"`` for a number, ``"shape (2, 3)"`` for an array."""
     shape = _array_shape(data)
     return f"shape {shape}" if shape is not None else _format_number(data)
 
@@ -228,6 +226,8 @@ def _value_box(node, rows, show_op=False):
 
 
 def _data_row(node):
+    if node.data is None:  # a Tensor the user dropped: only its shape is known
+        return f"data {_html(f'shape {node.shape}')}"
     return f"data {_html(_describe_data(node.data))}"
 
 
@@ -241,64 +241,6 @@ def _grad_row(node, emphasise=False):
 # ---------------------------------------------------------------------------
 # draw_graph
 # ---------------------------------------------------------------------------
-
-
-class _ShapeOnly:
-    """An array known only by its shape: the user dropped the Tensor, and the graph keeps no data for it."""
-
-    def __init__(self, shape):
-        self.shape = tuple(shape)
-
-
-class _TensorBox:
-    """One box of a Tensor graph, with the attributes the figures read."""
-
-    def __init__(self, label, data, grad, op, parents):
-        self.label, self.data, self.grad, self.op, self.parents = label, data, grad, op, parents
-
-
-def _tensor_boxes(root):
-    """The boxes of the graph that a Tensor's ``grad_fn`` recorded, as the figures draw them.
-
-    A Tensor's graph keeps nodes, not Tensors (see :mod:`chainrule.node`).  Each node
-    becomes a box for the Tensor it produced: that Tensor's label, data and grad while
-    the user still holds it, else its shape alone.  Leaves that require grad are drawn
-    as themselves.  An input that needs no gradient is drawn from what the node kept:
-    the Tensor itself when the rule saved it, else its label and shape.
-    """
-    boxes = {}  # id(node or Tensor) -> box
-
-    def leaf_box(tensor):
-        return boxes.setdefault(id(tensor), _TensorBox(tensor.label, tensor.data, tensor.grad, "", ()))
-
-    def box_of(vertex):  # a Node, or a Tensor: a leaf, or the root
-        node = vertex if isinstance(vertex, Node) else vertex.grad_fn
-        if node is None:
-            return leaf_box(vertex)
-        if id(node) in boxes:
-            return boxes[id(node)]
-        output = node.output()
-        if output is None:
-            box = _TensorBox("", _ShapeOnly(node.shape), None, node.name, [])
-        else:
-            box = _TensorBox(output.label, output.data, output.grad, node.name, [])
-        boxes[id(node)] = box
-        pending.append((node, box))
-        return box
-
-    pending = []
-    root_box = box_of(root)
-    while pending:  # a worklist, not recursion: graphs may be deep
-        node, box = pending.pop()
-        saved = node.saved or ()
-        for i, edge in enumerate(node.next_functions):
-            if edge is not None:
-                box.parents.append(box_of(edge))
-            elif i < len(saved) - 1 and saved[i] is not None:  # a constant input the node kept
-                box.parents.append(leaf_box(saved[i]))
-            else:
-                box.parents.append(_TensorBox(node.input_labels[i], _ShapeOnly(node.input_shapes[i]), None, "", ()))
-    return root_box
 
 
 def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None, compact=False):
@@ -321,8 +263,10 @@ def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None, co
 
     Raises :class:`GraphTooLargeError` when there are more than ``max_nodes`` values.
     """
-    if hasattr(root, "grad_fn"):
-        root = _tensor_boxes(root)
+    if hasattr(root, "grad_fn"):  # a Tensor: its graph as boxes (numpy is loaded, as a Tensor exists)
+        from .tensor import drawable_graph
+
+        root = drawable_graph(root)
     order = topological_order(root)
     _check_size("draw_graph", len(order), max_nodes)
     ids = _node_ids(order)
@@ -556,19 +500,32 @@ def _dfs_alt(trace, step, names, not_reached):
 # ---------------------------------------------------------------------------
 
 
-def draw_gradient_flow(root, rankdir="LR", max_nodes=150):
-    """Draw the gradients that ``root.backward()`` computed.
+def draw_gradient_flow(root, rankdir="LR", max_nodes=150, gradient=None):
+    """Draw the gradients that ``root.backward()`` computes.
 
     Every value is a box with its label, operation, data and -- in bold blue -- its
     global gradient d(root)/d(node).  Every edge is a red dashed arrow from a node back
-    to one of its parents, labelled with the local gradient d(node)/d(parent): the
-    factor the gradient is multiplied by on its way back.  A legend under the graph
-    says so.
+    to one of its parents.  A legend under the graph says what the arrows carry:
 
-    Raises ValueError when ``root.grad`` is zero or unset (call ``backward()`` first),
-    :class:`GraphTooLargeError` when there are more than ``max_nodes`` values.
+    * for a :class:`~chainrule.value.Value`, drawn after ``root.backward()``, the local
+      gradient d(node)/d(parent): the factor the gradient is multiplied by on its way back;
+    * for a :class:`~chainrule.tensor.Tensor` the local gradient is a Jacobian, too big to
+      show, so the arrow carries the gradient the op sends back to that parent (G times
+      the Jacobian, its VJP), shown by its norm, as the boxes' gradients are.  The figure
+      runs that backward pass itself (``gradient`` seeds it, as in ``backward()``) and
+      stores nothing in ``.grad``; draw it before ``backward()`` frees the graph.  An input
+      that needs no gradient gets a grey arrow marked "none".
+
+    Raises ValueError when a Value's ``grad`` is zero or unset (call ``backward()``
+    first), RuntimeError when a Tensor's graph was freed, :class:`GraphTooLargeError`
+    when there are more than ``max_nodes`` values.
     """
-    if root.grad is None or (_array_shape(root.grad) is None and float(root.grad) == 0.0):
+    is_tensor = hasattr(root, "grad_fn")
+    if is_tensor:  # numpy is loaded, as a Tensor exists
+        from .tensor import drawable_graph
+
+        root = drawable_graph(root, flow=True, gradient=gradient, where="draw_gradient_flow")
+    elif root.grad is None or (_array_shape(root.grad) is None and float(root.grad) == 0.0):
         raise ValueError(
             f"draw_gradient_flow: {_root_name(root)} has grad {root.grad!r}, so no gradient "
             "has flowed yet; call backward() on it before drawing"
@@ -577,33 +534,36 @@ def draw_gradient_flow(root, rankdir="LR", max_nodes=150):
     _check_size("draw_gradient_flow", len(order), max_nodes)
     ids = _node_ids(order)
     dot = _new_digraph(rankdir)
-    dot.attr(label=_gradient_legend(root.label or "root"), labelloc="b", labeljust="c")
+    dot.attr(label=_gradient_legend(root.label or "root", is_tensor), labelloc="b", labeljust="c")
     for node in order:
         rows = [_data_row(node), _grad_row(node, emphasise=True)]
         dot.node(ids[node], _value_box(node, rows, show_op=True), shape="plain")
-        for parent, local in zip(node.parents, node.local_grads):
-            dot.edge(
-                ids[parent], ids[node], dir="back", color=LOCAL_GRAD_COLOR, style="dashed",
-                label=f"<{_html(_describe_data(local))}>", fontcolor=LOCAL_GRAD_COLOR,
-            )
+        for parent, carried in zip(node.parents, node.sent if is_tensor else node.local_grads):
+            style = dict(color=LOCAL_GRAD_COLOR, style="dashed", fontcolor=LOCAL_GRAD_COLOR)
+            if is_tensor and carried is None:
+                style = dict(color=MUTED, style="solid", fontcolor=MUTED)
+            text = _describe_grad(carried) if is_tensor else _describe_data(carried)
+            dot.edge(ids[parent], ids[node], dir="back", label=f"<{_html(text)}>", **style)
+    carried = "the gradient sent back along it" if is_tensor else "its local gradient"
     alt = (
         f"Gradient flow into {_root_name(root)} over {_count(len(order), 'value')} and "
         f"{_count(sum(len(node.parents) for node in order), 'edge')}: each value shows its global "
-        "gradient and each edge is labelled with its local gradient."
+        f"gradient and each edge is labelled with {carried}."
     )
     return Figure(dot, alt)
 
 
-def _gradient_legend(root_name):
+def _gradient_legend(root_name, is_tensor=False):
     """An HTML-like graph label explaining the two styles of gradient."""
-    sample_global = f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>grad</B></FONT>'
-    sample_local = f'<FONT COLOR="{LOCAL_GRAD_COLOR}">&lt;- - 0.5 - -</FONT>'
     output = _html(root_name)
-    return (
-        '<<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">'
-        f'<TR><TD ALIGN="RIGHT">{sample_global}</TD><TD ALIGN="LEFT"><FONT POINT-SIZE="11">'
-        f"global gradient \u2202{output}/\u2202node, stored in node.grad</FONT></TD></TR>"
-        f'<TR><TD ALIGN="RIGHT">{sample_local}</TD><TD ALIGN="LEFT"><FONT POINT-SIZE="11">'
-        "local gradient \u2202child/\u2202parent, on the arrow back to the parent</FONT></TD></TR>"
-        "</TABLE>>"
-    )
+    samples = (f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>grad</B></FONT>',
+               f'<FONT COLOR="{LOCAL_GRAD_COLOR}">&lt;- - 0.5 - -</FONT>')
+    if is_tensor:
+        texts = (f"global gradient \u2202{output}/\u2202node (its norm)",
+                 "gradient sent back to the parent: G times the local Jacobian (its norm)")
+    else:
+        texts = (f"global gradient \u2202{output}/\u2202node, stored in node.grad",
+                 "local gradient \u2202child/\u2202parent, on the arrow back to the parent")
+    rows = "".join(f'<TR><TD ALIGN="RIGHT">{sample}</TD><TD ALIGN="LEFT"><FONT POINT-SIZE="11">{text}</FONT></TD></TR>'
+                   for sample, text in zip(samples, texts))
+    return f'<<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">{rows}</TABLE>>'

@@ -4,9 +4,10 @@ This is the scalar engine of :mod:`chainrule.value` with whole arrays in place o
 numbers, in four parts, read in this order:
 
 * this module: the Tensor class and :func:`apply`, which runs an op and records it;
+* :mod:`chainrule.node`: what an op records, its ``grad_fn``;
 * :mod:`chainrule.rules`: the table of ops, each a forward function and a VJP rule;
-* :mod:`chainrule.backward`: the backward pass, which walks the record in reverse;
-* :mod:`chainrule.checkpointing`: :func:`checkpoint`, recomputation, trading compute for memory.
+  :func:`checkpoint` (recomputation, trading compute for memory) is one of them;
+* :mod:`chainrule.backward`: the backward pass, which walks the record in reverse.
 
 What is recorded.  A ``Value`` is its own graph node and keeps its parents, so every
 intermediate number lives as long as the result.  A Tensor does not: an op made while
@@ -31,9 +32,9 @@ import numpy as np
 
 from .backward import backpropagate, unbroadcast, vertex_parents
 from .graph import topological_order
-from .grad_mode import in_backward, is_grad_enabled, no_grad, set_grad_enabled
-from .node import Node
-from .rules import OP_NAMES, RULES, Rule
+from .grad_mode import in_backward, is_grad_enabled, no_grad, observe_ops, observers, set_grad_enabled
+from .node import OP_NAMES, Node
+from .rules import RULES, Rule
 
 __all__ = [
     "Tensor",
@@ -42,8 +43,11 @@ __all__ = [
     "Node",
     "apply",
     "recorded_graph",
+    "GraphBox",
+    "drawable_graph",
     "unbroadcast",
     "grad",
+    "checkpoint",
     "no_grad",
     "set_grad_enabled",
     "is_grad_enabled",
@@ -114,32 +118,6 @@ def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
     return tuple(shape)
-
-
-# Each function here is called by ``apply`` as ``observer(op, inputs, args, output_array)``
-# after every op (``inputs`` are the Tensors).  chainrule.cost counts flops this way, and
-# checkpoint notes which Tensors its function reads.
-observers = []
-
-
-class observe_ops:
-    """``with observe_ops(callback):`` calls ``callback(op, inputs, args, output_array)`` after every op.
-
-    ``inputs`` are the op's input Tensors and ``args`` its constant arguments.  Ops of
-    the backward pass are reported too; :func:`in_backward` tells them apart.
-    :mod:`chainrule.cost` counts flops this way.  Blocks can be nested.
-    """
-
-    def __init__(self, callback):
-        self.callback = callback
-
-    def __enter__(self):
-        observers.append(self.callback)
-        return self
-
-    def __exit__(self, *exc_info):
-        observers.remove(self.callback)
-        return False
 
 
 # --------------------------------------------------------------------------- error messages of the forward pass
@@ -217,14 +195,18 @@ def apply(op, *inputs, args=()):
     (see :func:`record`); otherwise it is a plain leaf.
     """
     rule = RULES[op]
-    arrays = [t.data for t in inputs]
-    try:
-        data = rule.forward(*arrays, *args)
-    except ValueError:  # numpy's shape errors, rewritten to name the op and the shapes
-        message = forward_error_message(op, arrays, args)
-        if message is None:
-            raise
-        raise ValueError(message) from None
+    if rule.on_tensors:  # checkpoint: the parameters its function read become inputs too
+        data, found = rule.forward(inputs, *args)
+        inputs += found
+    else:
+        arrays = [t.data for t in inputs]
+        try:
+            data = rule.forward(*arrays, *args)
+        except ValueError:  # numpy's shape errors, rewritten to name the op and the shapes
+            message = forward_error_message(op, arrays, args)
+            if message is None:
+                raise
+            raise ValueError(message) from None
     if type(data) is not np.ndarray:  # numpy returns scalars for 0-d results
         data = np.asarray(data)
     for observer in observers:
@@ -493,6 +475,109 @@ def recorded_graph(output):
     return topological_order(_vertex(output), vertex_parents)
 
 
+# --------------------------------------------------------------------------- the graph as figures draw it
+
+
+class GraphBox:
+    """One value of a recorded graph, as :mod:`chainrule.draw` draws it.
+
+    A Tensor's graph keeps nodes, not Tensors (see :mod:`chainrule.node`), so a figure
+    gets one box per value, with the attributes a :class:`~chainrule.value.Value` has:
+    ``label``, ``data``, ``grad``, ``op`` and ``parents``.  ``data`` is None when the
+    user dropped the Tensor and no node kept its array; ``shape`` still says what it
+    was.  For the gradient flow, ``sent`` holds, per parent, the gradient that this
+    value's op sent back to it (None where the parent needs none).
+    """
+
+    __slots__ = ("label", "data", "shape", "grad", "op", "parents", "sent")
+
+    def __init__(self, label, data, shape, grad, op):
+        self.label, self.data, self.shape, self.grad, self.op = label, data, tuple(shape), grad, op
+        self.parents, self.sent = [], []
+
+
+def drawable_graph(output, flow=False, gradient=None, where="draw_graph"):
+    """The graph that ``output``'s ``grad_fn`` recorded, as :class:`GraphBox` objects; returns the root's box.
+
+    Each node becomes a box for the Tensor it produced: that Tensor's label, data and
+    grad while the user still holds it, else its shape alone.  Leaves that require grad
+    are boxes of their own.  An input that needs no gradient (a constant) is drawn from
+    what the node kept: the Tensor itself when the rule saved it, else its label and
+    shape.
+
+    With ``flow`` a backward pass from ``output`` runs on the graph, keeps it, and stores
+    nothing (:func:`_gradient_flow`): each box's ``grad`` is then its gradient from that
+    pass, and ``sent`` the gradients along its edges.  ``where`` names the caller in
+    error messages.
+    """
+    grads, sent = _gradient_flow(output, gradient, where) if flow else ({}, {})
+    boxes = {}  # id(node or leaf Tensor) -> its box
+
+    def leaf_box(tensor):
+        if id(tensor) not in boxes:
+            grad = grads.get(id(tensor)) if flow else tensor.grad
+            boxes[id(tensor)] = GraphBox(tensor.label, tensor.data, tensor.shape, grad, "")
+        return boxes[id(tensor)]
+
+    def box_of(vertex):  # a Node, or a leaf Tensor
+        if type(vertex) is not Node:
+            return leaf_box(vertex)
+        if id(vertex) not in boxes:
+            tensor = vertex.output()  # None once the user dropped it
+            grad = grads.get(id(vertex)) if flow else getattr(tensor, "grad", None)
+            label, data = ("", None) if tensor is None else (tensor.label, tensor.data)
+            boxes[id(vertex)] = GraphBox(label, data, vertex.shape, grad, vertex.name)
+            pending.append(vertex)
+        return boxes[id(vertex)]
+
+    pending = []
+    root = box_of(_vertex(output))
+    while pending:  # a worklist, not recursion: graphs may be deep
+        node = pending.pop()
+        box, saved = boxes[id(node)], node.saved or ()
+        for i, edge in enumerate(node.next_functions):
+            if edge is not None:
+                parent = box_of(edge)
+            elif i < len(saved) - 1 and saved[i] is not None:  # a constant input the node kept
+                parent = leaf_box(saved[i])
+            else:
+                parent = GraphBox(node.input_labels[i], None, node.input_shapes[i], None, "")
+            box.parents.append(parent)
+            box.sent.append(sent.get((id(node), i)))
+    return root
+
+
+def _gradient_flow(output, gradient, where):
+    """Run a backward pass from ``output`` that keeps the graph and stores nothing.
+
+    Returns the gradient of every vertex, keyed by id, and every gradient a node sent to
+    an input, keyed by (id(node), input index), all as arrays.  It needs what the nodes
+    saved, so it runs before ``backward()`` frees them (or after ``retain_graph=True``).
+    """
+    if not output.requires_grad:
+        raise RuntimeError(
+            f"{where}: the output does not require grad, so no gradient flows through it: none of the "
+            "tensors it was computed from has requires_grad=True (or it was computed under no_grad())"
+        )
+    vertices = recorded_graph(output)
+    for vertex in vertices:
+        if type(vertex) is Node and vertex.saved is None:
+            raise RuntimeError(
+                f"{where}: backward() already freed what the graph kept (the saved arrays of "
+                f"{OP_NAMES.get(vertex.op, vertex.name)!r}), so its gradients cannot be computed again. "
+                "Draw the gradient flow before calling backward(), or call backward(retain_graph=True)"
+            )
+    seed = _seed(output, gradient, where)
+    sent = {}
+
+    def note_edge(node, i, g):
+        sent[(id(node), i)] = g.data
+
+    found = backpropagate([_vertex(output)], [seed], retain_graph=True, create_graph=False,
+                          wanted={id(vertex) for vertex in vertices}, on_edge=note_edge)
+    return {key: g.data for key, g in found.items()}, sent
+
+
 def _seed(output, gradient, where, argument="gradient"):
     """The gradient dL/d(output) that starts a backward pass, as a Tensor.
 
@@ -572,6 +657,39 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
         if id(vertex) not in found:
             raise ValueError(f"grad: inputs[{i}] (shape {tensor.shape}) was not used to compute the outputs")
     return tuple(found[id(vertex)] for vertex in vertices)
+
+
+def checkpoint(fn, *inputs):
+    """Return ``fn(*inputs)`` without keeping the activations inside ``fn`` for backward.
+
+    fn runs with recording off, so nothing inside it is kept; its result gets one node,
+    op ``"checkpoint"``, that keeps only the inputs.  When the backward pass reaches the
+    node, fn runs once more with recording on and G is pushed through that new graph
+    (:func:`~chainrule.rules.checkpoint_vjp`).  The gradients are the same; the price is
+    one more forward pass of fn during backward.
+
+    ``fn`` takes the input Tensors and returns one Tensor.  As in torch.utils.checkpoint
+    it may use parameters from its closure, such as the weights of the layers it runs:
+    the Tensors that require grad and that fn reads are found while it runs and become
+    inputs of the node too, so their gradients arrive as along any other edge (and add
+    up with those from uses outside fn).  Rules for fn:
+
+    * it must compute the same thing each time it is called (it is called twice);
+    * a Tensor that requires grad and was *computed* outside fn (not a leaf) must be
+      passed as an input, not read from the closure;
+    * gradients of gradients (``create_graph=True``) through it are not supported.
+
+    Checkpoints may be nested; each level adds one more recomputation of the inner part.
+    """
+    if not callable(fn):
+        raise TypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}; call checkpoint(fn, *inputs)")
+    for i, tensor in enumerate(inputs):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"checkpoint: inputs[{i}] is a {type(tensor).__name__}, not a Tensor; "
+                "pass Tensors (wrap arrays with Tensor(...), or put constants inside fn)"
+            )
+    return apply("checkpoint", *inputs, args=(fn, len(inputs)))
 
 
 def zero_grad(tensors):
