@@ -534,7 +534,7 @@ def test_gradient_flow_of_a_tensor_shows_the_gradients_torch_computes():
     assert edges[ids["A (tanh)"], ids["(\u00d7)"]]["label"] == f"<{norm(ta.grad.numpy())}>"
     assert edges[ids["X"], ids["H (@)"]]["label"] == "<none>"
     assert edges[ids["X"], ids["H (@)"]]["color"] == "grey45"
-    assert "G times the local Jacobian" in source
+    assert "gradient sent back to the parent (norm)" in source
     assert "each edge is labelled with the gradient sent back along it" in draw_gradient_flow(loss).alt
 
 

@@ -559,8 +559,8 @@ def _gradient_legend(root_name, is_tensor=False):
     samples = (f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>grad</B></FONT>',
                f'<FONT COLOR="{LOCAL_GRAD_COLOR}">&lt;- - 0.5 - -</FONT>')
     if is_tensor:
-        texts = (f"global gradient \u2202{output}/\u2202node (its norm)",
-                 "gradient sent back to the parent: G times the local Jacobian (its norm)")
+        texts = (f"global gradient \u2202{output}/\u2202node (norm)",
+                 "gradient sent back to the parent (norm)")
     else:
         texts = (f"global gradient \u2202{output}/\u2202node, stored in node.grad",
                  "local gradient \u2202child/\u2202parent, on the arrow back to the parent")
