@@ -13,6 +13,12 @@ again)::
 
 ``numbered`` holds every numbered element by its HTML id. ``label`` is the name the
 chapters give it (``:name:``, ``:label:``, ``$$ (label)``), absent when it has none.
+
+``glue`` holds, per page, the text of every number a cell glued into the prose
+(``{glue:text}`key:.2f```), as myst-nb stored it: the editions print the number the
+book printed.  Only the keys myst-nb recorded for the page's last reading are taken
+from its ``<page>.glue.json``, so a key the chapter no longer glues is not kept.
+
 The file is written only when its content changed.
 """
 
@@ -31,6 +37,20 @@ KINDS = {"figure": "figure", "displaymath": "equation", "exercise": "exercise", 
 
 def dotted(numbers: tuple[int, ...]) -> str:
     return ".".join(str(number) for number in numbers)
+
+
+def glued(env, outdir: Path) -> dict:
+    """The text/plain of every glued value, by page and key (myst-nb's ``<page>.glue.json``)."""
+    found = {}
+    for docname, metadata in sorted(getattr(env, "nb_metadata", {}).items()):
+        keys = metadata.get("glue") or []
+        path = outdir.parent / "jupyter_execute" / f"{docname}.glue.json"
+        if not keys or not path.is_file():
+            continue
+        data = json.loads(path.read_text(encoding="utf-8"))
+        found[docname] = {key: data[key]["data"]["text/plain"] for key in keys
+                          if key in data and "text/plain" in data[key].get("data", {})}
+    return found
 
 
 def collect(env) -> dict:
@@ -58,7 +78,9 @@ def write_numbers(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     path = Path(app.outdir).parent / "numbers.json"
-    text = json.dumps(collect(app.env), indent=1, sort_keys=False) + "\n"
+    numbers = collect(app.env)
+    numbers["glue"] = glued(app.env, Path(app.outdir))
+    text = json.dumps(numbers, indent=1, sort_keys=False) + "\n"
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         path.write_text(text, encoding="utf-8")
 

@@ -2,8 +2,11 @@
 
 Every request the page makes is intercepted: anything that is not ``file://`` or
 ``data:`` is blocked and fails the test (the book must work with no network). The
-test also fails on JavaScript errors, on math that MathJax did not typeset, and on
-figures wider than the text column, at a desktop and at a phone-sized width.
+test also fails on JavaScript errors, on math that MathJax did not typeset, on
+figures wider than the text column (a figure that scrolls sideways in its own box
+counts as its box), and on a page wider than the window, at a desktop width and at a
+390 px phone's. At the desktop width no code or output block may scroll sideways; on
+the phone no figure text may be smaller than 9 CSS px.
 
 Uses Debian's chromium through Playwright (no browser download).
 """
@@ -19,7 +22,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from conftest import ROOT
 
-WIDTHS = {"desktop": 1280, "narrow": 600}
+WIDTHS = {"desktop": 1280, "phone": 390}
+MIN_TEXT_PX = 9  # chainrule.svg.MIN_TEXT_PX, measured here as the reader sees it
 LOCAL_SCHEMES = ("file:", "data:")
 MATHJAX_TIMEOUT_MS = 20_000
 NETWORK_IDLE_TIMEOUT_MS = 30_000
@@ -151,7 +155,7 @@ def figures_outside_column(page) -> list[str]:
             const figures = [...document.querySelectorAll('div.cell_output svg, figure img, div.cell_output img')]
                 .filter(element => !element.parentElement.closest('svg'));
             return figures.map(element => {
-                const box = element.getBoundingClientRect();
+                const box = (element.closest('div.chainrule-figure') || element).getBoundingClientRect();
                 return {
                     what: element.tagName + ' ' + (element.getAttribute('aria-label') || element.getAttribute('alt') || ''),
                     width: Math.round(box.width), height: Math.round(box.height),
@@ -164,16 +168,84 @@ def figures_outside_column(page) -> list[str]:
     return [f"figure outside the text column or of zero size: {figure}" for figure in overflowing]
 
 
+def page_wider_than_window(page) -> list[str]:
+    """The page scrolls sideways as a whole: something is wider than the window."""
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    if widths[0] <= widths[1]:
+        return []
+    culprits = page.evaluate(
+        """() => [...document.querySelectorAll('article *')]
+                 .filter(element => element.getBoundingClientRect().right > window.innerWidth + 1
+                                    && !element.closest('.chainrule-figure, pre, .highlight, mjx-container, table'))
+                 .slice(0, 3).map(element => element.tagName + ': ' + element.textContent.trim().slice(0, 60))"""
+    )
+    return [f"the page is {widths[0]} px wide in a {widths[1]} px window; e.g. {culprits}"]
+
+
+def blocks_that_scroll_sideways(page) -> list[str]:
+    """Code and output blocks whose text is wider than their box (the reader must scroll)."""
+    wide = page.evaluate(
+        """() => [...document.querySelectorAll('div.cell pre, div.highlight pre, div.cell_output pre')]
+                 .filter(pre => pre.scrollWidth > pre.clientWidth + 1)
+                 .map(pre => {
+                     const longest = pre.textContent.split('\\n').reduce((a, b) => b.length > a.length ? b : a, '');
+                     return `${pre.scrollWidth} px in ${pre.clientWidth} px: ${longest.slice(0, 90)}`;
+                 })"""
+    )
+    return [f"a code or output block scrolls sideways: {line}" for line in wide]
+
+
+def figure_text_too_small(page) -> list[str]:
+    """SVG text in the chapter's figures rendered smaller than MIN_TEXT_PX CSS pixels."""
+    small = page.evaluate(
+        """(minimum) => [...document.querySelectorAll('div.cell_output svg text, figure svg text')]
+                 .map(text => ({text: text.textContent.trim(), px:
+                     parseFloat(getComputedStyle(text).fontSize) * text.getScreenCTM().a,
+                     figure: text.closest('svg').getAttribute('aria-label') || ''}))
+                 .filter(found => found.text && found.px < minimum - 0.05)
+                 .map(found => `${found.px.toFixed(1)} px "${found.text.slice(0, 20)}" in ${found.figure.slice(0, 60)}`)""",
+        MIN_TEXT_PX,
+    )
+    return [f"figure text below {MIN_TEXT_PX} px: {line}" for line in small[:5]]
+
+
 @pytest.mark.parametrize("width", list(WIDTHS.values()), ids=list(WIDTHS))
 def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path, width: int):
-    """Offline loading, no JavaScript errors, typeset math, figures inside the column."""
+    """Offline loading, no JavaScript errors, typeset math, figures inside the column, nothing too wide or too small."""
     visit = PageVisit(browser, chapter_page.as_uri(), width)
     try:
         problems = untypeset_math(visit.page)
         problems += figures_outside_column(visit.page)
+        problems += page_wider_than_window(visit.page)
+        if width == WIDTHS["desktop"]:
+            problems += blocks_that_scroll_sideways(visit.page)
+        else:
+            problems += figure_text_too_small(visit.page)
         problems += visit.settle()
         problems += [f"requested a network resource (blocked): {url}" for url in visit.blocked]
         problems += visit.errors
     finally:
         visit.close()
     assert not problems, f"{chapter_page.relative_to(ROOT)} at {width}px wide:\n" + "\n".join(problems)
+
+
+def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
+    """A page with a wide code block, a wide paragraph and tiny figure text fails each check."""
+    page_file = tmp_path / "bad.html"
+    page_file.write_text(
+        "<html><body><article class='bd-article' style='width:300px'>"
+        f"<div class='cell'><pre>{'x' * 200}</pre></div>"
+        f"<p><code style='white-space:nowrap'>{'y' * 200}</code></p>"
+        "<div class='cell_output'><svg width='100' height='20' viewBox='0 0 400 80'>"
+        "<text x='0' y='40' font-size='12'>tiny</text></svg></div>"
+        "</article></body></html>",
+        encoding="utf-8",
+    )
+    visit = PageVisit(browser, page_file.as_uri(), WIDTHS["phone"])
+    try:
+        assert blocks_that_scroll_sideways(visit.page)
+        assert page_wider_than_window(visit.page)
+        [problem] = figure_text_too_small(visit.page)
+        assert "3.0 px" in problem  # 12 units at a quarter of the viewBox's scale
+    finally:
+        visit.close()

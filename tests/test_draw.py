@@ -14,6 +14,7 @@ import pytest
 from chainrule import Value
 from chainrule.draw import Figure, GraphTooLargeError, draw_dfs_step, draw_graph, draw_gradient_flow
 from chainrule.graph import DFSStep, dfs_trace, format_dfs_trace
+from chainrule.svg import MIN_TEXT_PX
 
 # The graph of seed 001 and the lines its recursive search printed for root "f":
 # "v [...]" after each visit, "t [...]" after each finish, in this order.
@@ -244,13 +245,27 @@ def test_svg_is_inline_and_accessible():
     assert "<?xml" not in svg and "<!DOCTYPE" not in svg
     tag = opening_tag(svg)
     assert 'role="img"' in tag
-    assert 'style="max-width:100%;height:auto"' in tag
+    assert 'style="max-width:100%;height:auto;min-width:' in tag
     root = ET.fromstring(svg)
     assert root.attrib["aria-label"] == figure.alt
     first_child = list(root)[0]
     assert first_child.tag.endswith("title") and first_child.text == figure.alt
-    assert figure._repr_html_() == svg
+    assert figure._repr_html_() == f'<div class="chainrule-figure" style="overflow-x:auto">{svg}</div>'
     assert figure.alt.endswith(".") and "6 values" in figure.alt
+
+
+def test_figure_text_never_shrinks_below_nine_css_pixels():
+    """At its min-width, the smallest text of a figure is MIN_TEXT_PX; any narrower, it would be less."""
+    _, _, loss = small_expression()
+    loss.backward()
+    for figure in (draw_graph(loss), draw_gradient_flow(loss), draw_dfs_step("f", 3, SEED_PARENTS)):
+        svg = figure.svg()
+        tag = opening_tag(svg)
+        min_width = float(re.search(r"min-width:(\d+)px", tag).group(1))
+        view_box_width = float(re.search(r'viewBox="\S+ \S+ (\S+) \S+"', tag).group(1))
+        smallest = min(float(size) for size in re.findall(r'font-size="([\d.]+)"', svg))
+        text_px = smallest * min_width / view_box_width
+        assert MIN_TEXT_PX <= text_px < MIN_TEXT_PX + 0.5, (figure.alt, text_px)
 
 
 def test_alt_text_with_markup_characters_is_escaped_in_svg():

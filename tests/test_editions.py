@@ -314,7 +314,8 @@ def write_numbers(root: Path, numbered: dict[str, tuple[str, str]]) -> None:
     elements = {f"id-{label}": {"kind": kind, "number": number, "label": label}
                 for label, (kind, number) in numbered.items()}
     numbers = {"chapters": {"chapters/one": "1", "chapters/two": "2"},
-               "numbered": {"chapters/two": elements} if elements else {}}
+               "numbered": {"chapters/two": elements} if elements else {},
+               "glue": {"chapters/two": {"two-ratio": "0.73125", "two-name": "'float32'"}}}
     (root / notebooks.NUMBERS).parent.mkdir(exist_ok=True)
     (root / notebooks.NUMBERS).write_text(json.dumps(numbers), encoding="utf-8")
 
@@ -338,6 +339,14 @@ def small_book(tmp_path: Path, body: str, numbered: dict[str, tuple[str, str]] |
 
 def markdown_of(notebook) -> str:
     return "\n\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+
+
+def test_glossary_terms_and_glued_numbers_become_plain_text(tmp_path: Path):
+    body = ("A {term}`leaf` and two {term}`leaves <Leaf>`; ratio {glue:text}`two-ratio:.2f`,\n"
+            "dtype {glue:text}`two-name`, raw {glue}`two-ratio`.\n")
+    book, notebook = small_book(tmp_path, body)
+    text = markdown_of(notebooks.edition(book, "chapters/two", notebook, student=False))
+    assert "A leaf and two leaves; ratio 0.73,\ndtype float32, raw 0.73125." in text
 
 
 def test_converter_resolves_numbers_citations_and_links(tmp_path: Path):
@@ -404,7 +413,9 @@ secret_answer = 42
 
 @pytest.mark.parametrize("snippet, message", [
     ("```{note}\nHi\n```\n", "the directive {note} has no plain-Markdown form"),
-    ("Text {term}`glossary`.\n", "the role {term} has no plain-Markdown form"),
+    ("Text {abbr}`CPU (central processing unit)`.\n", "the role {abbr} has no plain-Markdown form"),
+    ("Ratio {glue:text}`two-missing:.2f`.\n", "no cell of the last book build glued 'two-missing'"),
+    ("Ratio {glue:text}`two-name:.2f`.\n", "format '.2f' does not fit the value"),
     ("See {numref}`fig-nowhere`.\n", "names an unknown label"),
     ("See {cite}`nobody2020`.\n", "is not in references.bib"),
     # A bare $$ block would get a number in JupyterLab that the book does not show.

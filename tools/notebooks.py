@@ -53,6 +53,7 @@ from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from mdit_py_plugins.myst_role.index import myst_role
+from myst_nb.core.variables import format_plain_text
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
 from myst_parser.parsers.options import options_to_items
@@ -73,22 +74,32 @@ COLAB = "https://colab.research.google.com/github"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 SETUP_TEMPLATE = '''\
-# Set-up: makes `import chainrule` work. On Colab it installs it (CHAINRULE_PIP_SPEC overrides).
+# Set-up: makes `import chainrule` work. On Colab it installs it
+# (the environment variable CHAINRULE_PIP_SPEC overrides from where).
 import importlib.util, os, shutil, subprocess, sys
+SOURCE = "{default_spec}"
 if importlib.util.find_spec("chainrule") is None:
-    spec = os.environ.get("CHAINRULE_PIP_SPEC", "{default_spec}")
-    if "google.colab" not in sys.modules and "CHAINRULE_PIP_SPEC" not in os.environ:
-        raise ModuleNotFoundError("chainrule is not installed in this kernel. In a clone of the course, run "
-                                  "`make setup` and pick the .venv kernel, or run `pip install -e .` in the clone.")
+    spec = os.environ.get("CHAINRULE_PIP_SPEC", SOURCE)
+    on_colab = "google.colab" in sys.modules
+    if not on_colab and "CHAINRULE_PIP_SPEC" not in os.environ:
+        raise ModuleNotFoundError(
+            "chainrule is not installed in this kernel. In a clone of "
+            "the course, run `make setup` and pick the .venv kernel, "
+            "or run `pip install -e .` in the clone.")
     if shutil.which("dot") is None:  # graphviz draws the figures
-        subprocess.run(["apt-get", "install", "-y", "-qq", "graphviz"], capture_output=True)
-    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-color", spec],
-                         capture_output=True, text=True)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "graphviz"],
+                       capture_output=True)
+    pip = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-color",
+         spec], capture_output=True, text=True)
     importlib.invalidate_caches()
     if importlib.util.find_spec("chainrule") is None:
-        raise RuntimeError(f"Installing chainrule with `pip install {{spec}}` failed:\\n{{pip.stderr[-2000:]}}\\n"
-                           "Check the network, or set CHAINRULE_PIP_SPEC to a source you can reach "
-                           "(a wheel file, a git URL or chainrule==x.y), then run this cell again.")'''
+        raise RuntimeError(
+            f"Installing chainrule with `pip install {{spec}}` failed:"
+            f"\\n{{pip.stderr[-2000:]}}\\nCheck the network, or set "
+            "CHAINRULE_PIP_SPEC to a source you can reach (a wheel "
+            "file, a git URL or chainrule==x.y), then run this cell "
+            "again.")'''
 
 #: The directive fences: ```{name} and :::{name}.
 FENCES = ("fence", "colon_fence")
@@ -206,6 +217,7 @@ class Book:
     chapter_numbers: dict[str, str] = field(default_factory=dict)  # "chapters/mlp": "6", from the book build
     targets: dict[str, Target] = field(default_factory=dict)
     bibliography: object = None
+    glue: dict[str, dict[str, str]] = field(default_factory=dict)  # page -> key -> text/plain, from the build
 
     def chapter_number(self, chapter: str) -> str:
         return self.chapter_numbers[chapter]
@@ -249,7 +261,7 @@ def load_book(root: Path = ROOT) -> Book:
         raise ConversionError("_config.yml must set repository.branch (Colab links name the branch)")
     numbers = read_numbers(root)
     book = Book(root=root, repo=repo, branch=branch, repository_url=url, chapters=numbered_chapters(toc),
-                chapter_numbers=numbers["chapters"])
+                chapter_numbers=numbers["chapters"], glue=numbers.get("glue", {}))
     unnumbered = [chapter for chapter in book.chapters if chapter not in book.chapter_numbers]
     if unnumbered:
         raise ConversionError(f"{NUMBERS} gives no number to {', '.join(unnumbered)}: the book build is older "
@@ -532,6 +544,10 @@ def convert_role(role: Token, context: Context, line: int) -> str:
         if name == "cite:t":
             return "; ".join(f"{cited_names(book, key)} [{cited_year(book, key)}]" for key in keys)
         return "[" + "; ".join(f"{cited_names(book, key)}, {cited_year(book, key)}" for key in keys) + "]"
+    if name == "term":  # {term}`leaves <leaf>`: the word, without the link to the glossary
+        return target[:-1].rpartition("<")[0].rstrip() if target.endswith(">") and "<" in target else target
+    if name in ("glue", "glue:text"):
+        return glued_text(target, context, line)
     if name not in ("eq", "numref", "ref", "doc"):
         raise ConversionError(f"{where(context, line)}: the role {{{name}}} has no plain-Markdown form for Colab")
     text, label = None, target
@@ -554,6 +570,20 @@ def convert_role(role: Token, context: Context, line: int) -> str:
     if found.chapter != context.chapter and found.chapter in book.chapters:
         return f"[{title}]({book.colab_url(found.chapter, context.student)})"
     return f"*{title}*"
+
+
+def glued_text(target: str, context: Context, line: int) -> str:
+    """A ``{glue:text}`key:format``` role as the number the book build printed there."""
+    key, _, spec = target.rpartition(":") if ":" in target else (target, "", "")
+    glued = context.book.glue.get(context.chapter, {})
+    if key not in glued:
+        raise ConversionError(f"{where(context, line)}: no cell of the last book build glued {key!r}. Glue it "
+                              "in a cell above (chainrule.pages.glue), then run `make notebooks`")
+    try:
+        return format_plain_text(glued[key], spec or "s")
+    except (TypeError, ValueError) as error:
+        raise ConversionError(f"{where(context, line)}: {{glue:text}} format {spec!r} does not fit the value "
+                              f"{glued[key]!r} of {key!r}: {error}") from None
 
 
 # ---------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ The modules, in order: each imports only modules above it in this list
 * ``plots`` -- line and bar charts as inline SVG (imports matplotlib when used)
 * ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
 * ``feedback`` -- the checks of the chapters' exercises, built on ``answers``
+* ``pages`` -- numbers that a chapter's cells compute, glued into its prose
 """
 
 import importlib
@@ -41,7 +42,7 @@ _LAZY = {
     "is_grad_enabled": "tensor",
     "checkpoint": "tensor",
 }
-_LAZY_MODULES = {"cost", "functional", "nn", "answers", "feedback", "plots"}
+_LAZY_MODULES = {"cost", "functional", "nn", "answers", "feedback", "plots", "pages"}
 
 
 def __getattr__(name):

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .dot import Digraph, GraphvizMissingError
 from .graph import dfs_trace, name_list, parents_function, topological_order, trace_names
-from .svg import SVG_HEADER, accessible_svg
+from .svg import SVG_HEADER, accessible_svg, scrolling_figure
 
 __all__ = [
     "Figure",
@@ -105,8 +105,8 @@ class Figure:
         return accessible_svg(svg, self._alt)
 
     def _repr_html_(self):
-        """Jupyter shows the figure as inline SVG (not as an ``<img>`` file)."""
-        return self.svg()
+        """Jupyter shows the figure as inline SVG (not as an ``<img>`` file), scrolling sideways if it must."""
+        return scrolling_figure(self.svg())
 
     def save(self, path):
         """Write the figure to ``path`` as a standalone SVG file and return the path."""

@@ -1,0 +1,101 @@
+"""The chapters' sources read well on the page: code fits the column, computed numbers are glued.
+
+* Every line of a code cell is at most ``CODE_WIDTH`` characters, so that no code block
+  scrolls sideways in the book's column (tests/test_browser.py measures the page too).
+* A number in the prose that the chapter's cells print, and that none of its cells
+  types, was computed: it must come from a cell through myst-nb's glue
+  (``{glue:text}`key```), or the prose drifts from the code the day the code changes.
+  The outputs are those of the book build (``_build/jupyter_execute``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+
+from conftest import ROOT, pages_with_code
+
+CODE_WIDTH = 72
+EXECUTED = ROOT / "_build" / "jupyter_execute"
+
+#: Numbers that look computed: 1,234 / 0.19 / 3.0e-06 (not 2, 16 or a year).
+NUMBER = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+(?:e[-+]?\d+)?)(?![\w,]*\d)")
+#: What in Markdown is not prose: math, code spans, roles with their targets, directive options, links.
+NOT_PROSE = re.compile(
+    r"\$\$.*?\$\$|\$[^$\n]+\$|``.*?``|`[^`\n]*`|\{[\w:-]+\}`[^`]*`|^:\w[\w-]*:.*$|\]\([^)]*\)|^```.*$|^\(.*\)=$",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+def long_code_lines(notebook) -> list[str]:
+    found = []
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code":
+            continue
+        for line in cell.source.splitlines():
+            if len(line) > CODE_WIDTH:
+                found.append(f"cell {index}: {len(line)} chars: {line}")
+    return found
+
+
+@pytest.mark.parametrize("page", pages_with_code())
+def test_code_lines_fit_the_column(page: str):
+    found = long_code_lines(jupytext.read(ROOT / f"{page}.md"))
+    assert not found, (f"{page}.md: {len(found)} code lines are longer than {CODE_WIDTH} characters:\n"
+                       + "\n".join(found[:20]))
+
+
+def prose_numbers(notebook) -> set[str]:
+    """The computed-looking numbers in the Markdown cells, outside math, code and roles."""
+    numbers = set()
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            numbers.update(NUMBER.findall(NOT_PROSE.sub(" ", cell.source)))
+    return numbers
+
+
+def printed_text(executed) -> str:
+    """Everything the executed cells showed as text."""
+    parts = []
+    for cell in executed.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                parts.append(output.get("text", ""))
+            elif "data" in output:
+                parts.append(str(output["data"].get("text/plain", "")))
+    return "\n".join(parts)
+
+
+def typed_but_computed(source_notebook, executed) -> list[str]:
+    printed = printed_text(executed)
+    code = "\n".join(cell.source for cell in source_notebook.cells if cell.cell_type == "code")
+    return sorted(number for number in prose_numbers(source_notebook)
+                  if re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d,]|\.\d)", printed)
+                  and number not in code)
+
+
+@pytest.mark.parametrize("page", pages_with_code())
+def test_numbers_the_cells_print_are_glued_into_the_prose(page: str):
+    executed_path = EXECUTED / f"{page.removeprefix('chapters/')}.ipynb"
+    executed_path = EXECUTED / f"{page}.ipynb" if not executed_path.is_file() else executed_path
+    if not executed_path.is_file():
+        pytest.fail(f"{executed_path} is missing: run `make book` first", pytrace=False)
+    found = typed_but_computed(jupytext.read(ROOT / f"{page}.md"), nbformat.read(executed_path, 4))
+    assert not found, (f"{page}.md types numbers that its cells print: {found}. Glue each from the cell "
+                       "that computes it (chainrule.pages.glue) and write {glue:text}`key:format`")
+
+
+def test_the_checks_can_fail(tmp_path: Path):
+    source = jupytext.reads(
+        "The step takes 0.19 ms and 1,001,500 flops, in `0.25` and $2.5$, x0.64; lr 0.1.\n\n"
+        "```{code-cell} ipython3\nlr = 0.1\nprint(" + "'x' + " * 20 + "'x')\n```\n",
+        fmt="md:myst",
+    )
+    executed = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "", outputs=[nbformat.v4.new_output("stream", text="0.19 ms, 1,001,500 flops, 0.25 2.5 0.64 0.1\n")])])
+    assert typed_but_computed(source, executed) == ["0.19", "0.64", "1,001,500"]
+    assert len(long_code_lines(source)) == 1
