@@ -156,13 +156,17 @@ def test_topological_order_mistakes():
 def test_memory_count_mistakes():
     N, d, h, q = 64, 4, 8, 3
     right = feedback.d2l_memory(N, d, h, q)
-    assert right == {"predict": 32 + 24 + 64 * 12, "train": 2 * 56 + 64 * 15}
+    assert right == {"predict": 32 + 24 + 64 * 16, "train": 2 * 56 + 64 * 15 + 2 * 64 * 8}
     feedback.check_memory_count(right["predict"], right["train"], N, d, h, q)
     one = feedback.d2l_memory(1, d, h, q)
     error = raises(feedback.check_memory_count, one["predict"], one["train"], N, d, h, q, match="predict is wrong")
     assert "counted for one example" in str(error)
     raises(feedback.check_memory_count, right["predict"], right["train"] - 56, N, d, h, q,
            match="without the weight gradients")
+    raises(feedback.check_memory_count, right["predict"], 2 * 56 + 64 * 15, N, d, h, q,
+           match="without the gradients in flight")
+    raises(feedback.check_memory_count, 56 + 64 * 12, right["train"], N, d, h, q,
+           match="in-place ReLU")
 
 
 def clip_right(grads, max_norm):

@@ -2,7 +2,7 @@
 
     python tools/student_book.py DIR   # after the book build; then: jupyter-book build DIR
 
-DIR receives a copy of the book (``_config.yml``, ``_toc.yml``, ``_ext``, ``img``,
+DIR receives a copy of the book (``_config.yml``, ``_toc.yml``, ``_ext``, ``_static``, ``img``,
 ``references.bib``, the unnumbered pages) in which each numbered chapter is its executed
 notebook from the book build with every cell tagged ``solution`` removed, so neither the solution text nor its code reaches
 the HTML (and the ``check``, ``hidden-check`` and ``exercise-stub`` cells go with them).
@@ -35,7 +35,7 @@ from jupyter_cache import get_cache
 
 from notebooks import ROOT, STUDENT_FOLDER, ConversionError, bound_and_read, check_solution_marks, load_book, tags
 
-COPIED = ["_toc.yml", "_ext", "img", "references.bib", "chapters"]
+COPIED = ["_toc.yml", "_ext", "_static", "img", "references.bib", "chapters"]
 EXECUTED = ROOT / "_build" / "jupyter_execute"
 CACHE = ROOT / "_build" / ".jupyter_cache"
 #: Cells that test or stand in for a solution: without solutions, they go too.

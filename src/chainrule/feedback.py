@@ -233,13 +233,18 @@ def check_topological_order(order, parents: Mapping[str, Sequence[str]], root: s
 
 
 def d2l_memory(N: int, d: int, h: int, q: int) -> dict[str, int]:
-    """Numbers stored by the d2l network (no bias): prediction and training, as in the mlp chapter.
+    """Numbers stored at the peak by the d2l network (no bias), as in the mlp chapter.
 
-    Prediction keeps the weights and at most two layers' activations at a time; training
-    keeps the weights, their gradients and every activation the backward pass needs.
+    Both counts include the input X.  Prediction keeps the weights and the arrays alive
+    at once while the layers run one after another: X with Z, then Z with H (the ReLU
+    is not in place), then H with O.  Training with plain SGD keeps what
+    ``chainrule.cost.memory_parts`` counts (the cost chapter's model) plus X: the
+    weights, their gradients, the saved activations H and the log-probabilities, and
+    two gradients in flight the size of the largest of them.
     """
     weights = h * d + q * h
-    return {"predict": weights + N * max(d + h, h + q), "train": 2 * weights + N * (d + h + q)}
+    return {"predict": weights + N * max(d + h, 2 * h, h + q),
+            "train": 2 * weights + N * (d + h + q) + 2 * N * max(h, q)}
 
 
 def check_memory_count(predict, train, N: int, d: int, h: int, q: int) -> None:
@@ -250,8 +255,13 @@ def check_memory_count(predict, train, N: int, d: int, h: int, q: int) -> None:
         ("the activations are counted for one example: they are stored for each of the N examples in the batch",
          unbatched),
         ("training is counted without the weight gradients", {"train": expected["train"] - weights}),
+        ("training is counted without the gradients in flight: the backward pass holds the gradient it "
+         "receives and the one it computes, two arrays the size of the largest activation",
+         {"train": expected["train"] - 2 * N * max(h, q)}),
         ("prediction is counted as keeping every layer's activations, but it can drop each input once the next "
          "layer exists", {"predict": weights + N * (d + h + q)}),
+        ("prediction is counted with Z and H in one array, as an in-place ReLU would do, but the ReLU makes a "
+         "new array H while Z still exists", {"predict": weights + N * max(d + h, h + q)}),
     ], rtol=0)
 
 
