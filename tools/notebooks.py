@@ -42,7 +42,7 @@ import json
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -218,6 +218,7 @@ class Book:
     targets: dict[str, Target] = field(default_factory=dict)
     bibliography: object = None
     glue: dict[str, dict[str, str]] = field(default_factory=dict)  # page -> key -> text/plain, from the build
+    mark_glue: bool = False  # print GLUE_MARK instead of each glued number (see same_but_glued)
 
     def chapter_number(self, chapter: str) -> str:
         return self.chapter_numbers[chapter]
@@ -580,10 +581,28 @@ def glued_text(target: str, context: Context, line: int) -> str:
         raise ConversionError(f"{where(context, line)}: no cell of the last book build glued {key!r}. Glue it "
                               "in a cell above (chainrule.pages.glue), then run `make notebooks`")
     try:
-        return format_plain_text(glued[key], spec or "s")
+        text = format_plain_text(glued[key], spec or "s")
     except (TypeError, ValueError) as error:
         raise ConversionError(f"{where(context, line)}: {{glue:text}} format {spec!r} does not fit the value "
                               f"{glued[key]!r} of {key!r}: {error}") from None
+    return GLUE_MARK if context.book.mark_glue else text
+
+
+#: Stands for a glued number in an edition written to be compared (a private-use character).
+GLUE_MARK = "\ue000"
+
+
+def same_but_glued(actual: str, marked: str) -> bool:
+    """Whether ``actual`` is ``marked`` with some number, on one line, at each GLUE_MARK.
+
+    A glued number can change from one book build to the next (a timing, most often), so
+    an edition whose only difference from the new one is in glued numbers is current:
+    ``make notebooks`` does not write it again, and ``--check`` does not call it stale.
+    """
+    if GLUE_MARK not in marked:
+        return actual == marked
+    pattern = "[^\\n]*?".join(re.escape(part) for part in marked.split(GLUE_MARK))
+    return re.fullmatch(pattern, actual) is not None
 
 
 # ---------------------------------------------------------------------------------------
@@ -870,6 +889,14 @@ def expected_files(book: Book) -> dict[Path, str]:
     return files
 
 
+def stale_files(book: Book, files: dict[Path, str] | None = None) -> list[Path]:
+    """The generated files (of ``expected_files``) that are missing or out of date, glued numbers aside."""
+    files = expected_files(book) if files is None else files
+    marked = expected_files(replace(book, mark_glue=True))
+    return [path for path in files
+            if not path.is_file() or not same_but_glued(path.read_text(encoding="utf-8"), marked[path])]
+
+
 def expected_paths(root: Path = ROOT) -> list[Path]:
     """The two notebook files of every numbered chapter (what `make notebooks` writes besides the chapters)."""
     toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
@@ -884,11 +911,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         book = load_book(args.root)
         files = expected_files(book)
+        stale = stale_files(book, files)
     except ConversionError as error:
         print(f"make notebooks: {error}", file=sys.stderr)
         return 2
-    stale = [path for path, text in files.items()
-             if not path.is_file() or path.read_text(encoding="utf-8") != text]
     if args.check:
         for path in stale:
             print(f"out of date: {path.relative_to(book.root)}")
