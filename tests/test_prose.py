@@ -5,12 +5,14 @@
 * A number in the prose that the chapter's cells print, and that none of its cells
   types, was computed: it must come from a cell through myst-nb's glue
   (``{glue:text}`key```), or the prose drifts from the code the day the code changes.
-  The outputs are those of the book build (``_build/jupyter_execute``).
+  The outputs are those of the book build, read as the student site reads them
+  (``tools/student_book.executed_chapter``).
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import jupytext
@@ -19,8 +21,10 @@ import pytest
 
 from conftest import ROOT, pages_with_code
 
+sys.path.insert(0, str(ROOT / "tools"))
+import student_book  # noqa: E402  (tools/student_book.py)
+
 CODE_WIDTH = 72
-EXECUTED = ROOT / "_build" / "jupyter_execute"
 
 #: Numbers that look computed: 1,234 / 0.19 / 3.0e-06 (not 2, 16 or a year).
 NUMBER = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+(?:e[-+]?\d+)?)(?![\w,]*\d)")
@@ -80,11 +84,11 @@ def typed_but_computed(source_notebook, executed) -> list[str]:
 
 @pytest.mark.parametrize("page", pages_with_code())
 def test_numbers_the_cells_print_are_glued_into_the_prose(page: str):
-    executed_path = EXECUTED / f"{page.removeprefix('chapters/')}.ipynb"
-    executed_path = EXECUTED / f"{page}.ipynb" if not executed_path.is_file() else executed_path
-    if not executed_path.is_file():
-        pytest.fail(f"{executed_path} is missing: run `make book` first", pytrace=False)
-    found = typed_but_computed(jupytext.read(ROOT / f"{page}.md"), nbformat.read(executed_path, 4))
+    try:  # the build's notebook with its outputs (a chapter taken from the cache has them there)
+        executed = student_book.executed_chapter(page, ROOT, student_book.EXECUTED)
+    except student_book.StaleBuild as error:
+        pytest.fail(str(error), pytrace=False)
+    found = typed_but_computed(jupytext.read(ROOT / f"{page}.md"), executed)
     assert not found, (f"{page}.md types numbers that its cells print: {found}. Glue each from the cell "
                        "that computes it (chainrule.pages.glue) and write {glue:text}`key:format`")
 

@@ -243,6 +243,19 @@ def _grad_row(node, emphasise=False):
 # ---------------------------------------------------------------------------
 
 
+def _drawable(root, **options):
+    """A Tensor as the boxes of its graph (:func:`chainrule.tensor.drawable_graph`); a Value as it is.
+
+    The import is here, not at the top: a Tensor exists, so numpy is loaded, while a
+    Value graph is drawn without numpy.
+    """
+    if not hasattr(root, "grad_fn"):
+        return root
+    from .tensor import drawable_graph
+
+    return drawable_graph(root, **options)
+
+
 def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None, compact=False):
     """Draw the computational graph that ``root`` depends on.
 
@@ -263,10 +276,7 @@ def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None, co
 
     Raises :class:`GraphTooLargeError` when there are more than ``max_nodes`` values.
     """
-    if hasattr(root, "grad_fn"):  # a Tensor: its graph as boxes (numpy is loaded, as a Tensor exists)
-        from .tensor import drawable_graph
-
-        root = drawable_graph(root)
+    root = _drawable(root)
     order = topological_order(root)
     _check_size("draw_graph", len(order), max_nodes)
     ids = _node_ids(order)
@@ -521,10 +531,8 @@ def draw_gradient_flow(root, rankdir="LR", max_nodes=150, gradient=None):
     when there are more than ``max_nodes`` values.
     """
     is_tensor = hasattr(root, "grad_fn")
-    if is_tensor:  # numpy is loaded, as a Tensor exists
-        from .tensor import drawable_graph
-
-        root = drawable_graph(root, flow=True, gradient=gradient, where="draw_gradient_flow")
+    if is_tensor:
+        root = _drawable(root, flow=True, gradient=gradient, where="draw_gradient_flow")
     elif root.grad is None or (_array_shape(root.grad) is None and float(root.grad) == 0.0):
         raise ValueError(
             f"draw_gradient_flow: {_root_name(root)} has grad {root.grad!r}, so no gradient "
