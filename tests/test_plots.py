@@ -5,11 +5,12 @@ import re
 import pytest
 
 from chainrule.plots import bar_chart, line_chart
+from chainrule.svg import MIN_TEXT_PX
 
 
 def test_line_chart_is_an_accessible_inline_svg_with_a_white_background():
     chart = line_chart({"a": [3, 2, 1]}, xlabel="step", ylabel="loss", alt="One falling line.")
-    svg = chart._repr_html_()
+    svg = chart.svg()
     assert svg.startswith("<svg") and "<?xml" not in svg
     assert 'role="img"' in svg and 'aria-label="One falling line."' in svg
     assert "<title>One falling line.</title>" in svg
@@ -55,3 +56,13 @@ def test_bar_chart_writes_the_values_above_the_bars(tmp_path):
 def test_bad_input_names_the_function(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_chart_text_never_shrinks_below_nine_css_pixels():
+    """matplotlib draws text as paths; the chart's min-width keeps its 10 pt text at 9 px."""
+    chart = line_chart({"loss": [3.0, 2.0, 1.0]}, alt="A falling loss.", xlabel="step", ylabel="loss")
+    tag = chart.svg()[: chart.svg().index(">") + 1]
+    min_width = float(re.search(r"min-width:(\d+)px", tag).group(1))
+    view_box_width = float(re.search(r'viewBox="\S+ \S+ (\S+) \S+"', tag).group(1))
+    assert MIN_TEXT_PX <= 10.0 * min_width / view_box_width < MIN_TEXT_PX + 0.5  # matplotlib's 10 pt default
+    assert chart._repr_html_().startswith('<div class="chainrule-figure" style="overflow-x:auto"><svg ')

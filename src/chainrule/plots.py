@@ -10,7 +10,7 @@ its alt text, like the graph figures of :mod:`chainrule.draw`.
 import io
 from pathlib import Path
 
-from .svg import SVG_HEADER, accessible_svg
+from .svg import SVG_HEADER, accessible_svg, scrolling_figure
 
 __all__ = ["Chart", "line_chart", "bar_chart"]
 
@@ -31,8 +31,8 @@ class Chart:
         return self._svg
 
     def _repr_html_(self):
-        """Jupyter shows the chart as inline SVG."""
-        return self._svg
+        """Jupyter shows the chart as inline SVG, scrolling sideways if it must."""
+        return scrolling_figure(self._svg)
 
     def save(self, path):
         """Write the chart to ``path`` as a standalone SVG file and return the path."""
@@ -61,7 +61,15 @@ def _finish(figure, alt):
     buffer = io.StringIO()
     figure.tight_layout()
     figure.savefig(buffer, format="svg", facecolor="white", metadata={"Date": None})
-    return Chart(accessible_svg(buffer.getvalue(), alt), alt)
+    # matplotlib draws text as paths, so the SVG has no font-size to read: pass the smallest.
+    smallest = min(text.get_fontsize() for text in figure.findobj(_is_text))
+    return Chart(accessible_svg(buffer.getvalue(), alt, text_size=smallest), alt)
+
+
+def _is_text(artist):
+    from matplotlib.text import Text
+
+    return isinstance(artist, Text) and artist.get_visible() and bool(artist.get_text())
 
 
 def _check_alt(alt, where):
