@@ -8,8 +8,9 @@ really install chainrule.
 
 * Colab edition ``chapters/<page>.ipynb``: runs top to bottom (cells tagged ``raises-exception``
   may raise) and the kernel imports chainrule from the wheel.
-* Student edition ``student/chapters/<page>.ipynb``: stops at its first ``exercise-stub`` cell
-  with ``NotImplementedError("Exercise ...")``; nothing fails before.
+* Student edition ``student/chapters/<page>.ipynb``: as handed out, stops at its first check
+  cell with one line, ``NotAnswered: Exercise ... is not answered yet``, and nothing fails
+  before; answered with the solutions, runs to its last cell, the "check everything" summary.
 * The set-up cell fails loudly when the install fails.
 
 The first run builds the venv (~2-3 min); later runs reuse it (see colab_sim.venv_dir()).
@@ -24,9 +25,9 @@ import nbformat
 import pytest
 
 import colab_sim
+import student_answers
 from conftest import ROOT, pages_with_code
 
-STUB_TAG = "exercise-stub"
 PAGES = pages_with_code()
 
 
@@ -131,42 +132,63 @@ def test_colab_notebook_runs(colab, page: str):
 # --------------------------------------------------------------------------- student edition
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_student_notebook_stops_at_first_stub(colab, page: str):
-    """The student edition runs up to its first exercise, and stops there with "not answered yet".
+CHECKED = [page for page in PAGES if student_answers.checked_questions(page)]
 
-    It stops in the first answer cell (tag ``exercise-stub``) when that raises, or else in the
-    check cell (tag ``check``) that calls the answer cell's unanswered function or reads its ``...``.
+
+def cell_tags(cell) -> list[str]:
+    return cell.metadata.get("tags", [])
+
+
+@pytest.mark.parametrize("page", CHECKED)
+def test_unanswered_student_notebook_stops_at_its_first_check_with_one_line(colab, page: str):
+    """As handed out, the student edition runs up to its first check, which says "not answered yet" alone.
+
+    The answer cells of exercises without a check do not raise, so nothing stops before it.
     """
     notebook = require(student_notebook(page), "student")
     source = nbformat.read(notebook, as_version=4)
-    marked = [
-        index for index, cell in enumerate(source.cells)
-        if cell.cell_type == "code" and {STUB_TAG, "check"} & set(cell.metadata.get("tags", []))
-    ]
+    first_check = next(index for index, cell in enumerate(source.cells) if "check" in cell_tags(cell))
     result = run(colab, notebook)
     name = notebook.relative_to(ROOT)
-    if not marked:
-        assert result.stopped_at is None and not result.unexpected_errors, (
-            f"{name} has no {STUB_TAG} cell, so it must run to the end:\n" + clip(result.describe())
-        )
-        return
-    first = marked[0]
-    first_check = next((index for index in marked if "check" in source.cells[index].metadata.get("tags", [])),
-                       marked[-1])
-    early = [error for error in result.unexpected_errors if error.index < first]
-    assert not early, f"{name}: a cell before the first exercise's answer cell (cell {first}) failed:\n" + clip(
-        "\n\n".join(map(str, early))
-    )
-    assert result.stopped_at in marked and result.stopped_at <= first_check, (
-        f"{name}: execution should stop at the first exercise's answer or check cell ({marked[:3]}), but "
+    early = [error for error in result.unexpected_errors if error.index < first_check]
+    assert not early, f"{name}: a cell before the first check (cell {first_check}) failed:\n" + clip(
+        "\n\n".join(map(str, early)))
+    assert result.stopped_at == first_check, (
+        f"{name}: execution should stop at the first check cell ({first_check}), but "
         + ("ran to the end" if result.stopped_at is None else f"stopped at cell {result.stopped_at}")
-        + ":\n" + clip(result.describe())
-    )
-    [error] = [error for error in result.errors if error.index == result.stopped_at]
-    assert error.ename in ("NotImplementedError", "NotAnswered") and "not answered yet" in error.evalue, (
-        f"{name}: cell {result.stopped_at} should raise 'Exercise ... is not answered yet', got {error}"
-    )
+        + ":\n" + clip(result.describe()))
+    [error] = [error for error in result.errors if error.index == first_check]
+    assert error.ename == "NotAnswered" and "not answered yet" in error.evalue, error
+    shown = error.traceback.strip().splitlines()
+    assert 1 <= len(shown) <= 2 and shown[0].startswith("NotAnswered: "), (
+        f"{name}: an unanswered exercise should show one short message, not a traceback:\n{error.traceback}")
+
+
+@pytest.mark.parametrize("page", CHECKED)
+def test_student_notebook_answered_with_the_solutions_runs_to_the_end(colab, page: str):
+    """Answered, Run All reaches the last cell, whose summary says every checked exercise passes."""
+    questions = student_answers.checked_questions(page)
+    notebook = student_answers.answered_student_notebook(page)
+    result = run(colab, notebook)
+    assert result.stopped_at is None and not result.unexpected_errors, (
+        f"{page}: the student edition answered with the solutions failed:\n" + clip(result.describe()))
+    last = len(notebook.cells) - 1
+    assert "check-all" in cell_tags(notebook.cells[last])
+    number = student_answers.notebooks.load_book().chapter_number(page)
+    summary = result.cell_text(last)
+    assert f"Chapter {number}: {len(questions)} of {len(questions)} checked exercises pass." in summary, summary
+
+
+@pytest.mark.parametrize("page", [page for page in PAGES if page not in CHECKED])
+def test_a_student_notebook_without_checks_raises_nowhere(page: str):
+    """Without checked exercises, no cell of the student edition raises: Run All reaches the end.
+
+    Its code is the Colab edition's, which test_colab_notebook_runs runs, plus answer cells.
+    """
+    notebook = nbformat.read(require(student_notebook(page), "student"), as_version=4)
+    stubs = [cell.source for cell in notebook.cells if "exercise-stub" in cell_tags(cell)]
+    assert stubs, f"{page}: no answer cells at all"
+    assert not [source for source in stubs if "raise" in source], stubs
 
 
 # --------------------------------------------------------------------------- the set-up cell
@@ -246,8 +268,9 @@ def test_public_check_passes_a_right_answer_and_names_a_wrong_one(colab):
     assert wrong.stopped_at == 2, clip(wrong.describe())
     [error] = wrong.errors
     assert error.ename == "AnswerError", error
-    assert error.evalue.startswith("clip(...)[0] (global norm") and (
+    assert error.evalue.startswith("clip_by_norm on arrays of shapes") and (
         "It matches a known mistake: it scales every gradient, also when the norm is already under the threshold"
         in error.evalue), error.evalue
-    # Jupyter and Colab show the message alone, not the frames of chainrule.feedback.
-    assert error.traceback.strip() == f"AnswerError: {error.evalue}", error.traceback
+    # Jupyter and Colab show the message alone, wrapped at spaces, not the frames of chainrule.feedback.
+    assert error.traceback.split() == f"AnswerError: {error.evalue}".split(), error.traceback
+    assert max(map(len, error.traceback.splitlines())) <= 79, error.traceback

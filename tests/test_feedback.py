@@ -80,13 +80,18 @@ def test_right_d2l_answers_pass(d2l):
      "the 1/N of the mean loss is missing"),
     (lambda h, X, W1, W2: (h["W1"].T, h["W2"]), "dJ/dW1", "transposed"),
     (lambda h, X, W1, W2: ((h["dO"] @ W2).T @ X + LAM * W1, h["W2"]), "dJ/dW1", "the ReLU's mask (Z > 0) is missing"),
-], ids=["no-lambda-W2", "no-lambda-W1", "sign", "no-1/N", "transposed", "no-relu-mask"])
+    (lambda h, X, W1, W2: (h["W1"], (h["W2"] - LAM * W2) * len(X)), "dJ/dW2",
+     "both the weight-decay term λ·W2 and the 1/N of the mean loss are missing"),
+    (lambda h, X, W1, W2: (h["W1"] - LAM * W1 / 2, h["W2"]), "dJ/dW1", "the weight-decay term is λ/2·W1"),
+    (lambda h, X, W1, W2: (h["W1"], h["W2"] + LAM * W2), "dJ/dW2", "the weight-decay term is 2λ·W2"),
+], ids=["no-lambda-W2", "no-lambda-W1", "sign", "no-1/N", "transposed", "no-relu-mask", "no-lambda-no-1/N",
+        "half-lambda", "double-lambda"])
 def test_each_d2l_mistake_is_named(d2l, planted, quantity, mistake):
     X, y, W1, W2, _ = d2l
     dW1, dW2 = planted(hand_d2l(X, y, W1, W2), X, W1, W2)
     error = raises(feedback.check_d2l_weight_grads, dW1, dW2, X, y, W1, W2, LAM, match=re.escape(quantity))
     assert mistake in str(error), str(error)
-    assert str(error).startswith(quantity), "the message must start with the quantity"
+    assert f"WRONG: {quantity}" in str(error) and "1 of 2 right" in str(error), "each quantity gets its verdict"
     if "transposed" not in mistake:
         assert re.search(r"at entry \(\d+, \d+\): expected -?[\d.e-]+, received -?[\d.e-]+ \(\d+ of \d+ entries differ\)",
                          str(error)), str(error)
@@ -111,7 +116,7 @@ def test_hidden_bias_mistakes(d2l):
     hand = hand_d2l(X, y, W1, W2, b1)
     feedback.check_hidden_bias_grad(hand["b1"], X, y, W1, b1, W2, LAM)
     error = raises(feedback.check_hidden_bias_grad, hand["dZ"], X, y, W1, b1, W2, LAM,
-                   match=r"dJ/db1 has shape \(16, 5\), expected \(5,\)")
+                   match=r"dJ/db1 has shape \(16, 5\) = \(N, h\), expected \(5,\) = \(h,\); here N = 16 is the batch size")
     assert "not summed over the batch" in str(error)
     error = raises(feedback.check_hidden_bias_grad, hand["b1"] + LAM * b1, X, y, W1, b1, W2, LAM, match="dJ/db1 is wrong")
     assert "weight decay leaves the bias out" in str(error)
@@ -128,7 +133,7 @@ def test_scalar_graph_fan_out():
     assert error.mistake.startswith("a lost fan-out")
     raises(feedback.check_scalars, {"a": 12.0, "c": 1.0}, expected, mistakes, match="b is missing from the answer")
     raises(feedback.check_scalars, {"a": 11.0, "b": 3.0, "c": 1.0}, expected, mistakes,
-           match=r"^a is wrong: expected 12, received 11\.$")
+           match=r"\n  WRONG: a is wrong: expected 12, received 11\.\n")
 
 
 PARENTS = {"a": [], "b": [], "x": [], "c": ["a", "b"], "d": ["x", "c"], "e": ["c"], "f": ["d"]}
@@ -156,16 +161,18 @@ def test_topological_order_mistakes():
 def test_memory_count_mistakes():
     N, d, h, q = 64, 4, 8, 3
     right = feedback.d2l_memory(N, d, h, q)
-    assert right == {"predict": 32 + 24 + 64 * 16, "train": 2 * 56 + 64 * 15 + 2 * 64 * 8}
-    feedback.check_memory_count(right["predict"], right["train"], N, d, h, q)
+    assert right == {"prediction": 32 + 24 + 64 * 16, "training": 2 * 56 + 64 * 15 + 2 * 64 * 8}
+    feedback.check_memory_count(right["prediction"], right["training"], N, d, h, q)
     one = feedback.d2l_memory(1, d, h, q)
-    error = raises(feedback.check_memory_count, one["predict"], one["train"], N, d, h, q, match="predict is wrong")
+    error = raises(feedback.check_memory_count, one["prediction"], one["training"], N, d, h, q,
+                   match="prediction is wrong")
     assert "counted for one example" in str(error)
-    raises(feedback.check_memory_count, right["predict"], right["train"] - 56, N, d, h, q,
+    assert str(error).startswith("memory_count(64, 4, 8, 3), that is N = 64, d = 4, h = 8, q = 3: 0 of 2 right.")
+    raises(feedback.check_memory_count, right["prediction"], right["training"] - 56, N, d, h, q,
            match="without the weight gradients")
-    raises(feedback.check_memory_count, right["predict"], 2 * 56 + 64 * 15, N, d, h, q,
+    raises(feedback.check_memory_count, right["prediction"], 2 * 56 + 64 * 15, N, d, h, q,
            match="without the gradients in flight")
-    raises(feedback.check_memory_count, 56 + 64 * 12, right["train"], N, d, h, q,
+    raises(feedback.check_memory_count, 56 + 64 * 12, right["training"], N, d, h, q,
            match="in-place ReLU")
 
 
@@ -187,19 +194,21 @@ def test_clipping_mistakes():
     def broken(grads, max_norm):
         raise ValueError("oops")
 
-    error = raises(feedback.check_clip_by_norm, always, match=r"clip\(\.\.\.\)\[0\] \(global norm")
+    error = raises(feedback.check_clip_by_norm, always, match=r"^clip_by_norm on arrays of shapes \(3, 2\) and \(4,\)")
     assert "scales every gradient, also when the norm is already under the threshold" in str(error)
     raises(feedback.check_clip_by_norm, per_array, match="clips each array by its own norm")
-    raises(feedback.check_clip_by_norm, broken, match="clip raised ValueError: oops")
-    raises(feedback.check_clip_by_norm, lambda grads, max_norm: None, match="should return a list of 2 arrays")
-    raises(feedback.check_clip_by_norm, 3, match="clip should be a function, but it is a int")
+    raises(feedback.check_clip_by_norm, broken, match="clip_by_norm raised ValueError: oops")
+    raises(feedback.check_clip_by_norm, lambda grads, max_norm: None,
+           match=r"clip_by_norm returned None: is a `return` missing")
+    raises(feedback.check_clip_by_norm, lambda grads, max_norm: grads[:1], match="should return a list of 2 arrays")
+    raises(feedback.check_clip_by_norm, 3, match="clip_by_norm should be a function, but it is a int")
 
 
 def test_vjp_rule_mistakes():
     feedback.check_matmul_vjp(lambda A, B, G: (G @ B.T, A.T @ G))
     raises(feedback.check_matmul_vjp, lambda A, B, G: (B @ G.T, A.T @ G), match=r"dA has shape \(3, 2\), expected "
            r"\(2, 3\)\. It matches a known mistake: the gradient is transposed")
-    raises(feedback.check_matmul_vjp, lambda A, B, G: (G @ B.T,), match="should return two arrays")
+    raises(feedback.check_matmul_vjp, lambda A, B, G: (G @ B.T,), match="should return two values")
 
     def ce(logits, labels):
         p = np.exp(logits - logits.max(1, keepdims=True))
@@ -222,11 +231,11 @@ def test_placeholders_and_unanswered_functions_say_not_answered_yet(d2l):
     def unanswered(grads, max_norm):
         raise NotImplementedError("Exercise 8.4 is not answered yet: write clip_by_norm")
 
-    with pytest.raises(NotImplementedError, match="Exercise 8.4 is not answered yet"):
-        feedback.check_clip_by_norm(unanswered)
-    with pytest.raises(NotImplementedError, match="Exercise 6.6 is not answered yet"):
-        feedback.call("d2l_weight_grads", lambda *args: (_ for _ in ()).throw(
-            NotImplementedError("Exercise 6.6 is not answered yet")), X)
+    error = raises(feedback.check_clip_by_norm, unanswered, match="^Exercise 8.4 is not answered yet")
+    assert isinstance(error, feedback.NotAnswered)
+    assert error._render_traceback_() == ["NotAnswered: Exercise 8.4 is not answered yet: write clip_by_norm"]
+    raises(feedback.call, "d2l_weight_grads", lambda *args: (_ for _ in ()).throw(NotImplementedError("no")), X,
+           match="d2l_weight_grads raised NotImplementedError: no")
     raises(feedback.call, "d2l_weight_grads", lambda *args: 1 / 0, X, match="d2l_weight_grads raised ZeroDivisionError")
 
 
@@ -238,7 +247,8 @@ def test_jupyter_shows_the_message_first_and_alone():
     error = AnswerError("dJ/dW1", "dJ/dW1 is wrong at entry (0, 1): expected 1, received 2.")
     # IPython calls _render_traceback_ instead of printing the frames of the check.
     assert error._render_traceback_() == ["AnswerError: dJ/dW1 is wrong at entry (0, 1): expected 1, received 2."]
-    raised = raises(feedback.check_clip_by_norm, broken_clip, match="clip raised ZeroDivisionError: division by zero")
+    raised = raises(feedback.check_clip_by_norm, broken_clip,
+                    match="clip_by_norm raised ZeroDivisionError: division by zero")
     assert "(line " in str(raised) and "of broken_clip: return [g / 0 for g in grads] if False else 1 / 0)" in str(raised)
 
 
@@ -273,11 +283,12 @@ def test_function_checks_on_random_batches():
         shapes.add(feedback.d2l_problem(seed)["W1"].shape)
     assert len(shapes) > 1  # the seeds change the sizes, not only the numbers
     raises(feedback.check_d2l_weight_grads_function, lambda *a: weight_grads(*a)[::-1], match="dJ/dW2 has shape")
-    raises(feedback.check_d2l_weight_grads_function, lambda *a: None, match=r"should return two arrays .*got None")
+    raises(feedback.check_d2l_weight_grads_function, lambda *a: None, match=r"returned None")
+    raises(feedback.check_d2l_weight_grads_function, lambda *a: 1, match=r"should return two values .*got 1")
     raises(feedback.check_hidden_bias_grad_function, lambda X, y, W1, b1, W2, lam: b1 * 0,
            match="dJ/db1 is wrong")
     raises(feedback.check_memory_count_function, lambda N, d, h, q: feedback.d2l_memory(1, d, h, q).values(),
-           match="should return two arrays")
+           match="should return two values")
     feedback.check_memory_count_function(lambda N, d, h, q: tuple(feedback.d2l_memory(N, d, h, q).values()))
     for seed in (3, 4):
         feedback.check_matmul_vjp(lambda A, B, G: (G @ B.T, A.T @ G), seed=seed)
@@ -294,3 +305,197 @@ def test_a_function_that_never_returns_is_stopped():
     assert "loop" in str(error)
     assert feedback.call("double", lambda v: 2 * v, 4, time_limit=0.5) == 8
     raises(feedback.call, "f", None, match="f is not defined")
+
+
+# --------------------------------------------------------------------------- planted student answers
+# Right answers in other dtypes and in other frameworks' formulas pass; wrong answers fail with
+# a short message of the right kind; a message never names a cause the answer does not have.
+
+
+def bias_grad(X, y, W1, b1, W2, lam):
+    return hand_d2l(X, y, W1, W2, b1, lam=lam)["dZ"].sum(0)
+
+
+def weight_grads(X, y, W1, W2, lam):
+    grads = hand_d2l(X, y, W1, W2, lam=lam)
+    return grads["W1"], grads["W2"]
+
+
+def in_float32(function):
+    """The same function computed in float32 throughout, as a student using float32 arrays would."""
+    def float32(*args):
+        args = [np.asarray(a, dtype=np.float32) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+                else np.float32(a) if isinstance(a, float) else a for a in args]
+        result = function(*args)
+        return tuple(r.astype(np.float32) for r in result) if isinstance(result, tuple) else result.astype(np.float32)
+    return float32
+
+
+def torch_weight_grads(X, y, W1, W2, lam):
+    """Returns torch tensors that require no grad, as a student using torch.autograd would."""
+    tW1, tW2 = (torch.tensor(W, requires_grad=True) for W in (W1, W2))
+    O = torch.relu(torch.tensor(X) @ tW1.T) @ tW2.T
+    J = torch.nn.functional.cross_entropy(O, torch.tensor(y)) + lam / 2 * ((tW1**2).sum() + (tW2**2).sum())
+    J.backward()
+    return tW1.grad, tW2.grad
+
+
+def torch_clip(grads, max_norm):
+    """torch.nn.utils.clip_grad_norm_'s formula: max_norm / (norm + 1e-6), clamped at 1."""
+    norm = np.sqrt(sum((g**2).sum() for g in grads))
+    return [g * min(1.0, max_norm / (norm + 1e-6)) for g in grads]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_right_answers_pass_in_float32_and_in_torch(seed):
+    feedback.check_d2l_weight_grads_function(in_float32(weight_grads), seed=seed)
+    feedback.check_d2l_weight_grads_function(torch_weight_grads, seed=seed)
+    feedback.check_hidden_bias_grad_function(in_float32(bias_grad), seed=seed)
+    feedback.check_clip_by_norm(torch_clip, seed=seed + 2)
+    feedback.check_clip_by_norm(lambda grads, m: [g.astype(np.float32) for g in torch_clip(grads, m)], seed=seed + 2)
+    feedback.check_matmul_vjp(lambda A, B, G: ((G @ B.T).astype(np.float32), (A.T @ G).astype(np.float32)),
+                              seed=seed)
+    memory = lambda N, d, h, q: tuple(np.int64(v) for v in feedback.d2l_memory(N, d, h, q).values())  # noqa: E731
+    feedback.check_memory_count_function(memory)
+
+
+def test_a_float32_answer_that_is_really_wrong_says_the_rounding_was_allowed_for():
+    def off(X, y, W1, b1, W2, lam):
+        return (bias_grad(X, y, W1, b1, W2, lam) * 1.001).astype(np.float32)
+
+    error = raises(feedback.check_hidden_bias_grad_function, off, match="dJ/db1 is wrong")
+    assert "Your answer is float32; the check allows for its rounding" in str(error)
+
+
+def memory_variant(prediction, training):
+    def memory_count(N, d, h, q):
+        weights = h * d + q * h
+        return prediction(N, d, h, q, weights), training(N, d, h, q, weights)
+    return memory_count
+
+
+RIGHT_PREDICTION = lambda N, d, h, q, w: w + N * max(d + h, 2 * h, h + q)  # noqa: E731
+RIGHT_TRAINING = lambda N, d, h, q, w: 2 * w + N * (d + h + q) + 2 * N * max(h, q)  # noqa: E731
+
+
+@pytest.mark.parametrize("prediction, training, named", [
+    # The answer that passed every size with d > q (issue 18): only the first layer's pair, no gradients in flight.
+    (lambda N, d, h, q, w: w + N * (d + h), lambda N, d, h, q, w: 2 * w + N * (d + h + q),
+     ["prediction counts only the first layer's pair", "training is counted without the gradients in flight"]),
+    (RIGHT_PREDICTION, lambda N, d, h, q, w: RIGHT_TRAINING(N, d, h, q, w) + N * q + 1,
+     ["training counts the arrays chainrule keeps"]),
+    (RIGHT_PREDICTION, lambda N, d, h, q, w: RIGHT_TRAINING(N, d, h, q, w) - N * max(h, q),
+     ["training counts one gradient in flight"]),
+    (lambda N, d, h, q, w: w + N * max(2 * h, h + q), lambda N, d, h, q, w: RIGHT_TRAINING(N, d, h, q, w) - N * d,
+     ["the input X is not counted"]),
+])
+def test_wrong_memory_counts_fail_on_the_smallest_size_that_shows_them(prediction, training, named):
+    error = raises(feedback.check_memory_count_function, memory_variant(prediction, training), match="is wrong")
+    message = str(error)
+    first = re.match(r"memory_count\((\d+), (\d+), (\d+), (\d+)\), that is N = \1, d = \2, h = \3, q = \4", message)
+    assert first, message
+    for description in named:
+        assert description in message, message
+    assert message.count("It matches") == len(named), message
+    assert "expected" in message and len(message) < 900, message
+
+
+def test_forward_order_and_lost_fan_out_are_both_named_when_they_give_the_same_number():
+    error = raises(feedback.check_cube_grads, 1.3, 1.3**2, 1.3, match=r"WRONG: dy/dx is wrong")
+    message = str(error)
+    assert "right: dy/ds" in message
+    assert "2 known mistakes that give the same numbers, most likely first: (1) lost fan-out" in message
+    assert "(2) a backward loop run in forward order" in message
+    # A loop that adds once per edge in the right order but forgets the direct edge: one cause only.
+    message = str(raises(feedback.check_cube_grads, 1.3, 2 * 1.3**2, 1.3, match="dy/dx is wrong"))
+    assert "forward order" not in message and "It matches a known mistake: a lost fan-out contribution" in message
+
+
+def test_each_named_mistake_is_named_by_its_own_answer_and_by_no_other(d2l):
+    """Plant every known mistake of the d2l checks: its message names it and no other mistake."""
+    X, y, W1, W2, b1 = d2l
+    g = feedback.d2l_gradients(X, y, W1, W2, LAM)
+    for name, W in (("W1", W1), ("W2", W2)):
+        mistakes = feedback._weight_mistakes(g[name], W, LAM, len(X), name)
+        for mistake in mistakes:
+            answers = {"W1": g["W1"], "W2": g["W2"], name: mistake.answer}
+            message = str(raises(feedback.check_d2l_weight_grads, answers["W1"], answers["W2"], X, y, W1, W2, LAM,
+                                 match=re.escape(f"WRONG: dJ/d{name}")))
+            assert f"It matches a known mistake: {mistake.description}." in message, message
+            others = [m.description for m in mistakes if m is not mistake]
+            assert not [other for other in others if other in message], message
+
+
+def test_a_shape_message_says_which_size_each_length_is():
+    for seed in range(20):
+        sizes = feedback.d2l_problem(seed)["sizes"]
+        assert len(set(sizes.values())) == 4, f"seed {seed}: the sizes must differ, or a length could be two sizes"
+    wrong_axis = lambda X, y, W1, b1, W2, lam: hand_d2l(X, y, W1, W2, b1, lam)["dZ"].sum(1)  # noqa: E731
+    message = str(raises(feedback.check_hidden_bias_grad_function, wrong_axis, match="dJ/db1 has shape"))
+    assert "dJ/db1 has shape (2,) = (N,), expected (4,) = (h,); here N = 2 is the batch size, h = 4 is the " \
+           "hidden width." in message, message
+    assert "the sum runs over the hidden units (axis 1) instead of over the batch (axis 0)" in message
+
+
+def test_a_failure_says_how_to_rebuild_its_batch_and_tries_the_smallest_first():
+    message = str(raises(feedback.check_hidden_bias_grad_function, lambda *a: -bias_grad(*a), match="sign"))
+    assert message.startswith("hidden_bias_grad on the batch feedback.d2l_problem(0, small=True) (N = 2, d = 3, "
+                              "h = 4, q = 5)"), message
+    p = feedback.d2l_problem(0, small=True)
+    assert "To try it yourself: p = feedback.d2l_problem(0, small=True), then hidden_bias_grad(p['X'], p['y'], " \
+           "p['W1'], p['b1'], p['W2'], p['lam'])." in message
+    assert p["X"].shape == (2, 3) and p["W1"].shape == (4, 3) and p["W2"].shape == (5, 4)
+    # A mistake the small batch cannot show (N = 2 examples all in the ReLU's active region, say) is
+    # reported on the seed's batch instead: the rebuild line then names that one.
+    message = str(raises(feedback.check_d2l_weight_grads_function, lambda *a: weight_grads(*a)[::-1],
+                         match="dJ/dW1 has shape"))
+    assert "feedback.d2l_problem(0, small=True)" in message
+
+
+def test_a_function_without_return_is_asked_about_it():
+    def forgot(X, y, W1, b1, W2, lam):
+        bias_grad(X, y, W1, b1, W2, lam)
+
+    error = raises(feedback.check_hidden_bias_grad_function, forgot, match="hidden_bias_grad returned None")
+    assert "is a `return` missing" in str(error) and "assign your answer" not in str(error)
+
+
+def test_an_exercise_block_turns_a_missing_answer_into_one_line():
+    with pytest.raises(feedback.NotAnswered) as caught:
+        with feedback.exercise("3.2"):
+            dy_ds  # noqa: B018, F821 - the answer cell was never run
+    assert caught.value._render_traceback_() == [
+        "NotAnswered: Exercise 3.2: dy_ds is not defined; run your answer cell first."]
+    with pytest.raises(feedback.NotAnswered, match="^Exercise 6.2 is not answered yet"):
+        with feedback.exercise("6.2"):
+            raise NotImplementedError("Exercise 6.2 is not answered yet: write hidden_bias_grad")
+    with pytest.raises(ZeroDivisionError):  # a mistake in the check itself is not hidden
+        with feedback.exercise("6.2"):
+            1 / 0
+
+
+def test_the_summary_gives_one_verdict_per_exercise(capsys):
+    summary = feedback.Summary("Chapter 6")
+    with summary.exercise("6.2"):
+        print("hidden_bias_grad passes the checks.")
+        feedback.check_hidden_bias_grad_function(bias_grad)
+    with summary.exercise("6.3"):
+        feedback.check_memory_count_function(memory_count)  # noqa: F821 - never answered
+    with summary.exercise("6.6"):
+        feedback.check_d2l_weight_grads_function(lambda *a: weight_grads(*a)[::-1])
+    summary.show()
+    shown = capsys.readouterr().out
+    lines = shown.splitlines()
+    assert lines[0] == "Chapter 6: 1 of 3 checked exercises pass.", shown
+    assert lines[1] == "  Exercise 6.2: passes"
+    assert lines[2] == "  Exercise 6.3: not answered yet"
+    assert lines[3].startswith("  Exercise 6.6: WRONG: d2l_weight_grads on the batch")
+    assert "passes the checks." not in shown, "what a check prints stays out of the summary"
+    assert "hidden tests" in lines[-1]
+
+
+def test_messages_wrap_at_spaces_within_79_columns():
+    message = str(raises(feedback.check_cube_grads, 1.3, 1.3**2, 1.3, match="dy/dx"))
+    shown = AnswerError("dy/dx", message)._render_traceback_()
+    assert max(map(len, shown)) <= 79
+    assert " ".join(shown).split() == f"AnswerError: {message}".split(), "no word is cut in two"

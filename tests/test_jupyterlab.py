@@ -13,7 +13,17 @@ checks that
    a traceback or text on stderr;
 4. saving the chapter without editing it leaves it byte-for-byte equal to the committed
    file (``git status``/``git diff`` in the copy). Files Lab creates beside it
-   (``.ipynb_checkpoints/``, ...) are reported as warnings, not failures.
+   (``.ipynb_checkpoints/``, ...) are reported as warnings, not failures;
+5. the student edition of the mlp chapter (``student/chapters/mlp.ipynb``) with every
+   checked exercise answered by its solution (``student_answers``) runs with Run All
+   with no error, traceback or stderr output, every check cell prints that its exercise
+   passes, and the last cell (tag ``check-all``) prints "Chapter 6: N of N checked
+   exercises pass." for the N checked exercises of the chapter;
+6. the student edition as handed out (no answers) starts with its set-up cell collapsed
+   (as in 2.), and Run All stops at the first check cell: every cell before it ran
+   without an error, its error is the one line "NotAnswered: Exercise 6.2 is not
+   answered yet: write hidden_bias_grad" (no "Traceback", no "File ..." frames), and
+   the cells after it were not run (no execution count).
 
 Jupyter's config, data, runtime, settings and workspace folders and IPython's folder
 all point into the temporary folder, so nothing from the user's home changes the result
@@ -26,6 +36,9 @@ Environment variables, for trying the test on other files:
   from (default: the repository root);
 * ``LAB_TEST_CHAPTER``: the notebook to open, relative to that folder
   (default: ``chapters/intro.md``).
+
+Points 5 and 6 copy their notebooks from this repository's ``student/`` into the
+temporary folder (untracked there); they do not use ``LAB_TEST_SOURCE``/``LAB_TEST_CHAPTER``.
 
 Needs Debian's chromium (``/usr/bin/chromium``); no browser download.
 """
@@ -46,10 +59,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import jupytext
+import nbformat
 import pytest
 from playwright.sync_api import Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+import student_answers
 from conftest import ROOT
 
 SOURCE = Path(os.environ.get("LAB_TEST_SOURCE", ROOT)).resolve()
@@ -62,6 +77,9 @@ SERVER_START_TIMEOUT_S = 30
 SERVER_STOP_TIMEOUT_S = 10
 OPEN_TIMEOUT_MS = 30_000
 RUN_TIMEOUT_MS = 45_000
+# The mlp chapter imports torch and jax and trains a few small networks: ~20 s under
+# nbclient, more in Lab on a busy machine.
+STUDENT_RUN_TIMEOUT_MS = 120_000
 SAVE_TIMEOUT_S = 15
 DIFF_LINES = 60
 
@@ -90,6 +108,17 @@ BAD_OUTPUT = (
     ".jp-NotebookPanel .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
 )
 INLINE_SVG = ".jp-NotebookPanel .jp-OutputArea-output[data-mime-type='text/html'] svg"
+BAD_MIME_TYPES = ("application/vnd.jupyter.stderr", "application/vnd.jupyter.error")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+
+STUDENT_CHAPTER = "chapters/mlp"
+STUDENT_NOTEBOOK = "student/chapters/mlp.ipynb"
+ANSWERED_NOTEBOOK = "student/chapters/mlp-answered.ipynb"
+# The first check cell of the unanswered chapter, and the whole of what it must show.
+FIRST_CHECK = 'with feedback.exercise("6.2")'
+NOT_ANSWERED = "NotAnswered: Exercise 6.2 is not answered yet: write hidden_bias_grad"
+NOT_ANSWERED_MAX_LINES = 2
 
 
 def free_port() -> int:
@@ -230,12 +259,13 @@ def cell_states(page: Page) -> list[dict]:
     )
 
 
-def open_notebook(page: Page, lab: Lab) -> None:
-    page.goto(f"{lab.url}/lab/tree/{CHAPTER}?reset&token={lab.token}")
+def open_notebook(page: Page, lab: Lab, notebook: str = CHAPTER) -> None:
+    """Open ``notebook`` (relative to the repository) in a fresh workspace; wait for an idle kernel."""
+    page.goto(f"{lab.url}/lab/tree/{notebook}?reset&token={lab.token}")
     page.wait_for_selector(f"{NOTEBOOK}, {TEXT_EDITOR}", timeout=OPEN_TIMEOUT_MS)
     if page.locator(NOTEBOOK).count() == 0:
         pytest.fail(
-            f"{CHAPTER} opened in the text editor (.jp-FileEditor), not as a notebook: JupyterLab's "
+            f"{notebook} opened in the text editor (.jp-FileEditor), not as a notebook: JupyterLab's "
             "default viewer for Markdown is not 'Jupytext Notebook'. Run `make setup` (it writes "
             ".venv/etc/jupyter/labconfig/default_setting_overrides.json).",
             pytrace=False,
@@ -243,7 +273,7 @@ def open_notebook(page: Page, lab: Lab) -> None:
     page.wait_for_selector(IDLE, timeout=OPEN_TIMEOUT_MS)
 
 
-def check_collapsed_inputs(page: Page, notebook_path: Path) -> None:
+def check_collapsed_inputs(page: Page, notebook_path: Path, name: str = CHAPTER) -> None:
     expected = expected_collapsed(notebook_path)
     # Lab adds the cells to the page a few at a time after the notebook opens.
     try:
@@ -256,7 +286,7 @@ def check_collapsed_inputs(page: Page, notebook_path: Path) -> None:
         pass  # the assertion below reports the counts
     cells = cell_states(page)
     assert len(cells) == len(expected), (
-        f"Lab shows {len(cells)} cells, jupytext reads {len(expected)} from {CHAPTER}"
+        f"Lab shows {len(cells)} cells, jupytext reads {len(expected)} from {name}"
     )
     wrong = [
         f"cell {index} ({'collapsed' if cell['collapsed'] else 'expanded'} in Lab, "
@@ -265,12 +295,12 @@ def check_collapsed_inputs(page: Page, notebook_path: Path) -> None:
         if cell["collapsed"] != want
     ]
     assert not wrong, (
-        f"{sum(expected)} cells of {CHAPTER} have `jupyter: {{source_hidden: true}}`, "
+        f"{sum(expected)} cells of {name} have `jupyter: {{source_hidden: true}}`, "
         f"{sum(c['collapsed'] for c in cells)} start collapsed in Lab:\n" + "\n".join(wrong)
     )
 
 
-def run_all(page: Page) -> None:
+def run_all(page: Page, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
     page.click(RUN_MENU)
     page.click(RUN_ALL)
     # The indicator leaves 100 % as soon as Run All schedules the cells; then wait for
@@ -286,9 +316,78 @@ def run_all(page: Page) -> None:
             return prompts.length > 0 && prompts.every(p => /^\\[\\d+\\]:$/.test(p));
         }""",
         arg=[IDLE, ALL_SCHEDULED_DONE, CELL],
-        timeout=RUN_TIMEOUT_MS,
+        timeout=timeout_ms,
         polling=250,
     )
+
+
+def run_all_until_error(page: Page, cell_index: int, timeout_ms: int) -> None:
+    """Run All, expecting it to stop at an error in cell ``cell_index``.
+
+    Waits for the kernel to be idle, that cell to show an error and no cell to wait
+    with ``[*]`` (the kernel aborts the cells queued after the error).
+    """
+    page.click(RUN_MENU)
+    page.click(RUN_ALL)
+    try:
+        page.wait_for_function(
+            """([idle, cell, index, output, bad]) => {
+                if (!document.querySelector(idle)) return false;
+                const cells = [...document.querySelectorAll(cell)];
+                if (cells.length <= index || !cells[index].querySelector(bad)) return false;
+                return cells.every(c => {
+                    const prompt = c.querySelector('.jp-Cell-inputArea .jp-InputPrompt');
+                    return !prompt || !prompt.textContent.includes('*');
+                });
+            }""",
+            arg=[IDLE, CELL, cell_index, OUTPUT, BAD_OUTPUT],
+            timeout=timeout_ms,
+            polling=250,
+        )
+    except PlaywrightTimeoutError:
+        pass  # the caller's assertions say what the cells show
+
+
+def cell_outputs(page: Page) -> list[dict]:
+    """Each cell in Lab, in order: is it code, its prompt (``[3]:``, ``[ ]:``) and its outputs."""
+    return page.eval_on_selector_all(
+        CELL,
+        f"""cells => cells.map(cell => ({{
+            code: cell.classList.contains('jp-CodeCell'),
+            prompt: ((cell.querySelector('.jp-Cell-inputArea .jp-InputPrompt') || {{}}).textContent || '').trim(),
+            outputs: [...cell.querySelectorAll({OUTPUT!r})].map(o => ({{
+                mime: o.getAttribute('data-mime-type') || '',
+                text: o.textContent,
+            }})),
+        }}))""",
+    )
+
+
+def is_bad(output: dict) -> bool:
+    return output["mime"] in BAD_MIME_TYPES
+
+
+def numbered(cell: dict) -> bool:
+    return re.fullmatch(r"\[\d+\]:", cell["prompt"]) is not None
+
+
+def all_cells_shown(page: Page, count: int) -> list[dict]:
+    """The cells of a notebook of ``count`` cells, once Lab has put them all on the page."""
+    try:
+        page.wait_for_function(
+            "([cell, count]) => document.querySelectorAll(cell).length >= count",
+            arg=[CELL, count],
+            timeout=OPEN_TIMEOUT_MS,
+        )
+    except PlaywrightTimeoutError:
+        pass  # the assertion below reports the counts
+    cells = cell_outputs(page)
+    assert len(cells) == count, f"Lab shows {len(cells)} cells, the notebook has {count}"
+    return cells
+
+
+def launch_chromium(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 
 def save(page: Page, path: Path, scratch: Path) -> None:
@@ -349,11 +448,7 @@ def test_chapter_runs_in_jupyterlab_and_saves_unchanged(lab: Lab) -> None:
             off_lab.append(url)
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run"],
-        )
+        browser = launch_chromium(playwright)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.on("request", note_off_lab)
@@ -396,3 +491,122 @@ def test_chapter_runs_in_jupyterlab_and_saves_unchanged(lab: Lab) -> None:
             f"`jupytext --to md:myst {CHAPTER}`):\n" + "\n".join(changed) + "\n\n" + shown + more,
             pytrace=False,
         )
+
+
+def copy_student_notebook(lab: Lab, notebook: nbformat.NotebookNode, path: str) -> Path:
+    target = lab.repo / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, target)
+    return target
+
+
+def bad_outputs_text(cells: list[dict]) -> str:
+    return "\n---\n".join(
+        f"cell {index}: {output['text'][:1500]}"
+        for index, cell in enumerate(cells) for output in cell["outputs"] if is_bad(output)
+    )
+
+
+def test_answered_student_chapter_passes_its_checks_in_jupyterlab(lab: Lab) -> None:
+    questions = student_answers.checked_questions(STUDENT_CHAPTER)
+    assert questions, f"{STUDENT_CHAPTER} has no checked exercise"
+    notebook = student_answers.answered_student_notebook(STUDENT_CHAPTER)
+    copy_student_notebook(lab, notebook, ANSWERED_NOTEBOOK)
+    tags = [cell.metadata.get("tags", []) if cell.cell_type == "code" else [] for cell in notebook.cells]
+    check_cells = [index for index, cell_tags in enumerate(tags) if "check" in cell_tags]
+    last_code = max(index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code")
+    assert "check-all" in tags[last_code], f"The last code cell of {STUDENT_NOTEBOOK} is not tagged check-all"
+    assert len(check_cells) == len(questions), (
+        f"{STUDENT_NOTEBOOK} has {len(check_cells)} check cells for {len(questions)} checked exercises"
+    )
+    chapter_number = questions[0].number.split(".")[0]
+    summary = f"Chapter {chapter_number}: {len(questions)} of {len(questions)} checked exercises pass."
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            open_notebook(page, lab, ANSWERED_NOTEBOOK)
+            all_cells_shown(page, len(notebook.cells))
+            run_all(page, STUDENT_RUN_TIMEOUT_MS)
+            cells = cell_outputs(page)
+        finally:
+            browser.close()
+
+    bad = bad_outputs_text(cells)
+    assert not bad, (
+        f"Run All in Lab of {STUDENT_NOTEBOOK} answered with the solutions gave error/traceback/"
+        f"stderr output(s):\n\n{bad}"
+    )
+    failing = {
+        index: [output["text"] for output in cells[index]["outputs"]]
+        for index in check_cells
+        if not any("passes" in output["text"] for output in cells[index]["outputs"])
+    }
+    assert not failing, (
+        f"Check cells of {STUDENT_NOTEBOOK}, answered with the solutions, whose output in Lab "
+        f"does not say that the exercise passes: {failing}"
+    )
+    shown = "".join(output["text"] for output in cells[last_code]["outputs"])
+    assert summary in shown, (
+        f"The check-all cell of {STUDENT_NOTEBOOK}, answered with the solutions, shows in Lab\n"
+        f"{shown!r}\nnot {summary!r}"
+    )
+
+
+def test_unanswered_student_chapter_stops_at_first_check_in_jupyterlab(lab: Lab) -> None:
+    source = student_answers.student_path(STUDENT_CHAPTER)
+    notebook = nbformat.read(source, as_version=4)
+    notebook_path = copy_student_notebook(lab, notebook, STUDENT_NOTEBOOK)
+    [check] = [
+        index for index, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code" and FIRST_CHECK in cell.source
+    ]
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            open_notebook(page, lab, STUDENT_NOTEBOOK)
+            check_collapsed_inputs(page, notebook_path, STUDENT_NOTEBOOK)
+            run_all_until_error(page, check, STUDENT_RUN_TIMEOUT_MS)
+            cells = cell_outputs(page)
+            print("HTML", page.eval_on_selector_all(CELL, "cs => cs[1].outerHTML"))
+        finally:
+            browser.close()
+
+    before, at, after = cells[:check], cells[check], cells[check + 1:]
+    bad = bad_outputs_text(before)
+    assert not bad, (
+        f"Run All in Lab of {STUDENT_NOTEBOOK} (unanswered) gave error/traceback/stderr output(s) "
+        f"before its first check cell (cell {check}):\n\n{bad}"
+    )
+    not_run = [index for index, cell in enumerate(before) if cell["code"] and not numbered(cell)]
+    print("DEBUG", before[1], at)
+    assert not not_run and numbered(at), (
+        f"Run All in Lab of {STUDENT_NOTEBOOK} (unanswered) did not run every cell up to its first "
+        f"check cell (cell {check}, prompt {at['prompt']!r}); cells without an execution count: {not_run}"
+    )
+    errors = [output["text"] for output in at["outputs"] if is_bad(output)]
+    assert len(at["outputs"]) == 1 and len(errors) == 1, (
+        f"The first check cell of {STUDENT_NOTEBOOK} (cell {check}) should show one error output in Lab "
+        f"when the exercise is not answered; it shows {at['outputs']}"
+    )
+    lines = [line for line in errors[0].splitlines() if line.strip()]
+    assert (
+        " ".join(errors[0].split()) == NOT_ANSWERED
+        and len(lines) <= NOT_ANSWERED_MAX_LINES
+        and "Traceback" not in errors[0]
+        and not any(line.lstrip().startswith("File ") for line in lines)
+    ), (
+        f"The first check cell of {STUDENT_NOTEBOOK} (cell {check}) should show only the message "
+        f"{NOT_ANSWERED!r} (at most {NOT_ANSWERED_MAX_LINES} lines, no traceback); Lab shows:\n{errors[0]}"
+    )
+    ran_after = [
+        f"cell {check + 1 + index} {cell['prompt']}"
+        for index, cell in enumerate(after) if cell["code"] and cell["prompt"] not in ("", "[ ]:")
+    ]
+    assert not ran_after, (
+        f"Run All in Lab of {STUDENT_NOTEBOOK} (unanswered) should stop at the error of its first "
+        f"check cell (cell {check}), but cells after it have an execution count: {ran_after}"
+    )

@@ -40,6 +40,7 @@ import ast
 import copy
 import json
 import re
+import textwrap
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -569,7 +570,9 @@ def convert_role(role: Token, context: Context, line: int) -> str:
         return text.replace("%s", found.number) if text else shown.format(found.number)
     title = text or convert_inline(found.title, context)
     if found.chapter != context.chapter and found.chapter in book.chapters:
-        return f"[{title}]({book.colab_url(found.chapter, context.student)})"
+        # The notebook beside this one (JupyterLab, a clone), and the same in Colab.
+        local = f"{Path(found.chapter).name}.ipynb"
+        return f"[{title}]({local}) ([in Colab]({book.colab_url(found.chapter, context.student)}))"
     return f"*{title}*"
 
 
@@ -748,17 +751,46 @@ SOLUTION_MARKERS = re.compile(r"^`{3,}\{solution-(start|end)\}.*\n(:class:.*\n)?
 
 
 def answer_cells(number: str, with_text: bool, with_code: bool) -> list:
-    """The student edition's answer cells for one exercise: for its text, and for its code."""
+    """The student edition's answer cells for one exercise: for its text, and for code it has no answer cell for.
+
+    Neither raises: only a checked exercise's own answer cell (tag ``exercise-stub`` in the
+    chapter) holds a function that raises, so Run All goes past the exercises graded by hand.
+    """
     cells = []
     if with_text:
         cells.append(new_cell("markdown", f"**Your answer to Exercise {number}.** Double-click here to write it.",
                               {"tags": ["exercise-stub"]}))
     if with_code:
-        code = (f"# Exercise {number}: replace these lines with your code, then run the cell.\n"
-                f'raise NotImplementedError("Exercise {number} is not answered yet: '
-                'replace this cell with your code")')
-        cells.append(new_cell("code", code, {"tags": ["exercise-stub"]}))
+        cells.append(new_cell("code", f"# Exercise {number}: room for your code. This exercise has no "
+                                      "automatic check;\n# write your answer in the text cell above.",
+                              {"tags": ["exercise-stub"]}))
     return cells
+
+
+CHECK_IMPORT = "from chainrule import feedback\n"
+
+
+def check_body(chapter: str, source: str) -> str:
+    """A check cell's code after its first line, ``from chainrule import feedback``."""
+    if not source.startswith(CHECK_IMPORT):
+        raise ConversionError(f"{chapter}.md: a check cell must start with `{CHECK_IMPORT.strip()}`: {source[:80]!r}")
+    return source[len(CHECK_IMPORT):].strip("\n")
+
+
+def checked_source(chapter: str, number: str, source: str) -> str:
+    """A check cell inside ``with feedback.exercise(number)``: one line when the answer is missing or not run."""
+    body = textwrap.indent(check_body(chapter, source), "    ")
+    return f'{CHECK_IMPORT}\nwith feedback.exercise("{number}"):\n{body}'
+
+
+def summary_source(chapter: str, number: str, checks: list[tuple[str, str]]) -> str:
+    """The last cell of a student notebook: every check of the chapter again, one verdict per exercise."""
+    lines = ["# Every checked exercise of this chapter, checked again: one line each.",
+             CHECK_IMPORT, f'summary = feedback.Summary("Chapter {number}")']
+    for exercise, source in checks:
+        body = [line for line in check_body(chapter, source).splitlines() if not line.startswith("print(")]
+        lines += [f'with summary.exercise("{exercise}"):', textwrap.indent("\n".join(body), "    ")]
+    return "\n".join([*lines, "summary.show()"])
 
 
 def edition(book: Book, chapter: str, notebook, student: bool):
@@ -772,7 +804,7 @@ def edition(book: Book, chapter: str, notebook, student: bool):
     if len(setup_cells) != 1 or code_cells[0] is not setup_cells[0]:
         raise ConversionError(f"{chapter}.md: the first code cell, and only it, must be the set-up cell (tag `setup`)")
     solution_number, solution_has_code, solution_has_text = None, False, False
-    authored_stubs = []
+    authored_stubs, checks = [], []
     for cell, line in zip(notebook.cells, cell_lines(book.root / f"{chapter}.md", notebook.cells)):
         if "numbering" in tags(cell) or "hidden-check" in tags(cell):
             continue  # hidden checks go only into the autograder (tools/assignments.py)
@@ -800,14 +832,22 @@ def edition(book: Book, chapter: str, notebook, student: bool):
         if "check" in tags(cell):
             cells.append(new_cell("markdown", f"The next cell checks the answer to Exercise {solution_number}: "
                                               "it names what is wrong, where, and the mistake it matches."))
+            checks.append((solution_number, cell.source))
+            cell = copy.deepcopy(cell)
+            cell.source = checked_source(chapter, solution_number, cell.source)
         cells.extend(converted(cell, context, line, folded=False))
     if context.cited:
         cells.append(new_cell("markdown", reference_list(book, context.cited)))
+    if student and checks:  # last, so that Run All ends with it
+        cells.append(new_cell("markdown", "## Check everything\n\nThe next cell runs the checks of every "
+                                          "exercise above again and gives one verdict per exercise."))
+        cells.append(new_cell("code", summary_source(chapter, number, checks), {"tags": ["check-all"]}))
     banner = (f"Chapter {number} of *Backpropagation, from the chain rule up*. Run the first code cell "
               "before the others: it installs `chainrule` when it is missing.")
     if student:
         banner += (" **Student edition:** the solutions are removed. Write each answer in the cells under its "
-                   "exercise; a code answer cell raises `NotImplementedError` until you replace it.")
+                   "exercise. A checked exercise's function raises `NotImplementedError` until you write it, "
+                   "and its check then says, in one line, that it is not answered yet.")
     title = cells[0]
     title_lines = title.source.split("\n")
     title.source = "\n".join([title_lines[0], "", banner, *title_lines[1:]]).rstrip("\n")
@@ -841,7 +881,11 @@ def converted(cell, context: Context, line: int, folded: bool) -> list:
             return [new_cell("markdown", heading[1], folded_heading)] + (
                 [new_cell("markdown", rest, metadata)] if rest.strip() else [])
         return [new_cell("markdown", text, metadata)]
-    source = setup_source(context.book) if "setup" in tags(cell) else cell.source
+    source = cell.source
+    if "setup" in tags(cell):
+        source = setup_source(context.book)
+        # Folded: JupyterLab hides the code (jupyter.source_hidden), Colab shows it as a form.
+        metadata = {**metadata, "jupyter": {"source_hidden": True}, "cellView": "form"}
     result = [new_cell("code", source, metadata)]
     figure = cell.metadata.get("mystnb", {}).get("figure")
     if figure:

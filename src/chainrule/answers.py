@@ -10,7 +10,9 @@ all explained (:func:`call` runs a student's function under a time limit), never
 from __future__ import annotations
 
 import contextlib
+import io
 import signal
+import textwrap
 import threading
 import traceback
 from dataclasses import dataclass
@@ -22,10 +24,29 @@ import numpy as np
 from .tensor import Tensor
 
 _PACKAGE = Path(__file__).resolve().parent
-RTOL = 1e-6
+#: Answers may differ from the right one by this much, relative (float32 passes).
+RTOL = 1e-5
 ATOL = 1e-9
 #: Seconds a student's function may run in one call before the check gives up on it.
 TIME_LIMIT = 10.0
+
+
+#: Width of the lines Jupyter and Colab show an :class:`AnswerError` in; wrapping here, at
+#: spaces, keeps an output area from breaking a word in two.
+WIDTH = 79
+#: Sizes named in messages: the symbol and what it counts.
+SIZE_WORDS = {"N": "the batch size", "d": "the input width", "h": "the hidden width",
+              "q": "the number of classes"}
+
+
+def wrapped(message: str, width: int = WIDTH) -> list[str]:
+    """``message`` in lines of at most ``width`` characters, each of its lines wrapped at spaces."""
+    lines = []
+    for line in message.split("\n"):
+        indent = line[: len(line) - len(line.lstrip())]
+        lines += textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_long_words=False,
+                               break_on_hyphens=False) or [""]
+    return lines
 
 
 class AnswerError(AssertionError):
@@ -38,11 +59,11 @@ class AnswerError(AssertionError):
 
     def _render_traceback_(self) -> list[str]:
         """What IPython (Jupyter, Colab) shows: the message alone, not the frames of the check."""
-        return [f"{type(self).__name__}: {self}"]
+        return wrapped(f"{type(self).__name__}: {self}")
 
 
 class NotAnswered(AnswerError):
-    """The answer is still the placeholder ``...`` of the exercise's answer cell."""
+    """The answer is still the placeholder of its answer cell (``...``, or a function that raises NotImplementedError)."""
 
 
 def require_answer(name: str, received) -> None:
@@ -64,62 +85,161 @@ def _as_array(name: str, received, expected: np.ndarray) -> np.ndarray:
         raise AnswerError(name, f"{name} is None: assign your answer to it (an array of shape {expected.shape}).")
     if isinstance(received, Tensor):
         received = received.data
+    if hasattr(received, "detach"):  # a torch tensor, which numpy reads only once detached
+        received = received.detach()
     try:
         array = np.asarray(received, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RuntimeError):
         raise AnswerError(
             name, f"{name} should be numbers (shape {expected.shape}), but it is a {type(received).__name__}."
         ) from None
     return array
 
 
+def _precision(received) -> str | None:
+    """"float32" when the answer holds numbers of less than double precision, else None."""
+    dtype = getattr(received, "dtype", None)
+    if isinstance(received, Tensor):
+        dtype = received.data.dtype
+    name = str(dtype).removeprefix("torch.") if dtype is not None else ""
+    return name if name in ("float32", "float16", "bfloat16") else None
+
+
+def _tolerance(expected: np.ndarray, rtol: float, atol: float) -> float:
+    """The absolute tolerance: ``atol``, and ``rtol`` of the largest expected entry.
+
+    Scaling by the largest entry lets a float32 answer pass: its rounding error is about
+    1e-7 of the largest numbers it adds up, which can be far more than 1e-7 of a small entry.
+    """
+    return max(atol, rtol * float(np.max(np.abs(expected), initial=0.0)))
+
+
 def _matches(array: np.ndarray, answer, rtol: float, atol: float) -> bool:
     answer = np.asarray(answer, dtype=float)
-    return array.shape == answer.shape and np.allclose(array, answer, rtol=rtol, atol=atol)
+    return array.shape == answer.shape and np.allclose(array, answer, rtol=rtol, atol=_tolerance(answer, rtol, atol))
 
 
 def _entry(index: tuple) -> str:
     return "" if not index else str(index[0]) if len(index) == 1 else str(tuple(int(i) for i in index))
 
 
-def check_array(name: str, received, expected, mistakes: Sequence[Mistake] = (), rtol: float = RTOL,
-                atol: float = ATOL) -> None:
-    """Raise :class:`AnswerError` unless ``received`` equals ``expected`` (to ``rtol``/``atol``).
+def known_mistakes(found: Sequence[str]) -> str:
+    """" It matches a known mistake: ..." or, when several give the same answer, all of them, most likely first."""
+    if not found:
+        return ""
+    if len(found) == 1:
+        return f" It matches a known mistake: {found[0]}."
+    listed = "; or ".join(f"({number}) {text}" for number, text in enumerate(found, start=1))
+    return f" It matches {len(found)} known mistakes that give the same numbers, most likely first: {listed}."
 
-    ``mistakes`` are tried in order; the first whose answer matches ``received`` is named.
-    A 2-D answer that equals the transpose of the expected one is named as transposed.
+
+def _symbols(shape: tuple, sizes: Mapping[str, int]) -> str | None:
+    """"(N, h)" for shape (11, 7) when N = 11 and h = 7 are the only sizes of those values."""
+    names = []
+    for length in shape:
+        matching = [symbol for symbol, size in sizes.items() if size == length]
+        if len(matching) != 1:
+            return None
+        names.append(matching[0])
+    return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+
+
+def _shape_message(name: str, shape: tuple, expected: tuple, sizes: Mapping[str, int]) -> str:
+    message = f"{name} has shape {shape}, expected {expected}"
+    received_symbols, expected_symbols = _symbols(shape, sizes), _symbols(expected, sizes)
+    if not sizes or not expected_symbols:
+        return message + "."
+    if received_symbols:
+        message = f"{name} has shape {shape} = {received_symbols}, expected {expected} = {expected_symbols}"
+    else:
+        message += f" = {expected_symbols}"
+    used = [symbol for symbol in sizes if symbol in (received_symbols or "") + expected_symbols]
+    words = ", ".join(f"{symbol} = {sizes[symbol]} is {SIZE_WORDS.get(symbol, 'a size')}" for symbol in used)
+    return f"{message}; here {words}."
+
+
+def check_array(name: str, received, expected, mistakes: Sequence[Mistake] = (), rtol: float = RTOL,
+                atol: float = ATOL, sizes: Mapping[str, int] | None = None) -> None:
+    """Raise :class:`AnswerError` unless ``received`` equals ``expected``.
+
+    Entries may differ by ``rtol`` of themselves or of the largest expected entry (or by
+    ``atol``), so float32 answers pass. ``mistakes`` are tried in order; every one whose
+    answer matches ``received`` is named, most likely first. A 2-D answer that equals the
+    transpose of the expected one is named as transposed. ``sizes`` (``{"N": 11, ...}``)
+    let a shape message say which size each length is.
     """
     expected = np.asarray(expected, dtype=float)
     array = _as_array(name, received, expected)
-    known = next((m for m in mistakes if _matches(array, m.answer, rtol, atol)), None)
-    if known is None and expected.ndim == 2 and _matches(array, expected.T, rtol, atol):
-        known = Mistake("the gradient is transposed (rows and columns swapped)", expected.T)
-    suffix = f" It matches a known mistake: {known.description}." if known else ""
+    found = [m.description for m in mistakes if _matches(array, m.answer, rtol, atol)]
+    if not found and expected.ndim == 2 and _matches(array, expected.T, rtol, atol):
+        found = ["the gradient is transposed (rows and columns swapped)"]
+    suffix, mistake = known_mistakes(found), found[0] if found else None
     if array.shape != expected.shape:
-        raise AnswerError(name, f"{name} has shape {array.shape}, expected {expected.shape}.{suffix}",
-                          known and known.description)
+        raise AnswerError(name, _shape_message(name, array.shape, expected.shape, sizes or {}) + suffix, mistake)
     bad = ~np.isfinite(array)
     if bad.any():
         index = tuple(np.argwhere(bad)[0])
         raise AnswerError(name, f"{name} has {array[index]} at entry {_entry(index)}; expected "
-                                f"{expected[index]:.6g}.{suffix}", known and known.description)
-    wrong = ~np.isclose(array, expected, rtol=rtol, atol=atol)
+                                f"{expected[index]:.6g}.{suffix}", mistake)
+    tolerance = _tolerance(expected, rtol, atol)
+    wrong = ~np.isclose(array, expected, rtol=rtol, atol=tolerance)
     if not wrong.any():
         return
-    error = np.abs(array - expected) / (atol + rtol * np.abs(expected))
+    error = np.abs(array - expected) / (tolerance + rtol * np.abs(expected))
     index = tuple(np.unravel_index(np.argmax(np.where(wrong, error, -1.0)), array.shape)) if array.ndim else ()
     where = f" at entry {_entry(index)}" if array.ndim else ""
     count = f" ({int(wrong.sum())} of {wrong.size} entries differ)" if array.size > 1 else ""
+    precision = _precision(received)
+    note = (f" Your answer is {precision}; the check allows for its rounding (a relative error of {rtol:g}), "
+            "and this difference is larger." if precision and not found else "")
     raise AnswerError(name, f"{name} is wrong{where}: expected {expected[index]:.6g}, received "
-                            f"{array[index]:.6g}{count}.{suffix}", known and known.description)
+                            f"{array[index]:.6g}{count}.{suffix}{note}", mistake)
+
+
+class Report:
+    """Checks several quantities, all of them, then raises one :class:`AnswerError` that lists each verdict.
+
+    ``title`` says what was called and on which data; a check of one quantity raises its own
+    error, with the title in front.
+    """
+
+    def __init__(self, title: str = ""):
+        self.title = title
+        self.verdicts: list[tuple[str, AnswerError | None]] = []
+
+    def check(self, name: str, run: Callable[[], None]) -> None:
+        try:
+            run()
+        except NotAnswered:
+            raise
+        except AnswerError as error:
+            self.verdicts.append((name, error))
+        else:
+            self.verdicts.append((name, None))
+
+    def close(self, after: str = "") -> None:
+        errors = [error for _, error in self.verdicts if error is not None]
+        if not errors:
+            return
+        head = f"{self.title}: " if self.title else ""
+        tail = f"\n{after}" if after else ""
+        first = errors[0]
+        if len(self.verdicts) == 1:
+            raise AnswerError(first.quantity, f"{head}{first}{tail}", first.mistake)
+        right = len(self.verdicts) - len(errors)
+        lines = [f"  right: {name}" if error is None else f"  WRONG: {error}" for name, error in self.verdicts]
+        raise AnswerError(first.quantity, f"{head}{right} of {len(self.verdicts)} right.\n" + "\n".join(lines)
+                          + tail, first.mistake)
 
 
 def check_scalars(received: Mapping[str, object], expected: Mapping[str, float],
-                  mistakes: Sequence[tuple[str, Mapping[str, float]]] = (), rtol: float = RTOL) -> None:
-    """Check named numbers (for example the ``.grad`` of each node of a small graph).
+                  mistakes: Sequence[tuple[str, Mapping[str, float]]] = (), rtol: float = RTOL,
+                  title: str = "") -> None:
+    """Check named numbers (for example the ``.grad`` of each node of a small graph), each of them.
 
-    ``mistakes`` pairs a description with the numbers that mistake gives; a mistake is named
-    when every number it changes matches what was received.
+    ``mistakes`` pairs a description with the numbers that mistake gives, most likely first;
+    a mistake is named when every number it changes matches what was received, and all
+    the mistakes that match are named.
     """
     if not isinstance(received, Mapping):
         raise AnswerError("answer", f"the answer should map names to numbers, got a {type(received).__name__}.")
@@ -127,24 +247,34 @@ def check_scalars(received: Mapping[str, object], expected: Mapping[str, float],
         if name not in received:
             raise AnswerError(name, f"{name} is missing from the answer.")
     numbers = {name: _as_array(name, received[name], np.asarray(0.0)) for name in expected}
+    found: dict[str, list[str]] = {name: [] for name in expected}
     for description, wrong in mistakes:
         changed = [name for name in wrong if not np.isclose(wrong[name], expected[name], rtol=rtol)]
         if changed and all(np.allclose(numbers[name], wrong[name], rtol=rtol) for name in changed):
-            name = changed[0]
-            raise AnswerError(name, f"{name} is wrong: expected {expected[name]:.6g}, received "
-                                    f"{float(numbers[name]):.6g}. It matches a known mistake: {description}.",
-                              description)
+            found[changed[0]].append(description)
+    report = Report(title)
     for name, value in expected.items():
-        check_array(name, numbers[name], value, rtol=rtol)
+        report.check(name, lambda name=name, value=value: _check_scalar(name, numbers[name], value, found[name], rtol))
+    report.close()
+
+
+def _check_scalar(name: str, number: np.ndarray, value: float, found: list[str], rtol: float) -> None:
+    if np.isclose(number, value, rtol=rtol, atol=ATOL) if number.shape == () else False:
+        return
+    if number.shape != ():
+        raise AnswerError(name, f"{name} should be one number, but it has shape {number.shape}.")
+    raise AnswerError(name, f"{name} is wrong: expected {value:.6g}, received {float(number):.6g}."
+                            + known_mistakes(found), found[0] if found else None)
 
 
 def call(name: str, function: Callable, *args, time_limit: float = TIME_LIMIT):
     """``function(*args)``, with whatever the student's function raises turned into :class:`AnswerError`.
 
-    ``NotImplementedError`` passes through unchanged: it is the message of an answer cell
-    that has not been filled in yet ("Exercise 6.2 is not answered yet ...").
-    A call that runs longer than ``time_limit`` seconds is stopped (an infinite loop, say)
-    and reported as an :class:`AnswerError`, so that one answer cannot hang a grader.
+    A ``NotImplementedError`` that says "not answered yet" (the answer cell as handed out)
+    becomes :class:`NotAnswered`, shown as one line. A call that runs longer than
+    ``time_limit`` seconds is stopped (an infinite loop, say), and a function that returns
+    None is asked whether a ``return`` is missing, so that one answer cannot hang or crash
+    a grader.
     """
     require_answer(name, function)
     if function is None:
@@ -153,11 +283,75 @@ def call(name: str, function: Callable, *args, time_limit: float = TIME_LIMIT):
         raise AnswerError(name, f"{name} should be a function, but it is a {type(function).__name__}.")
     try:
         with _time_limit(name, time_limit):
-            return function(*args)
-    except (NotImplementedError, AnswerError):
+            result = function(*args)
+    except AnswerError:
         raise
+    except NotImplementedError as error:
+        if "not answered yet" in str(error):
+            raise NotAnswered(name, str(error)) from None
+        raise AnswerError(name, f"{name} raised NotImplementedError: {error}{_where(error)}") from None
     except Exception as error:  # the student's code raised: explain, do not crash the check
         raise AnswerError(name, f"{name} raised {type(error).__name__}: {error}{_where(error)}") from None
+    if result is None:
+        raise AnswerError(name, f"{name} returned None: is a `return` missing at its end?")
+    return result
+
+
+class exercise:
+    """``with exercise("6.2"):`` around the body of an exercise's check cell.
+
+    An answer cell that was not run (a ``NameError`` in the check) or not answered yet
+    becomes one line, :class:`NotAnswered`. Inside :meth:`Summary.exercise` the verdict is
+    recorded instead of raised, and what the check prints is kept out of the summary.
+    """
+
+    def __init__(self, number: str, summary: "Summary | None" = None):
+        self.number, self.summary = number, summary
+        self._quiet = contextlib.redirect_stdout(io.StringIO())
+
+    def __enter__(self) -> "exercise":
+        if self.summary is not None:
+            self._quiet.__enter__()
+        return self
+
+    def __exit__(self, kind, error, trace) -> bool:
+        if self.summary is not None:
+            self._quiet.__exit__(None, None, None)
+        raised = error
+        if isinstance(error, NameError):
+            error = NotAnswered(error.name or "answer", f"Exercise {self.number}: {error.name} is not defined; "
+                                                       "run your answer cell first.")
+        elif isinstance(error, NotImplementedError) and "not answered yet" in str(error):
+            error = NotAnswered("answer", str(error))
+        elif error is not None and not isinstance(error, AnswerError):
+            return False  # not about the answer: a mistake in the check itself, shown in full
+        if self.summary is not None:
+            self.summary.verdicts[self.number] = error
+            return True
+        if error is not raised:
+            raise error from None
+        return False
+
+
+class Summary:
+    """Every checked exercise of a chapter in one block: ``with summary.exercise("6.2"): ...``, then :meth:`show`."""
+
+    def __init__(self, title: str):
+        self.title = title
+        self.verdicts: dict[str, AnswerError | None] = {}
+
+    def exercise(self, number: str) -> exercise:
+        return exercise(number, summary=self)
+
+    def show(self) -> None:
+        passed = sum(error is None for error in self.verdicts.values())
+        lines = [f"{self.title}: {passed} of {len(self.verdicts)} checked exercises pass."]
+        for number, error in self.verdicts.items():
+            verdict = ("passes" if error is None else "not answered yet" if isinstance(error, NotAnswered)
+                       else "WRONG: " + str(error).split("\n")[0])
+            lines.append(f"  Exercise {number}: {verdict}")
+        lines.append("A grader also runs hidden tests: the same checks on other data.")
+        print("\n".join(line for text in lines for line in wrapped(text)))
 
 
 class _TimeUp(Exception):

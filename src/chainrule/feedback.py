@@ -22,12 +22,16 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-# call, check_array, check_scalars, NotAnswered and TIME_LIMIT are also used as feedback.*
+# call, check_array, check_scalars, exercise, Summary, NotAnswered and TIME_LIMIT are also used as feedback.*
 from .answers import (
+    RTOL,
     TIME_LIMIT,
     AnswerError,
     Mistake,
     NotAnswered,
+    Report,
+    Summary,
+    exercise,
     require_answer,
     call,
     check_array,
@@ -68,9 +72,12 @@ def check_cube_grads(dy_ds, dy_dx, x: float) -> None:
         ("the local gradient of y = s·x with respect to s is x, not s", {"dy/ds": x**2}),
         ("a lost fan-out contribution: x also feeds y directly (y = s·x), which adds s = x² to dy/dx",
          {"dy/dx": 2 * x**2}),
-        ("lost fan-out contributions: x feeds s twice (s = x·x), and each use adds x·dy/ds to dy/dx", {"dy/dx": x**2}),
+        ("lost fan-out contributions: x feeds s twice (s = x·x), and each use adds x·dy/ds to dy/dx, "
+         "but only the direct term s = x² was counted", {"dy/dx": x**2}),
+        ("a backward loop run in forward order: it passes s's gradient on to x before y has given s its "
+         "gradient, so only the direct term s = x² reaches x", {"dy/dx": x**2}),
         ("the sign is flipped", {"dy/ds": -x, "dy/dx": -3 * x**2}),
-    ])
+    ], title=f"at x = {x}")
 
 
 # --------------------------------------------------------------------------- the d2l network
@@ -88,62 +95,120 @@ def d2l_gradients(X, y, W1, W2, lam, b1=None) -> dict[str, np.ndarray]:
     return grads
 
 
-def check_d2l_weight_grads(dJ_dW1, dJ_dW2, X, y, W1, W2, lam) -> None:
-    """The d2l network's ∂J/∂W2 and ∂J/∂W1 with weight decay λ, each with its known mistakes."""
+def d2l_sizes(X, W1, W2) -> dict[str, int]:
+    """N, d, h and q of a d2l problem, read from its arrays."""
+    return {"N": len(X), "d": X.shape[1], "h": W1.shape[0], "q": W2.shape[0]}
+
+
+def _weight_mistakes(g: np.ndarray, W: np.ndarray, lam: float, n: int, name: str) -> list[Mistake]:
+    """What the usual mistakes make of ∂J/∂W = g, for a weight W with decay λ in a batch of n."""
+    data = g - lam * W  # the part that comes from the mean loss
+    return [
+        Mistake(f"the weight-decay term λ·{name} is missing", data),
+        Mistake("the 1/N of the mean loss is missing", data * n + lam * W),
+        Mistake(f"both the weight-decay term λ·{name} and the 1/N of the mean loss are missing", data * n),
+        Mistake(f"the weight-decay term is λ/2·{name}, but the derivative of λ/2·‖{name}‖² is λ·{name}",
+                data + lam * W / 2),
+        Mistake(f"the weight-decay term is 2λ·{name}, but the penalty is λ/2·‖{name}‖², whose derivative is "
+                f"λ·{name}", data + 2 * lam * W),
+        Mistake("the sign is flipped", -g),
+    ]
+
+
+def check_d2l_weight_grads(dJ_dW1, dJ_dW2, X, y, W1, W2, lam, title: str = "", after: str = "") -> None:
+    """The d2l network's ∂J/∂W1 and ∂J/∂W2 with weight decay λ, each with its known mistakes.
+
+    Both are checked, and a wrong answer's message gives each one's verdict.
+    """
     g = d2l_gradients(X, y, W1, W2, lam)
-    n = len(X)
-    check_array("dJ/dW2", dJ_dW2, g["W2"], [
-        Mistake("the weight-decay term λ·W2 is missing", g["W2"] - lam * W2),
-        Mistake("the 1/N of the mean loss is missing", (g["W2"] - lam * W2) * n + lam * W2),
-        Mistake("the sign is flipped", -g["W2"]),
-        Mistake("the gradient uses Z instead of H = relu(Z)", g["O"].T @ (X @ W1.T) + lam * W2),
-    ])
-    check_array("dJ/dW1", dJ_dW1, g["W1"], [
-        Mistake("the weight-decay term λ·W1 is missing", g["W1"] - lam * W1),
-        Mistake("the 1/N of the mean loss is missing", (g["W1"] - lam * W1) * n + lam * W1),
-        Mistake("the sign is flipped", -g["W1"]),
+    n, sizes = len(X), d2l_sizes(X, W1, W2)
+    report = Report(title)
+    report.check("dJ/dW1", lambda: check_array("dJ/dW1", dJ_dW1, g["W1"], [
+        *_weight_mistakes(g["W1"], W1, lam, n, "W1"),
         Mistake("the ReLU's mask (Z > 0) is missing", g["H"].T @ X + lam * W1),
-    ])
+    ], sizes=sizes))
+    report.check("dJ/dW2", lambda: check_array("dJ/dW2", dJ_dW2, g["W2"], [
+        *_weight_mistakes(g["W2"], W2, lam, n, "W2"),
+        Mistake("the gradient uses Z instead of H = relu(Z)", g["O"].T @ (X @ W1.T) + lam * W2),
+    ], sizes=sizes))
+    report.close(after)
 
 
-def check_hidden_bias_grad(dJ_db1, X, y, W1, b1, W2, lam) -> None:
+def check_hidden_bias_grad(dJ_db1, X, y, W1, b1, W2, lam, title: str = "", after: str = "") -> None:
     """∂J/∂b1 of the d2l network with a hidden bias b1 that is not penalized."""
     g = d2l_gradients(X, y, W1, W2, lam, b1=b1)
-    check_array("dJ/db1", dJ_db1, g["b1"], [
+    n = len(X)
+    report = Report(title)
+    report.check("dJ/db1", lambda: check_array("dJ/db1", dJ_db1, g["b1"], [
         Mistake("the bias gradient is not summed over the batch (one row per example)", g["Z"]),
-        Mistake("the bias gradient is averaged over the batch instead of summed (1/N twice)", g["b1"] / len(X)),
+        Mistake("the sum runs over the hidden units (axis 1) instead of over the batch (axis 0)",
+                g["Z"].sum(axis=1)),
+        Mistake("the bias gradient is averaged over the batch instead of summed (1/N twice)", g["b1"] / n),
+        Mistake("the 1/N of the mean loss is missing", g["b1"] * n),
         Mistake("b1 is treated as penalized (λ·b1 added), but weight decay leaves the bias out", g["b1"] + lam * b1),
         Mistake("the sign is flipped", -g["b1"]),
-    ])
+    ], sizes=d2l_sizes(X, W1, W2)))
+    report.close(after)
 
 
-def d2l_problem(seed: int) -> dict:
-    """A random batch and weights for the d2l network: X, y, W1, b1, W2 and lam, with sizes drawn from ``seed``."""
+#: The sizes of the smallest problem, which every function check tries first: N, d, h and q
+#: all different, so that a wrong shape says which size it has.
+SMALL = {"N": 2, "d": 3, "h": 4, "q": 5}
+
+
+def d2l_problem(seed: int, small: bool = False) -> dict:
+    """A random batch and weights for the d2l network: X, y, W1, b1, W2, lam and their ``sizes``.
+
+    The sizes N, d, h and q are drawn from ``seed``, all different (``small``: the sizes of
+    :data:`SMALL`). ``d2l_weight_grads(p["X"], p["y"], p["W1"], p["W2"], p["lam"])`` with
+    ``p = d2l_problem(seed)`` repeats what a check called.
+    """
     rng = np.random.default_rng(seed)
-    N, d, h, q = (int(v) for v in rng.integers([6, 3, 5, 2], [13, 7, 10, 5]))
+    sizes = dict(SMALL)
+    while not small:
+        sizes = dict(zip("Ndhq", (int(v) for v in rng.integers([6, 3, 5, 2], [13, 7, 10, 5]))))
+        if len(set(sizes.values())) == 4:
+            break
+    N, d, h, q = sizes.values()
     return {"X": rng.normal(size=(N, d)), "y": rng.integers(0, q, size=N), "W1": rng.normal(size=(h, d)) * 0.8,
-            "b1": rng.normal(size=h) * 0.5, "W2": rng.normal(size=(q, h)) * 0.8, "lam": float(rng.uniform(0.05, 0.5))}
+            "b1": rng.normal(size=h) * 0.5, "W2": rng.normal(size=(q, h)) * 0.8, "lam": float(rng.uniform(0.05, 0.5)),
+            "sizes": sizes}
+
+
+def _problems(seed: int) -> list[tuple[dict, str]]:
+    """The problems a function check tries, smallest first, each with the call that rebuilds it."""
+    return [(d2l_problem(seed, small=True), f"feedback.d2l_problem({seed}, small=True)"),
+            (d2l_problem(seed), f"feedback.d2l_problem({seed})")]
+
+
+def _on(function: str, problem: dict, rebuild: str, arguments: str) -> tuple[str, str]:
+    """The title and the closing line of a message about ``function`` on one problem."""
+    sizes = ", ".join(f"{k} = {v}" for k, v in problem["sizes"].items())
+    return (f"{function} on the batch {rebuild} ({sizes})",
+            f"To try it yourself: p = {rebuild}, then {function}({arguments}).")
 
 
 def _pair(name: str, result, what: str):
     if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise AnswerError(name, f"{name} should return two arrays {what}, got {result!r:.80}.")
+        raise AnswerError(name, f"{name} should return two values {what}, got {result!r:.80}.")
     return result
 
 
 def check_d2l_weight_grads_function(d2l_weight_grads: Callable, seed: int = 0) -> None:
-    """``d2l_weight_grads(X, y, W1, W2, lam)`` must return (∂J/∂W1, ∂J/∂W2) on the random batch of ``seed``."""
-    p = d2l_problem(seed)
-    result = call("d2l_weight_grads", d2l_weight_grads, p["X"], p["y"], p["W1"], p["W2"], p["lam"])
-    dJ_dW1, dJ_dW2 = _pair("d2l_weight_grads", result, "(dJ/dW1, dJ/dW2)")
-    check_d2l_weight_grads(dJ_dW1, dJ_dW2, p["X"], p["y"], p["W1"], p["W2"], p["lam"])
+    """``d2l_weight_grads(X, y, W1, W2, lam)`` must return (∂J/∂W1, ∂J/∂W2): on a small batch, then on ``seed``'s."""
+    for p, rebuild in _problems(seed):
+        title, after = _on("d2l_weight_grads", p, rebuild, "p['X'], p['y'], p['W1'], p['W2'], p['lam']")
+        result = call("d2l_weight_grads", d2l_weight_grads, p["X"], p["y"], p["W1"], p["W2"], p["lam"])
+        dJ_dW1, dJ_dW2 = _pair("d2l_weight_grads", result, "(dJ/dW1, dJ/dW2)")
+        check_d2l_weight_grads(dJ_dW1, dJ_dW2, p["X"], p["y"], p["W1"], p["W2"], p["lam"], title, after)
 
 
 def check_hidden_bias_grad_function(hidden_bias_grad: Callable, seed: int = 0) -> None:
-    """``hidden_bias_grad(X, y, W1, b1, W2, lam)`` must return ∂J/∂b1 on the random batch of ``seed``."""
-    p = d2l_problem(seed)
-    answer = call("hidden_bias_grad", hidden_bias_grad, p["X"], p["y"], p["W1"], p["b1"], p["W2"], p["lam"])
-    check_hidden_bias_grad(answer, p["X"], p["y"], p["W1"], p["b1"], p["W2"], p["lam"])
+    """``hidden_bias_grad(X, y, W1, b1, W2, lam)`` must return ∂J/∂b1: on a small batch, then on ``seed``'s."""
+    for p, rebuild in _problems(seed):
+        title, after = _on("hidden_bias_grad", p, rebuild, "p['X'], p['y'], p['W1'], p['b1'], p['W2'], p['lam']")
+        answer = call("hidden_bias_grad", hidden_bias_grad, p["X"], p["y"], p["W1"], p["b1"], p["W2"], p["lam"])
+        check_hidden_bias_grad(answer, p["X"], p["y"], p["W1"], p["b1"], p["W2"], p["lam"], title, after)
 
 
 # --------------------------------------------------------------------------- VJP rules
@@ -161,8 +226,10 @@ def check_matmul_vjp(matmul_vjp: Callable, seed: int = 0) -> None:
     At, Bt = Tensor(A, requires_grad=True), Tensor(B, requires_grad=True)
     (At @ Bt).backward(G)
     dA, dB = _pair("matmul_vjp", call("matmul_vjp", matmul_vjp, A, B, G), "(dA, dB)")
-    check_array("dA", dA, At.grad, [Mistake("the sign is flipped", -At.grad)])
-    check_array("dB", dB, Bt.grad, [Mistake("the sign is flipped", -Bt.grad)])
+    report = Report(f"matmul_vjp with A of shape {A.shape} and B of shape {B.shape}")
+    report.check("dA", lambda: check_array("dA", dA, At.grad, [Mistake("the sign is flipped", -At.grad)]))
+    report.check("dB", lambda: check_array("dB", dB, Bt.grad, [Mistake("the sign is flipped", -Bt.grad)]))
+    report.close()
 
 
 def check_softmax_cross_entropy_vjp(ce_grad: Callable, seed: int = 1) -> None:
@@ -233,7 +300,7 @@ def check_topological_order(order, parents: Mapping[str, Sequence[str]], root: s
 
 
 def d2l_memory(N: int, d: int, h: int, q: int) -> dict[str, int]:
-    """Numbers stored at the peak by the d2l network (no bias), as in the mlp chapter.
+    """Numbers stored at the peak by the d2l network (no bias), as Exercise 6.3 counts them.
 
     Both counts include the input X.  Prediction keeps the weights and the arrays alive
     at once while the layers run one after another: X with Z, then Z with H (the ReLU
@@ -243,41 +310,57 @@ def d2l_memory(N: int, d: int, h: int, q: int) -> dict[str, int]:
     two gradients in flight the size of the largest of them.
     """
     weights = h * d + q * h
-    return {"predict": weights + N * max(d + h, 2 * h, h + q),
-            "train": 2 * weights + N * (d + h + q) + 2 * N * max(h, q)}
+    return {"prediction": weights + N * max(d + h, 2 * h, h + q),
+            "training": 2 * weights + N * (d + h + q) + 2 * N * max(h, q)}
 
 
-def check_memory_count(predict, train, N: int, d: int, h: int, q: int) -> None:
+def check_memory_count(prediction, training, N: int, d: int, h: int, q: int) -> None:
+    """The two counts of Exercise 6.3 for one size, exactly, each with its known mistakes."""
     expected = d2l_memory(N, d, h, q)
     unbatched = d2l_memory(1, d, h, q)
     weights = h * d + q * h
-    check_scalars({"predict": predict, "train": train}, expected, [
+    right_training = expected["training"]
+    check_scalars({"prediction": prediction, "training": training}, expected, [
         ("the activations are counted for one example: they are stored for each of the N examples in the batch",
          unbatched),
-        ("training is counted without the weight gradients", {"train": expected["train"] - weights}),
+        ("the input X is not counted, but the exercise counts it in both", {
+            "prediction": weights + N * max(h, 2 * h, h + q), "training": right_training - N * d}),
+        ("training is counted without the weight gradients", {"training": right_training - weights}),
         ("training is counted without the gradients in flight: the backward pass holds the gradient it "
          "receives and the one it computes, two arrays the size of the largest activation",
-         {"train": expected["train"] - 2 * N * max(h, q)}),
+         {"training": right_training - 2 * N * max(h, q)}),
+        ("training counts one gradient in flight, but the backward pass holds two at once: the one it "
+         "receives and the one it computes", {"training": right_training - N * max(h, q)}),
+        ("training counts the arrays chainrule keeps (the chapter's listing: the cross-entropy also keeps "
+         "label weights of N·q numbers and one factor), but the exercise counts the model's saved values, "
+         "X, H and the log-probabilities", {"training": right_training + N * q + 1}),
         ("prediction is counted as keeping every layer's activations, but it can drop each input once the next "
-         "layer exists", {"predict": weights + N * (d + h + q)}),
+         "layer exists", {"prediction": weights + N * (d + h + q)}),
         ("prediction is counted with Z and H in one array, as an in-place ReLU would do, but the ReLU makes a "
-         "new array H while Z still exists", {"predict": weights + N * max(d + h, h + q)}),
-    ], rtol=0)
+         "new array H while Z still exists", {"prediction": weights + N * max(d + h, h + q)}),
+        ("prediction counts only the first layer's pair, X with Z, but a later pair (Z with H, or H with O) "
+         "can be larger", {"prediction": weights + N * (d + h)}),
+    ], rtol=0, title=f"memory_count({N}, {d}, {h}, {q}), that is N = {N}, d = {d}, h = {h}, q = {q}")
 
 
-def check_memory_count_function(memory_count: Callable, sizes=((64, 4, 8, 3), (1000, 784, 256, 10))) -> None:
-    """``memory_count(N, d, h, q)`` must return (prediction, training) counts for each (N, d, h, q) in ``sizes``."""
+#: The sizes Exercise 6.3's public check tries, smallest first: N = 1, then d < q, then d > q.
+MEMORY_SIZES = ((1, 2, 8, 10), (7, 3, 5, 9), (64, 4, 8, 3), (1000, 784, 256, 10))
+
+
+def check_memory_count_function(memory_count: Callable, sizes=MEMORY_SIZES) -> None:
+    """``memory_count(N, d, h, q)`` must return the (prediction, training) counts for each (N, d, h, q) in ``sizes``."""
     for N, d, h, q in sizes:
         result = call("memory_count", memory_count, N, d, h, q)
-        predict, train = _pair("memory_count", result, "(prediction, training)")
-        check_memory_count(predict, train, N, d, h, q)
+        prediction, training = _pair("memory_count", result, "(prediction, training)")
+        check_memory_count(prediction, training, N, d, h, q)
 
 
-def check_clip_by_norm(clip: Callable, seed: int = 2) -> None:
-    """``clip(grads, max_norm)`` must scale the list of arrays by min(1, max_norm / global norm).
+def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
+    """``clip_by_norm(grads, max_norm)`` must scale the list of arrays by min(1, max_norm / global norm).
 
     Two lists are tried: one whose norm is under ``max_norm`` and one far over it.
     """
+    name = "clip_by_norm"
     rng = np.random.default_rng(seed)
     max_norm = 5.0 if seed == 2 else float(rng.uniform(0.5, 3.0))
     small = [rng.normal(size=(3, 2)) * 0.02 * max_norm, rng.normal(size=4) * 0.02 * max_norm]
@@ -285,15 +368,19 @@ def check_clip_by_norm(clip: Callable, seed: int = 2) -> None:
     for grads in (small, large):
         norm = float(np.sqrt(sum((g**2).sum() for g in grads)))
         factor = min(1.0, max_norm / norm)
-        result = call("clip", clip, [g.copy() for g in grads], max_norm)
+        result = call(name, clip_by_norm, [g.copy() for g in grads], max_norm)
         if not isinstance(result, (list, tuple)) or len(result) != len(grads):
-            raise AnswerError("clip", f"clip should return a list of {len(grads)} arrays, got {result!r:.80}.")
+            raise AnswerError(name, f"{name} should return a list of {len(grads)} arrays, got {result!r:.80}.")
         per_tensor = [g * min(1.0, max_norm / np.sqrt((g**2).sum())) for g in grads]
+        report = Report(f"{name} on arrays of shapes (3, 2) and (4,) with a global norm of {norm:.3g} and "
+                        f"max_norm = {max_norm:.3g} ({'under' if norm < max_norm else 'over'} the threshold)")
         for index, (got, g) in enumerate(zip(result, grads)):
-            check_array(f"clip(...)[{index}] (global norm {norm:.3g}, max_norm {max_norm})", got, g * factor, [
-                Mistake("it scales every gradient, also when the norm is already under the threshold",
-                        g * max_norm / norm),
-                Mistake("it clips each array by its own norm instead of the norm of all gradients together",
-                        per_tensor[index]),
-                Mistake("it divides by the norm but does not multiply by max_norm", g / norm),
-            ])
+            report.check(f"[{index}]", lambda got=got, g=g, index=index: check_array(
+                f"the array [{index}] it returns", got, g * factor, [
+                    Mistake("it scales every gradient, also when the norm is already under the threshold",
+                            g * max_norm / norm),
+                    Mistake("it clips each array by its own norm instead of the norm of all gradients together",
+                            per_tensor[index]),
+                    Mistake("it divides by the norm but does not multiply by max_norm", g / norm),
+                ]))
+        report.close()

@@ -1,0 +1,40 @@
+"""Student notebooks answered with the book's solutions, for running them as a student would.
+
+``answered_student_notebook("chapters/mlp")`` is ``student/chapters/mlp.ipynb`` with each
+checked exercise's answer cell replaced by the code of its solution, the same code the
+assignments' solution notebooks hold (``tools/assignments.py``). Exercises without a
+check keep their answer cells, which do not raise.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import assignments  # noqa: E402
+import notebooks  # noqa: E402
+
+
+def student_path(chapter: str) -> Path:
+    return ROOT / notebooks.edition_path(chapter, student=True)
+
+
+def checked_questions(chapter: str) -> list:
+    """The exercises of ``chapter`` that have a check, in order (empty when it has none)."""
+    book = notebooks.load_book()
+    found = assignments.load_assignments(book, [Path(chapter).name])
+    return found[0].questions if found else []
+
+
+def answered_student_notebook(chapter: str) -> nbformat.NotebookNode:
+    notebook = nbformat.read(student_path(chapter), as_version=4)
+    questions = checked_questions(chapter)
+    for question in questions:
+        [cell] = [cell for cell in notebook.cells if cell.cell_type == "code" and cell.source == question.stub]
+        cell.source = assignments.solution_code(question, chapter)
+    return notebook
