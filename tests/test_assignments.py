@@ -177,7 +177,7 @@ def raising_cell(notebook):
 PLANTED = {
     "solution": ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {}),
     "untouched": ("mlp", lambda: submission("mlp"), {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
-                  {"ex6_2": ["NotImplementedError: Exercise 6.2 is not answered yet"]}),
+                  {"ex6_2": ["NotAnswered: Exercise 6.2 is not answered yet"]}),
     "no-weight-decay": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: replace(replace(
         MLP_RIGHT[WEIGHTS], " + lam * W1", ""), " + lam * W2", "")}), {"ex6_6": 0, "ex6_2": 2},
         {"ex6_6": ["It matches a known mistake: the weight-decay term λ·W2 is missing"]}),
@@ -193,7 +193,7 @@ PLANTED = {
                                              "example"]}),
     "returns-none": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: "def d2l_weight_grads(X, y, W1, W2, "
                                                        "lam):\n    return None"}), {"ex6_6": 0, "ex6_3": 2},
-                     {"ex6_6": ["d2l_weight_grads should return two arrays (dJ/dW1, dJ/dW2), got None"]}),
+                     {"ex6_6": ["d2l_weight_grads returned None: is a `return` missing at its end?"]}),
     "wrong-shape": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, BIAS: replace(
         MLP_RIGHT[BIAS], ".sum(axis=0)", ".sum(axis=0, keepdims=True)")}), {"ex6_2": 0},
         {"ex6_2": ["dJ/db1 has shape (1, "]}),
@@ -320,10 +320,10 @@ def test_student_notebook_in_simulated_colab(colab):
     assert "ex6_2 results: All test cases passed!" in checks["ex6_2"], checks["ex6_2"]
     assert "ex6_3 results: All test cases passed!" in checks["ex6_3"], checks["ex6_3"]
     failed = checks["ex6_6"]
-    assert "AnswerError: dJ/dW1 is wrong at entry" in failed and (
+    assert "AnswerError: d2l_weight_grads on the batch" in failed and "WRONG: dJ/dW1 is wrong at entry" in failed and (
         "It matches a known mistake: the weight-decay term λ·W1 is missing." in failed), failed
     assert "Traceback" not in failed, failed
     # Handed out untouched, every check says the exercise is not answered yet.
     untouched = colab_sim.run_notebook(submission("mlp"), venv, wheel, ipython_dir)
     for name, text in check_cells(untouched.notebook).items():
-        assert f"NotImplementedError: Exercise {name[2:].replace('_', '.')} is not answered yet" in text, text
+        assert f"NotAnswered: Exercise {name[2:].replace('_', '.')} is not answered yet" in text, text

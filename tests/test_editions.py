@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -180,6 +181,7 @@ def test_student_edition_has_answer_cells_under_each_exercise(numbered: str):
     """Every exercise gets answer cells; each code answer cell names its own exercise's number."""
     chapter = numbered
     cells = edition(chapter, student=True).cells
+    checked = {number: True for number, _ in checks_of(cells)}
     current, answered = None, {}
     for cell in cells:
         heading = re.match(r"### Exercise (\d+\.\d+)", cell.source)
@@ -193,7 +195,9 @@ def test_student_edition_has_answer_cells_under_each_exercise(numbered: str):
                 numbers = re.findall(r"Exercise (\d+\.\d+)", cell.source)
                 assert all(number == current for number in numbers), (
                     f"the answer cell under Exercise {current} names Exercise {numbers}: {cell.source[:120]!r}")
-                assert numbers or "= ..." in cell.source, f"an answer cell that neither raises nor holds ...: {cell.source!r}"
+                assert numbers or "= ..." in cell.source, f"an answer cell that names no exercise: {cell.source!r}"
+                if "raise" in cell.source:
+                    assert checked.get(current), f"Exercise {current} has no check, yet its answer cell raises"
     assert answered and all(answered.values()), f"exercises without an answer cell: {answered}"
 
 
@@ -208,14 +212,54 @@ def test_authored_answer_and_check_cells(numbered: str):
         cell_tags = notebooks.tags(cell)
         if "exercise-stub" in cell_tags or "check" in cell_tags:
             assert "remove-cell" in cell_tags, f"{cell.source[:60]!r} must be tagged remove-cell (not on the site)"
-            assert cell.source in student
         if "exercise-stub" in cell_tags:
+            assert cell.source in student
             assert cell.source not in colab, "an answer cell would shadow nothing in the full edition"
         if "check" in cell_tags:
-            assert cell.source in colab
+            body = textwrap.indent(notebooks.check_body(chapter, cell.source), "    ")
+            assert body in colab and body in student, "the check runs in both editions"
         if "hidden-check" in cell_tags:  # hidden tests go only into the autograder (tools/assignments.py)
             assert "remove-cell" in cell_tags, f"{cell.source[:60]!r} must be tagged remove-cell (not on the site)"
             assert cell.source not in colab and cell.source not in student, cell.source[:80]
+
+
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_edition_code_fits_the_page_column(numbered: str):
+    """What the editions add to the chapter's code (answer, check and summary cells) keeps to 72 columns too."""
+    for student in (False, True):
+        long = [line for cell in edition(numbered, student=student).cells if cell.cell_type == "code"
+                for line in cell.source.splitlines() if len(line) > 72]
+        assert not long, f"{numbered}: code lines over 72 characters: {long}"
+
+
+def checks_of(cells) -> list[tuple[str, str]]:
+    """(exercise number, check cell source) of an edition's check cells."""
+    found = []
+    for cell in cells:
+        match = re.search(r'with feedback\.exercise\("([\d.]+)"\):', cell.source)
+        if "check" in cell.metadata.get("tags", []) and match:
+            found.append((match[1], cell.source))
+    return found
+
+
+@pytest.mark.parametrize("numbered", CHAPTERS)
+def test_checks_run_inside_their_exercise_and_the_student_edition_ends_checking_all(numbered: str):
+    """Each check cell runs inside ``feedback.exercise("<its number>")``, so that a missing answer is one line;
+    the student edition's last cell runs every check again, one verdict per exercise."""
+    chapter = numbered
+    source_checks = [cell for cell in jupytext.read(ROOT / f"{chapter}.md").cells if "check" in notebooks.tags(cell)]
+    for student in (False, True):
+        cells = edition(chapter, student=student).cells
+        checks = checks_of(cells)
+        assert len(checks) == len(source_checks), f"{chapter}: a check cell is not inside feedback.exercise"
+        last = cells[-1]
+        if student and checks:
+            assert "check-all" in last.metadata.get("tags", []), f"{chapter}: the last cell does not check all"
+            for number, _ in checks:
+                assert f'with summary.exercise("{number}"):' in last.source
+            assert last.source.rstrip().endswith("summary.show()")
+        else:
+            assert "check-all" not in last.metadata.get("tags", [])
 
 
 def solution_of(chapter: str, label: str) -> list:
@@ -410,7 +454,9 @@ secret_answer = 42
     text = markdown_of(colab)
     assert text.startswith("# 2. Two")
     assert "[Knuth, 1968]" in text and "Knuth [1968]" in text and "## References" in text
-    assert "(https://colab.research.google.com/github/someone/course/blob/trunk/chapters/one.ipynb)" in text
+    # A link to another chapter opens its notebook beside this one, or the same one in Colab.
+    assert "(one.ipynb) ([in Colab](https://colab.research.google.com/github/someone/course/blob/trunk/chapters/" \
+           "one.ipynb))" in text
     assert "$$\n\\begin{equation*}\na = b\n\\tag{2.7}\n\\end{equation*}\n$$" in text
     assert "By (2.7) and Exercise 2.3." in text
     assert "> **Careful**" in text and "> Body *text*." in text
@@ -419,7 +465,10 @@ secret_answer = 42
     student = notebooks.edition(book, "chapters/two", notebook, student=True)
     everything = "\n".join(cell.source for cell in student.cells)
     assert "Secret words" not in everything and "secret_answer" not in everything
-    assert 'raise NotImplementedError("Exercise 2.3 is not answered yet' in everything
+    # Exercise 2.3 has no check: its answer cells do not raise, so Run All goes past it.
+    assert "**Your answer to Exercise 2.3.**" in everything and "# Exercise 2.3: room for your code" in everything
+    assert not [c for c in student.cells if c.cell_type == "code" and "raise" in c.source
+                and "setup" not in c.metadata.get("tags", [])]
     assert "student/chapters/one.ipynb" in everything  # links stay within the student edition
 
 

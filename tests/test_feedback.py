@@ -499,3 +499,19 @@ def test_messages_wrap_at_spaces_within_79_columns():
     shown = AnswerError("dy/dx", message)._render_traceback_()
     assert max(map(len, shown)) <= 79
     assert " ".join(shown).split() == f"AnswerError: {message}".split(), "no word is cut in two"
+
+
+def test_the_instructors_page_quotes_a_real_message():
+    """The example on the instructors page is what the check says to that planted answer, line for line."""
+    from conftest import ROOT
+
+    page = (ROOT / "chapters" / "instructors.md").read_text(encoding="utf-8")
+    quoted = re.search(r"```text\n(AnswerError: d2l_weight_grads.*?)\n```", page, re.DOTALL)
+    assert quoted, "the instructors page has no example message"
+
+    def no_decay_on_W2(X, y, W1, W2, lam):
+        g = feedback.d2l_gradients(X, y, W1, W2, lam)
+        return g["W1"], g["W2"] - lam * W2
+
+    error = raises(feedback.check_d2l_weight_grads_function, no_decay_on_W2, match="λ·W2 is missing")
+    assert quoted[1].splitlines() == error._render_traceback_()

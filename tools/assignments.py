@@ -258,10 +258,11 @@ def introduction(book: Book, assignment: Assignment) -> str:
         f"from the chain rule up* (Exercises {names}). Read the chapter first: "
         f"[open its student edition in Colab]({chapter_link}). Equation and figure numbers refer to it.\n\n"
         "1. Run the first code cell: it installs what the notebook needs when it is missing.\n"
-        "2. Answer each question in the cell under it. Answer cells raise `NotImplementedError` until you "
-        "replace their body.\n"
-        "3. Run the `grader.check(...)` cell after your answer. It says which quantity is wrong, at which "
-        "entry, the value expected and the one received, and the known mistake your answer matches.\n"
+        "2. Answer each question in the cell under it. A function in an answer cell raises "
+        "`NotImplementedError` until you write it, and its check then says that it is not answered yet.\n"
+        "3. Run the `grader.check(...)` cell after your answer. It gives each quantity's verdict and, for a "
+        "wrong one, the entry, the value expected and the one received, the known mistake your answer "
+        "matches, and the data it used.\n"
         "4. Save the notebook and hand in the `.ipynb` file. Your grade also counts hidden tests, which "
         "try your functions on other data.")
 

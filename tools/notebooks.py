@@ -761,8 +761,8 @@ def answer_cells(number: str, with_text: bool, with_code: bool) -> list:
         cells.append(new_cell("markdown", f"**Your answer to Exercise {number}.** Double-click here to write it.",
                               {"tags": ["exercise-stub"]}))
     if with_code:
-        cells.append(new_cell("code", f"# Exercise {number}: room for your code. This exercise has no "
-                                      "automatic check;\n# write your answer in the text cell above.",
+        cells.append(new_cell("code", f"# Exercise {number}: room for your code. It has no automatic "
+                                      "check:\n# write your answer in the text cell above.",
                               {"tags": ["exercise-stub"]}))
     return cells
 
