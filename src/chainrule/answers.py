@@ -259,10 +259,10 @@ def check_scalars(received: Mapping[str, object], expected: Mapping[str, float],
 
 
 def _check_scalar(name: str, number: np.ndarray, value: float, found: list[str], rtol: float) -> None:
+    if np.isclose(number, value, rtol=rtol, atol=ATOL) if number.shape == () else False:
+        return
     if number.shape != ():
         raise AnswerError(name, f"{name} should be one number, but it has shape {number.shape}.")
-    if np.isclose(number, value, rtol=rtol, atol=ATOL):
-        return
     raise AnswerError(name, f"{name} is wrong: expected {value:.6g}, received {float(number):.6g}."
                             + known_mistakes(found), found[0] if found else None)
 
