@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from chainrule import feedback
+from chainrule.answers import wrapped
 from chainrule.feedback import AnswerError
 from chainrule.nn import make_classification
 
@@ -502,7 +503,8 @@ def test_messages_wrap_at_spaces_within_79_columns():
 
 
 def test_the_instructors_page_quotes_a_real_message():
-    """The example on the instructors page is what the check says to that planted answer, line for line."""
+    """The example on the instructors page is what the check says to that planted answer, line for line
+    (wrapped at 72 columns there, the width of the page's column)."""
     from conftest import ROOT
 
     page = (ROOT / "chapters" / "instructors.md").read_text(encoding="utf-8")
@@ -514,4 +516,4 @@ def test_the_instructors_page_quotes_a_real_message():
         return g["W1"], g["W2"] - lam * W2
 
     error = raises(feedback.check_d2l_weight_grads_function, no_decay_on_W2, match="λ·W2 is missing")
-    assert quoted[1].splitlines() == error._render_traceback_()
+    assert quoted[1].splitlines() == wrapped(f"AnswerError: {error}", 72)
