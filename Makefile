@@ -8,7 +8,7 @@
 #                  book build gave the figures, equations and exercises
 #   make book-student  build the student edition of the site (no solutions) into _build/html-student
 #   make assignments  write the otter-grader assignments into _build/assignments/<name>/
-#   make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade every .ipynb in <dir> into <dir>/grades.csv
+#   make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade every notebook under <dir>, sandboxed, into <dir>/grades.csv
 #   make bench     set up, run the benchmarks
 #   make figures   set up, regenerate the committed figures in img/
 #   make setup     only the set-up step (.venv, Python packages, graphviz, chromium)
@@ -64,12 +64,14 @@ help:
 setup: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES)
 
 # Debian packages: graphviz for `dot` (chainrule.dot runs it to draw figures), chromium for
-# the browser tests, python3-venv when python3 cannot create a venv. Installed only when
+# the browser tests, bubblewrap for the grading sandbox (tools/grade.py), python3-venv when
+# python3 cannot create a venv. Installed only when
 # missing; without root, print the command to run and stop.
 system-packages:
 	@missing=""; \
 	command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
 	[ -x $(CHROMIUM) ] || missing="$$missing chromium"; \
+	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
 	[ -x $(PY) ] || $(PYTHON) -c "import ensurepip, venv" >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" -eq 0 ]; then \
@@ -145,13 +147,17 @@ book-student: book-html
 assignments: book-html
 	$(PY) tools/assignments.py
 
-# Grades with the autograder zip that `make assignments` wrote; no Docker needed.
+# Grades with the autograder zip that `make assignments` wrote, each notebook in a bubblewrap
+# sandbox (tools/grade.py); no Docker needed. The assignments are built only when there are
+# none yet, so that a misspelt name fails at once, naming the ones there are.
+GRADE_OPTIONS = $(if $(JOBS),--jobs $(JOBS)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
+	$(if $(ROSTER),--roster $(ROSTER)) $(if $(ONLY),--only $(ONLY))
 grade: setup
 	@if [ -z "$(ASSIGNMENT)" ] || [ -z "$(SUBMISSIONS)" ]; then \
-	  echo "usage: make grade ASSIGNMENT=<name> SUBMISSIONS=<folder of .ipynb files>" >&2; \
+	  echo "usage: make grade ASSIGNMENT=<name> SUBMISSIONS=<folder> [JOBS=n] [TIMEOUT=s] [ROSTER=csv] [ONLY='id ...']" >&2; \
 	  echo "assignments: $$(ls _build/assignments 2>/dev/null | tr '\n' ' ')" >&2; exit 2; fi
-	@[ -d _build/assignments/$(ASSIGNMENT) ] || $(MAKE) assignments
-	$(PY) tools/grade.py $(ASSIGNMENT) $(SUBMISSIONS)
+	@ls -d _build/assignments/*/ >/dev/null 2>&1 || $(MAKE) assignments
+	$(PY) tools/grade.py $(ASSIGNMENT) $(SUBMISSIONS) $(GRADE_OPTIONS)
 
 # Prints its total time. The tests run on every core (pytest-xdist), a test file per worker
 # at a time (--dist loadfile), so that each module-scoped fixture is set up once.

@@ -33,6 +33,9 @@ from pathlib import Path
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import package  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 REQUIREMENTS = Path(__file__).with_name("colab_requirements.txt")
 STAMP = "colab-sim-complete.json"
@@ -179,29 +182,11 @@ def _repo_build_artifacts() -> set[str]:
 def build_wheel(out_dir: Path) -> Path:
     """Build chainrule's wheel from a copy of the checkout into ``out_dir``; return its path."""
     before = _repo_build_artifacts()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="chainrule-src-") as tmp:
-        source = Path(tmp) / "chainrule"
-        source.mkdir()
-        for name in ("pyproject.toml", "README.md"):
-            shutil.copy2(ROOT / name, source / name)
-        shutil.copytree(
-            ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
-        )
-        # The dev venv has setuptools and wheel; no index is needed.
-        _run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-             "--wheel-dir", str(out_dir), str(source)],
-            env=_clean_env(),
-            cwd=tmp,
-        )
-    wheels = sorted(out_dir.glob("chainrule-*.whl"))
-    if len(wheels) != 1:
-        raise RuntimeError(f"expected one chainrule wheel in {out_dir}, found {wheels}")
+    wheel = package.build_wheel(out_dir)
     after = _repo_build_artifacts()
     if after - before:
         raise RuntimeError(f"building the wheel left files in the repo: {sorted(after - before)}")
-    return wheels[0]
+    return wheel
 
 
 # --------------------------------------------------------------------------- the fake Colab

@@ -18,7 +18,13 @@ from __future__ import annotations
 
 import ast
 import csv
+import importlib.metadata
+import json
+import os
+import socket
+import subprocess
 import sys
+import threading
 import zipfile
 from pathlib import Path
 
@@ -99,10 +105,20 @@ def test_layout(name):
     assert [c.source for c in answer_cells(notebook)] == [q.stub for q in ASSIGNMENTS[name].questions]
     setup = notebook.cells[next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code")]
     assert "otter_ignore" in setup.metadata["tags"] and "otter-grader==7.0.0" in setup.source
-    # Gradescope builds its image from environment.yml: it needs otter itself and chainrule.
+    # Gradescope builds its image from environment.yml: the Python, numpy and chainrule that
+    # local grading uses (the wheel of this checkout, not a git branch), and no playwright.
     with zipfile.ZipFile(path / "autograder" / f"{name}-autograder.zip") as archive:
         environment = archive.read("environment.yml").decode()
-    assert "otter-grader[grading,plugins]==7.0.0" in environment and "chainrule @ git+https://" in environment
+        requirements = archive.read("requirements.txt").decode().split()
+        wheel = next(n for n in archive.namelist() if n.startswith("chainrule-") and n.endswith(".whl"))
+        setup_script = archive.read("setup.sh").decode()
+        config = json.loads(archive.read("otter_config.json"))
+    python = f"python={sys.version_info.major}.{sys.version_info.minor}"
+    numpy_pin = f"numpy=={importlib.metadata.version('numpy')}"
+    assert python in environment and numpy_pin in environment and f"/autograder/source/{wheel}" in environment
+    assert requirements == ["otter-grader[grading]==7.0.0", numpy_pin, f"./{wheel}"]
+    assert "git+" not in environment and "playwright" not in setup_script
+    assert config["plugins"] == [assignments.PLUGIN]
 
 
 @pytest.mark.parametrize("name", sorted(ASSIGNMENTS))
@@ -239,30 +255,117 @@ for other in ("intro", "backward", "graph", "tensors", "frameworks"):
                                      {q.name: ["is not answered yet"] for q in ASSIGNMENTS[other].questions})
 
 
+def added_cell(source: str):
+    def edit(notebook):
+        notebook.cells.append(nbformat.v4.new_code_cell(source))
+    return edit
+
+
+# Cheats planted in an unanswered (or wrong) notebook: each must earn nothing. The sandbox
+# escape is planted in a right one, which must keep its marks and reach nothing.
+PATCH_FEEDBACK = ('import chainrule.feedback as fb\n'
+                  '[setattr(fb, n, lambda *a, **k: None) for n in dir(fb) if n.startswith("check_")]')
+PATCH_NUMPY = ("import numpy as np\nnp.allclose = np.isclose = np.array_equal = lambda *a, **k: True\n"
+               "np.testing.assert_allclose = lambda *a, **k: None")
+EDIT_TESTS = ("import pathlib\nfor test in pathlib.Path('tests').glob('*.py'):\n"
+              "    test.write_text(f'name = {test.stem!r}\\npoints = 2\\n')")
+FAKE_RESULTS = ("import otter.test_files as t\nfrom otter.test_files.abstract_test import TestCaseResult\n"
+                "t.ExceptionTestFile.run = lambda self, env: setattr(self, 'test_case_results', [\n"
+                "    TestCaseResult(test_case=c, message='ok', passed=True) for c in self.test_cases])\n"
+                "print('ex6_2 results: All test cases passed!')")
+ESCAPE_MARK = "escaped-by-a-submission"
+
+
+def escape_cell() -> str:
+    """A cell that tries to write into the checkout and the submissions, and to reach a local server."""
+    targets = [str(ROOT / ESCAPE_MARK), str(ESCAPE["folder"] / ESCAPE_MARK)]
+    return (f"import socket\nfor target in {targets!r}:\n    try:\n        open(target, 'w').write('x')\n"
+            "    except OSError:\n        pass\ntry:\n"
+            f"    socket.create_connection(('127.0.0.1', {ESCAPE['port']}), timeout=2).sendall(b'x')\n"
+            "except OSError:\n    pass")
+
+
+ESCAPE: dict = {}
+PLANTED.update({
+    "patches-feedback": ("mlp", lambda: submission("mlp", edit=added_cell(PATCH_FEEDBACK)),
+                         {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {"ex6_2": ["or changed the grader's code"]}),
+    # The wrong ex6_6 still fails. (ex6_2's check in the kernel breaks with the patched numpy
+    # before it calls the answer, so that answer is not recorded and earns nothing either.)
+    "patches-numpy": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: replace(
+        MLP_RIGHT[WEIGHTS], " + lam * W1", "")}, edit=added_cell(PATCH_NUMPY)), {"ex6_6": 0},
+        {"ex6_6": ["It matches a known mistake: the weight-decay term λ·W1 is missing"]}),
+    "edits-tests": ("mlp", lambda: submission("mlp", edit=added_cell(EDIT_TESTS)),
+                    {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
+    "fakes-results": ("mlp", lambda: submission("mlp", edit=added_cell(FAKE_RESULTS)),
+                      {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
+    "exits": ("mlp", lambda: submission("mlp", edit=added_cell("import os\nos._exit(0)")),
+              {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {"ex6_2": ["did not reach the grader's last cell"]}),
+    "sys-exit": ("mlp", lambda: submission("mlp", edit=added_cell("import sys\nsys.exit(0)")),
+                 {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
+    "uses-torch": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, MEMORY: "def memory_count(N, d, h, q):\n"
+                                                     "    import torch\n    return 0"}), {"ex6_3": 0, "ex6_2": 2},
+                   {"ex6_3": ["No module named 'torch': this assignment is graded without PyTorch"]}),
+    "escapes": ("mlp", lambda: submission("mlp", MLP_RIGHT, edit=added_cell(escape_cell())),
+                {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {}),
+})
+# An LMS export: a folder per student, a notebook whose suffix is in capitals.
+PATHS = {"Ada Lovelace_4711": "Ada Lovelace_4711/MLP.IPYNB"}
+PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {})
+CHEATS = ["patches-feedback", "patches-numpy", "edits-tests", "fakes-results", "exits", "sys-exit", "uses-torch",
+          "solution", "untouched", "no-weight-decay"]
+
+
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> dict[str, tuple[dict, str]]:
-    """Grade every planted submission, one folder per assignment; file stem -> (CSV row, feedback text)."""
+def escape_server():
+    """A server on 127.0.0.1 that counts the connections it accepts."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.5)
+    accepted = []
+
+    def serve():
+        while not stopped.is_set():
+            try:
+                accepted.append(server.accept()[0].recv(10))
+            except OSError:
+                pass
+    stopped = threading.Event()
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    stopped.set()
+    thread.join()
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, escape_server) -> dict[str, tuple[dict, str]]:
+    """Grade every planted submission, one folder per assignment; student id -> (CSV row, feedback text)."""
     rows, texts = {}, {}
     for name in sorted({assignment for assignment, *_ in PLANTED.values()}):
         submissions = tmp_path_factory.mktemp(f"submissions-{name}")
+        ESCAPE.update(folder=submissions, port=escape_server[0])
         for stem, (assignment, make, _, _) in PLANTED.items():
             if assignment != name:
                 continue
-            path = submissions / f"{stem.replace('/', '_')}.ipynb"
+            path = submissions / PATHS.get(stem, f"{stem.replace('/', '_')}.ipynb")
+            path.parent.mkdir(exist_ok=True)
             if make is None:
                 text = (folder(name) / "solution" / f"{name}.ipynb").read_text()
                 path.write_text(text[: len(text) // 2])
             else:
                 nbformat.write(make(), path)
-        grade.grade_folder(name, submissions, jobs=2, cell_timeout=CELL_TIMEOUT, timeout=300)
+        if name == "mlp":
+            (submissions / "readme.txt").write_text("not a notebook")
+        grade.grade_folder(name, submissions, jobs=2, cell_timeout=CELL_TIMEOUT, timeout=300, sandbox="bwrap")
         with (submissions / "grades.csv").open() as handle:
             table = list(csv.DictReader(handle))
-        assert len(table) == len(list(submissions.glob("*.ipynb")))
+        assert len(table) == len([p for p in submissions.rglob("*") if p.suffix.lower() == ".ipynb"])
         for row in table:
-            stem = Path(row["file"]).stem
-            rows[stem] = row
-            texts[stem] = (submissions / "feedback" / f"{stem}.txt").read_text()
-    return {stem: (rows[stem], texts[stem]) for stem in rows}
+            rows[row["student"]] = row
+            texts[row["student"]] = (submissions / "feedback" / f"{grade._file_name(row['student'])}.txt").read_text()
+        if name == "mlp":
+            rows["_folder"] = submissions
+    return {stem: (rows[stem], texts.get(stem, "")) for stem in rows}
 
 
 @pytest.mark.parametrize("stem", sorted(PLANTED))
@@ -279,19 +382,110 @@ def test_planted_submission(graded, stem):
 
 def test_csv_rows_and_totals(graded):
     for stem, (row, _) in graded.items():
+        if stem == "_folder":
+            continue
         assignment = PLANTED[next(s for s in PLANTED if s.replace("/", "_") == stem)][0]
         names = [q.name for q in ASSIGNMENTS[assignment].questions]
-        assert list(row)[:1 + len(names)] == ["file", *names] and list(row)[-3:] == ["total", "possible", "status"]
+        assert list(row)[:2 + len(names)] == ["student", "file", *names]
+        assert list(row)[-3:] == ["total", "possible", "status"]
         assert float(row["total"]) == sum(float(row[n]) for n in names)
         assert float(row["possible"]) == 2 * len(names)
     assert graded["solution"][0]["total"] == "6" and graded["solution"][0]["status"] == "graded"
     assert graded["corrupt"][0]["status"].startswith("not a readable notebook"), graded["corrupt"][0]
     assert graded["raises"][0]["total"] == "4"
-    assert "assignment 'intro'" in graded["other-assignment"][0]["status"], graded["other-assignment"][0]
+    assert graded["other-assignment"][0]["status"].startswith("submitted the intro notebook for the mlp assignment")
+    assert graded["Ada Lovelace_4711"][0]["file"] == "Ada Lovelace_4711/MLP.IPYNB"
+
+
+def test_cheats_are_reported(graded):
+    """Each cheat earns nothing, and the status or the feedback tells the instructor what it did."""
+    assert "changed the grader's code (chainrule.feedback.check_" in graded["patches-feedback"][0]["status"]
+    assert "numpy.allclose" in graded["patches-numpy"][0]["status"]
+    assert "tests/ex6_2.py" in graded["edits-tests"][0]["status"]
+    assert "did not reach the grader's last cell" in graded["exits"][0]["status"]
+    assert graded["solution"][0]["status"] == "graded"
+
+
+def test_student_code_reaches_nothing(graded, escape_server):
+    assert graded["escapes"][0]["total"] == "6"
+    assert not (ROOT / ESCAPE_MARK).exists() and not (graded["_folder"][0] / ESCAPE_MARK).exists()
+    assert escape_server[1] == []
+
+
+def test_the_sandbox(tmp_path):
+    """As the sandboxed notebook sees it: user nobody, no network, only its own folder writable."""
+    probe = ("import os, socket\nprint(os.getuid())\nfor path in ('{root}/x', '{tmp}/../x', 'mine'):\n"
+             "    try:\n        open(path, 'w').write('x'); print('wrote', path)\n"
+             "    except OSError as e:\n        print('refused', path)\n"
+             "try:\n    socket.create_connection(('127.0.0.1', 1), timeout=1)\nexcept OSError as e:\n"
+             "    print('network', e.errno)\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    command = grade.sandbox_command(work, [sys.executable, "-c", probe.format(root=ROOT, tmp=tmp_path)])
+    lines = subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()
+    assert lines[0] == "65534" and lines[1:3] == [f"refused {ROOT}/x", f"refused {tmp_path}/../x"], lines
+    assert lines[3] == "wrote mine" and (work / "mine").is_file()
+    assert lines[4].startswith("network "), lines
+
+
+def test_local_and_otter_run_scores_are_equal(graded, tmp_path):
+    """otter run on the autograder zip (Gradescope's path) gives the scores make grade gave."""
+    archive = folder("mlp") / "autograder" / "mlp-autograder.zip"
+    otter = Path(sys.executable).parent / "otter"
+
+    def otter_scores(stem):
+        out = tmp_path / stem
+        out.mkdir()
+        notebook = graded["_folder"][0] / f"{stem}.ipynb"
+        run = subprocess.run([str(otter), "run", "-a", str(archive), "-o", str(out), str(notebook)],
+                             capture_output=True, text=True)
+        if not (out / "results.json").is_file():  # otter stops when the kernel dies (os._exit)
+            assert "DeadKernelError" in run.stdout + run.stderr, run.stderr[-2000:]
+            return {}
+        return {t["name"]: t["score"] for t in json.loads((out / "results.json").read_text())["tests"]
+                if "score" in t}
+
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        remote = dict(zip(CHEATS, pool.map(otter_scores, CHEATS)))
+    for stem in CHEATS:
+        local = {q: float(graded[stem][0][q]) for q in ("ex6_2", "ex6_3", "ex6_6")}
+        assert {q: remote[stem].get(q, 0.0) for q in local} == local, (stem, remote[stem], local)
+
+
+def test_regrade_one_student_keeps_the_other_rows(graded):
+    submissions = graded["_folder"][0]
+    before = (submissions / "grades.csv").read_text()
+    notebook = submissions / "untouched.ipynb"
+    nbformat.write(submission("mlp", MLP_RIGHT), notebook)
+    grade.grade_folder("mlp", submissions, jobs=1, cell_timeout=CELL_TIMEOUT, timeout=300, only=["untouched"])
+    after = {row["student"]: row for row in csv.DictReader((submissions / "grades.csv").open())}
+    old = {row["student"]: row for row in csv.DictReader(before.splitlines())}
+    assert after["untouched"]["total"] == "6" and old["untouched"]["total"] == "0"
+    assert {k: v for k, v in after.items() if k != "untouched"} == {k: v for k, v in old.items() if k != "untouched"}
+    summary = (submissions / "summary.html").read_text()
+    assert "ex6_6: mean" in summary and "the weight-decay term" in summary
+
+
+def test_finding_notebooks_and_the_roster(tmp_path):
+    (tmp_path / "Grace Hopper_0042").mkdir()
+    for path in ("Grace Hopper_0042/hw.Ipynb", "s1234.ipynb", "notes.pdf", ".ipynb_checkpoints/s1234.ipynb"):
+        (tmp_path / path).parent.mkdir(exist_ok=True)
+        (tmp_path / path).write_text("{}")
+    found, skipped = grade.find(tmp_path)
+    assert [(s.student, s.file) for s in found] == [("Grace Hopper_0042", "Grace Hopper_0042/hw.Ipynb"),
+                                                    ("s1234", "s1234.ipynb")]
+    assert skipped == ["notes.pdf (not a notebook)"]
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\n0042,Grace Hopper\ns9999,Nobody Yet\n")
+    found, skipped = grade.find(tmp_path, roster)
+    assert [(s.student, s.file) for s in found] == [("0042", "Grace Hopper_0042/hw.Ipynb"), ("s9999", ""),
+                                                    ("s1234", "s1234.ipynb")]
+    assert "s1234.ipynb (graded, but its path names no roster id)" in skipped
 
 
 def test_make_grade_names_a_missing_assignment(tmp_path):
-    with pytest.raises(SystemExit, match="no autograder for 'nonesuch'.*run `make assignments`"):
+    with pytest.raises(SystemExit, match="no autograder for 'nonesuch'.*assignments: backward, .*mlp"):
         grade.grade_folder("nonesuch", tmp_path, 1, 10, 60)
 
 

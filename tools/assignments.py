@@ -33,6 +33,7 @@ import ast
 import builtins
 import concurrent.futures
 import copy
+import importlib.metadata
 import json
 import os
 import re
@@ -41,12 +42,14 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import package  # noqa: E402
 from notebooks import (  # noqa: E402
     ROOT, Book, ConversionError, Context, bound_and_read, check_solution_marks, convert_markdown, load_book,
     read_chapter, reference_list, setup_source, solution_label, tags, with_front_cells,
@@ -55,6 +58,8 @@ from notebooks import (  # noqa: E402
 OUTPUT = ROOT / "_build" / "assignments"
 OTTER_VERSION = "7.0.0"
 POINTS_PER_QUESTION = 2
+# Scores come from the grader's own process, never from the student's kernel (chainrule.grading).
+PLUGIN = "chainrule.otter_plugin.TrustedScores"
 EXERCISE_LABEL = re.compile(r"^````\{exercise\}.*\n:label:\s*(?P<label>\S+)", re.MULTILINE)
 
 # The public tests ride in the set-up cell, not in otter's notebook metadata (`tests: files: false`),
@@ -244,7 +249,8 @@ def config_cell(assignment: Assignment, requirements: Path) -> str:
         "init_cell": False, "check_all_cell": False, "export_cell": False,
         "run_tests": True, "solutions_pdf": False, "template_pdf": False,
         "tests": {"files": True, "ok_format": False},
-        "generate": {"pdf": False, "show_stdout": True, "show_hidden": True},
+        "generate": {"pdf": False, "show_stdout": True, "show_hidden": True,
+                     "plugins": [PLUGIN]},
     }
     return "# ASSIGNMENT CONFIG\n" + "\n".join(f"{key}: {json.dumps(value)}" for key, value in config.items())
 
@@ -317,11 +323,42 @@ def master_notebook(book: Book, assignment: Assignment, requirements: Path):
 
 
 def requirements_text(book: Book) -> str:
-    """What Gradescope's image installs (``make grade`` uses the course's own venv instead)."""
-    return f"chainrule @ {book.default_pip_spec}\nnumpy\n"
+    """What otter assign installs for its own run (the zip's environment is rewritten by :func:`pin_environment`)."""
+    return "numpy\n"
 
 
-def assign(book: Book, assignment: Assignment, output: Path) -> Path:
+def pinned_requirements(wheel: Path, where: str) -> list[str]:
+    """The grading environment, as local grading has it: otter, numpy and chainrule's wheel, pinned."""
+    return [f"otter-grader[grading]=={OTTER_VERSION}", f"numpy=={importlib.metadata.version('numpy')}",
+            f"{where}{wheel.name}"]
+
+
+def pin_environment(archive_path: Path, wheel: Path) -> None:
+    """Rewrite the autograder zip so that Gradescope grades as ``make grade`` does.
+
+    otter writes ``python=3.13``, an unpinned numpy and a playwright install (for PDFs,
+    which are off). The zip gets this Python's minor version, the venv's numpy, and
+    chainrule's wheel built from this checkout, not a git branch: ``requirements.txt``
+    (paths relative to the unzipped folder) for a venv, ``environment.yml`` for Gradescope.
+    """
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    pip = "\n".join(f"      - {line}" for line in pinned_requirements(wheel, "/autograder/source/"))
+    environment = (f"name: otter-env\nchannels:\n  - conda-forge\ndependencies:\n  - python={python}\n  - pip\n"
+                   f"  - jupyter_server\n  - pip:\n{pip}\n")
+    with zipfile.ZipFile(archive_path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()
+                 if name not in ("environment.yml", "requirements.txt")}
+    setup = files["setup.sh"].decode()
+    files["setup.sh"] = "\n".join(line for line in setup.splitlines() if "playwright" not in line).encode() + b"\n"
+    files["environment.yml"] = environment.encode()
+    files["requirements.txt"] = ("\n".join(pinned_requirements(wheel, "./")) + "\n").encode()
+    files[wheel.name] = wheel.read_bytes()
+    with zipfile.ZipFile(archive_path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+
+
+def assign(book: Book, assignment: Assignment, output: Path, wheel: Path) -> Path:
     """Run ``otter assign`` for one assignment and lay its files out under ``output/<name>``."""
     folder = output / assignment.name
     shutil.rmtree(folder, ignore_errors=True)
@@ -340,6 +377,7 @@ def assign(book: Book, assignment: Assignment, output: Path) -> Path:
         (folder / "autograder").mkdir(parents=True)
         zips = list((dist / "autograder").glob("*-autograder_*.zip"))
         shutil.copy(zips[0], folder / "autograder" / f"{assignment.name}-autograder.zip")
+        pin_environment(folder / "autograder" / f"{assignment.name}-autograder.zip", wheel)
         shutil.copytree(dist / "student", folder / "student")
         public_tests = {path.name: path.read_text() for path in sorted((folder / "student" / "tests").glob("*.py"))}
         student_path = folder / "student" / f"{assignment.name}.ipynb"
@@ -416,9 +454,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"make assignments: {error}", file=sys.stderr)
         return 2
     args.output.mkdir(parents=True, exist_ok=True)
+    wheel_folder = tempfile.TemporaryDirectory(prefix="chainrule-wheel-")
+    wheel = package.build_wheel(Path(wheel_folder.name))
     failed = False
-    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        futures = {pool.submit(assign, book, a, args.output): a for a in assignments}
+    with wheel_folder, concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        futures = {pool.submit(assign, book, a, args.output, wheel): a for a in assignments}
         for future in concurrent.futures.as_completed(futures):
             assignment = futures[future]
             try:

@@ -1,31 +1,45 @@
-"""Grade a folder of submitted notebooks with an assignment's otter autograder, without Docker.
+"""Grade a folder of submitted notebooks with an assignment's autograder: sandboxed, and scored outside the sandbox.
 
-Usage: ``make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>``, or
-``python tools/grade.py <name> <dir> [--jobs N] [--cell-timeout S] [--timeout S]``.
+Usage: ``make grade ASSIGNMENT=<name> SUBMISSIONS=<dir> [JOBS=N] [TIMEOUT=S] [ROSTER=csv] [ONLY="id ..."]``,
+or ``python tools/grade.py <name> <dir> [--jobs N] [--timeout S] [--cell-timeout S] [--roster CSV]
+[--only ID ...] [--sandbox auto|bwrap|none]``.
 
-Every ``*.ipynb`` in ``<dir>`` is graded in its own process, ``--jobs`` at a time (default:
-the machine's cores), with ``otter.api.grade_submission`` and the autograder zip that
-``make assignments`` wrote. It writes:
+Every notebook under ``<dir>`` is graded (any case of ``.ipynb``, in subfolders too, as an LMS
+exports them); every other file is listed as skipped. Each notebook runs in its own process,
+``--jobs`` at a time, with otter-grader's ``otter run`` machinery and the autograder zip that
+``make assignments`` wrote:
 
-- ``<dir>/grades.csv``: one row per submission: the file name, one column per question,
-  ``total``, ``possible`` and ``status`` (``graded``, or why the notebook could not be graded);
-- ``<dir>/feedback/<submission>.txt``: the score of each question and the message of every
-  test, public and hidden.
+- **in a sandbox** (bubblewrap): no network, user ``nobody`` in a user namespace of its own,
+  no capabilities, the whole file system read-only except a temporary folder of its own,
+  and limits on CPU time, memory and file size. Without bubblewrap, ``--sandbox auto`` says
+  so loudly and grades without it; ``--sandbox bwrap`` refuses.
+- **scored outside it**: the sandbox hands back only a record of what the answers returned
+  (:mod:`chainrule.grading`); this process runs the autograder's tests against that record,
+  so nothing the notebook does to the checks, numpy, the tests or otter's files counts.
 
-A bad submission never stops the batch. A cell that runs longer than ``--cell-timeout`` is
-interrupted and grading goes on; inside the tests, ``chainrule.feedback`` stops any call
-to a student's function after ``feedback.TIME_LIMIT`` seconds, so each question has a time
-limit; a submission that still runs after ``--timeout`` seconds is killed and scores 0; a file
-that is not a notebook scores 0. The reason is printed and written to the CSV.
+It writes ``<dir>/grades.csv`` (one row per notebook: student id, file, one column per
+question, ``total``, ``possible``, ``status``), ``<dir>/feedback/<id>.txt`` (each test's
+message, public and hidden) and ``<dir>/summary.html`` (per question: mean, histogram and
+the commonest mistakes). ``--only`` regrades those students and keeps every other row.
+
+A student id is the first folder under ``<dir>`` (an LMS export's per-student folder), or the
+file name without its suffix; with ``--roster``, a CSV with an ``id`` column (and any others,
+such as ``name``), a notebook belongs to the roster id that its path contains, and students
+without a notebook get a row that says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import concurrent.futures
 import csv
+import html
 import json
 import os
+import re
+import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,10 +53,22 @@ ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ROOT / "_build" / "assignments"
 CELL_TIMEOUT = 60
 SUBMISSION_TIMEOUT = 600
+MEMORY_LIMIT = 8 * 2**30  # bytes of address space per process in the sandbox
+FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
+OUTPUTS = ("grades.csv", "summary.html", "feedback")
+SKIPPED_FOLDERS = {".ipynb_checkpoints", "__MACOSX", "feedback"}
+
+
+@dataclass
+class Submission:
+    student: str
+    path: Path | None  # None: a roster student without a notebook
+    file: str = ""
 
 
 @dataclass
 class Result:
+    student: str
     file: str
     scores: dict[str, float] = field(default_factory=dict)
     messages: dict[str, list[str]] = field(default_factory=dict)
@@ -50,26 +76,120 @@ class Result:
     seconds: float = 0.0
 
 
-def questions(autograder_zip: Path) -> dict[str, float]:
-    """Question name -> points, read from the tests in the autograder zip."""
+def autograder_zip(assignment: str, assignments: Path = ASSIGNMENTS) -> Path:
+    """The assignment's autograder zip; SystemExit naming the known assignments when there is none."""
+    path = assignments / assignment / "autograder" / f"{assignment}-autograder.zip"
+    if not path.is_file():
+        known = ", ".join(sorted(p.name for p in assignments.glob("*") if p.is_dir())) or "none yet"
+        raise SystemExit(f"make grade: no autograder for {assignment!r} at {path}; run `make assignments` "
+                         f"(assignments: {known})")
+    return path
+
+
+def read_tests(archive_path: Path) -> dict[str, str]:
+    """The autograder's tests, file name -> source, read from the zip (the grader's own copy)."""
+    with zipfile.ZipFile(archive_path) as archive:
+        return {Path(name).name: archive.read(name).decode() for name in sorted(archive.namelist())
+                if name.startswith("tests/") and name.endswith(".py")}
+
+
+def questions(tests: dict[str, str]) -> dict[str, float]:
+    """Question name -> points."""
     from otter.test_files import ExceptionTestFile
 
     points = {}
-    with zipfile.ZipFile(autograder_zip) as archive:
-        for name in sorted(archive.namelist()):
-            if name.startswith("tests/") and name.endswith(".py"):
-                test_file = ExceptionTestFile.from_string(archive.read(name).decode(), path=name)
-                points[test_file.name] = sum(case.points for case in test_file.test_cases)
+    for name, source in tests.items():
+        test_file = ExceptionTestFile.from_string(source, path=name)
+        points[test_file.name] = sum(case.points for case in test_file.test_cases)
     return points
 
 
-# --------------------------------------------------------------------------- one submission (a child process)
+# --------------------------------------------------------------------------- finding the notebooks
 
 
-def grade_one(autograder_zip: Path, submission: Path, cell_timeout: int) -> dict:
-    """Grade one notebook in this process; returns scores and messages as plain data."""
+def find(folder: Path, roster: Path | None = None) -> tuple[list[Submission], list[str]]:
+    """The submissions under ``folder`` and the files skipped (relative paths, with why)."""
+    notebooks, skipped = [], []
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if path.is_dir() or relative.parts[0] in OUTPUTS:
+            continue
+        if any(part in SKIPPED_FOLDERS or part.startswith(".") for part in relative.parts[:-1]):
+            continue
+        if path.suffix.lower() == ".ipynb" and not path.name.startswith("."):
+            notebooks.append(relative)
+        else:
+            skipped.append(f"{relative} (not a notebook)")
+    if roster is None:
+        return [Submission(_student(relative), folder / relative, str(relative)) for relative in notebooks], skipped
+    return _with_roster(folder, notebooks, _roster_ids(roster), skipped), skipped
+
+
+def _student(relative: Path) -> str:
+    return relative.parts[0] if len(relative.parts) > 1 else re.sub(r"\.ipynb$", "", relative.name, flags=re.I)
+
+
+def _roster_ids(roster: Path) -> list[str]:
+    with roster.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        if "id" not in (reader.fieldnames or []):
+            raise SystemExit(f"make grade: the roster {roster} has no `id` column (columns: {reader.fieldnames})")
+        return [row["id"].strip() for row in reader if row["id"].strip()]
+
+
+def _with_roster(folder: Path, notebooks: list[Path], ids: list[str], skipped: list[str]) -> list[Submission]:
+    submissions, claimed = [], set()
+    for student in ids:
+        pattern = re.compile(rf"(?<![0-9A-Za-z]){re.escape(student)}(?![0-9A-Za-z])", re.I)
+        mine = [n for n in notebooks if pattern.search(str(n))]
+        submissions += [Submission(student, folder / n, str(n)) for n in mine]
+        claimed.update(mine)
+        if not mine:
+            submissions.append(Submission(student, None))
+    for notebook in notebooks:
+        if notebook not in claimed:
+            submissions.append(Submission(_student(notebook), folder / notebook, str(notebook)))
+            skipped.append(f"{notebook} (graded, but its path names no roster id)")
+    return submissions
+
+
+# --------------------------------------------------------------------------- the sandbox
+
+
+def sandbox_command(work: Path, command: list[str]) -> list[str]:
+    """``command`` under bubblewrap, with ``work`` as its only writable folder (``/tmp/work`` inside)."""
+    return ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--size", str(512 * 2**20), "--tmpfs", "/tmp", "--bind", str(work), "/tmp/work",
+            "--unshare-all", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
+            "--die-with-parent", "--new-session", "--chdir", "/tmp/work",
+            "--setenv", "HOME", "/tmp/work", "--setenv", "TMPDIR", "/tmp", "--setenv", "MPLBACKEND", "Agg",
+            "--", *command]
+
+
+def sandbox_available() -> str:
+    """"" when bubblewrap can make the sandbox here, or why not."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"
+    with tempfile.TemporaryDirectory() as work:
+        run = subprocess.run(sandbox_command(Path(work), ["true"]), capture_output=True, text=True)
+    return "" if run.returncode == 0 else f"bwrap cannot make a sandbox here: {run.stderr.strip()[:300]}"
+
+
+def _limits(cpu_seconds: float):
+    def apply():
+        resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_seconds), int(cpu_seconds) + 5))
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return apply
+
+
+# --------------------------------------------------------------------------- one submission (in the sandbox)
+
+
+def execute(archive_path: Path, submission: Path, cell_timeout: int) -> None:
+    """Run one notebook with otter and the autograder's plugin, which writes the record ($CHAINRULE_GRADING_RECORD)."""
     import nbconvert.preprocessors
-    import nbformat
     from traitlets import Bool, Integer
 
     class TimedExecutePreprocessor(nbconvert.preprocessors.ExecutePreprocessor):
@@ -81,125 +201,227 @@ def grade_one(autograder_zip: Path, submission: Path, cell_timeout: int) -> dict
     nbconvert.preprocessors.ExecutePreprocessor = TimedExecutePreprocessor
     import otter.api
 
+    otter.api.grade_submission(str(submission), str(archive_path), quiet=True)
+
+
+# --------------------------------------------------------------------------- one submission (the grader's side)
+
+
+def prepare(submission: Submission, assignment: str, folder: Path) -> tuple[Path | None, str]:
+    """The notebook copied into ``folder`` for the sandbox, or None and the status that says why not."""
+    import nbformat
+
     try:
-        notebook = nbformat.read(submission, as_version=4)
+        notebook = nbformat.read(submission.path, as_version=4)
     except Exception as error:  # noqa: BLE001 - not JSON, not a notebook: this submission's fault
-        return {"status": f"not a readable notebook ({type(error).__name__}: {str(error)[:120]})"}
-    with zipfile.ZipFile(autograder_zip) as archive:
-        assignment = json.loads(archive.read("otter_config.json"))["assignment_name"]
-    # A notebook whose cells were copied into a new one has lost otter's metadata: grade it
-    # as this assignment. One that names another assignment is refused by otter (status).
-    notebook.metadata.setdefault("otter", {}).setdefault("assignment_name", assignment)
-    with tempfile.TemporaryDirectory(prefix="grade-") as folder:
-        copy = Path(folder) / submission.name
-        nbformat.write(notebook, copy)
-        results = otter.api.grade_submission(str(copy), str(autograder_zip), quiet=True)
-    if results.has_catastrophic_failure():
-        return {"status": f"could not be graded: {str(results.catastrophic_error)[:200]}"}
-    scores, messages = {}, {}
-    for name, test_file in results.results.items():
-        scores[name] = float(test_file.score)
-        messages[name] = [
-            f"{'hidden' if r.test_case.hidden else 'public'} test {r.test_case.name}: "
-            + ("passed" if r.passed else (r.message or "failed").replace("❌ Test case failed\n", "failed\n"))
-            for r in test_file.test_case_results
-        ]
-    return {"scores": scores, "messages": messages}
+        return None, f"not a readable notebook ({type(error).__name__}: {_one_line(str(error))[:120]})"
+    named = notebook.metadata.get("otter", {}).get("assignment_name")
+    if named and named != assignment:
+        return None, (f"submitted the {named} notebook for the {assignment} assignment (its metadata names "
+                      f"assignment '{named}')")
+    # A notebook whose cells were copied into a new one has lost otter's metadata: grade it as this one.
+    notebook.metadata.setdefault("otter", {})["assignment_name"] = assignment
+    copy = folder / "submission.ipynb"
+    nbformat.write(notebook, copy)
+    return copy, ""
 
 
-# --------------------------------------------------------------------------- the batch
-
-
-def grade_in_child(autograder_zip: Path, submission: Path, cell_timeout: int, timeout: float) -> Result:
-    """Run :func:`grade_one` in a child process that is killed, with its kernel, after ``timeout`` seconds."""
+def grade_one(archive_path: Path, tests: dict[str, str], submission: Submission, assignment: str,
+              options: argparse.Namespace) -> tuple[Result, Path | None]:
+    """Run one notebook in the sandbox; returns the result without scores and the record's path."""
     start = time.monotonic()
-    command = [sys.executable, __file__, "--one", str(autograder_zip), str(submission),
-               "--cell-timeout", str(cell_timeout)]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
+    result = Result(submission.student, submission.file)
+    if submission.path is None:
+        result.status = "no submission"
+        return result, None
+    work = Path(tempfile.mkdtemp(prefix="grade-"))
+    copy, status = prepare(submission, assignment, work)
+    if copy is None:
+        result.status = status
+        return result, None
+    command = [sys.executable, __file__, "--execute", str(archive_path), str(copy if not options.sandboxed
+                                                                             else "/tmp/work/submission.ipynb"),
+               "--cell-timeout", str(options.cell_timeout)]
+    environment = dict(os.environ, CHAINRULE_GRADING_RECORD="/tmp/work" if options.sandboxed else str(work))
+    if options.sandboxed:
+        command = sandbox_command(work, command)
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=work,
+                             env=environment, start_new_session=True, preexec_fn=_limits(options.timeout))
     try:
-        out, err = child.communicate(timeout=timeout)
+        child.communicate(timeout=options.timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.communicate()
-        return Result(submission.name, status=f"stopped after {timeout:g} s", seconds=time.monotonic() - start)
+        result.status = f"stopped after {options.timeout:g} s"
     finally:
         try:
             os.killpg(child.pid, signal.SIGKILL)  # a kernel left behind by the child
         except ProcessLookupError:
             pass
-    seconds = time.monotonic() - start
-    try:
-        data = json.loads(out.strip().splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):
-        return Result(submission.name, status=f"the grader failed: {err.strip()[-300:]}", seconds=seconds)
-    return Result(submission.name, data.get("scores", {}), data.get("messages", {}), data.get("status", "graded"),
-                  seconds)
+        child.communicate()
+    result.seconds = time.monotonic() - start
+    return result, work
 
 
-def write_outputs(folder: Path, points: dict[str, float], results: list[Result]) -> Path:
+def score(result: Result, work: Path | None, tests: dict[str, str]) -> Result:
+    """Scores and messages for ``result``, computed in this process from the sandbox's record."""
+    from chainrule import grading
+
+    if work is None:
+        data, problem = None, result.status
+    else:
+        data, problem = grading.read_record(work / "record.json")
+        shutil.rmtree(work, ignore_errors=True)
+        if data is None and result.status == "graded":
+            result.status = problem
+    for name, test_file in grading.score(tests, data, problem).items():
+        result.scores[name] = float(test_file.score)
+        result.messages[name] = [
+            f"{'hidden' if r.test_case.hidden else 'public'} test {r.test_case.name}: "
+            + ("passed" if r.passed else (r.message or "failed").replace("❌ Test case failed\n", "failed\n"))
+            for r in test_file.test_case_results
+        ]
+    if data is not None and data.get("used"):
+        result.status = f"refused: the notebook imported {', '.join(map(str, data['used']))}"
+    elif data is not None and data.get("changed"):
+        names = ", ".join(map(str, data["changed"]))[:300]
+        result.status = f"graded; the notebook changed the grader's code ({names}), which counts for nothing"
+    return result
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --------------------------------------------------------------------------- the batch
+
+
+def write_outputs(folder: Path, points: dict[str, float], results: list[Result], keep: bool = False) -> Path:
+    """grades.csv, feedback/ and summary.html; with ``keep``, rows of students not in ``results`` stay."""
     table = folder / "grades.csv"
+    header = ["student", "file", *points, "total", "possible", "status"]
+    rows = {}
+    if keep and table.is_file():
+        with table.open(newline="") as handle:
+            rows = {(row["student"], row["file"]): row for row in csv.DictReader(handle)}
+    regraded = {result.student for result in results}
+    rows = {k: row for k, row in rows.items() if row["student"] not in regraded}
     possible = sum(points.values())
+    for result in results:
+        scores = [result.scores.get(name, 0.0) for name in points]
+        rows[(result.student, result.file)] = dict(zip(header, [
+            result.student, result.file, *(f"{s:g}" for s in scores), f"{sum(scores):g}", f"{possible:g}",
+            result.status]))
     with table.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["file", *points, "total", "possible", "status"])
-        for result in sorted(results, key=lambda r: r.file):
-            scores = [result.scores.get(name, 0.0) for name in points]
-            writer.writerow([result.file, *(f"{s:g}" for s in scores), f"{sum(scores):g}", f"{possible:g}",
-                             result.status])
+        writer = csv.DictWriter(handle, header, extrasaction="ignore", restval="")
+        writer.writeheader()
+        writer.writerows(row for _, row in sorted(rows.items()))
     feedback = folder / "feedback"
     feedback.mkdir(exist_ok=True)
     for result in results:
-        lines = [f"{result.file}: {sum(result.scores.values()):g} of {possible:g} points ({result.status})", ""]
+        lines = [f"{result.student} ({result.file or 'no notebook'}): {sum(result.scores.values()):g} of "
+                 f"{possible:g} points ({result.status})", ""]
         for name, most in points.items():
             lines.append(f"{name}: {result.scores.get(name, 0.0):g} of {most:g}")
             lines += ["    " + line for message in result.messages.get(name, []) for line in message.splitlines()]
             lines.append("")
-        (feedback / f"{Path(result.file).stem}.txt").write_text("\n".join(lines))
+        (feedback / f"{_file_name(result.student)}.txt").write_text("\n".join(lines))
+    write_summary(folder, points, list(rows.values()))
     return table
 
 
-def grade_folder(assignment: str, folder: Path, jobs: int, cell_timeout: int, timeout: float,
-                 assignments: Path = ASSIGNMENTS) -> list[Result]:
-    autograder_zip = assignments / assignment / "autograder" / f"{assignment}-autograder.zip"
-    if not autograder_zip.is_file():
-        raise SystemExit(f"make grade: no autograder for {assignment!r} at {autograder_zip}; run `make assignments` "
-                         f"(assignments: {', '.join(sorted(p.name for p in assignments.glob('*'))) or 'none yet'})")
-    submissions = sorted(p for p in folder.glob("*.ipynb") if p.is_file())
-    if not submissions:
+def _file_name(student: str) -> str:
+    return re.sub(r"[^0-9A-Za-z._-]+", "_", student).strip("._") or "student"
+
+
+def mistakes(feedback: str, question: str) -> list[str]:
+    """The known mistakes named in a question's section of a feedback file."""
+    section = feedback.split(f"\n{question}: ", 1)[-1].split("\n\n", 1)[0] if f"\n{question}: " in feedback else ""
+    pattern = r"matches (?:a known mistake|\d+ known mistakes[^:]*): (?:\(1\) )?([^.;]+)"
+    return [" ".join(found.split()) for found in re.findall(pattern, section)]
+
+
+def write_summary(folder: Path, points: dict[str, float], rows: list[dict]) -> Path:
+    """summary.html: each question's mean, a histogram of its scores, and its commonest mistakes."""
+    graded = [row for row in rows if row["file"]]
+    files = [folder / "feedback" / f"{_file_name(row['student'])}.txt" for row in graded]
+    feedback = [path.read_text() for path in files if path.is_file()]
+    parts = [f"<h1>{html.escape(folder.name)}: {len(graded)} notebooks graded</h1>"]
+    for name, most in points.items():
+        scores = [float(row[name]) for row in graded if row.get(name, "") != ""]
+        mean = sum(scores) / len(scores) if scores else 0.0
+        counts = collections.Counter(scores)
+        bars = "".join(
+            f"<tr><td>{value:g}</td><td><span style='display:inline-block;height:1em;background:#4a6fa5;"
+            f"width:{20 * counts[value]}px'></span> {counts[value]}</td></tr>"
+            for value in sorted(set(counts) | {0.0, most}))
+        common = collections.Counter(m for text in feedback for m in set(mistakes(text, name)))
+        listed = "".join(f"<li>{html.escape(text)} ({n})</li>" for text, n in common.most_common(5))
+        parts.append(f"<h2>{html.escape(name)}: mean {mean:.2f} of {most:g}</h2><table>{bars}</table>"
+                     + (f"<p>Commonest mistakes in this run:</p><ul>{listed}</ul>" if listed else ""))
+    path = folder / "summary.html"
+    path.write_text("<!doctype html><meta charset='utf-8'><title>Grades summary</title>"
+                    "<body style='font-family:sans-serif;max-width:40em'>" + "".join(parts) + "</body>")
+    return path
+
+
+def grade_folder(assignment: str, folder: Path, jobs: int = os.cpu_count() or 1, cell_timeout: int = CELL_TIMEOUT,
+                 timeout: float = SUBMISSION_TIMEOUT, assignments: Path = ASSIGNMENTS, roster: Path | None = None,
+                 only: list[str] | None = None, sandbox: str = "auto") -> list[Result]:
+    archive_path = autograder_zip(assignment, assignments)
+    submissions, skipped = find(folder, roster)
+    if only:
+        submissions = [s for s in submissions if s.student in only]
+        unknown = sorted(set(only) - {s.student for s in submissions})
+        if unknown:
+            raise SystemExit(f"make grade: no notebook for {', '.join(unknown)} in {folder}")
+    if not any(s.path for s in submissions):
         raise SystemExit(f"make grade: no .ipynb files in {folder}")
-    points = questions(autograder_zip)
+    why_not = "" if sandbox == "none" else sandbox_available()
+    if why_not and sandbox == "bwrap":
+        raise SystemExit(f"make grade: {why_not}")
+    if why_not or sandbox == "none":
+        print(f"WARNING: grading WITHOUT a sandbox: {why_not or '--sandbox none'}. Student code runs with "
+              "your permissions and your network.", file=sys.stderr, flush=True)
+    options = argparse.Namespace(cell_timeout=cell_timeout, timeout=timeout, sandboxed=not why_not and
+                                 sandbox != "none")
+    tests = read_tests(archive_path)
+    points = questions(tests)
     start = time.monotonic()
     results = []
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        futures = [pool.submit(grade_in_child, autograder_zip, path, cell_timeout, timeout) for path in submissions]
+        futures = [pool.submit(grade_one, archive_path, tests, s, assignment, options) for s in submissions]
         for future in concurrent.futures.as_completed(futures):
-            result = future.result()
+            result = score(*future.result(), tests)  # in this thread: the checks use signals
             results.append(result)
-            print(f"{result.file}: {sum(result.scores.values()):g}/{sum(points.values()):g} in "
+            print(f"{result.student}: {sum(result.scores.values()):g}/{sum(points.values()):g} in "
                   f"{result.seconds:.1f} s" + ("" if result.status == "graded" else f"  ({result.status})"),
                   flush=True)
-    table = write_outputs(folder, points, results)
-    print(f"graded {len(results)} submissions in {time.monotonic() - start:.1f} s with {jobs} at a time; "
-          f"wrote {table} and {folder / 'feedback'}/")
+    table = write_outputs(folder, points, results, keep=bool(only))
+    for line in skipped:
+        print(f"skipped {line}")
+    print(f"graded {sum(1 for r in results if r.file)} notebooks in {time.monotonic() - start:.1f} s with "
+          f"{jobs} at a time{' in the sandbox' if options.sandboxed else ''}; skipped {len(skipped)} other "
+          f"files; wrote {table}, {folder / 'summary.html'} and {folder / 'feedback'}/")
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("assignment", help="an assignment name (a folder of _build/assignments), or with --one a zip")
-    parser.add_argument("submissions", type=Path, help="a folder of .ipynb files (with --one: one notebook)")
+    parser.add_argument("--execute", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("assignment", help="an assignment name (a folder of _build/assignments)")
+    parser.add_argument("submissions", type=Path, help="the folder of submitted notebooks")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT, help="seconds per cell")
     parser.add_argument("--timeout", type=float, default=SUBMISSION_TIMEOUT, help="seconds per submission")
+    parser.add_argument("--roster", type=Path, help="a CSV with an `id` column")
+    parser.add_argument("--only", nargs="+", help="regrade these student ids; other rows stay")
+    parser.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto")
     parser.add_argument("--assignments", type=Path, default=ASSIGNMENTS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.one:
-        print(json.dumps(grade_one(Path(args.assignment), args.submissions, args.cell_timeout)))
+    if args.execute:
+        execute(Path(args.assignment), args.submissions, args.cell_timeout)
         return 0
     grade_folder(args.assignment, args.submissions, max(1, args.jobs), args.cell_timeout, args.timeout,
-                 args.assignments)
+                 args.assignments, args.roster, args.only, args.sandbox)
     return 0
 
 

@@ -20,6 +20,8 @@ The modules, in order: each imports only modules above it in this list
 * ``plots`` -- line and bar charts as inline SVG (imports matplotlib when used)
 * ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
 * ``feedback`` -- the checks of the chapters' exercises, built on ``answers``
+* ``grading`` -- grades computed outside the student's kernel: record the answers there, replay the tests here
+* ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) score with ``grading``
 * ``pages`` -- numbers that a chapter's cells compute, glued into its prose
 """
 
