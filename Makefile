@@ -150,7 +150,7 @@ assignments: book-html
 # Grades with the autograder zip that `make assignments` wrote, each notebook in a bubblewrap
 # sandbox (tools/grade.py); no Docker needed. The assignments are built only when there are
 # none yet, so that a misspelt name fails at once, naming the ones there are.
-GRADE_OPTIONS = $(if $(JOBS),--jobs $(JOBS)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
+GRADE_OPTIONS = $(if $(filter command line environment,$(origin JOBS)),--jobs $(JOBS)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
 	$(if $(ROSTER),--roster $(ROSTER)) $(if $(ONLY),--only $(ONLY))
 grade: setup
 	@if [ -z "$(ASSIGNMENT)" ] || [ -z "$(SUBMISSIONS)" ]; then \
