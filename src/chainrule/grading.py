@@ -57,8 +57,7 @@ def encode(value, depth: int = 0):
     if value is Ellipsis:
         return {"t": "ellipsis"}
     if isinstance(value, (list, tuple)):
-        return {"t": type(value).__name__ if type(value) in (list, tuple) else "list",
-                "v": [encode(item, depth + 1) for item in value]}
+        return {"t": "tuple" if isinstance(value, tuple) else "list", "v": [encode(item, depth + 1) for item in value]}
     if isinstance(value, dict):
         return {"t": "dict", "v": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
     import numpy as np
