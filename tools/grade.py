@@ -157,12 +157,15 @@ def _with_roster(folder: Path, notebooks: list[Path], ids: list[str], skipped: l
 
 
 def sandbox_command(work: Path, command: list[str]) -> list[str]:
-    """``command`` under bubblewrap, with ``work`` as its only writable folder (``/tmp/work`` inside)."""
-    return ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--size", str(512 * 2**20), "--tmpfs", "/tmp", "--bind", str(work), "/tmp/work",
+    """``command`` under bubblewrap, with ``work`` (same path inside) as its only writable folder.
+
+    /tmp stays read-only rather than a new tmpfs, because the venv may itself live under /tmp.
+    """
+    (work / "tmp").mkdir(exist_ok=True)
+    return ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", str(work), str(work),
             "--unshare-all", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
-            "--die-with-parent", "--new-session", "--chdir", "/tmp/work",
-            "--setenv", "HOME", "/tmp/work", "--setenv", "TMPDIR", "/tmp", "--setenv", "MPLBACKEND", "Agg",
+            "--die-with-parent", "--new-session", "--chdir", str(work),
+            "--setenv", "HOME", str(work), "--setenv", "TMPDIR", str(work / "tmp"), "--setenv", "MPLBACKEND", "Agg",
             "--", *command]
 
 
@@ -239,10 +242,9 @@ def grade_one(archive_path: Path, tests: dict[str, str], submission: Submission,
     if copy is None:
         result.status = status
         return result, None
-    command = [sys.executable, __file__, "--execute", str(archive_path), str(copy if not options.sandboxed
-                                                                             else "/tmp/work/submission.ipynb"),
+    command = [sys.executable, __file__, "--execute", str(archive_path), str(copy),
                "--cell-timeout", str(options.cell_timeout)]
-    environment = dict(os.environ, CHAINRULE_GRADING_RECORD="/tmp/work" if options.sandboxed else str(work))
+    environment = dict(os.environ, CHAINRULE_GRADING_RECORD=str(work))
     if options.sandboxed:
         command = sandbox_command(work, command)
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=work,
