@@ -11,13 +11,15 @@
 #   make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade every notebook under <dir>, sandboxed, into <dir>/grades.csv
 #   make bench     set up, run the benchmarks
 #   make figures   set up, regenerate the committed figures in img/
-#   make setup     only the set-up step (.venv, Python packages, graphviz, chromium)
+#   make setup     only the set-up step (.venv, Python packages, graphviz, chromium, the tests' wheelhouse)
 #   make clean     remove build output and caches (keeps .venv); make distclean also removes .venv
+#                  and the wheelhouse
 #
 # The set-up step is shared by every target: it creates .venv with python3 when it is
 # missing, installs requirements.txt and this package (editable) again only when
-# requirements.txt or pyproject.toml changed, and installs Debian's graphviz (`dot`) and
-# chromium when they are missing.
+# requirements.txt or pyproject.toml changed, installs Debian's graphviz (`dot`) and
+# chromium when they are missing, and downloads the wheels of the tests' offline venvs
+# into .cache/wheelhouse when tests/offline_requirements.txt or requirements.txt changed.
 
 SHELL := /bin/sh
 .DEFAULT_GOAL := help
@@ -30,6 +32,9 @@ PY := $(VENV)/bin/python
 INSTALL_STAMP := $(VENV)/.chainrule-install-stamp
 # Makes JupyterLab (from this venv) open the .md chapters as notebooks, via jupytext.
 LAB_OVERRIDES := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
+# Wheels for the tests that build venvs offline (tests/offline.py); written by make setup.
+WHEELHOUSE := .cache/wheelhouse
+WHEELHOUSE_STAMP := $(WHEELHOUSE)/.complete
 CHROMIUM := /usr/bin/chromium
 BOOK_HTML := _build/html
 STUDENT_HTML := _build/html-student
@@ -47,7 +52,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 book book-html book-student assignments test-steps: export OMP_NUM_THREADS = 1
 book book-html book-student assignments test-steps: export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: help setup system-packages notebooks notebooks-check book book-html book-student assignments grade test test-steps bench figures clean distclean
+.PHONY: help setup system-packages grade-packages notebooks notebooks-check book book-html book-student assignments grade test test-steps bench figures clean distclean
 
 help:
 	@echo "make book     build the book into $(BOOK_HTML) (changed chapters executed; any warning fails)"
@@ -61,18 +66,20 @@ help:
 	@echo "make setup    only create .venv and install what the other targets need"
 	@echo "make clean    remove _build and caches (make distclean also removes .venv)"
 
-setup: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES)
+setup: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(WHEELHOUSE_STAMP)
 
 # Debian packages: graphviz for `dot` (chainrule.dot runs it to draw figures), chromium for
 # the browser tests, bubblewrap for the grading sandbox (tools/grade.py), python3-venv when
-# python3 cannot create a venv. Installed only when
-# missing; without root, print the command to run and stop.
-system-packages:
+# python3 cannot create a venv. Installed only when missing; without root, print the
+# command to run and stop. `make grade` needs only bubblewrap and python3-venv.
+system-packages: PACKAGES = dot:graphviz $(CHROMIUM):chromium bwrap:bubblewrap
+grade-packages: PACKAGES = bwrap:bubblewrap
+system-packages grade-packages:
 	@missing=""; \
-	command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
-	[ -x $(CHROMIUM) ] || missing="$$missing chromium"; \
-	command -v bwrap >/dev/null 2>&1 || missing="$$missing bubblewrap"; \
-	[ -x $(PY) ] || $(PYTHON) -c "import ensurepip, venv" >/dev/null 2>&1 || missing="$$missing python3-venv"; \
+	for pair in $(PACKAGES); do \
+	  found=$${pair%%:*}; [ -x "$$found" ] || command -v "$$found" >/dev/null 2>&1 || missing="$$missing $${pair#*:}"; \
+	done; \
+	$(PYTHON) -c "import ensurepip, venv" >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" -eq 0 ]; then \
 	    echo "Installing Debian packages:$$missing"; \
@@ -103,6 +110,14 @@ $(INSTALL_STAMP): requirements.txt pyproject.toml | $(PY)
 
 $(LAB_OVERRIDES): $(INSTALL_STAMP)
 	$(VENV)/bin/jupytext-config --settings-file $@ set-default-viewer markdown myst
+	touch $@
+
+# The wheels the tests' offline venvs install (tests/offline_requirements.txt, at the
+# versions of requirements.txt, with every dependency): pip cannot install from its HTTP
+# cache without the network. Downloaded again only when either file changes.
+$(WHEELHOUSE_STAMP): tests/offline_requirements.txt requirements.txt | $(INSTALL_STAMP)
+	rm -rf $(WHEELHOUSE)
+	$(PY) -m pip download --quiet --dest $(WHEELHOUSE) -r tests/offline_requirements.txt
 	touch $@
 
 # The notebook editions are generated from chapters/*.md (see tools/notebooks.py) and
@@ -149,15 +164,19 @@ assignments: book-html
 
 # Grades with the autograder zip that `make assignments` wrote, each notebook in a bubblewrap
 # sandbox (tools/grade.py); no Docker needed. The assignments are built only when there are
-# none yet, so that a misspelt name fails at once, naming the ones there are.
+# none yet, so that a misspelt name fails at once, naming the ones there are. Grading runs
+# in its own venv, built from the zip's requirements.txt as Gradescope builds it
+# (tools/grading_env.py): it needs no book toolchain.
 GRADE_OPTIONS = $(if $(filter command line environment,$(origin JOBS)),--jobs $(JOBS)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
 	$(if $(ROSTER),--roster $(ROSTER)) $(if $(ONLY),--only $(ONLY))
-grade: setup
+GRADE_VENV := .venv-grade
+grade: grade-packages
 	@if [ -z "$(ASSIGNMENT)" ] || [ -z "$(SUBMISSIONS)" ]; then \
 	  echo "usage: make grade ASSIGNMENT=<name> SUBMISSIONS=<folder> [JOBS=n] [TIMEOUT=s] [ROSTER=csv] [ONLY='id ...']" >&2; \
 	  echo "assignments: $$(ls _build/assignments 2>/dev/null | tr '\n' ' ')" >&2; exit 2; fi
 	@ls -d _build/assignments/*/ >/dev/null 2>&1 || $(MAKE) assignments
-	$(PY) tools/grade.py $(ASSIGNMENT) $(SUBMISSIONS) $(GRADE_OPTIONS)
+	@$(PYTHON) tools/grading_env.py $(ASSIGNMENT) $(GRADE_VENV) >/dev/null
+	$(GRADE_VENV)/bin/python tools/grade.py $(ASSIGNMENT) $(SUBMISSIONS) $(GRADE_OPTIONS)
 
 # Prints its total time. The tests run on every core (pytest-xdist), a test file per worker
 # at a time (--dist loadfile), so that each module-scoped fixture is set up once.
@@ -182,4 +201,4 @@ clean:
 	find src tests tools _ext benchmarks chapters -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null || true
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(WHEELHOUSE) $(GRADE_VENV)

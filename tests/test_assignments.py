@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import ast
 import csv
+import fcntl
 import importlib.metadata
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import zipfile
 from pathlib import Path
@@ -31,11 +34,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import offline
 from conftest import ROOT
+from chainrule import grading
 
 sys.path.insert(0, str(ROOT / "tools"))
 import assignments  # noqa: E402
 import grade  # noqa: E402
+import grading_env  # noqa: E402
 
 OUTPUT = ROOT / "_build" / "assignments"
 BOOK = assignments.load_book()
@@ -54,12 +60,22 @@ def student_notebook(name: str) -> nbformat.NotebookNode:
     return nbformat.read(folder(name) / "student" / f"{name}.ipynb", as_version=4)
 
 
-def answer_cells(notebook) -> list:
-    return [cell for cell in notebook.cells if "otter_answer_cell" in cell.metadata.get("tags", [])]
+def answer_cells(notebook, kind: str = "code") -> list:
+    """The answer cells: code (the graded answers), or markdown (the written work, graded by hand)."""
+    return [cell for cell in notebook.cells
+            if "otter_answer_cell" in cell.metadata.get("tags", []) and cell.cell_type == kind]
 
 
 def solutions(name: str) -> list[str]:
     return [assignments.solution_code(q, ASSIGNMENTS[name].chapter) for q in ASSIGNMENTS[name].questions]
+
+
+def written(texts: dict[int, str]):
+    """An edit that writes ``texts[i]`` into the i-th written answer cell."""
+    def edit(notebook):
+        for index, cell in enumerate(answer_cells(notebook, "markdown")):
+            cell.source = texts.get(index, cell.source)
+    return edit
 
 
 def submission(name: str, answers: dict[int, str] | None = None, edit=None) -> nbformat.NotebookNode:
@@ -124,7 +140,7 @@ def test_layout(name):
 @pytest.mark.parametrize("name", sorted(ASSIGNMENTS))
 def test_no_solution_code_and_no_hidden_test_in_student_files(name):
     path = folder(name)
-    texts = {p: p.read_text() for p in (path / "student").rglob("*") if p.is_file()}
+    texts = {p: p.read_text() for p in (path / "student").rglob("*") if p.is_file() and p.suffix != ".whl"}
     lines = assignments.solution_lines(ASSIGNMENTS[name])
     assert lines
     for line in lines:
@@ -159,6 +175,23 @@ def test_a_check_that_uses_chapter_state_is_refused():
                                     check="feedback.check_array('f', f(X), 0)")
     with pytest.raises(assignments.AssignmentError, match=r"uses \['X', 'feedback'\]"):
         assignments.test_function(question, question.check, "", "chapters/x")
+
+
+def test_each_question_names_its_parts_in_the_autograder_only():
+    """Points per quantity: the zip's tests name the parts chainrule.grading scores; the student's tests do not."""
+    found = {}
+    for name in ASSIGNMENTS:
+        with zipfile.ZipFile(folder(name) / "autograder" / f"{name}-autograder.zip") as archive:
+            for member in archive.namelist():
+                if member.startswith("tests/") and member.endswith(".py"):
+                    parts = grading.Part.of(archive.read(member).decode())
+                    found[Path(member).stem] = [(p.answer, p.quantity, bool(p.reference)) for p in parts]
+        assert not [p for p in (folder(name) / "student" / "tests").glob("*.py") if "chainrule_" in p.read_text()]
+    assert found["ex6_6"] == [("d2l_weight_grads", "dJ/dW1", False), ("d2l_weight_grads", "dJ/dW2", False)]
+    assert found["ex6_3"] == [("memory_count", "prediction", False), ("memory_count", "training", False)]
+    assert found["ex5_5"] == [("matmul_vjp", None, True), ("ce_grad", None, True)]
+    assert found["ex1_2"] == [("dy_dx", None, True), ("dy_dw", None, True), ("dy_db", None, True)]
+    assert found["ex6_2"] == found["ex8_4"] == [(None, None, False)]  # one quantity; arrays scaled together
 
 
 def test_a_solution_that_defines_nothing_is_refused():
@@ -198,8 +231,9 @@ PLANTED = {
         MLP_RIGHT[WEIGHTS], " + lam * W1", ""), " + lam * W2", "")}), {"ex6_6": 0, "ex6_2": 2},
         {"ex6_6": ["It matches a known mistake: the weight-decay term λ·W2 is missing"]}),
     "transposed": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: replace(
-        MLP_RIGHT[WEIGHTS], "return dZ.T @ X + lam * W1,", "return (dZ.T @ X + lam * W1).T,")}), {"ex6_6": 0},
-        {"ex6_6": ["It matches a known mistake: the gradient is transposed (rows and columns swapped)"]}),
+        MLP_RIGHT[WEIGHTS], "return dZ.T @ X + lam * W1,", "return (dZ.T @ X + lam * W1).T,")}), {"ex6_6": 1},
+        {"ex6_6": ["It matches a known mistake: the gradient is transposed (rows and columns swapped)",
+                   "(dJ/dW2): passed"]}),
     "bias-not-summed": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, BIAS: replace(
         MLP_RIGHT[BIAS], "((dO @ W2) * (Z > 0)).sum(axis=0)", "(dO @ W2) * (Z > 0)")}), {"ex6_2": 0, "ex6_6": 2},
         {"ex6_2": ["It matches a known mistake: the bias gradient is not summed over the batch"]}),
@@ -233,16 +267,26 @@ PLANTED = {
                                                             "dy_dx, dy_dw, dy_db = 2 * slope, -0.5 * slope, -slope"}),
                   {"ex1_2": 0}, {"ex1_2": ["It matches a known mistake: the sign is flipped"]}),
     "no-fan-out": ("backward", lambda: submission("backward", {0: "dy_ds = 1.3\ndy_dx = 2 * 1.3**2"}),
-                   {"ex3_2": 0}, {"ex3_2": ["It matches a known mistake: a lost fan-out contribution"]}),
+                   {"ex3_2": 1}, {"ex3_2": ["It matches a known mistake: a lost fan-out contribution"]}),
     "order-reversed": ("graph", lambda: submission("graph", {0: 'order_from_e = ["e", "c", "b", "a"]\n'
                                                                 'order_from_f_swapped = ["a", "b", "c", "x", "d", "f"]'}),
-                       {"ex2_2": 0}, {"ex2_2": ["the order is reversed"]}),
+                       {"ex2_2": 1}, {"ex2_2": ["the order is reversed"]}),
     "order-off-by-one": ("graph", lambda: submission("graph", {0: 'order_from_e = ["a", "b", "c", "e"]\n'
                                                                   'order_from_f_swapped = ["a", "b", "c", "x", "d"]'}),
-                         {"ex2_2": 0}, {"ex2_2": ["the order is off by one: it leaves out f"]}),
+                         {"ex2_2": 1}, {"ex2_2": ["the order is off by one: it leaves out f"]}),
     "mean-without-1/N": ("tensors", lambda: submission("tensors", {0: replace(
-        solutions("tensors")[0], "/ len(labels)", "")}), {"ex5_5": 0},
-        {"ex5_5": ["It matches a known mistake: the 1/N of the mean is missing"]}),
+        solutions("tensors")[0], "/ len(labels)", "")}), {"ex5_5": 1},
+        {"ex5_5": ["It matches a known mistake: the 1/N of the mean is missing",
+                   "(matmul_vjp): passed"]}),
+    # Points per part: a right matmul_vjp earns its half while ce_grad is not answered.
+    "matmul-only": ("tensors", lambda: submission("tensors", {0: solutions("tensors")[0].split("\n\n\ndef ce_grad")[0]
+                                                              + "\n\n\n" + ASSIGNMENTS["tensors"].questions[0].stub
+                                                              .split("\n\n\ndef ce_grad")[0].replace(
+                                                                  "matmul_vjp", "unused")}),
+                    {"ex5_5": 1}, {"ex5_5": ["(matmul_vjp): passed"]}),
+    "half-memory": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, MEMORY: replace(
+        MLP_RIGHT[MEMORY], "return predict, 2 * weights", "return predict, weights")}), {"ex6_3": 1, "ex6_2": 2},
+        {"ex6_3": ["training is counted without the weight gradients", "(prediction): passed"]}),
     "clips-every-gradient": ("frameworks", lambda: submission("frameworks", {0: replace(
         solutions("frameworks")[0], "min(1.0, max_norm / norm)", "max_norm / norm")}), {"ex8_4": 0},
         {"ex8_4": ["It matches a known mistake: it scales every gradient, also when the norm is already under"]}),
@@ -286,11 +330,40 @@ def escape_cell() -> str:
 
 
 ESCAPE: dict = {}
+# otter reads its results file and its log socket's records with pickle, in the process that
+# scores under otter run. This cell forges both: a pickle that, once loaded, makes a folder.
+FORGED_MARK = Path(tempfile.gettempdir()) / "chainrule-forged-pickle-ran"
+FORGE_PICKLES = f"""\
+import glob, os, pickle, socket, struct, tempfile, threading, time
+class Forged:
+    def __reduce__(self):
+        return (os.mkdir, ({str(FORGED_MARK)!r},))
+payload = pickle.dumps(Forged())
+def forge():  # rewrite otter's results file once its last cell has written it
+    for _ in range(1200):
+        for path in glob.glob(os.path.join(tempfile.gettempdir(), "*.pkl")):
+            try:
+                open(path, "wb").write(payload)
+            except OSError:
+                pass
+        time.sleep(0.02)
+threading.Thread(target=forge, daemon=True).start()
+for line in open("/proc/net/tcp").read().splitlines()[1:]:  # every server on 127.0.0.1
+    local, state = line.split()[1], line.split()[3]
+    if state == "0A" and local.startswith("0100007F"):
+        try:
+            with socket.create_connection(("127.0.0.1", int(local.split(":")[1], 16)), 1) as s:
+                s.sendall(struct.pack(">L", len(payload)) + payload)
+        except OSError:
+            pass
+"""
 PLANTED.update({
+    "forges-pickles": ("mlp", lambda: submission("mlp", edit=added_cell(FORGE_PICKLES)),
+                       {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
     "patches-feedback": ("mlp", lambda: submission("mlp", edit=added_cell(PATCH_FEEDBACK)),
                          {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {"ex6_2": ["or changed the grader's code"]}),
-    # The wrong ex6_6 still fails. (ex6_2's check in the kernel breaks with the patched numpy
-    # before it calls the answer, so that answer is not recorded and earns nothing either.)
+    # The wrong ex6_6 still fails. (The checks in the kernel break with the patched numpy before
+    # they call the answers, so ex6_2 and ex6_6's right dJ/dW2 are not recorded: they earn nothing.)
     "patches-numpy": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: replace(
         MLP_RIGHT[WEIGHTS], " + lam * W1", "")}, edit=added_cell(PATCH_NUMPY)), {"ex6_6": 0},
         {"ex6_6": ["It matches a known mistake: the weight-decay term λ·W1 is missing"]}),
@@ -310,9 +383,13 @@ PLANTED.update({
 })
 # An LMS export: a folder per student, a notebook whose suffix is in capitals.
 PATHS = {"Ada Lovelace_4711": "Ada Lovelace_4711/MLP.IPYNB"}
+# Written work, with maths and an attempt at running script in the instructor's browser.
+BY_HAND = "Summed over the rows: $\\bar{b} = \\sum_i \\bar{Z}_{i,:}$.\n\n<script>alert(1)</script>\n\n$$J = 1$$"
+PLANTED["writes-by-hand"] = ("mlp", lambda: submission("mlp", MLP_RIGHT, edit=written({0: BY_HAND})),
+                             {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {})
 PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {})
 CHEATS = ["patches-feedback", "patches-numpy", "edits-tests", "fakes-results", "exits", "sys-exit", "uses-torch",
-          "solution", "untouched", "no-weight-decay"]
+          "forges-pickles", "solution", "untouched", "no-weight-decay"]
 
 
 @pytest.fixture(scope="module")
@@ -428,20 +505,40 @@ def test_the_sandbox(tmp_path):
     assert lines[4].startswith("network "), lines
 
 
-def test_local_and_otter_run_scores_are_equal(graded, tmp_path):
-    """otter run on the autograder zip (Gradescope's path) gives the scores make grade gave."""
+@pytest.fixture(scope="module")
+def grading_venv() -> Path:
+    """The venv make grade grades in: built offline by tools/grading_env.py from the mlp autograder zip's
+    own requirements.txt (otter, numpy, chainrule's wheel) and its EXTRA, kept in _build/grading-venv.
+
+    grading_env installs chainrule's wheel again when it changed (its name does not change with
+    src/chainrule). A lock keeps another pytest run out of it while this module uses it.
+    """
+    venv = ROOT / "_build" / "grading-venv"
+    venv.parent.mkdir(exist_ok=True)
+    with open(f"{venv}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        grading_env.build(folder("mlp") / "autograder" / "mlp-autograder.zip", venv,
+                          env=offline.environment(offline.wheelhouse()))
+        yield venv
+
+
+def test_local_and_otter_run_scores_are_equal(graded, grading_venv, tmp_path):
+    """otter run on the autograder zip (Gradescope's path), in a venv of the zip's own requirements,
+    gives the scores make grade gave; a forged pickle runs nothing in otter's process."""
     archive = folder("mlp") / "autograder" / "mlp-autograder.zip"
-    otter = Path(sys.executable).parent / "otter"
+    otter = grading_venv / "bin" / "otter"
+    environment = offline.environment(offline.WHEELHOUSE, grading_venv)  # nothing of this repo's venv
+    shutil.rmtree(FORGED_MARK, ignore_errors=True)
 
     def otter_scores(stem):
         out = tmp_path / stem
         out.mkdir()
         notebook = graded["_folder"][0] / f"{stem}.ipynb"
         run = subprocess.run([str(otter), "run", "-a", str(archive), "-o", str(out), str(notebook)],
-                             capture_output=True, text=True)
-        if not (out / "results.json").is_file():  # otter stops when the kernel dies (os._exit)
-            assert "DeadKernelError" in run.stdout + run.stderr, run.stderr[-2000:]
-            return {}
+                             capture_output=True, text=True, env=environment)
+        assert (out / "results.json").is_file(), run.stderr[-2000:]  # also when the kernel died (os._exit)
+        # otter's log server takes no record from the kernel (with ours, it would print why it failed)
+        assert "Exception occurred during processing of request" not in run.stdout + run.stderr, run.stdout[-2000:]
         return {t["name"]: t["score"] for t in json.loads((out / "results.json").read_text())["tests"]
                 if "score" in t}
 
@@ -450,7 +547,43 @@ def test_local_and_otter_run_scores_are_equal(graded, tmp_path):
         remote = dict(zip(CHEATS, pool.map(otter_scores, CHEATS)))
     for stem in CHEATS:
         local = {q: float(graded[stem][0][q]) for q in ("ex6_2", "ex6_3", "ex6_6")}
-        assert {q: remote[stem].get(q, 0.0) for q in local} == local, (stem, remote[stem], local)
+        assert {q: remote[stem].get(q) for q in local} == local, (stem, remote[stem], local)
+    assert not FORGED_MARK.exists()
+
+
+def test_make_grade_needs_only_the_grading_venv(grading_venv, tmp_path):
+    """tools/grade.py in the grading venv alone (no jupyter-book, no torch): scores and written work."""
+    python = grading_venv / "bin" / "python"
+    environment = offline.environment(offline.WHEELHOUSE, grading_venv)
+    for module in ("jupyter_book", "myst_nb", "torch"):  # the book's toolchain, and the oracles
+        missing = subprocess.run([str(python), "-c", f"import {module}"], capture_output=True, text=True,
+                                 env=environment)
+        assert f"No module named '{module}'" in missing.stderr
+    nbformat.write(submission("mlp", MLP_RIGHT, edit=written({1: "Both grow as $n$."})), tmp_path / "s1.ipynb")
+    nbformat.write(submission("mlp"), tmp_path / "s2.ipynb")
+    run = subprocess.run([str(python), str(ROOT / "tools" / "grade.py"), "mlp", str(tmp_path), "--jobs", "2"],
+                         capture_output=True, text=True, env=environment, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = {row["student"]: row for row in csv.DictReader((tmp_path / "grades.csv").open())}
+    assert (rows["s1"]["total"], rows["s2"]["total"]) == ("6", "0")
+    assert r"\(n\)" in (tmp_path / "written" / "s1.html").read_text()
+
+
+def test_written_work_is_exported_to_grade_by_hand(graded):
+    """written/<id>.html shows each student's written work, maths set by the offline MathJax, HTML escaped."""
+    written_folder = graded["_folder"][0] / "written"
+    index = (written_folder / "index.html").read_text()
+    assert "writes-by-hand</a>: answered 6.2<" in index and "untouched</a>: answered none<" in index
+    page = (written_folder / "writes-by-hand.html").read_text()
+    assert r"\(\bar{b} = \sum_i \bar{Z}_{i,:}\)" in page and r"\[J = 1\]" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
+    assert page.count("Not answered.") == 2 and "mathjax.js" in page and (written_folder / "mathjax.js").is_file()
+    found, _ = grade.find(graded["_folder"][0])
+    assert {p.name for p in written_folder.glob("*.html")} == {"index.html"} | {
+        grade._file_name(s.student) + ".html" for s in found}
+    assert grade.WRITTEN_PROMPT.match(assignments.WRITTEN_PROMPT.format(number="6.2"))[1] == "6.2"
+    solution = nbformat.read(folder("mlp") / "solution" / "mlp.ipynb", as_version=4)
+    assert "the bias is used once per row" in answer_cells(solution, "markdown")[0].source
 
 
 def test_regrade_one_student_keeps_the_other_rows(graded):

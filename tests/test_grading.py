@@ -95,3 +95,89 @@ def test_a_bad_record_scores_nothing(tmp_path):
     good = {"values": {}, "calls": {"f": [{"key": grading.key((1,), {}), "result": 2}]}, "used": [], "changed": []}
     assert grading.score(tests, good)["q"].score == 2
     assert grading.score(tests, dict(good, used=["torch"]))["q"].score == 0
+
+
+# --------------------------------------------------------------------------- points per part
+
+HEAD = "from otter.test_files import test_case\n\nOK_FORMAT = False\n\nname = 'q'\npoints = 2\n\n"
+WEIGHTS = HEAD + """@test_case(points=None, hidden=False)
+def test_q(d2l_weight_grads):
+    from chainrule import feedback
+    feedback.check_d2l_weight_grads_function(d2l_weight_grads, seed=0)
+"""
+RULES = HEAD + """@test_case(points=None, hidden=False)
+def test_q(matmul_vjp, ce_grad):
+    from chainrule import feedback
+    feedback.check_matmul_vjp(matmul_vjp)
+    feedback.check_softmax_cross_entropy_vjp(ce_grad)
+"""
+REFERENCE = '''import numpy as np
+
+
+def matmul_vjp(A, B, G):
+    return G @ B.T, A.T @ G
+
+
+def ce_grad(logits, labels):
+    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    return (P - np.eye(logits.shape[1])[labels]) / len(labels)
+'''
+
+
+def scored(source: str, namespace: dict, tmp_path) -> tuple[float, list[tuple[str, bool, str]]]:
+    """Record ``namespace`` as the kernel would, score it as the grader does: points and (case, passed, message)."""
+    tests = {"q.py": source}
+    grading.record(namespace, tests, str(tmp_path / "record.json"))
+    data, problem = grading.read_record(tmp_path / "record.json")
+    (test_file,) = grading.score(tests, data, problem).values()
+    return test_file.score, [(r.test_case.name, r.passed, r.message) for r in test_file.test_case_results]
+
+
+def weight_grads(wrong_w2: bool):
+    from chainrule import feedback
+
+    def d2l_weight_grads(X, y, W1, W2, lam):
+        g = feedback.d2l_gradients(X, y, W1, W2, lam)
+        return g["W1"], g["W2"] - lam * W2 if wrong_w2 else g["W2"]
+    return d2l_weight_grads
+
+
+def test_each_quantity_earns_its_share(tmp_path):
+    """One answer, two quantities: a right ∂J/∂W1 earns its point when ∂J/∂W2 misses λ·W2, on every batch."""
+    parts = "\nchainrule_parts = [['d2l_weight_grads', 'dJ/dW1'], ['d2l_weight_grads', 'dJ/dW2']]\n"
+    points, cases = scored(WEIGHTS + parts, {"d2l_weight_grads": weight_grads(wrong_w2=True)}, tmp_path)
+    assert points == 1
+    assert [(name, passed) for name, passed, _ in cases] == [("q - 1 (dJ/dW1)", True), ("q - 1 (dJ/dW2)", False)]
+    assert "the weight-decay term λ·W2 is missing" in cases[1][2] and "dJ/dW1" not in cases[1][2]
+    # Without parts the same answer earns nothing, and a right one everything, either way.
+    assert scored(WEIGHTS, {"d2l_weight_grads": weight_grads(wrong_w2=True)}, tmp_path)[0] == 0
+    assert scored(WEIGHTS + parts, {"d2l_weight_grads": weight_grads(wrong_w2=False)}, tmp_path)[0] == 2
+
+
+def test_each_answer_earns_its_share(tmp_path):
+    """Two answers: a right matmul_vjp earns its point while ce_grad is not answered (the reference stands in)."""
+    def matmul_vjp(A, B, G):
+        return G @ B.T, A.T @ G
+
+    def ce_grad(logits, labels):
+        raise NotImplementedError("Exercise 5.5 is not answered yet: write ce_grad")
+
+    parts = f"\nchainrule_parts = [['matmul_vjp', None], ['ce_grad', None]]\nchainrule_reference = {REFERENCE!r}\n"
+    points, cases = scored(RULES + parts, {"matmul_vjp": matmul_vjp, "ce_grad": ce_grad}, tmp_path)
+    assert points == 1 and [passed for _, passed, _ in cases] == [True, False]
+    assert "not answered yet" in cases[1][2]
+    # The reference never stands in for the answer being scored: a wrong matmul_vjp fails its part.
+    points, cases = scored(RULES + parts, {"matmul_vjp": lambda A, B, G: (G @ B.T, -A.T @ G), "ce_grad": ce_grad},
+                           tmp_path)
+    assert points == 0 and "dB is wrong" in cases[0][2]
+
+
+def test_a_part_needs_what_the_kernel_recorded(tmp_path):
+    """A record made without parts (the kernel stopped at the first wrong quantity) cannot earn a part's points."""
+    parts = "\nchainrule_parts = [['d2l_weight_grads', 'dJ/dW1'], ['d2l_weight_grads', 'dJ/dW2']]\n"
+    grading.record({"d2l_weight_grads": weight_grads(wrong_w2=True)}, {"q.py": WEIGHTS}, str(tmp_path / "r.json"))
+    data, _ = grading.read_record(tmp_path / "r.json")
+    (test_file,) = grading.score({"q.py": WEIGHTS + parts}, data).values()
+    assert test_file.score == 0
+    assert "was not called with these inputs" in test_file.test_case_results[0].message

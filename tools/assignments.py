@@ -4,9 +4,12 @@ Usage: ``make assignments`` (or ``python tools/assignments.py [chapter ...]``). 
 it writes ``_build/assignments/<name>/``:
 
 - ``student/<name>.ipynb``: the questions with their answer cells and ``grader.check`` cells;
-  its first cell installs ``chainrule`` and ``otter-grader`` when they are missing (Colab) and
-  writes the public tests into ``./tests`` when that folder is missing;
+  its first cell installs ``chainrule`` and ``otter-grader`` when they are missing (wherever it
+  runs: Colab, a JupyterHub, a laptop) and writes the public tests into ``./tests`` when that
+  folder is missing;
 - ``student/tests/*.py``: the same public tests, for Jupyter;
+- ``student/chainrule-<version>-py3-none-any.whl``: chainrule's wheel, built from this checkout,
+  which that first cell installs (the one the autograder zip grades with);
 - ``solution/<name>.ipynb``: the same notebook answered;
 - ``autograder/<name>-autograder.zip``: every test, public and hidden, for ``make grade``
   (``tools/grade.py``) or Gradescope.
@@ -32,8 +35,10 @@ import argparse
 import ast
 import builtins
 import concurrent.futures
+import contextlib
 import copy
 import importlib.metadata
+import io
 import json
 import os
 import re
@@ -48,16 +53,24 @@ from pathlib import Path
 
 import nbformat
 
+from chainrule import answers
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import package  # noqa: E402
 from notebooks import (  # noqa: E402
-    ROOT, Book, ConversionError, Context, bound_and_read, check_solution_marks, convert_markdown, load_book,
-    read_chapter, reference_list, setup_source, solution_label, tags, with_front_cells,
+    ROOT, SOLUTION_MARKERS, Book, ConversionError, Context, bound_and_read, check_solution_marks, convert_markdown,
+    load_book, read_chapter, reference_list, solution_label, tags, with_front_cells,
 )
 
 OUTPUT = ROOT / "_build" / "assignments"
 OTTER_VERSION = "7.0.0"
 POINTS_PER_QUESTION = 2
+#: Points of a question's written work (its derivation or reasoning), graded by hand.
+WRITTEN_POINTS = 1
+#: The prompt above a written answer cell; tools/grade.py finds the answer by its first words.
+WRITTEN_PROMPT = ("**Your working for Exercise {number}** (graded by hand). Write the derivation or the "
+                  "reasoning behind your answer in the cell below, step by step; a graph can be a list of "
+                  "its edges. Write maths between dollar signs, for example $\\partial L / \\partial x$.")
 # Scores come from the grader's own process, never from the student's kernel (chainrule.grading).
 PLUGIN = "chainrule.otter_plugin.TrustedScores"
 EXERCISE_LABEL = re.compile(r"^````\{exercise\}.*\n:label:\s*(?P<label>\S+)", re.MULTILINE)
@@ -71,12 +84,47 @@ EXERCISE_LABEL = re.compile(r"^````\{exercise\}.*\n:label:\s*(?P<label>\S+)", re
 # file in /content. Measured with a kernel whose shell is google.colab._shell.Shell, or with no .ipynb
 # in the folder: metadata tests fail, these pass. tests/colab_sim.py cannot show it (its shell is not
 # Colab's and the notebook lies in its folder).
-INSTALL_OTTER = f'''\
-if importlib.util.find_spec("otter") is None:  # Colab: otter-grader runs the checks
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "otter-grader=={OTTER_VERSION}"], check=True)
+# The handout's set-up cell, the first thing a student runs. It installs what is missing, wherever
+# it runs (Colab, a JupyterHub, a laptop): chainrule from the wheel that make assignments puts beside
+# the notebook (the version the autograder zip grades with), else from CHAINRULE_PIP_SPEC, else from
+# the course's repository; otter-grader, pinned; Graphviz on Colab only. tests/test_handout.py runs it
+# in a bare venv. Lines keep to the chapters' 72 columns.
+HANDOUT_SETUP = '''\
+# Set-up: installs what this notebook needs when it is missing.
+# chainrule comes from the chainrule-*.whl beside this notebook (the
+# course's pinned version), else from the environment variable
+# CHAINRULE_PIP_SPEC, else from the course's repository.
+import glob, importlib.util, os, shutil, site, subprocess, sys
+SOURCE = "{default_spec}"
+
+
+def install(module, spec):
+    if importlib.util.find_spec(module) is not None:
+        return
+    pip = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-color",
+         spec], capture_output=True, text=True)
+    if site.ENABLE_USER_SITE:  # pip may install into ~/.local
+        site.addsitedir(site.getusersitepackages())
     importlib.invalidate_caches()
-# The public tests that grader.check runs, written into ./tests when the notebook came alone.
-PUBLIC_TESTS = {{public_tests}}
+    if importlib.util.find_spec(module) is None:
+        last_lines = "\\n".join(pip.stderr.splitlines()[-10:])
+        raise RuntimeError(
+            f"Installing {{module}} with `pip install {{spec}}` failed:"
+            f"\\n{{last_lines}}\\nCheck the network, then run this cell "
+            "again.")
+
+
+if "google.colab" in sys.modules and shutil.which("dot") is None:
+    subprocess.run(["apt-get", "install", "-y", "-qq", "graphviz"],
+                   capture_output=True)  # Graphviz draws the figures
+WHEELS = sorted(glob.glob("chainrule-*.whl"))
+install("chainrule", WHEELS[-1] if WHEELS
+        else os.environ.get("CHAINRULE_PIP_SPEC", SOURCE))
+install("otter", "otter-grader=={otter_version}")  # runs the checks
+# The public tests that grader.check runs, written into ./tests when
+# the notebook came alone.
+PUBLIC_TESTS = {public_tests}
 os.makedirs("tests", exist_ok=True)
 for test_name, test_source in PUBLIC_TESTS.items():
     if not os.path.exists(os.path.join("tests", test_name)):
@@ -97,6 +145,11 @@ class Question:
     solution_cells: list[str] = field(default_factory=list)
     check: str = ""
     hidden: list[str] = field(default_factory=list)
+    solution_text: list[str] = field(default_factory=list)  # the solution's prose: the question has written work
+
+    @property
+    def written_name(self) -> str:
+        return self.name + "_written"
 
     @property
     def name(self) -> str:
@@ -135,6 +188,8 @@ def questions_of(book: Book, chapter: str, notebook) -> list[Question]:
                 current = found.get(label)
             if current is not None and cell.cell_type == "code":
                 current.solution_cells.append(cell.source)
+            elif current is not None and SOLUTION_MARKERS.sub("", cell.source).strip():
+                current.solution_text.append(SOLUTION_MARKERS.sub("", cell.source).strip())
             continue
         if current is None:
             continue
@@ -213,6 +268,57 @@ def test_function(question: Question, source: str, suffix: str, chapter: str) ->
     return f"def test_{question.name}{suffix}({', '.join(used)}):\n{textwrap.indent(source, '    ')}"
 
 
+def question_parts(question: Question, chapter: str) -> tuple[list[list], str]:
+    """The parts a question's points are shared between, and the reference solution they need.
+
+    A question with several answers (``matmul_vjp`` and ``ce_grad``) has one part per answer:
+    each is scored with the others replaced by the reference solution, so a missing one costs
+    only its own share. A question with one answer has one part per quantity its check
+    reports (∂J/∂W1 and ∂J/∂W2), found by running the public check on the solution.
+    """
+    names = [name for name in defined_names(question.stub) if name in free_names(question.check)]
+    reference = "import math\n\nimport numpy as np\n\n\n" + solution_code(question, chapter) + "\n"
+    if len(names) > 1:
+        return [[name, None] for name in names], reference
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()), answers.quantities() as seen:
+        exec(compile(reference, f"<solution of Exercise {question.number}>", "exec"), namespace)
+        exec(compile(question.check, f"<check of Exercise {question.number}>", "exec"), namespace)
+    return ([[names[0], quantity] for quantity in seen] if len(seen) > 1 else []), ""
+
+
+def with_grader_files(archive_path: Path, assignment: Assignment) -> None:
+    """Write what only the grader reads into the autograder zip.
+
+    - each question's parts (:func:`question_parts`), in its test files: ``chainrule.grading``
+      reads them (``chainrule_parts``, ``chainrule_reference``), otter ignores them, and the
+      student's copies of the public tests do not carry them;
+    - ``written.json``, the questions with written work graded by hand, which ``make grade``
+      exports (``tools/grade.py``).
+    """
+    with zipfile.ZipFile(archive_path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    written = [{"name": q.written_name, "number": q.number, "points": WRITTEN_POINTS}
+               for q in assignment.questions if q.solution_text]
+    files["written.json"] = json.dumps(written, indent=1).encode()
+    for question in assignment.questions:
+        parts, reference = question_parts(question, assignment.chapter)
+        if not parts:
+            continue
+        lines = ["", "# Written by make assignments: the parts chainrule.grading gives points to separately.",
+                 f"chainrule_parts = {parts!r}"]
+        if reference:
+            lines.append(f"chainrule_reference = {reference!r}")
+        names = [name for name in files if re.fullmatch(rf"tests/{question.name}\.py", name)]
+        if not names:
+            raise AssignmentError(f"the autograder zip of {assignment.name} has no tests/{question.name}.py")
+        for name in names:
+            files[name] = files[name].rstrip(b"\n") + "\n".join(lines).encode() + b"\n"
+    with zipfile.ZipFile(archive_path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+
+
 # --------------------------------------------------------------------------------------- writing
 
 
@@ -263,7 +369,9 @@ def introduction(book: Book, assignment: Assignment) -> str:
         f"These questions are the checked exercises of Chapter {assignment.number} of *Backpropagation, "
         f"from the chain rule up* (Exercises {names}). Read the chapter first: "
         f"[open its student edition in Colab]({chapter_link}). Equation and figure numbers refer to it.\n\n"
-        "1. Run the first code cell: it installs what the notebook needs when it is missing.\n"
+        "1. Run the first code cell: it installs what the notebook needs when it is missing. If the "
+        "notebook came in a folder with a `chainrule` wheel (a `.whl` file), keep it there: the cell "
+        "installs that wheel, the version your work is graded with.\n"
         "2. Answer each question in the cell under it. A function in an answer cell raises "
         "`NotImplementedError` until you write it, and its check then says that it is not answered yet.\n"
         "3. Run the `grader.check(...)` cell after your answer. It gives each quantity's verdict and, for a "
@@ -292,7 +400,8 @@ def master_notebook(book: Book, assignment: Assignment, requirements: Path):
     cells = [
         raw(config_cell(assignment, requirements)),
         markdown(introduction(book, assignment)),
-        code(setup_source(book) + "\n" + INSTALL_OTTER.format(public_tests="{}"), ["otter_ignore"]),
+        code(HANDOUT_SETUP.format(default_spec=book.default_pip_spec, otter_version=OTTER_VERSION,
+                                  public_tests="{}"), ["otter_ignore"]),
         code("import otter\n\ngrader = otter.Notebook()"),
         code("import math\n\nimport numpy as np"),
     ]
@@ -311,6 +420,7 @@ def master_notebook(book: Book, assignment: Assignment, requirements: Path):
               for index, source in enumerate(question.hidden, start=1)],
             raw("# END TESTS"),
             raw("# END QUESTION"),
+            *written_cells(question, context),
         ]
     closing = "## Hand in\n\nSave the notebook (File → Save, or File → Download on Colab) and hand in the `.ipynb` file."
     if context.cited:
@@ -320,6 +430,29 @@ def master_notebook(book: Book, assignment: Assignment, requirements: Path):
     notebook.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
     notebook.metadata["language_info"] = {"name": "python"}
     return notebook
+
+
+def written_cells(question: Question, context: Context) -> list:
+    """A manual otter question for the written work of a question whose solution explains itself in prose.
+
+    The student gets otter's Markdown response cell; the solution notebook gets the book's
+    explanation. ``make grade`` exports the answers for grading by hand (``tools/grade.py``).
+    """
+    if not question.solution_text:
+        return []
+    return [
+        raw(f"# BEGIN QUESTION\nname: {question.written_name}\nmanual: true\npoints: {WRITTEN_POINTS}"),
+        markdown(WRITTEN_PROMPT.format(number=question.number)),
+        raw("# BEGIN SOLUTION"),
+        markdown(model_answer(question, context)),
+        raw("# END SOLUTION"),
+        raw("# END QUESTION"),
+    ]
+
+
+def model_answer(question: Question, context: Context) -> str:
+    """The written work the solution notebook shows: the book's explanation, in plain Markdown."""
+    return "\n\n".join(convert_markdown(text, context) for text in question.solution_text)
 
 
 def requirements_text(book: Book) -> str:
@@ -378,14 +511,18 @@ def assign(book: Book, assignment: Assignment, output: Path, wheel: Path) -> Pat
         zips = list((dist / "autograder").glob("*-autograder_*.zip"))
         shutil.copy(zips[0], folder / "autograder" / f"{assignment.name}-autograder.zip")
         pin_environment(folder / "autograder" / f"{assignment.name}-autograder.zip", wheel)
+        with_grader_files(folder / "autograder" / f"{assignment.name}-autograder.zip", assignment)
         shutil.copytree(dist / "student", folder / "student")
+        shutil.copy(wheel, folder / "student" / wheel.name)  # the set-up cell installs it
         public_tests = {path.name: path.read_text() for path in sorted((folder / "student" / "tests").glob("*.py"))}
         student_path = folder / "student" / f"{assignment.name}.ipynb"
         student = with_public_tests(nbformat.read(student_path, as_version=4), public_tests)
         nbformat.write(student, student_path)
         (folder / "solution").mkdir()
         solutions = [solution_code(q, assignment.chapter) for q in assignment.questions]
-        nbformat.write(answered(student, solutions), folder / "solution" / f"{assignment.name}.ipynb")
+        context = Context(book=book, chapter=assignment.chapter, student=True)
+        written = [model_answer(q, context) for q in assignment.questions if q.solution_text]
+        nbformat.write(answered(student, solutions, written), folder / "solution" / f"{assignment.name}.ipynb")
     check_no_solution(assignment, folder / "student")
     return folder
 
@@ -400,13 +537,16 @@ def with_public_tests(notebook, public_tests: dict):
     return notebook
 
 
-def answered(student, solutions: list[str]):
-    """The solution notebook: the student notebook (same cells, ids and checks) with each answer cell answered."""
+def answered(student, solutions: list[str], written: list[str] = ()):
+    """The solution notebook: the student notebook (same cells, ids and checks) with each answer cell answered.
+
+    ``solutions`` fill the code answer cells, ``written`` the Markdown ones (the written work), in order.
+    """
     notebook = copy.deepcopy(student)
-    answers = iter(solutions)
+    answers = {"code": iter(solutions), "markdown": iter(written)}
     for cell in notebook.cells:
         if "otter_answer_cell" in cell.metadata.get("tags", []):
-            cell.source = next(answers)
+            cell.source = next(answers[cell.cell_type])
     nbformat.validate(notebook)
     return notebook
 
@@ -423,18 +563,23 @@ def python_dict(files: dict[str, str]) -> str:
 
 
 def solution_lines(assignment: Assignment) -> list[str]:
-    """Every line of solution code that is not also a line of the answer cell (a def line, say)."""
+    """Every line of solution code that is not also a line of the answer cell (a def line, say),
+    and every long line of the solution's prose (the model written work)."""
     lines = []
     for question in assignment.questions:
         stub_lines = {line.strip() for line in question.stub.splitlines()}
         for line in solution_code(question, assignment.chapter).splitlines():
             if line.strip() and line.strip() not in stub_lines:
                 lines.append(line.strip())
+        lines += [line.strip() for text in question.solution_text for line in text.splitlines()
+                  if len(line.strip()) >= 40]
     return lines
 
 
 def check_no_solution(assignment: Assignment, student_folder: Path) -> None:
-    texts = {path: path.read_text() for path in student_folder.rglob("*") if path.is_file()}
+    # Every file but chainrule's wheel (the engine, binary, which the course publishes anyway).
+    texts = {path: path.read_text() for path in student_folder.rglob("*")
+             if path.is_file() and path.suffix != ".whl"}
     for line in solution_lines(assignment):
         for path, text in texts.items():
             if line in text:

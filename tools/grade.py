@@ -80,7 +80,8 @@ def autograder_zip(assignment: str, assignments: Path = ASSIGNMENTS) -> Path:
     """The assignment's autograder zip; SystemExit naming the known assignments when there is none."""
     path = assignments / assignment / "autograder" / f"{assignment}-autograder.zip"
     if not path.is_file():
-        known = ", ".join(sorted(p.name for p in assignments.glob("*") if p.is_dir())) or "none yet"
+        zips = assignments.glob("*/autograder/*-autograder.zip")
+        known = ", ".join(sorted(p.parent.parent.name for p in zips)) or "none yet"
         raise SystemExit(f"make grade: no autograder for {assignment!r} at {path}; run `make assignments` "
                          f"(assignments: {known})")
     return path
@@ -296,6 +297,11 @@ def _one_line(text: str) -> str:
 # --------------------------------------------------------------------------- the batch
 
 
+def _points(value: float) -> str:
+    """Points as the CSV shows them: 2, 1.5, 0.67 (a part of a question can be a third of its points)."""
+    return f"{round(value, 2):g}"
+
+
 def write_outputs(folder: Path, points: dict[str, float], results: list[Result], keep: bool = False) -> Path:
     """grades.csv, feedback/ and summary.html; with ``keep``, rows of students not in ``results`` stay."""
     table = folder / "grades.csv"
@@ -310,7 +316,7 @@ def write_outputs(folder: Path, points: dict[str, float], results: list[Result],
     for result in results:
         scores = [result.scores.get(name, 0.0) for name in points]
         rows[(result.student, result.file)] = dict(zip(header, [
-            result.student, result.file, *(f"{s:g}" for s in scores), f"{sum(scores):g}", f"{possible:g}",
+            result.student, result.file, *map(_points, scores), _points(sum(scores)), _points(possible),
             result.status]))
     with table.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, header, extrasaction="ignore", restval="")
@@ -319,10 +325,10 @@ def write_outputs(folder: Path, points: dict[str, float], results: list[Result],
     feedback = folder / "feedback"
     feedback.mkdir(exist_ok=True)
     for result in results:
-        lines = [f"{result.student} ({result.file or 'no notebook'}): {sum(result.scores.values()):g} of "
-                 f"{possible:g} points ({result.status})", ""]
+        lines = [f"{result.student} ({result.file or 'no notebook'}): {_points(sum(result.scores.values()))} of "
+                 f"{_points(possible)} points ({result.status})", ""]
         for name, most in points.items():
-            lines.append(f"{name}: {result.scores.get(name, 0.0):g} of {most:g}")
+            lines.append(f"{name}: {_points(result.scores.get(name, 0.0))} of {_points(most)}")
             lines += ["    " + line for message in result.messages.get(name, []) for line in message.splitlines()]
             lines.append("")
         (feedback / f"{_file_name(result.student)}.txt").write_text("\n".join(lines))
@@ -365,11 +371,127 @@ def write_summary(folder: Path, points: dict[str, float], rows: list[dict]) -> P
     return path
 
 
+# --------------------------------------------------------------------------- written work
+
+#: The first words of the prompt above a written answer cell (tools/assignments.py WRITTEN_PROMPT).
+WRITTEN_PROMPT = re.compile(r"\*\*Your working for Exercise (\S+)\*\*")
+PLACEHOLDER = "_Type your answer here, replacing this text._"  # otter's empty Markdown answer cell
+END_OF_ANSWER = ("<!-- END QUESTION -->", "<!-- BEGIN QUESTION -->")
+
+
+def read_written(archive_path: Path) -> list[dict]:
+    """The questions with written work: [{"name", "number", "points"}], from the zip's ``written.json``."""
+    with zipfile.ZipFile(archive_path) as archive:
+        if "written.json" not in archive.namelist():
+            return []
+        return json.loads(archive.read("written.json"))
+
+
+def written_work(notebook, number: str) -> list[tuple[str, str]] | None:
+    """The cells a student wrote under Exercise ``number``'s written prompt, as (cell type, source).
+
+    None when the prompt is not in the notebook; [] when the answer cell is still otter's
+    placeholder or empty.
+    """
+    cells = notebook.get("cells", [])
+    start = next((i for i, cell in enumerate(cells) if cell.get("cell_type") == "markdown"
+                  and any(m[1] == number for m in WRITTEN_PROMPT.finditer(_text(cell)))), None)
+    if start is None:
+        return None
+    work = []
+    for cell in cells[start + 1:]:
+        text = _text(cell)
+        if text.lstrip().startswith(END_OF_ANSWER) or WRITTEN_PROMPT.search(text):
+            break
+        if text.strip() and text.strip() != PLACEHOLDER:
+            work.append((cell.get("cell_type", "markdown"), text))
+    return work
+
+
+def _text(cell) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def render_markdown(text: str) -> str:
+    """A student's Markdown as HTML for the instructor: raw HTML escaped, maths left for MathJax."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+    def math(content: str, options: dict) -> str:
+        return (r"\[" + html.escape(content) + r"\]") if options.get("display_mode") else (
+            r"\(" + html.escape(content) + r"\)")
+
+    parser = MarkdownIt("commonmark", {"html": False}).use(dollarmath_plugin, renderer=math)
+    return parser.render(text)
+
+
+def write_written(folder: Path, written: list[dict], submissions: list[Submission]) -> Path | None:
+    """``written/<id>.html`` per student and ``written/index.html``: the written work, to grade by hand.
+
+    MathJax comes from the django-static-mathjax wheel when it is installed (offline); without
+    it the maths stays as TeX.
+    """
+    import nbformat
+
+    if not written:
+        return None
+    out = folder / "written"
+    out.mkdir(exist_ok=True)
+    script = _mathjax(out)
+    rows = []
+    for submission in sorted(submissions, key=lambda s: s.student):
+        if submission.path is None:
+            continue
+        try:
+            notebook = nbformat.read(submission.path, as_version=4)
+        except Exception:  # noqa: BLE001 - an unreadable notebook is reported by the grades
+            notebook = {}
+        parts, answered = [], []
+        for question in written:
+            work = written_work(notebook, question["number"])
+            answered.append(bool(work))
+            body = ("<p><em>The prompt of this question is not in the notebook.</em></p>" if work is None
+                    else "<p><em>Not answered.</em></p>" if not work
+                    else "".join(render_markdown(text) if kind == "markdown"
+                                 else f"<pre>{html.escape(text)}</pre>" for kind, text in work))
+            parts.append(f"<h2>Exercise {html.escape(question['number'])} ({question['points']:g} point, "
+                         f"by hand)</h2>{body}")
+        page = out / f"{_file_name(submission.student)}.html"
+        page.write_text(_page(f"{submission.student}: written work", parts, script))
+        done = ", ".join(q["number"] for q, given in zip(written, answered) if given) or "none"
+        rows.append(f"<li><a href='{html.escape(page.name)}'>{html.escape(submission.student)}</a>: "
+                    f"answered {html.escape(done)}</li>")
+    index = out / "index.html"
+    index.write_text(_page(f"{folder.name}: written work", [f"<ul>{''.join(rows)}</ul>"], ""))
+    return index
+
+
+def _mathjax(out: Path) -> str:
+    try:
+        import mathjax
+    except ImportError:
+        return ""
+    source = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg.js"
+    if not source.is_file():
+        return ""
+    shutil.copyfile(source, out / "mathjax.js")
+    return "<script defer src='mathjax.js'></script>"
+
+
+def _page(title: str, parts: list[str], script: str) -> str:
+    return (f"<!doctype html><html lang='en'><meta charset='utf-8'><meta name='viewport' "
+            f"content='width=device-width'><title>{html.escape(title)}</title>{script}"
+            "<body style='font-family:sans-serif;max-width:44em;margin:auto;padding:1em;line-height:1.5'>"
+            f"<h1>{html.escape(title)}</h1>{''.join(parts)}</body></html>")
+
+
 def grade_folder(assignment: str, folder: Path, jobs: int = os.cpu_count() or 1, cell_timeout: int = CELL_TIMEOUT,
                  timeout: float = SUBMISSION_TIMEOUT, assignments: Path = ASSIGNMENTS, roster: Path | None = None,
                  only: list[str] | None = None, sandbox: str = "auto") -> list[Result]:
     archive_path = autograder_zip(assignment, assignments)
-    submissions, skipped = find(folder, roster)
+    found, skipped = find(folder, roster)
+    submissions = found
     if only:
         submissions = [s for s in submissions if s.student in only]
         unknown = sorted(set(only) - {s.student for s in submissions})
@@ -398,11 +520,13 @@ def grade_folder(assignment: str, folder: Path, jobs: int = os.cpu_count() or 1,
                   f"{result.seconds:.1f} s" + ("" if result.status == "graded" else f"  ({result.status})"),
                   flush=True)
     table = write_outputs(folder, points, results, keep=bool(only))
+    written = write_written(folder, read_written(archive_path), found)  # every student's: it is quick
     for line in skipped:
         print(f"skipped {line}")
     print(f"graded {sum(1 for r in results if r.file)} notebooks in {time.monotonic() - start:.1f} s with "
           f"{jobs} at a time{' in the sandbox' if options.sandboxed else ''}; skipped {len(skipped)} other "
-          f"files; wrote {table}, {folder / 'summary.html'} and {folder / 'feedback'}/")
+          f"files; wrote {table}, {folder / 'summary.html'}, {folder / 'feedback'}/"
+          + (f" and the written work to grade by hand, {written}" if written else ""))
     return results
 
 

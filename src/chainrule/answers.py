@@ -201,23 +201,33 @@ class Report:
 
     ``title`` says what was called and on which data; a check of one quantity raises its own
     error, with the title in front.
+
+    Inside :func:`scoring_part` a report about that quantity raises only its verdict, so a
+    grader can give each quantity its own points; :func:`quantities` lists the names the
+    reports of a check use.
     """
 
-    def __init__(self, title: str = ""):
-        self.title = title
+    def __init__(self, title: str = "", separate: bool = True):
+        self.title, self.separate = title, separate  # separate: each name is worth points of its own
         self.verdicts: list[tuple[str, AnswerError | None]] = []
 
     def check(self, name: str, run: Callable[[], None]) -> None:
         try:
             run()
-        except NotAnswered:
-            raise
+        except NotAnswered as error:
+            if _part.name is None or _part.name == name:
+                raise
+            self.verdicts.append((name, error))  # another quantity's: not this part's business
         except AnswerError as error:
             self.verdicts.append((name, error))
         else:
             self.verdicts.append((name, None))
 
     def close(self, after: str = "") -> None:
+        for names in _part.seen if self.separate else ():
+            names += [name for name, _ in self.verdicts if name not in names]
+        if _part.name is not None and any(name == _part.name for name, _ in self.verdicts):
+            self.verdicts = [(name, error) for name, error in self.verdicts if name == _part.name]
         errors = [error for _, error in self.verdicts if error is not None]
         if not errors:
             return
@@ -232,33 +242,78 @@ class Report:
                           + tail, first.mistake)
 
 
+class _Part(threading.local):
+    name: str | None = None  # the quantity being scored, or None for all of them
+
+    def __init__(self):
+        self.seen: list[list[str]] = []
+
+
+_part = _Part()
+
+
+@contextlib.contextmanager
+def scoring_part(name: str | None):
+    """Within the block, a :class:`Report` that checks ``name`` raises only ``name``'s verdict.
+
+    A grader runs a check once per quantity this way, so that a right ∂J/∂W1 earns its
+    points when ∂J/∂W2 is wrong. A report without ``name`` is not affected.
+    """
+    previous, _part.name = _part.name, name
+    try:
+        yield
+    finally:
+        _part.name = previous
+
+
+@contextlib.contextmanager
+def quantities():
+    """Within the block, collect the names the reports check, in order: ``with quantities() as names:``."""
+    names: list[str] = []
+    _part.seen.append(names)
+    try:
+        yield names
+    finally:
+        _part.seen.remove(names)
+
+
 def check_scalars(received: Mapping[str, object], expected: Mapping[str, float],
                   mistakes: Sequence[tuple[str, Mapping[str, float]]] = (), rtol: float = RTOL,
                   title: str = "") -> None:
     """Check named numbers (for example the ``.grad`` of each node of a small graph), each of them.
 
     ``mistakes`` pairs a description with the numbers that mistake gives, most likely first;
-    a mistake is named when every number it changes matches what was received, and all
-    the mistakes that match are named.
+    a number that matches what a mistake gives for it is wrong by that mistake, and all the
+    mistakes that match are named.
     """
     if not isinstance(received, Mapping):
         raise AnswerError("answer", f"the answer should map names to numbers, got a {type(received).__name__}.")
     for name in expected:
         if name not in received:
             raise AnswerError(name, f"{name} is missing from the answer.")
-    numbers = {name: _as_array(name, received[name], np.asarray(0.0)) for name in expected}
+    numbers: dict[str, np.ndarray | AnswerError] = {}
+    for name in expected:
+        try:
+            numbers[name] = _as_array(name, received[name], np.asarray(0.0))
+        except AnswerError as error:  # reported as this name's verdict, so the others still get theirs
+            numbers[name] = error
     found: dict[str, list[str]] = {name: [] for name in expected}
-    for description, wrong in mistakes:
-        changed = [name for name in wrong if not np.isclose(wrong[name], expected[name], rtol=rtol)]
-        if changed and all(np.allclose(numbers[name], wrong[name], rtol=rtol) for name in changed):
-            found[changed[0]].append(description)
+    for description, wrong in mistakes:  # each number is matched alone: a grader scores each on its own
+        for name in wrong:
+            number = numbers[name]
+            if (not np.isclose(wrong[name], expected[name], rtol=rtol) and isinstance(number, np.ndarray)
+                    and number.shape == () and np.isclose(number, wrong[name], rtol=rtol)):
+                found[name].append(description)
     report = Report(title)
     for name, value in expected.items():
         report.check(name, lambda name=name, value=value: _check_scalar(name, numbers[name], value, found[name], rtol))
     report.close()
 
 
-def _check_scalar(name: str, number: np.ndarray, value: float, found: list[str], rtol: float) -> None:
+def _check_scalar(name: str, number: np.ndarray | AnswerError, value: float, found: list[str],
+                  rtol: float) -> None:
+    if isinstance(number, AnswerError):
+        raise number
     if np.isclose(number, value, rtol=rtol, atol=ATOL) if number.shape == () else False:
         return
     if number.shape != ():

@@ -373,7 +373,8 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
             raise AnswerError(name, f"{name} should return a list of {len(grads)} arrays, got {result!r:.80}.")
         per_tensor = [g * min(1.0, max_norm / np.sqrt((g**2).sum())) for g in grads]
         report = Report(f"{name} on arrays of shapes (3, 2) and (4,) with a global norm of {norm:.3g} and "
-                        f"max_norm = {max_norm:.3g} ({'under' if norm < max_norm else 'over'} the threshold)")
+                        f"max_norm = {max_norm:.3g} ({'under' if norm < max_norm else 'over'} the threshold)",
+                        separate=False)  # one answer: the arrays are scaled together
         for index, (got, g) in enumerate(zip(result, grads)):
             report.check(f"[{index}]", lambda got=got, g=g, index=index: check_array(
                 f"the array [{index}] it returns", got, g * factor, [

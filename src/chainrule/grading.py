@@ -16,6 +16,14 @@ prints fake results or overwrites otter's results file changes nothing that is s
 most it changes the recorded answers, and those are compared here. A notebook that stops
 its kernel (``os._exit``) leaves no record and earns nothing, with the reason.
 
+**Points per quantity.** A test file of the autograder may name its parts
+(``chainrule_parts``, written by ``make assignments``): the quantities of one answer (its
+∂J/∂W1 and ∂J/∂W2), or the answers of a question (``matmul_vjp`` and ``ce_grad``). Each test
+case then runs once per part and earns that part's share of its points. A quantity is
+scored with :func:`chainrule.answers.scoring_part`; an answer is scored with the other
+answers replaced by the reference solution (``chainrule_reference``), so that a missing
+``ce_grad`` costs only ``ce_grad``'s points.
+
 The otter-grader plugin :class:`chainrule.otter_plugin.TrustedScores` runs this inside
 ``otter run`` (Gradescope); ``make grade`` (``tools/grade.py``) runs the kernel in a sandbox
 and scores outside it. Both call :func:`score`, so they give the same points.
@@ -206,10 +214,11 @@ def record(namespace: dict, tests: dict[str, str], path: str) -> None:
     for name, source in tests.items():
         test_file = ExceptionTestFile.from_string(source, path=name)
         for case in test_file.test_cases:
-            try:
-                case.body.call_func(environment)
-            except BaseException:  # noqa: BLE001 - only the record counts, and it is compared elsewhere
-                pass
+            for part in Part.of(source):
+                try:
+                    part.run(case, environment)
+                except BaseException:  # noqa: BLE001 - only the record counts, and it is compared elsewhere
+                    pass
     used = sorted(module for module in BLOCKED_MODULES if module in __import__("sys").modules)
     Path(path).write_text(json.dumps({"values": values, "calls": calls, "used": used,
                                       "changed": changed(tests)}))
@@ -236,6 +245,66 @@ def _parameters(source: str) -> list[str]:
 
     return [arg.arg for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)
             for arg in node.args.args]
+
+
+# --------------------------------------------------------------------------- parts
+
+
+PARTS = "chainrule_parts"
+REFERENCE = "chainrule_reference"
+
+
+class Part:
+    """One part of a test file's points: an answer (``answer``), or a quantity that a check reports (``quantity``).
+
+    ``Part()``, neither, is the whole test, for a file that names no parts.
+    """
+
+    def __init__(self, answer: str | None = None, quantity: str | None = None, reference: str = ""):
+        self.answer, self.quantity, self.reference = answer, quantity, reference
+
+    @property
+    def label(self) -> str:
+        return self.quantity or self.answer or ""
+
+    @staticmethod
+    def of(source: str) -> list["Part"]:
+        """The parts a test file's source names (``chainrule_parts = [[answer, quantity], ...]``)."""
+        import ast
+
+        found: dict[str, object] = {}
+        for node in ast.parse(source).body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and node.targets[0].id in (PARTS, REFERENCE)):
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+        reference = found.get(REFERENCE, "")
+        parts = [Part(str(answer), None if quantity is None else str(quantity), str(reference))
+                 for answer, quantity in found.get(PARTS, [])]
+        return parts or [Part()]
+
+    def run(self, case, environment: dict) -> None:
+        """Run the test case ``case`` for this part: only this part's verdict can fail it."""
+        from . import answers
+
+        if self.reference and self.answer is not None:
+            solved = _reference(self.reference)
+            environment = {**environment, **{name: value for name, value in solved.items()
+                                             if name != self.answer and not name.startswith("_")}}
+        with answers.scoring_part(self.quantity):
+            case.body.call_func(environment)
+
+
+_REFERENCES: dict[str, dict] = {}
+
+
+def _reference(code: str) -> dict:
+    """The names the reference solution ``code`` defines (run once; it is the grader's own code)."""
+    if code not in _REFERENCES:
+        namespace: dict = {"__name__": "chainrule_reference"}
+        exec(compile(code, "<reference solution>", "exec"), namespace)  # noqa: S102 - the autograder's file
+        _REFERENCES[code] = {name: value for name, value in namespace.items()
+                             if not name.startswith("__") and not isinstance(value, type(math))}
+    return _REFERENCES[code]
 
 
 BLOCKER_CELL = f'''\
@@ -355,18 +424,47 @@ def score(tests: dict[str, str], data: dict | None, problem: str = "") -> dict:
     files = {}
     for name, source in sorted(tests.items()):
         test_file = ExceptionTestFile.from_string(source, path=name)
+        parts = Part.of(source)
+        runs = [(case, part) for case in test_file.test_cases for part in parts]
+        test_file.test_cases = [_share(case, part, len(parts)) for case, part in runs]
         if data is None:
             test_file.test_case_results = [
                 TestCaseResult(test_case=case, message="❌ Test case failed\n" + problem, passed=False)
                 for case in test_file.test_cases]
         else:
             environment = _environment(data, _parameters(source))
-            with contextlib.redirect_stdout(io.StringIO()):
-                test_file.run(environment)
+            test_file.test_case_results = []
+            for (case, part), scored in zip(runs, test_file.test_cases):
+                message, passed = "✅ Test case passed", True
+                try:
+                    with contextlib.redirect_stdout(io.StringIO()):
+                        part.run(case, environment)
+                except Exception as error:  # noqa: BLE001 - any failure of a check is a failed case
+                    message, passed = "❌ Test case failed\n" + _failure(test_file, error), False
+                test_file.test_case_results.append(TestCaseResult(test_case=scored, message=message, passed=passed))
             if data.get("used"):
                 _refuse(test_file, data["used"])
         files[test_file.name] = test_file
     return files
+
+
+def _share(case, part: Part, count: int):
+    """The test case ``case`` as scored for ``part``: its name says which part, and it has its share of the points."""
+    import dataclasses
+
+    name = f"{case.name} ({part.label})" if part.label else case.name
+    return dataclasses.replace(case, name=name, points=None if case.points is None else case.points / count)
+
+
+def _failure(test_file, error: Exception) -> str:
+    """What otter says of a failed case: the test's line that raised, and the error."""
+    import traceback
+
+    lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == test_file.path]
+    source = test_file.source.split("\n")
+    where = (f"Error at line {lines[-1]} in test {test_file.name}:\n  {source[lines[-1] - 1]}\n"
+             if lines and 0 < lines[-1] <= len(source) else "")
+    return f"{where}{type(error).__name__}: {str(error).strip(chr(39))}"
 
 
 def _environment(data: dict, names: list[str]) -> dict:

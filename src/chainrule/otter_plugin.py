@@ -8,6 +8,17 @@ kernel and the plugin's events in its own process:
   and last cell (:func:`chainrule.grading.record`);
 - ``after_grading`` throws away what the kernel reported and puts in the scores that
   :func:`chainrule.grading.score` computes here from the record.
+
+Two more guards for this process, set before the student's kernel starts:
+
+- otter reads two things from the kernel with ``pickle``: its results file and the records
+  of its logging socket. Unpickling runs code, so a notebook that forges either (a thread
+  that rewrites the results file after otter's last cell, say) could run code here, in the
+  process that scores. The plugin makes otter unpickle neither: it never uses the results,
+  and the log records are only logs.
+- a notebook that kills its kernel (``os._exit``) would stop ``otter run`` with nbclient's
+  ``DeadKernelError`` and no score at all; the plugin lets the run go on instead, so that
+  the notebook gets 0 points and the reason, as with ``make grade``.
 """
 
 from __future__ import annotations
@@ -36,6 +47,8 @@ class TrustedScores(AbstractOtterPlugin):
         chosen = os.environ.get(RECORD_VARIABLE)
         self.record_path = Path(chosen or tempfile.mkdtemp(prefix="chainrule-record-")) / "record.json"
         self.record_path.unlink(missing_ok=True)
+        _outlive_the_kernel()
+        _read_nothing_from_the_kernel()
         return grading.graded_notebook(submission, self.tests, str(self.record_path))
 
     def after_grading(self, results):
@@ -44,3 +57,43 @@ class TrustedScores(AbstractOtterPlugin):
         results._catastrophic_error = None
         if not os.environ.get(RECORD_VARIABLE):
             shutil.rmtree(self.record_path.parent, ignore_errors=True)
+
+
+def _outlive_the_kernel() -> None:
+    """Make nbconvert's ExecutePreprocessor return, not raise, when the notebook kills its kernel.
+
+    The run then goes on to ``after_grading``, which finds no record and scores 0 with why.
+    It changes this grader process only (the student's kernel never sees it).
+    """
+    from nbclient.exceptions import DeadKernelError
+    from nbconvert.preprocessors import ExecutePreprocessor
+
+    original = ExecutePreprocessor.preprocess
+    if getattr(original, "outlives_the_kernel", False):
+        return
+
+    def preprocess(self, nb, resources=None, km=None):
+        try:
+            return original(self, nb, resources, km)
+        except DeadKernelError:
+            return nb, resources if resources is not None else {}
+
+    preprocess.outlives_the_kernel = True
+    ExecutePreprocessor.preprocess = preprocess
+
+
+class _NoPickle:
+    """Stands for the ``pickle`` module in otter's grading code: it loads nothing."""
+
+    @staticmethod
+    def load(file):
+        raise ValueError("not read: chainrule scores from its own record (chainrule.otter_plugin)")
+
+
+def _read_nothing_from_the_kernel() -> None:
+    """otter's results file and logging socket, both pickles from the kernel, are never unpickled here."""
+    import otter.execute
+    from otter.execute.logging import LogRecordStreamHandler
+
+    otter.execute.pickle = _NoPickle  # grade_notebook's pickle.load(results file): without_results instead
+    LogRecordStreamHandler.unpickle = lambda self, data: {"msg": "a record from the kernel, not read", "levelno": 0}

@@ -1,0 +1,170 @@
+"""An assignment's handout, as a student on a JupyterHub or a laptop runs it (tools/assignments.py).
+
+The handout is the student folder: the notebook, its public tests and chainrule's wheel. Its
+set-up cell must install chainrule and otter-grader wherever they are missing. Here the intro
+assignment is written into a temporary folder and its notebook runs in a bare venv
+(``python -m venv``) that has only a kernel (ipykernel), offline: pip sees only the wheelhouse
+that ``make setup`` downloads (tests/offline.py), and an empty one when the install must fail.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import types
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import offline
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import assignments  # noqa: E402
+
+BOOK = assignments.load_book()
+CELL_TIMEOUT = 600  # the set-up cell installs otter-grader and its dependencies (about 40 s)
+
+
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory) -> Path:
+    """The intro assignment's student folder, as make assignments writes it (into a temporary folder)."""
+    output = tmp_path_factory.mktemp("assignments")
+    offline.run([sys.executable, ROOT / "tools" / "assignments.py", "intro", "--output", output],
+                env=None, cwd=ROOT)
+    return output / "intro" / "student"
+
+
+def setup_cell(notebook) -> str:
+    return next(cell.source for cell in notebook.cells if cell.cell_type == "code")
+
+
+def run_notebook(notebook, folder: Path, python: Path, env: dict[str, str]):
+    """Execute ``notebook`` in ``folder`` with a kernel of ``python``'s venv; the executed copy."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    kernels = folder.parent / "kernels"
+    (kernels / "bare-venv").mkdir(parents=True)
+    spec = {"argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "bare venv", "language": "python"}
+    (kernels / "bare-venv" / "kernel.json").write_text(json.dumps(spec))
+    specs = KernelSpecManager(kernel_dirs=[str(kernels)])
+    manager = KernelManager(kernel_name="bare-venv", kernel_spec_manager=specs)
+    client = NotebookClient(notebook, km=manager, timeout=CELL_TIMEOUT, allow_errors=True,
+                            resources={"metadata": {"path": str(folder)}})
+    client.execute(env=env)
+    return notebook
+
+
+@pytest.fixture(scope="module")
+def bare(handout, tmp_path_factory) -> types.SimpleNamespace:
+    """The handout run in a bare venv: its set-up cell with an empty wheelhouse, then the whole notebook.
+
+    The first run must fail and leave nothing installed; the second, with a kernel installed
+    (as any Jupyter has one), installs chainrule from the handout's wheel and otter-grader.
+    """
+    wheelhouse = offline.wheelhouse()
+    work = tmp_path_factory.mktemp("bare")
+    python = offline.create_venv(work / "venv")
+    notebook = nbformat.read(handout / "intro.ipynb", as_version=4)
+    (work / "empty").mkdir()
+    shutil.copytree(handout, work / "failing")
+    (work / "setup_cell.py").write_text(setup_cell(notebook))
+    no_wheels = offline.environment(work / "empty", work / "venv", byte_compile=False)
+    failed = subprocess.run([str(python), str(work / "setup_cell.py")], capture_output=True, text=True,
+                            cwd=work / "failing", env=no_wheels, timeout=CELL_TIMEOUT)
+    probe = "import importlib.util as u\nprint(u.find_spec('chainrule'), u.find_spec('numpy'))"
+    left = in_venv(python, probe)
+    offline.pip_install(python, "ipykernel", byte_compile=False)
+    shutil.copytree(handout, work / "student")
+    executed = run_notebook(notebook, work / "student", python,
+                            offline.environment(wheelhouse, work / "venv", byte_compile=False))
+    yield types.SimpleNamespace(python=python, failed=failed, left=left, executed=executed,
+                                folder=work / "student")
+    shutil.rmtree(work / "venv")  # 0.5 GB
+
+
+def in_venv(python: Path, code: str) -> str:
+    return offline.run([python, "-c", code], offline.environment(offline.WHEELHOUSE), cwd=python.parents[2])
+
+
+def outputs(cell) -> str:
+    return "\n".join(output.get("text", "") or output.get("data", {}).get("text/plain", "")
+                     or f"{output.get('ename')}: {output.get('evalue')}" for output in cell.outputs)
+
+
+def test_the_handout_carries_the_wheel_the_autograder_grades_with(handout):
+    wheels = sorted(handout.glob("chainrule-*.whl"))
+    assert len(wheels) == 1, wheels
+    with zipfile.ZipFile(handout.parent / "autograder" / "intro-autograder.zip") as archive:
+        assert archive.read(wheels[0].name) == wheels[0].read_bytes()
+        assert f"./{wheels[0].name}" in archive.read("requirements.txt").decode().split()
+
+
+def test_setup_cell_installs_chainrule_from_the_handout_and_otter(bare):
+    """Every cell runs (import otter among them), and chainrule comes from the handout's wheel."""
+    for cell in bare.executed.cells:
+        errors = [output for output in cell.get("outputs", []) if output.output_type == "error"]
+        assert not errors, (cell.source, outputs(cell))
+    probe = ("import chainrule, importlib.metadata as m, json\n"
+             "print(json.dumps([chainrule.__file__, m.version('otter-grader'),"
+             " m.distribution('chainrule').read_text('direct_url.json')]))")
+    module, otter_version, direct_url = json.loads(in_venv(bare.python, probe))
+    assert Path(module).is_relative_to(bare.python.parents[1]), module
+    wheel = next(bare.folder.glob("chainrule-*.whl"))
+    assert json.loads(direct_url)["url"] == wheel.resolve().as_uri(), direct_url
+    assert otter_version == assignments.OTTER_VERSION
+
+
+def test_untouched_handout_check_says_not_answered(bare):
+    checks = [cell for cell in bare.executed.cells if cell.source.startswith("grader.check(")]
+    assert [cell.source for cell in checks] == ['grader.check("ex1_2")']
+    assert "NotAnswered: dy/dx is not answered yet" in outputs(checks[0]), outputs(checks[0])
+
+
+def test_setup_cell_fails_clearly_when_pip_cannot_install(bare):
+    wheel = next(bare.folder.glob("chainrule-*.whl")).name
+    assert bare.failed.returncode != 0
+    error = bare.failed.stderr.strip().splitlines()
+    first = f"RuntimeError: Installing chainrule with `pip install {wheel}` failed:"
+    assert first in error, bare.failed.stderr
+    assert "Check the network, then run this cell again." in error[-1], bare.failed.stderr
+    assert "No matching distribution found for numpy" in bare.failed.stderr, bare.failed.stderr  # pip's words
+    assert bare.left.split() == ["None", "None"], bare.left  # nothing installed
+
+
+@pytest.mark.parametrize("wheel, variable, missing, installed", [
+    (True, "/srv/chainrule.whl", ["chainrule", "otter"], "chainrule-0.1.0-py3-none-any.whl"),
+    (False, "/srv/chainrule.whl", ["chainrule", "otter"], "/srv/chainrule.whl"),
+    (False, None, ["chainrule", "otter"], BOOK.default_pip_spec),
+    (True, None, ["otter"], f"otter-grader=={assignments.OTTER_VERSION}"),
+])
+def test_where_the_setup_cell_installs_from(tmp_path, monkeypatch, wheel, variable, missing, installed):
+    """The wheel beside the notebook first, then CHAINRULE_PIP_SPEC, then the course's repository."""
+    if wheel:
+        (tmp_path / "chainrule-0.1.0-py3-none-any.whl").write_bytes(b"")
+    if variable:
+        monkeypatch.setenv("CHAINRULE_PIP_SPEC", variable)
+    else:
+        monkeypatch.delenv("CHAINRULE_PIP_SPEC", raising=False)
+    monkeypatch.chdir(tmp_path)
+    commands = []
+    pip = types.SimpleNamespace(stderr="pip said this\nERROR: and this")
+    monkeypatch.setattr(subprocess, "run", lambda command, **_: commands.append(command) or pip)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *_: None if name in missing else object())
+    source = assignments.HANDOUT_SETUP.format(default_spec=BOOK.default_pip_spec,
+                                              otter_version=assignments.OTTER_VERSION, public_tests="{}")
+    with pytest.raises(RuntimeError) as raised:
+        exec(compile(source, "set-up cell", "exec"), {})
+    assert commands == [[sys.executable, "-m", "pip", "install", "-q", "--no-color", installed]]
+    module = missing[0]
+    assert str(raised.value) == (f"Installing {module} with `pip install {installed}` failed:\n"
+                                 "pip said this\nERROR: and this\n"
+                                 "Check the network, then run this cell again.")
