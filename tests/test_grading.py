@@ -125,6 +125,15 @@ def ce_grad(logits, labels):
 '''
 
 
+@pytest.fixture(autouse=True)
+def no_blocked_modules(monkeypatch):
+    """This test process may have imported torch for other tests: the record must not count it here.
+
+    (That a notebook which imports torch scores nothing is tested in test_assignments.py.)
+    """
+    monkeypatch.setattr(grading, "BLOCKED_MODULES", ())
+
+
 def scored(source: str, namespace: dict, tmp_path) -> tuple[float, list[tuple[str, bool, str]]]:
     """Record ``namespace`` as the kernel would, score it as the grader does: points and (case, passed, message)."""
     tests = {"q.py": source}
