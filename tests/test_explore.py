@@ -182,7 +182,7 @@ def test_without_script_the_widget_shows_the_final_state(seed, seed_html):
     assert "cr-not-reached" in classes["node-e"] and "cr-current" in classes["node-f"]
     assert svg["aria-label"].startswith("Depth-first search from f, step 12 of 12 (finish f)")
     assert "finished: x, a, b, c, d, f" in svg["aria-label"] and svg.title.string == svg["aria-label"]
-    lists = {dd["data-list"]: dd.get_text() for dd in soup.select("dd[data-list]")}
+    lists = {dd["data-list"]: dd.get_text() for dd in soup.select("[data-list]")}
     assert lists == {"visited": "f, d, x, c, a, b", "order": "x, a, b, c, d, f"}
     assert soup.select_one('[data-role="controls"]').has_attr("hidden")
     # The colours of the final state are drawn by dot too, for pages without the styles.

@@ -71,9 +71,10 @@
           svg.setAttribute("aria-label", step.alt);
           if (svgTitle) svgTitle.textContent = step.alt;
         }
-        buttons.previous.setAttribute("aria-disabled", String(index === 0));
-        buttons.next.setAttribute("aria-disabled", String(index === last));
-        buttons.reset.setAttribute("aria-disabled", String(index === 0));
+        // Greyed at the ends, but never disabled: a disabled button drops the keyboard focus.
+        buttons.previous.classList.toggle("cr-x-idle", index === 0);
+        buttons.reset.classList.toggle("cr-x-idle", index === 0);
+        buttons.next.classList.toggle("cr-x-idle", index === last);
       };
 
       var pause = function () {

@@ -46,6 +46,7 @@ TOPOSORT_LEGEND = [
     ("cr-on-path", "on the search path"),
     ("cr-finished", "finished (in the order)"),
     ("cr-current", "node of this step"),
+    ("cr-leaf", "leaf (no parents)"),
     ("cr-not-reached", "not reached from the root"),
 ]
 
@@ -94,8 +95,8 @@ class Explorable:
         final = self.steps[last]
         counter = _counter(last, len(self.steps))
         lists = "".join(
-            f'<div class="cr-x-list"><dt>{html.escape(label)}</dt>'
-            f'<dd data-list="{key}">{html.escape(_joined(final[key]))}</dd></div>'
+            f'<p class="cr-x-list"><span class="cr-x-list-name">{html.escape(label)}</span> '
+            f'<span data-list="{key}">{html.escape(_joined(final[key]))}</span></p>'
             for key, label in self._lists
         )
         legend = "".join(
@@ -123,7 +124,7 @@ class Explorable:
             f'aria-label="{label}">\n'
             f'<div class="chainrule-figure cr-x-figure" style="overflow-x:auto">{self.svg()}</div>\n'
             f'<ul class="cr-x-legend">{legend}</ul>\n'
-            f'<dl class="cr-x-lists">{lists}</dl>\n'
+            f'<div class="cr-x-lists">{lists}</div>\n'
             f'<p class="cr-x-status" aria-live="polite" data-role="status">'
             f"{html.escape(counter + '. ' + final['sentence'])}</p>\n"
             f"{controls}\n"
