@@ -31,7 +31,9 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 #: Globs, relative to the book's folder, of the files executed outputs depend on.
-DEFAULT_FILES = ["src/chainrule/**/*.py", "requirements.txt", "pyproject.toml"]
+#: The explorables' script and styles are inlined in the outputs, so they count too.
+DEFAULT_FILES = ["src/chainrule/**/*.py", "src/chainrule/**/*.js", "src/chainrule/**/*.css",
+                 "requirements.txt", "pyproject.toml"]
 
 
 def fingerprint(root: Path, patterns: list[str]) -> str:

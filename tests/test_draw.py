@@ -607,3 +607,18 @@ def test_a_missing_dot_program_says_how_to_install_it(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no `dot`
     with pytest.raises(GraphvizMissingError, match=r"needs Graphviz's `dot` program.*sudo apt-get install graphviz"):
         figure.svg()
+
+
+def test_dfs_step_with_element_ids_names_every_node_and_edge_and_its_state():
+    source = draw_dfs_step("f", 3, SEED_PARENTS, caption=False, element_ids=True).source
+    nodes = {attributes(rest)["id"]: attributes(rest)["class"] for _, _, rest in
+             (NODE_LINE.match(line).groups() for line in source.splitlines() if NODE_LINE.match(line))}
+    assert nodes == {"node-x": "cr-finished cr-current", "node-a": "cr-unvisited", "node-b": "cr-unvisited",
+                     "node-c": "cr-unvisited", "node-d": "cr-on-path", "node-f": "cr-on-path",
+                     "node-e": "cr-not-reached"}
+    edges = {attributes(rest)["id"]: attributes(rest).get("class") for _, _, rest in
+             (EDGE_LINE.match(line).groups() for line in source.splitlines() if EDGE_LINE.match(line))}
+    assert edges == {"edge-a-c": None, "edge-b-c": None, "edge-x-d": None, "edge-c-d": None,
+                     "edge-d-f": "cr-path", "edge-c-e": None}
+    assert "label=<<TABLE" not in source  # caption=False: no caption under the graph
+    assert "id=" not in draw_dfs_step("f", 3, SEED_PARENTS).source.replace("\tid=fig", "")

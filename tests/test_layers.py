@@ -5,8 +5,8 @@
   The list is the one statement of the order; this test reads it from the docstring.
 * There are no import cycles (graphlib finds them).
 * No module imports torch or jax (they are oracles, for tests and chapters only).
-* ``from chainrule import Value`` and drawing and checking a Value graph work with numpy,
-  graphviz and matplotlib blocked: the scalar chapters run in the web page's Python.
+* ``from chainrule import Value`` and drawing, checking and exploring a Value graph work
+  with numpy, graphviz and matplotlib blocked: the scalar chapters run in the web page's Python.
 """
 
 import ast
@@ -104,6 +104,10 @@ assert abs(a.grad - (b.data + 1 - a.tanh().data ** 2)) < 1e-12 and b.grad == 2.0
 figure = draw_graph(c)
 assert figure.source.startswith("digraph chainrule {{") and "<svg" in figure.svg()
 assert_gradients_close(lambda x, y: x * y + x.tanh(), [Value(2.0), Value(-3.0)])
+from chainrule import explore
+
+widget = explore.toposort(c)
+assert widget.steps[-1]["order"][-1] == "c" and 'data-explorable="toposort"' in widget.html()
 try:
     from chainrule import Tensor
 except ImportError as error:

@@ -15,6 +15,7 @@ The modules, in order: each imports only modules above it in this list
 * ``svg`` -- SVG for web pages: an accessible ``<svg>`` element
 * ``dot`` -- DOT text written in Python, rendered to SVG by Graphviz's ``dot``
 * ``draw``   -- figures of graphs, search steps and gradient flow
+* ``explore`` -- explorables: a recorded run of the engine, as a widget the reader steps through
 * ``gradcheck`` -- central-difference gradient checks
 * ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
 * ``plots`` -- line and bar charts as inline SVG (imports matplotlib when used)
@@ -44,7 +45,7 @@ _LAZY = {
     "is_grad_enabled": "tensor",
     "checkpoint": "tensor",
 }
-_LAZY_MODULES = {"cost", "functional", "nn", "answers", "feedback", "plots", "pages"}
+_LAZY_MODULES = {"cost", "functional", "nn", "answers", "feedback", "plots", "pages", "explore"}
 
 
 def __getattr__(name):

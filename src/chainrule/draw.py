@@ -27,6 +27,7 @@ This module draws; it never changes a graph.  The search itself is
 import hashlib
 import html
 import math
+import re
 from pathlib import Path
 
 from .dot import Digraph, GraphvizMissingError
@@ -39,6 +40,7 @@ __all__ = [
     "GraphvizMissingError",
     "draw_graph",
     "draw_dfs_step",
+    "dfs_element_ids",
     "draw_gradient_flow",
 ]
 
@@ -356,7 +358,8 @@ _DFS_LEGEND = [
 ]
 
 
-def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150):
+def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150, *, caption=True,
+                  element_ids=False):
     """Draw the graph as the depth-first search leaves it after step number ``step``.
 
     ``step`` is a 0-based index into :func:`dfs_trace` ``(root, parents)``.  Nodes not
@@ -365,7 +368,14 @@ def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150):
     dark blue.  The node of this step has a thick orange outline, leaves a double
     outline.  Nodes of a ``parents`` dict that the root does not depend on are grey
     and dashed.  A caption under the graph gives the step, the topological order so far
-    and a legend.  With ``rankdir="BT"`` leaves are at the bottom, the root on top.
+    and a legend (``caption=False`` leaves it out).  With ``rankdir="BT"`` leaves are at
+    the bottom, the root on top.
+
+    ``element_ids=True`` gives every node and edge of the SVG the id of
+    :func:`dfs_element_ids` and a class naming its state (``cr-unvisited``,
+    ``cr-on-path``, ``cr-finished``, ``cr-not-reached``, plus ``cr-current`` for the
+    node of this step and ``cr-path`` for an edge of the search path), so that a
+    script can restyle the figure step by step (:mod:`chainrule.explore` does).
     """
     parents_of, reached, not_reached = _dfs_nodes(root, parents, max_nodes)
     nodes = reached + not_reached
@@ -379,19 +389,63 @@ def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150):
     states = _dfs_states(current, reached, not_reached)
     path_edges = _search_path_edges(current)
     shape = "circle" if max(len(name) for name in names.values()) <= 3 else "ellipse"
+    node_ids, edge_ids = _element_ids(nodes, names, parents_of) if element_ids else ({}, {})
 
     dot = _new_digraph(rankdir)
-    dot.attr(label=_dfs_caption(trace, step, names, bool(not_reached)), labelloc="b", labeljust="c")
+    if caption:
+        dot.attr(label=_dfs_caption(trace, step, names, bool(not_reached)), labelloc="b", labeljust="c")
     for node in nodes:
         attributes = dict(_DFS_STATES[states[node]], shape=shape)
         if not parents_of(node):
             attributes["peripheries"] = "2"
-        if ids[node] == ids[current.node]:
+        is_current = ids[node] == ids[current.node]
+        if is_current:
             attributes.update(color=_CURRENT_COLOR, penwidth=_CURRENT_PENWIDTH)
+        if element_ids:
+            state_class = "cr-" + states[node].replace("_", "-")
+            attributes.update(id=node_ids[node], **{"class": state_class + (" cr-current" if is_current else "")})
         dot.node(ids[node], _dfs_node_label(node, names), **attributes)
     for node in nodes:
-        _add_dfs_edges(dot, node, parents_of(node), ids, states, path_edges)
+        _add_dfs_edges(dot, node, parents_of(node), ids, states, path_edges, edge_ids)
     return Figure(dot, _dfs_alt(trace, step, names, not_reached))
+
+
+def dfs_element_ids(root, parents=None, max_nodes=150):
+    """The SVG ids that :func:`draw_dfs_step` gives nodes and edges with ``element_ids=True``.
+
+    Returns ``(node_ids, edge_ids)``: ``node_ids`` maps every node (the ones the root
+    reaches in topological order, then those of a ``parents`` dict it does not reach) to
+    ``"node-<name>"``; ``edge_ids`` maps each ``(parent, child)`` pair to a list of
+    ``"edge-<parent>-<child>"`` ids, one per edge (``a * a`` has two: the second ends in
+    ``-2``).  A name keeps its letters, digits and underscores, and any other character
+    becomes ``_``; a name that two nodes share gets ``_2``, ``_3``, ... on the second
+    and later ones, so every id is unique.
+    """
+    parents_of, reached, not_reached = _dfs_nodes(root, parents, max_nodes)
+    nodes = reached + not_reached
+    names = trace_names(dfs_trace(root, parents))
+    for name in not_reached:
+        names[name] = str(name)
+    return _element_ids(nodes, names, parents_of)
+
+
+def _element_ids(nodes, names, parents_of):
+    """``(node_ids, edge_ids)`` of :func:`dfs_element_ids`, for nodes already named."""
+    node_ids, slugs, edge_ids = {}, {}, {}
+    for node in nodes:
+        slug = re.sub(r"[^A-Za-z0-9_]", "_", names[node]) or "_"
+        unique, count = slug, 1
+        while unique in slugs.values():
+            count += 1
+            unique = f"{slug}_{count}"
+        slugs[node] = unique
+        node_ids[node] = f"node-{unique}"
+    for node in nodes:
+        for parent in parents_of(node):
+            edges = edge_ids.setdefault((parent, node), [])
+            suffix = f"-{len(edges) + 1}" if edges else ""
+            edges.append(f"edge-{slugs[parent]}-{slugs[node]}{suffix}")
+    return node_ids, edge_ids
 
 
 def _dfs_nodes(root, parents, max_nodes):
@@ -437,15 +491,27 @@ def _search_path_edges(current):
     return {(parent, child) for child, parent in zip(path, path[1:])}
 
 
-def _add_dfs_edges(dot, node, node_parents, ids, states, path_edges):
-    """Draw an edge from each parent to ``node``; bold on the search path, grey if unreached."""
+def _add_dfs_edges(dot, node, node_parents, ids, states, path_edges, edge_ids=None):
+    """Draw an edge from each parent to ``node``; bold on the search path, grey if unreached.
+
+    With ``edge_ids`` (from :func:`_element_ids`) each edge gets its id, and the class
+    ``cr-path`` when it is on the search path.
+    """
+    seen = {}
     for parent in node_parents:
         attributes = {}
+        on_path = False
         if states[node] == "not_reached":
             attributes = dict(color="grey55", style="dashed")
         elif (parent, node) in path_edges:
             attributes = dict(color=_DFS_STATES["on_path"]["color"], penwidth="2.5")
             path_edges = path_edges - {(parent, node)}  # a*a: only one of the two edges
+            on_path = True
+        if edge_ids:
+            number = seen[parent] = seen.get(parent, -1) + 1
+            attributes["id"] = edge_ids[(parent, node)][number]
+            if on_path:
+                attributes["class"] = "cr-path"
         dot.edge(ids[parent], ids[node], **attributes)
 
 
