@@ -35,10 +35,8 @@ import argparse
 import ast
 import builtins
 import concurrent.futures
-import contextlib
 import copy
 import importlib.metadata
-import io
 import json
 import os
 import re
@@ -280,15 +278,17 @@ def question_parts(question: Question, chapter: str) -> tuple[list[list], str]:
     reference = "import math\n\nimport numpy as np\n\n\n" + solution_code(question, chapter) + "\n"
     if len(names) > 1:
         return [[name, None] for name in names], reference
-    namespace: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()), answers.quantities() as seen:
+    # The check's own print goes nowhere. (Not redirect_stdout: assignments are written in threads,
+    # and a redirect of one thread's output would swallow the others'.)
+    namespace: dict = {"print": lambda *args, **kwargs: None}
+    with answers.quantities() as seen:
         exec(compile(reference, f"<solution of Exercise {question.number}>", "exec"), namespace)
         exec(compile(question.check, f"<check of Exercise {question.number}>", "exec"), namespace)
     return ([[names[0], quantity] for quantity in seen] if len(seen) > 1 else []), ""
 
 
-def with_grader_files(archive_path: Path, assignment: Assignment) -> None:
-    """Write what only the grader reads into the autograder zip.
+def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
+    """Add what only the grader reads to the autograder zip's ``files`` (name -> bytes; see :func:`rewrite_zip`).
 
     - each question's parts (:func:`question_parts`), in its test files: ``chainrule.grading``
       reads them (``chainrule_parts``, ``chainrule_reference``), otter ignores them, and the
@@ -296,8 +296,6 @@ def with_grader_files(archive_path: Path, assignment: Assignment) -> None:
     - ``written.json``, the questions with written work graded by hand, which ``make grade``
       exports (``tools/grade.py``).
     """
-    with zipfile.ZipFile(archive_path) as archive:
-        files = {name: archive.read(name) for name in archive.namelist()}
     written = [{"name": q.written_name, "number": q.number, "points": WRITTEN_POINTS}
                for q in assignment.questions if q.solution_text]
     files["written.json"] = json.dumps(written, indent=1).encode()
@@ -309,14 +307,10 @@ def with_grader_files(archive_path: Path, assignment: Assignment) -> None:
                  f"chainrule_parts = {parts!r}"]
         if reference:
             lines.append(f"chainrule_reference = {reference!r}")
-        names = [name for name in files if re.fullmatch(rf"tests/{question.name}\.py", name)]
-        if not names:
-            raise AssignmentError(f"the autograder zip of {assignment.name} has no tests/{question.name}.py")
-        for name in names:
-            files[name] = files[name].rstrip(b"\n") + "\n".join(lines).encode() + b"\n"
-    with zipfile.ZipFile(archive_path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
+        name = f"tests/{question.name}.py"
+        if name not in files:
+            raise AssignmentError(f"the autograder zip of {assignment.name} has no {name}")
+        files[name] = files[name].rstrip(b"\n") + "\n".join(lines).encode() + b"\n"
 
 
 # --------------------------------------------------------------------------------------- writing
@@ -466,8 +460,19 @@ def pinned_requirements(wheel: Path, where: str) -> list[str]:
             f"{where}{wheel.name}"]
 
 
-def pin_environment(archive_path: Path, wheel: Path) -> None:
-    """Rewrite the autograder zip so that Gradescope grades as ``make grade`` does.
+def rewrite_zip(archive_path: Path, *edits) -> None:
+    """Read the zip at ``archive_path`` into a dict (name -> bytes), let each edit change it, write it back once."""
+    with zipfile.ZipFile(archive_path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    for edit in edits:
+        edit(files)
+    with zipfile.ZipFile(archive_path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+
+
+def pin_environment(files: dict[str, bytes], wheel: Path) -> None:
+    """Change the autograder zip's ``files`` so that Gradescope grades as ``make grade`` does.
 
     otter writes ``python=3.13``, an unpinned numpy and a playwright install (for PDFs,
     which are off). The zip gets this Python's minor version, the venv's numpy, and
@@ -478,17 +483,11 @@ def pin_environment(archive_path: Path, wheel: Path) -> None:
     pip = "\n".join(f"      - {line}" for line in pinned_requirements(wheel, "/autograder/source/"))
     environment = (f"name: otter-env\nchannels:\n  - conda-forge\ndependencies:\n  - python={python}\n  - pip\n"
                    f"  - jupyter_server\n  - pip:\n{pip}\n")
-    with zipfile.ZipFile(archive_path) as archive:
-        files = {name: archive.read(name) for name in archive.namelist()
-                 if name not in ("environment.yml", "requirements.txt")}
     setup = files["setup.sh"].decode()
     files["setup.sh"] = "\n".join(line for line in setup.splitlines() if "playwright" not in line).encode() + b"\n"
     files["environment.yml"] = environment.encode()
     files["requirements.txt"] = ("\n".join(pinned_requirements(wheel, "./")) + "\n").encode()
     files[wheel.name] = wheel.read_bytes()
-    with zipfile.ZipFile(archive_path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
 
 
 def assign(book: Book, assignment: Assignment, output: Path, wheel: Path) -> Path:
@@ -510,8 +509,8 @@ def assign(book: Book, assignment: Assignment, output: Path, wheel: Path) -> Pat
         (folder / "autograder").mkdir(parents=True)
         zips = list((dist / "autograder").glob("*-autograder_*.zip"))
         shutil.copy(zips[0], folder / "autograder" / f"{assignment.name}-autograder.zip")
-        pin_environment(folder / "autograder" / f"{assignment.name}-autograder.zip", wheel)
-        with_grader_files(folder / "autograder" / f"{assignment.name}-autograder.zip", assignment)
+        rewrite_zip(folder / "autograder" / f"{assignment.name}-autograder.zip",
+                    lambda files: pin_environment(files, wheel), lambda files: with_grader_files(files, assignment))
         shutil.copytree(dist / "student", folder / "student")
         shutil.copy(wheel, folder / "student" / wheel.name)  # the set-up cell installs it
         public_tests = {path.name: path.read_text() for path in sorted((folder / "student" / "tests").glob("*.py"))}
