@@ -7,6 +7,12 @@ order, the slider and Play step too. The page logs no console error and makes no
 off 127.0.0.1, and at 390 px it never scrolls sideways. With JavaScript off the widget
 is the still figure of the final state. Two widgets on one page step independently.
 
+For the ``forward`` and ``backward`` explorables of the backward chapter: Next, Previous
+and the arrow keys change the status, the classes and the numbers in the boxes; the last
+step of the backward pass shows every gradient; in "Predict, then reveal" mode a step
+hides its local gradient and product until a guess is checked, and says whether the
+guess was right. No id is used twice on the page.
+
 Uses Debian's chromium through Playwright (no browser download). Build the book first
 (``make book``).
 """
@@ -84,14 +90,14 @@ class Visit:
         self.context.close()
 
 
-@pytest.fixture
-def graph_page(browser: Browser, book_html: Path, serve):  # noqa: F811
-    page_file = book_html / "chapters" / "graph.html"
-    assert page_file.is_file(), "the graph chapter is not built: run `make book`"
+def chapter_opener(browser: Browser, book_html: Path, serve, chapter: str):
+    """A fixture's body: ``open_page(width, **context options)`` opens the built chapter."""
+    page_file = book_html / "chapters" / f"{chapter}.html"
+    assert page_file.is_file(), f"the {chapter} chapter is not built: run `make book`"
     visits = []
 
     def open_page(width: int = 1280, **options) -> Visit:
-        visit = Visit(browser, serve(book_html) + "chapters/graph.html", width, **options)
+        visit = Visit(browser, serve(book_html) + f"chapters/{chapter}.html", width, **options)
         visits.append(visit)
         return visit
 
@@ -100,10 +106,39 @@ def graph_page(browser: Browser, book_html: Path, serve):  # noqa: F811
         visit.close()
 
 
+@pytest.fixture
+def graph_page(browser: Browser, book_html: Path, serve):  # noqa: F811
+    yield from chapter_opener(browser, book_html, serve, "graph")
+
+
+@pytest.fixture
+def backward_page(browser: Browser, book_html: Path, serve):  # noqa: F811
+    yield from chapter_opener(browser, book_html, serve, "backward")
+
+
+# The widget's element ids start with its prefix, kept in its steps' JSON.
+PREFIX = "const prefix = JSON.parse(root.querySelector('script[data-role=\"steps\"]').textContent).prefix;"
+
+
 def node_classes(widget) -> dict[str, str]:
     return widget.evaluate(
-        "root => Object.fromEntries([...root.querySelectorAll('svg g.node')]"
-        ".map(g => [g.id, g.getAttribute('class')]))"
+        "root => {" + PREFIX + " return Object.fromEntries([...root.querySelectorAll('svg g.node')]"
+        ".map(g => [g.id.slice(prefix.length), g.getAttribute('class')])); }"
+    )
+
+
+def texts(widget) -> dict[str, str]:
+    """The SVG's texts that the steps write, by id without the prefix."""
+    return widget.evaluate(
+        "root => {" + PREFIX + " return Object.fromEntries([...root.querySelectorAll('svg text[id]')]"
+        ".map(t => [t.id.slice(prefix.length), t.textContent])); }"
+    )
+
+
+def highlighted_edges(widget) -> list[str]:
+    return widget.evaluate(
+        "root => {" + PREFIX + " return [...root.querySelectorAll('svg g.edge.cr-path')]"
+        ".map(g => g.id.slice(prefix.length)).sort(); }"
     )
 
 
@@ -136,8 +171,7 @@ def test_toposort_steps_forward_and_back(graph_page):
     widget.get_by_role("button", name="Previous step").click()
     assert (status_of(widget), node_classes(widget)) == seen[2]
     assert "cr-on-path" in node_classes(widget)["node-x"] and "cr-current" in node_classes(widget)["node-x"]
-    path = widget.evaluate("root => [...root.querySelectorAll('svg g.edge.cr-path')].map(g => g.id).sort()")
-    assert path == ["edge-d-f", "edge-x-d"]
+    assert highlighted_edges(widget) == ["edge-d-f", "edge-x-d"]
 
     widget.focus()
     page.keyboard.press("ArrowRight")
@@ -263,3 +297,116 @@ def test_two_widgets_on_one_page_step_independently(browser: Browser, serve, tmp
         assert not visit.problems(), "\n".join(visit.problems())
     finally:
         visit.close()
+
+
+def step_and_compare(widget, presses=3):
+    """Press Next step ``presses`` times; each must change the status and the picture. Returns the states."""
+    seen = [(status_of(widget), node_classes(widget), texts(widget))]
+    for _ in range(presses):
+        widget.get_by_role("button", name="Next step").click()
+        now = (status_of(widget), node_classes(widget), texts(widget))
+        assert now[0] != seen[-1][0], "Next step did not change the status"
+        assert now[1:] != seen[-1][1:], "Next step did not change the picture"
+        seen.append(now)
+    return seen
+
+
+def test_forward_fills_in_the_values(backward_page):
+    visit = backward_page()
+    page = visit.page
+    widget = page.locator('[data-explorable="forward"][data-ready="true"]')
+    expect(widget.locator('[data-role="status"]')).to_have_text(
+        "Step 1 of 6. a is a leaf: an input, with the value 2.")
+    assert texts(widget)["text-value-p"] == "data ?"
+    seen = step_and_compare(widget)
+    expect(widget.locator('[data-role="formula"]')).to_have_text("c = 0.5")
+    widget.get_by_role("button", name="Previous step").click()
+    assert (status_of(widget), node_classes(widget), texts(widget)) == seen[2]
+    expect(widget.locator('[data-role="formula"]')).to_have_text("p = a \u00d7 b = 2 \u00d7 (\u22120.5) = \u22121")
+    assert texts(widget)["text-value-p"] == "data \u22121" and texts(widget)["text-value-c"] == "data ?"
+    assert highlighted_edges(widget) == ["edge-a-p", "edge-b-p"]
+    assert "cr-current" in node_classes(widget)["node-p"]
+    widget.focus()
+    page.keyboard.press("End")
+    expect(widget.locator('[data-role="status"]')).to_contain_text("Step 6 of 6. Compute L")
+    assert texts(widget)["text-value-L"] == "data \u22120.4621"
+    page.keyboard.press("ArrowLeft")
+    expect(widget.locator('[data-role="status"]')).to_contain_text("Step 5 of 6. Compute n")
+    assert not visit.problems(), "\n".join(visit.problems())
+
+
+def test_backward_fills_in_the_gradients_edge_by_edge(backward_page):
+    visit = backward_page()
+    page = visit.page
+    widget = page.locator('[data-explorable="backward"][data-ready="true"]')
+    status = widget.locator('[data-role="status"]')
+    expect(status).to_contain_text("Step 1 of 6. Start at the root")
+    assert texts(widget)["text-grad-a"] == "grad 0" and texts(widget)["text-grad-L"] == "grad 1"
+    step_and_compare(widget)
+    expect(status).to_contain_text("Step 4 of 6. n sends its gradient back to c")
+    assert highlighted_edges(widget) == ["edge-c-n"]
+    classes = node_classes(widget)
+    assert "cr-current" in classes["node-n"] and "cr-target" in classes["node-c"]
+    assert "cr-waiting" in classes["node-a"]
+    widget.focus()
+    page.keyboard.press("ArrowRight")
+    expect(widget.locator('[data-role="formula"]')).to_have_text(
+        "\u2202L/\u2202a += \u2202L/\u2202p \u00b7 \u2202p/\u2202a = 0.7864 \u00d7 (\u22120.5) = \u22120.3932")
+    page.keyboard.press("End")
+    final = texts(widget)
+    assert [final[f"text-grad-{name}"] for name in "abcpnL"] == [
+        "grad \u22120.3932", "grad 1.573", "grad 0.7864", "grad 0.7864", "grad 0.7864", "grad 1"]
+    assert all("cr-complete" in c for c in node_classes(widget).values())
+    assert not visit.problems(), "\n".join(visit.problems())
+
+
+def test_backward_predict_then_reveal(backward_page):
+    visit = backward_page()
+    widget = visit.page.locator('[data-explorable="backward"][data-ready="true"]')
+    status = widget.locator('[data-role="status"]')
+    formula = widget.locator('[data-role="formula"]')
+    widget.get_by_label("Predict, then reveal").check()
+    assert texts(widget)["text-local-a-p"] == "?", "edges still to come show their local gradient"
+    widget.get_by_role("button", name="Next step").click()
+    expect(formula).to_have_text("\u2202L/\u2202n += \u2202L/\u2202L \u00b7 \u2202L/\u2202n = 1 \u00d7 ? = ?")
+    assert texts(widget)["text-grad-n"] == "grad ?" and texts(widget)["text-local-n-L"] == "?"
+    guess = widget.get_by_label("Your guess for \u2202L/\u2202L \u00b7 \u2202L/\u2202n")
+    guess.fill("0.5")
+    widget.get_by_role("button", name="Check").click()
+    expect(status).to_contain_text("Not quite: you said 0.5, and it is 0.7864.")
+    assert texts(widget)["text-grad-n"] == "grad 0.7864" and texts(widget)["text-local-n-L"] == "0.7864"
+    widget.get_by_role("button", name="Next step").click()
+    expect(formula).to_contain_text("= 0.7864 \u00d7 ? = ?")
+    widget.get_by_label("Your guess", exact=False).fill("0.786")
+    widget.get_by_label("Your guess", exact=False).press("Enter")
+    expect(status).to_contain_text("Right: 0.786.")
+    # Next on a step still to guess shows its answer first, then moves on.
+    widget.get_by_role("button", name="Next step").click()
+    expect(formula).to_contain_text("? = ?")
+    widget.get_by_role("button", name="Next step").click()
+    expect(status).to_contain_text("Shown without a guess.")
+    expect(formula).to_have_text("\u2202L/\u2202c += \u2202L/\u2202n \u00b7 \u2202n/\u2202c = 0.7864 \u00d7 1 = 0.7864")
+    widget.get_by_label("Predict, then reveal").uncheck()
+    assert texts(widget)["text-local-a-p"] == "\u22120.5"
+    assert not visit.problems(), "\n".join(visit.problems())
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_backward_page_fits_and_has_unique_ids(backward_page, width):
+    visit = backward_page(width=width)
+    page = visit.page
+    expect(page.locator('[data-explorable][data-ready="true"]')).to_have_count(2)
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
+    for kind in ("forward", "backward"):
+        box = page.locator(f'[data-explorable="{kind}"]').bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"{kind} sticks out: {box}"
+    repeated = page.evaluate("""() => {
+        // (sphinx-exercise repeats ids of its own; the widgets' ids must be unique on the page.)
+        const seen = {};
+        document.querySelectorAll('[id]').forEach(e => { seen[e.id] = (seen[e.id] || 0) + 1; });
+        const ours = [...document.querySelectorAll('[data-explorable] [id]')].map(e => e.id);
+        return ours.length > 20 ? ours.filter(id => seen[id] > 1) : ['too few ids in the widgets'];
+    }""")
+    assert not repeated, f"ids used more than once on the page: {repeated[:10]}"
+    assert not visit.problems(), "\n".join(visit.problems())

@@ -50,6 +50,16 @@ def json_data(markup):
     return json.loads(data.string)
 
 
+def element_ids(markup):
+    """The ids of the SVG's elements, without the widget's prefix, which every one of them has."""
+    prefix = json_data(markup)["prefix"]
+    svg = widget_soup(markup).select_one("svg")
+    ids = [tag["id"] for tag in svg.select("g[id], text[id]")
+           if tag["id"].startswith(("node", "edge", "text", prefix))]
+    assert all(found.startswith(prefix) for found in ids), ids
+    return {found[len(prefix):] for found in ids}
+
+
 # --- the recorded steps are the engine's ------------------------------------------
 
 
@@ -104,7 +114,7 @@ def test_a_value_used_twice_gives_unique_ids():
     b = a * a
     b.label = "b"
     markup = explore.toposort(b).html()
-    ids = {g["id"] for g in widget_soup(markup).select("svg g[id]")}
+    ids = element_ids(markup)
     assert {"node-a", "node-b", "edge-a-b", "edge-a-b-2"} <= ids
 
 
@@ -122,7 +132,7 @@ def test_a_large_graph_is_refused_with_the_limit_to_raise():
 def test_the_svg_has_an_id_for_every_node_and_edge(seed_html):
     soup = widget_soup(seed_html)
     [svg] = soup.select("svg")
-    ids = {g["id"] for g in svg.select("g[id]")}
+    ids = element_ids(seed_html)
     nodes = {f"node-{name}" for name in SEED_PARENTS}
     edges = {f"edge-{parent}-{child}" for child, parents in SEED_PARENTS.items() for parent in parents}
     assert nodes <= ids and edges <= ids, f"missing: {sorted((nodes | edges) - ids)}"
@@ -133,11 +143,11 @@ def test_the_json_holds_every_step_and_its_picture(seed, seed_html):
     data = json_data(seed_html)
     assert data["kind"] == "toposort" and data["lists"] == ["visited", "order"]
     assert [{key: step[key] for key in seed.steps[0]} for step in data["steps"]] == seed.steps
-    svg_ids = {g["id"] for g in widget_soup(seed_html).select("svg g[id]")}
+    svg_ids = element_ids(seed_html)
     for step in data["steps"]:
-        assert set(step["nodes"]) <= svg_ids and set(step["path"]) <= svg_ids
+        assert set(step["nodes"]) <= svg_ids and set(step["edges"]) <= svg_ids
         assert step["current"] == f"node-{step['node']}"
-    assert data["steps"][2]["path"] == ["edge-d-f", "edge-x-d"]
+    assert data["steps"][2]["edges"] == ["edge-d-f", "edge-x-d"]
     assert data["steps"][2]["nodes"]["node-x"] == "cr-on-path"
     assert data["steps"][3]["nodes"]["node-x"] == "cr-finished"
 
@@ -176,7 +186,8 @@ def test_controls_have_the_names_the_reader_and_the_checks_use(seed_html):
 def test_without_script_the_widget_shows_the_final_state(seed, seed_html):
     soup = widget_soup(seed_html)
     svg = soup.select_one("svg")
-    classes = {g["id"]: g["class"] for g in svg.select("g.node")}
+    prefix = json_data(seed_html)["prefix"]
+    classes = {g["id"][len(prefix):]: g["class"] for g in svg.select("g.node")}
     for name in ["x", "a", "b", "c", "d", "f"]:
         assert "cr-finished" in classes[f"node-{name}"]
     assert "cr-not-reached" in classes["node-e"] and "cr-current" in classes["node-f"]
@@ -186,7 +197,7 @@ def test_without_script_the_widget_shows_the_final_state(seed, seed_html):
     assert lists == {"visited": "f, d, x, c, a, b", "order": "x, a, b, c, d, f"}
     assert soup.select_one('[data-role="controls"]').has_attr("hidden")
     # The colours of the final state are drawn by dot too, for pages without the styles.
-    assert 'fill="#2f5f98"' in str(svg.select_one("g#node-x"))
+    assert 'fill="#2f5f98"' in str(svg.select_one(f"g#{prefix}node-x"))
 
 
 def test_labels_cannot_break_out_of_the_json():
@@ -216,3 +227,135 @@ def test_the_wheel_ships_the_script_and_styles(tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     assert {"chainrule/explore.py", "chainrule/explorable.js", "chainrule/explorable.css"} <= names
+
+
+# --- forward and backward: the values and gradients of a Value graph -------------
+
+
+def worked_example():
+    """The backward chapter's L = tanh(ab + c) at a = 2, b = -0.5, c = 0.5, with its labels."""
+    a, b, c = Value(2.0, label="a"), Value(-0.5, label="b"), Value(0.5, label="c")
+    p = a * b
+    p.label = "p"
+    n = p + c
+    n.label = "n"
+    L = n.tanh()
+    L.label = "L"
+    return L
+
+
+def fan_out():
+    """y = x*x + x: x reaches y along three edges."""
+    x = Value(3.0, label="x")
+    q = x * x
+    q.label = "q"
+    y = q + x
+    y.label = "y"
+    return y
+
+
+def test_forward_steps_are_the_values_the_engine_computed():
+    L = worked_example()
+    recorded = explore.forward(L)
+    order = topological_order(L)
+    assert [step["node"] for step in recorded.steps] == [node.label for node in order]
+    assert [step["value"] for step in recorded.steps] == [node.data for node in order]
+    assert [step["inputs"] for step in recorded.steps] == [[p.label for p in node.parents] for node in order]
+    assert [step["op"] for step in recorded.steps] == [node.op for node in order]
+    assert recorded.steps[2]["formula"] == "p = a \u00d7 b = 2 \u00d7 (\u22120.5) = \u22121"
+    assert recorded.steps[-1]["formula"] == "L = tanh(n) = tanh(\u22120.5) = \u22120.4621"
+    assert recorded.steps[-1]["sentence"].endswith("The forward pass is complete.")
+
+
+def test_backward_steps_follow_value_backward_edge_by_edge():
+    L = worked_example()
+    recorded = explore.backward(L)
+    order = topological_order(L)
+    edges = [(node.label, parent.label) for node in reversed(order) for parent in node.parents]
+    steps = recorded.steps
+    assert steps[0]["event"] == "seed" and steps[0]["gradients"]["L"] == 1.0
+    assert [(step["child"], step["parent"]) for step in steps[1:]] == edges
+    for step in steps[1:]:
+        assert step["product"] == step["child_grad"] * step["local"]
+        assert step["after"] == step["before"] + step["product"]
+        assert step["gradients"][step["parent"]] == step["after"]
+    assert {node.label: node.grad for node in order} == steps[-1]["gradients"]
+    assert steps[2]["formula"] == ("\u2202L/\u2202p += \u2202L/\u2202n \u00b7 \u2202n/\u2202p = "
+                                   "0.7864 \u00d7 1 = 0.7864")
+    assert "\u2202p/\u2202a = b = \u22120.5" in steps[4]["sentence"]
+
+
+def test_backward_adds_up_the_fan_out():
+    y = fan_out()
+    recorded = explore.backward(y)
+    into_x = [step for step in recorded.steps[1:] if step["parent"] == "x"]
+    assert [step["before"] for step in into_x] == [0.0, 1.0, 4.0]
+    assert recorded.steps[-1]["gradients"]["x"] == 7.0 == 2 * 3.0 + 1
+    assert "x waits for its other children" in into_x[0]["sentence"]
+    assert "its gradient is complete" in into_x[-1]["sentence"]
+    # A second recording starts again from zero: leaves do not accumulate across recordings.
+    assert explore.backward(y).steps[-1]["gradients"]["x"] == 7.0 and y.parents[1].grad == 7.0
+
+
+def test_backward_refuses_to_record_what_the_engine_did_not_do(monkeypatch):
+    def wrong_backward(self):  # a broken engine: the root gets gradient 2
+        for node in topological_order(self):
+            node.grad = 2.0
+
+    monkeypatch.setattr(Value, "backward", wrong_backward)
+    with pytest.raises(AssertionError, match="recorded gradient of .* but backward\\(\\) stored"):
+        explore.backward(worked_example())
+
+
+def test_forward_and_backward_take_only_values():
+    numpy = pytest.importorskip("numpy")
+    from chainrule import Tensor
+
+    with pytest.raises(TypeError, match="explore.backward: expected a chainrule Value.*Tensor"):
+        explore.backward(Tensor(numpy.ones(2), requires_grad=True).sum())
+    with pytest.raises(TypeError, match="explore.forward: expected a chainrule Value.*float"):
+        explore.forward(1.5)
+    node = Value(0.5)
+    for _ in range(40):
+        node = node.tanh()
+    with pytest.raises(GraphTooLargeError, match="max_nodes=41"):
+        explore.forward(node)
+
+
+@pytest.mark.parametrize("kind", ["forward", "backward"])
+def test_every_text_a_step_writes_is_in_the_svg(kind):
+    recorded = getattr(explore, kind)(worked_example())
+    markup = recorded.html()
+    ids = element_ids(markup)
+    data = json_data(markup)
+    for step in data["steps"]:
+        assert set(step["nodes"]) <= ids and set(step["edges"]) <= ids
+        assert set(step["texts"]) <= ids
+        assert set(step.get("later", [])) <= ids
+    assert len(markup.encode("utf-8")) <= MAX_WIDGET_BYTES
+
+
+def test_backward_without_script_shows_the_final_gradients():
+    L = worked_example()
+    markup = explore.backward(L).html()
+    soup = widget_soup(markup)
+    prefix = json_data(markup)["prefix"]
+    for node in topological_order(L):
+        [text] = soup.select(f'text[id="{prefix}text-grad-{node.label}"]')
+        assert text.get_text() == f"grad {node.grad:.4g}".replace("-", "\u2212")
+    assert soup.select_one('[data-role="formula"]').get_text().startswith("\u2202L/\u2202b +=")
+    assert soup.select_one('[data-role="quiz-controls"]').has_attr("hidden")
+    assert "The backward pass is complete" in soup.select_one('[data-role="status"]').get_text()
+
+
+def test_the_quiz_hides_the_local_gradient_and_the_product():
+    steps = explore.backward(worked_example()).steps
+    quiz = steps[4]["quiz"]
+    assert quiz["answer"] == steps[4]["product"]
+    assert quiz["formula"].endswith("= 0.7864 \u00d7 ? = ?") and "\u22120.5" not in quiz["sentence"]
+    assert "quiz" not in steps[0]
+
+
+def test_two_kinds_on_one_graph_have_different_ids():
+    L = worked_example()
+    assert explore.forward(L).prefix != explore.backward(L).prefix

@@ -127,7 +127,7 @@ class Figure:
 # ---------------------------------------------------------------------------
 
 
-def _new_digraph(rankdir, title=None):
+def new_digraph(rankdir, title=None):
     """Return an empty Digraph with the house style (white background, sans-serif)."""
     if rankdir not in ("LR", "RL", "TB", "BT"):
         raise ValueError(f"rankdir must be one of 'LR', 'RL', 'TB', 'BT', got {rankdir!r}")
@@ -156,7 +156,7 @@ def _node_ids(nodes):
     return {node: f"n{index}" for index, node in enumerate(nodes)}
 
 
-def _format_number(x):
+def format_number(x):
     """Show a number with 4 significant digits (``-0.0`` shows as ``0``)."""
     x = float(x)
     return "0" if x == 0.0 else f"{x:.4g}"
@@ -171,7 +171,7 @@ def _array_shape(x):
 def _describe_data(data):
     """``"2.5"`` for a number, ``"shape (2, 3)"`` for an array."""
     shape = _array_shape(data)
-    return f"shape {shape}" if shape is not None else _format_number(data)
+    return f"shape {shape}" if shape is not None else format_number(data)
 
 
 def _describe_grad(grad):
@@ -179,14 +179,14 @@ def _describe_grad(grad):
     if grad is None:
         return "none"
     if _array_shape(grad) is not None:
-        return "norm " + _format_number(math.sqrt(float((grad * grad).sum())))
-    return _format_number(grad)
+        return "norm " + format_number(math.sqrt(float((grad * grad).sum())))
+    return format_number(grad)
 
 
 _OP_SYMBOLS = {"*": "\u00d7", "-": "\u2212"}  # a times sign and a minus sign read better than * and -
 
 
-def _op_symbol(op):
+def op_symbol(op):
     """The symbol a figure shows for an operation (``*`` as a times sign, ``-`` as a minus)."""
     return _OP_SYMBOLS.get(op, op or "?")
 
@@ -218,7 +218,7 @@ def _value_box(node, rows, show_op=False):
     if node.label:
         header.append(f"<B>{_html(node.label)}</B>")
     if show_op and node.op:
-        header.append(f'<FONT COLOR="{MUTED}">({_html(_op_symbol(node.op))})</FONT>')
+        header.append(f'<FONT COLOR="{MUTED}">({_html(op_symbol(node.op))})</FONT>')
     header = [" ".join(header)] if header else []
     body = "".join(f"<TR><TD ALIGN=\"LEFT\">{row}</TD></TR>" for row in header + rows)
     return (
@@ -282,7 +282,7 @@ def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None, co
     order = topological_order(root)
     _check_size("draw_graph", len(order), max_nodes)
     ids = _node_ids(order)
-    dot = _new_digraph(rankdir, title)
+    dot = new_digraph(rankdir, title)
     if compact:
         return _draw_compact(dot, root, order, ids)
     for node in order:
@@ -297,7 +297,7 @@ def _draw_compact(dot, root, order, ids):
     """The compact figure of :func:`draw_graph`: one small box per value, edges from inputs to results."""
     dot.attr(nodesep="0.15", ranksep="0.25")
     for node in order:
-        text = node.label or (_op_symbol(node.op) if node.parents else "constant")
+        text = node.label or (op_symbol(node.op) if node.parents else "constant")
         dot.node(ids[node], _html(text), shape="box", style="rounded", fontsize="10",
                  width="0.2", height="0.2", margin="0.04,0.02")
         for parent in node.parents:
@@ -313,7 +313,7 @@ def _add_operation(dot, node, ids):
     """Draw the operation that produced ``node``, with an edge from each parent."""
     op_id = ids[node] + "_op"
     dot.node(
-        op_id, f"<{_html(_op_symbol(node.op))}>", shape="ellipse", style="filled", fillcolor=OP_FILL,
+        op_id, f"<{_html(op_symbol(node.op))}>", shape="ellipse", style="filled", fillcolor=OP_FILL,
         color=MUTED, fontsize="12", width="0.3", height="0.3", margin="0.04",
     )
     for parent in node.parents:
@@ -391,7 +391,7 @@ def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150, *, capt
     shape = "circle" if max(len(name) for name in names.values()) <= 3 else "ellipse"
     node_ids, edge_ids = _element_ids(nodes, names, parents_of) if element_ids else ({}, {})
 
-    dot = _new_digraph(rankdir)
+    dot = new_digraph(rankdir)
     if caption:
         dot.attr(label=_dfs_caption(trace, step, names, bool(not_reached)), labelloc="b", labeljust="c")
     for node in nodes:
@@ -520,7 +520,7 @@ def _dfs_node_label(node, names):
     op = getattr(node, "op", "")
     if not op:
         return f"<{_html(names[node])}>"
-    return f'<{_html(names[node])}<BR/><FONT POINT-SIZE="10">{_html(_op_symbol(op))}</FONT>>'
+    return f'<{_html(names[node])}<BR/><FONT POINT-SIZE="10">{_html(op_symbol(op))}</FONT>>'
 
 
 def _dfs_caption(trace, step, names, has_unreached):
@@ -607,7 +607,7 @@ def draw_gradient_flow(root, rankdir="LR", max_nodes=150, gradient=None):
     order = topological_order(root)
     _check_size("draw_gradient_flow", len(order), max_nodes)
     ids = _node_ids(order)
-    dot = _new_digraph(rankdir)
+    dot = new_digraph(rankdir)
     dot.attr(label=_gradient_legend(root.label or "root", is_tensor), labelloc="b", labeljust="c")
     for node in order:
         rows = [_data_row(node), _grad_row(node, emphasise=True)]
