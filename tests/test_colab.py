@@ -127,6 +127,18 @@ def test_colab_notebook_runs(colab, page: str):
     assert probe["direct_url"] and wheel.as_uri() in probe["direct_url"], (
         f"chainrule was not installed from the wheel {wheel}: direct_url.json = {probe['direct_url']}"
     )
+    # The explorables show in Colab's output frame: their markup and their script are in the output.
+    shown = [output["data"]["text/html"] for cell in result.notebook.cells
+             for output in cell.get("outputs", []) if "text/html" in output.get("data", {})]
+    for kind in EXPLORABLES.get(page, []):
+        widgets = [html for html in shown if f'data-explorable="{kind}"' in html]
+        assert widgets, f"the {kind} explorable is not among the outputs of {page} in the simulated Colab"
+        assert all("window.chainruleExplorable" in html and "data-role=\"steps\"" in html for html in widgets)
+
+
+#: The explorables each chapter shows (chainrule.explore).
+EXPLORABLES = {"chapters/graph": ["toposort"], "chapters/backward": ["forward", "backward"],
+               "chapters/engine": ["training"]}
 
 
 # --------------------------------------------------------------------------- student edition

@@ -410,3 +410,65 @@ def test_backward_page_fits_and_has_unique_ids(backward_page, width):
     }""")
     assert not repeated, f"ids used more than once on the page: {repeated[:10]}"
     assert not visit.problems(), "\n".join(visit.problems())
+
+
+@pytest.fixture
+def engine_page(browser: Browser, book_html: Path, serve):  # noqa: F811
+    yield from chapter_opener(browser, book_html, serve, "engine")
+
+
+def training_view(widget) -> dict:
+    """What the training widget shows: region fills, the cursor, a weight's colour, the units' texts, the ring."""
+    return widget.evaluate(
+        "root => {" + PREFIX + """
+        const by = id => root.querySelector(`[id="${prefix}${id}"]`);
+        return {cells: [...root.querySelectorAll('[data-cell]')].map(c => c.getAttribute('fill')).join(),
+                cursor: by('part-cursor').getAttribute('x1'),
+                weight: by('part-w0-0-0').getAttribute('fill'),
+                units: by('text-value-h1').textContent + '|' + by('text-grad-o1').textContent,
+                ring: by('part-ring').getAttribute('cx') + ',' + by('part-ring').getAttribute('cy')};
+        }""")
+
+
+def test_training_steps_and_shows_the_chosen_example(engine_page):
+    visit = engine_page()
+    page = visit.page
+    widget = page.locator('[data-explorable="training"][data-ready="true"]')
+    status = widget.locator('[data-role="status"]')
+    expect(status).to_contain_text("Step 1 of 31. After 0 steps of gradient descent")
+    seen = [training_view(widget)]
+    for _ in range(3):
+        widget.get_by_role("button", name="Next step").click()
+        now = training_view(widget)
+        for key in ("cursor", "weight", "units"):
+            assert now[key] != seen[-1][key], f"Next step did not change the {key}"
+        seen.append(now)
+    assert seen[-1]["cells"] != seen[0]["cells"], "the regions did not move in three steps"
+    expect(status).to_contain_text("Step 4 of 31. After 6 steps")
+    widget.get_by_role("button", name="Previous step").click()
+    assert training_view(widget) == seen[2]
+    widget.get_by_role("combobox", name="Example").select_option(index=2)
+    chosen = training_view(widget)
+    assert chosen["units"] != seen[2]["units"] and chosen["ring"] != seen[2]["ring"]
+    assert chosen["cells"] == seen[2]["cells"], "choosing an example changed the step"
+    widget.focus()
+    page.keyboard.press("ArrowRight")
+    expect(status).to_contain_text("Step 4 of 31")
+    page.keyboard.press("End")
+    expect(status).to_contain_text("Step 31 of 31. After 60 steps")
+    assert not visit.problems(), "\n".join(visit.problems())
+
+
+def test_training_fits_a_phone(engine_page):
+    visit = engine_page(width=390)
+    page = visit.page
+    widget = page.locator('[data-explorable="training"][data-ready="true"]')
+    widget.scroll_into_view_if_needed()
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
+    box = widget.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, f"the widget sticks out: {box}"
+    widget.get_by_role("button", name="Play").click()
+    expect(widget.locator('[data-role="status"]')).to_contain_text("Step 2 of 31", timeout=5000)
+    widget.get_by_role("button", name="Pause").click()
+    assert not visit.problems(), "\n".join(visit.problems())

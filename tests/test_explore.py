@@ -53,9 +53,8 @@ def json_data(markup):
 def element_ids(markup):
     """The ids of the SVG's elements, without the widget's prefix, which every one of them has."""
     prefix = json_data(markup)["prefix"]
-    svg = widget_soup(markup).select_one("svg")
-    ids = [tag["id"] for tag in svg.select("g[id], text[id]")
-           if tag["id"].startswith(("node", "edge", "text", prefix))]
+    ids = [tag["id"] for tag in widget_soup(markup).select("svg [id]")
+           if tag["id"].startswith(("node-", "edge-", "text-", "part-", prefix))]
     assert all(found.startswith(prefix) for found in ids), ids
     return {found[len(prefix):] for found in ids}
 
@@ -359,3 +358,103 @@ def test_the_quiz_hides_the_local_gradient_and_the_product():
 def test_two_kinds_on_one_graph_have_different_ids():
     L = worked_example()
     assert explore.forward(L).prefix != explore.backward(L).prefix
+
+
+# --- training: a classifier recorded while it trains ------------------------------
+
+
+def small_classifier(seed=0):
+    """Points of 3 classes, a 2-3-3 tanh network of Values, its units and its loss."""
+    import math
+    import random
+
+    rng = random.Random(seed)
+    points = [(rng.uniform(-1, 1), rng.uniform(-1, 1)) for _ in range(12)]
+    labels = [0 if x < -0.3 else 1 if x < 0.3 else 2 for x, _ in points]
+    weights = [[[Value(rng.uniform(-1, 1)) for _ in range(3)] for _ in range(3)],
+               [[Value(rng.uniform(-1, 1)) for _ in range(4)] for _ in range(3)]]
+
+    def forward(point):
+        layers = [[Value(x) for x in point]]
+        for depth, layer in enumerate(weights):
+            outputs = []
+            for row in layer:
+                total = sum((w * x for w, x in zip(row, layers[-1])), row[-1])
+                outputs.append(total.tanh() if depth == 0 else total)
+            layers.append(outputs)
+        return layers
+
+    def loss(scores, label):
+        return sum((s.exp() for s in scores), Value(0.0)).log() - scores[label]
+
+    assert math.isfinite(loss(forward(points[0])[-1], labels[0]).data)
+    return points, labels, weights, forward, loss
+
+
+def train(recorder, weights, points, labels, forward, loss, steps=6, lr=0.5):
+    parameters = [p for layer in weights for unit in layer for p in unit]
+    recorded_grads = []
+    for step in range(steps):
+        total = sum((loss(forward(x)[-1], y) for x, y in zip(points, labels)), Value(0.0))
+        total = total / len(points)
+        for p in parameters:
+            p.grad = 0.0
+        total.backward()
+        before = [p.grad for p in parameters]
+        recorder.record(step, total)
+        recorded_grads.append((before, [p.grad for p in parameters], [p.data for p in parameters]))
+        for p in parameters:
+            p.data -= lr * p.grad
+    return recorded_grads
+
+
+def test_training_records_the_run_without_changing_it():
+    points, labels, weights, forward, loss = small_classifier()
+    recorder = explore.TrainingRecorder(points, labels, forward=forward, loss=loss, weights=weights,
+                                        grid=8)
+    runs = train(recorder, weights, points, labels, forward, loss)
+    for before, after, _ in runs:
+        assert before == after, "record() changed the gradients the update uses"
+    snapshots = recorder.snapshots
+    assert [snap["weights"] for snap in snapshots] == [data for _, _, data in runs]
+    assert snapshots[-1]["loss"] < snapshots[0]["loss"]
+    assert recorder.examples == [labels.index(k) for k in range(3)]
+    for snap in snapshots:
+        assert len(snap["cells"]) == 64 and set(snap["cells"]) <= {"0", "1", "2"}
+    # The units of an example are its forward pass; their gradients are its own backward pass.
+    layers, (example_loss, seed) = snapshots[0]["units"][0]
+    assert seed == 1.0 and [len(layer) for layer in layers] == [2, 3, 3]
+
+
+def test_training_widget_shows_every_step_and_example():
+    points, labels, weights, forward, loss = small_classifier()
+    recorder = explore.TrainingRecorder(points, labels, forward=forward, loss=loss, weights=weights,
+                                        grid=8)
+    train(recorder, weights, points, labels, forward, loss, steps=4)
+    widget = recorder.explorable()
+    markup = widget.html()
+    data = json_data(markup)
+    ids = element_ids(markup)
+    assert data["kind"] == "training" and len(data["steps"]) == 4 and len(data["examples"]) == 3
+    soup = widget_soup(markup)
+    assert len(soup.select("[data-cell]")) == 64 and len(soup.select("select option")) == 3
+    assert len(soup.select("figure.cr-x-panel svg[role=img][aria-label]")) == 4
+    for step in data["steps"]:
+        assert len(step["grid"]) == 64 and len(step["examples"]) == 3
+        assert set(step["attrs"]) <= ids
+        for texts in step["examples"]:
+            assert set(texts) <= ids and texts["text-grad-loss"] == "grad 1"
+    assert {"part-ring", "part-cursor", "text-value-h1", "text-grad-o3"} <= ids
+    assert len(markup.encode("utf-8")) <= MAX_WIDGET_BYTES
+
+
+def test_training_recorder_refuses_bad_input():
+    points, labels, weights, forward, loss = small_classifier()
+    with pytest.raises(ValueError, match="TrainingRecorder: 12 points but 11 labels"):
+        explore.TrainingRecorder(points, labels[:-1], forward=forward, loss=loss, weights=weights)
+    with pytest.raises(ValueError, match="labels must be 0, 1, ...*got \\[1, 2\\]"):
+        explore.TrainingRecorder(points, [1 + (k % 2) for k in labels], forward=forward, loss=loss,
+                                 weights=weights)
+    recorder = explore.TrainingRecorder(points, labels, forward=forward, loss=loss, weights=weights)
+    with pytest.raises(ValueError, match="nothing recorded yet"):
+        recorder.explorable()

@@ -627,3 +627,36 @@ def test_unanswered_student_chapter_stops_at_first_check_in_jupyterlab(lab: Lab)
         f"Run All in Lab of {STUDENT_NOTEBOOK} (unanswered) should stop at the error of its first "
         f"check cell (cell {check}), but cells after it have an execution count: {ran_after}"
     )
+
+
+EXPLORABLE_CHAPTER = "chapters/backward.md"
+
+
+def test_an_explorable_steps_in_jupyterlab(lab: Lab) -> None:
+    """Run the backward chapter in Lab; its backward-pass widget steps, with the script Lab runs from the output.
+
+    JupyterLab runs the scripts of trusted HTML outputs (a notebook run in this session is
+    trusted); the widget must set itself up there and step as on the site.
+    """
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            open_notebook(page, lab, EXPLORABLE_CHAPTER)
+            run_all(page, STUDENT_RUN_TIMEOUT_MS)
+            widget = page.locator('.jp-OutputArea-output [data-explorable="backward"][data-ready="true"]')
+            widget.wait_for(timeout=10_000)
+            status = widget.locator('[data-role="status"]')
+            assert status.inner_text().startswith("Step 1 of 6. Start at the root")
+            widget.get_by_role("button", name="Next step").click()
+            assert status.inner_text().startswith("Step 2 of 6. L sends its gradient back to n")
+            widget.focus()
+            page.keyboard.press("ArrowRight")
+            assert status.inner_text().startswith("Step 3 of 6. n sends its gradient back to p")
+            formula = widget.locator('[data-role="formula"]').inner_text()
+            assert formula == "\u2202L/\u2202p += \u2202L/\u2202n \u00b7 \u2202n/\u2202p = 0.7864 \u00d7 1 = 0.7864"
+            assert not errors, errors
+        finally:
+            browser.close()

@@ -52,13 +52,25 @@
       var guessForm = find('[data-role="guess-form"]');
       var guess = find('[data-role="guess"]');
       var revealed = {};
+      var cells = root.querySelectorAll("[data-cell]");
+      var example = find('[data-role="example"]');
+      var chosen = 0;
+      var setAttributes = function (attributes) {
+        Object.keys(attributes || {}).forEach(function (id) {
+          var target = element(id);
+          if (!target) return;
+          Object.keys(attributes[id]).forEach(function (name) {
+            target.setAttribute(name, attributes[id][name]);
+          });
+        });
+      };
       var buttons = {};
       ["reset", "previous", "play", "next"].forEach(function (action) {
         buttons[action] = find('[data-action="' + action + '"]');
       });
       var elements = {};
       var element = function (id) {
-        if (!(id in elements)) elements[id] = svg ? svg.querySelector('[id="' + prefix + id + '"]') : null;
+        if (!(id in elements)) elements[id] = root.querySelector('[id="' + prefix + id + '"]');
         return elements[id];
       };
       var setText = function (id, text) {
@@ -90,6 +102,14 @@
           if (edge) edge.classList.toggle("cr-path", step.edges.indexOf(id) >= 0);
         });
         Object.keys(step.texts || {}).forEach(function (id) { setText(id, step.texts[id]); });
+        setAttributes(step.attrs);
+        if (step.grid) {
+          for (var i = 0; i < cells.length; i += 1) cells[i].setAttribute("fill", data.palette[+step.grid[i]]);
+        }
+        if (step.examples) {
+          var shown = step.examples[chosen];
+          Object.keys(shown).forEach(function (id) { setText(id, shown[id]); });
+        }
         if (step.later) {
           // Local gradients of the edges still to come: shown, unless the reader predicts them.
           var asking = predict && predict.checked;
@@ -170,13 +190,20 @@
       slider.addEventListener("input", function () { pause(); show(parseInt(slider.value, 10)); });
       root.addEventListener("keydown", function (event) {
         var tag = event.target.tagName;
-        if (event.target === slider || tag === "INPUT" && event.target.type === "text" ||
+        if (event.target === slider || tag === "SELECT" || tag === "INPUT" && event.target.type === "text" ||
             event.altKey || event.ctrlKey || event.metaKey) return;
         var keys = { ArrowLeft: index - 1, ArrowRight: index + 1, Home: 0, End: last };
         if (!(event.key in keys)) return;
         event.preventDefault();
         go(keys[event.key]);
       });
+      if (example) {
+        example.addEventListener("change", function () {
+          chosen = parseInt(example.value, 10);
+          setAttributes(data.rings[chosen]);
+          show(index);
+        });
+      }
       if (predict) {
         predict.addEventListener("change", function () {
           revealed = {};
