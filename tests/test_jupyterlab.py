@@ -61,7 +61,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 import student_answers
@@ -648,15 +648,16 @@ def test_an_explorable_steps_in_jupyterlab(lab: Lab) -> None:
             run_all(page, STUDENT_RUN_TIMEOUT_MS)
             widget = page.locator('.jp-OutputArea-output [data-explorable="backward"][data-ready="true"]')
             widget.wait_for(timeout=10_000)
+            widget.scroll_into_view_if_needed()
             status = widget.locator('[data-role="status"]')
-            assert status.inner_text().startswith("Step 1 of 6. Start at the root")
+            expect(status).to_contain_text("Step 1 of 6. Start at the root")
             widget.get_by_role("button", name="Next step").click()
-            assert status.inner_text().startswith("Step 2 of 6. L sends its gradient back to n")
+            expect(status).to_contain_text("Step 2 of 6. L sends its gradient back to n")
             widget.focus()
             page.keyboard.press("ArrowRight")
-            assert status.inner_text().startswith("Step 3 of 6. n sends its gradient back to p")
-            formula = widget.locator('[data-role="formula"]').inner_text()
-            assert formula == "\u2202L/\u2202p += \u2202L/\u2202n \u00b7 \u2202n/\u2202p = 0.7864 \u00d7 1 = 0.7864"
+            expect(status).to_contain_text("Step 3 of 6. n sends its gradient back to p")
+            expect(widget.locator('[data-role="formula"]')).to_have_text(
+                "\u2202L/\u2202p += \u2202L/\u2202n \u00b7 \u2202n/\u2202p = 0.7864 \u00d7 1 = 0.7864")
             assert not errors, errors
         finally:
             browser.close()
