@@ -239,17 +239,37 @@ def test_toposort_without_javascript_is_the_final_state(graph_page):
     assert "cr-finished" in node_classes(widget)["node-x"]
 
 
-def test_toposort_reads_in_dark_mode(graph_page):
+KINDS = [("graph", "toposort"), ("backward", "forward"), ("backward", "backward"), ("engine", "training")]
+
+
+@pytest.fixture
+def book_page(browser: Browser, book_html: Path, serve):  # noqa: F811
+    """``open_page(chapter, width, **options)``: a built chapter, opened as in :class:`Visit`."""
+    visits = []
+
+    def open_page(chapter: str, width: int = 1280, **options) -> Visit:
+        assert (book_html / "chapters" / f"{chapter}.html").is_file(), f"{chapter} is not built"
+        visit = Visit(browser, serve(book_html) + f"chapters/{chapter}.html", width, **options)
+        visits.append(visit)
+        return visit
+
+    yield open_page
+    for visit in visits:
+        visit.close()
+
+
+@pytest.mark.parametrize("page_name, kind", KINDS)
+def test_explorable_reads_in_dark_mode(book_page, page_name, kind):
     """In the dark theme the text keeps its contrast with whatever the widget sits on.
 
     (The theme puts HTML outputs on a light card in dark mode; the widget takes its colours
     from there, so the check measures against the nearest background actually painted.)
     """
-    visit = graph_page(color_scheme="dark")
+    visit = book_page(page_name, color_scheme="dark")
     page = visit.page
-    page.wait_for_selector(READY)
+    page.wait_for_selector(f'[data-explorable="{kind}"][data-ready="true"]')
     assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
-    ratios = page.evaluate("""() => {
+    ratios = page.evaluate("""kind => {
         const rgb = colour => colour.match(/[\\d.]+/g).map(Number);
         const luminance = colour => {
             const [r, g, b] = rgb(colour).slice(0, 3).map(v => {
@@ -270,12 +290,29 @@ def test_toposort_reads_in_dark_mode(graph_page):
             const [a, b] = [luminance(getComputedStyle(element).color), luminance(painted(element))];
             return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
         };
-        const root = document.querySelector('[data-explorable]');
-        return ['[data-role="status"]', 'button', '[data-list]', '.cr-x-legend li']
+        const root = document.querySelector(`[data-explorable="${kind}"]`);
+        return ['[data-role="status"]', 'button', '[data-list]', '.cr-x-legend li',
+                '[data-role="formula"]', 'label', 'select', 'figcaption']
+            .filter(selector => root.querySelector(selector))
             .map(selector => [selector, contrast(root.querySelector(selector))]);
-    }""")
+    }""", kind)
     low = [(selector, round(ratio, 1)) for selector, ratio in ratios if ratio < 4.5]
     assert not low, f"text with too little contrast in dark mode: {low}"
+
+
+@pytest.mark.parametrize("page_name, kind", KINDS[1:])
+def test_explorable_without_javascript_is_the_final_state(book_page, page_name, kind):
+    visit = book_page(page_name, java_script_enabled=False)
+    widget = visit.page.locator(f'[data-explorable="{kind}"]')
+    status = widget.locator('[data-role="status"]')
+    last = {"forward": "Step 6 of 6.", "backward": "Step 6 of 6.", "training": "Step 31 of 31."}[kind]
+    expect(status).to_contain_text(last)
+    expect(widget.locator('[data-role="controls"]')).to_be_hidden()
+    for svg in widget.locator("svg").all():
+        assert svg.get_attribute("role") == "img" and len(svg.get_attribute("aria-label")) > 40
+    if kind == "backward":
+        assert texts(widget)["text-grad-b"] == "grad 1.573"
+        expect(widget.get_by_text("Predict, then reveal")).to_be_hidden()
 
 
 def test_two_widgets_on_one_page_step_independently(browser: Browser, serve, tmp_path: Path):  # noqa: F811
@@ -328,10 +365,10 @@ def test_forward_fills_in_the_values(backward_page):
     assert "cr-current" in node_classes(widget)["node-p"]
     widget.focus()
     page.keyboard.press("End")
-    expect(widget.locator('[data-role="status"]')).to_contain_text("Step 6 of 6. Compute L")
+    expect(widget.locator('[data-role="status"]')).to_contain_text("Step 6 of 6. L is tanh of n")
     assert texts(widget)["text-value-L"] == "data \u22120.4621"
     page.keyboard.press("ArrowLeft")
-    expect(widget.locator('[data-role="status"]')).to_contain_text("Step 5 of 6. Compute n")
+    expect(widget.locator('[data-role="status"]')).to_contain_text("Step 5 of 6. n is an addition of p and c")
     assert not visit.problems(), "\n".join(visit.problems())
 
 
@@ -370,10 +407,18 @@ def test_backward_predict_then_reveal(backward_page):
     widget.get_by_role("button", name="Next step").click()
     expect(formula).to_have_text("\u2202L/\u2202n += \u2202L/\u2202L \u00b7 \u2202L/\u2202n = 1 \u00d7 ? = ?")
     assert texts(widget)["text-grad-n"] == "grad ?" and texts(widget)["text-local-n-L"] == "?"
+    classes = node_classes(widget)["node-n"]
+    assert "cr-waiting" in classes and "cr-complete" not in classes, "the box gives the answer away"
+    guess = widget.get_by_label("Your guess for \u2202L/\u2202L \u00b7 \u2202L/\u2202n")
+    guess.fill("one")
+    widget.get_by_role("button", name="Check").click()
+    expect(status).to_contain_text("Step 2 of 6. Type a number")
+    expect(status).to_contain_text("guess the product \u2202L/\u2202L \u00b7 \u2202L/\u2202n")
     guess = widget.get_by_label("Your guess for \u2202L/\u2202L \u00b7 \u2202L/\u2202n")
     guess.fill("0.5")
     widget.get_by_role("button", name="Check").click()
     expect(status).to_contain_text("Not quite: you said 0.5, and it is 0.7864.")
+    assert "cr-complete" in node_classes(widget)["node-n"]
     assert texts(widget)["text-grad-n"] == "grad 0.7864" and texts(widget)["text-local-n-L"] == "0.7864"
     widget.get_by_role("button", name="Next step").click()
     expect(formula).to_contain_text("= 0.7864 \u00d7 ? = ?")
@@ -386,6 +431,9 @@ def test_backward_predict_then_reveal(backward_page):
     widget.get_by_role("button", name="Next step").click()
     expect(status).to_contain_text("Shown without a guess.")
     expect(formula).to_have_text("\u2202L/\u2202c += \u2202L/\u2202n \u00b7 \u2202n/\u2202c = 0.7864 \u00d7 1 = 0.7864")
+    widget.get_by_role("button", name="Reset").click()
+    widget.get_by_role("button", name="Next step").click()
+    expect(formula).to_contain_text("1 \u00d7 ? = ?")  # Reset hides the answers again
     widget.get_by_label("Predict, then reveal").uncheck()
     assert texts(widget)["text-local-a-p"] == "\u22120.5"
     assert not visit.problems(), "\n".join(visit.problems())
@@ -425,7 +473,7 @@ def training_view(widget) -> dict:
         return {cells: [...root.querySelectorAll('[data-cell]')].map(c => c.getAttribute('fill')).join(),
                 cursor: by('part-cursor').getAttribute('x1'),
                 weight: by('part-w0-0-0').getAttribute('fill'),
-                units: by('text-value-h1').textContent + '|' + by('text-grad-o1').textContent,
+                units: by('text-value-h1').textContent + '|' + by('text-grad-oA').textContent,
                 ring: by('part-ring').getAttribute('cx') + ',' + by('part-ring').getAttribute('cy')};
         }""")
 
@@ -435,7 +483,7 @@ def test_training_steps_and_shows_the_chosen_example(engine_page):
     page = visit.page
     widget = page.locator('[data-explorable="training"][data-ready="true"]')
     status = widget.locator('[data-role="status"]')
-    expect(status).to_contain_text("Step 1 of 31. After 0 steps of gradient descent")
+    expect(status).to_contain_text("Step 1 of 31. After 0 updates of the weights")
     seen = [training_view(widget)]
     for _ in range(3):
         widget.get_by_role("button", name="Next step").click()
@@ -444,7 +492,7 @@ def test_training_steps_and_shows_the_chosen_example(engine_page):
             assert now[key] != seen[-1][key], f"Next step did not change the {key}"
         seen.append(now)
     assert seen[-1]["cells"] != seen[0]["cells"], "the regions did not move in three steps"
-    expect(status).to_contain_text("Step 4 of 31. After 6 steps")
+    expect(status).to_contain_text("Step 4 of 31. After 6 updates")
     widget.get_by_role("button", name="Previous step").click()
     assert training_view(widget) == seen[2]
     widget.get_by_role("combobox", name="Example").select_option(index=2)
@@ -455,7 +503,7 @@ def test_training_steps_and_shows_the_chosen_example(engine_page):
     page.keyboard.press("ArrowRight")
     expect(status).to_contain_text("Step 4 of 31")
     page.keyboard.press("End")
-    expect(status).to_contain_text("Step 31 of 31. After 60 steps")
+    expect(status).to_contain_text("Step 31 of 31. After 60 updates")
     assert not visit.problems(), "\n".join(visit.problems())
 
 

@@ -444,7 +444,7 @@ def test_training_widget_shows_every_step_and_example():
         assert set(step["attrs"]) <= ids
         for texts in step["examples"]:
             assert set(texts) <= ids and texts["text-grad-loss"] == "grad 1"
-    assert {"part-ring", "part-cursor", "text-value-h1", "text-grad-o3"} <= ids
+    assert {"part-ring", "part-cursor", "text-value-h1", "text-grad-oC"} <= ids
     assert len(markup.encode("utf-8")) <= MAX_WIDGET_BYTES
 
 

@@ -94,6 +94,11 @@
           if (!node) return;
           NODE_CLASSES.forEach(function (name) { node.classList.remove(name); });
           node.classList.add(step.nodes[id]);
+          if (id === step.target && masked && index > 0) {
+            // Before the reveal the receiving box looks as it did before the step.
+            NODE_CLASSES.forEach(function (name) { node.classList.remove(name); });
+            node.classList.add(steps[index - 1].nodes[id]);
+          }
           if (id === step.current) node.classList.add("cr-current");
           if (id === step.target) node.classList.add("cr-target");
         });
@@ -181,7 +186,10 @@
         if (hidden(index) && guess) { guess.value = ""; }
       };
 
-      buttons.reset.addEventListener("click", function () { go(0); });
+      buttons.reset.addEventListener("click", function () {
+        revealed = {};  // a fresh start: every answer is hidden again in predict mode
+        go(0);
+      });
       buttons.previous.addEventListener("click", function () { go(index - 1); });
       buttons.next.addEventListener("click", function () { go(index + 1); });
       buttons.play.addEventListener("click", function () {
@@ -216,7 +224,8 @@
           if (!hidden(index)) return;
           var number = parseGuess(guess.value);
           if (isNaN(number)) {
-            status.textContent = "Type a number, such as 0.5 or -1.2, then press Check.";
+            show(index, "Type a number, such as 0.5 or \u22121.2, then press Check.");
+            guess.focus();
             return;
           }
           revealed[index] = true;
@@ -232,6 +241,16 @@
 
       find('[data-role="controls"]').hidden = false;
       show(0);
+      // A picture wider than the widget scrolls inside it; say so, as a scrollbar may be hidden.
+      var hint = find('[data-role="scroll-hint"]');
+      var boxes = root.querySelectorAll(".cr-x-figure, .cr-x-panel");
+      var checkWidth = function () {
+        var wide = false;
+        for (var i = 0; i < boxes.length; i += 1) wide = wide || boxes[i].scrollWidth > boxes[i].clientWidth + 1;
+        if (hint) hint.hidden = !wide;
+      };
+      checkWidth();
+      window.addEventListener("resize", checkWidth);
     };
 
     window.chainruleExplorable = {

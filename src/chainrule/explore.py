@@ -37,6 +37,7 @@ modules, so that ``from chainrule import Value`` stays light.
 import hashlib
 import html
 import json
+import math
 import re
 from pathlib import Path
 
@@ -188,12 +189,14 @@ class Explorable:
             f'<div class="cr-explorable" data-explorable="{self.kind}" tabindex="0" role="group" '
             f'aria-label="{label}">\n'
             f'<div class="chainrule-figure cr-x-figure" style="overflow-x:auto">{self.svg()}</div>\n'
+            '<p class="cr-x-note" data-role="scroll-hint" hidden>\u2194 Scroll the picture '
+            "sideways to see all of it.</p>\n"
             f'<ul class="cr-x-legend">{legend}</ul>\n'
             + (f'<div class="cr-x-lists">{lists}</div>\n' if lists else "")
+            + f"{controls}\n{quiz}"
             + formula
             + f'<p class="cr-x-status" aria-live="polite" data-role="status">'
             f"{html.escape(counter + '. ' + final['sentence'])}</p>\n"
-            f"{quiz}{controls}\n"
             f'<noscript><p class="cr-x-note">{html.escape(self._note)}</p></noscript>\n'
             f'<script type="application/json" data-role="steps">{data}</script>\n'
             f"</div>\n<script>{asset(SCRIPT_FILE)}</script>\n</div>"
@@ -430,7 +433,7 @@ _OP_WORDS = {"+": "an addition", "-": "a subtraction", "*": "a multiplication", 
 _BINARY = {"+": "+", "-": "\u2212", "*": "\u00d7", "/": "/"}
 
 
-def forward(root, *, rankdir="LR", max_nodes=30):
+def forward(root, *, rankdir="BT", max_nodes=30):
     """Record the forward pass that computed ``root``: one node per step, in topological order.
 
     ``root`` is a :class:`~chainrule.value.Value`. The graph is walked in the order of
@@ -452,8 +455,10 @@ def forward(root, *, rankdir="LR", max_nodes=30):
         inputs = [names[parent] for parent in node.parents]
         formula = _forward_formula(node, names)
         if node.parents:
-            sentence = (f"Compute {names[node]} with {_OP_WORDS.get(node.op, node.op)} of "
-                        f"{_and(dict.fromkeys(inputs))}, computed before it: {formula}.")
+            which = _and(dict.fromkeys(inputs))
+            both = "both known by now" if len(set(inputs)) == 2 else "known by now"
+            sentence = (f"{names[node]} is {_OP_WORDS.get(node.op, node.op)} of {which}, "
+                        f"{both}: {formula}.")
         else:
             kind = "a leaf: an input" if node.label else "a leaf: a constant"
             sentence = f"{names[node]} is {kind}, with the value {_number(node.data)}."
@@ -473,7 +478,7 @@ def forward(root, *, rankdir="LR", max_nodes=30):
                            "buttons step through it.")
 
 
-def backward(root, *, rankdir="LR", max_nodes=30):
+def backward(root, *, rankdir="BT", max_nodes=30):
     """Run ``root.backward()`` and record it: one edge of the graph per step.
 
     ``root`` is a :class:`~chainrule.value.Value`. Its graph's gradients are set to zero
@@ -549,7 +554,10 @@ def backward(root, *, rankdir="LR", max_nodes=30):
     figure = _value_figure(order, names, node_ids, edge_ids, texts, frames[-1]["nodes"], rankdir,
                            with_grad=True)
     title = f"The backward pass of {top}, one edge at a time"
-    return Explorable("backward", title, figure, steps, frames, legend=BACKWARD_LEGEND,
+    shown = {state for frame in frames for state in frame["nodes"].values()} | {"cr-current", "cr-target"}
+    legend = [entry for entry in BACKWARD_LEGEND if entry[0] in shown]
+    legend.append(("cr-local", "local gradient \u2202child/\u2202parent, on the edge"))
+    return Explorable("backward", title, figure, steps, frames, legend=legend,
                       text_roles={"node": ["value", "grad"], "edge": ["local"]}, quiz=True,
                       note="The final state of the backward pass: every box shows its "
                            "gradient. With JavaScript on, the buttons step through it.")
@@ -653,10 +661,11 @@ def _edge_step(node, index, names, top, local, grad, product, before, after, com
              else f"{d_parent} = {_number(before)} + {_operand(product)} = {_number(after)}")
     status = (f"{parent} has heard from every child: its gradient is complete."
               if complete else f"{parent} waits for its other children.")
-    sentence = (f"{child} sends its gradient back to {parent} through {op_words}, where "
-                f"{local_text}. {total}. {status}")
-    hidden = (f"{child} sends its gradient back to {parent} through {op_words}. "
-              f"What is {d_local}, and what does {d_parent} gain?")
+    sentence = (f"{child} sends its gradient back to {parent} through {op_words}, whose local "
+                f"gradient is {local_text}. {total}. {status}")
+    hidden = (f"{child} sends its gradient back to {parent} through {op_words}. Work out the "
+              f"local gradient {d_local}, then guess the product {d_child} · {d_local}: "
+              f"what {d_parent} gains.")
     return {"event": "edge", "child": child, "parent": parent, "local": local, "child_grad": grad,
             "product": product, "before": before, "after": after, "formula": formula,
             "sentence": sentence,
@@ -834,12 +843,17 @@ class TrainingRecorder:
 
 
 def _unit_names(sizes):
-    """``x1, x2`` for the inputs, ``h1, ...`` (``g1, ...`` for a second) for hidden layers, ``o1, ...``."""
+    """``x1, x2`` for the inputs, ``h1, ...`` (``g1, ...`` for a second) for hidden layers, and
+    ``oA, oB, ...`` for the outputs, the scores of classes A, B, ..."""
     hidden = "hgfe"
     names = []
     for depth, size in enumerate(sizes):
-        letter = "x" if depth == 0 else "o" if depth == len(sizes) - 1 else hidden[depth - 1]
-        names.append([f"{letter}{i + 1}" for i in range(size)])
+        if depth == len(sizes) - 1:
+            names.append([f"o{_CLASS_NAMES[i]}" if i < len(_CLASS_NAMES) else f"o{i + 1}"
+                          for i in range(size)])
+        else:
+            letter = "x" if depth == 0 else hidden[depth - 1]
+            names.append([f"{letter}{i + 1}" for i in range(size)])
     return names
 
 
@@ -857,7 +871,7 @@ def _training_explorable(recorder):
     first_units = snapshots[0]["units"][0][0]
     sizes = [len(layer) for layer in first_units]
     names = _unit_names(sizes)
-    scale = max(abs(w) for snap in snapshots for w in snap["weights"]) or 1.0
+    scale = math.ceil(2 * max(abs(w) for snap in snapshots for w in snap["weights"])) / 2 or 1.0
     examples = recorder.examples
     total = len(recorder.points)
 
@@ -879,9 +893,9 @@ def _training_explorable(recorder):
             per_example.append(texts)
         attrs = {weight_ids[i]: {"fill": _diverging(w, scale)} for i, w in enumerate(snap["weights"])}
         attrs.update(chart.cursor(number))
-        sentence = (f"After {snap['step']} steps of gradient descent the loss is "
-                    f"{_number(snap['loss'])}, and {snap['correct']} of {total} points are in "
-                    "the region of their class.")
+        sentence = (f"After {snap['step']} updates of the weights, the mean loss over the "
+                    f"{total} points is {_number(snap['loss'])}, and {snap['correct']} of them "
+                    "are in the region of their class.")
         steps.append({"step": snap["step"], "loss": snap["loss"], "correct": snap["correct"],
                       "sentence": sentence})
         frames.append({"nodes": {}, "edges": [], "grid": snap["cells"], "attrs": attrs,
@@ -941,11 +955,12 @@ class _LossChart:
             f"{_html(_number(self.top))}</text>"
             f'<text x="{left - 4}" y="{base}" text-anchor="end" font-size="10">0</text>'
             f'<text x="12" y="{(top + base) / 2}" font-size="10" text-anchor="middle" '
-            f'transform="rotate(-90 12 {(top + base) / 2})">loss</text>'
+            f'transform="rotate(-90 12 {(top + base) / 2})">mean loss</text>'
             f'<text x="{left}" y="{base + 12}" font-size="10" text-anchor="middle">{self.steps[0]}</text>'
             f'<text x="{w - self.RIGHT}" y="{base + 12}" font-size="10" text-anchor="middle">'
             f"{self.steps[-1]}</text>"
-            f'<text x="{(left + w) / 2}" y="{h - 3}" font-size="10" text-anchor="middle">step</text>'
+            f'<text x="{(left + w) / 2}" y="{h - 3}" font-size="10" text-anchor="middle">'
+            "updates</text>"
             f'<polyline points="{line}" fill="none" stroke="{GLOBAL_GRAD_COLOR}" stroke-width="1.5"/>'
             f'<line id="part-cursor" x1="{x}" x2="{x}" y1="{top}" y2="{base}" stroke="#e08a00" '
             'stroke-width="1.5" stroke-dasharray="3,2"/>'
@@ -1064,16 +1079,18 @@ def _training_panels(recorder, names, weight_ids, chart, final, scale):
          f"Decision regions of the network after {final['step']} steps over {total} points of "
          f"{recorder.classes} classes; {final['correct']} of {total} points lie in their "
          "class's region. The ringed point is the example shown in the network."),
-        ("Loss", chart.svg(""),
+        ("Mean loss", chart.svg(""),
          f"The training loss over {len(snapshots)} recorded steps, from "
          f"{_number(snapshots[0]['loss'])} to {_number(snapshots[-1]['loss'])}, with a cursor "
          "at the current step."),
         ("Weights", _weights_svg(recorder, weight_ids, final, scale),
          "The weights of each layer as a grid of coloured cells, one row per unit: blue "
          "negative, red positive."),
-        ("The network on one example", _units_svg(recorder, names, texts, widest),
-         "The network's units for the chosen example: each box shows the unit's value and its "
-         "gradient, the derivative of that example's loss with respect to it."),
+        ("The network on the chosen example, with its own loss",
+         _units_svg(recorder, names, texts, widest),
+         "The network's units for the chosen example: the inputs x, the hidden units h and the "
+         "scores oA, oB, oC of the classes; each box shows the unit's value and its gradient, "
+         "the derivative of that example's loss with respect to it."),
     ]
     return '<div class="cr-x-panels">' + "".join(
         f'<figure class="cr-x-panel"><figcaption>{_html(title)}</figcaption>'
