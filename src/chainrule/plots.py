@@ -236,6 +236,10 @@ def decision_regions(classify, points, labels, *, names, xlabel, ylabel, alt, ex
                   label=str(names[c]))
     axes.set_xlim(extent[0], extent[1])
     axes.set_ylim(extent[2], extent[3])
+    from matplotlib.ticker import MaxNLocator
+
+    for axis in (axes.xaxis, axes.yaxis):  # few ticks, so that their labels never touch on a phone
+        axis.set_major_locator(MaxNLocator(5))
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=count, frameon=False)
