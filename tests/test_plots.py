@@ -31,6 +31,13 @@ def test_x_and_y_may_be_given_together():
     assert "<svg" in chart.svg()
 
 
+def test_x_ticks_can_be_placed():
+    chart = line_chart({"a": ([-1.0, 0.0, 1.0], [1.0, 0.0, 1.0])}, xlabel="x", ylabel="y", alt="A V.",
+                       xticks=[-1, 0, 1])
+    labels = re.findall(r"<!-- (\N{MINUS SIGN}?[0-9.]+) -->", chart.svg())
+    assert labels[:3] == ["\N{MINUS SIGN}1", "0", "1"]
+
+
 def test_a_log2_x_axis_is_labelled_with_the_x_values():
     chart = line_chart({"a": ([16, 64, 256, 1024], [2.0, 2.5, 3.5, 5.0])}, xlabel="batch", ylabel="y",
                        alt="A line.", logx=True)

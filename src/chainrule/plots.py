@@ -82,13 +82,16 @@ def _check_alt(alt, where):
         raise ValueError(f"{where}: alt must be a sentence describing the chart, got {alt!r}")
 
 
-def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4, 3.4), points=None):
+def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4, 3.4), points=None,
+               xticks=None):
     """One line per entry of ``series``, a dict ``{name: y}`` or ``{name: (x, y)}``.
 
     ``y`` alone is plotted against 0, 1, 2, ...  ``logy`` and ``logx`` put an axis on a
     log scale (base 10 for y, base 2 for x, whose ticks are then the x values themselves).
     ``points``, a dict ``{name: (x, y)}``, adds data drawn as markers without a line
     (the data a curve was fitted to), under the lines.
+    ``xticks`` places the x ticks (by default matplotlib's choice), e.g. fewer of them
+    on a narrow chart.
     ``alt`` describes the chart for readers who cannot see it.
     """
     _check_alt(alt, "line_chart")
@@ -115,6 +118,8 @@ def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4
         ticks = sorted({v for values in series.values() if isinstance(values, tuple) for v in values[0]})
         axes.set_xticks(ticks, [f"{v:g}" for v in ticks])
         axes.minorticks_off()
+    if xticks is not None:
+        axes.set_xticks(list(xticks))
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     axes.legend(frameon=False)
@@ -178,10 +183,11 @@ def stacked_bar_chart(bars, *, ylabel, alt, size=(6.4, 3.6), annotate="{:.3g}"):
             axes.annotate(annotate.format(total), (x, total), xytext=(0, 2), textcoords="offset points",
                           ha="center", va="bottom")
     axes.set_xticks(range(len(names)), names)
-    axes.set_xlim(-0.5, len(names) - 0.5 + 1.0)  # room on the right for the legend
     axes.set_ylabel(ylabel)
     axes.margins(y=0.15)
-    axes.legend(handles[::-1], [str(part) for part in parts][::-1], frameon=False, loc="upper right")
+    # Beside the axes, top part first like the stacks, so that it never covers a bar.
+    axes.legend(handles[::-1], [str(part) for part in parts][::-1], frameon=False, loc="upper left",
+                bbox_to_anchor=(1.01, 1.0))
     return _finish(figure, alt)
 
 
