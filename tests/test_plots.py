@@ -4,7 +4,9 @@ import re
 
 import pytest
 
-from chainrule.plots import bar_chart, line_chart
+import numpy as np
+
+from chainrule.plots import bar_chart, decision_regions, line_chart, stacked_bar_chart
 from chainrule.svg import MIN_TEXT_PX
 
 
@@ -29,6 +31,13 @@ def test_x_and_y_may_be_given_together():
     assert "<svg" in chart.svg()
 
 
+def test_x_ticks_can_be_placed():
+    chart = line_chart({"a": ([-1.0, 0.0, 1.0], [1.0, 0.0, 1.0])}, xlabel="x", ylabel="y", alt="A V.",
+                       xticks=[-1, 0, 1])
+    labels = re.findall(r"<!-- (\N{MINUS SIGN}?[0-9.]+) -->", chart.svg())
+    assert labels[:3] == ["\N{MINUS SIGN}1", "0", "1"]
+
+
 def test_a_log2_x_axis_is_labelled_with_the_x_values():
     chart = line_chart({"a": ([16, 64, 256, 1024], [2.0, 2.5, 3.5, 5.0])}, xlabel="batch", ylabel="y",
                        alt="A line.", logx=True)
@@ -51,6 +60,17 @@ def test_bar_chart_writes_the_values_above_the_bars(tmp_path):
         (lambda: line_chart({"a": ([1, 2], [1])}, xlabel="x", ylabel="y", alt="x"), "series 'a' has 2 x values but 1"),
         (lambda: bar_chart({}, ylabel="y", alt="x"), "bar_chart: values is empty"),
         (lambda: bar_chart({"a": 1}, ylabel="y", alt="x").save("chart.png"), r"Chart.save: can only write .svg"),
+        (lambda: line_chart({"a": [1]}, points={"d": ([1, 2], [1])}, xlabel="x", ylabel="y", alt="x"),
+         "points 'd' have 2 x values but 1"),
+        (lambda: stacked_bar_chart({}, ylabel="y", alt="x"), "stacked_bar_chart: bars is empty"),
+        (lambda: stacked_bar_chart({"a": {"p": 1, "q": 2}, "b": {"q": 2, "p": 1}}, ylabel="y", alt="x"),
+         "bar 'b' has parts"),
+        (lambda: decision_regions(lambda g: g[:, 0] > 0, [[0, 0], [1, 1]], [0, 1], names=["a", "b"], xlabel="x",
+                                  ylabel="y", alt=""), "decision_regions: alt must be a sentence"),
+        (lambda: decision_regions(lambda g: g[:, 0] > 0, [0, 1], [0, 1], names=["a", "b"], xlabel="x",
+                                  ylabel="y", alt="x"), r"points must have shape \(n, 2\)"),
+        (lambda: decision_regions(lambda g: 2 + 0 * g[:, 0], [[0, 0], [1, 1]], [0, 1], names=["a", "b"],
+                                  xlabel="x", ylabel="y", alt="x"), "classes must be 0 to 1"),
     ],
 )
 def test_bad_input_names_the_function(call, message):
@@ -66,3 +86,38 @@ def test_chart_text_never_shrinks_below_nine_css_pixels():
     view_box_width = float(re.search(r'viewBox="\S+ \S+ (\S+) \S+"', tag).group(1))
     assert MIN_TEXT_PX <= 10.0 * min_width / view_box_width < MIN_TEXT_PX + 0.5  # matplotlib's 10 pt default
     assert chart._repr_html_().startswith('<div class="chainrule-figure" style="overflow-x:auto"><svg ')
+
+
+def test_points_are_drawn_as_markers_under_the_fitted_curve():
+    x = [0.0, 0.5, 1.0]
+    chart = line_chart({"fit": (x, [0.0, 0.4, 1.0])}, points={"data": (x, [0.1, 0.5, 0.9])},
+                       xlabel="x", ylabel="y", alt="Three points and a curve.")
+    svg = chart.svg()
+    assert "<!-- data -->" in svg and "<!-- fit -->" in svg, "both appear in the legend"
+
+
+def test_stacked_bars_name_every_part_and_write_each_total():
+    bars = {"SGD": {"weights": 1.0, "activations": 3.0}, "Adam": {"weights": 1.0, "activations": 5.5}}
+    svg = stacked_bar_chart(bars, ylabel="MB", alt="Two stacked bars.").svg()
+    for text in ["weights", "activations", "SGD", "Adam", "4", "6.5"]:
+        assert f"<!-- {text} -->" in svg, text
+    hatches = set(re.findall(r'<pattern id="(h[0-9a-f]+)"', svg))
+    assert hatches, "the second part is hatched, so the parts differ in greyscale"
+
+
+def test_decision_regions_colour_the_plane_by_class_and_mark_the_points():
+    points = np.array([[-1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+    labels = np.array([0, 1, 1])
+    seen = []
+
+    def classify(grid):
+        seen.append(grid.shape)
+        return (grid.sum(axis=1) > 0).astype(int)
+
+    chart = decision_regions(classify, points, labels, names=["below", "above"], xlabel="x1", ylabel="x2",
+                             alt="Two regions split by a line.", resolution=20)
+    assert seen == [(400, 2)], "the plane is sampled once, on a resolution x resolution grid"
+    svg = chart.svg()
+    assert "<!-- below -->" in svg and "<!-- above -->" in svg
+    assert 'aria-label="Two regions split by a line."' in svg
+    assert re.search(r'<pattern id="h', svg), "regions are hatched as well as coloured"

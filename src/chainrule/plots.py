@@ -1,4 +1,5 @@
-"""Charts for the book as inline SVG: line charts (loss curves) and bar charts (costs).
+"""Charts for the book as inline SVG: line charts (loss curves, fitted curves), bar charts
+and stacked bar charts (costs, and the parts of a cost), and decision regions (classifiers).
 
 matplotlib is imported only when a chart is drawn, so ``chainrule`` itself does not
 need it.  Charts use matplotlib's object interface (no pyplot, no global state), a
@@ -12,11 +13,15 @@ from pathlib import Path
 
 from .svg import SVG_HEADER, accessible_svg, scrolling_figure
 
-__all__ = ["Chart", "line_chart", "bar_chart"]
+__all__ = ["Chart", "line_chart", "bar_chart", "stacked_bar_chart", "decision_regions"]
 
 # Line style and marker for the 1st, 2nd, ... series: distinguishable without colour.
 _STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v")]
 _COLOURS = ["#1f4e99", "#c0392b", "#27864b", "#7d3c98", "#b9770e"]
+# Hatching for areas (bars, regions), so that they too differ without colour.
+_HATCHES = ["", "//", "..", "xx", "\\\\"]
+# Pale fills for regions: the colours above, lightened, so the points on them stand out.
+_PALE = ["#c6d4ec", "#f2c9c4", "#c4e3cf", "#dfcbe8", "#f3dcb4"]
 
 
 class Chart:
@@ -77,17 +82,27 @@ def _check_alt(alt, where):
         raise ValueError(f"{where}: alt must be a sentence describing the chart, got {alt!r}")
 
 
-def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4, 3.4)):
+def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4, 3.4), points=None,
+               xticks=None):
     """One line per entry of ``series``, a dict ``{name: y}`` or ``{name: (x, y)}``.
 
     ``y`` alone is plotted against 0, 1, 2, ...  ``logy`` and ``logx`` put an axis on a
     log scale (base 10 for y, base 2 for x, whose ticks are then the x values themselves).
+    ``points``, a dict ``{name: (x, y)}``, adds data drawn as markers without a line
+    (the data a curve was fitted to), under the lines.
+    ``xticks`` places the x ticks (by default matplotlib's choice), e.g. fewer of them
+    on a narrow chart.
     ``alt`` describes the chart for readers who cannot see it.
     """
     _check_alt(alt, "line_chart")
     if not series:
         raise ValueError("line_chart: series is empty; pass {name: values}")
     figure, axes = _new_axes(size)
+    for i, (name, (x, y)) in enumerate((points or {}).items()):
+        if len(x) != len(y):
+            raise ValueError(f"line_chart: points {name!r} have {len(x)} x values but {len(y)} y values")
+        axes.plot(list(x), list(y), linestyle="none", marker="o", markersize=6, markerfacecolor="white",
+                  markeredgecolor="black", markeredgewidth=1.1, color="black", label=str(name), zorder=1)
     for i, (name, values) in enumerate(series.items()):
         x, y = values if isinstance(values, tuple) and len(values) == 2 else (range(len(values)), values)
         if len(x) != len(y):
@@ -103,6 +118,8 @@ def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4
         ticks = sorted({v for values in series.values() if isinstance(values, tuple) for v in values[0]})
         axes.set_xticks(ticks, [f"{v:g}" for v in ticks])
         axes.minorticks_off()
+    if xticks is not None:
+        axes.set_xticks(list(xticks))
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     axes.legend(frameon=False)
@@ -120,7 +137,7 @@ def bar_chart(values, *, ylabel, alt, size=(6.4, 3.2), annotate="{:.3g}"):
         raise ValueError("bar_chart: values is empty; pass {name: number}")
     figure, axes = _new_axes(size)
     names, heights = list(values), [float(v) for v in values.values()]
-    hatches = ["", "//", "..", "xx", "\\\\"]
+    hatches = _HATCHES
     bars = axes.bar(range(len(names)), heights, color=[_COLOURS[i % len(_COLOURS)] for i in range(len(names))],
                     edgecolor="black", linewidth=0.8, hatch=None)
     for i, bar in enumerate(bars):
@@ -131,4 +148,105 @@ def bar_chart(values, *, ylabel, alt, size=(6.4, 3.2), annotate="{:.3g}"):
     axes.set_xticks(range(len(names)), names)
     axes.set_ylabel(ylabel)
     axes.margins(y=0.15)
+    return _finish(figure, alt)
+
+
+def stacked_bar_chart(bars, *, ylabel, alt, size=(6.4, 3.6), annotate="{:.3g}"):
+    """One bar per entry of ``bars``, ``{bar: {part: number}}``, split into its parts.
+
+    Every bar has the same parts, in the same order, stacked from the bottom; a part is
+    told apart by hatching as well as colour, and named in the legend, which lists the
+    parts top first, as they are stacked.  ``annotate`` formats the total written above
+    each bar (None for none).
+    """
+    _check_alt(alt, "stacked_bar_chart")
+    if not bars:
+        raise ValueError("stacked_bar_chart: bars is empty; pass {bar: {part: number}}")
+    names = list(bars)
+    parts = list(bars[names[0]])
+    for name in names:
+        if list(bars[name]) != parts:
+            raise ValueError(f"stacked_bar_chart: bar {name!r} has parts {list(bars[name])}, "
+                             f"but the first bar has {parts}; every bar needs the same parts in the same order")
+    figure, axes = _new_axes(size)
+    bottoms = [0.0] * len(names)
+    handles = []
+    for i, part in enumerate(parts):
+        heights = [float(bars[name][part]) for name in names]
+        drawn = axes.bar(range(len(names)), heights, bottom=bottoms, width=0.6, label=str(part),
+                         color=_COLOURS[i % len(_COLOURS)], edgecolor="black", linewidth=0.8,
+                         hatch=_HATCHES[i % len(_HATCHES)], alpha=0.85)
+        handles.append(drawn)
+        bottoms = [b + h for b, h in zip(bottoms, heights)]
+    if annotate:
+        for x, total in enumerate(bottoms):
+            axes.annotate(annotate.format(total), (x, total), xytext=(0, 2), textcoords="offset points",
+                          ha="center", va="bottom")
+    axes.set_xticks(range(len(names)), names)
+    axes.set_ylabel(ylabel)
+    axes.margins(y=0.15)
+    # Beside the axes, top part first like the stacks, so that it never covers a bar.
+    axes.legend(handles[::-1], [str(part) for part in parts][::-1], frameon=False, loc="upper left",
+                bbox_to_anchor=(1.01, 1.0))
+    return _finish(figure, alt)
+
+
+def decision_regions(classify, points, labels, *, names, xlabel, ylabel, alt, extent=None, resolution=100,
+                     size=(5.2, 4.2)):
+    """The plane coloured by the class ``classify`` gives each point, with the data on top.
+
+    ``classify`` maps an array of shape (m, 2), one point of the plane per row, to m class
+    indices 0, 1, ...  ``points`` (shape (n, 2)) and ``labels`` (n class indices) are the
+    data; ``names`` names the classes, in the legend.  Each class's region has a pale
+    colour and its own hatching, each class's points their own marker, and the boundaries
+    are drawn in black, so the chart reads in greyscale.  ``extent`` is
+    ``(xmin, xmax, ymin, ymax)``, by default the data's range plus a margin; the plane is
+    sampled on a ``resolution`` by ``resolution`` grid.
+    """
+    import numpy as np
+
+    _check_alt(alt, "decision_regions")
+    points = np.asarray(points, dtype=float)
+    labels = np.asarray(labels)
+    if points.ndim != 2 or points.shape[1] != 2 or len(points) == 0:
+        raise ValueError(f"decision_regions: points must have shape (n, 2), got {points.shape}")
+    if labels.shape != (len(points),):
+        raise ValueError(f"decision_regions: {len(points)} points but labels of shape {labels.shape}")
+    if extent is None:
+        low, high = points.min(axis=0), points.max(axis=0)
+        margin = 0.15 * (high - low) + 1e-9
+        extent = (low[0] - margin[0], high[0] + margin[0], low[1] - margin[1], high[1] + margin[1])
+    xs = np.linspace(extent[0], extent[1], resolution)
+    ys = np.linspace(extent[2], extent[3], resolution)
+    grid_x, grid_y = np.meshgrid(xs, ys)
+    grid = np.column_stack([grid_x.ravel(), grid_y.ravel()])
+    classes = np.asarray(classify(grid)).astype(int).reshape(grid_x.shape)
+    count = len(names)
+    if classes.min() < 0 or classes.max() >= count or labels.min() < 0 or labels.max() >= count:
+        raise ValueError(f"decision_regions: classes must be 0 to {count - 1}, one per name in {list(names)}")
+    figure, axes = _new_axes(size)
+    axes.grid(False)
+    levels = np.arange(count + 1) - 0.5
+    from matplotlib.colors import ListedColormap
+
+    colours = ListedColormap([_PALE[i % len(_PALE)] for i in range(count)])
+    regions = axes.contourf(grid_x, grid_y, classes, levels=levels, cmap=colours,
+                            hatches=[_HATCHES[i % len(_HATCHES)] for i in range(count)])
+    regions.set_edgecolor("#777777")  # the hatching's colour
+    axes.contour(grid_x, grid_y, classes, levels=levels[1:-1], colors="black", linewidths=1.4)
+    markers = ["o", "s", "^", "D", "v"]
+    for c in range(count):
+        chosen = points[labels == c]
+        axes.plot(chosen[:, 0], chosen[:, 1], linestyle="none", marker=markers[c % len(markers)], markersize=7,
+                  markerfacecolor=_COLOURS[c % len(_COLOURS)], markeredgecolor="black", markeredgewidth=0.9,
+                  label=str(names[c]))
+    axes.set_xlim(extent[0], extent[1])
+    axes.set_ylim(extent[2], extent[3])
+    from matplotlib.ticker import MaxNLocator
+
+    for axis in (axes.xaxis, axes.yaxis):  # few ticks, so that their labels never touch on a phone
+        axis.set_major_locator(MaxNLocator(5))
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=count, frameon=False)
     return _finish(figure, alt)
