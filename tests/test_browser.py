@@ -199,8 +199,9 @@ def figure_text_too_small(page) -> list[str]:
     """SVG text in the chapter's figures rendered smaller than MIN_TEXT_PX CSS pixels."""
     small = page.evaluate(
         """(minimum) => [...document.querySelectorAll('div.cell_output svg text, figure svg text')]
+                 // The scale of the text's matrix, rotation or not (a rotated axis label has a = 0).
                  .map(text => ({text: text.textContent.trim(), px:
-                     parseFloat(getComputedStyle(text).fontSize) * text.getScreenCTM().a,
+                     parseFloat(getComputedStyle(text).fontSize) * Math.hypot(text.getScreenCTM().a, text.getScreenCTM().b),
                      figure: text.closest('svg').getAttribute('aria-label') || ''}))
                  .filter(found => found.text && found.px < minimum - 0.05)
                  .map(found => `${found.px.toFixed(1)} px "${found.text.slice(0, 20)}" in ${found.figure.slice(0, 60)}`)""",
