@@ -35,6 +35,9 @@ LAB_OVERRIDES := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
 # Wheels for the tests that build venvs offline (tests/offline.py); written by make setup.
 WHEELHOUSE := .cache/wheelhouse
 WHEELHOUSE_STAMP := $(WHEELHOUSE)/.complete
+# npm's packages of package-lock.json (Pyodide, Graphviz in WebAssembly), for the live-code
+# mode of the scalar chapters (_ext/live_code.py); installed again when the lock changes.
+NPM_STAMP := node_modules/.chainrule-npm-stamp
 CHROMIUM := /usr/bin/chromium
 BOOK_HTML := _build/html
 STUDENT_HTML := _build/html-student
@@ -66,13 +69,14 @@ help:
 	@echo "make setup    only create .venv and install what the other targets need"
 	@echo "make clean    remove _build and caches (make distclean also removes .venv)"
 
-setup: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(WHEELHOUSE_STAMP)
+setup: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(WHEELHOUSE_STAMP) $(NPM_STAMP)
 
 # Debian packages: graphviz for `dot` (chainrule.dot runs it to draw figures), chromium for
-# the browser tests, bubblewrap for the grading sandbox (tools/grade.py), python3-venv when
-# python3 cannot create a venv. Installed only when missing; without root, print the
-# command to run and stop. `make grade` needs only bubblewrap and python3-venv.
-system-packages: PACKAGES = dot:graphviz $(CHROMIUM):chromium bwrap:bubblewrap
+# the browser tests, bubblewrap for the grading sandbox (tools/grade.py), nodejs and npm for
+# the live-code mode's npm packages, python3-venv when python3 cannot create a venv.
+# Installed only when missing; without root, print the command to run and stop.
+# `make grade` needs only bubblewrap and python3-venv.
+system-packages: PACKAGES = dot:graphviz $(CHROMIUM):chromium bwrap:bubblewrap node:nodejs npm:npm
 grade-packages: PACKAGES = bwrap:bubblewrap
 system-packages grade-packages:
 	@missing=""; \
@@ -93,6 +97,12 @@ system-packages grade-packages:
 	    exit 1; \
 	  fi; \
 	fi
+
+# npm ci installs exactly the lock file's versions and checks their integrity hashes;
+# --ignore-scripts runs no package's install script. npm's cache lives in .cache/npm.
+$(NPM_STAMP): package.json package-lock.json | system-packages
+	npm ci --ignore-scripts --no-audit --no-fund --cache .cache/npm
+	touch $@
 
 $(PY): | system-packages
 	$(PYTHON) -m venv $(VENV)
@@ -201,4 +211,4 @@ clean:
 	find src tests tools _ext benchmarks chapters -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null || true
 
 distclean: clean
-	rm -rf $(VENV) $(WHEELHOUSE) $(GRADE_VENV)
+	rm -rf $(VENV) $(WHEELHOUSE) $(GRADE_VENV) node_modules .cache/npm

@@ -24,6 +24,7 @@ The modules, in order: each imports only modules above it in this list
 * ``grading`` -- grades computed outside the student's kernel: record the answers there, replay the tests here
 * ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) score with ``grading``
 * ``pages`` -- numbers that a chapter's cells compute, glued into its prose
+* ``live`` -- runs a page's cells in the browser's Python, for the book's "Live code" mode
 """
 
 import importlib
@@ -45,7 +46,7 @@ _LAZY = {
     "is_grad_enabled": "tensor",
     "checkpoint": "tensor",
 }
-_LAZY_MODULES = {"cost", "functional", "nn", "answers", "feedback", "plots", "pages", "explore"}
+_LAZY_MODULES = {"cost", "functional", "nn", "answers", "feedback", "plots", "pages", "explore", "live"}
 
 
 def __getattr__(name):

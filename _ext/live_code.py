@@ -1,0 +1,123 @@
+"""The "Live code" mode of the scalar chapters: Python in the page, served by the book itself.
+
+The pages listed in ``live_code_pages`` get one small script, ``chainrule/live.js``, which
+adds a "Live code" button. Everything else it needs is copied into the build's
+``_static/live/`` folder, and fetched by the browser only when the reader presses it:
+
+* Pyodide's core (npm ``pyodide``: ``pyodide.js``, ``pyodide.asm.js``, ``pyodide.asm.wasm``,
+  ``python_stdlib.zip``, ``pyodide-lock.json``), from ``node_modules`` (``make setup`` runs
+  ``npm ci`` on the pinned ``package-lock.json``);
+* Graphviz in WebAssembly (npm ``@viz-js/viz``, ``lib/viz-standalone.js``), which draws
+  chainrule's DOT figures in the page;
+* chainrule's wheel, built from this checkout (again only when ``src/`` changed);
+* the worker and the styles, ``chainrule/live_worker.js`` and ``live.css``.
+
+Registered in ``_config.yml`` under ``sphinx: local_extensions``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sys
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parents[1]
+STATIC_FOLDER = "live"
+PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip",
+                 "pyodide-lock.json"]
+VIZ_FILE = Path("@viz-js") / "viz" / "lib" / "viz-standalone.js"
+PACKAGE_FILES = ["live.js", "live_worker.js", "live.css"]  # in src/chainrule
+WHEEL_CACHE = ROOT / "_build" / ".live-wheel"
+
+
+def node_modules(app: Sphinx) -> Path:
+    """The npm packages of ``package-lock.json``; ExtensionError naming ``make setup`` when missing."""
+    folder = Path(app.confdir) / "node_modules"
+    missing = [name for name in ["pyodide/" + file for file in PYODIDE_FILES] + [str(VIZ_FILE)]
+               if not (folder / name).is_file()]
+    if missing:
+        raise ExtensionError(
+            f"live_code: {folder} lacks {', '.join(missing[:3])}; run `make setup` (it runs "
+            "`npm ci --ignore-scripts` on package-lock.json)")
+    return folder
+
+
+def source_fingerprint() -> str:
+    """SHA-256 over chainrule's sources and pyproject.toml: the wheel is built again when it changes."""
+    digest = hashlib.sha256()
+    files = sorted(path for path in (ROOT / "src" / "chainrule").rglob("*")
+                   if path.is_file() and "__pycache__" not in path.parts)
+    for path in files + [ROOT / "pyproject.toml"]:
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def chainrule_wheel() -> Path:
+    """chainrule's wheel, built from the checkout once per version of its sources."""
+    folder = WHEEL_CACHE / source_fingerprint()
+    wheels = sorted(folder.glob("chainrule-*.whl"))
+    if wheels:
+        return wheels[0]
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import package  # tools/package.py
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    if WHEEL_CACHE.exists():
+        shutil.rmtree(WHEEL_CACHE)
+    return package.build_wheel(folder)
+
+
+def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
+    """Give the live pages the script (and styles) of the "Live code" button."""
+    if pagename not in app.config.live_code_pages:
+        return
+    app.add_css_file(f"{STATIC_FOLDER}/live.css")
+    app.add_js_file(f"{STATIC_FOLDER}/live.js", **{"data-wheel": app.env.live_code_wheel})
+
+
+def find_wheel(app: Sphinx) -> None:
+    node_modules(app)  # fail early, before anything executes, when npm's packages are missing
+    app.env.live_code_wheel = chainrule_wheel().name
+
+
+def copy_assets(app: Sphinx, exception: Exception | None) -> None:
+    """Copy the runtime, Graphviz, the wheel and the scripts into ``_static/live/``."""
+    if exception is not None or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "_static" / STATIC_FOLDER
+    (target / "pyodide").mkdir(parents=True, exist_ok=True)
+    modules = node_modules(app)
+    for name in PYODIDE_FILES:
+        _copy(modules / "pyodide" / name, target / "pyodide" / name)
+    _copy(modules / VIZ_FILE, target / VIZ_FILE.name)
+    for name in PACKAGE_FILES:
+        _copy(ROOT / "src" / "chainrule" / name, target / name)
+    for old in target.glob("chainrule-*.whl"):
+        old.unlink()
+    wheel = chainrule_wheel()
+    _copy(wheel, target / wheel.name)
+
+
+def _copy(source: Path, target: Path) -> None:
+    """Copy unless the target already has the same size and time (the runtime is 12 MB)."""
+    if target.is_file() and target.stat().st_size == source.stat().st_size and \
+            target.stat().st_mtime >= source.stat().st_mtime:
+        return
+    shutil.copy2(source, target)
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_config_value("live_code_pages", [], "html")
+    app.connect("builder-inited", find_wheel)
+    # Before dedupe_scripts, which replaces the page's list of scripts with a copy.
+    app.connect("html-page-context", add_script, priority=400)
+    app.connect("build-finished", copy_assets)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

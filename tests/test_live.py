@@ -1,0 +1,89 @@
+"""Tests for chainrule.live, the runner the "Live code" mode uses in the page (in Pyodide).
+
+It runs here in CPython: a cell's prints, its last expression (shown as Jupyter shows
+it), a ``;`` that hides it, one namespace across cells, and errors as one line that names
+the exception and the cell's line.
+
+tests/test_live_browser.py runs it in Pyodide, in Chromium, on the built pages.
+"""
+
+from __future__ import annotations
+
+from chainrule import Value, live
+
+
+def run(source, namespace=None):
+    return live.run_cell(source, live.new_namespace() if namespace is None else namespace)
+
+
+def test_prints_and_the_last_expression_are_kept_apart():
+    result = run("print('a')\nprint('b')\n6 * 7")
+    assert result["stdout"] == "a\nb\n" and result["text"] == "42" and result["error"] is None
+
+
+def test_a_semicolon_or_none_shows_nothing():
+    assert run("6 * 7;")["text"] is None
+    assert run("None")["text"] is None and run("x = 3")["text"] is None
+
+
+def test_cells_share_one_namespace_in_order():
+    namespace = live.new_namespace()
+    run("from chainrule import Value\na = Value(2.0, label='a')", namespace)
+    result = run("(a * a).data", namespace)
+    assert result["text"] == "4.0"
+    assert namespace["__name__"] == "__main__"
+
+
+def test_a_value_with_an_html_view_is_shown_as_html():
+    class Shown:
+        def _repr_html_(self):
+            return "<b>bold</b>"
+
+    namespace = live.new_namespace()
+    namespace["Shown"] = Shown
+    assert run("Shown()", namespace)["html"] == "<b>bold</b>"
+    assert run("Value(1.5)")["error"] == "NameError: name 'Value' is not defined (line 1: Value(1.5))"
+    assert run("from chainrule import Value\nValue(1.5)")["text"] == repr(Value(1.5))
+
+
+def test_an_error_is_one_line_with_the_cell_line_that_raised():
+    result = run("x = 1\ny = 0\nprint('before')\nx / y\n")
+    assert result["stdout"] == "before\n"
+    assert result["error"] == "ZeroDivisionError: division by zero (line 4: x / y)"
+    deep = run("def f(n):\n    return f(n - 1) if n else 1 / 0\nf(3)")
+    assert deep["error"] == "ZeroDivisionError: division by zero (line 2: return f(n - 1) if n else 1 / 0)"
+
+
+def test_an_engine_error_keeps_the_engines_message():
+    result = run("from chainrule import Value\nValue(1.0) + 'a'")
+    assert result["error"].startswith("TypeError: Value + (add): expected a real number")
+    assert result["error"].endswith("(line 2: Value(1.0) + 'a')")
+
+
+def test_syntax_errors_and_exit_do_not_escape():
+    assert run("x = (1,\n")["error"].startswith("SyntaxError: ")
+    assert run("raise SystemExit(3)")["error"] == "SystemExit: 3 (line 1: raise SystemExit(3))"
+    assert run("import sys\nprint('oops', file=sys.stderr)")["stderr"] == "oops\n"
+
+
+def test_shallow_release_frees_unused_values_and_keeps_used_ones():
+    import chainrule.value as value_module
+
+    original = value_module.Value.__dict__["_from_op"]  # the staticmethod itself
+    release = live.ShallowRelease(batch=1000)
+    try:
+        release.install(value_module.Value)
+        namespace = live.new_namespace()
+        result = live.run_cell(
+            "from chainrule import Value\n"
+            "def chain(n):\n    v = Value(0.5)\n    for _ in range(n):\n        v = v.tanh()\n    return v\n"
+            "kept = chain(3000)\nchain(5000)\nNone", namespace, release=release)
+        assert result["error"] is None
+        assert len(release.values) == 3000, "the unused chain of 5000 was not freed, or the kept one was"
+        result = live.run_cell("kept.backward()\nkept = None", namespace, release=release)
+        assert result["error"] is None and release.values == []
+        # Values made while the cell runs are swept in batches, so a long loop does not hold them all.
+        live.run_cell("for _ in range(30):\n    chain(200)", namespace, release=release)
+        assert release.values == []
+    finally:
+        value_module.Value._from_op = original

@@ -1,0 +1,173 @@
+"""The "Live code" mode in Chromium, on the built book served from 127.0.0.1, as a reader uses it.
+
+For each of the four scalar chapters: nothing of the runtime is requested before
+"Live code" is pressed; then "Run all cells" runs every cell in Pyodide, in the page, and
+
+* the text each cell shows live equals the text the build showed (whitespace normalized),
+  for at least 90 % of the cells with text output (the cells that differ are listed in
+  ``MAY_DIFFER`` with the reason);
+* every figure the build drew (an ``<svg>``) is drawn live too (Graphviz in WebAssembly);
+* no cell raises, outside those tagged ``raises-exception``; cells tagged ``no-live`` say
+  what they need and link to Colab instead of running;
+* no request leaves 127.0.0.1, and the time to the first output is printed.
+
+Editing a cell and running it again shows the new output (the engine chapter's first cell
+as ``print(6 * 7)``), and a runaway loop is stopped by "Stop".
+
+Uses Debian's chromium through Playwright. Build the book first (``make book``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from test_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
+from test_explorables_browser import Visit, serve  # noqa: F401  (an HTTP server per folder)
+
+PAGES = ["intro", "graph", "backward", "engine"]
+#: Cells whose live output may differ from the build's, by page and cell number, and why.
+MAY_DIFFER: dict[str, dict[int, str]] = {
+    "graph": {17: "times the forward pass and the sort, in milliseconds"},
+    "backward": {9: "the |diff| column is the rounding error of a central difference, "
+                    "which differs between the build's libm and WebAssembly's"},
+}
+FIRST_OUTPUT_LIMIT_S = 30
+RUN_ALL_TIMEOUT_MS = 120_000
+
+
+def normalized(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def cells_of(page) -> list[dict]:
+    """Per code cell of the page: its state, its live text and SVG count, and the build's."""
+    return page.evaluate("""() => [...document.querySelectorAll('article div.cell')]
+        .filter(cell => cell.querySelector('.cell_input pre'))
+        .map(cell => {
+            const live = cell.querySelector('[data-live-output]');
+            const built = cell.querySelector('.cell_output');
+            const text = element => {
+                if (!element) return '';
+                const copy = element.cloneNode(true);
+                copy.querySelectorAll('svg, style, script, button, figcaption').forEach(e => e.remove());
+                return copy.textContent;
+            };
+            // A figure's SVG, not the icon of a copy button.
+            const figures = element => element ? element.querySelectorAll('svg:not(button svg)').length : 0;
+            return {state: cell.getAttribute('data-live-state'),
+                    tags: cell.className,
+                    live: text(live), built: text(built),
+                    liveSvg: figures(live), builtSvg: figures(built)};
+        })""")
+
+
+class LiveVisit(Visit):
+    """A :class:`Visit` that also keeps the URL of every request the page (and its worker) makes."""
+
+    def __init__(self, *args, **options):
+        self.requests: list[str] = []
+        super().__init__(*args, **options)
+
+    def _route(self, route):
+        self.requests.append(route.request.url)
+        super()._route(route)
+
+
+@pytest.fixture
+def live_page(browser: Browser, book_html: Path, serve):  # noqa: F811
+    visits = []
+
+    def open_page(name: str, width: int = 1280) -> LiveVisit:
+        assert (book_html / "chapters" / f"{name}.html").is_file(), f"{name} is not built: run `make book`"
+        visit = LiveVisit(browser, serve(book_html) + f"chapters/{name}.html", width)
+        visits.append(visit)
+        return visit
+
+    yield open_page
+    for visit in visits:
+        visit.close()
+
+
+def press_live_code(visit: LiveVisit) -> None:
+    page = visit.page
+    page.wait_for_load_state("load")
+    early = [url for url in visit.requests if "/_static/live/" in url
+             and not urlsplit(url).path.endswith(("/live.js", "/live.css"))]
+    assert not early, f"the runtime was requested before 'Live code' was pressed: {early}"
+    page.get_by_role("button", name="Live code").click()
+    expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_run_all_cells_matches_the_build(live_page, name):
+    visit = live_page(name)
+    page = visit.page
+    press_live_code(visit)
+    page.get_by_role("button", name="Run all cells").click()
+    expect(page.locator("[data-live-status]")).to_contain_text("All cells ran", timeout=RUN_ALL_TIMEOUT_MS)
+    first = float(page.evaluate("() => document.documentElement.getAttribute('data-live-first-output')"))
+    print(f"{name}: first output {first:.1f} s after pressing 'Live code'")
+    assert first <= FIRST_OUTPUT_LIMIT_S
+
+    cells = cells_of(page)
+    errors = [(index, cell["live"][:300]) for index, cell in enumerate(cells)
+              if cell["state"] == "error" and "tag_raises-exception" not in cell["tags"]]
+    assert not errors, f"cells that raised live on {name}: {errors}"
+    skipped = [index for index, cell in enumerate(cells) if "tag_no-live" in cell["tags"]]
+    for index in skipped:
+        assert "run it in Colab" in cells[index]["live"], (index, cells[index]["live"])
+    for index, cell in enumerate(cells):
+        if cell["builtSvg"] and index not in skipped:
+            assert cell["liveSvg"], f"cell {index} of {name} drew a figure in the build but none live"
+
+    # Text outputs: the cells without a figure (a figure's text is its caption and labels).
+    with_text = [index for index, cell in enumerate(cells)
+                 if normalized(cell["built"]) and not cell["builtSvg"] and index not in skipped]
+    differ = {index: (normalized(cells[index]["built"])[:200], normalized(cells[index]["live"])[:200])
+              for index in with_text
+              if normalized(cells[index]["built"]) != normalized(cells[index]["live"])}
+    unexpected = {index: texts for index, texts in differ.items() if index not in MAY_DIFFER.get(name, {})}
+    same = len(with_text) - len(differ)
+    print(f"{name}: {same} of {len(with_text)} text outputs equal the build's; "
+          f"{len(skipped)} of {len(cells)} cells no-live")
+    assert not unexpected, f"live output differs from the build's on {name}: {unexpected}"
+    assert same >= 0.9 * len(with_text)
+    assert not visit.problems(), "\n".join(visit.problems())
+
+
+def test_an_edited_cell_runs_the_edit(live_page):
+    visit = live_page("engine")
+    page = visit.page
+    press_live_code(visit)
+    editor = page.get_by_role("textbox", name="Code of cell 1", exact=True)
+    editor.fill("print(6 * 7)")
+    page.get_by_role("button", name="Run cell 1", exact=True).click()
+    output = page.locator("div.cell").first.locator("[data-live-output]")
+    expect(output).to_have_text("42", timeout=30_000)
+    assert not visit.problems(), "\n".join(visit.problems())
+
+
+def test_a_runaway_loop_is_stopped(live_page):
+    visit = live_page("intro", width=390)
+    page = visit.page
+    press_live_code(visit)
+    page.get_by_role("textbox", name="Code of cell 1", exact=True).fill("while True:\n    pass")
+    page.get_by_role("button", name="Run cell 1", exact=True).click()
+    stop = page.get_by_role("button", name="Stop")
+    expect(stop).to_be_visible()
+    page.wait_for_timeout(500)
+    stop.click()
+    status = page.locator("[data-live-status]")
+    expect(status).to_contain_text("Stopped. Python has restarted")
+    expect(status).to_contain_text("Python is ready", timeout=60_000)
+    page.get_by_role("textbox", name="Code of cell 1", exact=True).fill("'still alive'")
+    page.get_by_role("button", name="Run cell 1", exact=True).click()
+    expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("'still alive'")
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
+    assert not visit.problems(), "\n".join(visit.problems())
