@@ -28,18 +28,21 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-ROOT = Path(__file__).resolve().parents[1]
 STATIC_FOLDER = "live"
 PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip",
                  "pyodide-lock.json"]
 VIZ_FILE = Path("@viz-js") / "viz" / "lib" / "viz-standalone.js"
 PACKAGE_FILES = ["live.js", "live_worker.js", "live.css"]  # in src/chainrule
-WHEEL_CACHE = ROOT / "_build" / ".live-wheel"
+
+
+def repository(app: Sphinx) -> Path:
+    """The course's checkout: the book's folder, or ``live_code_root`` (the student site is built in a copy)."""
+    return Path(app.config.live_code_root or app.confdir).resolve()
 
 
 def node_modules(app: Sphinx) -> Path:
     """The npm packages of ``package-lock.json``; ExtensionError naming ``make setup`` when missing."""
-    folder = Path(app.confdir) / "node_modules"
+    folder = repository(app) / "node_modules"
     missing = [name for name in ["pyodide/" + file for file in PYODIDE_FILES] + [str(VIZ_FILE)]
                if not (folder / name).is_file()]
     if missing:
@@ -49,29 +52,30 @@ def node_modules(app: Sphinx) -> Path:
     return folder
 
 
-def source_fingerprint() -> str:
+def source_fingerprint(root: Path) -> str:
     """SHA-256 over chainrule's sources and pyproject.toml: the wheel is built again when it changes."""
     digest = hashlib.sha256()
-    files = sorted(path for path in (ROOT / "src" / "chainrule").rglob("*")
+    files = sorted(path for path in (root / "src" / "chainrule").rglob("*")
                    if path.is_file() and "__pycache__" not in path.parts)
-    for path in files + [ROOT / "pyproject.toml"]:
-        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    for path in files + [root / "pyproject.toml"]:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def chainrule_wheel() -> Path:
+def chainrule_wheel(root: Path) -> Path:
     """chainrule's wheel, built from the checkout once per version of its sources."""
-    folder = WHEEL_CACHE / source_fingerprint()
+    cache = root / "_build" / ".live-wheel"
+    folder = cache / source_fingerprint(root)
     wheels = sorted(folder.glob("chainrule-*.whl"))
     if wheels:
         return wheels[0]
-    sys.path.insert(0, str(ROOT / "tools"))
+    sys.path.insert(0, str(root / "tools"))
     try:
         import package  # tools/package.py
     finally:
-        sys.path.remove(str(ROOT / "tools"))
-    if WHEEL_CACHE.exists():
-        shutil.rmtree(WHEEL_CACHE)
+        sys.path.remove(str(root / "tools"))
+    if cache.exists():
+        shutil.rmtree(cache)
     return package.build_wheel(folder)
 
 
@@ -85,7 +89,7 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
 
 def find_wheel(app: Sphinx) -> None:
     node_modules(app)  # fail early, before anything executes, when npm's packages are missing
-    app.env.live_code_wheel = chainrule_wheel().name
+    app.env.live_code_wheel = chainrule_wheel(repository(app)).name
 
 
 def copy_assets(app: Sphinx, exception: Exception | None) -> None:
@@ -98,11 +102,12 @@ def copy_assets(app: Sphinx, exception: Exception | None) -> None:
     for name in PYODIDE_FILES:
         _copy(modules / "pyodide" / name, target / "pyodide" / name)
     _copy(modules / VIZ_FILE, target / VIZ_FILE.name)
+    root = repository(app)
     for name in PACKAGE_FILES:
-        _copy(ROOT / "src" / "chainrule" / name, target / name)
+        _copy(root / "src" / "chainrule" / name, target / name)
     for old in target.glob("chainrule-*.whl"):
         old.unlink()
-    wheel = chainrule_wheel()
+    wheel = chainrule_wheel(root)
     _copy(wheel, target / wheel.name)
 
 
@@ -116,6 +121,7 @@ def _copy(source: Path, target: Path) -> None:
 
 def setup(app: Sphinx) -> dict:
     app.add_config_value("live_code_pages", [], "html")
+    app.add_config_value("live_code_root", "", "html")
     app.connect("builder-inited", find_wheel)
     # Before dedupe_scripts, which replaces the page's list of scripts with a copy.
     app.connect("html-page-context", add_script, priority=400)

@@ -90,13 +90,13 @@ class Visit:
         self.context.close()
 
 
-def chapter_opener(browser: Browser, book_html: Path, serve, chapter: str):
-    """A fixture's body: ``open_page(width, **context options)`` opens the built chapter."""
-    page_file = book_html / "chapters" / f"{chapter}.html"
-    assert page_file.is_file(), f"the {chapter} chapter is not built: run `make book`"
+@pytest.fixture
+def book_page(browser: Browser, book_html: Path, serve):  # noqa: F811
+    """``open_page(chapter, width, **options)``: a built chapter, opened as in :class:`Visit`."""
     visits = []
 
-    def open_page(width: int = 1280, **options) -> Visit:
+    def open_page(chapter: str, width: int = 1280, **options) -> Visit:
+        assert (book_html / "chapters" / f"{chapter}.html").is_file(), f"{chapter} is not built"
         visit = Visit(browser, serve(book_html) + f"chapters/{chapter}.html", width, **options)
         visits.append(visit)
         return visit
@@ -107,13 +107,13 @@ def chapter_opener(browser: Browser, book_html: Path, serve, chapter: str):
 
 
 @pytest.fixture
-def graph_page(browser: Browser, book_html: Path, serve):  # noqa: F811
-    yield from chapter_opener(browser, book_html, serve, "graph")
+def graph_page(book_page):
+    return functools.partial(book_page, "graph")
 
 
 @pytest.fixture
-def backward_page(browser: Browser, book_html: Path, serve):  # noqa: F811
-    yield from chapter_opener(browser, book_html, serve, "backward")
+def backward_page(book_page):
+    return functools.partial(book_page, "backward")
 
 
 # The widget's element ids start with its prefix, kept in its steps' JSON.
@@ -240,22 +240,6 @@ def test_toposort_without_javascript_is_the_final_state(graph_page):
 
 
 KINDS = [("graph", "toposort"), ("backward", "forward"), ("backward", "backward"), ("engine", "training")]
-
-
-@pytest.fixture
-def book_page(browser: Browser, book_html: Path, serve):  # noqa: F811
-    """``open_page(chapter, width, **options)``: a built chapter, opened as in :class:`Visit`."""
-    visits = []
-
-    def open_page(chapter: str, width: int = 1280, **options) -> Visit:
-        assert (book_html / "chapters" / f"{chapter}.html").is_file(), f"{chapter} is not built"
-        visit = Visit(browser, serve(book_html) + f"chapters/{chapter}.html", width, **options)
-        visits.append(visit)
-        return visit
-
-    yield open_page
-    for visit in visits:
-        visit.close()
 
 
 @pytest.mark.parametrize("page_name, kind", KINDS)
@@ -461,8 +445,8 @@ def test_backward_page_fits_and_has_unique_ids(backward_page, width):
 
 
 @pytest.fixture
-def engine_page(browser: Browser, book_html: Path, serve):  # noqa: F811
-    yield from chapter_opener(browser, book_html, serve, "engine")
+def engine_page(book_page):
+    return functools.partial(book_page, "engine")
 
 
 def training_view(widget) -> dict:
