@@ -5,8 +5,9 @@
   The list is the one statement of the order; this test reads it from the docstring.
 * There are no import cycles (graphlib finds them).
 * No module imports torch or jax (they are oracles, for tests and chapters only).
-* ``from chainrule import Value`` and drawing, checking and exploring a Value graph work
-  with numpy, graphviz and matplotlib blocked: the scalar chapters run in the web page's Python.
+* ``from chainrule import Value`` and drawing, checking and exploring a Value graph, and its
+  line charts and decision regions, work with numpy, graphviz and matplotlib blocked: the
+  scalar chapters run in the web page's Python.
 """
 
 import ast
@@ -108,6 +109,12 @@ from chainrule import explore
 
 widget = explore.toposort(c)
 assert widget.steps[-1]["order"][-1] == "c" and 'data-explorable="toposort"' in widget.html()
+from chainrule.plots import decision_regions, line_chart
+
+assert "<polyline" in line_chart({{"loss": [1.0, 0.5]}}, xlabel="step", ylabel="loss", alt="A line.").svg()
+halves = decision_regions(lambda grid: [int(x > 0) for x, _ in grid], [(-1.0, 0.0), (1.0, 0.0)], [0, 1],
+                          names=["left", "right"], xlabel="x", ylabel="y", alt="Two halves.")
+assert 'stroke="#000" stroke-width="1.4"' in halves.svg()
 try:
     from chainrule import Tensor
 except ImportError as error:

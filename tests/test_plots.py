@@ -1,5 +1,6 @@
 """chainrule.plots: charts are inline SVG with alt text, readable without colour, and refuse bad input."""
 
+import math
 import re
 
 import pytest
@@ -121,3 +122,94 @@ def test_decision_regions_colour_the_plane_by_class_and_mark_the_points():
     assert "<!-- below -->" in svg and "<!-- above -->" in svg
     assert 'aria-label="Two regions split by a line."' in svg
     assert re.search(r'<pattern id="h', svg), "regions are hatched as well as coloured"
+
+
+# Without matplotlib and numpy (the page's Python), line charts and decision regions are
+# drawn by chainrule.svgchart in plain Python.
+
+@pytest.fixture
+def plain(monkeypatch):
+    """Make chainrule.plots behave as where matplotlib and numpy are missing."""
+    import chainrule.plots
+
+    monkeypatch.setattr(chainrule.plots, "_have", lambda *modules: False)
+
+
+def polylines(svg):
+    """Each polyline's points, as (x, y) pixel pairs."""
+    return [[tuple(float(v) for v in pair.split(",")) for pair in points.split()]
+            for points in re.findall(r'<polyline points="([^"]+)"', svg)]
+
+
+def test_plain_line_chart_draws_each_series_to_scale_with_its_own_dashes(plain):
+    chart = line_chart({"loss": ([0, 1, 2], [100.0, 10.0, 1.0]), "other": [1.0, 2.0, 3.0]},
+                       xlabel="step", ylabel="loss", alt="Two lines.", logy=True)
+    svg = chart.svg()
+    assert 'aria-label="Two lines."' in svg and "<title>Two lines.</title>" in svg
+    loss, other = polylines(svg)
+    ys = [y for _, y in loss]
+    assert ys[0] < ys[1] < ys[2], "a larger value is drawn higher (smaller pixel y)"
+    assert ys[1] - ys[0] == pytest.approx(ys[2] - ys[1], abs=0.2), "each decade is the same height on a log axis"
+    xs = [x for x, _ in other]
+    assert xs[1] - xs[0] == pytest.approx(xs[2] - xs[1], abs=0.2)
+    assert len(set(re.findall(r'stroke-dasharray="([^"]+)"', svg))) == 1, "the second series is dashed"
+    for words in ("step", "loss", "other", "1", "10", "100"):
+        assert f">{words}</text>" in svg, words
+
+
+def test_plain_line_chart_keeps_its_text_legible_and_refuses_bad_input(plain):
+    chart = line_chart({"a": [3, 2, 1]}, xlabel="x", ylabel="y", alt="A line.", size=(6.4, 3.4))
+    width = float(re.search(r"min-width:(\d+)px", chart.svg()).group(1))
+    sizes = [float(s) for s in re.findall(r'font-size="([\d.]+)"', chart.svg())]
+    view_width = float(re.search(r'viewBox="0 0 ([\d.]+)', chart.svg()).group(1))
+    assert min(sizes) * width / view_width >= MIN_TEXT_PX
+    with pytest.raises(ValueError, match="line_chart: logy needs positive values, got -1"):
+        line_chart({"a": [1.0, -1.0]}, xlabel="x", ylabel="y", alt="A line.", logy=True)
+    with pytest.raises(ValueError, match="series 'a' has 2 x values but 3 y values"):
+        line_chart({"a": ([0, 1], [1, 2, 3])}, xlabel="x", ylabel="y", alt="A line.")
+
+
+def test_plain_decision_regions_colour_each_cell_by_the_classifier_and_draw_the_boundary(plain):
+    seen = []
+
+    def left_or_right(grid):
+        seen.append(grid)
+        return [int(x > 0) for x, _ in grid]
+
+    chart = decision_regions(left_or_right, [(-1.0, 0.0), (1.0, 0.0)], [0, 1], names=["left", "right"],
+                             xlabel="x1", ylabel="x2", alt="Two halves.", extent=(-2, 2, -1, 1), resolution=500)
+    svg = chart.svg()
+    from chainrule.svgchart import MAX_REGION_CELLS
+
+    assert isinstance(seen[0], list) and len(seen[0]) == MAX_REGION_CELLS ** 2, "the grid is capped, as plain pairs"
+    cells = re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="[\d.]+" height="[\d.]+" fill="(#\w+)"/>', svg)
+    fills = {fill for _, fill in cells}
+    assert len(cells) == MAX_REGION_CELLS ** 2 and len(fills) == 2
+    middle = sum(float(x) for x, _ in cells) / len(cells)
+    left_fills = {fill for x, fill in cells if float(x) < middle - 5}
+    right_fills = {fill for x, fill in cells if float(x) > middle + 5}
+    assert len(left_fills) == len(right_fills) == 1 and left_fills != right_fills
+    boundary = re.search(r'<path d="([^"]+)" fill="none" stroke="#000"', svg).group(1)
+    assert boundary.count("v") == MAX_REGION_CELLS and "h" not in boundary, "one vertical line, cell by cell"
+    assert ">left</text>" in svg and ">right</text>" in svg
+
+
+def test_plain_decision_regions_refuse_classes_without_a_name(plain):
+    with pytest.raises(ValueError, match=r"decision_regions: classes must be 0 to 1, one per name in \['a', 'b'\]"):
+        decision_regions(lambda grid: [2] * len(grid), [(0.0, 0.0)], [0], names=["a", "b"], xlabel="x",
+                         ylabel="y", alt="Bad.")
+    with pytest.raises(ValueError, match="decision_regions: 2 points but 1 labels"):
+        decision_regions(lambda grid: [0] * len(grid), [(0.0, 0.0), (1.0, 1.0)], [0], names=["a"], xlabel="x",
+                         ylabel="y", alt="Bad.")
+
+
+@pytest.mark.parametrize("low, high", [(0, 1), (-0.5, 1.5), (0.013, 0.21), (-37, 1200)])
+def test_nice_ticks_are_round_numbers_that_span_the_range(low, high):
+    from chainrule.svgchart import nice_ticks
+
+    ticks = nice_ticks(low, high)
+    steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:])}
+    assert 3 <= len(ticks) <= 11 and len(steps) == 1
+    step = steps.pop()
+    assert f"{step / 10 ** math.floor(math.log10(step)):.6g}" in {"1", "2", "5"}
+    assert low <= ticks[0] < low + step and high - step < ticks[-1] <= high

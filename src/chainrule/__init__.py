@@ -13,12 +13,13 @@ The modules, in order: each imports only modules above it in this list
 * ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty
 * ``cost`` -- flops per op and pass, bytes kept for backward, peak memory
 * ``svg`` -- SVG for web pages: an accessible ``<svg>`` element
+* ``svgchart`` -- line charts and decision regions as SVG text in plain Python (the page's charts)
 * ``dot`` -- DOT text written in Python, rendered to SVG by Graphviz's ``dot``
 * ``draw``   -- figures of graphs, search steps and gradient flow
 * ``explore`` -- explorables: a recorded run of the engine, as a widget the reader steps through
 * ``gradcheck`` -- central-difference gradient checks
 * ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
-* ``plots`` -- line and bar charts as inline SVG (imports matplotlib when used)
+* ``plots`` -- line and bar charts as inline SVG (matplotlib when there is, else ``svgchart``)
 * ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
 * ``feedback`` -- the checks of the chapters' exercises, built on ``answers``
 * ``grading`` -- grades computed outside the student's kernel: record the answers there, replay the tests here

@@ -2,7 +2,9 @@
 and stacked bar charts (costs, and the parts of a cost), and decision regions (classifiers).
 
 matplotlib is imported only when a chart is drawn, so ``chainrule`` itself does not
-need it.  Charts use matplotlib's object interface (no pyplot, no global state), a
+need it.  Where it is missing, as in the web page's Python of the "Live code" mode,
+line charts and decision regions are drawn by :mod:`chainrule.svgchart` instead, in
+plain Python (bar charts still need matplotlib).  Charts use matplotlib's object interface (no pyplot, no global state), a
 white background, and a different line style and marker for each series, so they read
 in greyscale and in dark mode.  In a notebook a chart shows as inline ``<svg>`` with
 its alt text, like the graph figures of :mod:`chainrule.draw`.
@@ -77,6 +79,16 @@ def _is_text(artist):
     return isinstance(artist, Text) and artist.get_visible() and bool(artist.get_text())
 
 
+def _have(*modules):
+    """Whether every one of ``modules`` imports (matplotlib and numpy are absent in the page's Python)."""
+    try:
+        for module in modules:
+            __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
 def _check_alt(alt, where):
     if not isinstance(alt, str) or not alt.strip():
         raise ValueError(f"{where}: alt must be a sentence describing the chart, got {alt!r}")
@@ -97,25 +109,37 @@ def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4
     _check_alt(alt, "line_chart")
     if not series:
         raise ValueError("line_chart: series is empty; pass {name: values}")
-    figure, axes = _new_axes(size)
-    for i, (name, (x, y)) in enumerate((points or {}).items()):
-        if len(x) != len(y):
-            raise ValueError(f"line_chart: points {name!r} have {len(x)} x values but {len(y)} y values")
-        axes.plot(list(x), list(y), linestyle="none", marker="o", markersize=6, markerfacecolor="white",
-                  markeredgecolor="black", markeredgewidth=1.1, color="black", label=str(name), zorder=1)
-    for i, (name, values) in enumerate(series.items()):
+    lines = []
+    for name, values in series.items():
         x, y = values if isinstance(values, tuple) and len(values) == 2 else (range(len(values)), values)
         if len(x) != len(y):
             raise ValueError(f"line_chart: series {name!r} has {len(x)} x values but {len(y)} y values")
+        lines.append((str(name), list(x), [float(v) for v in y]))
+    marks = []
+    for name, (x, y) in (points or {}).items():
+        if len(x) != len(y):
+            raise ValueError(f"line_chart: points {name!r} have {len(x)} x values but {len(y)} y values")
+        marks.append((str(name), list(x), [float(v) for v in y]))
+    if not _have("matplotlib"):
+        from .svgchart import line_chart_svg
+
+        svg = line_chart_svg(lines, marks, xlabel=xlabel, ylabel=ylabel, logx=logx, logy=logy, size=size,
+                             xticks=xticks, colours=_COLOURS)
+        return Chart(accessible_svg(svg, alt), alt)
+    figure, axes = _new_axes(size)
+    for name, x, y in marks:
+        axes.plot(x, y, linestyle="none", marker="o", markersize=6, markerfacecolor="white",
+                  markeredgecolor="black", markeredgewidth=1.1, color="black", label=name, zorder=1)
+    for i, (name, x, y) in enumerate(lines):
         linestyle, marker = _STYLES[i % len(_STYLES)]
         every = max(1, len(y) // 12)  # a dozen markers per line at most
-        axes.plot(list(x), list(y), linestyle=linestyle, marker=marker, markevery=every, markersize=5,
-                  color=_COLOURS[i % len(_COLOURS)], linewidth=1.6, label=str(name))
+        axes.plot(x, y, linestyle=linestyle, marker=marker, markevery=every, markersize=5,
+                  color=_COLOURS[i % len(_COLOURS)], linewidth=1.6, label=name)
     if logy:
         axes.set_yscale("log")
     if logx:
         axes.set_xscale("log", base=2)
-        ticks = sorted({v for values in series.values() if isinstance(values, tuple) for v in values[0]})
+        ticks = sorted({v for _, x, _ in lines for v in x})
         axes.set_xticks(ticks, [f"{v:g}" for v in ticks])
         axes.minorticks_off()
     if xticks is not None:
@@ -202,10 +226,17 @@ def decision_regions(classify, points, labels, *, names, xlabel, ylabel, alt, ex
     are drawn in black, so the chart reads in greyscale.  ``extent`` is
     ``(xmin, xmax, ymin, ymax)``, by default the data's range plus a margin; the plane is
     sampled on a ``resolution`` by ``resolution`` grid.
+
+    Without numpy or matplotlib (the page's Python), ``classify`` gets a list of (x, y)
+    pairs instead, and :func:`chainrule.svgchart.regions_svg` draws the chart, on a grid
+    of at most :data:`chainrule.svgchart.MAX_REGION_CELLS` cells a side.
     """
+    _check_alt(alt, "decision_regions")
+    if not _have("numpy", "matplotlib"):
+        return _plain_regions(classify, points, labels, names=names, xlabel=xlabel, ylabel=ylabel, alt=alt,
+                              extent=extent, resolution=resolution, size=size)
     import numpy as np
 
-    _check_alt(alt, "decision_regions")
     points = np.asarray(points, dtype=float)
     labels = np.asarray(labels)
     if points.ndim != 2 or points.shape[1] != 2 or len(points) == 0:
@@ -250,3 +281,23 @@ def decision_regions(classify, points, labels, *, names, xlabel, ylabel, alt, ex
     axes.set_ylabel(ylabel)
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=count, frameon=False)
     return _finish(figure, alt)
+
+
+def _plain_regions(classify, points, labels, *, names, xlabel, ylabel, alt, extent, resolution, size):
+    """decision_regions in plain Python: lists of points and labels, drawn by :mod:`chainrule.svgchart`."""
+    from .svgchart import regions_svg
+
+    points = [tuple(float(v) for v in point) for point in points]
+    labels = [int(label) for label in labels]
+    if not points or any(len(point) != 2 for point in points):
+        raise ValueError(f"decision_regions: points must be n pairs (x, y), got {len(points)} points "
+                         f"of lengths {sorted({len(point) for point in points})}")
+    if len(labels) != len(points):
+        raise ValueError(f"decision_regions: {len(points)} points but {len(labels)} labels")
+    if extent is None:
+        xs, ys = [x for x, _ in points], [y for _, y in points]
+        mx, my = 0.15 * (max(xs) - min(xs)) + 1e-9, 0.15 * (max(ys) - min(ys)) + 1e-9
+        extent = (min(xs) - mx, max(xs) + mx, min(ys) - my, max(ys) + my)
+    svg = regions_svg(classify, points, labels, names=[str(name) for name in names], xlabel=xlabel, ylabel=ylabel,
+                      extent=extent, resolution=resolution, size=size, fills=_PALE, colours=_COLOURS)
+    return Chart(accessible_svg(svg, alt), alt)
