@@ -74,7 +74,8 @@ setup: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(WHEELHOUSE_STAMP) $(N
 # Debian packages: graphviz for `dot` (chainrule.dot runs it to draw figures), chromium for
 # the browser tests, bubblewrap for the grading sandbox (tools/grade.py), nodejs and npm for
 # the live-code mode's npm packages, python3-venv when python3 cannot create a venv.
-# Installed only when missing; without root, print the command to run and stop.
+# Installed only when missing: as root, or with sudo where sudo needs no password (a CI
+# runner, such as GitHub's ubuntu-latest); otherwise print the command to run and stop.
 # `make grade` needs only bubblewrap and python3-venv.
 system-packages: PACKAGES = dot:graphviz $(CHROMIUM):chromium bwrap:bubblewrap node:nodejs npm:npm
 grade-packages: PACKAGES = bwrap:bubblewrap
@@ -86,8 +87,9 @@ system-packages grade-packages:
 	$(PYTHON) -c "import ensurepip, venv" >/dev/null 2>&1 || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" -eq 0 ]; then \
-	    echo "Installing Debian packages:$$missing"; \
-	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	    sudo=""; \
+	  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then \
+	    sudo="sudo"; \
 	  else \
 	    echo "Missing Debian packages:$$missing. Install them with:" >&2; \
 	    echo "" >&2; \
@@ -96,6 +98,8 @@ system-packages grade-packages:
 	    echo "then run make again." >&2; \
 	    exit 1; \
 	  fi; \
+	  echo "Installing Debian packages:$$missing$${sudo:+ (with sudo)}"; \
+	  $$sudo apt-get update && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
 	fi
 
 # npm ci installs exactly the lock file's versions and checks their integrity hashes;

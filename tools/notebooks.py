@@ -17,9 +17,12 @@ text with a reference list at the end, labels are dropped and figures become ima
 A construct without a plain form is an error that names the chapter and line.
 
 The set-up cell (the first code cell of every chapter, tagged ``setup``) is written from
-``SETUP_TEMPLATE`` here, the one place that defines where ``chainrule`` is installed
-from. This tool also writes each chapter ``.md`` back in the exact form jupytext writes
-(what JupyterLab writes on save), so opening and saving a chapter changes nothing.
+``SETUP_TEMPLATE`` here, the one place that defines how ``chainrule`` is installed. It
+installs from the repository of ``_config.yml`` (``git+<repository.url>@<branch>``), or,
+when ``_config.yml`` sets ``chainrule_release: "0.1.0"``, the release ``chainrule==0.1.0``
+from PyPI (a wheel: faster than cloning). This tool also writes each chapter ``.md`` back
+in the exact form jupytext writes (what JupyterLab writes on save), so opening and saving a
+chapter changes nothing.
 
 Figure, equation, exercise and chapter numbers are the ones Sphinx gave the book, read
 from ``_build/numbers.json``, which every book build writes (``_ext/edition_numbers.py``).
@@ -58,6 +61,7 @@ from myst_nb.core.variables import format_plain_text
 from myst_parser.config.main import MdParserConfig
 from myst_parser.parsers.mdit import create_md_parser
 from myst_parser.parsers.options import options_to_items
+from packaging.version import InvalidVersion, Version
 from pybtex.backends.plaintext import Backend as PlainText
 from pybtex.database import parse_file
 from pybtex.richtext import Text
@@ -220,6 +224,7 @@ class Book:
     bibliography: object = None
     glue: dict[str, dict[str, str]] = field(default_factory=dict)  # page -> key -> text/plain, from the build
     mark_glue: bool = False  # print GLUE_MARK instead of each glued number (see same_but_glued)
+    release: str = ""  # _config.yml chainrule_release: a version on PyPI the set-up cell installs, or "" (git)
 
     def chapter_number(self, chapter: str) -> str:
         return self.chapter_numbers[chapter]
@@ -232,7 +237,9 @@ class Book:
 
     @property
     def default_pip_spec(self) -> str:
-        return f"git+{self.repository_url}@{self.branch}"
+        """What the set-up cell installs: ``chainrule==<chainrule_release>`` when _config.yml sets a release,
+        else the repository itself, ``git+<repository.url>@<branch>``."""
+        return f"chainrule=={self.release}" if self.release else f"git+{self.repository_url}@{self.branch}"
 
 
 def edition_path(chapter: str, student: bool) -> str:
@@ -261,9 +268,10 @@ def load_book(root: Path = ROOT) -> Book:
     branch = config["repository"].get("branch")
     if not branch:
         raise ConversionError("_config.yml must set repository.branch (Colab links name the branch)")
+    release = read_release(config)
     numbers = read_numbers(root)
     book = Book(root=root, repo=repo, branch=branch, repository_url=url, chapters=numbered_chapters(toc),
-                chapter_numbers=numbers["chapters"], glue=numbers.get("glue", {}))
+                chapter_numbers=numbers["chapters"], glue=numbers.get("glue", {}), release=release)
     unnumbered = [chapter for chapter in book.chapters if chapter not in book.chapter_numbers]
     if unnumbered:
         raise ConversionError(f"{NUMBERS} gives no number to {', '.join(unnumbered)}: the book build is older "
@@ -273,6 +281,22 @@ def load_book(root: Path = ROOT) -> Book:
     for page in book.chapters + unnumbered_pages(toc):  # unnumbered: the first page and the back matter
         number_targets(book, page, read_chapter(root, page), numbers["numbered"].get(page, {}))
     return book
+
+
+def read_release(config: dict) -> str:
+    """_config.yml's ``chainrule_release``: a version of chainrule on PyPI ("0.1.0"), or "" when unset."""
+    release = config.get("chainrule_release")
+    if release is None or release == "":
+        return ""
+    if not isinstance(release, str):  # YAML reads 0.10 as the number 0.1
+        raise ConversionError(f"_config.yml chainrule_release must be a quoted version, such as \"0.1.0\", "
+                              f"not the {type(release).__name__} {release!r}")
+    try:
+        Version(release)
+    except InvalidVersion:
+        raise ConversionError(f"_config.yml chainrule_release {release!r} is not a version (such as \"0.1.0\"): "
+                              "the set-up cell would run `pip install chainrule==<it>`") from None
+    return release
 
 
 def unnumbered_pages(toc: dict) -> list[str]:

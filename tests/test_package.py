@@ -1,0 +1,149 @@
+"""chainrule as a package on PyPI: the sdist and the wheel a release uploads (.github/workflows/release.yml).
+
+``tools/package.py`` builds both as ``python -m build`` does for a release (the wheel from the
+unpacked sdist), offline. Here:
+
+* ``twine check --strict`` passes on both (what PyPI would refuse or show badly);
+* the sdist holds every module, the package's scripts and styles (.js, .css) and the readme; the
+  wheel holds exactly the package, with metadata PyPI accepts (known classifiers, a Markdown
+  description, addresses, numpy as the one dependency);
+* the wheel installs in a clean venv (``python -m venv``, ``pip install --no-index --no-deps``),
+  where numpy and graphviz are absent, and ``from chainrule import Value`` runs a backward pass
+  there (the package readme's example); with numpy from the wheelhouse (tests/offline.py) the
+  tensor part imports and runs the readme's second example.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import tarfile
+import tomllib
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+import trove_classifiers
+
+import offline
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+import package  # noqa: E402  (tools/package.py)
+
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+VERSION = PROJECT["version"]
+PACKAGE_DIR = ROOT / "src" / "chainrule"
+MODULES = sorted(path.name for path in PACKAGE_DIR.glob("*.py"))
+DATA = sorted(path.name for path in PACKAGE_DIR.iterdir() if path.suffix in (".js", ".css"))
+README = ROOT / package.readme_path()
+
+
+def examples() -> list[tuple[str, str]]:
+    """The readme's Python examples, each with the output its comments promise (``# <output>``)."""
+    found = []
+    for code in re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S):
+        expected = "\n".join(match.strip() for match in re.findall(r"^print\(.*\)\s*#\s*(.*)$", code, re.M))
+        found.append((code, expected))
+    return found
+
+
+@pytest.fixture(scope="module")
+def distributions(tmp_path_factory) -> tuple[Path, Path]:
+    """(sdist, wheel), built into a temporary folder."""
+    return package.build_distributions(tmp_path_factory.mktemp("dist"))
+
+
+def test_twine_check_strict_passes(distributions):
+    result = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, distributions)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, f"twine check --strict failed:\n{result.stdout}\n{result.stderr}"
+    assert result.stdout.count("PASSED") == 2, result.stdout
+
+
+def test_sdist_holds_the_package_its_data_and_the_readme(distributions):
+    sdist, _ = distributions
+    assert sdist.name == f"chainrule-{VERSION}.tar.gz"
+    with tarfile.open(sdist) as archive:
+        names = set(archive.getnames())
+    top = f"chainrule-{VERSION}/"
+    wanted = [f"src/chainrule/{name}" for name in MODULES + DATA] + ["pyproject.toml", "PKG-INFO",
+                                                                    package.readme_path()]
+    missing = [name for name in wanted if top + name not in names]
+    assert not missing, f"the sdist lacks {missing}"
+    assert {"explorable.js", "explorable.css", "live.js", "live_worker.js", "live.css"} <= set(DATA)
+    strays = sorted(name for name in names if re.search(r"/(tests|chapters|tools|_build|node_modules)/", name))
+    assert not strays, f"the sdist holds files that are not the package's: {strays[:5]}"
+
+
+def wheel_metadata(wheel: Path):
+    with zipfile.ZipFile(wheel) as archive:
+        return Parser().parsestr(archive.read(f"chainrule-{VERSION}.dist-info/METADATA").decode("utf-8"))
+
+
+def test_wheel_holds_exactly_the_package(distributions):
+    _, wheel = distributions
+    assert wheel.name == f"chainrule-{VERSION}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    package_files = sorted(name.removeprefix("chainrule/") for name in names if name.startswith("chainrule/"))
+    assert package_files == sorted(MODULES + DATA)
+    others = [name for name in names if not name.startswith(("chainrule/", f"chainrule-{VERSION}.dist-info/"))]
+    assert not others, f"the wheel installs more than the package: {others}"
+
+
+def test_metadata_is_what_pypi_accepts_and_shows(distributions):
+    metadata = wheel_metadata(distributions[1])
+    assert metadata["Name"] == "chainrule" and metadata["Version"] == VERSION
+    assert metadata["Requires-Python"] == PROJECT["requires-python"]
+    assert metadata["Description-Content-Type"] == "text/markdown"
+    assert metadata.get_payload().strip() == README.read_text(encoding="utf-8").strip()
+    assert metadata.get_all("Requires-Dist") == ["numpy>=1.24"]
+    urls = dict(entry.split(", ", 1) for entry in metadata.get_all("Project-URL"))
+    assert {"Homepage", "Source", "Issues"} <= set(urls) and all(url.startswith("https://") for url in urls.values())
+    classifiers = metadata.get_all("Classifier")
+    unknown = [c for c in classifiers if c not in trove_classifiers.classifiers
+               or c in trove_classifiers.deprecated_classifiers]
+    assert classifiers and not unknown, f"PyPI refuses an upload with unknown classifiers: {unknown}"
+
+
+def test_sources_parse_as_the_oldest_python_the_package_claims():
+    """requires-python says >=3.10: no module uses syntax newer than that (ast's feature_version)."""
+    oldest = re.fullmatch(r">=\s*3\.(\d+)", PROJECT["requires-python"])
+    assert oldest, f"requires-python {PROJECT['requires-python']!r}: expected >=3.N"
+    for module in MODULES:
+        source = (PACKAGE_DIR / module).read_text(encoding="utf-8")
+        ast.parse(source, filename=module, feature_version=(3, int(oldest[1])))
+    with pytest.raises(SyntaxError):  # the check can fail: a 3.12 type statement
+        ast.parse("type Pair = tuple[int, int]\n", feature_version=(3, int(oldest[1])))
+
+
+PROBE = """
+import importlib.util, pathlib, sys
+import chainrule
+print(sorted(name for name in ("numpy", "graphviz") if importlib.util.find_spec(name)))
+print(pathlib.Path(chainrule.__file__).is_relative_to(sys.prefix))
+"""
+
+
+def test_wheel_installs_and_runs_in_a_clean_venv(distributions, tmp_path: Path):
+    """Without numpy or graphviz, Value runs a backward pass; with numpy (from the wheelhouse), Tensor does."""
+    (scalar, scalar_output), (tensor, tensor_output) = examples()
+    assert "from chainrule import Value" in scalar and "backward()" in scalar and scalar_output
+    assert "Tensor" in tensor and "backward()" in tensor and tensor_output
+    python = offline.create_venv(tmp_path / "venv")
+    env = offline.environment(offline.wheelhouse(), byte_compile=False)
+    offline.run([python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", distributions[1]], env)
+    # In the venv's own folder, so that the checkout's src/ is not on the path.
+    absent, installed = offline.run([python, "-c", PROBE], env, cwd=tmp_path).splitlines()
+    assert absent == "[]", f"the clean venv has {absent}: it cannot show that chainrule works without them"
+    assert installed == "True", "chainrule was imported from somewhere else than the venv"
+    assert offline.run([python, "-c", scalar], env, cwd=tmp_path).strip() == scalar_output
+    failed = subprocess.run([python, "-c", "from chainrule import Tensor"], env=env, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert failed.returncode != 0 and "numpy" in failed.stderr, "the tensor part imported without numpy"
+    offline.pip_install(python, "numpy", byte_compile=False)
+    assert offline.run([python, "-c", tensor], env, cwd=tmp_path).strip() == tensor_output
