@@ -8,6 +8,8 @@
 #                  book build gave the figures, equations and exercises
 #   make book-student  build the student edition of the site (no solutions) into _build/html-student
 #   make assignments  write the otter-grader assignments into _build/assignments/<name>/
+#   make pdf       the whole book as one PDF, _build/pdf/backprop-book.pdf (headless Chromium, no TeX),
+#                  copied into the site, whose first page then shows its Download PDF link
 #   make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade every notebook under <dir>, sandboxed, into <dir>/grades.csv
 #   make bench     set up, run the benchmarks
 #   make figures   set up, regenerate the committed figures in img/
@@ -55,13 +57,14 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 book book-html book-student assignments test-steps: export OMP_NUM_THREADS = 1
 book book-html book-student assignments test-steps: export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: help setup system-packages grade-packages notebooks notebooks-check book book-html book-student assignments grade test test-steps bench figures clean distclean
+.PHONY: help setup system-packages grade-packages notebooks notebooks-check book book-html book-student assignments pdf grade test test-steps bench figures clean distclean
 
 help:
 	@echo "make book     build the book into $(BOOK_HTML) (changed chapters executed; any warning fails)"
 	@echo "make notebooks  build the book, write the Colab (chapters/*.ipynb) and student (student/chapters/*.ipynb) notebooks"
 	@echo "make book-student  build the site without solutions into $(STUDENT_HTML)"
 	@echo "make assignments  write the otter-grader assignments (student, solution, autograder) into _build/assignments"
+	@echo "make pdf      the whole book as one PDF, _build/pdf/backprop-book.pdf, linked from the site's first page"
 	@echo "make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade the notebooks in <dir> into <dir>/grades.csv"
 	@echo "make test     build the book, then run the whole test suite"
 	@echo "make bench    run the benchmarks (benchmarks/run.py)"
@@ -73,11 +76,12 @@ setup: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(WHEELHOUSE_STAMP) $(N
 
 # Debian packages: graphviz for `dot` (chainrule.dot runs it to draw figures), chromium for
 # the browser tests, bubblewrap for the grading sandbox (tools/grade.py), nodejs and npm for
-# the live-code mode's npm packages, python3-venv when python3 cannot create a venv.
+# the live-code mode's npm packages, poppler-utils for `pdftotext` (tests/test_pdf.py reads the
+# book's PDF with it), python3-venv when python3 cannot create a venv.
 # Installed only when missing: as root, or with sudo where sudo needs no password (a CI
 # runner, such as GitHub's ubuntu-latest); otherwise print the command to run and stop.
 # `make grade` needs only bubblewrap and python3-venv.
-system-packages: PACKAGES = dot:graphviz $(CHROMIUM):chromium bwrap:bubblewrap node:nodejs npm:npm
+system-packages: PACKAGES = dot:graphviz $(CHROMIUM):chromium bwrap:bubblewrap node:nodejs npm:npm pdftotext:poppler-utils
 grade-packages: PACKAGES = bwrap:bubblewrap
 system-packages grade-packages:
 	@missing=""; \
@@ -176,6 +180,14 @@ book-student: book-html
 assignments: book-html
 	$(PY) tools/assignments.py
 
+# The whole book as one PDF (tools/pdf.py): Sphinx's singlehtml build of the site's pages
+# (nothing executes or is read again after book-html), printed by headless Chromium with
+# MathJax typeset, solutions open, code wrapped. A copy goes to $(BOOK_HTML)/_downloads/,
+# and the first page's Download PDF link, which the site build writes hidden, is shown:
+# run it after any site build that is to be published. About 40 s on 2 cores; 3 MB.
+pdf: book-html
+	$(PY) tools/pdf.py .
+
 # Grades with the autograder zip that `make assignments` wrote, each notebook in a bubblewrap
 # sandbox (tools/grade.py); no Docker needed. The assignments are built only when there are
 # none yet, so that a misspelt name fails at once, naming the ones there are. Grading runs
@@ -201,7 +213,7 @@ test:
 	echo "make test: $$((seconds / 60)) min $$((seconds % 60)) s (exit $$status)"; \
 	exit $$status
 
-test-steps: notebooks-check book-student assignments
+test-steps: notebooks-check book-student assignments pdf
 	$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=15 tests
 
 bench: setup

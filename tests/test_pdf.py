@@ -1,0 +1,260 @@
+"""Checks on the book as one PDF, _build/pdf/backprop-book.pdf (`make pdf`; `make test` builds it first).
+
+The PDF is read with Debian's poppler-utils (`pdftotext`, `pdfinfo`, `pdfimages`), as a
+reader's viewer would: every chapter in order, each on a new page; the math typeset (no TeX
+left); the figure and equation numbers the site gives; every solution printed and marked;
+no text past the page's edge; no raster picture where the site has vector graphics; and
+the site's first page linking to this very file. The checks are functions of the text, so
+``test_the_checks_can_fail`` shows each one failing on a made-up bad PDF's text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+
+from conftest import BOOK_HTML, ROOT, TOC_FILE, chapter_source
+
+PDF = ROOT / "_build" / "pdf" / "backprop-book.pdf"
+SINGLE_PAGE = ROOT / "_build" / "singlehtml" / "book.html"
+NUMBERS = ROOT / "_build" / "numbers.json"
+MIN_PAGES, MAX_PAGES = 60, 500
+#: TeX that MathJax would have turned into math. `\[` and `\(` are not here: code has regexes.
+RAW_TEX = re.compile(r"\\(?:frac|partial|begin\{|end\{|mathbf|mathrm|left|right|sum|tanh|lambda|top|cdot|nabla"
+                     r"|bar|tilde|sigma|odot|text\{)|\$\$|\$[^$\n]{1,80}\$")
+#: Points a word may come within the paper's edge (the margins are 14 mm, about 40 pt).
+EDGE = 20.0
+#: Three plain words in a row (no apostrophe or hyphen next to them: Sphinx curls quotes).
+THREE_WORDS = re.compile(r"(?<![\w'’-])[A-Za-z]+ [A-Za-z]+ [A-Za-z]+(?![\w'’-])")
+#: Between two words of a solution's text in the PDF: pdftotext may put a formula's superscripts
+#: and short symbols of the next line between words of a line ("the outer ⊤ ¯ product W").
+GAP = r"\W+(?:\w{1,3}\W+){0,4}?"
+SOLUTION = re.compile(r"^`{3,}\{solution-start\} (\S+)\n(?::.*\n)*`{3,}\n+((?:.+\n)+)", re.MULTILINE)
+
+
+def run(*command: str) -> str:
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def pdf() -> Path:
+    if shutil.which("pdftotext") is None:
+        pytest.fail("pdftotext is missing: install Debian's poppler-utils (make setup does)", pytrace=False)
+    if not PDF.is_file():
+        pytest.fail(f"{PDF.relative_to(ROOT)} does not exist: run `make pdf` (make test runs it)", pytrace=False)
+    for chapter in numbered_chapters():
+        source = chapter_source(chapter)
+        if PDF.stat().st_mtime < source.stat().st_mtime:
+            pytest.fail(f"{PDF.relative_to(ROOT)} is older than {source.relative_to(ROOT)}: run `make pdf`",
+                        pytrace=False)
+    return PDF
+
+
+@pytest.fixture(scope="module")
+def pages(pdf: Path) -> list[str]:
+    """The text of each page, as pdftotext reads it (in reading order, not laid out)."""
+    return run("pdftotext", "-enc", "UTF-8", str(pdf), "-").split("\f")[:-1]
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def numbers() -> dict:
+    if not NUMBERS.is_file():
+        pytest.fail(f"{NUMBERS.relative_to(ROOT)} is missing: build the book (make book-html)", pytrace=False)
+    return json.loads(NUMBERS.read_text(encoding="utf-8"))
+
+
+def numbered_chapters() -> list[str]:
+    toc = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))
+    return [entry["file"] for part in toc["parts"] if part.get("numbered") for entry in part["chapters"]]
+
+
+def headings() -> list[str]:
+    """Each page after the first, in _toc.yml's order, as its chapter heading reads ("3. The chain rule ...")."""
+    toc = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))
+    chapter_numbers = numbers()["chapters"]
+    result = []
+    for part in toc["parts"]:
+        for entry in part["chapters"]:
+            source = chapter_source(entry["file"]).read_text(encoding="utf-8")
+            title = re.search(r"^# (.+)$", source, re.MULTILINE).group(1).strip()
+            number = chapter_numbers.get(entry["file"]) if part.get("numbered") else None
+            result.append(f"{number}. {title}" if number else title)
+    return result
+
+
+# The checks, each a function of the PDF's text (or its words' boxes) that lists what is wrong.
+
+def chapters_out_of_order(pages: list[str], expected: list[str]) -> list[str]:
+    """Each heading must open a page of its own, after the previous chapter's."""
+    problems, last = [], -1
+    for heading in expected:
+        found = [index for index, text in enumerate(pages) if flat(text).startswith(heading)]
+        later = [index for index in found if index > last]
+        if not later:
+            problems.append(f"no page after page {last + 1} starts with {heading!r}"
+                            + (f" (found on page {found[0] + 1})" if found else ""))
+            continue
+        last = later[0]
+    return problems
+
+
+def raw_tex(pages: list[str]) -> list[str]:
+    return [f"page {index + 1}: {match.group(0)!r}" for index, text in enumerate(pages)
+            for match in RAW_TEX.finditer(text)]
+
+
+def missing_numbers(text: str, figures: list[str], equations: list[str]) -> list[str]:
+    text = flat(text)
+    return ([f"Fig. {number}" for number in figures if f"Fig. {number}" not in text]
+            + [f"({number})" for number in equations if f"({number})" not in text])
+
+
+def missing_solutions(text: str, solutions: dict[str, str]) -> list[str]:
+    """``solutions`` maps "Exercise 3.2" to three words of its solution, which must follow "Solution to Exercise 3.2"
+    (not its next exercise: a folded solution prints only its title)."""
+    text, problems = flat(text), []
+    for exercise, words in solutions.items():
+        start = text.find(f"Solution to {exercise}")
+        if start < 0:
+            problems.append(f"no 'Solution to {exercise}'")
+        elif not re.search(GAP.join(map(re.escape, words.split())), text[start:start + 4000]):
+            problems.append(f"'Solution to {exercise}' is not followed by its text ({words!r})")
+    return problems
+
+
+def words_past_edge(bbox_html: str) -> list[str]:
+    """Words (from ``pdftotext -bbox``) closer than EDGE to the paper's left or right edge: text cut off."""
+    problems = []
+    for number, page in enumerate(bbox_html.split("<page ")[1:], start=1):
+        width = float(re.search(r'width="([\d.]+)"', page).group(1))
+        for word in re.finditer(r'xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">([^<]*)<', page):
+            if float(word.group(1)) < EDGE or float(word.group(2)) > width - EDGE:
+                problems.append(f"page {number}: {word.group(3)!r}")
+    return problems
+
+
+def solution_words(source: str) -> dict[str, str]:
+    """Label of each solution in a chapter source -> three plain words of its first paragraph."""
+    result = {}
+    for label, paragraph in SOLUTION.findall(source):
+        plain = re.sub(r"\$[^$]*\$|`[^`]*`|\{[^}]*\}|\*+", "|", paragraph.replace("\n", " "))
+        words = THREE_WORDS.search(plain)
+        if words:
+            result[label] = words.group(0)
+    return result
+
+
+# The tests.
+
+def test_page_count(pdf: Path):
+    info = run("pdfinfo", str(pdf))
+    pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
+    assert MIN_PAGES <= pages <= MAX_PAGES, f"{pages} pages: expected between {MIN_PAGES} and {MAX_PAGES}"
+
+
+def test_chapters_in_order_each_on_a_new_page(pages: list[str]):
+    assert not chapters_out_of_order(pages, headings())
+
+
+def test_text_is_selectable_on_every_page(pages: list[str]):
+    empty = [index + 1 for index, text in enumerate(pages) if len(flat(text)) < 20]
+    assert not empty, f"pages without text (printed as pictures?): {empty}"
+
+
+def test_math_is_typeset(pages: list[str]):
+    assert not raw_tex(pages), f"raw TeX in the PDF: {raw_tex(pages)[:10]}"
+    text = "".join(pages)
+    assert text.count("∂") > 100, "hardly any ∂ in the PDF: the math is missing"
+
+
+def test_figure_and_equation_numbers_as_on_the_site(pages: list[str]):
+    labels = [label for chapter in numbers()["numbered"].values() for label in chapter.values()]
+    figures = sorted({label["number"] for label in labels if label["kind"] == "figure"})
+    equations = sorted({label["number"] for label in labels if label["kind"] == "equation"})
+    assert len(figures) > 10 and len(equations) > 10
+    missing = missing_numbers("".join(pages), figures, equations)
+    assert not missing, f"numbers the site has but the PDF lacks: {missing}"
+
+
+def test_every_solution_is_printed_and_marked(pages: list[str]):
+    exercises = {label: f"Exercise {entry['number']}" for chapter in numbers()["numbered"].values()
+                 for label, entry in chapter.items() if entry["kind"] == "exercise"}
+    solutions = {}
+    for chapter in numbered_chapters():
+        for label, words in solution_words(chapter_source(chapter).read_text(encoding="utf-8")).items():
+            solutions[exercises[label]] = words
+    assert len(solutions) >= 20, f"found only {len(solutions)} solutions in the chapters"
+    missing = missing_solutions("".join(pages), solutions)
+    assert not missing, missing
+
+
+def test_no_text_past_the_page_edge(pdf: Path):
+    cut = words_past_edge(run("pdftotext", "-bbox", str(pdf), "-"))
+    assert not cut, f"text at or past the paper's edge (a code line not wrapped?): {cut[:10]}"
+
+
+def test_figures_stay_vector_graphics(pdf: Path):
+    """Every figure is SVG: the PDF holds no more raster images than the page has raster <img>s."""
+    listing = run("pdfimages", "-list", str(pdf)).splitlines()[2:]
+    page = SINGLE_PAGE.read_text(encoding="utf-8")
+    raster = len(re.findall(r'<img[^>]+src="(?:data:image/(?:png|jpeg)|[^"]+\.(?:png|jpe?g|gif))', page))
+    assert len(listing) <= raster, (f"{len(listing)} raster images in the PDF, {raster} on the page: "
+                                    f"figures or shadows printed as pictures: {listing[:5]}")
+
+
+def test_no_site_controls_are_printed(pages: list[str]):
+    text = flat("".join(pages))
+    for control in ["Live code", "Predict, then reveal Check", "Toggle primary sidebar", "Search Ctrl", "Download PDF"]:
+        assert control not in text, f"{control!r} printed"
+
+
+def test_first_page_links_to_the_pdf(pdf: Path):
+    root = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))["root"]
+    first = BOOK_HTML / f"{root}.html"
+    soup = BeautifulSoup(first.read_text(encoding="utf-8"), "html.parser")
+    paragraph = soup.find("p", class_="pdf-download")
+    assert paragraph is not None, f"no Download PDF link on {first.relative_to(ROOT)}"
+    assert not paragraph.has_attr("hidden"), "the Download PDF link is still hidden: run `make pdf`"
+    href = paragraph.find("a")["href"]
+    target = Path(unquote(urlsplit(urljoin(first.as_uri(), href)).path))
+    assert target.is_file(), f"the Download PDF link ({href}) leads to {target}, which does not exist"
+    assert target.resolve().is_relative_to(BOOK_HTML.resolve()), f"{target} is not part of the site"
+    assert target.read_bytes() == pdf.read_bytes(), f"{target} is not the PDF of _build/pdf"
+
+
+def test_the_link_is_hidden_until_the_pdf_exists():
+    """A site build writes the link hidden; tools/pdf.py shows it once the PDF is in the site."""
+    root = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))["root"]
+    source = chapter_source(root).read_text(encoding="utf-8")
+    assert '<p class="pdf-download" hidden>' in source, f"{root}.md must write the Download PDF link hidden"
+
+
+def test_the_checks_can_fail():
+    good = ["Title\nintro", "1. One\ntext Fig. 1.1 and (1.1)", "2. Two\nSolution to Exercise 2.1 Both rules are"]
+    assert not chapters_out_of_order(good, ["1. One", "2. Two"])
+    assert chapters_out_of_order(good, ["2. Two", "1. One"])  # out of order
+    assert chapters_out_of_order(["1. One two", "text 2. Two"], ["1. One", "2. Two"])  # not on a page of its own
+    assert raw_tex(["the slope $\\partial L$ is"]) and raw_tex(["$$x$$"]) and raw_tex(["\\frac{a}{b}"])
+    assert not raw_tex(['re.match(r"(\\w+)\\[(.*?)\\]", text)', "%%writefile $script_path"])
+    assert not missing_numbers(good[1], ["1.1"], ["1.1"])
+    assert missing_numbers(good[1], ["1.2"], []) == ["Fig. 1.2"]
+    assert missing_numbers(good[1], [], ["1.3"]) == ["(1.3)"]
+    assert not missing_solutions(good[2], {"Exercise 2.1": "Both rules are"})
+    assert missing_solutions(good[2], {"Exercise 2.2": "Both rules are"})  # not printed
+    assert missing_solutions("Solution to Exercise 2.1 Exercise 2.2", {"Exercise 2.1": "Both rules are"})  # folded
+    bbox = '<page width="595.0" height="842.0"><word xMin="40.0" yMin="1" xMax="{}" yMax="2">word</word></page>'
+    assert not words_past_edge(bbox.format(550.0))
+    assert words_past_edge(bbox.format(600.0))
+    assert solution_words("````{solution-start} ex-a\n:class: dropdown\n````\n\n$x$ is `y`, so the sum is\n") == {
+        "ex-a": "so the sum"}
