@@ -157,6 +157,29 @@ def test_an_edited_cell_runs_the_edit(live_page):
     assert not visit.problems(), "\n".join(visit.problems())
 
 
+def test_the_backward_widget_steps_through_an_expression_the_reader_typed(live_page):
+    visit = live_page("backward")
+    page = visit.page
+    press_live_code(visit)
+    page.get_by_role("button", name="Run all cells").click()
+    expect(page.locator("[data-live-status]")).to_contain_text("All cells ran", timeout=RUN_ALL_TIMEOUT_MS)
+    label = page.evaluate("""() => [...document.querySelectorAll('textarea')]
+        .find(area => area.value.startsWith('flow = explore.backward(L)')).getAttribute('aria-label')""")
+    page.get_by_role("textbox", name=label, exact=True).fill(
+        'flow = explore.backward((Value(0.5, label="x") * Value(-3.0, label="y")).exp())\nflow')
+    page.get_by_role("button", name=label.replace("Code of", "Run"), exact=True).click()
+    widget = page.locator(f"div.cell:has(textarea[aria-label='{label}']) [data-live-output] [data-explorable]")
+    expect(widget).to_have_count(1, timeout=30_000)
+    status = widget.locator('[data-role="status"]')
+    # The root's seed, then one step per edge: into the product, then to x and to y.
+    expect(status).to_contain_text("Step 1 of 4")
+    widget.get_by_role("button", name="Next step").click()
+    expect(status).to_contain_text("Step 2 of 4")
+    widget.get_by_role("button", name="Next step").click()
+    expect(status).to_contain_text("back to x through a multiplication, whose local gradient is ∂n2/∂x = y = −3")
+    assert not visit.problems(), "\n".join(visit.problems())
+
+
 def test_a_runaway_loop_is_stopped(live_page):
     visit = live_page("intro", width=390)
     page = visit.page
