@@ -119,9 +119,11 @@ $(PY): | system-packages
 # imports it, when present, to check the "iri" string format, which nothing here uses, and
 # it builds a Lark grammar when imported: 0.5-3 s in every process that imports nbformat
 # (each build, each graded submission, each test worker). Without it, pip check is clean.
+# --no-compile: pip would byte-compile every module of every package (70 s of a fresh
+# install's 200 s on 2 cores); Python compiles the ones a run imports, once, when it imports them.
 $(INSTALL_STAMP): requirements.txt pyproject.toml | $(PY)
-	$(PY) -m pip install -r requirements.txt
-	$(PY) -m pip install -e .
+	$(PY) -m pip install --no-compile -r requirements.txt
+	$(PY) -m pip install --no-compile -e .
 	$(PY) -m pip uninstall -y -q rfc3987-syntax
 	$(PY) -m pip check
 	touch $@
@@ -132,8 +134,9 @@ $(LAB_OVERRIDES): $(INSTALL_STAMP)
 
 # The wheels the tests' offline venvs install (tests/offline_requirements.txt, at the
 # versions of requirements.txt, with every dependency): pip cannot install from its HTTP
-# cache without the network. Downloaded again only when either file changes.
-$(WHEELHOUSE_STAMP): tests/offline_requirements.txt requirements.txt | $(INSTALL_STAMP)
+# cache without the network. Downloaded again only when either file changes; it needs only
+# the venv's pip, so make test downloads them while the venv's packages install.
+$(WHEELHOUSE_STAMP): tests/offline_requirements.txt requirements.txt | $(PY)
 	rm -rf $(WHEELHOUSE)
 	$(PY) -m pip download --quiet --dest $(WHEELHOUSE) -r tests/offline_requirements.txt
 	touch $@
@@ -204,11 +207,14 @@ grade: grade-packages
 	@$(PYTHON) tools/grading_env.py $(ASSIGNMENT) $(GRADE_VENV) >/dev/null
 	$(GRADE_VENV)/bin/python tools/grade.py $(ASSIGNMENT) $(SUBMISSIONS) $(GRADE_OPTIONS)
 
-# Prints its total time. The tests run on every core (pytest-xdist), a test file per worker
-# at a time (--dist loadfile), so that each module-scoped fixture is set up once.
+# Prints its total time. The steps before the tests run two at a time (-j), each one's
+# output printed whole when it ends: the Python packages beside the tests' wheels, then
+# notebooks-check, book-student, assignments and pdf, which only read the site build. The
+# tests run on every core (pytest-xdist), a test file per worker at a time (--dist
+# loadfile), so that each module-scoped fixture is set up once.
 test:
 	@start=$$(date +%s); status=0; \
-	$(MAKE) --no-print-directory test-steps || status=$$?; \
+	$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target test-steps || status=$$?; \
 	seconds=$$(( $$(date +%s) - start )); \
 	echo "make test: $$((seconds / 60)) min $$((seconds % 60)) s (exit $$status)"; \
 	exit $$status

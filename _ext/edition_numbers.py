@@ -75,7 +75,8 @@ def collect(env) -> dict:
 
 
 def write_numbers(app: Sphinx, exception: Exception | None) -> None:
-    if exception is not None or app.builder.format != "html":
+    # Only the site build's numbers: a singlehtml build (make pdf) numbers one page.
+    if exception is not None or app.builder.name != "html":
         return
     path = Path(app.outdir).parent / "numbers.json"
     numbers = collect(app.env)

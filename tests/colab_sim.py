@@ -256,7 +256,13 @@ def make_ipython_dir(parent: Path) -> Path:
 # --------------------------------------------------------------------------- running a notebook
 
 DRIVER = r'''
-"""Run one notebook with nbclient; runs inside the sim venv (written by tests/colab_sim.py)."""
+"""Run one notebook with nbclient, and optionally go on with a second one in the same kernel.
+
+Runs inside the sim venv (written by tests/colab_sim.py). With a second notebook, its cells
+before ``then_from`` are the first notebook's (the caller checks that their sources are
+equal) and take its outputs; the rest runs in the kernel where the first notebook stopped,
+but only when it stopped at ``then_after``, as expected.
+"""
 import json
 import sys
 from pathlib import Path
@@ -267,6 +273,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 source, target, report_path, kernel_name, timeout, probe = sys.argv[1:7]
+then = sys.argv[7:]  # [second notebook, its executed copy, then_from, then_after] or []
 report = {"executable": sys.executable, "prefix": sys.prefix, "stopped_at": None, "probe": None}
 
 spec = KernelSpecManager().get_kernel_spec(kernel_name)
@@ -296,14 +303,37 @@ client = NotebookClient(
     resources={"metadata": {"path": str(Path.cwd())}},
     on_cell_start=lambda cell, cell_index: current.update(index=cell_index),
 )
-try:
-    client.execute()
-except CellExecutionError as error:
-    report["stopped_at"] = current["index"]
-    report["stop_error"] = {"ename": error.ename, "evalue": error.evalue}
-except Exception as error:  # timeouts, dead kernels
-    report["stopped_at"] = current["index"]
-    report["stop_error"] = {"ename": type(error).__name__, "evalue": str(error)}
+
+
+def run_cells(notebook, first, into):
+    """Run notebook.cells[first:] as nbclient's execute() does; the stop goes into ``into``."""
+    client.nb = notebook
+    try:
+        for index in range(first, len(notebook.cells)):
+            client.execute_cell(notebook.cells[index], index, execution_count=client.code_cells_executed + 1)
+    except CellExecutionError as error:
+        into["stopped_at"] = current["index"]
+        into["stop_error"] = {"ename": error.ename, "evalue": error.evalue}
+    except Exception as error:  # timeouts, dead kernels
+        into["stopped_at"] = current["index"]
+        into["stop_error"] = {"ename": type(error).__name__, "evalue": str(error)}
+
+
+client.reset_execution_trackers()
+with client.setup_kernel():
+    info = client.wait_for_reply(client.kc.kernel_info())
+    nb.metadata["language_info"] = info["content"]["language_info"]
+    run_cells(nb, 0, report)
+    if then:
+        then_source, then_target, then_from, then_after = then
+        second = {"stopped_at": None, "continued": report["stopped_at"] == int(then_after)}
+        if second["continued"]:
+            nb2 = nbformat.read(then_source, as_version=4)
+            nb2.metadata["language_info"] = nb.metadata["language_info"]
+            nb2.cells[:int(then_from)] = nb.cells[:int(then_from)]
+            run_cells(nb2, int(then_from), second)
+            nbformat.write(nb2, then_target)
+        report["then"] = second
 
 if probe == "1":
     probe_cell = nb.cells.pop()
@@ -424,7 +454,43 @@ def taking_turns(venv: Path):
         yield  # closing the file releases the lock
 
 
-def _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep) -> RunResult:
+def run_then(
+    first: Path | nbformat.NotebookNode,
+    second: nbformat.NotebookNode,
+    stops_at: int,
+    venv: Path,
+    wheel: Path,
+    ipython_dir: Path,
+    *,
+    timeout: int = CELL_TIMEOUT,
+) -> tuple[RunResult, RunResult]:
+    """Run ``first``; where it stops at cell ``stops_at``, as expected, run ``second`` on in the same kernel.
+
+    The cells of ``second`` before the first one that differs from ``first`` do not run again:
+    they take ``first``'s outputs. That is what a student does: Run All stops at an unanswered
+    check, they answer, and run on. When ``first`` stops anywhere else, or the two differ only
+    after ``stops_at``, ``second`` runs alone, in a fresh kernel.
+    """
+    cells = nbformat.read(first, as_version=4).cells if isinstance(first, Path) else first.cells
+    same = 0
+    for a, b in zip(cells, second.cells):
+        if (a.cell_type, a.source, a.metadata.get("tags", [])) != (b.cell_type, b.source, b.metadata.get("tags", [])):
+            break
+        same += 1
+    with taking_turns(venv):
+        if same <= stops_at:
+            ran, then = _run_now(first, venv, wheel, ipython_dir, None, timeout, False, False,
+                                 then=(second, same, stops_at))
+            if then is not None:
+                return ran, then
+        else:
+            ran = _run_now(first, venv, wheel, ipython_dir, None, timeout, False, False)
+        return ran, _run_now(second, venv, wheel, ipython_dir, None, timeout, False, False)
+
+
+def _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep, then=None):
+    """One driver run. With ``then`` = (second notebook, its first cell to run, the first's expected
+    stop), it returns (first's RunResult, second's RunResult or None when the first stopped elsewhere)."""
     folder = Path(tempfile.mkdtemp(prefix="colab-sim-run-"))
     scratch = Path(tempfile.mkdtemp(prefix="colab-sim-driver-"))
     try:
@@ -438,6 +504,12 @@ def _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep)
         driver = scratch / "driver.py"
         driver.write_text(DRIVER, encoding="utf-8")
         executed, report_path = scratch / "executed.ipynb", scratch / "report.json"
+        arguments = []
+        if then is not None:
+            second, then_from, then_after = then
+            nbformat.write(second, scratch / "then.ipynb")
+            arguments = [str(scratch / "then.ipynb"), str(scratch / "then-executed.ipynb"),
+                         str(then_from), str(then_after)]
         env = _clean_env(
             IPYTHONDIR=str(ipython_dir),
             CHAINRULE_PIP_SPEC=pip_spec if pip_spec is not None else str(wheel),
@@ -448,7 +520,7 @@ def _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep)
         )
         result = subprocess.run(
             [str(venv_python(venv)), str(driver), name, str(executed), str(report_path), KERNEL_NAME,
-             str(timeout), "1" if probe else "0"],
+             str(timeout), "1" if probe else "0", *arguments],
             capture_output=True, text=True, env=env, cwd=folder,
         )
         if result.returncode != 0 or not report_path.is_file():
@@ -457,11 +529,20 @@ def _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep)
                 f"\n--- stderr ---\n{result.stderr[-6000:]}"
             )
         report = json.loads(report_path.read_text(encoding="utf-8"))
-        nb = nbformat.read(executed, as_version=4)
+        ran = _result(nbformat.read(executed, as_version=4), report, folder if keep else None)
+        if then is None:
+            return ran
+        second_report = report.pop("then")
+        if not second_report["continued"]:
+            return ran, None
+        return ran, _result(nbformat.read(scratch / "then-executed.ipynb", as_version=4), second_report, None)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         if not keep:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _result(nb: nbformat.NotebookNode, report: dict, folder: Path | None) -> RunResult:
     errors = []
     for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []):
@@ -476,8 +557,7 @@ def _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep)
                         traceback=_strip_ansi("\n".join(output.get("traceback", []))),
                     )
                 )
-    return RunResult(notebook=nb, errors=errors, stopped_at=report.get("stopped_at"), report=report,
-                     folder=folder if keep else None)
+    return RunResult(notebook=nb, errors=errors, stopped_at=report.get("stopped_at"), report=report, folder=folder)
 
 
 @contextlib.contextmanager

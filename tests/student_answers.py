@@ -8,6 +8,8 @@ check keep their answer cells, which do not raise.
 
 from __future__ import annotations
 
+import copy
+import functools
 import sys
 from pathlib import Path
 
@@ -24,14 +26,29 @@ def student_path(chapter: str) -> Path:
     return ROOT / notebooks.edition_path(chapter, student=True)
 
 
+@functools.cache
+def book() -> notebooks.Book:
+    """The book as tools/notebooks.py reads it (every chapter, about 1 s): once per test process."""
+    return notebooks.load_book()
+
+
+@functools.cache
+def _checked_questions(chapter: str) -> tuple:
+    found = assignments.load_assignments(book(), [Path(chapter).name])
+    return tuple(found[0].questions) if found else ()
+
+
 def checked_questions(chapter: str) -> list:
     """The exercises of ``chapter`` that have a check, in order (empty when it has none)."""
-    book = notebooks.load_book()
-    found = assignments.load_assignments(book, [Path(chapter).name])
-    return found[0].questions if found else []
+    return list(_checked_questions(chapter))
 
 
 def answered_student_notebook(chapter: str) -> nbformat.NotebookNode:
+    return copy.deepcopy(_answered_student_notebook(chapter))
+
+
+@functools.cache
+def _answered_student_notebook(chapter: str) -> nbformat.NotebookNode:
     notebook = nbformat.read(student_path(chapter), as_version=4)
     questions = checked_questions(chapter)
     for question in questions:

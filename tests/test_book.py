@@ -133,7 +133,8 @@ def test_the_book_has_inline_graph_figures(book_html: Path):
 
 # Nothing unrendered may reach a page: MyST or Markdown that the build left as text.
 RAW_MARKUP = {
-    "a raw Markdown table row": re.compile(r"^\s*\|[^|\n]*\|[^\n]*\|\s*$|^\s*\|?\s*:?-{3,}:?\s*\|", re.MULTILINE),
+    "a raw Markdown table row": re.compile(
+        r"^[ \t]*\|[^|\n]*\|[^\n]*\|[ \t]*$|^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*\|", re.MULTILINE),
     "a raw role": re.compile(r"\{(?:numref|eq|cite|cite:p|cite:t|ref|doc|term|math|download)\}`"
                              r"|:(?:func|class|meth|mod|attr|data|ref|doc):"),
     "a directive fence": re.compile(r"(?:`{3,}|:{3,})\{[\w:-]+\}"),

@@ -184,3 +184,27 @@ def test_a_link_that_lost_its_target_fails_although_its_page_did_not_change(scra
     assert status != 0 and "sec-a" in log and "b.md" in log, log[-3000:]
     chapter_a.write_text(chapter_a.read_text().replace("(sec-a-renamed)=", "(sec-a)="))
     assert built(scratch_book) == set()
+
+
+def test_a_single_page_build_leaves_the_site_numbers_alone(tmp_path):
+    """make pdf (the singlehtml builder) runs beside the steps that read _build/numbers.json, so it
+    neither deletes nor rewrites the numbers of the site build."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    sys.path.insert(0, str(ROOT / "_ext"))
+    import build_book
+    import edition_numbers
+
+    assert build_book.builder([".", "-W"]) == "html"
+    assert build_book.builder([".", "--builder", "singlehtml", "-n"]) == "singlehtml"
+    assert build_book.builder(["--builder=singlehtml", "."]) == "singlehtml"
+    numbers = tmp_path / "numbers.json"
+    numbers.write_text("the site's\n")
+
+    class Builder:
+        name, format = "singlehtml", "html"
+
+    class App:
+        builder, outdir = Builder(), str(tmp_path / "singlehtml")
+
+    edition_numbers.write_numbers(App(), None)
+    assert numbers.read_text() == "the site's\n"

@@ -151,16 +151,56 @@ def cell_tags(cell) -> list[str]:
     return cell.metadata.get("tags", [])
 
 
+def first_check_index(notebook: nbformat.NotebookNode) -> int:
+    return next(index for index, cell in enumerate(notebook.cells) if "check" in cell_tags(cell))
+
+
+@pytest.fixture(scope="module")
+def student_runs(colab):
+    """page -> (the student edition as handed out, run; then answered with the solutions, run on).
+
+    As a student works: Run All stops at the first check, and the answers run on in the same
+    kernel. The cells before the first answer are the same in both (colab_sim.run_then compares
+    them), so they run once; when the first run stops anywhere else, the answered one runs alone.
+    """
+    runs = {}
+
+    def run_page(page: str) -> tuple[colab_sim.RunResult, colab_sim.RunResult]:
+        if page not in runs:
+            venv, wheel, ipython_dir = colab
+            handed_out = require(student_notebook(page), "student")
+            stop = first_check_index(nbformat.read(handed_out, as_version=4))
+            runs[page] = colab_sim.run_then(handed_out, student_answers.answered_student_notebook(page), stop,
+                                            venv, wheel, ipython_dir)
+        return runs[page]
+    return run_page
+
+
+def test_run_then_goes_on_in_the_same_kernel_only_after_the_expected_stop(colab):
+    """The answered run may reuse the kernel of the unanswered one only when that stopped where expected."""
+    def notebook(*sources):
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+        return nb
+    first = notebook("shared = 1", "marker = 'left by the first'\nraise ValueError('stop')", "never = 1")
+    second = notebook("shared = 1", "print(globals().get('marker'), shared)")
+    venv, wheel, ipython_dir = colab
+    ran, then = colab_sim.run_then(first, second, 1, venv, wheel, ipython_dir)
+    assert ran.stopped_at == 1 and then.stopped_at is None, (ran.describe(), then.describe())
+    assert then.cell_text(1).strip() == "left by the first 1", then.cell_text(1)
+    ran, fresh = colab_sim.run_then(first, second, 2, venv, wheel, ipython_dir)
+    assert ran.stopped_at == 1 and fresh.cell_text(1).strip() == "None 1", fresh.cell_text(1)
+
+
 @pytest.mark.parametrize("page", CHECKED)
-def test_unanswered_student_notebook_stops_at_its_first_check_with_one_line(colab, page: str):
+def test_unanswered_student_notebook_stops_at_its_first_check_with_one_line(student_runs, page: str):
     """As handed out, the student edition runs up to its first check, which says "not answered yet" alone.
 
     The answer cells of exercises without a check do not raise, so nothing stops before it.
     """
     notebook = require(student_notebook(page), "student")
-    source = nbformat.read(notebook, as_version=4)
-    first_check = next(index for index, cell in enumerate(source.cells) if "check" in cell_tags(cell))
-    result = run(colab, notebook)
+    first_check = first_check_index(nbformat.read(notebook, as_version=4))
+    result, _ = student_runs(page)
     name = notebook.relative_to(ROOT)
     early = [error for error in result.unexpected_errors if error.index < first_check]
     assert not early, f"{name}: a cell before the first check (cell {first_check}) failed:\n" + clip(
@@ -177,16 +217,16 @@ def test_unanswered_student_notebook_stops_at_its_first_check_with_one_line(cola
 
 
 @pytest.mark.parametrize("page", CHECKED)
-def test_student_notebook_answered_with_the_solutions_runs_to_the_end(colab, page: str):
-    """Answered, Run All reaches the last cell, whose summary says every checked exercise passes."""
+def test_student_notebook_answered_with_the_solutions_runs_to_the_end(student_runs, page: str):
+    """Answered, the notebook runs on to the last cell, whose summary says every checked exercise passes."""
     questions = student_answers.checked_questions(page)
     notebook = student_answers.answered_student_notebook(page)
-    result = run(colab, notebook)
+    _, result = student_runs(page)
     assert result.stopped_at is None and not result.unexpected_errors, (
         f"{page}: the student edition answered with the solutions failed:\n" + clip(result.describe()))
     last = len(notebook.cells) - 1
     assert "check-all" in cell_tags(notebook.cells[last])
-    number = student_answers.notebooks.load_book().chapter_number(page)
+    number = student_answers.book().chapter_number(page)
     summary = result.cell_text(last)
     assert f"Chapter {number}: {len(questions)} of {len(questions)} checked exercises pass." in summary, summary
 

@@ -35,7 +35,6 @@ import yaml
 from playwright.sync_api import sync_playwright
 
 import build_book  # tools/build_book.py
-import notebooks  # tools/notebooks.py
 
 NAME = "backprop-book.pdf"
 CHROMIUM = "/usr/bin/chromium"
@@ -73,15 +72,9 @@ def first_page(book: Path) -> str:
 
 def build_single_page(book: Path) -> Path:
     """Sphinx's singlehtml build of the book; returns the page, rewritten as ``book.html`` at its root."""
-    # A build deletes the numbers the notebook editions print (_build/numbers.json), and the
-    # singlehtml builder writes its own, keyed by its one page: keep the site build's.
-    numbers = book / notebooks.NUMBERS
-    kept = numbers.read_bytes() if numbers.is_file() else None
-    try:
-        status = build_book.build(1, [str(book), "--builder", "singlehtml", "-W", "-n", "--keep-going"])
-    finally:
-        if kept is not None:
-            numbers.write_bytes(kept)
+    # It leaves the site build's numbers (_build/numbers.json) alone, so that the other steps
+    # that read them (make assignments, notebooks-check) can run beside it.
+    status = build_book.build(1, [str(book), "--builder", "singlehtml", "-W", "-n", "--keep-going"])
     if status:
         sys.exit(f"pdf: the single-page build failed (exit {status})")
     folder = book / "_build" / "singlehtml"
