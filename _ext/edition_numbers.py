@@ -74,11 +74,24 @@ def collect(env) -> dict:
             "numbered": {docname: numbered[docname] for docname in sorted(numbered) if numbered[docname]}}
 
 
+def numbers_path(app: Sphinx) -> Path:
+    return Path(app.outdir).parent / "numbers.json"
+
+
+def forget_numbers(app: Sphinx) -> None:
+    """A site build starts without the numbers of an older one, so that a failed build leaves none.
+
+    Only the site build's numbers count: a singlehtml build (make pdf) numbers one page, and
+    leaves them alone, so that the steps that read them can run beside it.
+    """
+    if app.builder.name == "html":
+        numbers_path(app).unlink(missing_ok=True)
+
+
 def write_numbers(app: Sphinx, exception: Exception | None) -> None:
-    # Only the site build's numbers: a singlehtml build (make pdf) numbers one page.
     if exception is not None or app.builder.name != "html":
         return
-    path = Path(app.outdir).parent / "numbers.json"
+    path = numbers_path(app)
     numbers = collect(app.env)
     numbers["glue"] = glued(app.env, Path(app.outdir))
     text = json.dumps(numbers, indent=1, sort_keys=False) + "\n"
@@ -87,5 +100,6 @@ def write_numbers(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict:
+    app.connect("builder-inited", forget_numbers)
     app.connect("build-finished", write_numbers)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -59,23 +59,11 @@ def book_folder(argv: list[str]) -> Path:
     return Path(next((arg for arg in argv if not arg.startswith("-")), "."))
 
 
-def builder(argv: list[str]) -> str:
-    """The Jupyter Book builder that ``argv`` asks for (``--builder NAME``); html by default."""
-    for index, arg in enumerate(argv):
-        if arg.startswith("--builder="):
-            return arg.split("=", 1)[1]
-        if arg == "--builder" and index + 1 < len(argv):
-            return argv[index + 1]
-    return "html"
-
-
 def build(jobs: int, argv: list[str]) -> int:
     # The CLI imports build_sphinx when it runs, so it picks up this one.
     jupyter_book.sphinx.build_sphinx = functools.partial(jupyter_book.sphinx.build_sphinx, jobs=jobs)
     book = book_folder(argv)
     shutil.rmtree(book / "_build" / "html" / "reports", ignore_errors=True)
-    if builder(argv) == "html":  # never numbers from an older build; other builders write none
-        (book / notebooks.NUMBERS).unlink(missing_ok=True)
     status = 1  # also when the build raises
     try:
         cli(["build", *argv], standalone_mode=False)
