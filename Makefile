@@ -2,8 +2,10 @@
 #
 #   make book      set up, build the book into _build/html (fails on any warning), then write the
 #                  notebooks; only chapters whose code (or src/chainrule) changed are executed again
+#   make check     the fast tier, the loop for code changes: the engine, the unit tests and the
+#                  tools' fast checks (no book build, no browser); about a minute
 #   make test      build the book, check the committed notebooks, build the student site, run the
-#                  whole test suite; prints its time
+#                  whole test suite, both tiers; prints its time
 #   make notebooks the same as make book: the Colab and student notebooks print the numbers the
 #                  book build gave the figures, equations and exercises
 #   make book-student  build the student edition of the site (no solutions) into _build/html-student
@@ -13,15 +15,15 @@
 #   make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade every notebook under <dir>, sandboxed, into <dir>/grades.csv
 #   make bench     set up, run the benchmarks
 #   make figures   set up, regenerate the committed figures in img/
-#   make setup     only the set-up step (.venv, Python packages, graphviz, chromium, the tests' wheelhouse)
+#   make setup     only the set-up step (.venv, Python packages, graphviz, chromium, npm's packages)
 #   make clean     remove build output and caches (keeps .venv); make distclean also removes .venv
 #                  and the wheelhouse
 #
-# The set-up step is shared by every target: it creates .venv with python3 when it is
-# missing, installs requirements.txt and this package (editable) again only when
-# requirements.txt or pyproject.toml changed, installs Debian's graphviz (`dot`) and
-# chromium when they are missing, and downloads the wheels of the tests' offline venvs
-# into .cache/wheelhouse when tests/offline_requirements.txt or requirements.txt changed.
+# The set-up step is shared by every target. Its independent parts run side by side (make -j):
+# Debian's packages (then npm ci, which needs node), and uv, which creates .venv with python3 and
+# installs requirements.txt and this package (editable) into it, again only when requirements.txt
+# or pyproject.toml changed. The tests' wheelhouse (.cache/wheelhouse) is downloaded by make test
+# only: make book does not need it.
 
 SHELL := /bin/sh
 .DEFAULT_GOAL := help
@@ -34,7 +36,16 @@ PY := $(VENV)/bin/python
 INSTALL_STAMP := $(VENV)/.chainrule-install-stamp
 # Makes JupyterLab (from this venv) open the .md chapters as notebooks, via jupytext.
 LAB_OVERRIDES := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
-# Wheels for the tests that build venvs offline (tests/offline.py); written by make setup.
+# uv (pinned in requirements.txt, installed from PyPI into .venv by the venv's own pip) creates and
+# fills every venv: this one, and the tests' offline venvs (tests/offline.py). Its cache is the
+# user's (~/.cache/uv), shared by every checkout on the machine; a venv's files are links into it.
+UV := $(VENV)/bin/uv
+# uv does not read pip's configuration. pip's find-links (where this machine's disk holds the CPU
+# build of torch) are given to uv too: torch==2.13.0 from PyPI alone would be a CUDA build of
+# several GB.
+PIP_LINKS = $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
+UV_INSTALL = $(UV) pip install --python $(PY) --compile-bytecode $(addprefix --find-links ,$(PIP_LINKS))
+# Wheels for the tests that build venvs offline (tests/offline.py), written by make test.
 WHEELHOUSE := .cache/wheelhouse
 WHEELHOUSE_STAMP := $(WHEELHOUSE)/.complete
 # npm's packages of package-lock.json (Pyodide, Graphviz in WebAssembly), for the live-code
@@ -54,10 +65,10 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # oversubscribes the cores (in one CI run a (8, 512) matrix product took 35 times as long
 # as alone, and the tensors chapter's timing check failed). One thread per process there;
 # make bench keeps the default.
-book book-html book-student assignments test-steps: export OMP_NUM_THREADS = 1
-book book-html book-student assignments test-steps: export OPENBLAS_NUM_THREADS = 1
+book book-html book-student assignments test-steps check: export OMP_NUM_THREADS = 1
+book book-html book-student assignments test-steps check: export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: help setup system-packages grade-packages notebooks notebooks-check book book-html book-student assignments pdf grade test test-steps bench figures clean distclean
+.PHONY: help setup setup-steps check system-packages grade-packages notebooks notebooks-check book book-html book-student assignments pdf grade test test-steps bench figures clean distclean
 
 help:
 	@echo "make book     build the book into $(BOOK_HTML) (changed chapters executed; any warning fails)"
@@ -66,13 +77,18 @@ help:
 	@echo "make assignments  write the otter-grader assignments (student, solution, autograder) into _build/assignments"
 	@echo "make pdf      the whole book as one PDF, _build/pdf/backprop-book.pdf, linked from the site's first page"
 	@echo "make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade the notebooks in <dir> into <dir>/grades.csv"
+	@echo "make check    the fast tests (no book build, no browser): the loop for code changes"
 	@echo "make test     build the book, then run the whole test suite"
 	@echo "make bench    run the benchmarks (benchmarks/run.py)"
 	@echo "make figures  regenerate the committed figures in img/"
 	@echo "make setup    only create .venv and install what the other targets need"
 	@echo "make clean    remove _build and caches (make distclean also removes .venv)"
 
-setup: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(WHEELHOUSE_STAMP) $(NPM_STAMP)
+# The set-up's independent parts side by side, each one's output printed whole when it ends.
+setup:
+	@$(MAKE) --no-print-directory -j4 --output-sync=target setup-steps
+
+setup-steps: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(NPM_STAMP)
 
 # Debian packages: graphviz for `dot` (chainrule.dot runs it to draw figures), chromium for
 # the browser tests, bubblewrap for the grading sandbox (tools/grade.py), nodejs and npm for
@@ -112,38 +128,43 @@ $(NPM_STAMP): package.json package-lock.json | system-packages
 	npm ci --ignore-scripts --no-audit --no-fund --cache .cache/npm
 	touch $@
 
-$(PY): | system-packages
-	$(PYTHON) -m venv $(VENV)
+# The venv needs Debian's python3-venv only where python3 cannot create one without it; then it
+# waits for the Debian packages, and otherwise is made while they install.
+VENV_NEEDS := $(if $(shell $(PYTHON) -c "import ensurepip, venv" 2>/dev/null && echo yes),,system-packages)
 
+# The venv, with pip (the wheelhouse below, and what students run: the notebooks' %pip) and uv.
+$(UV): | $(VENV_NEEDS)
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c requirements.txt uv
+
+# uv installs requirements.txt and chainrule (editable) in parallel from its cache, and
+# compiles every module on every core (--compile-bytecode). Every module is compiled here, not
+# when first imported: the grading sandbox cannot write into the venv, so there an uncompiled
+# module is compiled again by every run (the tests' grading of 45 notebooks took 468 s instead of
+# 197 s when pip installed without compiling).
 # rfc3987-syntax comes with jsonschema[format-nongpl] (through jupyter-events). jsonschema
 # imports it, when present, to check the "iri" string format, which nothing here uses, and
 # it builds a Lark grammar when imported: 0.5-3 s in every process that imports nbformat
-# (each build, each graded submission, each test worker). Without it, pip check is clean.
-# pip byte-compiles every module on one core (70 s of a fresh install's 200 s on 2 cores);
-# compileall does it on every core (50 s). Every module is compiled here, not when first
-# imported: the grading sandbox cannot write into the venv, so there an uncompiled module is
-# compiled again by every run (with pip install --no-compile alone, the tests' grading of
-# 45 notebooks took 468 s instead of 197 s). compileall exits 1 because of files written
-# for newer Pythons (torch's py312_intrinsics.py), which nothing imports.
-$(INSTALL_STAMP): requirements.txt pyproject.toml | $(PY)
-	$(PY) -m pip install --no-compile -r requirements.txt
-	$(PY) -m pip install --no-compile -e .
-	$(PY) -m compileall -qq -j 0 $(VENV)/lib || true
-	$(PY) -m pip uninstall -y -q rfc3987-syntax
-	$(PY) -m pip check
+# (each build, each graded submission, each test worker). Without it, `uv pip check` is clean.
+$(INSTALL_STAMP): requirements.txt pyproject.toml | $(UV)
+	$(UV_INSTALL) -r requirements.txt -e .
+	$(UV) pip uninstall --python $(PY) --quiet rfc3987-syntax
+	$(UV) pip check --python $(PY)
 	touch $@
 
 $(LAB_OVERRIDES): $(INSTALL_STAMP)
 	$(VENV)/bin/jupytext-config --settings-file $@ set-default-viewer markdown myst
 	touch $@
 
-# The wheels the tests' offline venvs install (tests/offline_requirements.txt, at the
-# versions of requirements.txt, with every dependency): pip cannot install from its HTTP
-# cache without the network. Downloaded again only when either file changes; it needs only
-# the venv's pip, so make test downloads them while the venv's packages install.
-$(WHEELHOUSE_STAMP): tests/offline_requirements.txt requirements.txt | $(PY)
+# The wheels the tests' offline venvs install (tests/offline_requirements.txt and
+# tests/colab_requirements.txt, at the versions of requirements.txt, with every dependency).
+# uv builds those venvs from this folder alone (--offline --no-index). pip downloads it: uv has
+# no download command, and the handout's set-up cell, which the tests run in a bare venv, installs
+# with pip from this folder, as a student's %pip would. Downloaded again only when one of the
+# files changes; make test downloads it while it builds the student site and the rest.
+$(WHEELHOUSE_STAMP): tests/offline_requirements.txt tests/colab_requirements.txt requirements.txt | setup
 	rm -rf $(WHEELHOUSE)
-	$(PY) -m pip download --quiet --dest $(WHEELHOUSE) -r tests/offline_requirements.txt
+	$(PY) -m pip download --quiet --dest $(WHEELHOUSE) -r tests/offline_requirements.txt -r tests/colab_requirements.txt
 	touch $@
 
 # The notebook editions are generated from chapters/*.md (see tools/notebooks.py) and
@@ -200,7 +221,8 @@ pdf: book-html
 # sandbox (tools/grade.py); no Docker needed. The assignments are built only when there are
 # none yet, so that a misspelt name fails at once, naming the ones there are. Grading runs
 # in its own venv, built from the zip's requirements.txt as Gradescope builds it
-# (tools/grading_env.py): it needs no book toolchain.
+# (tools/grading_env.py): it needs no book toolchain. uv builds it where the book's venv has uv,
+# pip otherwise.
 GRADE_OPTIONS = $(if $(filter command line environment,$(origin JOBS)),--jobs $(JOBS)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
 	$(if $(ROSTER),--roster $(ROSTER)) $(if $(ONLY),--only $(ONLY))
 GRADE_VENV := .venv-grade
@@ -209,14 +231,14 @@ grade: grade-packages
 	  echo "usage: make grade ASSIGNMENT=<name> SUBMISSIONS=<folder> [JOBS=n] [TIMEOUT=s] [ROSTER=csv] [ONLY='id ...']" >&2; \
 	  echo "assignments: $$(ls _build/assignments 2>/dev/null | tr '\n' ' ')" >&2; exit 2; fi
 	@ls -d _build/assignments/*/ >/dev/null 2>&1 || $(MAKE) assignments
-	@$(PYTHON) tools/grading_env.py $(ASSIGNMENT) $(GRADE_VENV) >/dev/null
+	@$(PYTHON) tools/grading_env.py $(ASSIGNMENT) $(GRADE_VENV) $(if $(wildcard $(UV)),--uv $(UV)) >/dev/null
 	$(GRADE_VENV)/bin/python tools/grade.py $(ASSIGNMENT) $(SUBMISSIONS) $(GRADE_OPTIONS)
 
 # Prints its total time. The steps before the tests run two at a time (-j), each one's
-# output printed whole when it ends: the Python packages beside the tests' wheels, then
-# notebooks-check, book-student, assignments and pdf, which only read the site build. The
-# tests run on every core (pytest-xdist), a test file per worker at a time (--dist
-# loadfile), so that each module-scoped fixture is set up once.
+# output printed whole when it ends: the tests' wheelhouse beside notebooks-check, book-student,
+# assignments and pdf, which only read the site build. The tests run on every core
+# (pytest-xdist), a test file per worker at a time (--dist loadfile), so that each module-scoped
+# fixture is set up once.
 test:
 	@start=$$(date +%s); status=0; \
 	$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target test-steps || status=$$?; \
@@ -225,8 +247,18 @@ test:
 	exit $$status
 
 # The + lets pytest print as it goes: make does not hold back a line marked like a sub-make.
-test-steps: notebooks-check book-student assignments pdf
-	+$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=15 tests
+test-steps: notebooks-check book-student assignments pdf $(WHEELHOUSE_STAMP)
+	+$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests
+
+# The fast tier: every test not marked `full` (tests/conftest.py says which are), on every core,
+# without building anything. A test that needs the book, a browser or an offline venv is marked
+# `full`; conftest refuses an unmarked test that asks for the built book or the simulated Colab.
+check: setup
+	@start=$$(date +%s); status=0; \
+	$(PY) -m pytest -p no:cacheprovider -n $(JOBS) -m "not full" -q tests || status=$$?; \
+	seconds=$$(( $$(date +%s) - start )); \
+	echo "make check: $$((seconds / 60)) min $$((seconds % 60)) s (exit $$status)"; \
+	exit $$status
 
 bench: setup
 	$(PY) benchmarks/run.py

@@ -1,18 +1,19 @@
 """A simulated Google Colab, offline, for running the course's generated notebooks.
 
-* :func:`ensure_venv` builds (once) a venv outside the repo with what Colab preinstalls
-  (``tests/colab_requirements.txt``; no chainrule). It is cached at ``$CHAINRULE_COLAB_SIM_CACHE``
-  or ``~/.cache/chainrule-course/colab-sim-<hash>``, where the hash covers the requirements file
-  and the Python version. It is built in a temporary folder beside the cache and renamed into
-  place; a stamp file, written last, marks a complete venv.
+* :func:`build_venv` builds a venv outside the repo with what Colab preinstalls
+  (``tests/colab_requirements.txt``; no chainrule): ``python -m venv`` (pip included, for the
+  notebooks' ``%pip install``), then uv, offline, from the tests' wheelhouse alone
+  (tests/offline.py). uv links the files from its cache, so this takes seconds: each test
+  session (each pytest-xdist worker) builds its own in its temporary folder, and no two workers
+  wait for each other.
 * :func:`build_wheel` builds a chainrule wheel from a copy of the checkout (nothing is written
   into the repo).
 * :func:`make_ipython_dir` writes an IPython profile whose start-up file puts fake ``google``,
   ``google.colab`` and ``google.colab.output`` modules into ``sys.modules``.
 * :func:`run_notebook` copies a notebook to a fresh temporary folder, uninstalls chainrule from
-  the sim venv (the venv is cached, so each notebook must really install it) and executes the
-  notebook with nbclient inside the sim venv, with pip pointed at the wheel only. Runs take
-  turns (a file lock beside the venv): two at once, in two test workers, would each see the
+  the sim venv (the venv serves a whole session, so each notebook must really install it) and
+  executes the notebook with nbclient inside the sim venv, with pip pointed at the wheel only.
+  Runs in one venv take turns (a file lock beside the venv): two at once would each see the
   other's install.
 """
 
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -33,42 +33,22 @@ from pathlib import Path
 
 import nbformat
 
+import offline
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import package  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIREMENTS = Path(__file__).with_name("colab_requirements.txt")
-STAMP = "colab-sim-complete.json"
 KERNEL_NAME = "colab-sim"
 CELL_TIMEOUT = 300
-PYTHON_VERSION = "{}.{}.{}".format(*sys.version_info[:3])
 
 
 # --------------------------------------------------------------------------- the venv
 
 
-def cache_key() -> str:
-    digest = hashlib.sha256(REQUIREMENTS.read_bytes() + PYTHON_VERSION.encode())
-    return digest.hexdigest()[:12]
-
-
-def venv_dir() -> Path:
-    configured = os.environ.get("CHAINRULE_COLAB_SIM_CACHE")
-    if configured:
-        return Path(configured).expanduser().resolve()
-    return Path.home() / ".cache" / "chainrule-course" / f"colab-sim-{cache_key()}"
-
-
 def venv_python(venv: Path) -> Path:
     return venv / "bin" / "python"
-
-
-def _is_complete(venv: Path) -> bool:
-    try:
-        stamp = json.loads((venv / STAMP).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return stamp.get("key") == cache_key() and venv_python(venv).exists()
 
 
 def _clean_env(**extra: str) -> dict[str, str]:
@@ -109,52 +89,18 @@ def _base_python() -> str:
     return getattr(sys, "_base_executable", None) or sys.executable
 
 
-def ensure_venv(log=print) -> Path:
-    """The cached sim venv, built first if needed. Safe against concurrent callers (file lock)."""
-    target = venv_dir()
-    if _is_complete(target):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    lock_path = target.parent / f".{target.name}.lock"
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _is_complete(target):
-            return target
-        # Leftovers of an interrupted build are never reused.
-        for stale in target.parent.glob(f".{target.name}.build-*"):
-            shutil.rmtree(stale, ignore_errors=True)
-        if target.exists():
-            log(f"colab-sim: removing incomplete venv {target}")
-            shutil.rmtree(target)
-        building = Path(tempfile.mkdtemp(prefix=f".{target.name}.build-", dir=target.parent))
-        try:
-            _build_venv(building, target, log)
-            os.rename(building, target)
-        except BaseException:
-            shutil.rmtree(building, ignore_errors=True)
-            raise
-    return target
-
-
-def _build_venv(building: Path, target: Path, log) -> None:
-    log(f"colab-sim: building {target} (one-off, ~2 min)")
+def build_venv(target: Path, log=print) -> Path:
+    """The sim venv at ``target``: what Colab preinstalls, from the wheelhouse, and a kernelspec."""
+    log(f"colab-sim: building {target} with uv from the wheelhouse")
     env = _clean_env()
-    _run([_base_python(), "-m", "venv", str(building)], env=env)
-    python = str(venv_python(building))
-    _run([python, "-m", "pip", "install", "--quiet", "-r", str(REQUIREMENTS)], env=env)
-    _run([python, "-m", "pip", "check"], env=env)
-    # Console scripts carry the build folder in their shebang: point them at the final place.
-    old, new = f"#!{building}/bin/", f"#!{target}/bin/"
-    for script in (building / "bin").iterdir():
-        if script.is_file() and not script.is_symlink():
-            try:
-                text = script.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                continue
-            if text.startswith(old):
-                script.write_text(new + text[len(old):], encoding="utf-8")
-    # A kernelspec inside the venv that runs the venv's python (by its final path).
-    kernel_dir = building / "share" / "jupyter" / "kernels" / KERNEL_NAME
+    _run([_base_python(), "-m", "venv", str(target)], env=env)
+    # Compiled on every core once, here: where PYTHONDONTWRITEBYTECODE is set (as on these machines),
+    # every kernel would otherwise compile torch and jax again (4.2 s against 2.0 s to import them).
+    offline.uv_install(venv_python(target), "-r", str(REQUIREMENTS), byte_compile=True,
+                       env=offline.environment(offline.WHEELHOUSE))
+    _run([str(offline.UV), "pip", "check", "--python", str(venv_python(target))], env=env)
+    # A kernelspec inside the venv that runs the venv's python.
+    kernel_dir = target / "share" / "jupyter" / "kernels" / KERNEL_NAME
     kernel_dir.mkdir(parents=True)
     kernel = {
         "argv": [str(venv_python(target)), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
@@ -163,9 +109,7 @@ def _build_venv(building: Path, target: Path, log) -> None:
         "metadata": {"debugger": True},
     }
     (kernel_dir / "kernel.json").write_text(json.dumps(kernel, indent=1), encoding="utf-8")
-    # The stamp is written last: without it the folder is never used.
-    stamp = {"key": cache_key(), "python": PYTHON_VERSION, "requirements": REQUIREMENTS.read_text(encoding="utf-8")}
-    (building / STAMP).write_text(json.dumps(stamp, indent=1), encoding="utf-8")
+    return target
 
 
 # --------------------------------------------------------------------------- the wheel
@@ -563,7 +507,7 @@ def _result(nb: nbformat.NotebookNode, report: dict, folder: Path | None) -> Run
 @contextlib.contextmanager
 def colab_session(workdir: Path, log=print):
     """(venv, wheel, ipython_dir) for a test session; ``workdir`` is a scratch folder outside the repo."""
-    venv = ensure_venv(log=log)
+    venv = build_venv(workdir / "venv", log=log)
     wheel = build_wheel(workdir / "wheels")
     ipython_dir = make_ipython_dir(workdir)
     yield venv, wheel, ipython_dir

@@ -12,6 +12,14 @@
   ``make test`` keeps that order (``--no-loadscope-reorder``), so that they start at once and
   the other worker fills the time with the rest, instead of one worker running them alone at
   the end.
+* Two tiers. ``make check`` runs the fast one, ``-m "not full"``: the engine, the unit tests and
+  the tools' quick checks, with nothing built. A test that needs what ``make test`` builds first
+  (the book, the student site, the assignments, the PDF, the tests' wheelhouse), a browser, a
+  JupyterLab or the simulated Colab is marked ``full`` (``pytestmark`` in its file, or on the
+  test). A test that asks for the built book or the simulated Colab and is not marked ``full``
+  is an error here, so the fast tier cannot come to depend on a build unnoticed. The fast tier
+  does not even import a file marked ``full`` as a whole (:data:`FULL_FILE`): its module level
+  may read the build.
 """
 
 from __future__ import annotations
@@ -78,7 +86,38 @@ def book_config() -> dict:
 SLOWEST_FIRST = ["test_colab.py", "test_assignments.py"]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+#: Fixtures that exist only after ``make test``'s builds: a test that uses one must be marked ``full``.
+BUILT = {"book_html", "chapter_page", "colab", "student_runs", "student_html", "graded", "grading_venv"}
+
+
+def unmarked_users_of_builds(items: list[pytest.Item]) -> list[str]:
+    """The tests that use a fixture of :data:`BUILT` but are not marked ``full``."""
+    return [item.nodeid for item in items
+            if BUILT & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("full") is None]
+
+
+#: The line that marks a whole test file ``full``.
+FULL_FILE = "pytestmark = pytest.mark.full"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In the fast tier (``-m "not full"``), files marked ``full`` as a whole are not imported."""
+    if config.option.markexpr.strip() != "not full" or collection_path.suffix != ".py":
+        return None
+    lines = collection_path.read_text(encoding="utf-8").splitlines()
+    return True if any(line.startswith(FULL_FILE) for line in lines) else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "full: needs make test's builds, a browser or an offline venv; "
+                                       "make check leaves it out")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unmarked = unmarked_users_of_builds(items)
+    if unmarked:
+        raise pytest.UsageError("these tests use the built book or the simulated Colab but are not marked "
+                                f"`full` (make check would run them without a build): {unmarked}")
     rank = {name: index for index, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
 

@@ -1,11 +1,14 @@
-"""Venvs built without the network, from the wheelhouse that ``make setup`` downloads.
+"""Venvs built without the network, from the wheelhouse that ``make test`` downloads.
 
-``make setup`` downloads the wheels of ``tests/offline_requirements.txt`` (otter-grader[grading],
-numpy and ipykernel at the versions of requirements.txt, with every dependency) into
-``.cache/wheelhouse``. pip then installs from that folder alone: no index, no config file, and
-nothing of the repo's venv in the environment. tests/test_handout.py runs a handout's set-up
-cell in a bare venv; tests/test_assignments.py builds a venv from an autograder zip's own
-requirements.
+``make test`` downloads the wheels of ``tests/offline_requirements.txt`` (otter-grader[grading],
+numpy and ipykernel at the versions of requirements.txt) and ``tests/colab_requirements.txt``
+(what Colab preinstalls), with every dependency, into ``.cache/wheelhouse``. uv then installs
+from that folder alone (:func:`uv_install`: ``--offline --no-index``, nothing of the repo's venv
+in the environment), linking the files from its cache, so a venv takes seconds. pip reads the
+same folder where the tests run what a student runs (a handout's set-up cell, ``%pip install``).
+tests/test_handout.py runs a handout's set-up cell in a bare venv; tests/test_assignments.py
+builds a venv from an autograder zip's own requirements; tests/colab_sim.py builds the
+simulated Colab.
 """
 
 from __future__ import annotations
@@ -20,21 +23,24 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 WHEELHOUSE = ROOT / ".cache" / "wheelhouse"
 STAMP = WHEELHOUSE / ".complete"  # written by make setup after a complete download
-INPUTS = [ROOT / "requirements.txt", ROOT / "tests" / "offline_requirements.txt"]
+INPUTS = [ROOT / "requirements.txt", ROOT / "tests" / "offline_requirements.txt",
+          ROOT / "tests" / "colab_requirements.txt"]
+#: The venv's uv (requirements.txt pins it; the Makefile installs it first).
+UV = Path(sys.prefix) / "bin" / "uv"
 
 
 def wheelhouse() -> Path:
     """The wheelhouse; fails (it does not skip) when it is missing or older than the requirements."""
     if not STAMP.is_file() or any(path.stat().st_mtime > STAMP.stat().st_mtime for path in INPUTS):
         pytest.fail(f"{WHEELHOUSE.relative_to(ROOT)} is missing or older than the requirements: "
-                    "run `make setup`", pytrace=False)
+                    "run `make test` (or `make .cache/wheelhouse/.complete`)", pytrace=False)
     return WHEELHOUSE
 
 
 def environment(find_links: Path, venv: Path | None = None, byte_compile: bool = True) -> dict[str, str]:
     """os.environ for a child: pip sees only ``find_links``; PATH has ``venv``'s bin, not the repo's."""
     env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("PIP_", "CHAINRULE_", "JUPYTER_"))
+           if not key.startswith(("PIP_", "UV_", "CHAINRULE_", "JUPYTER_")) or key == "UV_CACHE_DIR"
            and key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "IPYTHONDIR")}
     path = [entry for entry in env.get("PATH", "").split(os.pathsep)
             if entry and ROOT not in Path(entry).parents]
@@ -65,7 +71,16 @@ def create_venv(venv: Path) -> Path:
     return venv / "bin" / "python"
 
 
-def pip_install(python: Path, *requirements: str, cwd: Path | None = None, byte_compile: bool = True) -> None:
-    """Install into ``python``'s venv from the wheelhouse alone."""
-    env = environment(wheelhouse(), byte_compile=byte_compile)
-    run([python, "-m", "pip", "install", "-q", *requirements], env, cwd=cwd)
+def uv_install(python: Path, *arguments: str, cwd: Path | None = None, byte_compile: bool = False,
+               env: dict[str, str] | None = None) -> None:
+    """Install into ``python``'s venv with uv, offline, from the wheelhouse alone.
+
+    ``byte_compile`` compiles every module on every core: for a venv that runs many processes, which
+    would otherwise compile each module again on every import where they cannot write ``.pyc``
+    files (the grading sandbox; PYTHONDONTWRITEBYTECODE, which these machines set).
+    """
+    if not UV.is_file():
+        pytest.fail(f"{UV} is missing: run `make setup` (requirements.txt pins uv)", pytrace=False)
+    command = [UV, "pip", "install", "--quiet", "--offline", "--no-index", "--find-links", wheelhouse(),
+               "--python", python, *(["--compile-bytecode"] if byte_compile else []), *arguments]
+    run(command, env if env is not None else environment(WHEELHOUSE), cwd=cwd)

@@ -43,6 +43,8 @@ import assignments  # noqa: E402
 import grade  # noqa: E402
 import grading_env  # noqa: E402
 
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
+
 OUTPUT = ROOT / "_build" / "assignments"
 BOOK = assignments.load_book()
 ASSIGNMENTS = {a.name: a for a in assignments.load_assignments(BOOK)}
@@ -416,8 +418,9 @@ def escape_server():
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, escape_server) -> dict[str, tuple[dict, str]]:
-    """Grade every planted submission, one folder per assignment; student id -> (CSV row, feedback text)."""
-    rows, texts = {}, {}
+    """Grade every planted submission, one folder per assignment, all in one batch (one pool for every
+    folder, as tools/grade.py's grade_folders grades them); student id -> (CSV row, feedback text)."""
+    rows, texts, batch = {}, {}, []
     for name in sorted({assignment for assignment, *_ in PLANTED.values()}):
         submissions = tmp_path_factory.mktemp(f"submissions-{name}")
         ESCAPE.update(folder=submissions, port=escape_server[0])
@@ -433,15 +436,16 @@ def graded(tmp_path_factory, escape_server) -> dict[str, tuple[dict, str]]:
                 nbformat.write(make(), path)
         if name == "mlp":
             (submissions / "readme.txt").write_text("not a notebook")
-        grade.grade_folder(name, submissions, jobs=2, cell_timeout=CELL_TIMEOUT, timeout=300, sandbox="bwrap")
+            rows["_folder"] = submissions
+        batch.append((name, submissions))
+    grade.grade_folders(batch, jobs=2, cell_timeout=CELL_TIMEOUT, timeout=300, sandbox="bwrap")
+    for name, submissions in batch:
         with (submissions / "grades.csv").open() as handle:
             table = list(csv.DictReader(handle))
         assert len(table) == len([p for p in submissions.rglob("*") if p.suffix.lower() == ".ipynb"])
         for row in table:
             rows[row["student"]] = row
             texts[row["student"]] = (submissions / "feedback" / f"{grade._file_name(row['student'])}.txt").read_text()
-        if name == "mlp":
-            rows["_folder"] = submissions
     return {stem: (rows[stem], texts.get(stem, "")) for stem in rows}
 
 
@@ -518,7 +522,8 @@ def grading_venv() -> Path:
     with open(f"{venv}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         grading_env.build(folder("mlp") / "autograder" / "mlp-autograder.zip", venv,
-                          env=offline.environment(offline.wheelhouse()))
+                          env=offline.environment(offline.WHEELHOUSE), uv=offline.UV,
+                          uv_options=("--offline", "--no-index", "--find-links", str(offline.wheelhouse())))
         yield venv
 
 

@@ -12,9 +12,12 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
 from bs4 import BeautifulSoup
 
 from conftest import ROOT, toc_chapters
+
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
 EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
 PYTHON_WARNING = re.compile(r"\b\w*Warning\b|\bWARNING\b")

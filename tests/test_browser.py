@@ -22,6 +22,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
+
 WIDTHS = {"desktop": 1280, "phone": 390}
 MIN_TEXT_PX = 9  # chainrule.svg.MIN_TEXT_PX, measured here as the reader sees it
 LOCAL_SCHEMES = ("file:", "data:")

@@ -36,6 +36,8 @@ import yaml
 
 from conftest import ROOT, book_config
 
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
+
 EXECUTED = re.compile(r"(\S+)\.md: Executing notebook")
 CHAPTER = """\
 ---

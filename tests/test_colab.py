@@ -13,7 +13,7 @@ really install chainrule.
   before; answered with the solutions, runs to its last cell, the "check everything" summary.
 * The set-up cell fails loudly when the install fails.
 
-The first run builds the venv (~2-3 min); later runs reuse it (see colab_sim.venv_dir()).
+Each test session builds the venv with uv from the tests' wheelhouse, in seconds (colab_sim.build_venv).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ import pytest
 import colab_sim
 import student_answers
 from conftest import ROOT, pages_with_code
+
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
 PAGES = pages_with_code()
 

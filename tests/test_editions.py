@@ -30,6 +30,8 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "tools"))
 import notebooks  # noqa: E402  (tools/notebooks.py)
 
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
+
 BOOK = notebooks.load_book()
 CHAPTERS = BOOK.chapters
 STUDENT_HTML = ROOT / "_build" / "html-student"

@@ -25,6 +25,8 @@ from conftest import ROOT, pages_with_code
 sys.path.insert(0, str(ROOT / "tools"))
 import student_book  # noqa: E402  (tools/student_book.py)
 
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
+
 KERNEL = "python3"
 EXECUTED = student_book.EXECUTED
 

@@ -31,6 +31,8 @@ from chainrule import explore
 from test_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
 from test_draw import SEED_PARENTS
 
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
+
 WIDGET = '[data-explorable="toposort"]'
 READY = WIDGET + '[data-ready="true"]'
 FINAL_ORDER = "x, a, b, c, d, f"

@@ -34,6 +34,8 @@ sys.path.insert(0, str(ROOT / "_ext"))
 import notebook_links  # noqa: E402  (_ext/notebook_links.py)
 import notebooks  # noqa: E402  (tools/notebooks.py)
 
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
+
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
 COURSE_URL = CONFIG["repository"]["url"].rstrip("/")
 BRANCH = CONFIG["repository"]["branch"]

@@ -3,8 +3,9 @@
 The handout is the student folder: the notebook, its public tests and chainrule's wheel. Its
 set-up cell must install chainrule and otter-grader wherever they are missing. Here the intro
 assignment is written into a temporary folder and its notebook runs in a bare venv
-(``python -m venv``) that has only a kernel (ipykernel), offline: pip sees only the wheelhouse
-that ``make setup`` downloads (tests/offline.py), and an empty one when the install must fail.
+(``python -m venv``, with pip) that has only a kernel (ipykernel, installed by uv), offline: the
+set-up cell's pip sees only the wheelhouse that ``make test`` downloads (tests/offline.py), and an
+empty one when the install must fail.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
 import assignments  # noqa: E402
+
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
 BOOK = assignments.load_book()
 CELL_TIMEOUT = 600  # the set-up cell installs otter-grader and its dependencies (about 40 s)
@@ -82,7 +85,7 @@ def bare(handout, tmp_path_factory) -> types.SimpleNamespace:
                             cwd=work / "failing", env=no_wheels, timeout=CELL_TIMEOUT)
     probe = "import importlib.util as u\nprint(u.find_spec('chainrule'), u.find_spec('numpy'))"
     left = in_venv(python, probe)
-    offline.pip_install(python, "ipykernel", byte_compile=False)
+    offline.uv_install(python, "ipykernel", byte_compile=True)  # its kernel starts twice
     shutil.copytree(handout, work / "student")
     executed = run_notebook(notebook, work / "student", python,
                             offline.environment(wheelhouse, work / "venv", byte_compile=False))

@@ -67,6 +67,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 import student_answers
 from conftest import ROOT
 
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
+
 SOURCE = Path(os.environ.get("LAB_TEST_SOURCE", ROOT)).resolve()
 CHAPTER = os.environ.get("LAB_TEST_CHAPTER", "chapters/intro.md")
 COPIED = ("chapters", "img", "references.bib")

@@ -31,6 +31,8 @@ from playwright.sync_api import Browser, expect
 from test_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
 from test_explorables_browser import Visit, serve  # noqa: F401  (an HTTP server per folder)
 
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
+
 PAGES = ["intro", "graph", "backward", "engine"]
 #: Cells whose live output may differ from the build's, by page and cell number, and why.
 MAY_DIFFER: dict[str, dict[int, str]] = {

@@ -34,6 +34,8 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "tools"))
 import package  # noqa: E402  (tools/package.py)
 
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
+
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 VERSION = PROJECT["version"]
 PACKAGE_DIR = ROOT / "src" / "chainrule"
@@ -136,7 +138,7 @@ def test_wheel_installs_and_runs_in_a_clean_venv(distributions, tmp_path: Path):
     assert "Tensor" in tensor and "backward()" in tensor and tensor_output
     python = offline.create_venv(tmp_path / "venv")
     env = offline.environment(offline.wheelhouse(), byte_compile=False)
-    offline.run([python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", distributions[1]], env)
+    offline.uv_install(python, "--no-deps", str(distributions[1]))
     # In the venv's own folder, so that the checkout's src/ is not on the path.
     absent, installed = offline.run([python, "-c", PROBE], env, cwd=tmp_path).splitlines()
     assert absent == "[]", f"the clean venv has {absent}: it cannot show that chainrule works without them"
@@ -145,5 +147,5 @@ def test_wheel_installs_and_runs_in_a_clean_venv(distributions, tmp_path: Path):
     failed = subprocess.run([python, "-c", "from chainrule import Tensor"], env=env, cwd=tmp_path,
                             capture_output=True, text=True, timeout=120)
     assert failed.returncode != 0 and "numpy" in failed.stderr, "the tensor part imported without numpy"
-    offline.pip_install(python, "numpy", byte_compile=False)
+    offline.uv_install(python, "numpy")
     assert offline.run([python, "-c", tensor], env, cwd=tmp_path).strip() == tensor_output

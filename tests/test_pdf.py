@@ -23,6 +23,8 @@ from bs4 import BeautifulSoup
 
 from conftest import BOOK_HTML, ROOT, TOC_FILE, chapter_source
 
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
+
 PDF = ROOT / "_build" / "pdf" / "backprop-book.pdf"
 SINGLE_PAGE = ROOT / "_build" / "singlehtml" / "book.html"
 NUMBERS = ROOT / "_build" / "numbers.json"

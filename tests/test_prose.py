@@ -82,6 +82,7 @@ def typed_but_computed(source_notebook, executed) -> list[str]:
                   and number not in code)
 
 
+@pytest.mark.full  # reads the book build's executed notebooks
 @pytest.mark.parametrize("page", pages_with_code())
 def test_numbers_the_cells_print_are_glued_into_the_prose(page: str):
     try:  # the build's notebook with its outputs (a chapter taken from the cache has them there)

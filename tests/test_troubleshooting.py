@@ -16,6 +16,8 @@ import pytest
 from conftest import ROOT
 from test_editions import run_setup_cell
 
+pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
+
 PAGE = (ROOT / "chapters" / "troubleshooting.md").read_text(encoding="utf-8")
 
 

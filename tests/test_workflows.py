@@ -180,9 +180,10 @@ def test_the_caches_are_keyed_on_the_lock_files():
     caches = [step["with"] for step in job["steps"] if step.get("uses", "").startswith("actions/cache@")]
     hashed = {name.strip().strip("'") for cache in caches
               for files in re.findall(r"hashFiles\(([^)]*)\)", cache["key"]) for name in files.split(",")}
-    assert {"requirements.txt", "pyproject.toml", "package-lock.json", "tests/offline_requirements.txt"} <= hashed
+    assert {"requirements.txt", "pyproject.toml", "package-lock.json", "tests/offline_requirements.txt",
+            "tests/colab_requirements.txt"} <= hashed
     paths = {line.strip() for cache in caches for line in cache["path"].splitlines()}
-    assert {".venv", ".cache/npm", ".cache/wheelhouse"} <= paths, paths
+    assert {".venv", ".cache/npm", ".cache/wheelhouse", "~/.cache/uv"} <= paths, paths
 
 
 # --------------------------------------------------------------------------- make's Debian packages

@@ -489,6 +489,28 @@ def _page(title: str, parts: list[str], script: str) -> str:
 def grade_folder(assignment: str, folder: Path, jobs: int = os.cpu_count() or 1, cell_timeout: int = CELL_TIMEOUT,
                  timeout: float = SUBMISSION_TIMEOUT, assignments: Path = ASSIGNMENTS, roster: Path | None = None,
                  only: list[str] | None = None, sandbox: str = "auto") -> list[Result]:
+    """Grade every notebook in ``folder`` for ``assignment``; its results (and the files in ``folder``)."""
+    return grade_folders([(assignment, folder)], jobs, cell_timeout, timeout, assignments, roster, only,
+                         sandbox)[0]
+
+
+@dataclass
+class _Folder:
+    """One folder of submissions to one assignment, as grade_folders grades it."""
+
+    assignment: str
+    folder: Path
+    archive_path: Path
+    found: list[Submission]
+    skipped: list[str]
+    submissions: list[Submission]
+    tests: dict[str, str]
+    points: dict[str, float]
+    results: list[Result] = field(default_factory=list)
+
+
+def _read_folder(assignment: str, folder: Path, assignments: Path, roster: Path | None,
+                 only: list[str] | None) -> _Folder:
     archive_path = autograder_zip(assignment, assignments)
     found, skipped = find(folder, roster)
     submissions = found
@@ -499,6 +521,16 @@ def grade_folder(assignment: str, folder: Path, jobs: int = os.cpu_count() or 1,
             raise SystemExit(f"make grade: no notebook for {', '.join(unknown)} in {folder}")
     if not any(s.path for s in submissions):
         raise SystemExit(f"make grade: no .ipynb files in {folder}")
+    tests = read_tests(archive_path)
+    return _Folder(assignment, folder, archive_path, found, skipped, submissions, tests, questions(tests))
+
+
+def grade_folders(batch: list[tuple[str, Path]], jobs: int = os.cpu_count() or 1, cell_timeout: int = CELL_TIMEOUT,
+                  timeout: float = SUBMISSION_TIMEOUT, assignments: Path = ASSIGNMENTS, roster: Path | None = None,
+                  only: list[str] | None = None, sandbox: str = "auto") -> list[list[Result]]:
+    """Grade several (assignment, folder) pairs in one pool of ``jobs``: no folder waits for another's last
+    notebook. Each folder gets its own grades.csv, feedback and summary; the results, folder by folder."""
+    folders = [_read_folder(assignment, folder, assignments, roster, only) for assignment, folder in batch]
     why_not = "" if sandbox == "none" else sandbox_available()
     if why_not and sandbox == "bwrap":
         raise SystemExit(f"make grade: {why_not}")
@@ -507,27 +539,28 @@ def grade_folder(assignment: str, folder: Path, jobs: int = os.cpu_count() or 1,
               "your permissions and your network.", file=sys.stderr, flush=True)
     options = argparse.Namespace(cell_timeout=cell_timeout, timeout=timeout, sandboxed=not why_not and
                                  sandbox != "none")
-    tests = read_tests(archive_path)
-    points = questions(tests)
     start = time.monotonic()
-    results = []
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        futures = [pool.submit(grade_one, archive_path, tests, s, assignment, options) for s in submissions]
+        futures = {pool.submit(grade_one, one.archive_path, one.tests, s, one.assignment, options): one
+                   for one in folders for s in one.submissions}
         for future in concurrent.futures.as_completed(futures):
-            result = score(*future.result(), tests)  # in this thread: the checks use signals
-            results.append(result)
-            print(f"{result.student}: {sum(result.scores.values()):g}/{sum(points.values()):g} in "
+            one = futures[future]
+            result = score(*future.result(), one.tests)  # in this thread: the checks use signals
+            one.results.append(result)
+            print(f"{result.student}: {sum(result.scores.values()):g}/{sum(one.points.values()):g} in "
                   f"{result.seconds:.1f} s" + ("" if result.status == "graded" else f"  ({result.status})"),
                   flush=True)
-    table = write_outputs(folder, points, results, keep=bool(only))
-    written = write_written(folder, read_written(archive_path), found)  # every student's: it is quick
-    for line in skipped:
-        print(f"skipped {line}")
-    print(f"graded {sum(1 for r in results if r.file)} notebooks in {time.monotonic() - start:.1f} s with "
-          f"{jobs} at a time{' in the sandbox' if options.sandboxed else ''}; skipped {len(skipped)} other "
-          f"files; wrote {table}, {folder / 'summary.html'}, {folder / 'feedback'}/"
-          + (f" and the written work to grade by hand, {written}" if written else ""))
-    return results
+    for one in folders:
+        table = write_outputs(one.folder, one.points, one.results, keep=bool(only))
+        written = write_written(one.folder, read_written(one.archive_path), one.found)  # every student's
+        for line in one.skipped:
+            print(f"skipped {line}")
+        print(f"graded {sum(1 for r in one.results if r.file)} notebooks of {one.assignment} in "
+              f"{time.monotonic() - start:.1f} s with {jobs} at a time"
+              f"{' in the sandbox' if options.sandboxed else ''}; skipped {len(one.skipped)} other files; wrote "
+              f"{table}, {one.folder / 'summary.html'}, {one.folder / 'feedback'}/"
+              + (f" and the written work to grade by hand, {written}" if written else ""))
+    return [one.results for one in folders]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """The grading environment: a venv built from an autograder zip's own ``requirements.txt``.
 
-Usage: ``python3 tools/grading_env.py <assignment> <venv>`` (``make grade`` runs it), which
-finds ``_build/assignments/<assignment>/autograder/<assignment>-autograder.zip``.
+Usage: ``python3 tools/grading_env.py <assignment> <venv> [--uv <uv>]`` (``make grade`` runs it),
+which finds ``_build/assignments/<assignment>/autograder/<assignment>-autograder.zip``.
 
 ``make grade`` grades in this venv, not in the book's: it holds only what grading needs,
 which is what Gradescope installs from the same zip (otter-grader, numpy and chainrule's
@@ -12,12 +12,16 @@ graphviz, no jupyter-book), and local and Gradescope grades come from one enviro
 The venv is built again only when the zip's requirements changed, and chainrule's wheel
 installed again only when the wheel changed (a stamp file holds their hashes): the wheel's
 name stays the same when ``src/chainrule`` changes. It uses only the standard library, so
-it runs with any python3. Set ``PIP_NO_INDEX=1`` and ``PIP_FIND_LINKS=<folder of wheels>``
-to build it offline.
+it runs with any python3. With ``--uv`` (``make grade`` passes the book venv's uv when there is
+one), uv creates the venv and installs into it, compiling every module on every core; otherwise
+pip does, as Gradescope's image does. Set ``PIP_NO_INDEX=1`` and ``PIP_FIND_LINKS=<folder of
+wheels>`` (pip), or pass ``uv_options`` (``--offline --no-index --find-links <folder>``), to build
+it offline.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import subprocess
 import sys
@@ -41,10 +45,12 @@ def fingerprints(archive_path: Path) -> tuple[str, str]:
     return requirements.hexdigest(), wheels.hexdigest()
 
 
-def build(archive_path: Path, folder: Path, env: dict[str, str] | None = None) -> Path:
+def build(archive_path: Path, folder: Path, env: dict[str, str] | None = None, uv: Path | None = None,
+          uv_options: tuple[str, ...] = ()) -> Path:
     """The venv at ``folder`` with the zip's requirements installed (again only when they changed); its python.
 
-    ``env`` is pip's environment (default: this process's).
+    ``env`` is the installer's environment (default: this process's). With ``uv``, uv builds the
+    venv (``uv_options`` go to its install command); without, venv and pip do.
     """
     archive_path, folder = Path(archive_path).resolve(), Path(folder).resolve()
     python = folder / "bin" / "python"
@@ -61,27 +67,39 @@ def build(archive_path: Path, folder: Path, env: dict[str, str] | None = None) -
                     archive.extract(name, work)
         if found[:1] == wanted.splitlines()[:1]:  # the same requirements: only the wheel changed
             wheels = sorted(path.name for path in Path(work).glob("*.whl"))
-            arguments = ["--force-reinstall", "--no-deps", *wheels]
+            arguments = ["--reinstall", "--no-deps", *wheels] if uv else ["--force-reinstall", "--no-deps", *wheels]
         else:
-            venv.EnvBuilder(with_pip=True, clear=True).create(folder)
+            if uv:
+                _run([str(uv), "venv", "--quiet", "--clear", "--python", sys.executable, str(folder)], work, env)
+            else:
+                venv.EnvBuilder(with_pip=True, clear=True).create(folder)
             arguments = ["-r", "requirements.txt", *EXTRA]
-        command = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *arguments]
-        run = subprocess.run(command, cwd=work, capture_output=True, text=True, env=env)
-    if run.returncode != 0:
-        raise SystemExit(f"grading_env: `pip install {' '.join(arguments)}` from {archive_path} failed in "
-                         f"{folder}:\n{run.stderr[-3000:]}")
+        if uv:
+            _run([str(uv), "pip", "install", "--quiet", "--python", str(python), "--compile-bytecode",
+                  *uv_options, *arguments], work, env)
+        else:
+            _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *arguments],
+                 work, env)
     stamp.write_text(wanted)
     return python
 
 
+def _run(command: list[str], cwd: str, env: dict[str, str] | None) -> None:
+    run = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
+    if run.returncode != 0:
+        raise SystemExit(f"grading_env: `{' '.join(command)}` failed:\n{run.stderr[-3000:]}")
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return 2
+    parser = argparse.ArgumentParser(prog="grading_env.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("assignment", help="the assignment's name, as in _build/assignments/<name>")
+    parser.add_argument("venv", type=Path, help="the venv to build or bring up to date")
+    parser.add_argument("--uv", type=Path, help="build it with this uv instead of venv and pip")
+    options = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from grade import autograder_zip  # the standard library only, until it grades
 
-    print(build(autograder_zip(argv[0]), Path(argv[1])))
+    print(build(autograder_zip(options.assignment), options.venv, uv=options.uv))
     return 0
 
 
