@@ -84,9 +84,10 @@ help:
 	@echo "make setup    only create .venv and install what the other targets need"
 	@echo "make clean    remove _build and caches (make distclean also removes .venv)"
 
-# The set-up's independent parts side by side, each one's output printed whole when it ends.
+# The set-up's independent parts side by side, each one's output printed whole when it ends
+# (in the jobs of a parallel make that asks for it, such as make test's; -j4 otherwise).
 setup:
-	@$(MAKE) --no-print-directory -j4 --output-sync=target setup-steps
+	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j4) --output-sync=target setup-steps
 
 setup-steps: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(NPM_STAMP)
 

@@ -3,9 +3,9 @@
 * :func:`build_venv` builds a venv outside the repo with what Colab preinstalls
   (``tests/colab_requirements.txt``; no chainrule): ``python -m venv`` (pip included, for the
   notebooks' ``%pip install``), then uv, offline, from the tests' wheelhouse alone
-  (tests/offline.py). uv links the files from its cache, so this takes seconds: each test
-  session (each pytest-xdist worker) builds its own in its temporary folder, and no two workers
-  wait for each other.
+  (tests/offline.py), compiled. uv links the files from its cache, so this takes seconds, and
+  it is done once per test run: :func:`shared_venv` lets the first pytest-xdist worker build it
+  in the run's temporary folder, and the others reuse it.
 * :func:`build_wheel` builds a chainrule wheel from a copy of the checkout (nothing is written
   into the repo).
 * :func:`make_ipython_dir` writes an IPython profile whose start-up file puts fake ``google``,
@@ -359,8 +359,9 @@ def _output_text(output: dict) -> str:
 
 
 def uninstall_chainrule(venv: Path) -> None:
-    _run([str(venv_python(venv)), "-m", "pip", "uninstall", "-y", "--quiet", "chainrule"],
-         env=_clean_env(PIP_NO_INDEX="1"))
+    """chainrule out of the sim venv, with uv (0.02 s against pip's 0.8 s, before every run)."""
+    _run([str(offline.UV), "pip", "uninstall", "--quiet", "--python", str(venv_python(venv)), "chainrule"],
+         env=_clean_env())
     check = subprocess.run(
         [str(venv_python(venv)), "-c", "import importlib.util as u; print(u.find_spec('chainrule'))"],
         capture_output=True, text=True, env=_clean_env(), cwd=tempfile.gettempdir(),
@@ -504,10 +505,28 @@ def _result(nb: nbformat.NotebookNode, report: dict, folder: Path | None) -> Run
     return RunResult(notebook=nb, errors=errors, stopped_at=report.get("stopped_at"), report=report, folder=folder)
 
 
+def shared_venv(target: Path, log=print) -> Path:
+    """The sim venv at ``target``, built by the first caller; the others wait for it (a file lock) and
+    reuse it. A stamp file, written last, marks a complete venv: a half-built one is built again."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    stamp = target.parent / f".{target.name}.complete"
+    with open(target.parent / f".{target.name}.build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not stamp.is_file():
+            shutil.rmtree(target, ignore_errors=True)
+            build_venv(target, log=log)
+            stamp.touch()
+    return target
+
+
 @contextlib.contextmanager
-def colab_session(workdir: Path, log=print):
-    """(venv, wheel, ipython_dir) for a test session; ``workdir`` is a scratch folder outside the repo."""
-    venv = build_venv(workdir / "venv", log=log)
+def colab_session(workdir: Path, venv_home: Path | None = None, log=print):
+    """(venv, wheel, ipython_dir) for a test session; ``workdir`` is a scratch folder outside the repo.
+
+    ``venv_home`` is where the venv is built once and shared (pytest-xdist's workers of one run
+    pass the run's folder); it defaults to ``workdir``.
+    """
+    venv = shared_venv((venv_home or workdir) / "venv", log=log)
     wheel = build_wheel(workdir / "wheels")
     ipython_dir = make_ipython_dir(workdir)
     yield venv, wheel, ipython_dir

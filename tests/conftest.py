@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -162,9 +163,15 @@ def chapter_page(book_html: Path, chapter: str) -> Path:
 
 @pytest.fixture(scope="session")
 def colab(tmp_path_factory):
-    """(venv, wheel, ipython_dir) of the simulated Colab (tests/colab_sim.py), shared by the whole session."""
+    """(venv, wheel, ipython_dir) of the simulated Colab (tests/colab_sim.py), shared by the whole session.
+
+    The venv is built once per run: under pytest-xdist, in the folder all workers' temporary
+    folders share, by the first worker that needs it.
+    """
     import colab_sim
 
     workdir = tmp_path_factory.mktemp("colab-sim")
-    with colab_sim.colab_session(workdir) as session:
+    base = tmp_path_factory.getbasetemp()
+    run_folder = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with colab_sim.colab_session(workdir, venv_home=run_folder / "colab-sim") as session:
         yield session
