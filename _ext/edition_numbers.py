@@ -31,8 +31,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 
 #: Sphinx's name for each kind of numbered element, and the generator's.
-KINDS = {"figure": "figure", "displaymath": "equation", "exercise": "exercise", "table": "table",
-         "code-block": "code"}
+KINDS = {"figure": "figure", "displaymath": "equation", "exercise": "exercise", "table": "table", "code-block": "code"}
 
 
 def dotted(numbers: tuple[int, ...]) -> str:
@@ -48,8 +47,11 @@ def glued(env, outdir: Path) -> dict:
         if not keys or not path.is_file():
             continue
         data = json.loads(path.read_text(encoding="utf-8"))
-        found[docname] = {key: data[key]["data"]["text/plain"] for key in keys
-                          if key in data and "text/plain" in data[key].get("data", {})}
+        found[docname] = {
+            key: data[key]["data"]["text/plain"]
+            for key in keys
+            if key in data and "text/plain" in data[key].get("data", {})
+        }
     return found
 
 
@@ -59,8 +61,7 @@ def collect(env) -> dict:
     for label, (docname, _) in env.domaindata["math"]["objects"].items():
         # myst-parser gives a labelled equation this id, as Sphinx's math directive does.
         labels[(docname, nodes.make_id(f"equation-{label}"))] = label
-    chapters = {docname: dotted(numbers[""]) for docname, numbers in env.toc_secnumbers.items()
-                if numbers.get("")}
+    chapters = {docname: dotted(numbers[""]) for docname, numbers in env.toc_secnumbers.items() if numbers.get("")}
     numbered = {}
     for docname, kinds in env.toc_fignumbers.items():
         elements = numbered.setdefault(docname, {})
@@ -70,8 +71,10 @@ def collect(env) -> dict:
                 if (docname, node_id) in labels:
                     element["label"] = labels[(docname, node_id)]
                 elements[node_id] = element
-    return {"chapters": dict(sorted(chapters.items())),
-            "numbered": {docname: numbered[docname] for docname in sorted(numbered) if numbered[docname]}}
+    return {
+        "chapters": dict(sorted(chapters.items())),
+        "numbered": {docname: numbered[docname] for docname in sorted(numbered) if numbered[docname]},
+    }
 
 
 def numbers_path(app: Sphinx) -> Path:

@@ -1,6 +1,7 @@
 """An incremental build as strict as a fresh one.
 
-Executed outputs are reused only while the code they ran on is the same. With ``execute_notebooks: cache`` myst-nb keeps each chapter's executed notebook in
+Executed outputs are reused only while the code they ran on is the same. With
+``execute_notebooks: cache`` myst-nb keeps each chapter's executed notebook in
 jupyter-cache (``_build/.jupyter_cache``), keyed on the chapter's code cells. That key
 does not see ``src/chainrule``: a change to the engine would leave old outputs on the
 pages. This extension fingerprints the files the outputs depend on besides the chapters
@@ -32,8 +33,13 @@ logger = logging.getLogger(__name__)
 
 #: Globs, relative to the book's folder, of the files executed outputs depend on.
 #: The explorables' script and styles are inlined in the outputs, so they count too.
-DEFAULT_FILES = ["src/chainrule/**/*.py", "src/chainrule/**/*.js", "src/chainrule/**/*.css",
-                 "requirements.txt", "pyproject.toml"]
+DEFAULT_FILES = [
+    "src/chainrule/**/*.py",
+    "src/chainrule/**/*.js",
+    "src/chainrule/**/*.css",
+    "requirements.txt",
+    "pyproject.toml",
+]
 
 
 def fingerprint(root: Path, patterns: list[str]) -> str:

@@ -29,8 +29,7 @@ from sphinx.util import logging
 logger = logging.getLogger(__name__)
 
 STATIC_FOLDER = "live"
-PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip",
-                 "pyodide-lock.json"]
+PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
 VIZ_FILE = Path("@viz-js") / "viz" / "lib" / "viz-standalone.js"
 PACKAGE_FILES = ["live.js", "live_worker.js", "live.css"]  # in src/chainrule
 
@@ -43,20 +42,25 @@ def repository(app: Sphinx) -> Path:
 def node_modules(app: Sphinx) -> Path:
     """The npm packages of ``package-lock.json``; ExtensionError naming ``make setup`` when missing."""
     folder = repository(app) / "node_modules"
-    missing = [name for name in ["pyodide/" + file for file in PYODIDE_FILES] + [str(VIZ_FILE)]
-               if not (folder / name).is_file()]
+    missing = [
+        name
+        for name in ["pyodide/" + file for file in PYODIDE_FILES] + [str(VIZ_FILE)]
+        if not (folder / name).is_file()
+    ]
     if missing:
         raise ExtensionError(
             f"live_code: {folder} lacks {', '.join(missing[:3])}; run `make setup` (it runs "
-            "`npm ci --ignore-scripts` on package-lock.json)")
+            "`npm ci --ignore-scripts` on package-lock.json)"
+        )
     return folder
 
 
 def source_fingerprint(root: Path) -> str:
     """SHA-256 over chainrule's sources and pyproject.toml: the wheel is built again when it changes."""
     digest = hashlib.sha256()
-    files = sorted(path for path in (root / "src" / "chainrule").rglob("*")
-                   if path.is_file() and "__pycache__" not in path.parts)
+    files = sorted(
+        path for path in (root / "src" / "chainrule").rglob("*") if path.is_file() and "__pycache__" not in path.parts
+    )
     for path in files + [root / "pyproject.toml"]:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
@@ -113,8 +117,11 @@ def copy_assets(app: Sphinx, exception: Exception | None) -> None:
 
 def _copy(source: Path, target: Path) -> None:
     """Copy unless the target already has the same size and time (the runtime is 12 MB)."""
-    if target.is_file() and target.stat().st_size == source.stat().st_size and \
-            target.stat().st_mtime >= source.stat().st_mtime:
+    if (
+        target.is_file()
+        and target.stat().st_size == source.stat().st_size
+        and target.stat().st_mtime >= source.stat().st_mtime
+    ):
         return
     shutil.copy2(source, target)
 

@@ -83,8 +83,9 @@ class NotebookLinks(SphinxDirective):
         for number, chapter in enumerate(notebooks.numbered_chapters(toc), start=1):
             row = nodes.row()
             row += nodes.entry("", nodes.paragraph(text=f"{number}"))
-            xref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=f"/{chapter}",
-                                         refexplicit=False, refdoc=self.env.docname)
+            xref = addnodes.pending_xref(
+                "", refdomain="std", reftype="doc", reftarget=f"/{chapter}", refexplicit=False, refdoc=self.env.docname
+            )
             xref += nodes.inline("", chapter)
             row += nodes.entry("", nodes.paragraph("", "", xref))
             for path in (notebooks.edition_path(chapter, student) for student in (False, True)):
@@ -92,8 +93,10 @@ class NotebookLinks(SphinxDirective):
                 # incremental build also warns about a notebook that was deleted.
                 self.env.note_dependency(str(root / path))
                 if not (root / path).is_file():
-                    logger.warning(f"notebook-links: {path} does not exist; run `make notebooks`",
-                                   location=(self.env.docname, self.lineno))
+                    logger.warning(
+                        f"notebook-links: {path} does not exist; run `make notebooks`",
+                        location=(self.env.docname, self.lineno),
+                    )
                 links = nodes.paragraph()
                 links += link("Colab", f"{notebooks.COLAB}/{repo}/blob/{branch}/{path}")
                 links += nodes.Text(" · ")

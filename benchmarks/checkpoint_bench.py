@@ -6,7 +6,8 @@ chainrule.checkpoint.  The batch is large next to the width, so the activations
 (batch x width per layer) outweigh the weights and their gradients (width x width), as
 in the training runs where checkpointing is used: since the engine frees each saved
 array as soon as the backward pass has read it, a network whose gradients outweigh its
-activations would peak on its gradients, and checkpointing could not help.  Both run in the same process, alternately, and we keep the
+activations would peak on its gradients, and checkpointing could not help.  Both run in
+the same process, alternately, and we keep the
 best of several repeats of each, so that machine noise hits both alike.
 
 Memory is measured with tracemalloc (chainrule.cost.peak_memory) in runs that are not
@@ -19,8 +20,8 @@ import time
 
 import numpy as np
 
-from chainrule.cost import count_flops, peak_memory, saved_bytes_by_kind
 from chainrule import checkpoint
+from chainrule.cost import count_flops, peak_memory, saved_bytes_by_kind
 from chainrule.tensor import Tensor, zero_grad
 
 SECTION = "checkpointing"

@@ -90,8 +90,18 @@ def measure(depth=DEPTH, width=WIDTH, batch=BATCH, loops=20):
         many = tracemalloc.get_traced_memory()[1] - start
     finally:
         tracemalloc.stop()
-    return {"weights": weights, "held": held, "step_peak": step_peak, "activations": matmul_inputs,
-            "one_forward": one, "loop": many, "gradients": gradients, "model": model, "x": x, "y": y}
+    return {
+        "weights": weights,
+        "held": held,
+        "step_peak": step_peak,
+        "activations": matmul_inputs,
+        "one_forward": one,
+        "loop": many,
+        "gradients": gradients,
+        "model": model,
+        "x": x,
+        "y": y,
+    }
 
 
 def torch_step_peak(model, x, y):
@@ -115,8 +125,9 @@ def torch_step_peak(model, x, y):
         p.grad = None
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         step()
-    changes = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events()
-                     if e.name() == "[memory]")
+    changes = sorted(
+        (e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"
+    )
     running = peak = 0
     for _, nbytes in changes:
         running += nbytes
@@ -132,15 +143,30 @@ def run(quick=False):
     ours_peak = m["step_peak"] + m["gradients"]
     size = "quick" if quick else f"{DEPTH}x{WIDTH} MLP, batch {BATCH}"
     return [
-        _row("held after backward beyond weights+grads (MB)", m["held"] / 1e6, "<= 1 MB",
-             f"{_megabytes(m['held'])} held with the loss alive; weights {_megabytes(m['weights'])}; {size}"),
-        _row("training-step peak / matmul inputs", m["step_peak"] / m["activations"], "<= 2.0",
-             f"peak {_megabytes(m['step_peak'])} beyond weights and grads; matmul inputs "
-             f"{_megabytes(m['activations'])}"),
-        _row("eval loop: peak of 20 dropped forwards / one forward", m["loop"] / m["one_forward"], "<= 1.5",
-             f"{_megabytes(m['loop'])} vs {_megabytes(m['one_forward'])}"),
-        _row("training-step peak, chainrule / PyTorch allocator", ours_peak / torch_peak, "<= 1.3",
-             f"{_megabytes(ours_peak)} (tracemalloc) vs {_megabytes(torch_peak)} (PyTorch's CPU allocator, "
-             f"profile_memory); both include the gradients, {_megabytes(m['gradients'])} here and "
-             f"{_megabytes(torch_end)} left by PyTorch"),
+        _row(
+            "held after backward beyond weights+grads (MB)",
+            m["held"] / 1e6,
+            "<= 1 MB",
+            f"{_megabytes(m['held'])} held with the loss alive; weights {_megabytes(m['weights'])}; {size}",
+        ),
+        _row(
+            "training-step peak / matmul inputs",
+            m["step_peak"] / m["activations"],
+            "<= 2.0",
+            f"peak {_megabytes(m['step_peak'])} beyond weights and grads; matmul inputs {_megabytes(m['activations'])}",
+        ),
+        _row(
+            "eval loop: peak of 20 dropped forwards / one forward",
+            m["loop"] / m["one_forward"],
+            "<= 1.5",
+            f"{_megabytes(m['loop'])} vs {_megabytes(m['one_forward'])}",
+        ),
+        _row(
+            "training-step peak, chainrule / PyTorch allocator",
+            ours_peak / torch_peak,
+            "<= 1.3",
+            f"{_megabytes(ours_peak)} (tracemalloc) vs {_megabytes(torch_peak)} (PyTorch's CPU allocator, "
+            f"profile_memory); both include the gradients, {_megabytes(m['gradients'])} here and "
+            f"{_megabytes(torch_end)} left by PyTorch",
+        ),
     ]

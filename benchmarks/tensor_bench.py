@@ -202,7 +202,9 @@ def check_agreement(x, labels, params, steps=2):
                 raise AssertionError(f"tensor_bench: {name} loss at step {i + 1} is {loss!r}, expected {ref!r}")
         for label, w, ref, p, ref_update in zip(("W1", "b1", "W2", "b2"), weights, ref_weights, params, ref_updates):
             if w.dtype != np.float32 or w.shape != ref.shape:
-                raise AssertionError(f"tensor_bench: {name} {label} is {w.dtype} {w.shape}, expected float32 {ref.shape}")
+                raise AssertionError(
+                    f"tensor_bench: {name} {label} is {w.dtype} {w.shape}, expected float32 {ref.shape}"
+                )
             if not np.allclose(w, ref, rtol=1e-5, atol=1e-6):
                 raise AssertionError(
                     f"tensor_bench: {name} {label} after {steps} steps differs from the reference by up to "
@@ -237,7 +239,7 @@ def time_steps(rounds, steps_per_round, x, labels, params, warmup=2, budget=None
     for r in range(rounds):
         if budget is not None and r >= min_rounds and time.perf_counter() - started > budget:
             break
-        order = NAMES[r % len(NAMES):] + NAMES[: r % len(NAMES)]
+        order = NAMES[r % len(NAMES) :] + NAMES[: r % len(NAMES)]
         for name in order:
             step = impls[name].step
             for _ in range(warmup):

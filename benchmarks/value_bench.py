@@ -27,9 +27,9 @@ import sys
 import time
 
 from micrograd.engine import Value as MicrogradValue
+from rows import timing_row
 
 from chainrule import Value as ChainruleValue
-from rows import timing_row
 
 SIZES = (16, 32, 32, 1)
 GROWTH_SIZES = (20_000, 160_000)
@@ -83,7 +83,9 @@ def check_agreement(inputs):
     weights = list(zip(_flat(ours), _flat(theirs)))
     for i, (a, b) in enumerate(weights):
         if not close(a.grad, b.grad):
-            raise AssertionError(f"value_bench: gradient of weight {i}: {a.grad!r} (chainrule) != {b.grad!r} (micrograd)")
+            raise AssertionError(
+                f"value_bench: gradient of weight {i}: {a.grad!r} (chainrule) != {b.grad!r} (micrograd)"
+            )
     if not any(a.grad for a, _ in weights):
         raise AssertionError("value_bench: every gradient is zero; the check would prove nothing")
 

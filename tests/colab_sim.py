@@ -27,12 +27,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-
 import offline
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
@@ -96,8 +94,9 @@ def build_venv(target: Path, log=print) -> Path:
     _run([_base_python(), "-m", "venv", str(target)], env=env)
     # Compiled on every core once, here: where PYTHONDONTWRITEBYTECODE is set (as on these machines),
     # every kernel would otherwise compile torch and jax again (4.2 s against 2.0 s to import them).
-    offline.uv_install(venv_python(target), "-r", str(REQUIREMENTS), byte_compile=True,
-                       env=offline.environment(offline.WHEELHOUSE))
+    offline.uv_install(
+        venv_python(target), "-r", str(REQUIREMENTS), byte_compile=True, env=offline.environment(offline.WHEELHOUSE)
+    )
     _run([str(offline.UV), "pip", "check", "--python", str(venv_python(target))], env=env)
     # A kernelspec inside the venv that runs the venv's python.
     kernel_dir = target / "share" / "jupyter" / "kernels" / KERNEL_NAME
@@ -360,14 +359,21 @@ def _output_text(output: dict) -> str:
 
 def uninstall_chainrule(venv: Path) -> None:
     """chainrule out of the sim venv, with uv (0.02 s against pip's 0.8 s, before every run)."""
-    _run([str(offline.UV), "pip", "uninstall", "--quiet", "--python", str(venv_python(venv)), "chainrule"],
-         env=_clean_env())
+    _run(
+        [str(offline.UV), "pip", "uninstall", "--quiet", "--python", str(venv_python(venv)), "chainrule"],
+        env=_clean_env(),
+    )
     check = subprocess.run(
         [str(venv_python(venv)), "-c", "import importlib.util as u; print(u.find_spec('chainrule'))"],
-        capture_output=True, text=True, env=_clean_env(), cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        env=_clean_env(),
+        cwd=tempfile.gettempdir(),
     )
     if check.stdout.strip() != "None":
-        raise RuntimeError(f"chainrule is still importable in the sim venv after uninstall: {check.stdout}{check.stderr}")
+        raise RuntimeError(
+            f"chainrule is still importable in the sim venv after uninstall: {check.stdout}{check.stderr}"
+        )
 
 
 def run_notebook(
@@ -424,8 +430,9 @@ def run_then(
         same += 1
     with taking_turns(venv):
         if same <= stops_at:
-            ran, then = _run_now(first, venv, wheel, ipython_dir, None, timeout, False, False,
-                                 then=(second, same, stops_at))
+            ran, then = _run_now(
+                first, venv, wheel, ipython_dir, None, timeout, False, False, then=(second, same, stops_at)
+            )
             if then is not None:
                 return ran, then
         else:
@@ -453,8 +460,12 @@ def _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep,
         if then is not None:
             second, then_from, then_after = then
             nbformat.write(second, scratch / "then.ipynb")
-            arguments = [str(scratch / "then.ipynb"), str(scratch / "then-executed.ipynb"),
-                         str(then_from), str(then_after)]
+            arguments = [
+                str(scratch / "then.ipynb"),
+                str(scratch / "then-executed.ipynb"),
+                str(then_from),
+                str(then_after),
+            ]
         env = _clean_env(
             IPYTHONDIR=str(ipython_dir),
             CHAINRULE_PIP_SPEC=pip_spec if pip_spec is not None else str(wheel),
@@ -464,9 +475,21 @@ def _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep,
             MPLBACKEND="module://matplotlib_inline.backend_inline",
         )
         result = subprocess.run(
-            [str(venv_python(venv)), str(driver), name, str(executed), str(report_path), KERNEL_NAME,
-             str(timeout), "1" if probe else "0", *arguments],
-            capture_output=True, text=True, env=env, cwd=folder,
+            [
+                str(venv_python(venv)),
+                str(driver),
+                name,
+                str(executed),
+                str(report_path),
+                KERNEL_NAME,
+                str(timeout),
+                "1" if probe else "0",
+                *arguments,
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=folder,
         )
         if result.returncode != 0 or not report_path.is_file():
             raise RuntimeError(

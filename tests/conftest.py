@@ -93,8 +93,11 @@ BUILT = {"book_html", "chapter_page", "colab", "student_runs", "student_html", "
 
 def unmarked_users_of_builds(items: list[pytest.Item]) -> list[str]:
     """The tests that use a fixture of :data:`BUILT` but are not marked ``full``."""
-    return [item.nodeid for item in items
-            if BUILT & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("full") is None]
+    return [
+        item.nodeid
+        for item in items
+        if BUILT & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("full") is None
+    ]
 
 
 #: The line that marks a whole test file ``full``.
@@ -110,15 +113,18 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "full: needs make test's builds, a browser or an offline venv; "
-                                       "make check leaves it out")
+    config.addinivalue_line(
+        "markers", "full: needs make test's builds, a browser or an offline venv; make check leaves it out"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     unmarked = unmarked_users_of_builds(items)
     if unmarked:
-        raise pytest.UsageError("these tests use the built book or the simulated Colab but are not marked "
-                                f"`full` (make check would run them without a build): {unmarked}")
+        raise pytest.UsageError(
+            "these tests use the built book or the simulated Colab but are not marked "
+            f"`full` (make check would run them without a build): {unmarked}"
+        )
     rank = {name: index for index, name in enumerate(SLOWEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
 

@@ -23,8 +23,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 WHEELHOUSE = ROOT / ".cache" / "wheelhouse"
 STAMP = WHEELHOUSE / ".complete"  # written by make setup after a complete download
-INPUTS = [ROOT / "requirements.txt", ROOT / "tests" / "offline_requirements.txt",
-          ROOT / "tests" / "colab_requirements.txt"]
+INPUTS = [
+    ROOT / "requirements.txt",
+    ROOT / "tests" / "offline_requirements.txt",
+    ROOT / "tests" / "colab_requirements.txt",
+]
 #: The venv's uv (requirements.txt pins it; the Makefile installs it first).
 UV = Path(sys.prefix) / "bin" / "uv"
 
@@ -32,23 +35,34 @@ UV = Path(sys.prefix) / "bin" / "uv"
 def wheelhouse() -> Path:
     """The wheelhouse; fails (it does not skip) when it is missing or older than the requirements."""
     if not STAMP.is_file() or any(path.stat().st_mtime > STAMP.stat().st_mtime for path in INPUTS):
-        pytest.fail(f"{WHEELHOUSE.relative_to(ROOT)} is missing or older than the requirements: "
-                    "run `make test` (or `make .cache/wheelhouse/.complete`)", pytrace=False)
+        pytest.fail(
+            f"{WHEELHOUSE.relative_to(ROOT)} is missing or older than the requirements: "
+            "run `make test` (or `make .cache/wheelhouse/.complete`)",
+            pytrace=False,
+        )
     return WHEELHOUSE
 
 
 def environment(find_links: Path, venv: Path | None = None, byte_compile: bool = True) -> dict[str, str]:
     """os.environ for a child: pip sees only ``find_links``; PATH has ``venv``'s bin, not the repo's."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("PIP_", "UV_", "CHAINRULE_", "JUPYTER_")) or key == "UV_CACHE_DIR"
-           and key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "IPYTHONDIR")}
-    path = [entry for entry in env.get("PATH", "").split(os.pathsep)
-            if entry and ROOT not in Path(entry).parents]
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PIP_", "UV_", "CHAINRULE_", "JUPYTER_"))
+        or key == "UV_CACHE_DIR"
+        and key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "IPYTHONDIR")
+    }
+    path = [entry for entry in env.get("PATH", "").split(os.pathsep) if entry and ROOT not in Path(entry).parents]
     if venv is not None:
         path.insert(0, str(venv / "bin"))
-    env.update(PATH=os.pathsep.join(path), PYTHONNOUSERSITE="1",
-               PIP_CONFIG_FILE=os.devnull, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(find_links),
-               PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.update(
+        PATH=os.pathsep.join(path),
+        PYTHONNOUSERSITE="1",
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(find_links),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
     if not byte_compile:  # no byte-compiling: a third less install time, for a venv used once
         env["PIP_COMPILE"] = "0"
     return env
@@ -56,11 +70,15 @@ def environment(find_links: Path, venv: Path | None = None, byte_compile: bool =
 
 def run(command: list, env: dict[str, str] | None, cwd: Path | None = None, timeout: int = 900) -> str:
     """Run ``command``; its stdout, or a failure that shows its output."""
-    result = subprocess.run([str(part) for part in command], capture_output=True, text=True, env=env, cwd=cwd,
-                            timeout=timeout)
+    result = subprocess.run(
+        [str(part) for part in command], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout
+    )
     if result.returncode != 0:
-        pytest.fail(f"{' '.join(map(str, command))} failed ({result.returncode}):\n{result.stdout[-3000:]}\n"
-                    f"{result.stderr[-3000:]}", pytrace=False)
+        pytest.fail(
+            f"{' '.join(map(str, command))} failed ({result.returncode}):\n{result.stdout[-3000:]}\n"
+            f"{result.stderr[-3000:]}",
+            pytrace=False,
+        )
     return result.stdout
 
 
@@ -71,8 +89,13 @@ def create_venv(venv: Path) -> Path:
     return venv / "bin" / "python"
 
 
-def uv_install(python: Path, *arguments: str, cwd: Path | None = None, byte_compile: bool = False,
-               env: dict[str, str] | None = None) -> None:
+def uv_install(
+    python: Path,
+    *arguments: str,
+    cwd: Path | None = None,
+    byte_compile: bool = False,
+    env: dict[str, str] | None = None,
+) -> None:
     """Install into ``python``'s venv with uv, offline, from the wheelhouse alone.
 
     ``byte_compile`` compiles every module on every core: for a venv that runs many processes, which
@@ -81,6 +104,18 @@ def uv_install(python: Path, *arguments: str, cwd: Path | None = None, byte_comp
     """
     if not UV.is_file():
         pytest.fail(f"{UV} is missing: run `make setup` (requirements.txt pins uv)", pytrace=False)
-    command = [UV, "pip", "install", "--quiet", "--offline", "--no-index", "--find-links", wheelhouse(),
-               "--python", python, *(["--compile-bytecode"] if byte_compile else []), *arguments]
+    command = [
+        UV,
+        "pip",
+        "install",
+        "--quiet",
+        "--offline",
+        "--no-index",
+        "--find-links",
+        wheelhouse(),
+        "--python",
+        python,
+        *(["--compile-bytecode"] if byte_compile else []),
+        *arguments,
+    ]
     run(command, env if env is not None else environment(WHEELHOUSE), cwd=cwd)

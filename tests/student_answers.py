@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import nbformat
-
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))

@@ -21,7 +21,6 @@ import csv
 import fcntl
 import importlib.metadata
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -32,10 +31,10 @@ import zipfile
 from pathlib import Path
 
 import nbformat
-import pytest
-
 import offline
+import pytest
 from conftest import ROOT
+
 from chainrule import grading
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -64,8 +63,11 @@ def student_notebook(name: str) -> nbformat.NotebookNode:
 
 def answer_cells(notebook, kind: str = "code") -> list:
     """The answer cells: code (the graded answers), or markdown (the written work, graded by hand)."""
-    return [cell for cell in notebook.cells
-            if "otter_answer_cell" in cell.metadata.get("tags", []) and cell.cell_type == kind]
+    return [
+        cell
+        for cell in notebook.cells
+        if "otter_answer_cell" in cell.metadata.get("tags", []) and cell.cell_type == kind
+    ]
 
 
 def solutions(name: str) -> list[str]:
@@ -74,9 +76,11 @@ def solutions(name: str) -> list[str]:
 
 def written(texts: dict[int, str]):
     """An edit that writes ``texts[i]`` into the i-th written answer cell."""
+
     def edit(notebook):
         for index, cell in enumerate(answer_cells(notebook, "markdown")):
             cell.source = texts.get(index, cell.source)
+
     return edit
 
 
@@ -97,14 +101,25 @@ def submission(name: str, answers: dict[int, str] | None = None, edit=None) -> n
 def test_there_are_at_least_six_assignments_with_the_required_topics():
     assert len(ASSIGNMENTS) >= 6, sorted(ASSIGNMENTS)
     answers = {name for a in ASSIGNMENTS.values() for q in a.questions for name in assignments.defined_names(q.stub)}
-    for required in ("dy_ds", "order_from_e", "matmul_vjp", "ce_grad", "d2l_weight_grads", "hidden_bias_grad",
-                     "memory_count", "clip_by_norm"):
+    for required in (
+        "dy_ds",
+        "order_from_e",
+        "matmul_vjp",
+        "ce_grad",
+        "d2l_weight_grads",
+        "hidden_bias_grad",
+        "memory_count",
+        "clip_by_norm",
+    ):
         assert required in answers, required
 
 
 def test_the_instructors_page_lists_every_assignment_and_question():
-    rows = [line.split("|")[1:-1] for line in (ROOT / "chapters" / "instructors.md").read_text().splitlines()
-            if line.startswith("| `")]
+    rows = [
+        line.split("|")[1:-1]
+        for line in (ROOT / "chapters" / "instructors.md").read_text().splitlines()
+        if line.startswith("| `")
+    ]
     listed = {row[0].strip().strip("`"): [q.strip().strip("`") for q in row[2].split(",")] for row in rows}
     assert listed == {name: [q.name for q in a.questions] for name, a in ASSIGNMENTS.items()}
 
@@ -173,8 +188,13 @@ def test_public_tests_in_the_setup_cell_equal_the_tests_folder():
 
 
 def test_a_check_that_uses_chapter_state_is_refused():
-    question = assignments.Question("ex-x", "9.1", "text", stub="def f(x):\n    raise NotImplementedError\n",
-                                    check="feedback.check_array('f', f(X), 0)")
+    question = assignments.Question(
+        "ex-x",
+        "9.1",
+        "text",
+        stub="def f(x):\n    raise NotImplementedError\n",
+        check="feedback.check_array('f', f(X), 0)",
+    )
     with pytest.raises(assignments.AssignmentError, match=r"uses \['X', 'feedback'\]"):
         assignments.test_function(question, question.check, "", "chapters/x")
 
@@ -197,8 +217,9 @@ def test_each_question_names_its_parts_in_the_autograder_only():
 
 
 def test_a_solution_that_defines_nothing_is_refused():
-    question = assignments.Question("ex-x", "9.1", "text", stub="answer = ...\n",
-                                    solution_cells=["print(42)"], check="print(answer)")
+    question = assignments.Question(
+        "ex-x", "9.1", "text", stub="answer = ...\n", solution_cells=["print(42)"], check="print(answer)"
+    )
     with pytest.raises(assignments.AssignmentError, match=r"does not define \['answer'\]"):
         assignments.solution_code(question, "chapters/x")
 
@@ -217,6 +238,7 @@ def replace(code: str, old: str, new: str) -> str:
 def delete_cells(containing: str):
     def edit(notebook):
         notebook.cells = [c for c in notebook.cells if containing not in c.source]
+
     return edit
 
 
@@ -227,108 +249,235 @@ def raising_cell(notebook):
 # name -> (assignment, notebook or None for a corrupt file, {question: points}, {question: [phrases]})
 PLANTED = {
     "solution": ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {}),
-    "untouched": ("mlp", lambda: submission("mlp"), {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
-                  {"ex6_2": ["NotAnswered: Exercise 6.2 is not answered yet"]}),
-    "no-weight-decay": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: replace(replace(
-        MLP_RIGHT[WEIGHTS], " + lam * W1", ""), " + lam * W2", "")}), {"ex6_6": 0, "ex6_2": 2},
-        {"ex6_6": ["It matches a known mistake: the weight-decay term λ·W2 is missing"]}),
-    "transposed": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: replace(
-        MLP_RIGHT[WEIGHTS], "return dZ.T @ X + lam * W1,", "return (dZ.T @ X + lam * W1).T,")}), {"ex6_6": 1},
-        {"ex6_6": ["It matches a known mistake: the gradient is transposed (rows and columns swapped)",
-                   "(dJ/dW2): passed"]}),
-    "bias-not-summed": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, BIAS: replace(
-        MLP_RIGHT[BIAS], "((dO @ W2) * (Z > 0)).sum(axis=0)", "(dO @ W2) * (Z > 0)")}), {"ex6_2": 0, "ex6_6": 2},
-        {"ex6_2": ["It matches a known mistake: the bias gradient is not summed over the batch"]}),
-    "memory-without-batch": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, MEMORY: replace(
-        MLP_RIGHT[MEMORY], "def memory_count(N, d, h, q):", "def memory_count(N, d, h, q):\n    N = 1")}),
-        {"ex6_3": 0, "ex6_2": 2}, {"ex6_3": ["It matches a known mistake: the activations are counted for one "
-                                             "example"]}),
-    "returns-none": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: "def d2l_weight_grads(X, y, W1, W2, "
-                                                       "lam):\n    return None"}), {"ex6_6": 0, "ex6_3": 2},
-                     {"ex6_6": ["d2l_weight_grads returned None: is a `return` missing at its end?"]}),
-    "wrong-shape": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, BIAS: replace(
-        MLP_RIGHT[BIAS], ".sum(axis=0)", ".sum(axis=0, keepdims=True)")}), {"ex6_2": 0},
-        {"ex6_2": ["dJ/db1 has shape (1, "]}),
-    "raises": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, BIAS: replace(
-        MLP_RIGHT[BIAS], "    Z = X @ W1.T + b1\n", "    Z = X @ W1.T + b1\n    Z = Z[len(Z)]\n")}, edit=raising_cell),
+    "untouched": (
+        "mlp",
+        lambda: submission("mlp"),
+        {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+        {"ex6_2": ["NotAnswered: Exercise 6.2 is not answered yet"]},
+    ),
+    "no-weight-decay": (
+        "mlp",
+        lambda: submission(
+            "mlp", {**MLP_RIGHT, WEIGHTS: replace(replace(MLP_RIGHT[WEIGHTS], " + lam * W1", ""), " + lam * W2", "")}
+        ),
+        {"ex6_6": 0, "ex6_2": 2},
+        {"ex6_6": ["It matches a known mistake: the weight-decay term λ·W2 is missing"]},
+    ),
+    "transposed": (
+        "mlp",
+        lambda: submission(
+            "mlp",
+            {
+                **MLP_RIGHT,
+                WEIGHTS: replace(MLP_RIGHT[WEIGHTS], "return dZ.T @ X + lam * W1,", "return (dZ.T @ X + lam * W1).T,"),
+            },
+        ),
+        {"ex6_6": 1},
+        {
+            "ex6_6": [
+                "It matches a known mistake: the gradient is transposed (rows and columns swapped)",
+                "(dJ/dW2): passed",
+            ]
+        },
+    ),
+    "bias-not-summed": (
+        "mlp",
+        lambda: submission(
+            "mlp",
+            {**MLP_RIGHT, BIAS: replace(MLP_RIGHT[BIAS], "((dO @ W2) * (Z > 0)).sum(axis=0)", "(dO @ W2) * (Z > 0)")},
+        ),
+        {"ex6_2": 0, "ex6_6": 2},
+        {"ex6_2": ["It matches a known mistake: the bias gradient is not summed over the batch"]},
+    ),
+    "memory-without-batch": (
+        "mlp",
+        lambda: submission(
+            "mlp",
+            {
+                **MLP_RIGHT,
+                MEMORY: replace(
+                    MLP_RIGHT[MEMORY], "def memory_count(N, d, h, q):", "def memory_count(N, d, h, q):\n    N = 1"
+                ),
+            },
+        ),
+        {"ex6_3": 0, "ex6_2": 2},
+        {"ex6_3": ["It matches a known mistake: the activations are counted for one example"]},
+    ),
+    "returns-none": (
+        "mlp",
+        lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: "def d2l_weight_grads(X, y, W1, W2, lam):\n    return None"}),
+        {"ex6_6": 0, "ex6_3": 2},
+        {"ex6_6": ["d2l_weight_grads returned None: is a `return` missing at its end?"]},
+    ),
+    "wrong-shape": (
+        "mlp",
+        lambda: submission(
+            "mlp", {**MLP_RIGHT, BIAS: replace(MLP_RIGHT[BIAS], ".sum(axis=0)", ".sum(axis=0, keepdims=True)")}
+        ),
+        {"ex6_2": 0},
+        {"ex6_2": ["dJ/db1 has shape (1, "]},
+    ),
+    "raises": (
+        "mlp",
+        lambda: submission(
+            "mlp",
+            {
+                **MLP_RIGHT,
+                BIAS: replace(MLP_RIGHT[BIAS], "    Z = X @ W1.T + b1\n", "    Z = X @ W1.T + b1\n    Z = Z[len(Z)]\n"),
+            },
+            edit=raising_cell,
+        ),
         {"ex6_2": 0, "ex6_3": 2, "ex6_6": 2},
-        {"ex6_2": ["hidden_bias_grad raised IndexError", "(line 3 of hidden_bias_grad: Z = Z[len(Z)])"]}),
-    "loops-forever": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, BIAS: "def hidden_bias_grad(X, y, W1, b1, W2, "
-                                                        "lam):\n    while True:\n        pass",
-                                                        MEMORY: "while True:\n    pass"}),
-                      {"ex6_2": 0, "ex6_3": 0, "ex6_6": 2},
-                      {"ex6_2": ["hidden_bias_grad did not return within 10 s"],
-                       "ex6_3": ["memory_count is not defined"]}),
-    "deleted-cells": ("mlp", lambda: submission("mlp", MLP_RIGHT, edit=delete_cells("d2l_weight_grads")),
-                      {"ex6_6": 0, "ex6_2": 2, "ex6_3": 2}, {"ex6_6": ["d2l_weight_grads is not defined"]}),
-    "lost-metadata": ("mlp", lambda: submission("mlp", MLP_RIGHT, edit=lambda nb: nb.metadata.pop("otter")),
-                      {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {}),
+        {"ex6_2": ["hidden_bias_grad raised IndexError", "(line 3 of hidden_bias_grad: Z = Z[len(Z)])"]},
+    ),
+    "loops-forever": (
+        "mlp",
+        lambda: submission(
+            "mlp",
+            {
+                **MLP_RIGHT,
+                BIAS: "def hidden_bias_grad(X, y, W1, b1, W2, lam):\n    while True:\n        pass",
+                MEMORY: "while True:\n    pass",
+            },
+        ),
+        {"ex6_2": 0, "ex6_3": 0, "ex6_6": 2},
+        {"ex6_2": ["hidden_bias_grad did not return within 10 s"], "ex6_3": ["memory_count is not defined"]},
+    ),
+    "deleted-cells": (
+        "mlp",
+        lambda: submission("mlp", MLP_RIGHT, edit=delete_cells("d2l_weight_grads")),
+        {"ex6_6": 0, "ex6_2": 2, "ex6_3": 2},
+        {"ex6_6": ["d2l_weight_grads is not defined"]},
+    ),
+    "lost-metadata": (
+        "mlp",
+        lambda: submission("mlp", MLP_RIGHT, edit=lambda nb: nb.metadata.pop("otter")),
+        {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
+        {},
+    ),
     "other-assignment": ("mlp", lambda: submission("intro"), {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
     "corrupt": ("mlp", None, {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
-    "sign-flip": ("intro", lambda: submission("intro", {0: "slope = 1 - math.tanh(-0.5) ** 2\n"
-                                                            "dy_dx, dy_dw, dy_db = 2 * slope, -0.5 * slope, -slope"}),
-                  {"ex1_2": 0}, {"ex1_2": ["It matches a known mistake: the sign is flipped"]}),
-    "no-fan-out": ("backward", lambda: submission("backward", {0: "dy_ds = 1.3\ndy_dx = 2 * 1.3**2"}),
-                   {"ex3_2": 1}, {"ex3_2": ["It matches a known mistake: a lost fan-out contribution"]}),
-    "order-reversed": ("graph", lambda: submission("graph", {0: 'order_from_e = ["e", "c", "b", "a"]\n'
-                                                                'order_from_f_swapped = ["a", "b", "c", "x", "d", "f"]'}),
-                       {"ex2_2": 1}, {"ex2_2": ["the order is reversed"]}),
-    "order-off-by-one": ("graph", lambda: submission("graph", {0: 'order_from_e = ["a", "b", "c", "e"]\n'
-                                                                  'order_from_f_swapped = ["a", "b", "c", "x", "d"]'}),
-                         {"ex2_2": 1}, {"ex2_2": ["the order is off by one: it leaves out f"]}),
-    "mean-without-1/N": ("tensors", lambda: submission("tensors", {0: replace(
-        solutions("tensors")[0], "/ len(labels)", "")}), {"ex5_5": 1},
-        {"ex5_5": ["It matches a known mistake: the 1/N of the mean is missing",
-                   "(matmul_vjp): passed"]}),
+    "sign-flip": (
+        "intro",
+        lambda: submission(
+            "intro", {0: "slope = 1 - math.tanh(-0.5) ** 2\ndy_dx, dy_dw, dy_db = 2 * slope, -0.5 * slope, -slope"}
+        ),
+        {"ex1_2": 0},
+        {"ex1_2": ["It matches a known mistake: the sign is flipped"]},
+    ),
+    "no-fan-out": (
+        "backward",
+        lambda: submission("backward", {0: "dy_ds = 1.3\ndy_dx = 2 * 1.3**2"}),
+        {"ex3_2": 1},
+        {"ex3_2": ["It matches a known mistake: a lost fan-out contribution"]},
+    ),
+    "order-reversed": (
+        "graph",
+        lambda: submission(
+            "graph", {0: 'order_from_e = ["e", "c", "b", "a"]\norder_from_f_swapped = ["a", "b", "c", "x", "d", "f"]'}
+        ),
+        {"ex2_2": 1},
+        {"ex2_2": ["the order is reversed"]},
+    ),
+    "order-off-by-one": (
+        "graph",
+        lambda: submission(
+            "graph", {0: 'order_from_e = ["a", "b", "c", "e"]\norder_from_f_swapped = ["a", "b", "c", "x", "d"]'}
+        ),
+        {"ex2_2": 1},
+        {"ex2_2": ["the order is off by one: it leaves out f"]},
+    ),
+    "mean-without-1/N": (
+        "tensors",
+        lambda: submission("tensors", {0: replace(solutions("tensors")[0], "/ len(labels)", "")}),
+        {"ex5_5": 1},
+        {"ex5_5": ["It matches a known mistake: the 1/N of the mean is missing", "(matmul_vjp): passed"]},
+    ),
     # Points per part: a right matmul_vjp earns its half while ce_grad is not answered.
-    "matmul-only": ("tensors", lambda: submission("tensors", {0: solutions("tensors")[0].split("\n\n\ndef ce_grad")[0]
-                                                              + "\n\n\n" + ASSIGNMENTS["tensors"].questions[0].stub
-                                                              .split("\n\n\ndef ce_grad")[0].replace(
-                                                                  "matmul_vjp", "unused")}),
-                    {"ex5_5": 1}, {"ex5_5": ["(matmul_vjp): passed"]}),
-    "half-memory": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, MEMORY: replace(
-        MLP_RIGHT[MEMORY], "return predict, 2 * weights", "return predict, weights")}), {"ex6_3": 1, "ex6_2": 2},
-        {"ex6_3": ["training is counted without the weight gradients", "(prediction): passed"]}),
-    "clips-every-gradient": ("frameworks", lambda: submission("frameworks", {0: replace(
-        solutions("frameworks")[0], "min(1.0, max_norm / norm)", "max_norm / norm")}), {"ex8_4": 0},
-        {"ex8_4": ["It matches a known mistake: it scales every gradient, also when the norm is already under"]}),
+    "matmul-only": (
+        "tensors",
+        lambda: submission(
+            "tensors",
+            {
+                0: solutions("tensors")[0].split("\n\n\ndef ce_grad")[0]
+                + "\n\n\n"
+                + ASSIGNMENTS["tensors"].questions[0].stub.split("\n\n\ndef ce_grad")[0].replace("matmul_vjp", "unused")
+            },
+        ),
+        {"ex5_5": 1},
+        {"ex5_5": ["(matmul_vjp): passed"]},
+    ),
+    "half-memory": (
+        "mlp",
+        lambda: submission(
+            "mlp",
+            {**MLP_RIGHT, MEMORY: replace(MLP_RIGHT[MEMORY], "return predict, 2 * weights", "return predict, weights")},
+        ),
+        {"ex6_3": 1, "ex6_2": 2},
+        {"ex6_3": ["training is counted without the weight gradients", "(prediction): passed"]},
+    ),
+    "clips-every-gradient": (
+        "frameworks",
+        lambda: submission(
+            "frameworks", {0: replace(solutions("frameworks")[0], "min(1.0, max_norm / norm)", "max_norm / norm")}
+        ),
+        {"ex8_4": 0},
+        {"ex8_4": ["It matches a known mistake: it scales every gradient, also when the norm is already under"]},
+    ),
 }
 for other in ("intro", "backward", "graph", "tensors", "frameworks"):
-    PLANTED[f"{other}-solution"] = (other, lambda other=other: submission(other, dict(enumerate(solutions(other)))),
-                                    {q.name: 2 for q in ASSIGNMENTS[other].questions}, {})
-    PLANTED[f"{other}-untouched"] = (other, lambda other=other: submission(other),
-                                     {q.name: 0 for q in ASSIGNMENTS[other].questions},
-                                     {q.name: ["is not answered yet"] for q in ASSIGNMENTS[other].questions})
+    PLANTED[f"{other}-solution"] = (
+        other,
+        lambda other=other: submission(other, dict(enumerate(solutions(other)))),
+        {q.name: 2 for q in ASSIGNMENTS[other].questions},
+        {},
+    )
+    PLANTED[f"{other}-untouched"] = (
+        other,
+        lambda other=other: submission(other),
+        {q.name: 0 for q in ASSIGNMENTS[other].questions},
+        {q.name: ["is not answered yet"] for q in ASSIGNMENTS[other].questions},
+    )
 
 
 def added_cell(source: str):
     def edit(notebook):
         notebook.cells.append(nbformat.v4.new_code_cell(source))
+
     return edit
 
 
 # Cheats planted in an unanswered (or wrong) notebook: each must earn nothing. The sandbox
 # escape is planted in a right one, which must keep its marks and reach nothing.
-PATCH_FEEDBACK = ('import chainrule.feedback as fb\n'
-                  '[setattr(fb, n, lambda *a, **k: None) for n in dir(fb) if n.startswith("check_")]')
-PATCH_NUMPY = ("import numpy as np\nnp.allclose = np.isclose = np.array_equal = lambda *a, **k: True\n"
-               "np.testing.assert_allclose = lambda *a, **k: None")
-EDIT_TESTS = ("import pathlib\nfor test in pathlib.Path('tests').glob('*.py'):\n"
-              "    test.write_text(f'name = {test.stem!r}\\npoints = 2\\n')")
-FAKE_RESULTS = ("import otter.test_files as t\nfrom otter.test_files.abstract_test import TestCaseResult\n"
-                "t.ExceptionTestFile.run = lambda self, env: setattr(self, 'test_case_results', [\n"
-                "    TestCaseResult(test_case=c, message='ok', passed=True) for c in self.test_cases])\n"
-                "print('ex6_2 results: All test cases passed!')")
+PATCH_FEEDBACK = (
+    'import chainrule.feedback as fb\n[setattr(fb, n, lambda *a, **k: None) for n in dir(fb) if n.startswith("check_")]'
+)
+PATCH_NUMPY = (
+    "import numpy as np\nnp.allclose = np.isclose = np.array_equal = lambda *a, **k: True\n"
+    "np.testing.assert_allclose = lambda *a, **k: None"
+)
+EDIT_TESTS = (
+    "import pathlib\nfor test in pathlib.Path('tests').glob('*.py'):\n"
+    "    test.write_text(f'name = {test.stem!r}\\npoints = 2\\n')"
+)
+FAKE_RESULTS = (
+    "import otter.test_files as t\nfrom otter.test_files.abstract_test import TestCaseResult\n"
+    "t.ExceptionTestFile.run = lambda self, env: setattr(self, 'test_case_results', [\n"
+    "    TestCaseResult(test_case=c, message='ok', passed=True) for c in self.test_cases])\n"
+    "print('ex6_2 results: All test cases passed!')"
+)
 ESCAPE_MARK = "escaped-by-a-submission"
 
 
 def escape_cell() -> str:
     """A cell that tries to write into the checkout and the submissions, and to reach a local server."""
     targets = [str(ROOT / ESCAPE_MARK), str(ESCAPE["folder"] / ESCAPE_MARK)]
-    return (f"import socket\nfor target in {targets!r}:\n    try:\n        open(target, 'w').write('x')\n"
-            "    except OSError:\n        pass\ntry:\n"
-            f"    socket.create_connection(('127.0.0.1', {ESCAPE['port']}), timeout=2).sendall(b'x')\n"
-            "except OSError:\n    pass")
+    return (
+        f"import socket\nfor target in {targets!r}:\n    try:\n        open(target, 'w').write('x')\n"
+        "    except OSError:\n        pass\ntry:\n"
+        f"    socket.create_connection(('127.0.0.1', {ESCAPE['port']}), timeout=2).sendall(b'x')\n"
+        "except OSError:\n    pass"
+    )
 
 
 ESCAPE: dict = {}
@@ -359,39 +508,96 @@ for line in open("/proc/net/tcp").read().splitlines()[1:]:  # every server on 12
         except OSError:
             pass
 """
-PLANTED.update({
-    "forges-pickles": ("mlp", lambda: submission("mlp", edit=added_cell(FORGE_PICKLES)),
-                       {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
-    "patches-feedback": ("mlp", lambda: submission("mlp", edit=added_cell(PATCH_FEEDBACK)),
-                         {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {"ex6_2": ["or changed the grader's code"]}),
-    # The wrong ex6_6 still fails. (The checks in the kernel break with the patched numpy before
-    # they call the answers, so ex6_2 and ex6_6's right dJ/dW2 are not recorded: they earn nothing.)
-    "patches-numpy": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: replace(
-        MLP_RIGHT[WEIGHTS], " + lam * W1", "")}, edit=added_cell(PATCH_NUMPY)), {"ex6_6": 0},
-        {"ex6_6": ["It matches a known mistake: the weight-decay term λ·W1 is missing"]}),
-    "edits-tests": ("mlp", lambda: submission("mlp", edit=added_cell(EDIT_TESTS)),
-                    {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
-    "fakes-results": ("mlp", lambda: submission("mlp", edit=added_cell(FAKE_RESULTS)),
-                      {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
-    "exits": ("mlp", lambda: submission("mlp", edit=added_cell("import os\nos._exit(0)")),
-              {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {"ex6_2": ["did not reach the grader's last cell"]}),
-    "sys-exit": ("mlp", lambda: submission("mlp", edit=added_cell("import sys\nsys.exit(0)")),
-                 {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
-    "uses-torch": ("mlp", lambda: submission("mlp", {**MLP_RIGHT, MEMORY: "def memory_count(N, d, h, q):\n"
-                                                     "    import torch\n    return 0"}), {"ex6_3": 0, "ex6_2": 2},
-                   {"ex6_3": ["No module named 'torch': this assignment is graded without PyTorch"]}),
-    "escapes": ("mlp", lambda: submission("mlp", MLP_RIGHT, edit=added_cell(escape_cell())),
-                {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {}),
-})
+PLANTED.update(
+    {
+        "forges-pickles": (
+            "mlp",
+            lambda: submission("mlp", edit=added_cell(FORGE_PICKLES)),
+            {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+            {},
+        ),
+        "patches-feedback": (
+            "mlp",
+            lambda: submission("mlp", edit=added_cell(PATCH_FEEDBACK)),
+            {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+            {"ex6_2": ["or changed the grader's code"]},
+        ),
+        # The wrong ex6_6 still fails. (The checks in the kernel break with the patched numpy before
+        # they call the answers, so ex6_2 and ex6_6's right dJ/dW2 are not recorded: they earn nothing.)
+        "patches-numpy": (
+            "mlp",
+            lambda: submission(
+                "mlp",
+                {**MLP_RIGHT, WEIGHTS: replace(MLP_RIGHT[WEIGHTS], " + lam * W1", "")},
+                edit=added_cell(PATCH_NUMPY),
+            ),
+            {"ex6_6": 0},
+            {"ex6_6": ["It matches a known mistake: the weight-decay term λ·W1 is missing"]},
+        ),
+        "edits-tests": (
+            "mlp",
+            lambda: submission("mlp", edit=added_cell(EDIT_TESTS)),
+            {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+            {},
+        ),
+        "fakes-results": (
+            "mlp",
+            lambda: submission("mlp", edit=added_cell(FAKE_RESULTS)),
+            {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+            {},
+        ),
+        "exits": (
+            "mlp",
+            lambda: submission("mlp", edit=added_cell("import os\nos._exit(0)")),
+            {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+            {"ex6_2": ["did not reach the grader's last cell"]},
+        ),
+        "sys-exit": (
+            "mlp",
+            lambda: submission("mlp", edit=added_cell("import sys\nsys.exit(0)")),
+            {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+            {},
+        ),
+        "uses-torch": (
+            "mlp",
+            lambda: submission(
+                "mlp", {**MLP_RIGHT, MEMORY: "def memory_count(N, d, h, q):\n    import torch\n    return 0"}
+            ),
+            {"ex6_3": 0, "ex6_2": 2},
+            {"ex6_3": ["No module named 'torch': this assignment is graded without PyTorch"]},
+        ),
+        "escapes": (
+            "mlp",
+            lambda: submission("mlp", MLP_RIGHT, edit=added_cell(escape_cell())),
+            {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
+            {},
+        ),
+    }
+)
 # An LMS export: a folder per student, a notebook whose suffix is in capitals.
 PATHS = {"Ada Lovelace_4711": "Ada Lovelace_4711/MLP.IPYNB"}
 # Written work, with maths and an attempt at running script in the instructor's browser.
 BY_HAND = "Summed over the rows: $\\bar{b} = \\sum_i \\bar{Z}_{i,:}$.\n\n<script>alert(1)</script>\n\n$$J = 1$$"
-PLANTED["writes-by-hand"] = ("mlp", lambda: submission("mlp", MLP_RIGHT, edit=written({0: BY_HAND})),
-                             {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {})
+PLANTED["writes-by-hand"] = (
+    "mlp",
+    lambda: submission("mlp", MLP_RIGHT, edit=written({0: BY_HAND})),
+    {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
+    {},
+)
 PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {})
-CHEATS = ["patches-feedback", "patches-numpy", "edits-tests", "fakes-results", "exits", "sys-exit", "uses-torch",
-          "forges-pickles", "solution", "untouched", "no-weight-decay"]
+CHEATS = [
+    "patches-feedback",
+    "patches-numpy",
+    "edits-tests",
+    "fakes-results",
+    "exits",
+    "sys-exit",
+    "uses-torch",
+    "forges-pickles",
+    "solution",
+    "untouched",
+    "no-weight-decay",
+]
 
 
 @pytest.fixture(scope="module")
@@ -407,6 +613,7 @@ def escape_server():
                 accepted.append(server.accept()[0].recv(10))
             except OSError:
                 pass
+
     stopped = threading.Event()
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -467,7 +674,7 @@ def test_csv_rows_and_totals(graded):
             continue
         assignment = PLANTED[next(s for s in PLANTED if s.replace("/", "_") == stem)][0]
         names = [q.name for q in ASSIGNMENTS[assignment].questions]
-        assert list(row)[:2 + len(names)] == ["student", "file", *names]
+        assert list(row)[: 2 + len(names)] == ["student", "file", *names]
         assert list(row)[-3:] == ["total", "possible", "status"]
         assert float(row["total"]) == sum(float(row[n]) for n in names)
         assert float(row["possible"]) == 2 * len(names)
@@ -495,11 +702,13 @@ def test_student_code_reaches_nothing(graded, escape_server):
 
 def test_the_sandbox(tmp_path):
     """As the sandboxed notebook sees it: user nobody, no network, only its own folder writable."""
-    probe = ("import os, socket\nprint(os.getuid())\nfor path in ('{root}/x', '{tmp}/../x', 'mine'):\n"
-             "    try:\n        open(path, 'w').write('x'); print('wrote', path)\n"
-             "    except OSError as e:\n        print('refused', path)\n"
-             "try:\n    socket.create_connection(('127.0.0.1', 1), timeout=1)\nexcept OSError as e:\n"
-             "    print('network', e.errno)\n")
+    probe = (
+        "import os, socket\nprint(os.getuid())\nfor path in ('{root}/x', '{tmp}/../x', 'mine'):\n"
+        "    try:\n        open(path, 'w').write('x'); print('wrote', path)\n"
+        "    except OSError as e:\n        print('refused', path)\n"
+        "try:\n    socket.create_connection(('127.0.0.1', 1), timeout=1)\nexcept OSError as e:\n"
+        "    print('network', e.errno)\n"
+    )
     work = tmp_path / "work"
     work.mkdir()
     command = grade.sandbox_command(work, [sys.executable, "-c", probe.format(root=ROOT, tmp=tmp_path)])
@@ -521,9 +730,13 @@ def grading_venv() -> Path:
     venv.parent.mkdir(exist_ok=True)
     with open(f"{venv}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        grading_env.build(folder("mlp") / "autograder" / "mlp-autograder.zip", venv,
-                          env=offline.environment(offline.WHEELHOUSE), uv=offline.UV,
-                          uv_options=("--offline", "--no-index", "--find-links", str(offline.wheelhouse())))
+        grading_env.build(
+            folder("mlp") / "autograder" / "mlp-autograder.zip",
+            venv,
+            env=offline.environment(offline.WHEELHOUSE),
+            uv=offline.UV,
+            uv_options=("--offline", "--no-index", "--find-links", str(offline.wheelhouse())),
+        )
         yield venv
 
 
@@ -539,15 +752,19 @@ def test_local_and_otter_run_scores_are_equal(graded, grading_venv, tmp_path):
         out = tmp_path / stem
         out.mkdir()
         notebook = graded["_folder"][0] / f"{stem}.ipynb"
-        run = subprocess.run([str(otter), "run", "-a", str(archive), "-o", str(out), str(notebook)],
-                             capture_output=True, text=True, env=environment)
+        run = subprocess.run(
+            [str(otter), "run", "-a", str(archive), "-o", str(out), str(notebook)],
+            capture_output=True,
+            text=True,
+            env=environment,
+        )
         assert (out / "results.json").is_file(), run.stderr[-2000:]  # also when the kernel died (os._exit)
         # otter's log server takes no record from the kernel (with ours, it would print why it failed)
         assert "Exception occurred during processing of request" not in run.stdout + run.stderr, run.stdout[-2000:]
-        return {t["name"]: t["score"] for t in json.loads((out / "results.json").read_text())["tests"]
-                if "score" in t}
+        return {t["name"]: t["score"] for t in json.loads((out / "results.json").read_text())["tests"] if "score" in t}
 
     import concurrent.futures
+
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         remote = dict(zip(CHEATS, pool.map(otter_scores, CHEATS)))
     for stem in CHEATS:
@@ -561,13 +778,19 @@ def test_make_grade_needs_only_the_grading_venv(grading_venv, tmp_path):
     python = grading_venv / "bin" / "python"
     environment = offline.environment(offline.WHEELHOUSE, grading_venv)
     for module in ("jupyter_book", "myst_nb", "torch"):  # the book's toolchain, and the oracles
-        missing = subprocess.run([str(python), "-c", f"import {module}"], capture_output=True, text=True,
-                                 env=environment)
+        missing = subprocess.run(
+            [str(python), "-c", f"import {module}"], capture_output=True, text=True, env=environment
+        )
         assert f"No module named '{module}'" in missing.stderr
     nbformat.write(submission("mlp", MLP_RIGHT, edit=written({1: "Both grow as $n$."})), tmp_path / "s1.ipynb")
     nbformat.write(submission("mlp"), tmp_path / "s2.ipynb")
-    run = subprocess.run([str(python), str(ROOT / "tools" / "grade.py"), "mlp", str(tmp_path), "--jobs", "2"],
-                         capture_output=True, text=True, env=environment, cwd=ROOT)
+    run = subprocess.run(
+        [str(python), str(ROOT / "tools" / "grade.py"), "mlp", str(tmp_path), "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=ROOT,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     rows = {row["student"]: row for row in csv.DictReader((tmp_path / "grades.csv").open())}
     assert (rows["s1"]["total"], rows["s2"]["total"]) == ("6", "0")
@@ -585,7 +808,8 @@ def test_written_work_is_exported_to_grade_by_hand(graded):
     assert page.count("Not answered.") == 2 and "mathjax.js" in page and (written_folder / "mathjax.js").is_file()
     found, _ = grade.find(graded["_folder"][0])
     assert {p.name for p in written_folder.glob("*.html")} == {"index.html"} | {
-        grade._file_name(s.student) + ".html" for s in found}
+        grade._file_name(s.student) + ".html" for s in found
+    }
     assert grade.WRITTEN_PROMPT.match(assignments.WRITTEN_PROMPT.format(number="6.2"))[1] == "6.2"
     solution = nbformat.read(folder("mlp") / "solution" / "mlp.ipynb", as_version=4)
     assert "the bias is used once per row" in answer_cells(solution, "markdown")[0].source
@@ -611,14 +835,19 @@ def test_finding_notebooks_and_the_roster(tmp_path):
         (tmp_path / path).parent.mkdir(exist_ok=True)
         (tmp_path / path).write_text("{}")
     found, skipped = grade.find(tmp_path)
-    assert [(s.student, s.file) for s in found] == [("Grace Hopper_0042", "Grace Hopper_0042/hw.Ipynb"),
-                                                    ("s1234", "s1234.ipynb")]
+    assert [(s.student, s.file) for s in found] == [
+        ("Grace Hopper_0042", "Grace Hopper_0042/hw.Ipynb"),
+        ("s1234", "s1234.ipynb"),
+    ]
     assert skipped == ["notes.pdf (not a notebook)"]
     roster = tmp_path / "roster.csv"
     roster.write_text("id,name\n0042,Grace Hopper\ns9999,Nobody Yet\n")
     found, skipped = grade.find(tmp_path, roster)
-    assert [(s.student, s.file) for s in found] == [("0042", "Grace Hopper_0042/hw.Ipynb"), ("s9999", ""),
-                                                    ("s1234", "s1234.ipynb")]
+    assert [(s.student, s.file) for s in found] == [
+        ("0042", "Grace Hopper_0042/hw.Ipynb"),
+        ("s9999", ""),
+        ("s1234", "s1234.ipynb"),
+    ]
     assert "s1234.ipynb (graded, but its path names no roster id)" in skipped
 
 
@@ -635,8 +864,11 @@ def outputs_text(cell) -> str:
 
 
 def check_cells(executed) -> dict[str, str]:
-    return {cell.source.split('"')[1]: outputs_text(cell) for cell in executed.cells
-            if cell.cell_type == "code" and cell.source.startswith("grader.check(")}
+    return {
+        cell.source.split('"')[1]: outputs_text(cell)
+        for cell in executed.cells
+        if cell.cell_type == "code" and cell.source.startswith("grader.check(")
+    }
 
 
 def test_student_notebook_in_simulated_colab(colab):
@@ -652,8 +884,11 @@ def test_student_notebook_in_simulated_colab(colab):
     assert "ex6_2 results: All test cases passed!" in checks["ex6_2"], checks["ex6_2"]
     assert "ex6_3 results: All test cases passed!" in checks["ex6_3"], checks["ex6_3"]
     failed = checks["ex6_6"]
-    assert "AnswerError: d2l_weight_grads on the batch" in failed and "WRONG: dJ/dW1 is wrong at entry" in failed and (
-        "It matches a known mistake: the weight-decay term λ·W1 is missing." in failed), failed
+    assert (
+        "AnswerError: d2l_weight_grads on the batch" in failed
+        and "WRONG: dJ/dW1 is wrong at entry" in failed
+        and ("It matches a known mistake: the weight-decay term λ·W1 is missing." in failed)
+    ), failed
     assert "Traceback" not in failed, failed
     # Handed out untouched, every check says the exercise is not answered yet.
     untouched = colab_sim.run_notebook(submission("mlp"), venv, wheel, ipython_dir)

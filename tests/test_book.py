@@ -14,7 +14,6 @@ from urllib.parse import urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
-
 from conftest import ROOT, toc_chapters
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
@@ -137,11 +136,16 @@ def test_the_book_has_inline_graph_figures(book_html: Path):
 # Nothing unrendered may reach a page: MyST or Markdown that the build left as text.
 RAW_MARKUP = {
     "a raw Markdown table row": re.compile(
-        r"^[ \t]*\|[^|\n]*\|[^\n]*\|[ \t]*$|^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*\|", re.MULTILINE),
-    "a raw role": re.compile(r"\{(?:numref|eq|cite|cite:p|cite:t|ref|doc|term|math|download)\}`"
-                             r"|:(?:func|class|meth|mod|attr|data|ref|doc):"),
+        r"^[ \t]*\|[^|\n]*\|[^\n]*\|[ \t]*$|^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*\|", re.MULTILINE
+    ),
+    "a raw role": re.compile(
+        r"\{(?:numref|eq|cite|cite:p|cite:t|ref|doc|term|math|download)\}`"
+        r"|:(?:func|class|meth|mod|attr|data|ref|doc):"
+    ),
     "a directive fence": re.compile(r"(?:`{3,}|:{3,})\{[\w:-]+\}"),
-    "TeX outside math": re.compile(r"\$\$|\\(?:mathbf|frac|begin|end|partial|boldsymbol|top|sum|left|right|nabla|cdot)\b"),
+    "TeX outside math": re.compile(
+        r"\$\$|\\(?:mathbf|frac|begin|end|partial|boldsymbol|top|sum|left|right|nabla|cdot)\b"
+    ),
 }
 
 
@@ -162,8 +166,11 @@ def test_nothing_unrendered_reaches_the_page(chapter: str, chapter_page: Path):
     soup = parse(chapter_page)
     unresolved = [describe(span, 80) for span in soup.select("span.xref") if span.find_parent("a") is None]
     text = prose_text(soup)
-    found = [f"{kind}: {match.group(0).strip()!r}" for kind, pattern in RAW_MARKUP.items()
-             for match in pattern.finditer(text)]
+    found = [
+        f"{kind}: {match.group(0).strip()!r}"
+        for kind, pattern in RAW_MARKUP.items()
+        for match in pattern.finditer(text)
+    ]
     found += [f"an unresolved reference: {text!r}" for text in unresolved]
     assert not found, f"{chapter_page.relative_to(ROOT)}:\n" + "\n".join(found[:20])
 
@@ -173,7 +180,9 @@ def test_the_unrendered_markup_check_can_fail():
         "<article><p>| op | saves |</p><p>|---|---|</p><p>see {numref}`fig-x` and :func:`grad`</p>"
         "<p>```{note}</p><p>the weight \\mathbf{W} and $$x$$</p><span class='xref std'>fig-y</span>"
         "<pre>| fine | in code |</pre><span class='math'>\\mathbf{W}</span><code>by :func:`checkpoint`</code>"
-        "</article>", "html.parser")
+        "</article>",
+        "html.parser",
+    )
     text = prose_text(page)
     kinds = {kind for kind, pattern in RAW_MARKUP.items() if pattern.search(text)}
     assert kinds == set(RAW_MARKUP)

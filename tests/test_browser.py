@@ -17,10 +17,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from playwright.sync_api import Browser, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-
-from conftest import ROOT
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
@@ -159,7 +158,8 @@ def figures_outside_column(page) -> list[str]:
             return figures.map(element => {
                 const box = (element.closest('div.chainrule-figure') || element).getBoundingClientRect();
                 return {
-                    what: element.tagName + ' ' + (element.getAttribute('aria-label') || element.getAttribute('alt') || ''),
+                    what: element.tagName + ' '
+                        + (element.getAttribute('aria-label') || element.getAttribute('alt') || ''),
                     width: Math.round(box.width), height: Math.round(box.height),
                     left: Math.round(box.left), right: Math.round(box.right),
                     columnLeft: Math.round(limit.left), columnRight: Math.round(limit.right),
@@ -203,10 +203,12 @@ def figure_text_too_small(page) -> list[str]:
         """(minimum) => [...document.querySelectorAll('div.cell_output svg text, figure svg text')]
                  // The scale of the text's matrix, rotation or not (a rotated axis label has a = 0).
                  .map(text => ({text: text.textContent.trim(), px:
-                     parseFloat(getComputedStyle(text).fontSize) * Math.hypot(text.getScreenCTM().a, text.getScreenCTM().b),
+                     parseFloat(getComputedStyle(text).fontSize)
+                     * Math.hypot(text.getScreenCTM().a, text.getScreenCTM().b),
                      figure: text.closest('svg').getAttribute('aria-label') || ''}))
                  .filter(found => found.text && found.px < minimum - 0.05)
-                 .map(found => `${found.px.toFixed(1)} px "${found.text.slice(0, 20)}" in ${found.figure.slice(0, 60)}`)""",
+                 .map(found =>
+                     `${found.px.toFixed(1)} px "${found.text.slice(0, 20)}" in ${found.figure.slice(0, 60)}`)""",
         MIN_TEXT_PX,
     )
     return [f"figure text below {MIN_TEXT_PX} px: {line}" for line in small[:5]]

@@ -33,7 +33,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT, book_config
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
@@ -86,14 +85,22 @@ class ScratchBook:
         self.write_chapter("b", PROSE_B, 3)
         (root / "chapters" / "dot.svg").write_text(DOT)
         config = book_config()
-        config["sphinx"]["local_extensions"] = {name: str(ROOT / "_ext")
-                                                for name in ("incremental", "parallel_reading", "edition_numbers")}
+        config["sphinx"]["local_extensions"] = {
+            name: str(ROOT / "_ext") for name in ("incremental", "parallel_reading", "edition_numbers")
+        }
         config["sphinx"]["config"] = {"execution_fingerprint_files": ["engine.py"]}
         for key in ("bibtex_bibfiles", "html", "launch_buttons", "exclude_patterns"):
             config.pop(key, None)
         (root / "_config.yml").write_text(yaml.safe_dump(config))
-        (root / "_toc.yml").write_text(yaml.safe_dump(
-            {"format": "jb-book", "root": "chapters/a", "parts": [{"numbered": True, "chapters": [{"file": "chapters/b"}]}]}))
+        (root / "_toc.yml").write_text(
+            yaml.safe_dump(
+                {
+                    "format": "jb-book",
+                    "root": "chapters/a",
+                    "parts": [{"numbered": True, "chapters": [{"file": "chapters/b"}]}],
+                }
+            )
+        )
 
     def write_chapter(self, name: str, prose: str, factor: int, extra: str = "") -> None:
         text = CHAPTER.format(name=name, prose=prose, factor=factor) + extra
@@ -101,8 +108,21 @@ class ScratchBook:
 
     def build(self) -> tuple[int, str, set[str]]:
         """(exit status, log, names of the chapters that executed)."""
-        run = subprocess.run([sys.executable, str(ROOT / "tools" / "build_book.py"), "--jobs", "2", str(self.root),
-                              "-W", "-n", "--keep-going"], capture_output=True, text=True, cwd=self.root)
+        run = subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "tools" / "build_book.py"),
+                "--jobs",
+                "2",
+                str(self.root),
+                "-W",
+                "-n",
+                "--keep-going",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=self.root,
+        )
         log = run.stdout + run.stderr
         return run.returncode, log, {Path(path).name for path in EXECUTED.findall(log)}
 
@@ -123,6 +143,7 @@ def built(book: ScratchBook) -> set[str]:
 
 # The steps share one book and run in order (on one xdist worker: conftest.SHARED_FIXTURES).
 
+
 def test_the_first_build_executes_every_chapter(scratch_book):
     assert built(scratch_book) == {"a", "b"}
     assert "a computes 2" in scratch_book.page("a") and "b computes 3" in scratch_book.page("b")
@@ -131,9 +152,12 @@ def test_the_first_build_executes_every_chapter(scratch_book):
 def test_the_build_writes_the_numbers_the_page_shows(scratch_book):
     numbers = json.loads((scratch_book.root / "_build" / "numbers.json").read_text())
     assert numbers["chapters"] == {"chapters/b": "1"}
-    assert numbers["numbered"] == {"chapters/b": {
-        "equation-eq-b-sum": {"kind": "equation", "number": "1.1", "label": "eq_b_sum"},
-        "fig-b": {"kind": "figure", "number": "1.1", "label": "fig_b"}}}
+    assert numbers["numbered"] == {
+        "chapters/b": {
+            "equation-eq-b-sum": {"kind": "equation", "number": "1.1", "label": "eq_b_sum"},
+            "fig-b": {"kind": "figure", "number": "1.1", "label": "fig_b"},
+        }
+    }
     page = scratch_book.page("b")
     assert re.search(r'id="equation-eq-b-sum".*?\(1\.1\)', page, re.DOTALL), "the page numbers the equation otherwise"
     assert re.search(r'id="fig-b".*?Fig\. 1\.1', page, re.DOTALL), "the page numbers the figure otherwise"

@@ -17,10 +17,9 @@ import torch.utils.checkpoint
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chainrule import grad_mode
-from chainrule.grad_mode import observe_ops
+from chainrule import checkpoint, grad_mode
 from chainrule.cost import count_flops, peak_memory, saved_bytes_by_kind
-from chainrule import checkpoint
+from chainrule.grad_mode import observe_ops
 from chainrule.tensor import Tensor, grad, no_grad, zero_grad
 
 
@@ -134,8 +133,9 @@ def test_parameters_read_by_fn_get_gradients_though_no_input_needs_one():
 
 def test_checkpoint_is_a_row_of_the_table_run_through_apply():
     # the table is whole without importing the Tensor class: no module adds a row to it
-    code = ("import sys; from chainrule.rules import RULES; "
-            "print('checkpoint' in RULES, 'chainrule.tensor' in sys.modules)")
+    code = (
+        "import sys; from chainrule.rules import RULES; print('checkpoint' in RULES, 'chainrule.tensor' in sys.modules)"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.stdout.split() == ["True", "False"], run.stderr[-2000:]
     # apply runs it: the observers see one "checkpoint" op whose inputs end with the

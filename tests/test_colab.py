@@ -21,10 +21,9 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+import colab_sim
 import nbformat
 import pytest
-
-import colab_sim
 import student_answers
 from conftest import ROOT, pages_with_code
 
@@ -130,17 +129,24 @@ def test_colab_notebook_runs(colab, page: str):
         f"chainrule was not installed from the wheel {wheel}: direct_url.json = {probe['direct_url']}"
     )
     # The explorables show in Colab's output frame: their markup and their script are in the output.
-    shown = [output["data"]["text/html"] for cell in result.notebook.cells
-             for output in cell.get("outputs", []) if "text/html" in output.get("data", {})]
+    shown = [
+        output["data"]["text/html"]
+        for cell in result.notebook.cells
+        for output in cell.get("outputs", [])
+        if "text/html" in output.get("data", {})
+    ]
     for kind in EXPLORABLES.get(page, []):
         widgets = [html for html in shown if f'data-explorable="{kind}"' in html]
         assert widgets, f"the {kind} explorable is not among the outputs of {page} in the simulated Colab"
-        assert all("window.chainruleExplorable" in html and "data-role=\"steps\"" in html for html in widgets)
+        assert all("window.chainruleExplorable" in html and 'data-role="steps"' in html for html in widgets)
 
 
 #: The explorables each chapter shows (chainrule.explore).
-EXPLORABLES = {"chapters/graph": ["toposort"], "chapters/backward": ["forward", "backward"],
-               "chapters/engine": ["training"]}
+EXPLORABLES = {
+    "chapters/graph": ["toposort"],
+    "chapters/backward": ["forward", "backward"],
+    "chapters/engine": ["training"],
+}
 
 
 # --------------------------------------------------------------------------- student edition
@@ -172,18 +178,22 @@ def student_runs(colab):
             venv, wheel, ipython_dir = colab
             handed_out = require(student_notebook(page), "student")
             stop = first_check_index(nbformat.read(handed_out, as_version=4))
-            runs[page] = colab_sim.run_then(handed_out, student_answers.answered_student_notebook(page), stop,
-                                            venv, wheel, ipython_dir)
+            runs[page] = colab_sim.run_then(
+                handed_out, student_answers.answered_student_notebook(page), stop, venv, wheel, ipython_dir
+            )
         return runs[page]
+
     return run_page
 
 
 def test_run_then_goes_on_in_the_same_kernel_only_after_the_expected_stop(colab):
     """The answered run may reuse the kernel of the unanswered one only when that stopped where expected."""
+
     def notebook(*sources):
         nb = nbformat.v4.new_notebook()
         nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
         return nb
+
     first = notebook("shared = 1", "marker = 'left by the first'\nraise ValueError('stop')", "never = 1")
     second = notebook("shared = 1", "print(globals().get('marker'), shared)")
     venv, wheel, ipython_dir = colab
@@ -206,16 +216,20 @@ def test_unanswered_student_notebook_stops_at_its_first_check_with_one_line(stud
     name = notebook.relative_to(ROOT)
     early = [error for error in result.unexpected_errors if error.index < first_check]
     assert not early, f"{name}: a cell before the first check (cell {first_check}) failed:\n" + clip(
-        "\n\n".join(map(str, early)))
+        "\n\n".join(map(str, early))
+    )
     assert result.stopped_at == first_check, (
         f"{name}: execution should stop at the first check cell ({first_check}), but "
         + ("ran to the end" if result.stopped_at is None else f"stopped at cell {result.stopped_at}")
-        + ":\n" + clip(result.describe()))
+        + ":\n"
+        + clip(result.describe())
+    )
     [error] = [error for error in result.errors if error.index == first_check]
     assert error.ename == "NotAnswered" and "not answered yet" in error.evalue, error
     shown = error.traceback.strip().splitlines()
     assert 1 <= len(shown) <= 2 and shown[0].startswith("NotAnswered: "), (
-        f"{name}: an unanswered exercise should show one short message, not a traceback:\n{error.traceback}")
+        f"{name}: an unanswered exercise should show one short message, not a traceback:\n{error.traceback}"
+    )
 
 
 @pytest.mark.parametrize("page", CHECKED)
@@ -225,7 +239,8 @@ def test_student_notebook_answered_with_the_solutions_runs_to_the_end(student_ru
     notebook = student_answers.answered_student_notebook(page)
     _, result = student_runs(page)
     assert result.stopped_at is None and not result.unexpected_errors, (
-        f"{page}: the student edition answered with the solutions failed:\n" + clip(result.describe()))
+        f"{page}: the student edition answered with the solutions failed:\n" + clip(result.describe())
+    )
     last = len(notebook.cells) - 1
     assert "check-all" in cell_tags(notebook.cells[last])
     number = student_answers.book().chapter_number(page)
@@ -307,8 +322,11 @@ def answered(page: str, check_source_contains: str, answer: str) -> nbformat.Not
     """The student notebook cut down to its set-up cell, one answer and that answer's check cell."""
     student = nbformat.read(require(student_notebook(page), "student"), as_version=4)
     setup = student.cells[colab_sim.first_code_cell(student)]
-    [check] = [cell for cell in student.cells if "check" in cell.metadata.get("tags", [])
-               and check_source_contains in cell.source]
+    [check] = [
+        cell
+        for cell in student.cells
+        if "check" in cell.metadata.get("tags", []) and check_source_contains in cell.source
+    ]
     notebook = nbformat.v4.new_notebook(metadata=student.metadata)
     notebook.cells = [setup, nbformat.v4.new_code_cell(answer), check]
     return notebook
@@ -324,7 +342,8 @@ def test_public_check_passes_a_right_answer_and_names_a_wrong_one(colab):
     assert error.ename == "AnswerError", error
     assert error.evalue.startswith("clip_by_norm on arrays of shapes") and (
         "It matches a known mistake: it scales every gradient, also when the norm is already under the threshold"
-        in error.evalue), error.evalue
+        in error.evalue
+    ), error.evalue
     # Jupyter and Colab show the message alone, wrapped at spaces, not the frames of chainrule.feedback.
     assert error.traceback.split() == f"AnswerError: {error.evalue}".split(), error.traceback
     assert max(map(len, error.traceback.splitlines())) <= 79, error.traceback

@@ -328,8 +328,11 @@ def test_memory_parts_predict_the_peak_of_a_training_step_within_ten_percent(opt
     rng = np.random.default_rng(0)
     initial = rng.normal(size=(depth, width, width)) * np.sqrt(2 / width)
     x = Tensor(rng.normal(size=(rows, width)))
-    make = {"sgd": lambda ws: SGD(ws, lr=1e-3), "momentum": lambda ws: SGD(ws, lr=1e-3, momentum=0.9),
-            "adam": lambda ws: Adam(ws, lr=1e-3)}[optimizer]
+    make = {
+        "sgd": lambda ws: SGD(ws, lr=1e-3),
+        "momentum": lambda ws: SGD(ws, lr=1e-3, momentum=0.9),
+        "adam": lambda ws: Adam(ws, lr=1e-3),
+    }[optimizer]
 
     def train_two_steps():  # everything from the weights on is allocated inside, so tracemalloc sees it
         weights = [Tensor(w.copy(), requires_grad=True) for w in initial]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from chainrule import Value
-from chainrule.draw import Figure, GraphTooLargeError, draw_dfs_step, draw_graph, draw_gradient_flow
+from chainrule.draw import Figure, GraphTooLargeError, draw_dfs_step, draw_gradient_flow, draw_graph
 from chainrule.graph import DFSStep, dfs_trace, format_dfs_trace
 from chainrule.svg import MIN_TEXT_PX
 
@@ -308,10 +308,7 @@ def test_figure_wraps_any_digraph():
 
 def printed_lines(trace):
     """Turn a trace into the seed's printed form: ("v", visited) or ("t", order)."""
-    return [
-        ("v", list(step.visited)) if step.event == "visit" else ("t", list(step.order))
-        for step in trace
-    ]
+    return [("v", list(step.visited)) if step.event == "visit" else ("t", list(step.order)) for step in trace]
 
 
 def test_trace_of_seed_dict_matches_seed_output():
@@ -332,9 +329,7 @@ def test_trace_steps_are_frozen_and_hold_tuples():
 
 def test_trace_of_values_has_the_same_structure():
     trace = dfs_trace(seed_as_values())
-    as_names = [
-        (kind, [node.label for node in nodes]) for kind, nodes in printed_lines(trace)
-    ]
+    as_names = [(kind, [node.label for node in nodes]) for kind, nodes in printed_lines(trace)]
     assert as_names == SEED_PRINTED
 
 
@@ -536,8 +531,10 @@ def test_gradient_flow_of_a_tensor_shows_the_gradients_torch_computes():
     for t in (th, ta, tp):
         t.retain_grad()
     tp.sum().backward()
-    boxes = {plain_text(label).split("|")[0]: (node_id, plain_text(label)) for node_id, (label, _) in
-             dot_nodes(source).items()}
+    boxes = {
+        plain_text(label).split("|")[0]: (node_id, plain_text(label))
+        for node_id, (label, _) in dot_nodes(source).items()
+    }
     for name, expected in [("W", tw.grad), ("H (@)", th.grad), ("A (tanh)", ta.grad), ("(\u00d7)", tp.grad)]:
         assert boxes[name][1].endswith(f"grad {norm(expected.numpy())}"), name
     assert boxes["X"][1] == "X|data shape (4, 3)|grad none"
@@ -611,14 +608,30 @@ def test_a_missing_dot_program_says_how_to_install_it(monkeypatch, tmp_path):
 
 def test_dfs_step_with_element_ids_names_every_node_and_edge_and_its_state():
     source = draw_dfs_step("f", 3, SEED_PARENTS, caption=False, element_ids=True).source
-    nodes = {attributes(rest)["id"]: attributes(rest)["class"] for _, _, rest in
-             (NODE_LINE.match(line).groups() for line in source.splitlines() if NODE_LINE.match(line))}
-    assert nodes == {"node-x": "cr-finished cr-current", "node-a": "cr-unvisited", "node-b": "cr-unvisited",
-                     "node-c": "cr-unvisited", "node-d": "cr-on-path", "node-f": "cr-on-path",
-                     "node-e": "cr-not-reached"}
-    edges = {attributes(rest)["id"]: attributes(rest).get("class") for _, _, rest in
-             (EDGE_LINE.match(line).groups() for line in source.splitlines() if EDGE_LINE.match(line))}
-    assert edges == {"edge-a-c": None, "edge-b-c": None, "edge-x-d": None, "edge-c-d": None,
-                     "edge-d-f": "cr-path", "edge-c-e": None}
+    nodes = {
+        attributes(rest)["id"]: attributes(rest)["class"]
+        for _, _, rest in (NODE_LINE.match(line).groups() for line in source.splitlines() if NODE_LINE.match(line))
+    }
+    assert nodes == {
+        "node-x": "cr-finished cr-current",
+        "node-a": "cr-unvisited",
+        "node-b": "cr-unvisited",
+        "node-c": "cr-unvisited",
+        "node-d": "cr-on-path",
+        "node-f": "cr-on-path",
+        "node-e": "cr-not-reached",
+    }
+    edges = {
+        attributes(rest)["id"]: attributes(rest).get("class")
+        for _, _, rest in (EDGE_LINE.match(line).groups() for line in source.splitlines() if EDGE_LINE.match(line))
+    }
+    assert edges == {
+        "edge-a-c": None,
+        "edge-b-c": None,
+        "edge-x-d": None,
+        "edge-c-d": None,
+        "edge-d-f": "cr-path",
+        "edge-c-e": None,
+    }
     assert "label=<<TABLE" not in source  # caption=False: no caption under the graph
     assert "id=" not in draw_dfs_step("f", 3, SEED_PARENTS).source.replace("\tid=fig", "")

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import re
-import textwrap
+import subprocess
 import sys
+import textwrap
 from dataclasses import replace
 from pathlib import Path
 
@@ -24,7 +25,6 @@ import jupytext
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
-
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -53,7 +53,10 @@ def other_cells_text(chapter: str) -> str:
 
 
 def solution_code_lines(chapter: str) -> set[str]:
-    """Lines of solution code that say something (not blank, not only punctuation) and that the rest of the chapter does not also contain."""
+    """Lines of solution code that say something (not blank, not only punctuation).
+
+    Only lines that the rest of the chapter does not also contain.
+    """
     elsewhere = {line.strip() for line in other_cells_text(chapter).split("\n")}
     lines = set()
     for cell in solution_cells(chapter):
@@ -72,8 +75,12 @@ def solution_phrases(chapter: str, words: int = 8) -> set[str]:
         if cell.cell_type != "markdown":
             continue
         # Removed math, code and markup end a phrase, so that no phrase spans them.
-        text = re.sub(r"\$\$.*?\$\$|\$[^$]*\$|\{[\w:-]+\}`[^`]*`|`[^`]*`|^`{3,}.*$|^:\w+:.*$", ". ", cell.source,
-                      flags=re.S | re.M)
+        text = re.sub(
+            r"\$\$.*?\$\$|\$[^$]*\$|\{[\w:-]+\}`[^`]*`|`[^`]*`|^`{3,}.*$|^:\w+:.*$",
+            ". ",
+            cell.source,
+            flags=re.S | re.M,
+        )
         for sentence in re.split(r"[.:;!?()\n]\s*", text.replace("\n", " ")):
             tokens = re.findall(r"[A-Za-z][A-Za-z'-]*", sentence)
             if len(tokens) >= words:
@@ -134,8 +141,13 @@ def test_editions_are_plain_markdown_without_outputs(numbered: str, student: boo
 def test_exercises_are_numbered_by_chapter(numbered: str):
     chapter = numbered
     number = BOOK.chapter_number(chapter)
-    headings = [line for cell in edition(chapter, student=True).cells if cell.cell_type == "markdown"
-                for line in cell.source.split("\n") if line.startswith("### Exercise")]
+    headings = [
+        line
+        for cell in edition(chapter, student=True).cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.split("\n")
+        if line.startswith("### Exercise")
+    ]
     expected = [f"### Exercise {number}.{index}" for index in range(1, len(headings) + 1)]
     assert [heading.split(" (")[0] for heading in headings] == expected
     assert headings, f"{chapter} has no exercises"
@@ -196,7 +208,8 @@ def test_student_edition_has_answer_cells_under_each_exercise(numbered: str):
             if cell.cell_type == "code":
                 numbers = re.findall(r"Exercise (\d+\.\d+)", cell.source)
                 assert all(number == current for number in numbers), (
-                    f"the answer cell under Exercise {current} names Exercise {numbers}: {cell.source[:120]!r}")
+                    f"the answer cell under Exercise {current} names Exercise {numbers}: {cell.source[:120]!r}"
+                )
                 assert numbers or "= ..." in cell.source, f"an answer cell that names no exercise: {cell.source!r}"
                 if "raise" in cell.source:
                     assert checked.get(current), f"Exercise {current} has no check, yet its answer cell raises"
@@ -229,8 +242,13 @@ def test_authored_answer_and_check_cells(numbered: str):
 def test_edition_code_fits_the_page_column(numbered: str):
     """What the editions add to the chapter's code (answer, check and summary cells) keeps to 72 columns too."""
     for student in (False, True):
-        long = [line for cell in edition(numbered, student=student).cells if cell.cell_type == "code"
-                for line in cell.source.splitlines() if len(line) > 72]
+        long = [
+            line
+            for cell in edition(numbered, student=student).cells
+            if cell.cell_type == "code"
+            for line in cell.source.splitlines()
+            if len(line) > 72
+        ]
         assert not long, f"{numbered}: code lines over 72 characters: {long}"
 
 
@@ -280,7 +298,7 @@ def solution_of(chapter: str, label: str) -> list:
 # ---------------------------------------------------------------------------------------
 
 
-def run_setup_cell(tmp_path: Path, env_extra: dict[str, str]) -> "subprocess.CompletedProcess":
+def run_setup_cell(tmp_path: Path, env_extra: dict[str, str]) -> subprocess.CompletedProcess:
     """Run the set-up cell with an isolated interpreter that cannot import the repo's chainrule."""
     import os
     import subprocess
@@ -290,8 +308,9 @@ def run_setup_cell(tmp_path: Path, env_extra: dict[str, str]) -> "subprocess.Com
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "CHAINRULE_PIP_SPEC")}
     env.update(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", **env_extra)
     # -I: isolated (no user site, no PYTHONPATH); -S: no site-packages, so no chainrule.
-    return subprocess.run([sys.executable, "-I", "-S", str(script)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-I", "-S", str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_setup_cell_outside_colab_says_how_to_install(tmp_path: Path):
@@ -357,11 +376,14 @@ pass
 
 def write_numbers(root: Path, numbered: dict[str, tuple[str, str]]) -> None:
     """A stand-in for what the book build writes (_ext/edition_numbers.py): chapter two's elements, by label."""
-    elements = {f"id-{label}": {"kind": kind, "number": number, "label": label}
-                for label, (kind, number) in numbered.items()}
-    numbers = {"chapters": {"chapters/one": "1", "chapters/two": "2"},
-               "numbered": {"chapters/two": elements} if elements else {},
-               "glue": {"chapters/two": {"two-ratio": "0.73125", "two-name": "'float32'"}}}
+    elements = {
+        f"id-{label}": {"kind": kind, "number": number, "label": label} for label, (kind, number) in numbered.items()
+    }
+    numbers = {
+        "chapters": {"chapters/one": "1", "chapters/two": "2"},
+        "numbered": {"chapters/two": elements} if elements else {},
+        "glue": {"chapters/two": {"two-ratio": "0.73125", "two-name": "'float32'"}},
+    }
     (root / notebooks.NUMBERS).parent.mkdir(exist_ok=True)
     (root / notebooks.NUMBERS).write_text(json.dumps(numbers), encoding="utf-8")
 
@@ -370,11 +392,13 @@ def small_book(tmp_path: Path, body: str, numbered: dict[str, tuple[str, str]] |
     """A two-chapter book whose second chapter is ``body``; ``numbered`` is what the build numbered in it."""
     (tmp_path / "chapters").mkdir()
     (tmp_path / "_config.yml").write_text(
-        "repository:\n  url: https://github.com/someone/course\n  branch: trunk\nbibtex_bibfiles: [refs.bib]\n")
+        "repository:\n  url: https://github.com/someone/course\n  branch: trunk\nbibtex_bibfiles: [refs.bib]\n"
+    )
     (tmp_path / "refs.bib").write_text("@book{knuth1968art, author={Knuth, Donald E.}, title={The Art}, year={1968}}\n")
     (tmp_path / "_toc.yml").write_text(
         "format: jb-book\nroot: chapters/index\nparts:\n  - numbered: 1\n    chapters:\n"
-        "      - file: chapters/one\n      - file: chapters/two\n")
+        "      - file: chapters/one\n      - file: chapters/two\n"
+    )
     (tmp_path / "chapters" / "index.md").write_text("# The course\n")
     (tmp_path / "chapters" / "one.md").write_text(HEADER + "(chapter-one)=\n# One\n\n" + SETUP + "\nText.\n")
     (tmp_path / "chapters" / "two.md").write_text(HEADER + "# Two\n\n" + SETUP + "\n" + body)
@@ -388,8 +412,10 @@ def markdown_of(notebook) -> str:
 
 
 def test_glossary_terms_and_glued_numbers_become_plain_text(tmp_path: Path):
-    body = ("A {term}`leaf` and two {term}`leaves <Leaf>`; ratio {glue:text}`two-ratio:.2f`,\n"
-            "dtype {glue:text}`two-name`, raw {glue}`two-ratio`.\n")
+    body = (
+        "A {term}`leaf` and two {term}`leaves <Leaf>`; ratio {glue:text}`two-ratio:.2f`,\n"
+        "dtype {glue:text}`two-name`, raw {glue}`two-ratio`.\n"
+    )
     book, notebook = small_book(tmp_path, body)
     text = markdown_of(notebooks.edition(book, "chapters/two", notebook, student=False))
     assert "A leaf and two leaves; ratio 0.73,\ndtype float32, raw 0.73125." in text
@@ -457,8 +483,10 @@ secret_answer = 42
     assert text.startswith("# 2. Two")
     assert "[Knuth, 1968]" in text and "Knuth [1968]" in text and "## References" in text
     # A link to another chapter opens its notebook beside this one, or the same one in Colab.
-    assert "(one.ipynb) ([in Colab](https://colab.research.google.com/github/someone/course/blob/trunk/chapters/" \
-           "one.ipynb))" in text
+    assert (
+        "(one.ipynb) ([in Colab](https://colab.research.google.com/github/someone/course/blob/trunk/chapters/"
+        "one.ipynb))" in text
+    )
     assert "$$\n\\begin{equation*}\na = b\n\\tag{2.7}\n\\end{equation*}\n$$" in text
     assert "By (2.7) and Exercise 2.3." in text
     assert "> **Careful**" in text and "> Body *text*." in text
@@ -469,21 +497,27 @@ secret_answer = 42
     assert "Secret words" not in everything and "secret_answer" not in everything
     # Exercise 2.3 has no check: its answer cells do not raise, so Run All goes past it.
     assert "**Your answer to Exercise 2.3.**" in everything and "# Exercise 2.3: room for your code" in everything
-    assert not [c for c in student.cells if c.cell_type == "code" and "raise" in c.source
-                and "setup" not in c.metadata.get("tags", [])]
+    assert not [
+        c
+        for c in student.cells
+        if c.cell_type == "code" and "raise" in c.source and "setup" not in c.metadata.get("tags", [])
+    ]
     assert "student/chapters/one.ipynb" in everything  # links stay within the student edition
 
 
-@pytest.mark.parametrize("snippet, message", [
-    ("```{note}\nHi\n```\n", "the directive {note} has no plain-Markdown form"),
-    ("Text {abbr}`CPU (central processing unit)`.\n", "the role {abbr} has no plain-Markdown form"),
-    ("Ratio {glue:text}`two-missing:.2f`.\n", "no cell of the last book build glued 'two-missing'"),
-    ("Ratio {glue:text}`two-name:.2f`.\n", "format '.2f' does not fit the value"),
-    ("See {numref}`fig-nowhere`.\n", "names an unknown label"),
-    ("See {cite}`nobody2020`.\n", "is not in references.bib"),
-    # A bare $$ block would get a number in JupyterLab that the book does not show.
-    ("$$\nx = 1\n$$\n", "an unlabelled $$ equation"),
-])
+@pytest.mark.parametrize(
+    "snippet, message",
+    [
+        ("```{note}\nHi\n```\n", "the directive {note} has no plain-Markdown form"),
+        ("Text {abbr}`CPU (central processing unit)`.\n", "the role {abbr} has no plain-Markdown form"),
+        ("Ratio {glue:text}`two-missing:.2f`.\n", "no cell of the last book build glued 'two-missing'"),
+        ("Ratio {glue:text}`two-name:.2f`.\n", "format '.2f' does not fit the value"),
+        ("See {numref}`fig-nowhere`.\n", "names an unknown label"),
+        ("See {cite}`nobody2020`.\n", "is not in references.bib"),
+        # A bare $$ block would get a number in JupyterLab that the book does not show.
+        ("$$\nx = 1\n$$\n", "an unlabelled $$ equation"),
+    ],
+)
 def test_converter_rejects_what_it_cannot_convert(tmp_path: Path, snippet: str, message: str):
     book, notebook = small_book(tmp_path, snippet)
     with pytest.raises(notebooks.ConversionError, match=re.escape(message)) as error:
@@ -494,12 +528,18 @@ def test_converter_rejects_what_it_cannot_convert(tmp_path: Path, snippet: str, 
 FIGURE = "```{figure} ../refs.bib\n:name: fig-a\n\nA caption.\n```\n"
 
 
-@pytest.mark.parametrize("numbered, message", [
-    ({}, "the figure 'fig-a' has no number in _build/numbers.json"),  # a figure added since the build
-    ({"fig-a": ("exercise", "2.1")}, "the figure 'fig-a' has no number"),  # a label that changed kind
-    ({"fig-a": ("figure", "2.1"), "fig-gone": ("figure", "2.2")}, "numbers ['fig-gone'], which the chapter no longer"),
-    (None, "_build/numbers.json is missing"),
-])
+@pytest.mark.parametrize(
+    "numbered, message",
+    [
+        ({}, "the figure 'fig-a' has no number in _build/numbers.json"),  # a figure added since the build
+        ({"fig-a": ("exercise", "2.1")}, "the figure 'fig-a' has no number"),  # a label that changed kind
+        (
+            {"fig-a": ("figure", "2.1"), "fig-gone": ("figure", "2.2")},
+            "numbers ['fig-gone'], which the chapter no longer",
+        ),
+        (None, "_build/numbers.json is missing"),
+    ],
+)
 def test_converter_refuses_numbers_older_than_the_chapter(tmp_path: Path, numbered, message: str):
     if numbered is None:
         small_book(tmp_path, FIGURE, {"fig-a": ("figure", "2.1")})
@@ -522,14 +562,21 @@ def test_converter_refuses_a_numbered_element_without_a_label(tmp_path: Path):
         notebooks.load_book(book.root)
 
 
-@pytest.mark.parametrize("body, message", [
-    # A solution code cell without the tag would reach the student edition.
-    ("+++ {\"tags\": [\"solution\"]}\n\n````{solution-start} ex-a\n````\n\n```{code-cell} ipython3\nleak = 1\n```\n\n"
-     "+++ {\"tags\": [\"solution\"]}\n\n````{solution-end}\n````\n", "lies inside a solution but not tagged"),
-    # A solution-start sharing its cell with the exercise.
-    ("Text.\n\n````{solution-start} ex-a\n````\n", "must open its own Markdown cell"),
-    ("+++ {\"tags\": [\"solution\"]}\n\n````{solution-start} ex-a\n````\n\nNo end.\n", "has no solution-end"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        # A solution code cell without the tag would reach the student edition.
+        (
+            '+++ {"tags": ["solution"]}\n\n````{solution-start} ex-a\n````\n\n'
+            "```{code-cell} ipython3\nleak = 1\n```\n\n"
+            '+++ {"tags": ["solution"]}\n\n````{solution-end}\n````\n',
+            "lies inside a solution but not tagged",
+        ),
+        # A solution-start sharing its cell with the exercise.
+        ("Text.\n\n````{solution-start} ex-a\n````\n", "must open its own Markdown cell"),
+        ('+++ {"tags": ["solution"]}\n\n````{solution-start} ex-a\n````\n\nNo end.\n', "has no solution-end"),
+    ],
+)
 def test_converter_rejects_badly_marked_solutions(tmp_path: Path, body: str, message: str):
     exercise = "+++\n\n````{exercise}\n:label: ex-a\n\nQ.\n````\n\n"
     book, notebook = small_book(tmp_path, exercise + body, {"ex-a": ("exercise", "2.1")})
@@ -573,8 +620,11 @@ def shown_numbers(soup: BeautifulSoup) -> dict[str, str]:
 def test_edition_numbers_are_the_books(numbered: str, book_html: Path):
     chapter = numbered
     shown = shown_numbers(page(book_html, chapter))
-    ours = {label: target.number for label, target in BOOK.targets.items()
-            if target.chapter == chapter and target.kind in ("figure", "equation", "exercise")}
+    ours = {
+        label: target.number
+        for label, target in BOOK.targets.items()
+        if target.chapter == chapter and target.kind in ("figure", "equation", "exercise")
+    }
     assert ours, f"{chapter}: no numbered targets found"
     assert ours == {label: shown.get(label) for label in ours}, "numbers differ from the built page"
     assert set(shown) <= set(ours), f"numbered on the page but unknown to the editions: {set(shown) - set(ours)}"
@@ -595,8 +645,11 @@ def test_every_colab_link_opens_a_committed_notebook(site: str, book_html: Path,
     links = colab_links(html)
     prefix = f"https://colab.research.google.com/github/{BOOK.repo}/blob/{BOOK.branch}/"
     assert len(links) >= 2 * len(CHAPTERS), f"only {len(links)} Colab links in {html}"
-    bad = [(where, href) for where, href in links
-           if not href.startswith(prefix) or not href.endswith(".ipynb") or not (ROOT / href[len(prefix):]).is_file()]
+    bad = [
+        (where, href)
+        for where, href in links
+        if not href.startswith(prefix) or not href.endswith(".ipynb") or not (ROOT / href[len(prefix) :]).is_file()
+    ]
     assert not bad, f"Colab links that do not open a notebook of {BOOK.repo}@{BOOK.branch}: {bad[:5]}"
 
 
@@ -605,7 +658,9 @@ def test_launch_button_opens_the_pages_own_edition(site: str, book_html: Path, s
     html, student = (book_html, False) if site == "book" else (student_html, True)
     for chapter in CHAPTERS:
         hrefs = [a["href"] for a in page(html, chapter).select('a[href*="colab.research.google.com"]')]
-        assert BOOK.colab_url(chapter, student) in hrefs, f"{chapter}: the rocket button does not open {BOOK.colab_url(chapter, student)}"
+        assert BOOK.colab_url(chapter, student) in hrefs, (
+            f"{chapter}: the rocket button does not open {BOOK.colab_url(chapter, student)}"
+        )
         assert len(set(hrefs)) == 1, f"{chapter}: several Colab links on one page: {hrefs}"
 
 
@@ -637,8 +692,11 @@ def test_student_site_has_no_solution(numbered: str, book_html: Path, student_ht
 @pytest.mark.parametrize("site", ["book", "student"])
 def test_setup_cell_is_not_on_the_website(site: str, book_html: Path, student_html: Path):
     html = book_html if site == "book" else student_html
-    showing = [path.relative_to(html).as_posix() for path in sorted(html.rglob("*.html"))
-               if "# Set-up: makes" in path.read_text(encoding="utf-8")]  # the set-up cell's first line
+    showing = [
+        path.relative_to(html).as_posix()
+        for path in sorted(html.rglob("*.html"))
+        if "# Set-up: makes" in path.read_text(encoding="utf-8")
+    ]  # the set-up cell's first line
     assert not showing, f"the set-up cell shows on {showing}"
 
 
@@ -652,13 +710,17 @@ def code(source: str, *cell_tags: str):
 def test_student_site_refuses_a_cell_that_needs_a_solution():
     import student_book
 
-    cells = [code("import numpy as np\nx = np.ones(3)"), code("answer = x.sum()", "solution"),
-             code("print(answer * 2)")]
+    cells = [
+        code("import numpy as np\nx = np.ones(3)"),
+        code("answer = x.sum()", "solution"),
+        code("print(answer * 2)"),
+    ]
     with pytest.raises(notebooks.ConversionError, match=r"chapters/x.md, cell 3 reads \['answer'\]"):
         student_book.check_independent("chapters/x", cells)
     # A name the kept cells define themselves, or that a function binds, is not a solution's.
-    student_book.check_independent("chapters/x", [
-        *cells[:2], code("answer = 3\nprint(answer, x)"), code("def f(answer):\n    return answer")])
+    student_book.check_independent(
+        "chapters/x", [*cells[:2], code("answer = 3\nprint(answer, x)"), code("def f(answer):\n    return answer")]
+    )
 
 
 def test_student_site_refuses_stale_executed_notebooks(tmp_path: Path):

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from jupyter_client.kernelspec import KernelSpecManager
-
 from conftest import ROOT, pages_with_code
+from jupyter_client.kernelspec import KernelSpecManager
 
 sys.path.insert(0, str(ROOT / "tools"))
 import student_book  # noqa: E402  (tools/student_book.py)
@@ -50,8 +49,11 @@ def unexpected_errors(notebook) -> list[str]:
     for number, cell in enumerate(code_cells, start=1):
         if "raises-exception" in cell.metadata.get("tags", []):
             continue
-        found += [f"code cell {number}: {output['ename']}: {output['evalue']}\n--- cell source ---\n{cell.source}"
-                  for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+        found += [
+            f"code cell {number}: {output['ename']}: {output['evalue']}\n--- cell source ---\n{cell.source}"
+            for output in cell.get("outputs", [])
+            if output.get("output_type") == "error"
+        ]
     return found
 
 
@@ -71,7 +73,8 @@ def test_chapter_was_executed_on_its_current_code(page: str, book_html: Path):
 def test_the_build_recorded_no_failed_execution(book_html: Path):
     reports = sorted((book_html / "reports").rglob("*.err.log")) if (book_html / "reports").is_dir() else []
     assert not reports, "the book build recorded failed executions:\n" + "\n\n".join(
-        f"{path.relative_to(ROOT)}:\n{path.read_text(encoding='utf-8')[-3000:]}" for path in reports)
+        f"{path.relative_to(ROOT)}:\n{path.read_text(encoding='utf-8')[-3000:]}" for path in reports
+    )
 
 
 def test_unexpected_errors_are_found():

@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect
-
-from chainrule import explore
 from test_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
 from test_draw import SEED_PARENTS
+
+from chainrule import explore
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
@@ -64,17 +64,19 @@ def serve():
 class Visit:
     """A page opened with every request off the server's origin blocked and recorded, and errors kept."""
 
-    def __init__(self, browser: Browser, url: str, width: int = 1280, **options):
+    def __init__(self, chromium: Browser, url: str, width: int = 1280, **options):
         origin = url.split("/", 3)[:3]
         self.origin = "/".join(origin) + "/"
-        self.context = browser.new_context(viewport={"width": width, "height": 900}, **options)
+        self.context = chromium.new_context(viewport={"width": width, "height": 900}, **options)
         self.page = self.context.new_page()
         self.blocked: list[str] = []
         self.errors: list[str] = []
         self.page.route("**/*", self._route)
         self.page.on("pageerror", lambda error: self.errors.append(f"uncaught JavaScript error: {error}"))
-        self.page.on("console", lambda message: self.errors.append(f"console error: {message.text}")
-                     if message.type == "error" else None)
+        self.page.on(
+            "console",
+            lambda message: self.errors.append(f"console error: {message.text}") if message.type == "error" else None,
+        )
         self.page.goto(url, wait_until="load")
 
     def _route(self, route):
@@ -165,8 +167,9 @@ def test_toposort_steps_forward_and_back(graph_page):
         assert now[0] != seen[-1][0], "Next step did not change the status"
         assert now[1] != seen[-1][1], "Next step did not change the picture"
         seen.append(now)
-    expect(status).to_have_text("Step 4 of 12. Finish x: it has no parents, so it joins the order: x. "
-                                "The search backs up to d.")
+    expect(status).to_have_text(
+        "Step 4 of 12. Finish x: it has no parents, so it joins the order: x. The search backs up to d."
+    )
     assert "cr-finished" in node_classes(widget)["node-x"]
     expect(widget.locator('[data-list="order"]')).to_have_text("x")
 
@@ -255,7 +258,8 @@ def test_explorable_reads_in_dark_mode(book_page, page_name, kind):
     page = visit.page
     page.wait_for_selector(f'[data-explorable="{kind}"][data-ready="true"]')
     assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
-    ratios = page.evaluate("""kind => {
+    ratios = page.evaluate(
+        """kind => {
         const rgb = colour => colour.match(/[\\d.]+/g).map(Number);
         const luminance = colour => {
             const [r, g, b] = rgb(colour).slice(0, 3).map(v => {
@@ -281,7 +285,9 @@ def test_explorable_reads_in_dark_mode(book_page, page_name, kind):
                 '[data-role="formula"]', 'label', 'select', 'figcaption']
             .filter(selector => root.querySelector(selector))
             .map(selector => [selector, contrast(root.querySelector(selector))]);
-    }""", kind)
+    }""",
+        kind,
+    )
     low = [(selector, round(ratio, 1)) for selector, ratio in ratios if ratio < 4.5]
     assert not low, f"text with too little contrast in dark mode: {low}"
 
@@ -304,8 +310,9 @@ def test_explorable_without_javascript_is_the_final_state(book_page, page_name, 
 def test_two_widgets_on_one_page_step_independently(browser: Browser, serve, tmp_path: Path):  # noqa: F811
     one = explore.toposort("f", parents=SEED_PARENTS).html()
     two = explore.toposort("c", parents={"a": [], "b": [], "c": ["a", "b"]}).html()
-    (tmp_path / "two.html").write_text(f"<!DOCTYPE html><html><body>{one}<p>text</p>{two}</body></html>",
-                                       encoding="utf-8")
+    (tmp_path / "two.html").write_text(
+        f"<!DOCTYPE html><html><body>{one}<p>text</p>{two}</body></html>", encoding="utf-8"
+    )
     visit = Visit(browser, serve(tmp_path) + "two.html")
     try:
         page = visit.page
@@ -338,8 +345,7 @@ def test_forward_fills_in_the_values(backward_page):
     visit = backward_page()
     page = visit.page
     widget = page.locator('[data-explorable="forward"][data-ready="true"]')
-    expect(widget.locator('[data-role="status"]')).to_have_text(
-        "Step 1 of 6. a is a leaf: an input, with the value 2.")
+    expect(widget.locator('[data-role="status"]')).to_have_text("Step 1 of 6. a is a leaf: an input, with the value 2.")
     assert texts(widget)["text-value-p"] == "data ?"
     seen = step_and_compare(widget)
     expect(widget.locator('[data-role="formula"]')).to_have_text("c = 0.5")
@@ -374,11 +380,18 @@ def test_backward_fills_in_the_gradients_edge_by_edge(backward_page):
     widget.focus()
     page.keyboard.press("ArrowRight")
     expect(widget.locator('[data-role="formula"]')).to_have_text(
-        "\u2202L/\u2202a += \u2202L/\u2202p \u00b7 \u2202p/\u2202a = 0.7864 \u00d7 (\u22120.5) = \u22120.3932")
+        "\u2202L/\u2202a += \u2202L/\u2202p \u00b7 \u2202p/\u2202a = 0.7864 \u00d7 (\u22120.5) = \u22120.3932"
+    )
     page.keyboard.press("End")
     final = texts(widget)
     assert [final[f"text-grad-{name}"] for name in "abcpnL"] == [
-        "grad \u22120.3932", "grad 1.573", "grad 0.7864", "grad 0.7864", "grad 0.7864", "grad 1"]
+        "grad \u22120.3932",
+        "grad 1.573",
+        "grad 0.7864",
+        "grad 0.7864",
+        "grad 0.7864",
+        "grad 1",
+    ]
     assert all("cr-complete" in c for c in node_classes(widget).values())
     assert not visit.problems(), "\n".join(visit.problems())
 
@@ -454,14 +467,17 @@ def engine_page(book_page):
 def training_view(widget) -> dict:
     """What the training widget shows: region fills, the cursor, a weight's colour, the units' texts, the ring."""
     return widget.evaluate(
-        "root => {" + PREFIX + """
+        "root => {"
+        + PREFIX
+        + """
         const by = id => root.querySelector(`[id="${prefix}${id}"]`);
         return {cells: [...root.querySelectorAll('[data-cell]')].map(c => c.getAttribute('fill')).join(),
                 cursor: by('part-cursor').getAttribute('x1'),
                 weight: by('part-w0-0-0').getAttribute('fill'),
                 units: by('text-value-h1').textContent + '|' + by('text-grad-oA').textContent,
                 ring: by('part-ring').getAttribute('cx') + ',' + by('part-ring').getAttribute('cy')};
-        }""")
+        }"""
+    )
 
 
 def test_training_steps_and_shows_the_chosen_example(engine_page):

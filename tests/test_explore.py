@@ -21,12 +21,12 @@ import zipfile
 
 import pytest
 from bs4 import BeautifulSoup
+from conftest import ROOT
+from test_draw import SEED_PARENTS, SEED_PRINTED, seed_as_values
 
 from chainrule import Value, explore
 from chainrule.draw import GraphTooLargeError
 from chainrule.graph import depth_first_events, topological_order
-from conftest import ROOT
-from test_draw import SEED_PARENTS, SEED_PRINTED, seed_as_values
 
 MAX_WIDGET_BYTES = 300 * 1024
 
@@ -53,10 +53,13 @@ def json_data(markup):
 def element_ids(markup):
     """The ids of the SVG's elements, without the widget's prefix, which every one of them has."""
     prefix = json_data(markup)["prefix"]
-    ids = [tag["id"] for tag in widget_soup(markup).select("svg [id]")
-           if tag["id"].startswith(("node-", "edge-", "text-", "part-", prefix))]
+    ids = [
+        tag["id"]
+        for tag in widget_soup(markup).select("svg [id]")
+        if tag["id"].startswith(("node-", "edge-", "text-", "part-", prefix))
+    ]
     assert all(found.startswith(prefix) for found in ids), ids
-    return {found[len(prefix):] for found in ids}
+    return {found[len(prefix) :] for found in ids}
 
 
 # --- the recorded steps are the engine's ------------------------------------------
@@ -80,8 +83,7 @@ def test_the_last_order_is_the_topological_order(seed):
 
 
 def test_the_lists_grow_as_the_seed_printed_them(seed):
-    printed = [("v", step["visited"]) if step["event"] == "visit" else ("t", step["order"])
-               for step in seed.steps]
+    printed = [("v", step["visited"]) if step["event"] == "visit" else ("t", step["order"]) for step in seed.steps]
     assert printed == SEED_PRINTED
     assert seed.steps[-1]["visited"] == ["f", "d", "x", "c", "a", "b"]
     assert seed.steps[-1]["order"] == ["x", "a", "b", "c", "d", "f"]
@@ -94,8 +96,7 @@ def test_each_step_says_what_it_does(seed):
     assert sentences[3].startswith("Finish x: it has no parents, so it joins the order: x.")
     assert sentences[3].endswith("The search backs up to d.")
     assert sentences[4].startswith("Visit c: d's second parent.")
-    assert sentences[9].startswith("Finish c: its parents a and b are finished, so it joins "
-                                   "the order: x, a, b, c.")
+    assert sentences[9].startswith("Finish c: its parents a and b are finished, so it joins the order: x, a, b, c.")
     assert sentences[-1].endswith("The search is complete; e is not reached from f.")
 
 
@@ -104,8 +105,9 @@ def test_a_parent_reached_by_another_path_is_named_when_skipped():
     parents = {"a": [], "b": [], "m": ["a"], "c": ["m", "a", "b"]}
     sentences = [step["sentence"] for step in explore.toposort("c", parents).steps]
     assert "Visit b: c's third parent (a was visited already). Visited: c, m, a, b." in sentences
-    assert sentences[-1] == ("Finish c: its parents m, a and b are finished, so it joins the "
-                             "order: a, m, b, c. The search is complete.")
+    assert sentences[-1] == (
+        "Finish c: its parents m, a and b are finished, so it joins the order: a, m, b, c. The search is complete."
+    )
 
 
 def test_a_value_used_twice_gives_unique_ids():
@@ -186,7 +188,7 @@ def test_without_script_the_widget_shows_the_final_state(seed, seed_html):
     soup = widget_soup(seed_html)
     svg = soup.select_one("svg")
     prefix = json_data(seed_html)["prefix"]
-    classes = {g["id"][len(prefix):]: g["class"] for g in svg.select("g.node")}
+    classes = {g["id"][len(prefix) :]: g["class"] for g in svg.select("g.node")}
     for name in ["x", "a", "b", "c", "d", "f"]:
         assert "cr-finished" in classes[f"node-{name}"]
     assert "cr-not-reached" in classes["node-e"] and "cr-current" in classes["node-f"]
@@ -279,8 +281,9 @@ def test_backward_steps_follow_value_backward_edge_by_edge():
         assert step["after"] == step["before"] + step["product"]
         assert step["gradients"][step["parent"]] == step["after"]
     assert {node.label: node.grad for node in order} == steps[-1]["gradients"]
-    assert steps[2]["formula"] == ("\u2202L/\u2202p += \u2202L/\u2202n \u00b7 \u2202n/\u2202p = "
-                                   "0.7864 \u00d7 1 = 0.7864")
+    assert steps[2]["formula"] == (
+        "\u2202L/\u2202p += \u2202L/\u2202n \u00b7 \u2202n/\u2202p = 0.7864 \u00d7 1 = 0.7864"
+    )
     assert "\u2202p/\u2202a = b = \u22120.5" in steps[4]["sentence"]
 
 
@@ -371,8 +374,10 @@ def small_classifier(seed=0):
     rng = random.Random(seed)
     points = [(rng.uniform(-1, 1), rng.uniform(-1, 1)) for _ in range(12)]
     labels = [0 if x < -0.3 else 1 if x < 0.3 else 2 for x, _ in points]
-    weights = [[[Value(rng.uniform(-1, 1)) for _ in range(3)] for _ in range(3)],
-               [[Value(rng.uniform(-1, 1)) for _ in range(4)] for _ in range(3)]]
+    weights = [
+        [[Value(rng.uniform(-1, 1)) for _ in range(3)] for _ in range(3)],
+        [[Value(rng.uniform(-1, 1)) for _ in range(4)] for _ in range(3)],
+    ]
 
     def forward(point):
         layers = [[Value(x) for x in point]]
@@ -410,8 +415,7 @@ def train(recorder, weights, points, labels, forward, loss, steps=6, lr=0.5):
 
 def test_training_records_the_run_without_changing_it():
     points, labels, weights, forward, loss = small_classifier()
-    recorder = explore.TrainingRecorder(points, labels, forward=forward, loss=loss, weights=weights,
-                                        grid=8)
+    recorder = explore.TrainingRecorder(points, labels, forward=forward, loss=loss, weights=weights, grid=8)
     runs = train(recorder, weights, points, labels, forward, loss)
     for before, after, _ in runs:
         assert before == after, "record() changed the gradients the update uses"
@@ -428,8 +432,7 @@ def test_training_records_the_run_without_changing_it():
 
 def test_training_widget_shows_every_step_and_example():
     points, labels, weights, forward, loss = small_classifier()
-    recorder = explore.TrainingRecorder(points, labels, forward=forward, loss=loss, weights=weights,
-                                        grid=8)
+    recorder = explore.TrainingRecorder(points, labels, forward=forward, loss=loss, weights=weights, grid=8)
     train(recorder, weights, points, labels, forward, loss, steps=4)
     widget = recorder.explorable()
     markup = widget.html()
@@ -453,8 +456,7 @@ def test_training_recorder_refuses_bad_input():
     with pytest.raises(ValueError, match="TrainingRecorder: 12 points but 11 labels"):
         explore.TrainingRecorder(points, labels[:-1], forward=forward, loss=loss, weights=weights)
     with pytest.raises(ValueError, match="labels must be 0, 1, ...*got \\[1, 2\\]"):
-        explore.TrainingRecorder(points, [1 + (k % 2) for k in labels], forward=forward, loss=loss,
-                                 weights=weights)
+        explore.TrainingRecorder(points, [1 + (k % 2) for k in labels], forward=forward, loss=loss, weights=weights)
     recorder = explore.TrainingRecorder(points, labels, forward=forward, loss=loss, weights=weights)
     with pytest.raises(ValueError, match="nothing recorded yet"):
         recorder.explorable()

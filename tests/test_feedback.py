@@ -73,20 +73,43 @@ def test_right_d2l_answers_pass(d2l):
     feedback.check_d2l_weight_grads(hand["W1"], hand["W2"], X, y, W1, W2, LAM)
 
 
-@pytest.mark.parametrize("planted, quantity, mistake", [
-    (lambda h, X, W1, W2: (h["W1"], h["W2"] - LAM * W2), "dJ/dW2", "the weight-decay term λ·W2 is missing"),
-    (lambda h, X, W1, W2: (h["W1"] - LAM * W1, h["W2"]), "dJ/dW1", "the weight-decay term λ·W1 is missing"),
-    (lambda h, X, W1, W2: (h["W1"], -h["W2"]), "dJ/dW2", "the sign is flipped"),
-    (lambda h, X, W1, W2: (h["W1"], (h["W2"] - LAM * W2) * len(X) + LAM * W2), "dJ/dW2",
-     "the 1/N of the mean loss is missing"),
-    (lambda h, X, W1, W2: (h["W1"].T, h["W2"]), "dJ/dW1", "transposed"),
-    (lambda h, X, W1, W2: ((h["dO"] @ W2).T @ X + LAM * W1, h["W2"]), "dJ/dW1", "the ReLU's mask (Z > 0) is missing"),
-    (lambda h, X, W1, W2: (h["W1"], (h["W2"] - LAM * W2) * len(X)), "dJ/dW2",
-     "both the weight-decay term λ·W2 and the 1/N of the mean loss are missing"),
-    (lambda h, X, W1, W2: (h["W1"] - LAM * W1 / 2, h["W2"]), "dJ/dW1", "the weight-decay term is λ/2·W1"),
-    (lambda h, X, W1, W2: (h["W1"], h["W2"] + LAM * W2), "dJ/dW2", "the weight-decay term is 2λ·W2"),
-], ids=["no-lambda-W2", "no-lambda-W1", "sign", "no-1/N", "transposed", "no-relu-mask", "no-lambda-no-1/N",
-        "half-lambda", "double-lambda"])
+@pytest.mark.parametrize(
+    "planted, quantity, mistake",
+    [
+        (lambda h, X, W1, W2: (h["W1"], h["W2"] - LAM * W2), "dJ/dW2", "the weight-decay term λ·W2 is missing"),
+        (lambda h, X, W1, W2: (h["W1"] - LAM * W1, h["W2"]), "dJ/dW1", "the weight-decay term λ·W1 is missing"),
+        (lambda h, X, W1, W2: (h["W1"], -h["W2"]), "dJ/dW2", "the sign is flipped"),
+        (
+            lambda h, X, W1, W2: (h["W1"], (h["W2"] - LAM * W2) * len(X) + LAM * W2),
+            "dJ/dW2",
+            "the 1/N of the mean loss is missing",
+        ),
+        (lambda h, X, W1, W2: (h["W1"].T, h["W2"]), "dJ/dW1", "transposed"),
+        (
+            lambda h, X, W1, W2: ((h["dO"] @ W2).T @ X + LAM * W1, h["W2"]),
+            "dJ/dW1",
+            "the ReLU's mask (Z > 0) is missing",
+        ),
+        (
+            lambda h, X, W1, W2: (h["W1"], (h["W2"] - LAM * W2) * len(X)),
+            "dJ/dW2",
+            "both the weight-decay term λ·W2 and the 1/N of the mean loss are missing",
+        ),
+        (lambda h, X, W1, W2: (h["W1"] - LAM * W1 / 2, h["W2"]), "dJ/dW1", "the weight-decay term is λ/2·W1"),
+        (lambda h, X, W1, W2: (h["W1"], h["W2"] + LAM * W2), "dJ/dW2", "the weight-decay term is 2λ·W2"),
+    ],
+    ids=[
+        "no-lambda-W2",
+        "no-lambda-W1",
+        "sign",
+        "no-1/N",
+        "transposed",
+        "no-relu-mask",
+        "no-lambda-no-1/N",
+        "half-lambda",
+        "double-lambda",
+    ],
+)
 def test_each_d2l_mistake_is_named(d2l, planted, quantity, mistake):
     X, y, W1, W2, _ = d2l
     dW1, dW2 = planted(hand_d2l(X, y, W1, W2), X, W1, W2)
@@ -94,47 +117,100 @@ def test_each_d2l_mistake_is_named(d2l, planted, quantity, mistake):
     assert mistake in str(error), str(error)
     assert f"WRONG: {quantity}" in str(error) and "1 of 2 right" in str(error), "each quantity gets its verdict"
     if "transposed" not in mistake:
-        assert re.search(r"at entry \(\d+, \d+\): expected -?[\d.e-]+, received -?[\d.e-]+ \(\d+ of \d+ entries differ\)",
-                         str(error)), str(error)
+        assert re.search(
+            r"at entry \(\d+, \d+\): expected -?[\d.e-]+, received -?[\d.e-]+ \(\d+ of \d+ entries differ\)", str(error)
+        ), str(error)
 
 
 def test_d2l_answers_of_the_wrong_kind_are_explained(d2l):
     X, y, W1, W2, _ = d2l
     hand = hand_d2l(X, y, W1, W2)
-    raises(feedback.check_d2l_weight_grads, hand["W1"], None, X, y, W1, W2, LAM,
-           match=r"dJ/dW2 is None: assign your answer to it \(an array of shape \(3, 5\)\)")
-    raises(feedback.check_d2l_weight_grads, hand["W1"], "W2 grad", X, y, W1, W2, LAM,
-           match=r"dJ/dW2 should be numbers \(shape \(3, 5\)\), but it is a str")
-    raises(feedback.check_d2l_weight_grads, hand["W1"], hand["W2"][:, :2], X, y, W1, W2, LAM,
-           match=r"dJ/dW2 has shape \(3, 2\), expected \(3, 5\)")
+    raises(
+        feedback.check_d2l_weight_grads,
+        hand["W1"],
+        None,
+        X,
+        y,
+        W1,
+        W2,
+        LAM,
+        match=r"dJ/dW2 is None: assign your answer to it \(an array of shape \(3, 5\)\)",
+    )
+    raises(
+        feedback.check_d2l_weight_grads,
+        hand["W1"],
+        "W2 grad",
+        X,
+        y,
+        W1,
+        W2,
+        LAM,
+        match=r"dJ/dW2 should be numbers \(shape \(3, 5\)\), but it is a str",
+    )
+    raises(
+        feedback.check_d2l_weight_grads,
+        hand["W1"],
+        hand["W2"][:, :2],
+        X,
+        y,
+        W1,
+        W2,
+        LAM,
+        match=r"dJ/dW2 has shape \(3, 2\), expected \(3, 5\)",
+    )
     nan = hand["W2"].copy()
     nan[1, 2] = np.nan
-    raises(feedback.check_d2l_weight_grads, hand["W1"], nan, X, y, W1, W2, LAM, match=r"dJ/dW2 has nan at entry \(1, 2\)")
+    raises(
+        feedback.check_d2l_weight_grads, hand["W1"], nan, X, y, W1, W2, LAM, match=r"dJ/dW2 has nan at entry \(1, 2\)"
+    )
 
 
 def test_hidden_bias_mistakes(d2l):
     X, y, W1, W2, b1 = d2l
     hand = hand_d2l(X, y, W1, W2, b1)
     feedback.check_hidden_bias_grad(hand["b1"], X, y, W1, b1, W2, LAM)
-    error = raises(feedback.check_hidden_bias_grad, hand["dZ"], X, y, W1, b1, W2, LAM,
-                   match=r"dJ/db1 has shape \(16, 5\) = \(N, h\), expected \(5,\) = \(h,\); here N = 16 is the batch size")
+    error = raises(
+        feedback.check_hidden_bias_grad,
+        hand["dZ"],
+        X,
+        y,
+        W1,
+        b1,
+        W2,
+        LAM,
+        match=r"dJ/db1 has shape \(16, 5\) = \(N, h\), expected \(5,\) = \(h,\); here N = 16 is the batch size",
+    )
     assert "not summed over the batch" in str(error)
-    error = raises(feedback.check_hidden_bias_grad, hand["b1"] + LAM * b1, X, y, W1, b1, W2, LAM, match="dJ/db1 is wrong")
+    error = raises(
+        feedback.check_hidden_bias_grad, hand["b1"] + LAM * b1, X, y, W1, b1, W2, LAM, match="dJ/db1 is wrong"
+    )
     assert "weight decay leaves the bias out" in str(error)
 
 
 def test_scalar_graph_fan_out():
     # c = (a + a) * a at a = 3: dc/da = 4a = 12; forgetting one branch of b = a + a gives 3a = 9.
     expected = {"a": 12.0, "b": 3.0, "c": 1.0}
-    mistakes = [("a lost fan-out contribution: a feeds b twice (b = a + a), so both add to a.grad", {"a": 9.0}),
-                ("the sign is flipped", {"a": -12.0, "b": -3.0})]
+    mistakes = [
+        ("a lost fan-out contribution: a feeds b twice (b = a + a), so both add to a.grad", {"a": 9.0}),
+        ("the sign is flipped", {"a": -12.0, "b": -3.0}),
+    ]
     feedback.check_scalars({"a": 12.0, "b": 3.0, "c": 1.0}, expected, mistakes)
-    error = raises(feedback.check_scalars, {"a": 9.0, "b": 3.0, "c": 1.0}, expected, mistakes,
-                   match=r"a is wrong: expected 12, received 9\. It matches a known mistake: a lost fan-out")
+    error = raises(
+        feedback.check_scalars,
+        {"a": 9.0, "b": 3.0, "c": 1.0},
+        expected,
+        mistakes,
+        match=r"a is wrong: expected 12, received 9\. It matches a known mistake: a lost fan-out",
+    )
     assert error.mistake.startswith("a lost fan-out")
     raises(feedback.check_scalars, {"a": 12.0, "c": 1.0}, expected, mistakes, match="b is missing from the answer")
-    raises(feedback.check_scalars, {"a": 11.0, "b": 3.0, "c": 1.0}, expected, mistakes,
-           match=r"\n  WRONG: a is wrong: expected 12, received 11\.\n")
+    raises(
+        feedback.check_scalars,
+        {"a": 11.0, "b": 3.0, "c": 1.0},
+        expected,
+        mistakes,
+        match=r"\n  WRONG: a is wrong: expected 12, received 11\.\n",
+    )
 
 
 PARENTS = {"a": [], "b": [], "x": [], "c": ["a", "b"], "d": ["x", "c"], "e": ["c"], "f": ["d"]}
@@ -146,15 +222,35 @@ def test_topological_order_mistakes():
     raises(feedback.check_topological_order, DFS[::-1], PARENTS, "f", match="the order is reversed")
     raises(feedback.check_topological_order, DFS[:-1], PARENTS, "f", match="off by one: it leaves out f")
     raises(feedback.check_topological_order, DFS[1:], PARENTS, "f", match="off by one: it leaves out x")
-    raises(feedback.check_topological_order, ["x", "a", "c", "b", "d", "f"], PARENTS, "f",
-           match="c comes before its input b")
-    raises(feedback.check_topological_order, ["a", "b", "x", "c", "d", "f"], PARENTS, "f",
-           match="a valid topological order, but not the one depth-first search from f gives")
-    raises(feedback.check_topological_order, DFS[:3] + ["e"] + DFS[3:], PARENTS, "f",
-           match=r"the wrong nodes: \['e'\] do not lead to f")
+    raises(
+        feedback.check_topological_order,
+        ["x", "a", "c", "b", "d", "f"],
+        PARENTS,
+        "f",
+        match="c comes before its input b",
+    )
+    raises(
+        feedback.check_topological_order,
+        ["a", "b", "x", "c", "d", "f"],
+        PARENTS,
+        "f",
+        match="a valid topological order, but not the one depth-first search from f gives",
+    )
+    raises(
+        feedback.check_topological_order,
+        DFS[:3] + ["e"] + DFS[3:],
+        PARENTS,
+        "f",
+        match=r"the wrong nodes: \['e'\] do not lead to f",
+    )
     raises(feedback.check_topological_order, DFS + ["f"], PARENTS, "f", match="off by one: it has one node too many")
-    raises(feedback.check_topological_order, ["x", "a", "e", "c", "d", "f", "b"][:6], PARENTS, "f",
-           match=r"the wrong nodes: missing \['b'\]; \['e'\] do not lead to f")
+    raises(
+        feedback.check_topological_order,
+        ["x", "a", "e", "c", "d", "f", "b"][:6],
+        PARENTS,
+        "f",
+        match=r"the wrong nodes: missing \['b'\]; \['e'\] do not lead to f",
+    )
     raises(feedback.check_topological_order, None, PARENTS, "f", match="should be a list of node names")
     raises(feedback.check_topological_order, "xabcdf", PARENTS, "f", match="should be a list of node names")
 
@@ -165,16 +261,32 @@ def test_memory_count_mistakes():
     assert right == {"prediction": 32 + 24 + 64 * 16, "training": 2 * 56 + 64 * 15 + 2 * 64 * 8}
     feedback.check_memory_count(right["prediction"], right["training"], N, d, h, q)
     one = feedback.d2l_memory(1, d, h, q)
-    error = raises(feedback.check_memory_count, one["prediction"], one["training"], N, d, h, q,
-                   match="prediction is wrong")
+    error = raises(
+        feedback.check_memory_count, one["prediction"], one["training"], N, d, h, q, match="prediction is wrong"
+    )
     assert "counted for one example" in str(error)
     assert str(error).startswith("memory_count(64, 4, 8, 3), that is N = 64, d = 4, h = 8, q = 3: 0 of 2 right.")
-    raises(feedback.check_memory_count, right["prediction"], right["training"] - 56, N, d, h, q,
-           match="without the weight gradients")
-    raises(feedback.check_memory_count, right["prediction"], 2 * 56 + 64 * 15, N, d, h, q,
-           match="without the gradients in flight")
-    raises(feedback.check_memory_count, 56 + 64 * 12, right["training"], N, d, h, q,
-           match="in-place ReLU")
+    raises(
+        feedback.check_memory_count,
+        right["prediction"],
+        right["training"] - 56,
+        N,
+        d,
+        h,
+        q,
+        match="without the weight gradients",
+    )
+    raises(
+        feedback.check_memory_count,
+        right["prediction"],
+        2 * 56 + 64 * 15,
+        N,
+        d,
+        h,
+        q,
+        match="without the gradients in flight",
+    )
+    raises(feedback.check_memory_count, 56 + 64 * 12, right["training"], N, d, h, q, match="in-place ReLU")
 
 
 def clip_right(grads, max_norm):
@@ -199,16 +311,23 @@ def test_clipping_mistakes():
     assert "scales every gradient, also when the norm is already under the threshold" in str(error)
     raises(feedback.check_clip_by_norm, per_array, match="clips each array by its own norm")
     raises(feedback.check_clip_by_norm, broken, match="clip_by_norm raised ValueError: oops")
-    raises(feedback.check_clip_by_norm, lambda grads, max_norm: None,
-           match=r"clip_by_norm returned None: is a `return` missing")
+    raises(
+        feedback.check_clip_by_norm,
+        lambda grads, max_norm: None,
+        match=r"clip_by_norm returned None: is a `return` missing",
+    )
     raises(feedback.check_clip_by_norm, lambda grads, max_norm: grads[:1], match="should return a list of 2 arrays")
     raises(feedback.check_clip_by_norm, 3, match="clip_by_norm should be a function, but it is a int")
 
 
 def test_vjp_rule_mistakes():
     feedback.check_matmul_vjp(lambda A, B, G: (G @ B.T, A.T @ G))
-    raises(feedback.check_matmul_vjp, lambda A, B, G: (B @ G.T, A.T @ G), match=r"dA has shape \(3, 2\), expected "
-           r"\(2, 3\)\. It matches a known mistake: the gradient is transposed")
+    raises(
+        feedback.check_matmul_vjp,
+        lambda A, B, G: (B @ G.T, A.T @ G),
+        match=r"dA has shape \(3, 2\), expected "
+        r"\(2, 3\)\. It matches a known mistake: the gradient is transposed",
+    )
     raises(feedback.check_matmul_vjp, lambda A, B, G: (G @ B.T,), match="should return two values")
 
     def ce(logits, labels):
@@ -217,15 +336,27 @@ def test_vjp_rule_mistakes():
 
     feedback.check_softmax_cross_entropy_vjp(lambda logits, labels: ce(logits, labels) / len(labels))
     raises(feedback.check_softmax_cross_entropy_vjp, ce, match="the 1/N of the mean is missing")
-    raises(feedback.check_softmax_cross_entropy_vjp, lambda logits, labels: -ce(logits, labels) / len(labels),
-           match="the sign is flipped")
+    raises(
+        feedback.check_softmax_cross_entropy_vjp,
+        lambda logits, labels: -ce(logits, labels) / len(labels),
+        match="the sign is flipped",
+    )
 
 
 def test_placeholders_and_unanswered_functions_say_not_answered_yet(d2l):
     X, y, W1, W2, _ = d2l
     hand = hand_d2l(X, y, W1, W2)
-    error = raises(feedback.check_d2l_weight_grads, hand["W1"], ..., X, y, W1, W2, LAM,
-                   match=r"dJ/dW2 is not answered yet: replace the \.\.\. with your answer")
+    error = raises(
+        feedback.check_d2l_weight_grads,
+        hand["W1"],
+        ...,
+        X,
+        y,
+        W1,
+        W2,
+        LAM,
+        match=r"dJ/dW2 is not answered yet: replace the \.\.\. with your answer",
+    )
     assert isinstance(error, feedback.NotAnswered)
     raises(feedback.check_topological_order, ..., PARENTS, "f", match="order is not answered yet")
 
@@ -235,8 +366,13 @@ def test_placeholders_and_unanswered_functions_say_not_answered_yet(d2l):
     error = raises(feedback.check_clip_by_norm, unanswered, match="^Exercise 8.4 is not answered yet")
     assert isinstance(error, feedback.NotAnswered)
     assert error._render_traceback_() == ["NotAnswered: Exercise 8.4 is not answered yet: write clip_by_norm"]
-    raises(feedback.call, "d2l_weight_grads", lambda *args: (_ for _ in ()).throw(NotImplementedError("no")), X,
-           match="d2l_weight_grads raised NotImplementedError: no")
+    raises(
+        feedback.call,
+        "d2l_weight_grads",
+        lambda *args: (_ for _ in ()).throw(NotImplementedError("no")),
+        X,
+        match="d2l_weight_grads raised NotImplementedError: no",
+    )
     raises(feedback.call, "d2l_weight_grads", lambda *args: 1 / 0, X, match="d2l_weight_grads raised ZeroDivisionError")
 
 
@@ -248,9 +384,12 @@ def test_jupyter_shows_the_message_first_and_alone():
     error = AnswerError("dJ/dW1", "dJ/dW1 is wrong at entry (0, 1): expected 1, received 2.")
     # IPython calls _render_traceback_ instead of printing the frames of the check.
     assert error._render_traceback_() == ["AnswerError: dJ/dW1 is wrong at entry (0, 1): expected 1, received 2."]
-    raised = raises(feedback.check_clip_by_norm, broken_clip,
-                    match="clip_by_norm raised ZeroDivisionError: division by zero")
-    assert "(line " in str(raised) and "of broken_clip: return [g / 0 for g in grads] if False else 1 / 0)" in str(raised)
+    raised = raises(
+        feedback.check_clip_by_norm, broken_clip, match="clip_by_norm raised ZeroDivisionError: division by zero"
+    )
+    assert "(line " in str(raised) and "of broken_clip: return [g / 0 for g in grads] if False else 1 / 0)" in str(
+        raised
+    )
 
 
 def test_scalar_graph_checks_use_the_engine_and_name_mistakes():
@@ -286,10 +425,12 @@ def test_function_checks_on_random_batches():
     raises(feedback.check_d2l_weight_grads_function, lambda *a: weight_grads(*a)[::-1], match="dJ/dW2 has shape")
     raises(feedback.check_d2l_weight_grads_function, lambda *a: None, match=r"returned None")
     raises(feedback.check_d2l_weight_grads_function, lambda *a: 1, match=r"should return two values .*got 1")
-    raises(feedback.check_hidden_bias_grad_function, lambda X, y, W1, b1, W2, lam: b1 * 0,
-           match="dJ/db1 is wrong")
-    raises(feedback.check_memory_count_function, lambda N, d, h, q: feedback.d2l_memory(1, d, h, q).values(),
-           match="should return two values")
+    raises(feedback.check_hidden_bias_grad_function, lambda X, y, W1, b1, W2, lam: b1 * 0, match="dJ/db1 is wrong")
+    raises(
+        feedback.check_memory_count_function,
+        lambda N, d, h, q: feedback.d2l_memory(1, d, h, q).values(),
+        match="should return two values",
+    )
     feedback.check_memory_count_function(lambda N, d, h, q: tuple(feedback.d2l_memory(N, d, h, q).values()))
     for seed in (3, 4):
         feedback.check_matmul_vjp(lambda A, B, G: (G @ B.T, A.T @ G), seed=seed)
@@ -301,8 +442,9 @@ def test_a_function_that_never_returns_is_stopped():
         while True:
             pass
 
-    error = raises(functools.partial(feedback.call, time_limit=0.5), "clip", forever, 1,
-                   match=r"clip did not return within 0\.5 s")
+    error = raises(
+        functools.partial(feedback.call, time_limit=0.5), "clip", forever, 1, match=r"clip did not return within 0\.5 s"
+    )
     assert "loop" in str(error)
     assert feedback.call("double", lambda v: 2 * v, 4, time_limit=0.5) == 8
     raises(feedback.call, "f", None, match="f is not defined")
@@ -324,11 +466,19 @@ def weight_grads(X, y, W1, W2, lam):
 
 def in_float32(function):
     """The same function computed in float32 throughout, as a student using float32 arrays would."""
+
     def float32(*args):
-        args = [np.asarray(a, dtype=np.float32) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
-                else np.float32(a) if isinstance(a, float) else a for a in args]
+        args = [
+            np.asarray(a, dtype=np.float32)
+            if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+            else np.float32(a)
+            if isinstance(a, float)
+            else a
+            for a in args
+        ]
         result = function(*args)
         return tuple(r.astype(np.float32) for r in result) if isinstance(result, tuple) else result.astype(np.float32)
+
     return float32
 
 
@@ -354,8 +504,7 @@ def test_right_answers_pass_in_float32_and_in_torch(seed):
     feedback.check_hidden_bias_grad_function(in_float32(bias_grad), seed=seed)
     feedback.check_clip_by_norm(torch_clip, seed=seed + 2)
     feedback.check_clip_by_norm(lambda grads, m: [g.astype(np.float32) for g in torch_clip(grads, m)], seed=seed + 2)
-    feedback.check_matmul_vjp(lambda A, B, G: ((G @ B.T).astype(np.float32), (A.T @ G).astype(np.float32)),
-                              seed=seed)
+    feedback.check_matmul_vjp(lambda A, B, G: ((G @ B.T).astype(np.float32), (A.T @ G).astype(np.float32)), seed=seed)
     memory = lambda N, d, h, q: tuple(np.int64(v) for v in feedback.d2l_memory(N, d, h, q).values())  # noqa: E731
     feedback.check_memory_count_function(memory)
 
@@ -372,6 +521,7 @@ def memory_variant(prediction, training):
     def memory_count(N, d, h, q):
         weights = h * d + q * h
         return prediction(N, d, h, q, weights), training(N, d, h, q, weights)
+
     return memory_count
 
 
@@ -379,17 +529,32 @@ RIGHT_PREDICTION = lambda N, d, h, q, w: w + N * max(d + h, 2 * h, h + q)  # noq
 RIGHT_TRAINING = lambda N, d, h, q, w: 2 * w + N * (d + h + q) + 2 * N * max(h, q)  # noqa: E731
 
 
-@pytest.mark.parametrize("prediction, training, named", [
-    # The answer that passed every size with d > q (issue 18): only the first layer's pair, no gradients in flight.
-    (lambda N, d, h, q, w: w + N * (d + h), lambda N, d, h, q, w: 2 * w + N * (d + h + q),
-     ["prediction counts only the first layer's pair", "training is counted without the gradients in flight"]),
-    (RIGHT_PREDICTION, lambda N, d, h, q, w: RIGHT_TRAINING(N, d, h, q, w) + N * q + 1,
-     ["training counts the arrays chainrule keeps"]),
-    (RIGHT_PREDICTION, lambda N, d, h, q, w: RIGHT_TRAINING(N, d, h, q, w) - N * max(h, q),
-     ["training counts one gradient in flight"]),
-    (lambda N, d, h, q, w: w + N * max(2 * h, h + q), lambda N, d, h, q, w: RIGHT_TRAINING(N, d, h, q, w) - N * d,
-     ["the input X is not counted"]),
-])
+@pytest.mark.parametrize(
+    "prediction, training, named",
+    [
+        # The answer that passed every size with d > q (issue 18): only the first layer's pair, no gradients in flight.
+        (
+            lambda N, d, h, q, w: w + N * (d + h),
+            lambda N, d, h, q, w: 2 * w + N * (d + h + q),
+            ["prediction counts only the first layer's pair", "training is counted without the gradients in flight"],
+        ),
+        (
+            RIGHT_PREDICTION,
+            lambda N, d, h, q, w: RIGHT_TRAINING(N, d, h, q, w) + N * q + 1,
+            ["training counts the arrays chainrule keeps"],
+        ),
+        (
+            RIGHT_PREDICTION,
+            lambda N, d, h, q, w: RIGHT_TRAINING(N, d, h, q, w) - N * max(h, q),
+            ["training counts one gradient in flight"],
+        ),
+        (
+            lambda N, d, h, q, w: w + N * max(2 * h, h + q),
+            lambda N, d, h, q, w: RIGHT_TRAINING(N, d, h, q, w) - N * d,
+            ["the input X is not counted"],
+        ),
+    ],
+)
 def test_wrong_memory_counts_fail_on_the_smallest_size_that_shows_them(prediction, training, named):
     error = raises(feedback.check_memory_count_function, memory_variant(prediction, training), match="is wrong")
     message = str(error)
@@ -420,8 +585,19 @@ def test_each_named_mistake_is_named_by_its_own_answer_and_by_no_other(d2l):
         mistakes = feedback._weight_mistakes(g[name], W, LAM, len(X), name)
         for mistake in mistakes:
             answers = {"W1": g["W1"], "W2": g["W2"], name: mistake.answer}
-            message = str(raises(feedback.check_d2l_weight_grads, answers["W1"], answers["W2"], X, y, W1, W2, LAM,
-                                 match=re.escape(f"WRONG: dJ/d{name}")))
+            message = str(
+                raises(
+                    feedback.check_d2l_weight_grads,
+                    answers["W1"],
+                    answers["W2"],
+                    X,
+                    y,
+                    W1,
+                    W2,
+                    LAM,
+                    match=re.escape(f"WRONG: dJ/d{name}"),
+                )
+            )
             assert f"It matches a known mistake: {mistake.description}." in message, message
             others = [m.description for m in mistakes if m is not mistake]
             assert not [other for other in others if other in message], message
@@ -433,23 +609,29 @@ def test_a_shape_message_says_which_size_each_length_is():
         assert len(set(sizes.values())) == 4, f"seed {seed}: the sizes must differ, or a length could be two sizes"
     wrong_axis = lambda X, y, W1, b1, W2, lam: hand_d2l(X, y, W1, W2, b1, lam)["dZ"].sum(1)  # noqa: E731
     message = str(raises(feedback.check_hidden_bias_grad_function, wrong_axis, match="dJ/db1 has shape"))
-    assert "dJ/db1 has shape (2,) = (N,), expected (4,) = (h,); here N = 2 is the batch size, h = 4 is the " \
-           "hidden width." in message, message
+    assert (
+        "dJ/db1 has shape (2,) = (N,), expected (4,) = (h,); here N = 2 is the batch size, h = 4 is the "
+        "hidden width." in message
+    ), message
     assert "the sum runs over the hidden units (axis 1) instead of over the batch (axis 0)" in message
 
 
 def test_a_failure_says_how_to_rebuild_its_batch_and_tries_the_smallest_first():
     message = str(raises(feedback.check_hidden_bias_grad_function, lambda *a: -bias_grad(*a), match="sign"))
-    assert message.startswith("hidden_bias_grad on the batch feedback.d2l_problem(0, small=True) (N = 2, d = 3, "
-                              "h = 4, q = 5)"), message
+    assert message.startswith(
+        "hidden_bias_grad on the batch feedback.d2l_problem(0, small=True) (N = 2, d = 3, h = 4, q = 5)"
+    ), message
     p = feedback.d2l_problem(0, small=True)
-    assert "To try it yourself: p = feedback.d2l_problem(0, small=True), then hidden_bias_grad(p['X'], p['y'], " \
-           "p['W1'], p['b1'], p['W2'], p['lam'])." in message
+    assert (
+        "To try it yourself: p = feedback.d2l_problem(0, small=True), then hidden_bias_grad(p['X'], p['y'], "
+        "p['W1'], p['b1'], p['W2'], p['lam'])." in message
+    )
     assert p["X"].shape == (2, 3) and p["W1"].shape == (4, 3) and p["W2"].shape == (5, 4)
     # A mistake the small batch cannot show (N = 2 examples all in the ReLU's active region, say) is
     # reported on the seed's batch instead: the rebuild line then names that one.
-    message = str(raises(feedback.check_d2l_weight_grads_function, lambda *a: weight_grads(*a)[::-1],
-                         match="dJ/dW1 has shape"))
+    message = str(
+        raises(feedback.check_d2l_weight_grads_function, lambda *a: weight_grads(*a)[::-1], match="dJ/dW1 has shape")
+    )
     assert "feedback.d2l_problem(0, small=True)" in message
 
 
@@ -466,7 +648,8 @@ def test_an_exercise_block_turns_a_missing_answer_into_one_line():
         with feedback.exercise("3.2"):
             dy_ds  # noqa: B018, F821 - the answer cell was never run
     assert caught.value._render_traceback_() == [
-        "NotAnswered: Exercise 3.2: dy_ds is not defined; run your answer cell first."]
+        "NotAnswered: Exercise 3.2: dy_ds is not defined; run your answer cell first."
+    ]
     with pytest.raises(feedback.NotAnswered, match="^Exercise 6.2 is not answered yet"):
         with feedback.exercise("6.2"):
             raise NotImplementedError("Exercise 6.2 is not answered yet: write hidden_bias_grad")

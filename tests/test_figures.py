@@ -28,4 +28,6 @@ def test_committed_figures_are_current(tmp_path: Path):
     missing = [name for name in generated if not (IMG / name).is_file()]
     stale = [name for name in generated if (IMG / name).is_file() and (IMG / name).read_bytes() != generated[name]]
     problems = [f"img/{name} is missing" for name in missing] + [f"img/{name} is stale" for name in stale]
-    assert not problems, "\n".join(problems) + "\nRegenerate with `make figures` (python tools/make_figures.py) and commit img/."
+    assert not problems, (
+        "\n".join(problems) + "\nRegenerate with `make figures` (python tools/make_figures.py) and commit img/."
+    )

@@ -26,7 +26,6 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
-
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -72,10 +71,12 @@ def make_notebooks(root: Path) -> dict[str, str]:
 def addresses(url: str) -> dict[str, str]:
     """What names the repository ``url`` in the generated files, by kind."""
     repo = urlsplit(url).path.strip("/")
-    return {"Colab link": f"https://colab.research.google.com/github/{repo}/blob/{BRANCH}/",
-            "figure address": f"https://raw.githubusercontent.com/{repo}/{BRANCH}/",
-            "set-up cell's install spec": f"git+{url}@{BRANCH}",
-            "table's download link": f"https://github.com/{repo}/raw/{BRANCH}/"}
+    return {
+        "Colab link": f"https://colab.research.google.com/github/{repo}/blob/{BRANCH}/",
+        "figure address": f"https://raw.githubusercontent.com/{repo}/{BRANCH}/",
+        "set-up cell's install spec": f"git+{url}@{BRANCH}",
+        "table's download link": f"https://github.com/{repo}/raw/{BRANCH}/",
+    }
 
 
 def changed_lines(before: str, after: str, where: str) -> list[tuple[str, str]]:
@@ -85,8 +86,10 @@ def changed_lines(before: str, after: str, where: str) -> list[tuple[str, str]]:
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
-        assert tag == "replace" and i2 - i1 == j2 - j1, f"{where}: lines added or removed, not only changed:\n" \
+        assert tag == "replace" and i2 - i1 == j2 - j1, (
+            f"{where}: lines added or removed, not only changed:\n"
             + "\n".join(difflib.unified_diff(old[i1:i2], new[j1:j2], lineterm=""))
+        )
         pairs.extend(zip(old[i1:i2], new[j1:j2]))
     return pairs
 
@@ -140,11 +143,11 @@ def links_table(root: Path) -> list[str]:
     """The {notebook-links} table of the book at ``root``, as docutils prints it, lines."""
     from jupyter_book.config import get_final_config
 
-    sphinx_config, _ = get_final_config(user_yaml=root / "_config.yml", cli_config={"latex_individualpages": False},
-                                        sourcedir=root)
+    sphinx_config, _ = get_final_config(
+        user_yaml=root / "_config.yml", cli_config={"latex_individualpages": False}, sourcedir=root
+    )
     config = SimpleNamespace(html_theme_options=sphinx_config["html_theme_options"], notebook_links_root="")
-    env = SimpleNamespace(srcdir=str(root), docname="chapters/index", config=config,
-                          note_dependency=lambda path: None)
+    env = SimpleNamespace(srcdir=str(root), docname="chapters/index", config=config, note_dependency=lambda path: None)
     directive = notebook_links.NotebookLinks.__new__(notebook_links.NotebookLinks)
     directive.state = SimpleNamespace(document=SimpleNamespace(settings=SimpleNamespace(env=env)))
     directive.lineno = 1
@@ -177,11 +180,14 @@ def test_a_release_makes_the_set_up_cell_install_it_from_pypi(course_and_fork, t
         assert new == old.replace(f"git+{COURSE_URL}@{BRANCH}", "chainrule==0.1.0")
 
 
-@pytest.mark.parametrize("value, message", [
-    (0.1, "must be a quoted version"),  # YAML reads chainrule_release: 0.10 as the number 0.1
-    ("latest", "is not a version"),
-    ("0.1.0; rm -rf /", "is not a version"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (0.1, "must be a quoted version"),  # YAML reads chainrule_release: 0.10 as the number 0.1
+        ("latest", "is not a version"),
+        ("0.1.0; rm -rf /", "is not a version"),
+    ],
+)
 def test_a_release_that_is_no_version_is_refused(value, message):
     with pytest.raises(notebooks.ConversionError, match=message):
         notebooks.read_release({"chainrule_release": value})

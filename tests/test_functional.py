@@ -3,11 +3,11 @@ central differences, numerical stability, and the error messages for bad labels 
 
 import re
 
+import hypothesis.extra.numpy as hnp
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-import hypothesis.extra.numpy as hnp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -179,8 +179,11 @@ def test_hessian_vector_product_through_cross_entropy_matches_torch():
 
 def test_cross_entropy_label_errors():
     logits = Tensor(np.zeros((3, 4)), requires_grad=True)
-    with raises(ValueError, "cross_entropy: label 4 (at position 1) is out of range: labels must be in [0, 4) "
-                            "for 4 classes (1 labels out of range)"):
+    with raises(
+        ValueError,
+        "cross_entropy: label 4 (at position 1) is out of range: labels must be in [0, 4) "
+        "for 4 classes (1 labels out of range)",
+    ):
         cross_entropy(logits, [0, 4, 1])
     with raises(ValueError, "cross_entropy: label -1 (at position 0) is out of range: labels must be in [0, 4)"):
         cross_entropy(logits, np.array([-1, 2, 9]))

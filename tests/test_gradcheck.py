@@ -30,7 +30,7 @@ class ForgetfulTanh(Value):
 
     def tanh(self):
         out = super().tanh()
-        out.local_grads = (-out.data**2,)
+        out.local_grads = (-(out.data**2),)
         return out
 
 

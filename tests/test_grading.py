@@ -18,10 +18,15 @@ from hypothesis.extra import numpy as hnp
 from chainrule import answers, grading
 
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
-leaves = st.none() | st.booleans() | st.integers(-2**70, 2**70) | floats | st.text(max_size=5) | st.just(...)
+leaves = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | floats | st.text(max_size=5) | st.just(...)
 arrays = hnp.arrays(st.sampled_from([np.float64, np.float32, np.int64, np.bool_]), hnp.array_shapes(max_dims=3))
-values = st.recursive(leaves | arrays, lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
-                      | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=10)
+values = st.recursive(
+    leaves | arrays,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.tuples(inner, inner) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
 
 
 def same(a, b) -> bool:
@@ -69,23 +74,30 @@ def test_replay_returns_what_was_recorded_and_raises_what_was_raised():
 
     def unanswered(x):
         raise NotImplementedError("Exercise 6.2 is not answered yet: write f")
+
     with pytest.raises(answers.NotAnswered):
         answers.call("f", recorded(unanswered, (1,)), 1)
 
     def divides(x):
         return 1 / x
-    with pytest.raises(answers.AnswerError, match=r"f raised ZeroDivisionError: division by zero \(line \d+ of divides: return 1 / x\)"):
+
+    with pytest.raises(
+        answers.AnswerError, match=r"f raised ZeroDivisionError: division by zero \(line \d+ of divides: return 1 / x\)"
+    ):
         answers.call("f", recorded(divides, (0,)), 0)
 
     def leaves(x):
         raise SystemExit(3)
+
     with pytest.raises(answers.AnswerError, match="f raised SystemExit"):
         answers.call("f", recorded(leaves, (0,)), 0)
 
 
 def test_a_bad_record_scores_nothing(tmp_path):
-    tests = {"q.py": "from otter.test_files import test_case\nOK_FORMAT = False\nname = 'q'\npoints = 2\n\n"
-                     "@test_case(points=None, hidden=False)\ndef test_q(f):\n    assert f(1) == 2\n"}
+    tests = {
+        "q.py": "from otter.test_files import test_case\nOK_FORMAT = False\nname = 'q'\npoints = 2\n\n"
+        "@test_case(points=None, hidden=False)\ndef test_q(f):\n    assert f(1) == 2\n"
+    }
     assert grading.read_record(tmp_path / "none.json")[1].startswith("the notebook did not reach")
     (tmp_path / "bad.json").write_text("[1, 2]")
     data, problem = grading.read_record(tmp_path / "bad.json")
@@ -100,18 +112,24 @@ def test_a_bad_record_scores_nothing(tmp_path):
 # --------------------------------------------------------------------------- points per part
 
 HEAD = "from otter.test_files import test_case\n\nOK_FORMAT = False\n\nname = 'q'\npoints = 2\n\n"
-WEIGHTS = HEAD + """@test_case(points=None, hidden=False)
+WEIGHTS = (
+    HEAD
+    + """@test_case(points=None, hidden=False)
 def test_q(d2l_weight_grads):
     from chainrule import feedback
     feedback.check_d2l_weight_grads_function(d2l_weight_grads, seed=0)
 """
-RULES = HEAD + """@test_case(points=None, hidden=False)
+)
+RULES = (
+    HEAD
+    + """@test_case(points=None, hidden=False)
 def test_q(matmul_vjp, ce_grad):
     from chainrule import feedback
     feedback.check_matmul_vjp(matmul_vjp)
     feedback.check_softmax_cross_entropy_vjp(ce_grad)
 """
-REFERENCE = '''import numpy as np
+)
+REFERENCE = """import numpy as np
 
 
 def matmul_vjp(A, B, G):
@@ -122,7 +140,7 @@ def ce_grad(logits, labels):
     P = np.exp(logits - logits.max(axis=1, keepdims=True))
     P /= P.sum(axis=1, keepdims=True)
     return (P - np.eye(logits.shape[1])[labels]) / len(labels)
-'''
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -149,6 +167,7 @@ def weight_grads(wrong_w2: bool):
     def d2l_weight_grads(X, y, W1, W2, lam):
         g = feedback.d2l_gradients(X, y, W1, W2, lam)
         return g["W1"], g["W2"] - lam * W2 if wrong_w2 else g["W2"]
+
     return d2l_weight_grads
 
 
@@ -166,6 +185,7 @@ def test_each_quantity_earns_its_share(tmp_path):
 
 def test_each_answer_earns_its_share(tmp_path):
     """Two answers: a right matmul_vjp earns its point while ce_grad is not answered (the reference stands in)."""
+
     def matmul_vjp(A, B, G):
         return G @ B.T, A.T @ G
 
@@ -177,8 +197,9 @@ def test_each_answer_earns_its_share(tmp_path):
     assert points == 1 and [passed for _, passed, _ in cases] == [True, False]
     assert "not answered yet" in cases[1][2]
     # The reference never stands in for the answer being scored: a wrong matmul_vjp fails its part.
-    points, cases = scored(RULES + parts, {"matmul_vjp": lambda A, B, G: (G @ B.T, -A.T @ G), "ce_grad": ce_grad},
-                           tmp_path)
+    points, cases = scored(
+        RULES + parts, {"matmul_vjp": lambda A, B, G: (G @ B.T, -A.T @ G), "ce_grad": ce_grad}, tmp_path
+    )
     assert points == 0 and "dB is wrong" in cases[0][2]
 
 

@@ -20,9 +20,8 @@ import zipfile
 from pathlib import Path
 
 import nbformat
-import pytest
-
 import offline
+import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -38,8 +37,7 @@ CELL_TIMEOUT = 600  # the set-up cell installs otter-grader and its dependencies
 def handout(tmp_path_factory) -> Path:
     """The intro assignment's student folder, as make assignments writes it (into a temporary folder)."""
     output = tmp_path_factory.mktemp("assignments")
-    offline.run([sys.executable, ROOT / "tools" / "assignments.py", "intro", "--output", output],
-                env=None, cwd=ROOT)
+    offline.run([sys.executable, ROOT / "tools" / "assignments.py", "intro", "--output", output], env=None, cwd=ROOT)
     return output / "intro" / "student"
 
 
@@ -55,13 +53,17 @@ def run_notebook(notebook, folder: Path, python: Path, env: dict[str, str]):
 
     kernels = folder.parent / "kernels"
     (kernels / "bare-venv").mkdir(parents=True)
-    spec = {"argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "bare venv", "language": "python"}
+    spec = {
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "bare venv",
+        "language": "python",
+    }
     (kernels / "bare-venv" / "kernel.json").write_text(json.dumps(spec))
     specs = KernelSpecManager(kernel_dirs=[str(kernels)])
     manager = KernelManager(kernel_name="bare-venv", kernel_spec_manager=specs)
-    client = NotebookClient(notebook, km=manager, timeout=CELL_TIMEOUT, allow_errors=True,
-                            resources={"metadata": {"path": str(folder)}})
+    client = NotebookClient(
+        notebook, km=manager, timeout=CELL_TIMEOUT, allow_errors=True, resources={"metadata": {"path": str(folder)}}
+    )
     client.execute(env=env)
     return notebook
 
@@ -81,16 +83,22 @@ def bare(handout, tmp_path_factory) -> types.SimpleNamespace:
     shutil.copytree(handout, work / "failing")
     (work / "setup_cell.py").write_text(setup_cell(notebook))
     no_wheels = offline.environment(work / "empty", work / "venv", byte_compile=False)
-    failed = subprocess.run([str(python), str(work / "setup_cell.py")], capture_output=True, text=True,
-                            cwd=work / "failing", env=no_wheels, timeout=CELL_TIMEOUT)
+    failed = subprocess.run(
+        [str(python), str(work / "setup_cell.py")],
+        capture_output=True,
+        text=True,
+        cwd=work / "failing",
+        env=no_wheels,
+        timeout=CELL_TIMEOUT,
+    )
     probe = "import importlib.util as u\nprint(u.find_spec('chainrule'), u.find_spec('numpy'))"
     left = in_venv(python, probe)
     offline.uv_install(python, "ipykernel", byte_compile=True)  # its kernel starts twice
     shutil.copytree(handout, work / "student")
-    executed = run_notebook(notebook, work / "student", python,
-                            offline.environment(wheelhouse, work / "venv", byte_compile=False))
-    yield types.SimpleNamespace(python=python, failed=failed, left=left, executed=executed,
-                                folder=work / "student")
+    executed = run_notebook(
+        notebook, work / "student", python, offline.environment(wheelhouse, work / "venv", byte_compile=False)
+    )
+    yield types.SimpleNamespace(python=python, failed=failed, left=left, executed=executed, folder=work / "student")
     shutil.rmtree(work / "venv")  # 0.5 GB
 
 
@@ -99,8 +107,12 @@ def in_venv(python: Path, code: str) -> str:
 
 
 def outputs(cell) -> str:
-    return "\n".join(output.get("text", "") or output.get("data", {}).get("text/plain", "")
-                     or f"{output.get('ename')}: {output.get('evalue')}" for output in cell.outputs)
+    return "\n".join(
+        output.get("text", "")
+        or output.get("data", {}).get("text/plain", "")
+        or f"{output.get('ename')}: {output.get('evalue')}"
+        for output in cell.outputs
+    )
 
 
 def test_the_handout_carries_the_wheel_the_autograder_grades_with(handout):
@@ -116,9 +128,11 @@ def test_setup_cell_installs_chainrule_from_the_handout_and_otter(bare):
     for cell in bare.executed.cells:
         errors = [output for output in cell.get("outputs", []) if output.output_type == "error"]
         assert not errors, (cell.source, outputs(cell))
-    probe = ("import chainrule, importlib.metadata as m, json\n"
-             "print(json.dumps([chainrule.__file__, m.version('otter-grader'),"
-             " m.distribution('chainrule').read_text('direct_url.json')]))")
+    probe = (
+        "import chainrule, importlib.metadata as m, json\n"
+        "print(json.dumps([chainrule.__file__, m.version('otter-grader'),"
+        " m.distribution('chainrule').read_text('direct_url.json')]))"
+    )
     module, otter_version, direct_url = json.loads(in_venv(bare.python, probe))
     assert Path(module).is_relative_to(bare.python.parents[1]), module
     wheel = next(bare.folder.glob("chainrule-*.whl"))
@@ -143,12 +157,15 @@ def test_setup_cell_fails_clearly_when_pip_cannot_install(bare):
     assert bare.left.split() == ["None", "None"], bare.left  # nothing installed
 
 
-@pytest.mark.parametrize("wheel, variable, missing, installed", [
-    (True, "/srv/chainrule.whl", ["chainrule", "otter"], "chainrule-0.1.0-py3-none-any.whl"),
-    (False, "/srv/chainrule.whl", ["chainrule", "otter"], "/srv/chainrule.whl"),
-    (False, None, ["chainrule", "otter"], BOOK.default_pip_spec),
-    (True, None, ["otter"], f"otter-grader=={assignments.OTTER_VERSION}"),
-])
+@pytest.mark.parametrize(
+    "wheel, variable, missing, installed",
+    [
+        (True, "/srv/chainrule.whl", ["chainrule", "otter"], "chainrule-0.1.0-py3-none-any.whl"),
+        (False, "/srv/chainrule.whl", ["chainrule", "otter"], "/srv/chainrule.whl"),
+        (False, None, ["chainrule", "otter"], BOOK.default_pip_spec),
+        (True, None, ["otter"], f"otter-grader=={assignments.OTTER_VERSION}"),
+    ],
+)
 def test_where_the_setup_cell_installs_from(tmp_path, monkeypatch, wheel, variable, missing, installed):
     """The wheel beside the notebook first, then CHAINRULE_PIP_SPEC, then the course's repository."""
     if wheel:
@@ -162,12 +179,15 @@ def test_where_the_setup_cell_installs_from(tmp_path, monkeypatch, wheel, variab
     pip = types.SimpleNamespace(stderr="pip said this\nERROR: and this")
     monkeypatch.setattr(subprocess, "run", lambda command, **_: commands.append(command) or pip)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *_: None if name in missing else object())
-    source = assignments.HANDOUT_SETUP.format(default_spec=BOOK.default_pip_spec,
-                                              otter_version=assignments.OTTER_VERSION, public_tests="{}")
+    source = assignments.HANDOUT_SETUP.format(
+        default_spec=BOOK.default_pip_spec, otter_version=assignments.OTTER_VERSION, public_tests="{}"
+    )
     with pytest.raises(RuntimeError) as raised:
         exec(compile(source, "set-up cell", "exec"), {})
     assert commands == [[sys.executable, "-m", "pip", "install", "-q", "--no-color", installed]]
     module = missing[0]
-    assert str(raised.value) == (f"Installing {module} with `pip install {installed}` failed:\n"
-                                 "pip said this\nERROR: and this\n"
-                                 "Check the network, then run this cell again.")
+    assert str(raised.value) == (
+        f"Installing {module} with `pip install {installed}` failed:\n"
+        "pip said this\nERROR: and this\n"
+        "Check the network, then run this cell again."
+    )

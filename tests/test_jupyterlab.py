@@ -61,11 +61,10 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-
 import student_answers
 from conftest import ROOT
+from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
@@ -114,8 +113,13 @@ BAD_OUTPUT = (
 )
 INLINE_SVG = ".jp-NotebookPanel .jp-OutputArea-output[data-mime-type='text/html'] svg"
 BAD_MIME_TYPES = ("application/vnd.jupyter.stderr", "application/vnd.jupyter.error")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 
 # LAB_TEST_STUDENT_CHAPTER=chapters/graph runs the answered test on another chapter (the
 # unanswered test expects mlp's first check).
@@ -192,7 +196,8 @@ def lab(student_repo: Path) -> Lab:
     port = free_port()
     token = secrets.token_hex(24)
     command = [
-        str(VENV_BIN / "jupyter"), "lab",
+        str(VENV_BIN / "jupyter"),
+        "lab",
         "--no-browser",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
@@ -208,7 +213,11 @@ def lab(student_repo: Path) -> Lab:
     log = home / "lab.log"
     with log.open("w", encoding="utf-8") as log_file:
         process = subprocess.Popen(
-            command, cwd=student_repo, env=env, stdout=log_file, stderr=subprocess.STDOUT,
+            command,
+            cwd=student_repo,
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
     server = Lab(repo=student_repo, url=f"http://127.0.0.1:{port}", token=token, log=log)
@@ -217,8 +226,7 @@ def lab(student_repo: Path) -> Lab:
         while True:
             if process.poll() is not None:
                 pytest.fail(
-                    f"jupyter lab exited with code {process.returncode} before answering:\n"
-                    f"{server.log_tail()}",
+                    f"jupyter lab exited with code {process.returncode} before answering:\n{server.log_tail()}",
                     pytrace=False,
                 )
             try:
@@ -229,8 +237,7 @@ def lab(student_repo: Path) -> Lab:
                 pass
             if time.monotonic() > deadline:
                 pytest.fail(
-                    f"jupyter lab did not answer /api/status within {SERVER_START_TIMEOUT_S} s:\n"
-                    f"{server.log_tail()}",
+                    f"jupyter lab did not answer /api/status within {SERVER_START_TIMEOUT_S} s:\n{server.log_tail()}",
                     pytrace=False,
                 )
             time.sleep(0.25)
@@ -292,9 +299,7 @@ def check_collapsed_inputs(page: Page, notebook_path: Path, name: str = CHAPTER)
     except PlaywrightTimeoutError:
         pass  # the assertion below reports the counts
     cells = cell_states(page)
-    assert len(cells) == len(expected), (
-        f"Lab shows {len(cells)} cells, jupytext reads {len(expected)} from {name}"
-    )
+    assert len(cells) == len(expected), f"Lab shows {len(cells)} cells, jupytext reads {len(expected)} from {name}"
     wrong = [
         f"cell {index} ({'collapsed' if cell['collapsed'] else 'expanded'} in Lab, "
         f"source_hidden={want}): {cell['first_line']!r}"
@@ -322,7 +327,10 @@ def click_run_all(page: Page) -> None:
                 """(cell) => [...document.querySelectorAll(cell)]
                     .map(c => c.querySelector('.jp-Cell-inputArea .jp-InputPrompt'))
                     .some(p => p !== null && /^\\[(\\*|\\d+)\\]:$/.test(p.textContent.trim()))""",
-                arg=CELL, timeout=RUN_ALL_TAKEN_MS, polling=100)
+                arg=CELL,
+                timeout=RUN_ALL_TAKEN_MS,
+                polling=100,
+            )
             return
         except PlaywrightTimeoutError:
             page.keyboard.press("Escape")
@@ -346,9 +354,12 @@ def run_state(page: Page) -> str:
             idle: !!document.querySelector(idle), done: !!document.querySelector(done),
             prompts: [...document.querySelectorAll(cell)].filter(c => c.classList.contains('jp-CodeCell'))
                 .map(c => (c.querySelector('.jp-Cell-inputArea .jp-InputPrompt') || {}).textContent)})""",
-        [IDLE, ALL_SCHEDULED_DONE, CELL])
-    return (f"kernel idle: {state['idle']}, all scheduled done: {state['done']}, "
-            f"prompts of the code cells shown: {state['prompts']}")
+        [IDLE, ALL_SCHEDULED_DONE, CELL],
+    )
+    return (
+        f"kernel idle: {state['idle']}, all scheduled done: {state['done']}, "
+        f"prompts of the code cells shown: {state['prompts']}"
+    )
 
 
 def wait_until_all_ran(page: Page, timeout_ms: int) -> None:
@@ -474,8 +485,10 @@ def check_exercise_numbers(page: Page, notebook_path: Path) -> None:
         if all(title in shown for title in wanted):
             break
         at_end = page.eval_on_selector(
-            scroller, "el => { const end = el.scrollTop + el.clientHeight >= el.scrollHeight - 2;"
-                      " el.scrollTop += el.clientHeight * 0.8; return end; }")
+            scroller,
+            "el => { const end = el.scrollTop + el.clientHeight >= el.scrollHeight - 2;"
+            " el.scrollTop += el.clientHeight * 0.8; return end; }",
+        )
         time.sleep(0.4)
         if at_end:
             shown |= set(re.findall(r"Exercise \d+(?:\.\d+)?", page.inner_text(".jp-NotebookPanel")))
@@ -506,17 +519,14 @@ def test_chapter_runs_in_jupyterlab_and_saves_unchanged(lab: Lab) -> None:
             check_exercise_numbers(page, notebook_path)
 
             run_all(page)
-            bad = page.eval_on_selector_all(
-                BAD_OUTPUT, "outputs => outputs.map(o => o.textContent.slice(0, 1500))"
-            )
+            bad = page.eval_on_selector_all(BAD_OUTPUT, "outputs => outputs.map(o => o.textContent.slice(0, 1500))")
             assert not bad, (
                 f"Run All in Lab gave {len(bad)} error/traceback/stderr output(s) in {CHAPTER}:\n\n"
                 + "\n---\n".join(bad)
             )
             assert page.locator(OUTPUT).count() > 0, f"Run All in Lab gave no outputs in {CHAPTER}"
             assert page.locator(INLINE_SVG).count() > 0, (
-                f"No inline <svg> among the outputs of {CHAPTER} in Lab: the graph drawn by "
-                "chainrule.draw did not show"
+                f"No inline <svg> among the outputs of {CHAPTER} in Lab: the graph drawn by chainrule.draw did not show"
             )
 
             save(page, notebook_path, lab.repo.parent)
@@ -552,7 +562,9 @@ def copy_student_notebook(lab: Lab, notebook: nbformat.NotebookNode, path: str) 
 def bad_outputs_text(cells: list[dict]) -> str:
     return "\n---\n".join(
         f"cell {index}: {output['text'][:1500]}"
-        for index, cell in enumerate(cells) for output in cell["outputs"] if is_bad(output)
+        for index, cell in enumerate(cells)
+        for output in cell["outputs"]
+        if is_bad(output)
     )
 
 
@@ -588,8 +600,7 @@ def test_answered_student_chapter_passes_its_checks_in_jupyterlab(lab: Lab) -> N
         f"stderr output(s):\n\n{bad}"
     )
     not_run = [
-        index for index, cell in enumerate(cells)
-        if cell["code"] and not cell["collapsed"] and not numbered(cell)
+        index for index, cell in enumerate(cells) if cell["code"] and not cell["collapsed"] and not numbered(cell)
     ]
     assert not not_run, (
         f"Run All in Lab of {STUDENT_NOTEBOOK} answered with the solutions left code cells without "
@@ -618,8 +629,7 @@ def test_unanswered_student_chapter_stops_at_first_check_in_jupyterlab(lab: Lab)
     notebook = nbformat.read(source, as_version=4)
     notebook_path = copy_student_notebook(lab, notebook, STUDENT_NOTEBOOK)
     [check] = [
-        index for index, cell in enumerate(notebook.cells)
-        if cell.cell_type == "code" and FIRST_CHECK in cell.source
+        index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code" and FIRST_CHECK in cell.source
     ]
 
     with sync_playwright() as playwright:
@@ -633,7 +643,7 @@ def test_unanswered_student_chapter_stops_at_first_check_in_jupyterlab(lab: Lab)
         finally:
             browser.close()
 
-    before, at, after = cells[:check], cells[check], cells[check + 1:]
+    before, at, after = cells[:check], cells[check], cells[check + 1 :]
     bad = bad_outputs_text(before)
     assert not bad, (
         f"Run All in Lab of {STUDENT_NOTEBOOK} (unanswered) gave error/traceback/stderr output(s) "
@@ -641,8 +651,7 @@ def test_unanswered_student_chapter_stops_at_first_check_in_jupyterlab(lab: Lab)
     )
     # A collapsed cell shows no prompt in Lab (its placeholder's prompt stays empty).
     not_run = [
-        index for index, cell in enumerate(before)
-        if cell["code"] and not cell["collapsed"] and not numbered(cell)
+        index for index, cell in enumerate(before) if cell["code"] and not cell["collapsed"] and not numbered(cell)
     ]
     assert not not_run and numbered(at), (
         f"Run All in Lab of {STUDENT_NOTEBOOK} (unanswered) did not run every cell up to its first "
@@ -665,7 +674,8 @@ def test_unanswered_student_chapter_stops_at_first_check_in_jupyterlab(lab: Lab)
     )
     ran_after = [
         f"cell {check + 1 + index} {cell['prompt']}"
-        for index, cell in enumerate(after) if cell["code"] and cell["prompt"] not in ("", "[ ]:")
+        for index, cell in enumerate(after)
+        if cell["code"] and cell["prompt"] not in ("", "[ ]:")
     ]
     assert not ran_after, (
         f"Run All in Lab of {STUDENT_NOTEBOOK} (unanswered) should stop at the error of its first "
@@ -718,7 +728,8 @@ def test_an_explorable_steps_in_jupyterlab(lab: Lab) -> None:
             page.keyboard.press("ArrowRight")
             expect(status).to_contain_text("Step 3 of 6. n sends its gradient back to p")
             expect(widget.locator('[data-role="formula"]')).to_have_text(
-                "\u2202L/\u2202p += \u2202L/\u2202n \u00b7 \u2202n/\u2202p = 0.7864 \u00d7 1 = 0.7864")
+                "\u2202L/\u2202p += \u2202L/\u2202n \u00b7 \u2202n/\u2202p = 0.7864 \u00d7 1 = 0.7864"
+            )
             assert not errors, [error.stack or str(error) for error in errors]
         finally:
             browser.close()
@@ -728,7 +739,8 @@ def test_only_errors_wholly_inside_labs_code_are_labs_own() -> None:
     class Error:
         def __init__(self, *frames: str):
             self.stack = "TypeError: Cannot read properties of undefined (reading 'node')\n" + "\n".join(
-                f"    at {frame}" for frame in frames)
+                f"    at {frame}" for frame in frames
+            )
 
     lab_frame = "t._onIdle (http://127.0.0.1:8888/static/lab/jlab_core.4e6c.js?v=4e6c:2:1234)"
     extension_frame = "e.render (http://127.0.0.1:8888/lab/extensions/jupyterlab-myst/static/591.js:1:99)"

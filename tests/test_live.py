@@ -77,7 +77,10 @@ def test_shallow_release_frees_unused_values_and_keeps_used_ones():
         result = live.run_cell(
             "from chainrule import Value\n"
             "def chain(n):\n    v = Value(0.5)\n    for _ in range(n):\n        v = v.tanh()\n    return v\n"
-            "kept = chain(3000)\nchain(5000)\nNone", namespace, release=release)
+            "kept = chain(3000)\nchain(5000)\nNone",
+            namespace,
+            release=release,
+        )
         assert result["error"] is None
         assert len(release.values) == 3000, "the unused chain of 5000 was not freed, or the kept one was"
         result = live.run_cell("kept.backward()\nkept = None", namespace, release=release)

@@ -27,7 +27,6 @@ from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Browser, expect
-
 from test_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
 from test_explorables_browser import Visit, serve  # noqa: F401  (an HTTP server per folder)
 
@@ -37,8 +36,10 @@ PAGES = ["intro", "graph", "backward", "engine"]
 #: Cells whose live output may differ from the build's, by page and cell number, and why.
 MAY_DIFFER: dict[str, dict[int, str]] = {
     "graph": {17: "times the forward pass and the sort, in milliseconds"},
-    "backward": {8: "the |diff| column is the rounding error of a central difference, "
-                    "which differs between the build's libm and WebAssembly's"},
+    "backward": {
+        8: "the |diff| column is the rounding error of a central difference, "
+        "which differs between the build's libm and WebAssembly's"
+    },
 }
 FIRST_OUTPUT_LIMIT_S = 30
 RUN_ALL_TIMEOUT_MS = 120_000
@@ -100,8 +101,11 @@ def live_page(browser: Browser, book_html: Path, serve):  # noqa: F811
 def press_live_code(visit: LiveVisit) -> None:
     page = visit.page
     page.wait_for_load_state("load")
-    early = [url for url in visit.requests if "/_static/live/" in url
-             and not urlsplit(url).path.endswith(("/live.js", "/live.css"))]
+    early = [
+        url
+        for url in visit.requests
+        if "/_static/live/" in url and not urlsplit(url).path.endswith(("/live.js", "/live.css"))
+    ]
     assert not early, f"the runtime was requested before 'Live code' was pressed: {early}"
     page.get_by_role("button", name="Live code").click()
     expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
@@ -119,29 +123,41 @@ def test_run_all_cells_matches_the_build(live_page, name):
     assert first <= FIRST_OUTPUT_LIMIT_S
 
     cells = cells_of(page)
-    errors = [(index, cell["live"][:300]) for index, cell in enumerate(cells)
-              if cell["state"] == "error" and "tag_raises-exception" not in cell["tags"]]
+    errors = [
+        (index, cell["live"][:300])
+        for index, cell in enumerate(cells)
+        if cell["state"] == "error" and "tag_raises-exception" not in cell["tags"]
+    ]
     assert not errors, f"cells that raised live on {name}: {errors}"
     skipped = [index for index, cell in enumerate(cells) if "tag_no-live" in cell["tags"]]
     for index in skipped:
         assert "run it in Colab" in cells[index]["live"], (index, cells[index]["live"])
-    assert len(skipped) <= 0.1 * len(cells), \
+    assert len(skipped) <= 0.1 * len(cells), (
         f"{len(skipped)} of {len(cells)} cells of {name} are no-live (at most 10 %)"
+    )
     for index, cell in enumerate(cells):
         if cell["builtSvg"]:
-            assert index not in skipped and cell["liveSvg"], \
+            assert index not in skipped and cell["liveSvg"], (
                 f"cell {index} of {name} drew a figure in the build but none live"
+            )
 
     # Text outputs: the cells without a figure (a figure's text is its caption and labels).
-    with_text = [index for index, cell in enumerate(cells)
-                 if normalized(cell["built"]) and not cell["builtSvg"] and index not in skipped]
-    differ = {index: (normalized(cells[index]["built"])[:200], normalized(cells[index]["live"])[:200])
-              for index in with_text
-              if normalized(cells[index]["built"]) != normalized(cells[index]["live"])}
+    with_text = [
+        index
+        for index, cell in enumerate(cells)
+        if normalized(cell["built"]) and not cell["builtSvg"] and index not in skipped
+    ]
+    differ = {
+        index: (normalized(cells[index]["built"])[:200], normalized(cells[index]["live"])[:200])
+        for index in with_text
+        if normalized(cells[index]["built"]) != normalized(cells[index]["live"])
+    }
     unexpected = {index: texts for index, texts in differ.items() if index not in MAY_DIFFER.get(name, {})}
     same = len(with_text) - len(differ)
-    print(f"{name}: {same} of {len(with_text)} text outputs equal the build's; "
-          f"{len(skipped)} of {len(cells)} cells no-live")
+    print(
+        f"{name}: {same} of {len(with_text)} text outputs equal the build's; "
+        f"{len(skipped)} of {len(cells)} cells no-live"
+    )
     assert not unexpected, f"live output differs from the build's on {name}: {unexpected}"
     assert same >= 0.9 * len(with_text)
     assert not visit.problems(), "\n".join(visit.problems())
@@ -168,7 +184,8 @@ def test_the_backward_widget_steps_through_an_expression_the_reader_typed(live_p
     label = page.evaluate("""() => [...document.querySelectorAll('textarea')]
         .find(area => area.value.startsWith('flow = explore.backward(L)')).getAttribute('aria-label')""")
     page.get_by_role("textbox", name=label, exact=True).fill(
-        'flow = explore.backward((Value(0.5, label="x") * Value(-3.0, label="y")).exp())\nflow')
+        'flow = explore.backward((Value(0.5, label="x") * Value(-3.0, label="y")).exp())\nflow'
+    )
     page.get_by_role("button", name=label.replace("Code of", "Run"), exact=True).click()
     widget = page.locator(f"div.cell:has(textarea[aria-label='{label}']) [data-live-output] [data-explorable]")
     expect(widget).to_have_count(1, timeout=30_000)

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from chainrule.functional import cross_entropy, l2_penalty
-from chainrule.nn import MLP, SGD, Adam, D2LMLP, Linear, d2l_forward, make_classification
+from chainrule.nn import D2LMLP, MLP, SGD, Adam, Linear, d2l_forward, make_classification
 from chainrule.tensor import Tensor
 
 TORCH_ACTIVATIONS = {"relu": torch.relu, "tanh": torch.tanh, "sigmoid": torch.sigmoid}
@@ -104,7 +104,11 @@ def test_float32_layer_stays_float32():
 
 def test_linear_input_errors():
     layer = Linear(3, 2)
-    with raises(ValueError, "Linear: input of shape (4, 5) does not fit the layer: its last dim must be in_features=3 (weight shape (2, 3))"):  # noqa: E501
+    with raises(
+        ValueError,
+        "Linear: input of shape (4, 5) does not fit the layer: "
+        "its last dim must be in_features=3 (weight shape (2, 3))",
+    ):
         layer(np.ones((4, 5)))
     with raises(ValueError, "Linear: input of shape ()"):
         layer(Tensor(1.0))
@@ -126,7 +130,11 @@ def test_linear_input_errors():
         (lambda: Linear(3, True), ValueError, "Linear: out_features must be a positive integer, got True"),
         (lambda: Linear(3, 2, dtype=np.int64), TypeError, "Linear: dtype <class 'numpy.int64'> is not supported"),
         (lambda: Linear(3, 2, rng="seed"), TypeError, "Linear: rng must be None, an int seed or a np.random.Generator"),
-        (lambda: MLP([3, 4], activation="gelu"), ValueError, "MLP: activation must be one of ['relu', 'sigmoid', 'tanh'], got 'gelu'"),  # noqa: E501
+        (
+            lambda: MLP([3, 4], activation="gelu"),
+            ValueError,
+            "MLP: activation must be one of ['relu', 'sigmoid', 'tanh'], got 'gelu'",
+        ),  # noqa: E501
         (lambda: MLP([3]), ValueError, "MLP: sizes needs at least two widths (inputs and outputs), got [3]"),
         (lambda: MLP([3, 0, 2]), ValueError, "MLP: sizes[1] must be a positive integer, got 0"),
         (lambda: MLP([3, -2]), ValueError, "MLP: sizes[1] must be a positive integer, got -2"),
@@ -178,7 +186,12 @@ def d2l_case(hidden_bias, activation, loss, lam=0.3, seed=3):
     return model, X, y
 
 
-CASES = [(bias, act, loss) for bias in (False, True) for act in ("relu", "tanh", "sigmoid") for loss in ("cross_entropy", "mse")]  # noqa: E501
+CASES = [
+    (bias, act, loss)
+    for bias in (False, True)
+    for act in ("relu", "tanh", "sigmoid")
+    for loss in ("cross_entropy", "mse")
+]  # noqa: E501
 
 
 @pytest.mark.parametrize("hidden_bias, activation, loss", CASES)
@@ -332,7 +345,7 @@ def test_weight_decay_equals_l2_penalty_in_the_loss():
     decayed, penalized, plain = (MLP([3, 8, 2], rng=8) for _ in range(3))
     losses_decay = train_chainrule(decayed, X, y, SGD(decayed.parameters(), 0.3, weight_decay=lam), 30)
     losses_penalty = train_chainrule(penalized, X, y, SGD(penalized.parameters(), 0.3), 30, lam=lam)
-    losses_plain = train_chainrule(plain, X, y, SGD(plain.parameters(), 0.3), 30)
+    train_chainrule(plain, X, y, SGD(plain.parameters(), 0.3), 30)
     assert_close(losses_decay, losses_penalty)
     for a, b, c in zip(decayed.parameters(), penalized.parameters(), plain.parameters()):
         assert_close(a.data, b.data)
@@ -349,7 +362,11 @@ def test_weight_decay_equals_l2_penalty_in_the_loss():
         ({"lr": 0.1, "weight_decay": -1e-4}, ValueError, "SGD: weight_decay must be a finite number >= 0, got -0.0001"),
         ({"lr": 0.1, "params": []}, ValueError, "SGD: params is empty"),
         ({"lr": 0.1, "params": [np.ones(3)]}, TypeError, "SGD: params[0] must be a Tensor with requires_grad=True"),
-        ({"lr": 0.1, "params": [Tensor(np.ones(3))]}, TypeError, "SGD: params[0] must be a Tensor with requires_grad=True"),  # noqa: E501
+        (
+            {"lr": 0.1, "params": [Tensor(np.ones(3))]},
+            TypeError,
+            "SGD: params[0] must be a Tensor with requires_grad=True",
+        ),  # noqa: E501
     ],
 )
 def test_sgd_validation(kwargs, exception, text):
@@ -358,12 +375,21 @@ def test_sgd_validation(kwargs, exception, text):
         SGD(**kwargs)
 
 
-@pytest.mark.parametrize("name, ours, theirs", [
-    ("momentum", lambda ps: SGD(ps, lr=0.05, momentum=0.9, weight_decay=1e-3),
-     lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9, weight_decay=1e-3)),
-    ("adam", lambda ps: Adam(ps, lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=1e-3),
-     lambda ps: torch.optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=1e-3)),
-])
+@pytest.mark.parametrize(
+    "name, ours, theirs",
+    [
+        (
+            "momentum",
+            lambda ps: SGD(ps, lr=0.05, momentum=0.9, weight_decay=1e-3),
+            lambda ps: torch.optim.SGD(ps, lr=0.05, momentum=0.9, weight_decay=1e-3),
+        ),
+        (
+            "adam",
+            lambda ps: Adam(ps, lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=1e-3),
+            lambda ps: torch.optim.Adam(ps, lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=1e-3),
+        ),
+    ],
+)
 def test_optimizers_with_state_match_torch_over_several_steps(name, ours, theirs):
     X, y = make_classification(40, 4, 3, seed=5)
     net = MLP([4, 6, 3], rng=2)
@@ -398,12 +424,15 @@ def test_zero_grad_can_keep_the_arrays_and_backward_then_adds_in_place():
     assert all(p.grad is None for p in net.parameters())
 
 
-@pytest.mark.parametrize("kwargs, text", [
-    ({"lr": 0.1, "momentum": 1.0}, "SGD: momentum must be a finite number in [0, 1), got 1.0"),
-    ({"lr": 0.1, "betas": (0.9,)}, "Adam: betas must be a pair (beta1, beta2), got (0.9,)"),
-    ({"lr": 0.1, "betas": (0.9, 1.5)}, "Adam: betas[1] must be a finite number in [0, 1), got 1.5"),
-    ({"lr": 0.1, "eps": 0}, "Adam: eps must be a finite number > 0, got 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, text",
+    [
+        ({"lr": 0.1, "momentum": 1.0}, "SGD: momentum must be a finite number in [0, 1), got 1.0"),
+        ({"lr": 0.1, "betas": (0.9,)}, "Adam: betas must be a pair (beta1, beta2), got (0.9,)"),
+        ({"lr": 0.1, "betas": (0.9, 1.5)}, "Adam: betas[1] must be a finite number in [0, 1), got 1.5"),
+        ({"lr": 0.1, "eps": 0}, "Adam: eps must be a finite number > 0, got 0"),
+    ],
+)
 def test_optimizer_validation_names_the_optimizer_and_the_value(kwargs, text):
     params = Linear(2, 2).parameters()
     cls = SGD if "momentum" in kwargs else Adam

@@ -20,15 +20,14 @@ import re
 import subprocess
 import sys
 import tarfile
-import tomllib
 import zipfile
 from email.parser import Parser
 from pathlib import Path
 
-import pytest
-import trove_classifiers
-
 import offline
+import pytest
+import tomllib
+import trove_classifiers
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -60,8 +59,12 @@ def distributions(tmp_path_factory) -> tuple[Path, Path]:
 
 
 def test_twine_check_strict_passes(distributions):
-    result = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, distributions)],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *map(str, distributions)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, f"twine check --strict failed:\n{result.stdout}\n{result.stderr}"
     assert result.stdout.count("PASSED") == 2, result.stdout
 
@@ -72,8 +75,11 @@ def test_sdist_holds_the_package_its_data_and_the_readme(distributions):
     with tarfile.open(sdist) as archive:
         names = set(archive.getnames())
     top = f"chainrule-{VERSION}/"
-    wanted = [f"src/chainrule/{name}" for name in MODULES + DATA] + ["pyproject.toml", "PKG-INFO",
-                                                                    package.readme_path()]
+    wanted = [f"src/chainrule/{name}" for name in MODULES + DATA] + [
+        "pyproject.toml",
+        "PKG-INFO",
+        package.readme_path(),
+    ]
     missing = [name for name in wanted if top + name not in names]
     assert not missing, f"the sdist lacks {missing}"
     assert {"explorable.js", "explorable.css", "live.js", "live_worker.js", "live.css"} <= set(DATA)
@@ -107,8 +113,11 @@ def test_metadata_is_what_pypi_accepts_and_shows(distributions):
     urls = dict(entry.split(", ", 1) for entry in metadata.get_all("Project-URL"))
     assert {"Homepage", "Source", "Issues"} <= set(urls) and all(url.startswith("https://") for url in urls.values())
     classifiers = metadata.get_all("Classifier")
-    unknown = [c for c in classifiers if c not in trove_classifiers.classifiers
-               or c in trove_classifiers.deprecated_classifiers]
+    unknown = [
+        c
+        for c in classifiers
+        if c not in trove_classifiers.classifiers or c in trove_classifiers.deprecated_classifiers
+    ]
     assert classifiers and not unknown, f"PyPI refuses an upload with unknown classifiers: {unknown}"
 
 
@@ -144,8 +153,14 @@ def test_wheel_installs_and_runs_in_a_clean_venv(distributions, tmp_path: Path):
     assert absent == "[]", f"the clean venv has {absent}: it cannot show that chainrule works without them"
     assert installed == "True", "chainrule was imported from somewhere else than the venv"
     assert offline.run([python, "-c", scalar], env, cwd=tmp_path).strip() == scalar_output
-    failed = subprocess.run([python, "-c", "from chainrule import Tensor"], env=env, cwd=tmp_path,
-                            capture_output=True, text=True, timeout=120)
+    failed = subprocess.run(
+        [python, "-c", "from chainrule import Tensor"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert failed.returncode != 0 and "numpy" in failed.stderr, "the tensor part imported without numpy"
     offline.uv_install(python, "numpy")
     assert offline.run([python, "-c", tensor], env, cwd=tmp_path).strip() == tensor_output

@@ -20,7 +20,6 @@ from urllib.parse import unquote, urljoin, urlsplit
 import pytest
 import yaml
 from bs4 import BeautifulSoup
-
 from conftest import BOOK_HTML, ROOT, TOC_FILE, chapter_source
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
@@ -30,8 +29,10 @@ SINGLE_PAGE = ROOT / "_build" / "singlehtml" / "book.html"
 NUMBERS = ROOT / "_build" / "numbers.json"
 MIN_PAGES, MAX_PAGES = 60, 500
 #: TeX that MathJax would have turned into math. `\[` and `\(` are not here: code has regexes.
-RAW_TEX = re.compile(r"\\(?:frac|partial|begin\{|end\{|mathbf|mathrm|left|right|sum|tanh|lambda|top|cdot|nabla"
-                     r"|bar|tilde|sigma|odot|text\{)|\$\$|\$[^$\n]{1,80}\$")
+RAW_TEX = re.compile(
+    r"\\(?:frac|partial|begin\{|end\{|mathbf|mathrm|left|right|sum|tanh|lambda|top|cdot|nabla"
+    r"|bar|tilde|sigma|odot|text\{)|\$\$|\$[^$\n]{1,80}\$"
+)
 #: Points a word may come within the paper's edge (the margins are 14 mm, about 40 pt).
 EDGE = 20.0
 #: Three plain words in a row (no apostrophe or hyphen next to them: Sphinx curls quotes).
@@ -55,8 +56,9 @@ def pdf() -> Path:
     for chapter in numbered_chapters():
         source = chapter_source(chapter)
         if PDF.stat().st_mtime < source.stat().st_mtime:
-            pytest.fail(f"{PDF.relative_to(ROOT)} is older than {source.relative_to(ROOT)}: run `make pdf`",
-                        pytrace=False)
+            pytest.fail(
+                f"{PDF.relative_to(ROOT)} is older than {source.relative_to(ROOT)}: run `make pdf`", pytrace=False
+            )
     return PDF
 
 
@@ -97,6 +99,7 @@ def headings() -> list[str]:
 
 # The checks, each a function of the PDF's text (or its words' boxes) that lists what is wrong.
 
+
 def chapters_out_of_order(pages: list[str], expected: list[str]) -> list[str]:
     """Each heading must open a page of its own, after the previous chapter's."""
     problems, last = [], -1
@@ -104,22 +107,26 @@ def chapters_out_of_order(pages: list[str], expected: list[str]) -> list[str]:
         found = [index for index, text in enumerate(pages) if flat(text).startswith(heading)]
         later = [index for index in found if index > last]
         if not later:
-            problems.append(f"no page after page {last + 1} starts with {heading!r}"
-                            + (f" (found on page {found[0] + 1})" if found else ""))
+            problems.append(
+                f"no page after page {last + 1} starts with {heading!r}"
+                + (f" (found on page {found[0] + 1})" if found else "")
+            )
             continue
         last = later[0]
     return problems
 
 
 def raw_tex(pages: list[str]) -> list[str]:
-    return [f"page {index + 1}: {match.group(0)!r}" for index, text in enumerate(pages)
-            for match in RAW_TEX.finditer(text)]
+    return [
+        f"page {index + 1}: {match.group(0)!r}" for index, text in enumerate(pages) for match in RAW_TEX.finditer(text)
+    ]
 
 
 def missing_numbers(text: str, figures: list[str], equations: list[str]) -> list[str]:
     text = flat(text)
-    return ([f"Fig. {number}" for number in figures if f"Fig. {number}" not in text]
-            + [f"({number})" for number in equations if f"({number})" not in text])
+    return [f"Fig. {number}" for number in figures if f"Fig. {number}" not in text] + [
+        f"({number})" for number in equations if f"({number})" not in text
+    ]
 
 
 def missing_solutions(text: str, solutions: dict[str, str]) -> list[str]:
@@ -130,7 +137,7 @@ def missing_solutions(text: str, solutions: dict[str, str]) -> list[str]:
         start = text.find(f"Solution to {exercise}")
         if start < 0:
             problems.append(f"no 'Solution to {exercise}'")
-        elif not re.search(GAP.join(map(re.escape, words.split())), text[start:start + 4000]):
+        elif not re.search(GAP.join(map(re.escape, words.split())), text[start : start + 4000]):
             problems.append(f"'Solution to {exercise}' is not followed by its text ({words!r})")
     return problems
 
@@ -158,6 +165,7 @@ def solution_words(source: str) -> dict[str, str]:
 
 
 # The tests.
+
 
 def test_page_count(pdf: Path):
     info = run("pdfinfo", str(pdf))
@@ -190,8 +198,12 @@ def test_figure_and_equation_numbers_as_on_the_site(pages: list[str]):
 
 
 def test_every_solution_is_printed_and_marked(pages: list[str]):
-    exercises = {label: f"Exercise {entry['number']}" for chapter in numbers()["numbered"].values()
-                 for label, entry in chapter.items() if entry["kind"] == "exercise"}
+    exercises = {
+        label: f"Exercise {entry['number']}"
+        for chapter in numbers()["numbered"].values()
+        for label, entry in chapter.items()
+        if entry["kind"] == "exercise"
+    }
     solutions = {}
     for chapter in numbered_chapters():
         for label, words in solution_words(chapter_source(chapter).read_text(encoding="utf-8")).items():
@@ -211,16 +223,23 @@ def test_figures_stay_vector_graphics(pdf: Path):
     listing = run("pdfimages", "-list", str(pdf)).splitlines()[2:]
     page = SINGLE_PAGE.read_text(encoding="utf-8")
     raster = len(re.findall(r'<img[^>]+src="(?:data:image/(?:png|jpeg)|[^"]+\.(?:png|jpe?g|gif))', page))
-    assert len(listing) <= raster, (f"{len(listing)} raster images in the PDF, {raster} on the page: "
-                                    f"figures or shadows printed as pictures: {listing[:5]}")
+    assert len(listing) <= raster, (
+        f"{len(listing)} raster images in the PDF, {raster} on the page: "
+        f"figures or shadows printed as pictures: {listing[:5]}"
+    )
 
 
 def test_no_site_controls_are_printed(pages: list[str]):
     """The controls as the site shows them: a button's label with what surrounds it, so that
     prose naming a control ("press Live code under the chapter's title") is not one."""
     text = flat("".join(pages))
-    controls = ["Live code Run and edit this page's Python", "Predict, then reveal Check", "Toggle primary sidebar",
-                "Search Ctrl", "Download PDF"]
+    controls = [
+        "Live code Run and edit this page's Python",
+        "Predict, then reveal Check",
+        "Toggle primary sidebar",
+        "Search Ctrl",
+        "Download PDF",
+    ]
     for control in controls:
         assert control not in text, f"{control!r} printed"
 
@@ -263,4 +282,5 @@ def test_the_checks_can_fail():
     assert not words_past_edge(bbox.format(550.0))
     assert words_past_edge(bbox.format(600.0))
     assert solution_words("````{solution-start} ex-a\n:class: dropdown\n````\n\n$x$ is `y`, so the sum is\n") == {
-        "ex-a": "so the sum"}
+        "ex-a": "so the sum"
+    }

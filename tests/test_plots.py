@@ -3,9 +3,8 @@
 import math
 import re
 
-import pytest
-
 import numpy as np
+import pytest
 
 from chainrule.plots import bar_chart, decision_regions, line_chart, stacked_bar_chart
 from chainrule.svg import MIN_TEXT_PX
@@ -33,15 +32,17 @@ def test_x_and_y_may_be_given_together():
 
 
 def test_x_ticks_can_be_placed():
-    chart = line_chart({"a": ([-1.0, 0.0, 1.0], [1.0, 0.0, 1.0])}, xlabel="x", ylabel="y", alt="A V.",
-                       xticks=[-1, 0, 1])
+    chart = line_chart(
+        {"a": ([-1.0, 0.0, 1.0], [1.0, 0.0, 1.0])}, xlabel="x", ylabel="y", alt="A V.", xticks=[-1, 0, 1]
+    )
     labels = re.findall(r"<!-- (\N{MINUS SIGN}?[0-9.]+) -->", chart.svg())
     assert labels[:3] == ["\N{MINUS SIGN}1", "0", "1"]
 
 
 def test_a_log2_x_axis_is_labelled_with_the_x_values():
-    chart = line_chart({"a": ([16, 64, 256, 1024], [2.0, 2.5, 3.5, 5.0])}, xlabel="batch", ylabel="y",
-                       alt="A line.", logx=True)
+    chart = line_chart(
+        {"a": ([16, 64, 256, 1024], [2.0, 2.5, 3.5, 5.0])}, xlabel="batch", ylabel="y", alt="A line.", logx=True
+    )
     labels = re.findall(r"<!-- ([0-9]+) -->", chart.svg())
     assert ["16", "64", "256", "1024"] == [label for label in labels if label in {"16", "64", "256", "1024"}]
 
@@ -61,17 +62,33 @@ def test_bar_chart_writes_the_values_above_the_bars(tmp_path):
         (lambda: line_chart({"a": ([1, 2], [1])}, xlabel="x", ylabel="y", alt="x"), "series 'a' has 2 x values but 1"),
         (lambda: bar_chart({}, ylabel="y", alt="x"), "bar_chart: values is empty"),
         (lambda: bar_chart({"a": 1}, ylabel="y", alt="x").save("chart.png"), r"Chart.save: can only write .svg"),
-        (lambda: line_chart({"a": [1]}, points={"d": ([1, 2], [1])}, xlabel="x", ylabel="y", alt="x"),
-         "points 'd' have 2 x values but 1"),
+        (
+            lambda: line_chart({"a": [1]}, points={"d": ([1, 2], [1])}, xlabel="x", ylabel="y", alt="x"),
+            "points 'd' have 2 x values but 1",
+        ),
         (lambda: stacked_bar_chart({}, ylabel="y", alt="x"), "stacked_bar_chart: bars is empty"),
-        (lambda: stacked_bar_chart({"a": {"p": 1, "q": 2}, "b": {"q": 2, "p": 1}}, ylabel="y", alt="x"),
-         "bar 'b' has parts"),
-        (lambda: decision_regions(lambda g: g[:, 0] > 0, [[0, 0], [1, 1]], [0, 1], names=["a", "b"], xlabel="x",
-                                  ylabel="y", alt=""), "decision_regions: alt must be a sentence"),
-        (lambda: decision_regions(lambda g: g[:, 0] > 0, [0, 1], [0, 1], names=["a", "b"], xlabel="x",
-                                  ylabel="y", alt="x"), r"points must have shape \(n, 2\)"),
-        (lambda: decision_regions(lambda g: 2 + 0 * g[:, 0], [[0, 0], [1, 1]], [0, 1], names=["a", "b"],
-                                  xlabel="x", ylabel="y", alt="x"), "classes must be 0 to 1"),
+        (
+            lambda: stacked_bar_chart({"a": {"p": 1, "q": 2}, "b": {"q": 2, "p": 1}}, ylabel="y", alt="x"),
+            "bar 'b' has parts",
+        ),
+        (
+            lambda: decision_regions(
+                lambda g: g[:, 0] > 0, [[0, 0], [1, 1]], [0, 1], names=["a", "b"], xlabel="x", ylabel="y", alt=""
+            ),
+            "decision_regions: alt must be a sentence",
+        ),
+        (
+            lambda: decision_regions(
+                lambda g: g[:, 0] > 0, [0, 1], [0, 1], names=["a", "b"], xlabel="x", ylabel="y", alt="x"
+            ),
+            r"points must have shape \(n, 2\)",
+        ),
+        (
+            lambda: decision_regions(
+                lambda g: 2 + 0 * g[:, 0], [[0, 0], [1, 1]], [0, 1], names=["a", "b"], xlabel="x", ylabel="y", alt="x"
+            ),
+            "classes must be 0 to 1",
+        ),
     ],
 )
 def test_bad_input_names_the_function(call, message):
@@ -91,8 +108,13 @@ def test_chart_text_never_shrinks_below_nine_css_pixels():
 
 def test_points_are_drawn_as_markers_under_the_fitted_curve():
     x = [0.0, 0.5, 1.0]
-    chart = line_chart({"fit": (x, [0.0, 0.4, 1.0])}, points={"data": (x, [0.1, 0.5, 0.9])},
-                       xlabel="x", ylabel="y", alt="Three points and a curve.")
+    chart = line_chart(
+        {"fit": (x, [0.0, 0.4, 1.0])},
+        points={"data": (x, [0.1, 0.5, 0.9])},
+        xlabel="x",
+        ylabel="y",
+        alt="Three points and a curve.",
+    )
     svg = chart.svg()
     assert "<!-- data -->" in svg and "<!-- fit -->" in svg, "both appear in the legend"
 
@@ -115,8 +137,16 @@ def test_decision_regions_colour_the_plane_by_class_and_mark_the_points():
         seen.append(grid.shape)
         return (grid.sum(axis=1) > 0).astype(int)
 
-    chart = decision_regions(classify, points, labels, names=["below", "above"], xlabel="x1", ylabel="x2",
-                             alt="Two regions split by a line.", resolution=20)
+    chart = decision_regions(
+        classify,
+        points,
+        labels,
+        names=["below", "above"],
+        xlabel="x1",
+        ylabel="x2",
+        alt="Two regions split by a line.",
+        resolution=20,
+    )
     assert seen == [(400, 2)], "the plane is sampled once, on a resolution x resolution grid"
     svg = chart.svg()
     assert "<!-- below -->" in svg and "<!-- above -->" in svg
@@ -126,6 +156,7 @@ def test_decision_regions_colour_the_plane_by_class_and_mark_the_points():
 
 # Without matplotlib and numpy (the page's Python), line charts and decision regions are
 # drawn by chainrule.svgchart in plain Python.
+
 
 @pytest.fixture
 def plain(monkeypatch):
@@ -137,13 +168,20 @@ def plain(monkeypatch):
 
 def polylines(svg):
     """Each polyline's points, as (x, y) pixel pairs."""
-    return [[tuple(float(v) for v in pair.split(",")) for pair in points.split()]
-            for points in re.findall(r'<polyline points="([^"]+)"', svg)]
+    return [
+        [tuple(float(v) for v in pair.split(",")) for pair in points.split()]
+        for points in re.findall(r'<polyline points="([^"]+)"', svg)
+    ]
 
 
 def test_plain_line_chart_draws_each_series_to_scale_with_its_own_dashes(plain):
-    chart = line_chart({"loss": ([0, 1, 2], [100.0, 10.0, 1.0]), "other": [1.0, 2.0, 3.0]},
-                       xlabel="step", ylabel="loss", alt="Two lines.", logy=True)
+    chart = line_chart(
+        {"loss": ([0, 1, 2], [100.0, 10.0, 1.0]), "other": [1.0, 2.0, 3.0]},
+        xlabel="step",
+        ylabel="loss",
+        alt="Two lines.",
+        logy=True,
+    )
     svg = chart.svg()
     assert 'aria-label="Two lines."' in svg and "<title>Two lines.</title>" in svg
     loss, other = polylines(svg)
@@ -176,15 +214,24 @@ def test_plain_decision_regions_colour_each_cell_by_the_classifier_and_draw_the_
         seen.append(grid)
         return [int(x > 0) for x, _ in grid]
 
-    chart = decision_regions(left_or_right, [(-1.0, 0.0), (1.0, 0.0)], [0, 1], names=["left", "right"],
-                             xlabel="x1", ylabel="x2", alt="Two halves.", extent=(-2, 2, -1, 1), resolution=500)
+    chart = decision_regions(
+        left_or_right,
+        [(-1.0, 0.0), (1.0, 0.0)],
+        [0, 1],
+        names=["left", "right"],
+        xlabel="x1",
+        ylabel="x2",
+        alt="Two halves.",
+        extent=(-2, 2, -1, 1),
+        resolution=500,
+    )
     svg = chart.svg()
     from chainrule.svgchart import MAX_REGION_CELLS
 
-    assert isinstance(seen[0], list) and len(seen[0]) == MAX_REGION_CELLS ** 2, "the grid is capped, as plain pairs"
+    assert isinstance(seen[0], list) and len(seen[0]) == MAX_REGION_CELLS**2, "the grid is capped, as plain pairs"
     cells = re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="[\d.]+" height="[\d.]+" fill="(#\w+)"/>', svg)
     fills = {fill for _, fill in cells}
-    assert len(cells) == MAX_REGION_CELLS ** 2 and len(fills) == 2
+    assert len(cells) == MAX_REGION_CELLS**2 and len(fills) == 2
     middle = sum(float(x) for x, _ in cells) / len(cells)
     left_fills = {fill for x, fill in cells if float(x) < middle - 5}
     right_fills = {fill for x, fill in cells if float(x) > middle + 5}
@@ -196,11 +243,13 @@ def test_plain_decision_regions_colour_each_cell_by_the_classifier_and_draw_the_
 
 def test_plain_decision_regions_refuse_classes_without_a_name(plain):
     with pytest.raises(ValueError, match=r"decision_regions: classes must be 0 to 1, one per name in \['a', 'b'\]"):
-        decision_regions(lambda grid: [2] * len(grid), [(0.0, 0.0)], [0], names=["a", "b"], xlabel="x",
-                         ylabel="y", alt="Bad.")
+        decision_regions(
+            lambda grid: [2] * len(grid), [(0.0, 0.0)], [0], names=["a", "b"], xlabel="x", ylabel="y", alt="Bad."
+        )
     with pytest.raises(ValueError, match="decision_regions: 2 points but 1 labels"):
-        decision_regions(lambda grid: [0] * len(grid), [(0.0, 0.0), (1.0, 1.0)], [0], names=["a"], xlabel="x",
-                         ylabel="y", alt="Bad.")
+        decision_regions(
+            lambda grid: [0] * len(grid), [(0.0, 0.0), (1.0, 1.0)], [0], names=["a"], xlabel="x", ylabel="y", alt="Bad."
+        )
 
 
 @pytest.mark.parametrize("low, high", [(0, 1), (-0.5, 1.5), (0.013, 0.21), (-37, 1200)])

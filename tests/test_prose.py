@@ -18,7 +18,6 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
-
 from conftest import ROOT, pages_with_code
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -49,8 +48,9 @@ def long_code_lines(notebook) -> list[str]:
 @pytest.mark.parametrize("page", pages_with_code())
 def test_code_lines_fit_the_column(page: str):
     found = long_code_lines(jupytext.read(ROOT / f"{page}.md"))
-    assert not found, (f"{page}.md: {len(found)} code lines are longer than {CODE_WIDTH} characters:\n"
-                       + "\n".join(found[:20]))
+    assert not found, f"{page}.md: {len(found)} code lines are longer than {CODE_WIDTH} characters:\n" + "\n".join(
+        found[:20]
+    )
 
 
 def prose_numbers(notebook) -> set[str]:
@@ -77,9 +77,11 @@ def printed_text(executed) -> str:
 def typed_but_computed(source_notebook, executed) -> list[str]:
     printed = printed_text(executed)
     code = "\n".join(cell.source for cell in source_notebook.cells if cell.cell_type == "code")
-    return sorted(number for number in prose_numbers(source_notebook)
-                  if re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d,]|\.\d)", printed)
-                  and number not in code)
+    return sorted(
+        number
+        for number in prose_numbers(source_notebook)
+        if re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d,]|\.\d)", printed) and number not in code
+    )
 
 
 @pytest.mark.full  # reads the book build's executed notebooks
@@ -90,8 +92,10 @@ def test_numbers_the_cells_print_are_glued_into_the_prose(page: str):
     except student_book.StaleBuild as error:
         pytest.fail(str(error), pytrace=False)
     found = typed_but_computed(jupytext.read(ROOT / f"{page}.md"), executed)
-    assert not found, (f"{page}.md types numbers that its cells print: {found}. Glue each from the cell "
-                       "that computes it (chainrule.pages.glue) and write {glue:text}`key:format`")
+    assert not found, (
+        f"{page}.md types numbers that its cells print: {found}. Glue each from the cell "
+        "that computes it (chainrule.pages.glue) and write {glue:text}`key:format`"
+    )
 
 
 def test_the_checks_can_fail(tmp_path: Path):
@@ -100,7 +104,12 @@ def test_the_checks_can_fail(tmp_path: Path):
         "```{code-cell} ipython3\nlr = 0.1\nprint(" + "'x' + " * 20 + "'x')\n```\n",
         fmt="md:myst",
     )
-    executed = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "", outputs=[nbformat.v4.new_output("stream", text="0.19 ms, 1,001,500 flops, 0.25 2.5 0.64 0.1\n")])])
+    executed = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "", outputs=[nbformat.v4.new_output("stream", text="0.19 ms, 1,001,500 flops, 0.25 2.5 0.64 0.1\n")]
+            )
+        ]
+    )
     assert typed_but_computed(source, executed) == ["0.19", "0.64", "1,001,500"]
     assert len(long_code_lines(source)) == 1

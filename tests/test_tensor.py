@@ -9,28 +9,28 @@ test_tensor_errors.py.
 
 import gc
 import sys
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
+import hypothesis.extra.numpy as hnp
 import numpy as np
 import pytest
 import torch
-import hypothesis.extra.numpy as hnp
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from chainrule import topological_order
-from chainrule.gradcheck import assert_gradients_close
-from chainrule.functional import log_softmax
-from chainrule import checkpoint
+from chainrule import checkpoint, topological_order
 from chainrule.cost import saved_bytes_by_kind
+from chainrule.functional import log_softmax
+from chainrule.gradcheck import assert_gradients_close
 from chainrule.tensor import (
-    Node,
-    recorded_graph,
     RULES,
+    Node,
     Tensor,
     grad,
     is_grad_enabled,
     no_grad,
+    recorded_graph,
     set_grad_enabled,
     unbroadcast,
     zero_grad,
@@ -107,16 +107,18 @@ OPS = {
     "sum": OpCase(lambda a: a.sum(axis=1, keepdims=True) * a, lambda a: a.sum(dim=1, keepdim=True) * a, ((2, 3),)),
     "mean": OpCase(lambda a: a.mean(axis=(0, 2)), lambda a: a.mean(dim=(0, 2)), ((2, 3, 2),)),
     "reshape": OpCase(lambda a: a.reshape(3, 2) @ a, lambda a: a.reshape(3, 2) @ a, ((2, 3),)),
-    "transpose": OpCase(lambda a: a.transpose(1, 0, 2) * a.T.transpose(1, 0, 2),
-                        lambda a: a.permute(1, 0, 2) * a.permute(2, 1, 0).permute(1, 0, 2), ((2, 3, 2),)),
+    "transpose": OpCase(
+        lambda a: a.transpose(1, 0, 2) * a.T.transpose(1, 0, 2),
+        lambda a: a.permute(1, 0, 2) * a.permute(2, 1, 0).permute(1, 0, 2),
+        ((2, 3, 2),),
+    ),
     "broadcast_to": OpCase(lambda a: a.broadcast_to(2, 3) * a, lambda a: a.broadcast_to((2, 3)) * a, ((3,),)),
     "relu": OpCase(lambda a: a.relu(), lambda a: a.relu(), ((2, 3),), kind="unary"),
     "tanh": OpCase(lambda a: a.tanh(), lambda a: a.tanh(), ((2, 3),), normal, kind="unary"),
     "sigmoid": OpCase(lambda a: a.sigmoid(), lambda a: a.sigmoid(), ((2, 3),), normal, kind="unary"),
     "exp": OpCase(lambda a: a.exp(), lambda a: a.exp(), ((2, 3),), normal, kind="unary"),
     "log": OpCase(lambda a: a.log(), lambda a: a.log(), ((2, 3),), positive, kind="unary"),
-    "log_softmax": OpCase(lambda a: log_softmax(a, axis=1), lambda a: torch.log_softmax(a, dim=1), ((3, 4),),
-                          normal),
+    "log_softmax": OpCase(lambda a: log_softmax(a, axis=1), lambda a: torch.log_softmax(a, dim=1), ((3, 4),), normal),
     # gradients of gradients through a checkpoint are refused (tested in test_checkpoint.py)
     "checkpoint": OpCase(_checkpointed, lambda a, w: (a @ w).tanh(), ((2, 3), (3, 2)), normal, second_order=False),
 }
@@ -258,8 +260,13 @@ def test_reductions_match_torch(reduction, case, keepdims, seed):
 def test_reshape_matches_torch(shape, seed, data):
     rng = np.random.default_rng(seed)
     size = int(np.prod(shape))
-    target = data.draw(st.sampled_from([(size,), (-1,), (1, size), (size, 1, 1), ()] if size == 1 else
-                                       [(size,), (-1,), (1, size), (size, 1, 1), (-1, 1)]))
+    target = data.draw(
+        st.sampled_from(
+            [(size,), (-1,), (1, size), (size, 1, 1), ()]
+            if size == 1
+            else [(size,), (-1,), (1, size), (size, 1, 1), (-1, 1)]
+        )
+    )
     check_against_torch(lambda a: a.reshape(target), lambda a: a.reshape(target), [normal(rng, shape)], rng)
     check_against_torch(lambda a: a.reshape(*target), lambda a: a.reshape(target), [normal(rng, shape)], rng)
 
@@ -281,8 +288,7 @@ def test_transpose_matches_torch(shape, seed, data):
 def test_broadcast_to_matches_torch(pair, seed):
     rng = np.random.default_rng(seed)
     shape, target = pair.input_shapes[0], pair.result_shape
-    check_against_torch(lambda a: a.broadcast_to(target), lambda a: a.broadcast_to(target),
-                        [normal(rng, shape)], rng)
+    check_against_torch(lambda a: a.broadcast_to(target), lambda a: a.broadcast_to(target), [normal(rng, shape)], rng)
 
 
 MATMUL_SHAPES = [
@@ -327,6 +333,7 @@ def test_a_two_layer_network_matches_torch():
 
 # --------------------------------------------------------------------------- central differences
 
+
 @pytest.mark.parametrize("op", list(OPS))
 def test_gradients_agree_with_central_differences(op):
     case, arrays = case_arrays(op)
@@ -346,6 +353,7 @@ def test_gradcheck_catches_a_wrong_rule(monkeypatch):
 
 
 # --------------------------------------------------------------------------- dtypes
+
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op", list(OPS))
@@ -376,16 +384,20 @@ def test_second_order_matches_torch(op):
     references = [torch.tensor(a, requires_grad=True) for a in arrays]
     upstream = normal(rng, case.chain(*leaves).shape)
     first = grad((case.chain(*leaves) * upstream).sum(), leaves, create_graph=True)
-    torch_first = torch.autograd.grad((case.torch(*references) * torch.tensor(upstream)).sum(), references,
-                                      create_graph=True)
+    torch_first = torch.autograd.grad(
+        (case.torch(*references) * torch.tensor(upstream)).sum(), references, create_graph=True
+    )
     directions = [normal(rng, a.shape) for a in arrays]
     total = sum(((g * v).sum() for g, v in zip(first, directions)), Tensor(0.0))
     torch_total = sum((g * torch.tensor(v)).sum() for g, v in zip(torch_first, directions))
     # A gradient that does not depend on the inputs (add, mean, relu away from its kink,
     # ...) has no graph in chainrule; torch may still record one, whose derivative is 0.
     second = grad(total, leaves) if total.requires_grad else [Tensor(np.zeros_like(a)) for a in arrays]
-    torch_second = (torch.autograd.grad(torch_total, references, allow_unused=True) if torch_total.requires_grad
-                    else [None] * len(references))
+    torch_second = (
+        torch.autograd.grad(torch_total, references, allow_unused=True)
+        if torch_total.requires_grad
+        else [None] * len(references)
+    )
     for ours, theirs in zip(second, torch_second):
         expected = np.zeros_like(ours.data) if theirs is None else theirs.numpy()
         np.testing.assert_allclose(ours.data, expected, rtol=1e-9, atol=1e-12)
@@ -663,8 +675,9 @@ def test_after_backward_only_leaves_their_grads_and_the_loss_hold_memory():
 
 def test_every_op_in_the_table_has_a_documented_rule():
     for op, rule in RULES.items():
-        assert rule.reads == ("*",) or all(set(reads) <= set("ABC"[:len(rule.reads)] + "C")
-                                             for reads in rule.reads), op
+        assert rule.reads == ("*",) or all(set(reads) <= set("ABC"[: len(rule.reads)] + "C") for reads in rule.reads), (
+            op
+        )
         assert rule.vjp.__doc__ and "dA =" in rule.vjp.__doc__, op
 
 
@@ -808,6 +821,7 @@ def test_unbroadcast_sums_over_broadcast_axes():
 
 def hvp_function(lib):
     """f(x) = Σ tanh(x @ W)² + Σ x³ + Σ sigmoid(x)·exp(x/4) / (1 + x²), written once for three libraries."""
+
     def f(x, w):
         if lib == "jax":
             import jax.numpy as jnp
@@ -854,8 +868,9 @@ def test_hessian_vector_product_of_an_mlp_matches_torch():
     hv1, hv2 = grad((g1 * v1).sum() + (g2 * v2).sum(), [w1, w2])
 
     xt = torch.tensor(x0)
-    _, (t1, t2) = torch.autograd.functional.hvp(lambda a, b: loss_fn(a, b, xt), (torch.tensor(w10), torch.tensor(w20)),
-                                                (torch.tensor(v1), torch.tensor(v2)))
+    _, (t1, t2) = torch.autograd.functional.hvp(
+        lambda a, b: loss_fn(a, b, xt), (torch.tensor(w10), torch.tensor(w20)), (torch.tensor(v1), torch.tensor(v2))
+    )
     np.testing.assert_allclose(hv1.data, t1.numpy(), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(hv2.data, t2.numpy(), rtol=1e-9, atol=1e-12)
 

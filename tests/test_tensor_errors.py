@@ -81,8 +81,10 @@ def test_power_needs_a_constant_exponent():
 
 def test_negative_base_to_a_fractional_power_is_refused():
     x = Tensor(np.array([4.0, -1.0]))
-    with raises(ValueError, "power: a negative base to the non-integer power 0.5 is not a real number "
-                            "(min value of the base -1.0)"):
+    with raises(
+        ValueError,
+        "power: a negative base to the non-integer power 0.5 is not a real number (min value of the base -1.0)",
+    ):
         x**0.5
 
 
@@ -106,32 +108,47 @@ def test_log_of_non_positive_values_names_the_min():
 )
 def test_broadcast_failures_name_the_op_and_both_shapes(name, fn):
     a, b = Tensor(np.ones((2, 3))), Tensor(np.ones(2))
-    with raises(ValueError, f"{name}: shapes (2, 3) and (2,) cannot be broadcast together: "
-                            "3 (dim 1 of the left) vs 2 (dim 0 of the right)"):
+    with raises(
+        ValueError,
+        f"{name}: shapes (2, 3) and (2,) cannot be broadcast together: 3 (dim 1 of the left) vs 2 (dim 0 of the right)",
+    ):
         fn(a, b)
 
 
 def test_broadcast_failure_in_a_middle_dim():
-    with raises(ValueError, "add: shapes (4, 3, 1) and (5, 1) cannot be broadcast together: "
-                            "3 (dim 1 of the left) vs 5 (dim 0 of the right)"):
+    with raises(
+        ValueError,
+        "add: shapes (4, 3, 1) and (5, 1) cannot be broadcast together: "
+        "3 (dim 1 of the left) vs 5 (dim 0 of the right)",
+    ):
         Tensor(np.ones((4, 3, 1))) + Tensor(np.ones((5, 1)))
 
 
 @pytest.mark.parametrize(
     "left, right, message",
     [
-        ((3, 4), (5, 2), "matmul: shapes (3, 4) and (5, 2) are not aligned: "
-                         "4 (dim 1 of the left) != 5 (dim 0 of the right)"),
-        ((3,), (4, 2), "matmul: shapes (3,) and (4, 2) are not aligned: "
-                       "3 (dim 0 of the left) != 4 (dim 0 of the right)"),
-        ((2, 3), (4,), "matmul: shapes (2, 3) and (4,) are not aligned: "
-                       "3 (dim 1 of the left) != 4 (dim 0 of the right)"),
-        ((3,), (4,), "matmul: shapes (3,) and (4,) are not aligned: "
-                     "3 (dim 0 of the left) != 4 (dim 0 of the right)"),
-        ((2, 3, 4), (3, 4, 5), "matmul: shapes (2, 3, 4) and (3, 4, 5): the batch dims (2,) and (3,) "
-                               "cannot be broadcast"),
-        ((), (3,), "matmul: shapes () and (3,): both operands need at least one dim "
-                   "(use * to multiply by a scalar)"),
+        (
+            (3, 4),
+            (5, 2),
+            "matmul: shapes (3, 4) and (5, 2) are not aligned: 4 (dim 1 of the left) != 5 (dim 0 of the right)",
+        ),
+        (
+            (3,),
+            (4, 2),
+            "matmul: shapes (3,) and (4, 2) are not aligned: 3 (dim 0 of the left) != 4 (dim 0 of the right)",
+        ),
+        (
+            (2, 3),
+            (4,),
+            "matmul: shapes (2, 3) and (4,) are not aligned: 3 (dim 1 of the left) != 4 (dim 0 of the right)",
+        ),
+        ((3,), (4,), "matmul: shapes (3,) and (4,) are not aligned: 3 (dim 0 of the left) != 4 (dim 0 of the right)"),
+        (
+            (2, 3, 4),
+            (3, 4, 5),
+            "matmul: shapes (2, 3, 4) and (3, 4, 5): the batch dims (2,) and (3,) cannot be broadcast",
+        ),
+        ((), (3,), "matmul: shapes () and (3,): both operands need at least one dim (use * to multiply by a scalar)"),
     ],
 )
 def test_matmul_mismatch_names_the_shapes_and_dims(left, right, message):
@@ -157,8 +174,10 @@ def test_transpose_with_bad_axes():
 @pytest.mark.parametrize("reduction", ["sum", "mean"])
 def test_reductions_over_a_missing_axis(reduction):
     x = Tensor(np.ones((2, 3)))
-    with raises(ValueError, f"{reduction}: axis 2 is not valid for a tensor of shape (2, 3): axes must be distinct "
-                            "and in [-2, 2)"):
+    with raises(
+        ValueError,
+        f"{reduction}: axis 2 is not valid for a tensor of shape (2, 3): axes must be distinct and in [-2, 2)",
+    ):
         getattr(x, reduction)(axis=2)
     with raises(ValueError, f"{reduction}: axis (0, 0) is not valid for a tensor of shape (2, 3)"):
         getattr(x, reduction)(axis=(0, 0))
@@ -181,9 +200,12 @@ def test_unbroadcast_to_a_shape_that_was_not_broadcast():
 
 def test_backward_of_a_non_scalar_needs_a_gradient():
     y = Tensor(np.ones((2, 3)), requires_grad=True) * 2
-    with raises(RuntimeError, "backward: the output has shape (2, 3), not a single number, so pass gradient= "
-                              "(an array of the same shape (2, 3): dL/d output), or reduce the output to a "
-                              "scalar first, e.g. out.sum().backward()"):
+    with raises(
+        RuntimeError,
+        "backward: the output has shape (2, 3), not a single number, so pass gradient= "
+        "(an array of the same shape (2, 3): dL/d output), or reduce the output to a "
+        "scalar first, e.g. out.sum().backward()",
+    ):
         y.backward()
 
 
@@ -213,8 +235,11 @@ def test_a_second_backward_through_a_freed_graph_names_the_op():
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     loss = (x * x).sum()
     loss.backward()
-    with raises(RuntimeError, "backward through multiply ('*') a second time: its saved tensors were freed by an "
-                              "earlier backward pass. Pass retain_graph=True to the earlier backward()"):
+    with raises(
+        RuntimeError,
+        "backward through multiply ('*') a second time: its saved tensors were freed by an "
+        "earlier backward pass. Pass retain_graph=True to the earlier backward()",
+    ):
         loss.backward()
     y = x.tanh().sum()
     y.backward()
@@ -224,8 +249,11 @@ def test_a_second_backward_through_a_freed_graph_names_the_op():
 
 def test_log_backward_producing_inf_names_the_op():
     x = Tensor(np.array([1e-320, 1.0]), requires_grad=True)  # positive, but 1/x overflows
-    with raises(FloatingPointError, "backward of log produced nan/inf: input has values <= 0 or too close to 0 "
-                                    "(d log(a)/da = 1/a) (in the gradient for its input 0, shape (2,))"):
+    with raises(
+        FloatingPointError,
+        "backward of log produced nan/inf: input has values <= 0 or too close to 0 "
+        "(d log(a)/da = 1/a) (in the gradient for its input 0, shape (2,))",
+    ):
         x.log().sum().backward()
 
 
@@ -238,15 +266,20 @@ def test_log_backward_on_float32():
 def test_divide_backward_producing_inf():
     a = Tensor(np.array([1.0]), requires_grad=True)
     b = Tensor(np.array([1e-200]), requires_grad=True)  # b * b underflows to 0
-    with raises(FloatingPointError, "backward of divide produced nan/inf: the divisor has values at or too close "
-                                    "to 0 (in the gradient for its input 1, shape (1,))"):
+    with raises(
+        FloatingPointError,
+        "backward of divide produced nan/inf: the divisor has values at or too close "
+        "to 0 (in the gradient for its input 1, shape (1,))",
+    ):
         (a / b).sum().backward()
 
 
 def test_power_backward_at_zero():
     x = Tensor(np.array([0.0, 4.0]), requires_grad=True)
-    with raises(FloatingPointError, "backward of power produced nan/inf: the base has values at or too close to 0 "
-                                    "and the exponent is below 1"):
+    with raises(
+        FloatingPointError,
+        "backward of power produced nan/inf: the base has values at or too close to 0 and the exponent is below 1",
+    ):
         (x**0.5).sum().backward()
 
 
@@ -254,16 +287,20 @@ def test_overflow_in_the_forward_pass_is_reported_by_backward():
     x = Tensor(np.array([1000.0]), requires_grad=True)
     with np.errstate(over="ignore"):
         y = x.exp()
-    with raises(FloatingPointError, "backward of exp produced nan/inf: the forward pass of this op already had "
-                                    "nan/inf values"):
+    with raises(
+        FloatingPointError, "backward of exp produced nan/inf: the forward pass of this op already had nan/inf values"
+    ):
         y.sum().backward()
 
 
 def test_overflow_of_a_product_in_backward():
     a = Tensor(np.array([1e300]), requires_grad=True)
     b = Tensor(np.array([1e-300]), requires_grad=True)
-    with raises(FloatingPointError, "backward of multiply produced nan/inf: the incoming gradient times the local "
-                                    "derivative overflowed (in the gradient for its input 1, shape (1,))"):
+    with raises(
+        FloatingPointError,
+        "backward of multiply produced nan/inf: the incoming gradient times the local "
+        "derivative overflowed (in the gradient for its input 1, shape (1,))",
+    ):
         (a * b).backward(gradient=np.array([1e10]))
 
 
@@ -294,8 +331,10 @@ def test_grad_errors():
 
 def test_reshape_and_axis_arguments_must_be_ints():
     x = Tensor(np.ones((4, 2)), requires_grad=True)
-    with raises(TypeError, "Tensor.reshape: the shape must be ints, got (4.0, 2): float 4.0 at position 0 "
-                           "(use // for integer division)"):
+    with raises(
+        TypeError,
+        "Tensor.reshape: the shape must be ints, got (4.0, 2): float 4.0 at position 0 (use // for integer division)",
+    ):
         x.reshape(8 / 2, 2)
     with raises(TypeError, "Tensor.sum: the axis must be ints, got (1.0,): float 1.0 at position 0"):
         x.sum(axis=1.0)
@@ -335,8 +374,10 @@ def test_float32_division_by_a_tiny_number_has_the_right_gradient():
 def test_grad_names_arrays_passed_instead_of_tensors():
     x = Tensor(np.ones(3), requires_grad=True)
     loss = (x * x).sum()
-    with raises(TypeError, "grad: inputs must be a Tensor or a list of Tensors, got ndarray (pass the Tensor itself, "
-                           "not its .data)"):
+    with raises(
+        TypeError,
+        "grad: inputs must be a Tensor or a list of Tensors, got ndarray (pass the Tensor itself, not its .data)",
+    ):
         grad(loss, x.data)
     with raises(TypeError, "grad: outputs must be a Tensor or a list of Tensors, got ndarray"):
         grad(loss.data, x)
@@ -351,8 +392,9 @@ def test_sgd_names_a_method_passed_uncalled():
         def parameters(self):
             return [Tensor(np.ones(2), requires_grad=True)]
 
-    with raises(TypeError, "SGD: params is the method 'parameters', not its result; call it: "
-                           "SGD(model.parameters(), lr=...)"):
+    with raises(
+        TypeError, "SGD: params is the method 'parameters', not its result; call it: SGD(model.parameters(), lr=...)"
+    ):
         SGD(Model().parameters, lr=0.1)
     with raises(TypeError, "SGD: params must be a list of Tensors, got Tensor"):
         SGD(Tensor(np.ones(2), requires_grad=True), lr=0.1)

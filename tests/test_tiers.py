@@ -11,9 +11,8 @@ import ast
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
-
 import conftest
+import pytest
 from conftest import ROOT
 
 
@@ -28,8 +27,12 @@ class FakeItem:
 
 
 def test_an_unmarked_test_of_the_build_is_refused():
-    items = [FakeItem("a", ["book_html"], marked=True), FakeItem("b", ["tmp_path"], marked=False),
-             FakeItem("c", ["tmp_path", "colab"], marked=False), FakeItem("d", ["chapter_page"], marked=False)]
+    items = [
+        FakeItem("a", ["book_html"], marked=True),
+        FakeItem("b", ["tmp_path"], marked=False),
+        FakeItem("c", ["tmp_path", "colab"], marked=False),
+        FakeItem("d", ["chapter_page"], marked=False),
+    ]
     assert conftest.unmarked_users_of_builds(items) == ["c", "d"]
     with pytest.raises(pytest.UsageError, match=r"not marked `full`.*\['c', 'd'\]"):
         conftest.pytest_collection_modifyitems(SimpleNamespace(), items)
@@ -46,8 +49,9 @@ def test_the_fast_tier_does_not_import_files_marked_full(tmp_path: Path, markexp
 
 def fast_files() -> list[Path]:
     config = SimpleNamespace(option=SimpleNamespace(markexpr="not full"))
-    return [path for path in sorted((ROOT / "tests").glob("test_*.py")) if not conftest.pytest_ignore_collect(
-        path, config)]
+    return [
+        path for path in sorted((ROOT / "tests").glob("test_*.py")) if not conftest.pytest_ignore_collect(path, config)
+    ]
 
 
 def test_the_fast_tier_reads_no_build_at_import():
@@ -55,8 +59,12 @@ def test_the_fast_tier_reads_no_build_at_import():
     assert len(fast_files()) >= 15, fast_files()
     for path in fast_files():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        module_level = [node for node in tree.body if not isinstance(node, (ast.FunctionDef, ast.ClassDef))
-                        and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))]
+        module_level = [
+            node
+            for node in tree.body
+            if not isinstance(node, (ast.FunctionDef, ast.ClassDef))
+            and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+        ]
         text = "\n".join(ast.unparse(node) for node in module_level)
         for built in ("_build", "wheelhouse", "load_book(", "numbers.json"):
             assert built not in text, f"{path.name} reads {built} when it is imported, but make check builds nothing"

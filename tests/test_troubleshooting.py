@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
-
+import tomllib
 from conftest import ROOT
 from test_editions import run_setup_cell
 

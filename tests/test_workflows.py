@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT
 
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -47,10 +46,14 @@ def every_workflow() -> dict[str, dict]:
 
 def actionlint(*arguments, cwd: Path) -> subprocess.CompletedProcess:
     if not ACTIONLINT.is_file():
-        pytest.fail(f"{ACTIONLINT} is missing: run `make setup` (requirements.txt installs actionlint)",
-                    pytrace=False)
-    return subprocess.run([str(ACTIONLINT), "-no-color", "-oneline", *map(str, arguments)], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+        pytest.fail(f"{ACTIONLINT} is missing: run `make setup` (requirements.txt installs actionlint)", pytrace=False)
+    return subprocess.run(
+        [str(ACTIONLINT), "-no-color", "-oneline", *map(str, arguments)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_actionlint_finds_nothing():
@@ -125,13 +128,19 @@ def test_a_push_to_main_builds_the_book_and_its_pdf_and_deploys_them_to_pages():
     assert ci["on"]["push"] == {"branches": ["main"]}, "pages deploys main only"
     jobs = {name: job for name, job in ci["jobs"].items() if runs_on(job, "push")}
     [build] = [job for job in jobs.values() if "steps" in job and "make book" in commands(job, "push")]
-    done = [command for command in commands(build, "push")
-            if command.startswith("make") or command.startswith("uses actions/upload-pages-artifact")]
+    done = [
+        command
+        for command in commands(build, "push")
+        if command.startswith("make") or command.startswith("uses actions/upload-pages-artifact")
+    ]
     assert done == ["make book", "make pdf", "uses actions/upload-pages-artifact"], done
     [upload] = [step for step in steps(build, "push") if step.get("uses", "").startswith("actions/upload-pages")]
     assert upload["with"]["path"] == "_build/html"
-    [deploy] = [job for job in jobs.values() if any(step.get("uses", "").startswith("actions/deploy-pages@")
-                                                    for step in job["steps"])]
+    [deploy] = [
+        job
+        for job in jobs.values()
+        if any(step.get("uses", "").startswith("actions/deploy-pages@") for step in job["steps"])
+    ]
     assert deploy["needs"] in ("build", ["build"])
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
     [step] = deploy["steps"]
@@ -143,8 +152,11 @@ def test_a_push_to_main_builds_the_book_and_its_pdf_and_deploys_them_to_pages():
 def test_a_tag_publishes_the_checked_sdist_and_wheel_to_pypi_by_trusted_publishing():
     release = workflow("release.yml")
     assert release["on"] == {"push": {"tags": ["v*"]}}
-    [publish] = [job for job in release["jobs"].values()
-                 if any(step.get("uses", "").startswith("pypa/gh-action-pypi-publish@") for step in job["steps"])]
+    [publish] = [
+        job
+        for job in release["jobs"].values()
+        if any(step.get("uses", "").startswith("pypa/gh-action-pypi-publish@") for step in job["steps"])
+    ]
     assert publish["permissions"] == {"id-token": "write"}
     assert publish["environment"]["name"] == "pypi"
     [dist] = [release["jobs"][name] for name in [publish["needs"]]]
@@ -178,10 +190,19 @@ def test_every_action_is_pinned_to_a_release_or_a_commit():
 def test_the_caches_are_keyed_on_the_lock_files():
     [job] = [job for job in workflow("ci.yml")["jobs"].values() if "make book" in commands(job, "pull_request")]
     caches = [step["with"] for step in job["steps"] if step.get("uses", "").startswith("actions/cache@")]
-    hashed = {name.strip().strip("'") for cache in caches
-              for files in re.findall(r"hashFiles\(([^)]*)\)", cache["key"]) for name in files.split(",")}
-    assert {"requirements.txt", "pyproject.toml", "package-lock.json", "tests/offline_requirements.txt",
-            "tests/colab_requirements.txt"} <= hashed
+    hashed = {
+        name.strip().strip("'")
+        for cache in caches
+        for files in re.findall(r"hashFiles\(([^)]*)\)", cache["key"])
+        for name in files.split(",")
+    }
+    assert {
+        "requirements.txt",
+        "pyproject.toml",
+        "package-lock.json",
+        "tests/offline_requirements.txt",
+        "tests/colab_requirements.txt",
+    } <= hashed
     paths = {line.strip() for cache in caches for line in cache["path"].splitlines()}
     assert {".venv", ".cache/npm", ".cache/wheelhouse", "~/.cache/uv"} <= paths, paths
 
@@ -196,13 +217,26 @@ FAKES = {
 }
 
 
-@pytest.mark.parametrize("uid, sudo, installs, calls", [
-    ("1000", "0", True, ["sudo -n true", "sudo apt-get update", "apt-get update",
-                         "sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y fake-package",
-                         "apt-get install -y fake-package"]),
-    ("1000", "1", False, ["sudo -n true"]),  # sudo wants a password: print the command, stop
-    ("0", "1", True, ["apt-get update", "apt-get install -y fake-package"]),
-], ids=["user-with-sudo", "user-without-sudo", "root"])
+@pytest.mark.parametrize(
+    "uid, sudo, installs, calls",
+    [
+        (
+            "1000",
+            "0",
+            True,
+            [
+                "sudo -n true",
+                "sudo apt-get update",
+                "apt-get update",
+                "sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y fake-package",
+                "apt-get install -y fake-package",
+            ],
+        ),
+        ("1000", "1", False, ["sudo -n true"]),  # sudo wants a password: print the command, stop
+        ("0", "1", True, ["apt-get update", "apt-get install -y fake-package"]),
+    ],
+    ids=["user-with-sudo", "user-without-sudo", "root"],
+)
 def test_make_installs_missing_debian_packages_with_sudo_when_it_can(tmp_path, uid, sudo, installs, calls):
     """make system-packages with fake id, sudo and apt-get first on PATH: nothing is installed for real."""
     bin_dir = tmp_path / "bin"
@@ -215,9 +249,21 @@ def test_make_installs_missing_debian_packages_with_sudo_when_it_can(tmp_path, u
     # Not the flags of the make that runs the tests (make test): this make is a new one.
     env = {key: value for key, value in os.environ.items() if key not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     env.update(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", LOG=str(log), FAKE_UID=uid, FAKE_SUDO=sudo)
-    result = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "system-packages",
-                             "PACKAGES=no-such-program-anywhere:fake-package", f"PYTHON={sys.executable}"],
-                            env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            "make",
+            "--no-print-directory",
+            "-C",
+            str(ROOT),
+            "system-packages",
+            "PACKAGES=no-such-program-anywhere:fake-package",
+            f"PYTHON={sys.executable}",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert log.read_text().splitlines() == calls, result.stdout + result.stderr
     if installs:
         assert result.returncode == 0, result.stdout + result.stderr

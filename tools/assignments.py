@@ -56,8 +56,20 @@ from chainrule import answers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import package  # noqa: E402
 from notebooks import (  # noqa: E402
-    ROOT, SOLUTION_MARKERS, Book, ConversionError, Context, bound_and_read, check_solution_marks, convert_markdown,
-    load_book, read_chapter, reference_list, solution_label, tags, with_front_cells,
+    ROOT,
+    SOLUTION_MARKERS,
+    Book,
+    Context,
+    ConversionError,
+    bound_and_read,
+    check_solution_marks,
+    convert_markdown,
+    load_book,
+    read_chapter,
+    reference_list,
+    solution_label,
+    tags,
+    with_front_cells,
 )
 
 OUTPUT = ROOT / "_build" / "assignments"
@@ -66,9 +78,11 @@ POINTS_PER_QUESTION = 2
 #: Points of a question's written work (its derivation or reasoning), graded by hand.
 WRITTEN_POINTS = 1
 #: The prompt above a written answer cell; tools/grade.py finds the answer by its first words.
-WRITTEN_PROMPT = ("**Your working for Exercise {number}** (graded by hand). Write the derivation or the "
-                  "reasoning behind your answer in the cell below, step by step; a graph can be a list of "
-                  "its edges. Write maths between dollar signs, for example $\\partial L / \\partial x$.")
+WRITTEN_PROMPT = (
+    "**Your working for Exercise {number}** (graded by hand). Write the derivation or the "
+    "reasoning behind your answer in the cell below, step by step; a graph can be a list of "
+    "its edges. Write maths between dollar signs, for example $\\partial L / \\partial x$."
+)
 # Scores come from the grader's own process, never from the student's kernel (chainrule.grading).
 PLUGIN = "chainrule.otter_plugin.TrustedScores"
 EXERCISE_LABEL = re.compile(r"^````\{exercise\}.*\n:label:\s*(?P<label>\S+)", re.MULTILINE)
@@ -87,7 +101,7 @@ EXERCISE_LABEL = re.compile(r"^````\{exercise\}.*\n:label:\s*(?P<label>\S+)", re
 # the notebook (the version the autograder zip grades with), else from CHAINRULE_PIP_SPEC, else from
 # the course's repository; otter-grader, pinned; Graphviz on Colab only. tests/test_handout.py runs it
 # in a bare venv. Lines keep to the chapters' 72 columns.
-HANDOUT_SETUP = '''\
+HANDOUT_SETUP = """\
 # Set-up: installs what this notebook needs when it is missing.
 # chainrule comes from the chainrule-*.whl beside this notebook (the
 # course's pinned version), else from the environment variable
@@ -127,7 +141,7 @@ os.makedirs("tests", exist_ok=True)
 for test_name, test_source in PUBLIC_TESTS.items():
     if not os.path.exists(os.path.join("tests", test_name)):
         with open(os.path.join("tests", test_name), "w") as test_file:
-            test_file.write(test_source)'''
+            test_file.write(test_source)"""
 
 
 class AssignmentError(ValueError):
@@ -230,8 +244,9 @@ def solution_code(question: Question, chapter: str) -> str:
     Only top-level ``def`` statements and plain assignments are taken, so the graph drawing,
     the comparisons with PyTorch and the asserts of a solution stay in the book.
     """
-    statements = [(source, node, target_names(node)) for source in question.solution_cells
-                  for node in ast.parse(source).body]
+    statements = [
+        (source, node, target_names(node)) for source in question.solution_cells for node in ast.parse(source).body
+    ]
     wanted = set(defined_names(question.stub))
     chosen: list[int] = []
     for index in range(len(statements) - 1, -1, -1):  # the last definition of each name, then what it reads
@@ -239,11 +254,14 @@ def solution_code(question: Question, chapter: str) -> str:
         if names and wanted & set(names):
             chosen.append(index)
             wanted = (wanted - set(names)) | free_names(ast.get_source_segment(source, node))
-    missing = [name for name in defined_names(question.stub) if not any(
-        name in (statements[i][2] or []) for i in chosen)]
+    missing = [
+        name for name in defined_names(question.stub) if not any(name in (statements[i][2] or []) for i in chosen)
+    ]
     if missing:
-        raise AssignmentError(f"{chapter}.md: the solution of Exercise {question.number} does not define "
-                              f"{missing} at the top level of a solution code cell")
+        raise AssignmentError(
+            f"{chapter}.md: the solution of Exercise {question.number} does not define "
+            f"{missing} at the top level of a solution code cell"
+        )
     pieces = [ast.get_source_segment(statements[i][0], statements[i][1]) for i in sorted(chosen)]
     return "\n\n\n".join(pieces) if any(p.startswith("def ") for p in pieces) else "\n".join(pieces)
 
@@ -259,9 +277,11 @@ def test_function(question: Question, source: str, suffix: str, chapter: str) ->
     answer_names = defined_names(question.stub)
     unknown = free_names(source) - set(answer_names)
     if unknown:
-        raise AssignmentError(f"{chapter}.md: the check of Exercise {question.number} uses {sorted(unknown)}, which "
-                              "it does not define; a check cell may use only the answer's names and what it "
-                              "imports or defines itself")
+        raise AssignmentError(
+            f"{chapter}.md: the check of Exercise {question.number} uses {sorted(unknown)}, which "
+            "it does not define; a check cell may use only the answer's names and what it "
+            "imports or defines itself"
+        )
     used = [name for name in answer_names if name in free_names(source)]
     return f"def test_{question.name}{suffix}({', '.join(used)}):\n{textwrap.indent(source, '    ')}"
 
@@ -296,15 +316,21 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     - ``written.json``, the questions with written work graded by hand, which ``make grade``
       exports (``tools/grade.py``).
     """
-    written = [{"name": q.written_name, "number": q.number, "points": WRITTEN_POINTS}
-               for q in assignment.questions if q.solution_text]
+    written = [
+        {"name": q.written_name, "number": q.number, "points": WRITTEN_POINTS}
+        for q in assignment.questions
+        if q.solution_text
+    ]
     files["written.json"] = json.dumps(written, indent=1).encode()
     for question in assignment.questions:
         parts, reference = question_parts(question, assignment.chapter)
         if not parts:
             continue
-        lines = ["", "# Written by make assignments: the parts chainrule.grading gives points to separately.",
-                 f"chainrule_parts = {parts!r}"]
+        lines = [
+            "",
+            "# Written by make assignments: the parts chainrule.grading gives points to separately.",
+            f"chainrule_parts = {parts!r}",
+        ]
         if reference:
             lines.append(f"chainrule_reference = {reference!r}")
         name = f"tests/{question.name}.py"
@@ -346,11 +372,14 @@ def config_cell(assignment: Assignment, requirements: Path) -> str:
         "name": assignment.name,
         "requirements": str(requirements),
         "overwrite_requirements": False,  # keep otter's own (otter-grader itself, nbconvert, ...)
-        "init_cell": False, "check_all_cell": False, "export_cell": False,
-        "run_tests": True, "solutions_pdf": False, "template_pdf": False,
+        "init_cell": False,
+        "check_all_cell": False,
+        "export_cell": False,
+        "run_tests": True,
+        "solutions_pdf": False,
+        "template_pdf": False,
         "tests": {"files": True, "ok_format": False},
-        "generate": {"pdf": False, "show_stdout": True, "show_hidden": True,
-                     "plugins": [PLUGIN]},
+        "generate": {"pdf": False, "show_stdout": True, "show_hidden": True, "plugins": [PLUGIN]},
     }
     return "# ASSIGNMENT CONFIG\n" + "\n".join(f"{key}: {json.dumps(value)}" for key, value in config.items())
 
@@ -372,7 +401,8 @@ def introduction(book: Book, assignment: Assignment) -> str:
         "wrong one, the entry, the value expected and the one received, the known mistake your answer "
         "matches, and the data it used.\n"
         "4. Save the notebook and hand in the `.ipynb` file. Your grade also counts hidden tests, which "
-        "try your functions on other data.")
+        "try your functions on other data."
+    )
 
 
 def solution_cell(question: Question, solution: str, chapter: str) -> str:
@@ -383,10 +413,14 @@ def solution_cell(question: Question, solution: str, chapter: str) -> str:
     """
     quote = next((q for q in ("'''", '"""') if q not in question.stub), None)
     if quote is None:
-        raise AssignmentError(f"{chapter}.md: the answer cell of Exercise {question.number} uses both kinds of "
-                              "triple quotes; otter cannot wrap it as a prompt")
-    return (f"{quote} # BEGIN PROMPT\n{question.stub}\n{quote} # END PROMPT\n"
-            f"# BEGIN SOLUTION NO PROMPT\n{solution}\n# END SOLUTION")
+        raise AssignmentError(
+            f"{chapter}.md: the answer cell of Exercise {question.number} uses both kinds of "
+            "triple quotes; otter cannot wrap it as a prompt"
+        )
+    return (
+        f"{quote} # BEGIN PROMPT\n{question.stub}\n{quote} # END PROMPT\n"
+        f"# BEGIN SOLUTION NO PROMPT\n{solution}\n# END SOLUTION"
+    )
 
 
 def master_notebook(book: Book, assignment: Assignment, requirements: Path):
@@ -394,8 +428,10 @@ def master_notebook(book: Book, assignment: Assignment, requirements: Path):
     cells = [
         raw(config_cell(assignment, requirements)),
         markdown(introduction(book, assignment)),
-        code(HANDOUT_SETUP.format(default_spec=book.default_pip_spec, otter_version=OTTER_VERSION,
-                                  public_tests="{}"), ["otter_ignore"]),
+        code(
+            HANDOUT_SETUP.format(default_spec=book.default_pip_spec, otter_version=OTTER_VERSION, public_tests="{}"),
+            ["otter_ignore"],
+        ),
         code("import otter\n\ngrader = otter.Notebook()"),
         code("import math\n\nimport numpy as np"),
     ]
@@ -409,14 +445,20 @@ def master_notebook(book: Book, assignment: Assignment, requirements: Path):
             raw("# END SOLUTION"),
             raw("# BEGIN TESTS"),
             code(test_function(question, question.check, "", assignment.chapter)),
-            *[code('""" # BEGIN TEST CONFIG\nhidden: true\n""" # END TEST CONFIG\n'
-                   + test_function(question, source, f"_hidden_{index}", assignment.chapter))
-              for index, source in enumerate(question.hidden, start=1)],
+            *[
+                code(
+                    '""" # BEGIN TEST CONFIG\nhidden: true\n""" # END TEST CONFIG\n'
+                    + test_function(question, source, f"_hidden_{index}", assignment.chapter)
+                )
+                for index, source in enumerate(question.hidden, start=1)
+            ],
             raw("# END TESTS"),
             raw("# END QUESTION"),
             *written_cells(question, context),
         ]
-    closing = "## Hand in\n\nSave the notebook (File → Save, or File → Download on Colab) and hand in the `.ipynb` file."
+    closing = (
+        "## Hand in\n\nSave the notebook (File → Save, or File → Download on Colab) and hand in the `.ipynb` file."
+    )
     if context.cited:
         closing += "\n\n" + reference_list(book, context.cited)
     cells.append(markdown(closing))
@@ -456,8 +498,11 @@ def requirements_text(book: Book) -> str:
 
 def pinned_requirements(wheel: Path, where: str) -> list[str]:
     """The grading environment, as local grading has it: otter, numpy and chainrule's wheel, pinned."""
-    return [f"otter-grader[grading]=={OTTER_VERSION}", f"numpy=={importlib.metadata.version('numpy')}",
-            f"{where}{wheel.name}"]
+    return [
+        f"otter-grader[grading]=={OTTER_VERSION}",
+        f"numpy=={importlib.metadata.version('numpy')}",
+        f"{where}{wheel.name}",
+    ]
 
 
 def rewrite_zip(archive_path: Path, *edits) -> None:
@@ -481,8 +526,10 @@ def pin_environment(files: dict[str, bytes], wheel: Path) -> None:
     """
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     pip = "\n".join(f"      - {line}" for line in pinned_requirements(wheel, "/autograder/source/"))
-    environment = (f"name: otter-env\nchannels:\n  - conda-forge\ndependencies:\n  - python={python}\n  - pip\n"
-                   f"  - jupyter_server\n  - pip:\n{pip}\n")
+    environment = (
+        f"name: otter-env\nchannels:\n  - conda-forge\ndependencies:\n  - python={python}\n  - pip\n"
+        f"  - jupyter_server\n  - pip:\n{pip}\n"
+    )
     setup = files["setup.sh"].decode()
     files["setup.sh"] = "\n".join(line for line in setup.splitlines() if "playwright" not in line).encode() + b"\n"
     files["environment.yml"] = environment.encode()
@@ -503,14 +550,18 @@ def assign(book: Book, assignment: Assignment, output: Path, wheel: Path) -> Pat
         otter = Path(sys.executable).parent / "otter"
         run = subprocess.run([str(otter), "assign", master.name, "dist"], cwd=work, capture_output=True, text=True)
         if run.returncode != 0:
-            raise AssignmentError(f"otter assign failed for {assignment.name}:\n{run.stdout[-3000:]}\n"
-                                  f"{run.stderr[-3000:]}")
+            raise AssignmentError(
+                f"otter assign failed for {assignment.name}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+            )
         dist = work / "dist"
         (folder / "autograder").mkdir(parents=True)
         zips = list((dist / "autograder").glob("*-autograder_*.zip"))
         shutil.copy(zips[0], folder / "autograder" / f"{assignment.name}-autograder.zip")
-        rewrite_zip(folder / "autograder" / f"{assignment.name}-autograder.zip",
-                    lambda files: pin_environment(files, wheel), lambda files: with_grader_files(files, assignment))
+        rewrite_zip(
+            folder / "autograder" / f"{assignment.name}-autograder.zip",
+            lambda files: pin_environment(files, wheel),
+            lambda files: with_grader_files(files, assignment),
+        )
         shutil.copytree(dist / "student", folder / "student")
         shutil.copy(wheel, folder / "student" / wheel.name)  # the set-up cell installs it
         public_tests = {path.name: path.read_text() for path in sorted((folder / "student" / "tests").glob("*.py"))}
@@ -570,15 +621,15 @@ def solution_lines(assignment: Assignment) -> list[str]:
         for line in solution_code(question, assignment.chapter).splitlines():
             if line.strip() and line.strip() not in stub_lines:
                 lines.append(line.strip())
-        lines += [line.strip() for text in question.solution_text for line in text.splitlines()
-                  if len(line.strip()) >= 40]
+        lines += [
+            line.strip() for text in question.solution_text for line in text.splitlines() if len(line.strip()) >= 40
+        ]
     return lines
 
 
 def check_no_solution(assignment: Assignment, student_folder: Path) -> None:
     # Every file but chainrule's wheel (the engine, binary, which the course publishes anyway).
-    texts = {path: path.read_text() for path in student_folder.rglob("*")
-             if path.is_file() and path.suffix != ".whl"}
+    texts = {path: path.read_text() for path in student_folder.rglob("*") if path.is_file() and path.suffix != ".whl"}
     for line in solution_lines(assignment):
         for path, text in texts.items():
             if line in text:

@@ -23,9 +23,8 @@ import sys
 from pathlib import Path
 
 import jupyter_book.sphinx
-from jupyter_book.cli.main import main as cli
-
 import notebooks  # tools/notebooks.py
+from jupyter_book.cli.main import main as cli
 
 
 def run(argv: list[str]) -> int:
@@ -49,8 +48,10 @@ def with_editions(jobs: int, argv: list[str]) -> int:
         return written
     new = [path for path in notebooks.expected_paths(book) if path not in before]
     if new:
-        print(f"New notebooks {', '.join(str(path.relative_to(book)) for path in new)}: "
-              "building again, so that their pages' Colab buttons open them")
+        print(
+            f"New notebooks {', '.join(str(path.relative_to(book)) for path in new)}: "
+            "building again, so that their pages' Colab buttons open them"
+        )
         status = build(jobs, argv)
     return status
 

@@ -82,16 +82,20 @@ def autograder_zip(assignment: str, assignments: Path = ASSIGNMENTS) -> Path:
     if not path.is_file():
         zips = assignments.glob("*/autograder/*-autograder.zip")
         known = ", ".join(sorted(p.parent.parent.name for p in zips)) or "none yet"
-        raise SystemExit(f"make grade: no autograder for {assignment!r} at {path}; run `make assignments` "
-                         f"(assignments: {known})")
+        raise SystemExit(
+            f"make grade: no autograder for {assignment!r} at {path}; run `make assignments` (assignments: {known})"
+        )
     return path
 
 
 def read_tests(archive_path: Path) -> dict[str, str]:
     """The autograder's tests, file name -> source, read from the zip (the grader's own copy)."""
     with zipfile.ZipFile(archive_path) as archive:
-        return {Path(name).name: archive.read(name).decode() for name in sorted(archive.namelist())
-                if name.startswith("tests/") and name.endswith(".py")}
+        return {
+            Path(name).name: archive.read(name).decode()
+            for name in sorted(archive.namelist())
+            if name.startswith("tests/") and name.endswith(".py")
+        }
 
 
 def questions(tests: dict[str, str]) -> dict[str, float]:
@@ -163,15 +167,45 @@ def sandbox_command(work: Path, command: list[str]) -> list[str]:
     /tmp stays read-only rather than a new tmpfs, because the venv may itself live under /tmp.
     """
     (work / "tmp").mkdir(exist_ok=True)
-    return ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--bind", str(work), str(work),
-            "--unshare-all", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
-            "--die-with-parent", "--new-session", "--chdir", str(work),
-            "--setenv", "HOME", str(work), "--setenv", "TMPDIR", str(work / "tmp"), "--setenv", "MPLBACKEND", "Agg",
-            "--", *command]
+    return [
+        "bwrap",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--bind",
+        str(work),
+        str(work),
+        "--unshare-all",
+        "--uid",
+        "65534",
+        "--gid",
+        "65534",
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--new-session",
+        "--chdir",
+        str(work),
+        "--setenv",
+        "HOME",
+        str(work),
+        "--setenv",
+        "TMPDIR",
+        str(work / "tmp"),
+        "--setenv",
+        "MPLBACKEND",
+        "Agg",
+        "--",
+        *command,
+    ]
 
 
 def sandbox_available() -> str:
-    """"" when bubblewrap can make the sandbox here, or why not."""
+    """ "" when bubblewrap can make the sandbox here, or why not."""
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"
     with tempfile.TemporaryDirectory() as work:
@@ -185,6 +219,7 @@ def _limits(cpu_seconds: float):
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
         resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
     return apply
 
 
@@ -221,8 +256,9 @@ def prepare(submission: Submission, assignment: str, folder: Path) -> tuple[Path
         return None, f"not a readable notebook ({type(error).__name__}: {_one_line(str(error))[:120]})"
     named = notebook.metadata.get("otter", {}).get("assignment_name")
     if named and named != assignment:
-        return None, (f"submitted the {named} notebook for the {assignment} assignment (its metadata names "
-                      f"assignment '{named}')")
+        return None, (
+            f"submitted the {named} notebook for the {assignment} assignment (its metadata names assignment '{named}')"
+        )
     # A notebook whose cells were copied into a new one has lost otter's metadata: grade it as this one.
     notebook.metadata.setdefault("otter", {})["assignment_name"] = assignment
     copy = folder / "submission.ipynb"
@@ -230,8 +266,9 @@ def prepare(submission: Submission, assignment: str, folder: Path) -> tuple[Path
     return copy, ""
 
 
-def grade_one(archive_path: Path, tests: dict[str, str], submission: Submission, assignment: str,
-              options: argparse.Namespace) -> tuple[Result, Path | None]:
+def grade_one(
+    archive_path: Path, tests: dict[str, str], submission: Submission, assignment: str, options: argparse.Namespace
+) -> tuple[Result, Path | None]:
     """Run one notebook in the sandbox; returns the result without scores and the record's path."""
     start = time.monotonic()
     result = Result(submission.student, submission.file)
@@ -243,13 +280,28 @@ def grade_one(archive_path: Path, tests: dict[str, str], submission: Submission,
     if copy is None:
         result.status = status
         return result, None
-    command = [sys.executable, __file__, "--execute", str(archive_path), str(copy),
-               "--cell-timeout", str(options.cell_timeout)]
+    command = [
+        sys.executable,
+        __file__,
+        "--execute",
+        str(archive_path),
+        str(copy),
+        "--cell-timeout",
+        str(options.cell_timeout),
+    ]
     environment = dict(os.environ, CHAINRULE_GRADING_RECORD=str(work))
     if options.sandboxed:
         command = sandbox_command(work, command)
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=work,
-                             env=environment, start_new_session=True, preexec_fn=_limits(options.timeout))
+    child = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=work,
+        env=environment,
+        start_new_session=True,
+        preexec_fn=_limits(options.timeout),
+    )
     try:
         child.communicate(timeout=options.timeout)
     except subprocess.TimeoutExpired:
@@ -315,9 +367,19 @@ def write_outputs(folder: Path, points: dict[str, float], results: list[Result],
     possible = sum(points.values())
     for result in results:
         scores = [result.scores.get(name, 0.0) for name in points]
-        rows[(result.student, result.file)] = dict(zip(header, [
-            result.student, result.file, *map(_points, scores), _points(sum(scores)), _points(possible),
-            result.status]))
+        rows[(result.student, result.file)] = dict(
+            zip(
+                header,
+                [
+                    result.student,
+                    result.file,
+                    *map(_points, scores),
+                    _points(sum(scores)),
+                    _points(possible),
+                    result.status,
+                ],
+            )
+        )
     with table.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, header, extrasaction="ignore", restval="")
         writer.writeheader()
@@ -325,8 +387,11 @@ def write_outputs(folder: Path, points: dict[str, float], results: list[Result],
     feedback = folder / "feedback"
     feedback.mkdir(exist_ok=True)
     for result in results:
-        lines = [f"{result.student} ({result.file or 'no notebook'}): {_points(sum(result.scores.values()))} of "
-                 f"{_points(possible)} points ({result.status})", ""]
+        lines = [
+            f"{result.student} ({result.file or 'no notebook'}): {_points(sum(result.scores.values()))} of "
+            f"{_points(possible)} points ({result.status})",
+            "",
+        ]
         for name, most in points.items():
             lines.append(f"{name}: {_points(result.scores.get(name, 0.0))} of {_points(most)}")
             lines += ["    " + line for message in result.messages.get(name, []) for line in message.splitlines()]
@@ -360,14 +425,19 @@ def write_summary(folder: Path, points: dict[str, float], rows: list[dict]) -> P
         bars = "".join(
             f"<tr><td>{value:g}</td><td><span style='display:inline-block;height:1em;background:#4a6fa5;"
             f"width:{20 * counts[value]}px'></span> {counts[value]}</td></tr>"
-            for value in sorted(set(counts) | {0.0, most}))
+            for value in sorted(set(counts) | {0.0, most})
+        )
         common = collections.Counter(m for text in feedback for m in set(mistakes(text, name)))
         listed = "".join(f"<li>{html.escape(text)} ({n})</li>" for text, n in common.most_common(5))
-        parts.append(f"<h2>{html.escape(name)}: mean {mean:.2f} of {most:g}</h2><table>{bars}</table>"
-                     + (f"<p>Commonest mistakes in this run:</p><ul>{listed}</ul>" if listed else ""))
+        parts.append(
+            f"<h2>{html.escape(name)}: mean {mean:.2f} of {most:g}</h2><table>{bars}</table>"
+            + (f"<p>Commonest mistakes in this run:</p><ul>{listed}</ul>" if listed else "")
+        )
     path = folder / "summary.html"
-    path.write_text("<!doctype html><meta charset='utf-8'><title>Grades summary</title>"
-                    "<body style='font-family:sans-serif;max-width:40em'>" + "".join(parts) + "</body>")
+    path.write_text(
+        "<!doctype html><meta charset='utf-8'><title>Grades summary</title>"
+        "<body style='font-family:sans-serif;max-width:40em'>" + "".join(parts) + "</body>"
+    )
     return path
 
 
@@ -394,12 +464,18 @@ def written_work(notebook, number: str) -> list[tuple[str, str]] | None:
     placeholder or empty.
     """
     cells = notebook.get("cells", [])
-    start = next((i for i, cell in enumerate(cells) if cell.get("cell_type") == "markdown"
-                  and any(m[1] == number for m in WRITTEN_PROMPT.finditer(_text(cell)))), None)
+    start = next(
+        (
+            i
+            for i, cell in enumerate(cells)
+            if cell.get("cell_type") == "markdown" and any(m[1] == number for m in WRITTEN_PROMPT.finditer(_text(cell)))
+        ),
+        None,
+    )
     if start is None:
         return None
     work = []
-    for cell in cells[start + 1:]:
+    for cell in cells[start + 1 :]:
         text = _text(cell)
         if text.lstrip().startswith(END_OF_ANSWER) or WRITTEN_PROMPT.search(text):
             break
@@ -419,8 +495,11 @@ def render_markdown(text: str) -> str:
     from mdit_py_plugins.dollarmath import dollarmath_plugin
 
     def math(content: str, options: dict) -> str:
-        return (r"\[" + html.escape(content) + r"\]") if options.get("display_mode") else (
-            r"\(" + html.escape(content) + r"\)")
+        return (
+            (r"\[" + html.escape(content) + r"\]")
+            if options.get("display_mode")
+            else (r"\(" + html.escape(content) + r"\)")
+        )
 
     parser = MarkdownIt("commonmark", {"html": False}).use(dollarmath_plugin, renderer=math)
     return parser.render(text)
@@ -451,17 +530,26 @@ def write_written(folder: Path, written: list[dict], submissions: list[Submissio
         for question in written:
             work = written_work(notebook, question["number"])
             answered.append(bool(work))
-            body = ("<p><em>The prompt of this question is not in the notebook.</em></p>" if work is None
-                    else "<p><em>Not answered.</em></p>" if not work
-                    else "".join(render_markdown(text) if kind == "markdown"
-                                 else f"<pre>{html.escape(text)}</pre>" for kind, text in work))
-            parts.append(f"<h2>Exercise {html.escape(question['number'])} ({question['points']:g} point, "
-                         f"by hand)</h2>{body}")
+            body = (
+                "<p><em>The prompt of this question is not in the notebook.</em></p>"
+                if work is None
+                else "<p><em>Not answered.</em></p>"
+                if not work
+                else "".join(
+                    render_markdown(text) if kind == "markdown" else f"<pre>{html.escape(text)}</pre>"
+                    for kind, text in work
+                )
+            )
+            parts.append(
+                f"<h2>Exercise {html.escape(question['number'])} ({question['points']:g} point, by hand)</h2>{body}"
+            )
         page = out / f"{_file_name(submission.student)}.html"
         page.write_text(_page(f"{submission.student}: written work", parts, script))
         done = ", ".join(q["number"] for q, given in zip(written, answered) if given) or "none"
-        rows.append(f"<li><a href='{html.escape(page.name)}'>{html.escape(submission.student)}</a>: "
-                    f"answered {html.escape(done)}</li>")
+        rows.append(
+            f"<li><a href='{html.escape(page.name)}'>{html.escape(submission.student)}</a>: "
+            f"answered {html.escape(done)}</li>"
+        )
     index = out / "index.html"
     index.write_text(_page(f"{folder.name}: written work", [f"<ul>{''.join(rows)}</ul>"], ""))
     return index
@@ -480,18 +568,27 @@ def _mathjax(out: Path) -> str:
 
 
 def _page(title: str, parts: list[str], script: str) -> str:
-    return (f"<!doctype html><html lang='en'><meta charset='utf-8'><meta name='viewport' "
-            f"content='width=device-width'><title>{html.escape(title)}</title>{script}"
-            "<body style='font-family:sans-serif;max-width:44em;margin:auto;padding:1em;line-height:1.5'>"
-            f"<h1>{html.escape(title)}</h1>{''.join(parts)}</body></html>")
+    return (
+        f"<!doctype html><html lang='en'><meta charset='utf-8'><meta name='viewport' "
+        f"content='width=device-width'><title>{html.escape(title)}</title>{script}"
+        "<body style='font-family:sans-serif;max-width:44em;margin:auto;padding:1em;line-height:1.5'>"
+        f"<h1>{html.escape(title)}</h1>{''.join(parts)}</body></html>"
+    )
 
 
-def grade_folder(assignment: str, folder: Path, jobs: int = os.cpu_count() or 1, cell_timeout: int = CELL_TIMEOUT,
-                 timeout: float = SUBMISSION_TIMEOUT, assignments: Path = ASSIGNMENTS, roster: Path | None = None,
-                 only: list[str] | None = None, sandbox: str = "auto") -> list[Result]:
+def grade_folder(
+    assignment: str,
+    folder: Path,
+    jobs: int = os.cpu_count() or 1,
+    cell_timeout: int = CELL_TIMEOUT,
+    timeout: float = SUBMISSION_TIMEOUT,
+    assignments: Path = ASSIGNMENTS,
+    roster: Path | None = None,
+    only: list[str] | None = None,
+    sandbox: str = "auto",
+) -> list[Result]:
     """Grade every notebook in ``folder`` for ``assignment``; its results (and the files in ``folder``)."""
-    return grade_folders([(assignment, folder)], jobs, cell_timeout, timeout, assignments, roster, only,
-                         sandbox)[0]
+    return grade_folders([(assignment, folder)], jobs, cell_timeout, timeout, assignments, roster, only, sandbox)[0]
 
 
 @dataclass
@@ -509,8 +606,9 @@ class _Folder:
     results: list[Result] = field(default_factory=list)
 
 
-def _read_folder(assignment: str, folder: Path, assignments: Path, roster: Path | None,
-                 only: list[str] | None) -> _Folder:
+def _read_folder(
+    assignment: str, folder: Path, assignments: Path, roster: Path | None, only: list[str] | None
+) -> _Folder:
     archive_path = autograder_zip(assignment, assignments)
     found, skipped = find(folder, roster)
     submissions = found
@@ -525,9 +623,16 @@ def _read_folder(assignment: str, folder: Path, assignments: Path, roster: Path 
     return _Folder(assignment, folder, archive_path, found, skipped, submissions, tests, questions(tests))
 
 
-def grade_folders(batch: list[tuple[str, Path]], jobs: int = os.cpu_count() or 1, cell_timeout: int = CELL_TIMEOUT,
-                  timeout: float = SUBMISSION_TIMEOUT, assignments: Path = ASSIGNMENTS, roster: Path | None = None,
-                  only: list[str] | None = None, sandbox: str = "auto") -> list[list[Result]]:
+def grade_folders(
+    batch: list[tuple[str, Path]],
+    jobs: int = os.cpu_count() or 1,
+    cell_timeout: int = CELL_TIMEOUT,
+    timeout: float = SUBMISSION_TIMEOUT,
+    assignments: Path = ASSIGNMENTS,
+    roster: Path | None = None,
+    only: list[str] | None = None,
+    sandbox: str = "auto",
+) -> list[list[Result]]:
     """Grade several (assignment, folder) pairs in one pool of ``jobs``: no folder waits for another's last
     notebook. Each folder gets its own grades.csv, feedback and summary; the results, folder by folder."""
     folders = [_read_folder(assignment, folder, assignments, roster, only) for assignment, folder in batch]
@@ -535,31 +640,43 @@ def grade_folders(batch: list[tuple[str, Path]], jobs: int = os.cpu_count() or 1
     if why_not and sandbox == "bwrap":
         raise SystemExit(f"make grade: {why_not}")
     if why_not or sandbox == "none":
-        print(f"WARNING: grading WITHOUT a sandbox: {why_not or '--sandbox none'}. Student code runs with "
-              "your permissions and your network.", file=sys.stderr, flush=True)
-    options = argparse.Namespace(cell_timeout=cell_timeout, timeout=timeout, sandboxed=not why_not and
-                                 sandbox != "none")
+        print(
+            f"WARNING: grading WITHOUT a sandbox: {why_not or '--sandbox none'}. Student code runs with "
+            "your permissions and your network.",
+            file=sys.stderr,
+            flush=True,
+        )
+    options = argparse.Namespace(
+        cell_timeout=cell_timeout, timeout=timeout, sandboxed=not why_not and sandbox != "none"
+    )
     start = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        futures = {pool.submit(grade_one, one.archive_path, one.tests, s, one.assignment, options): one
-                   for one in folders for s in one.submissions}
+        futures = {
+            pool.submit(grade_one, one.archive_path, one.tests, s, one.assignment, options): one
+            for one in folders
+            for s in one.submissions
+        }
         for future in concurrent.futures.as_completed(futures):
             one = futures[future]
             result = score(*future.result(), one.tests)  # in this thread: the checks use signals
             one.results.append(result)
-            print(f"{result.student}: {sum(result.scores.values()):g}/{sum(one.points.values()):g} in "
-                  f"{result.seconds:.1f} s" + ("" if result.status == "graded" else f"  ({result.status})"),
-                  flush=True)
+            print(
+                f"{result.student}: {sum(result.scores.values()):g}/{sum(one.points.values()):g} in "
+                f"{result.seconds:.1f} s" + ("" if result.status == "graded" else f"  ({result.status})"),
+                flush=True,
+            )
     for one in folders:
         table = write_outputs(one.folder, one.points, one.results, keep=bool(only))
         written = write_written(one.folder, read_written(one.archive_path), one.found)  # every student's
         for line in one.skipped:
             print(f"skipped {line}")
-        print(f"graded {sum(1 for r in one.results if r.file)} notebooks of {one.assignment} in "
-              f"{time.monotonic() - start:.1f} s with {jobs} at a time"
-              f"{' in the sandbox' if options.sandboxed else ''}; skipped {len(one.skipped)} other files; wrote "
-              f"{table}, {one.folder / 'summary.html'}, {one.folder / 'feedback'}/"
-              + (f" and the written work to grade by hand, {written}" if written else ""))
+        print(
+            f"graded {sum(1 for r in one.results if r.file)} notebooks of {one.assignment} in "
+            f"{time.monotonic() - start:.1f} s with {jobs} at a time"
+            f"{' in the sandbox' if options.sandboxed else ''}; skipped {len(one.skipped)} other files; wrote "
+            f"{table}, {one.folder / 'summary.html'}, {one.folder / 'feedback'}/"
+            + (f" and the written work to grade by hand, {written}" if written else "")
+        )
     return [one.results for one in folders]
 
 
@@ -579,8 +696,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.execute:
         execute(Path(args.assignment), args.submissions, args.cell_timeout)
         return 0
-    grade_folder(args.assignment, args.submissions, max(1, args.jobs), args.cell_timeout, args.timeout,
-                 args.assignments, args.roster, args.only, args.sandbox)
+    grade_folder(
+        args.assignment,
+        args.submissions,
+        max(1, args.jobs),
+        args.cell_timeout,
+        args.timeout,
+        args.assignments,
+        args.roster,
+        args.only,
+        args.sandbox,
+    )
     return 0
 
 

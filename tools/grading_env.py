@@ -45,8 +45,13 @@ def fingerprints(archive_path: Path) -> tuple[str, str]:
     return requirements.hexdigest(), wheels.hexdigest()
 
 
-def build(archive_path: Path, folder: Path, env: dict[str, str] | None = None, uv: Path | None = None,
-          uv_options: tuple[str, ...] = ()) -> Path:
+def build(
+    archive_path: Path,
+    folder: Path,
+    env: dict[str, str] | None = None,
+    uv: Path | None = None,
+    uv_options: tuple[str, ...] = (),
+) -> Path:
     """The venv at ``folder`` with the zip's requirements installed (again only when they changed); its python.
 
     ``env`` is the installer's environment (default: this process's). With ``uv``, uv builds the
@@ -75,11 +80,23 @@ def build(archive_path: Path, folder: Path, env: dict[str, str] | None = None, u
                 venv.EnvBuilder(with_pip=True, clear=True).create(folder)
             arguments = ["-r", "requirements.txt", *EXTRA]
         if uv:
-            _run([str(uv), "pip", "install", "--quiet", "--python", str(python), "--compile-bytecode",
-                  *uv_options, *arguments], work, env)
+            _run(
+                [
+                    str(uv),
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--python",
+                    str(python),
+                    "--compile-bytecode",
+                    *uv_options,
+                    *arguments,
+                ],
+                work,
+                env,
+            )
         else:
-            _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *arguments],
-                 work, env)
+            _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *arguments], work, env)
     stamp.write_text(wanted)
     return python
 

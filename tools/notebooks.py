@@ -43,8 +43,8 @@ import ast
 import copy
 import json
 import re
-import textwrap
 import sys
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -78,7 +78,7 @@ COLAB = "https://colab.research.google.com/github"
 #: The kernel JupyterLab records when it saves a chapter (ipykernel's python3 kernel).
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
-SETUP_TEMPLATE = '''\
+SETUP_TEMPLATE = """\
 # Set-up: makes `import chainrule` work. On Colab it installs it
 # (the environment variable CHAINRULE_PIP_SPEC overrides from where).
 import importlib.util, os, shutil, subprocess, sys
@@ -104,7 +104,7 @@ if importlib.util.find_spec("chainrule") is None:
             f"\\n{{pip.stderr[-2000:]}}\\nCheck the network, or set "
             "CHAINRULE_PIP_SPEC to a source you can reach (a wheel "
             "file, a git URL or chainrule==x.y), then run this cell "
-            "again.")'''
+            "again.")"""
 
 #: The directive fences: ```{name} and :::{name}.
 FENCES = ("fence", "colon_fence")
@@ -136,8 +136,9 @@ def with_spans(rule):
 
 def myst_parser() -> MarkdownIt:
     """The parser the book reads the chapters with (the syntax extensions of _config.yml), roles with their spans."""
-    config = MdParserConfig(enable_extensions={"amsmath", "colon_fence", "deflist", "dollarmath"},
-                            dmath_double_inline=True)
+    config = MdParserConfig(
+        enable_extensions={"amsmath", "colon_fence", "deflist", "dollarmath"}, dmath_double_inline=True
+    )
     parser = create_md_parser(config, RendererHTML)
     parser.inline.ruler.at("myst_role", with_spans(myst_role))
     return parser
@@ -270,12 +271,22 @@ def load_book(root: Path = ROOT) -> Book:
         raise ConversionError("_config.yml must set repository.branch (Colab links name the branch)")
     release = read_release(config)
     numbers = read_numbers(root)
-    book = Book(root=root, repo=repo, branch=branch, repository_url=url, chapters=numbered_chapters(toc),
-                chapter_numbers=numbers["chapters"], glue=numbers.get("glue", {}), release=release)
+    book = Book(
+        root=root,
+        repo=repo,
+        branch=branch,
+        repository_url=url,
+        chapters=numbered_chapters(toc),
+        chapter_numbers=numbers["chapters"],
+        glue=numbers.get("glue", {}),
+        release=release,
+    )
     unnumbered = [chapter for chapter in book.chapters if chapter not in book.chapter_numbers]
     if unnumbered:
-        raise ConversionError(f"{NUMBERS} gives no number to {', '.join(unnumbered)}: the book build is older "
-                              "than _toc.yml. Run `make notebooks`, which builds the book first")
+        raise ConversionError(
+            f"{NUMBERS} gives no number to {', '.join(unnumbered)}: the book build is older "
+            "than _toc.yml. Run `make notebooks`, which builds the book first"
+        )
     bibfiles = config.get("bibtex_bibfiles", [])
     book.bibliography = parse_file(str(root / bibfiles[0])) if bibfiles else None
     for page in book.chapters + unnumbered_pages(toc):  # unnumbered: the first page and the back matter
@@ -289,13 +300,17 @@ def read_release(config: dict) -> str:
     if release is None or release == "":
         return ""
     if not isinstance(release, str):  # YAML reads 0.10 as the number 0.1
-        raise ConversionError(f"_config.yml chainrule_release must be a quoted version, such as \"0.1.0\", "
-                              f"not the {type(release).__name__} {release!r}")
+        raise ConversionError(
+            f'_config.yml chainrule_release must be a quoted version, such as "0.1.0", '
+            f"not the {type(release).__name__} {release!r}"
+        )
     try:
         Version(release)
     except InvalidVersion:
-        raise ConversionError(f"_config.yml chainrule_release {release!r} is not a version (such as \"0.1.0\"): "
-                              "the set-up cell would run `pip install chainrule==<it>`") from None
+        raise ConversionError(
+            f'_config.yml chainrule_release {release!r} is not a version (such as "0.1.0"): '
+            "the set-up cell would run `pip install chainrule==<it>`"
+        ) from None
     return release
 
 
@@ -315,8 +330,10 @@ def read_numbers(root: Path) -> dict:
     """What Sphinx numbered in the last book build (``_ext/edition_numbers.py`` writes it)."""
     path = root / NUMBERS
     if not path.is_file():
-        raise ConversionError(f"{NUMBERS} is missing: the editions take their numbers from the book build. "
-                              "Run `make notebooks`, which builds the book first")
+        raise ConversionError(
+            f"{NUMBERS} is missing: the editions take their numbers from the book build. "
+            "Run `make notebooks`, which builds the book first"
+        )
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -330,8 +347,10 @@ def number_targets(book: Book, chapter: str, notebook, numbered: dict) -> None:
     by_label = {element["label"]: element for element in numbered.values() if "label" in element}
     unlabelled = [f"{element['kind']} {element['number']}" for element in numbered.values() if "label" not in element]
     if unlabelled:
-        raise ConversionError(f"{chapter}.md: the book numbers {', '.join(unlabelled)}, which has no label; "
-                              "give it one (:name: or :label:) so that the editions can print its number")
+        raise ConversionError(
+            f"{chapter}.md: the book numbers {', '.join(unlabelled)}, which has no label; "
+            "give it one (:name: or :label:) so that the editions can print its number"
+        )
     found = set()
 
     def add(label: str, kind: str, **values) -> None:
@@ -343,9 +362,11 @@ def number_targets(book: Book, chapter: str, notebook, numbered: dict) -> None:
         element = by_label.get(label)
         if element is None or element["kind"] != kind:
             what = f"the {kind} {label!r}" if label else f"a {kind} without a label"
-            raise ConversionError(f"{chapter}.md: {what} has no number in {NUMBERS}, so the book build is "
-                                  "older than the chapter (or the book does not number it). Run `make notebooks`, "
-                                  "which builds the book first")
+            raise ConversionError(
+                f"{chapter}.md: {what} has no number in {NUMBERS}, so the book build is "
+                "older than the chapter (or the book does not number it). Run `make notebooks`, "
+                "which builds the book first"
+            )
         found.add(label)
         add(label, kind, number=element["number"])
 
@@ -373,8 +394,10 @@ def number_targets(book: Book, chapter: str, notebook, numbered: dict) -> None:
             if figure.get("name"):
                 numbered_label(figure["name"], "figure")
     if set(by_label) - found:
-        raise ConversionError(f"{chapter}.md: the book build numbers {sorted(set(by_label) - found)}, which the "
-                              "chapter no longer defines. Run `make notebooks`, which builds the book first")
+        raise ConversionError(
+            f"{chapter}.md: the book build numbers {sorted(set(by_label) - found)}, which the "
+            "chapter no longer defines. Run `make notebooks`, which builds the book first"
+        )
     first = next((cell for cell in notebook.cells if "numbering" not in cell.metadata.get("tags", [])), None)
     headings = blocks(first.source) if first and first.cell_type == "markdown" else []
     title = next((block[1].content for block in headings if block[0].tag == "h1"), None)
@@ -425,8 +448,9 @@ def convert_block(block: list[Token], lines: list[str], context: Context, line: 
     token = block[0]
     first, end = line_range(token)
     if token.type in FENCES and not is_closed(token, lines):
-        raise ConversionError(f"{where(context, shifted(line, first))}: the block opened with {token.markup} "
-                              "is never closed")
+        raise ConversionError(
+            f"{where(context, shifted(line, first))}: the block opened with {token.markup} is never closed"
+        )
     if is_directive(token):
         return convert_directive(read_directive(token), context, line)
     if token.type in (*FENCES, "code_block"):
@@ -452,14 +476,17 @@ def display_math(token: Token, lines: list[str], context: Context, line: int) ->
     """
     first, end = line_range(token)
     if lines[first].strip() != (r"\begin{equation*}" if token.type == "amsmath" else "$$"):
-        raise ConversionError(f"{where(context, line)}: display maths must open with a line of its own, "
-                              f"`$$` or `\\begin{{equation*}}`, not {lines[first]!r}")
+        raise ConversionError(
+            f"{where(context, line)}: display maths must open with a line of its own, "
+            f"`$$` or `\\begin{{equation*}}`, not {lines[first]!r}"
+        )
     if token.type == "math_block":
         raise ConversionError(
             f"{where(context, line)}: an unlabelled $$ equation ({lines[first + 1][:60]!r}); write it as "
-            r"\begin{equation*} ... \end{equation*}, or give it a label: $$ (eq-name)")
+            r"\begin{equation*} ... \end{equation*}, or give it a label: $$ (eq-name)"
+        )
     tag = [rf"\tag{{{context.book.targets[token.info].number}}}"] if token.type == "math_block_label" else []
-    return ["$$", r"\begin{equation*}", *lines[first + 1:end - 1], *tag, r"\end{equation*}", "$$"]
+    return ["$$", r"\begin{equation*}", *lines[first + 1 : end - 1], *tag, r"\end{equation*}", "$$"]
 
 
 def with_roles(block: list[Token], lines: list[str], context: Context, line: int) -> list[str]:
@@ -467,21 +494,30 @@ def with_roles(block: list[Token], lines: list[str], context: Context, line: int
     first, end = line_range(block[0])
     for index in range(first, end):
         if lines[index].startswith(("$$", "\\begin{")):
-            raise ConversionError(f"{where(context, shifted(line, index))}: display maths must open with a line of "
-                                  f"its own, `$$` or `\\begin{{equation*}}`, and be closed, not {lines[index]!r}")
+            raise ConversionError(
+                f"{where(context, shifted(line, index))}: display maths must open with a line of "
+                f"its own, `$$` or `\\begin{{equation*}}`, and be closed, not {lines[index]!r}"
+            )
     edits, searched = [], {}
     for token in block:
         if is_directive(token) or token.type in DISPLAY_MATH:
-            raise ConversionError(f"{where(context, shifted(line, token.map[0]))}: a directive or display equation "
-                                  "inside a list, quote or table has no plain-Markdown form for Colab")
+            raise ConversionError(
+                f"{where(context, shifted(line, token.map[0]))}: a directive or display equation "
+                "inside a list, quote or table has no plain-Markdown form for Colab"
+            )
         if token.type != "inline":
             continue
         offsets = line_offsets(token, lines, first, searched)
         for role in (child for child in token.children if child.type == "myst_role"):
             start, stop = role.meta["span"]
             at = shifted(line, token.map[0] + token.content.count("\n", 0, start))
-            edits.append((place(token.content, offsets, start), place(token.content, offsets, stop),
-                          convert_role(role, context, at)))
+            edits.append(
+                (
+                    place(token.content, offsets, start),
+                    place(token.content, offsets, stop),
+                    convert_role(role, context, at),
+                )
+            )
     return [replaced("\n".join(lines[first:end]), edits)]
 
 
@@ -529,8 +565,9 @@ def convert_directive(directive: Directive, context: Context, line: int) -> list
     if name == "solution-start":
         target = context.book.targets.get(argument)
         if target is None or target.kind != "exercise":
-            raise ConversionError(f"{where(context, at)}: solution-start names {argument!r}, "
-                                  "which is no exercise label")
+            raise ConversionError(
+                f"{where(context, at)}: solution-start names {argument!r}, which is no exercise label"
+            )
         return [f"#### Solution to Exercise {target.number}"]
     if name == "solution-end":
         return []
@@ -553,8 +590,14 @@ def convert_directive(directive: Directive, context: Context, line: int) -> list
 def convert_inline(text: str, context: Context, line: int = 0) -> str:
     """One line of MyST Markdown (a title) with its roles in plain form."""
     [inline] = MYST.parseInline(text)
-    return replaced(text, [(*role.meta["span"], convert_role(role, context, line))
-                           for role in inline.children if role.type == "myst_role"])
+    return replaced(
+        text,
+        [
+            (*role.meta["span"], convert_role(role, context, line))
+            for role in inline.children
+            if role.type == "myst_role"
+        ],
+    )
 
 
 def convert_role(role: Token, context: Context, line: int) -> str:
@@ -605,13 +648,17 @@ def glued_text(target: str, context: Context, line: int) -> str:
     key, _, spec = target.rpartition(":") if ":" in target else (target, "", "")
     glued = context.book.glue.get(context.chapter, {})
     if key not in glued:
-        raise ConversionError(f"{where(context, line)}: no cell of the last book build glued {key!r}. Glue it "
-                              "in a cell above (chainrule.pages.glue), then run `make notebooks`")
+        raise ConversionError(
+            f"{where(context, line)}: no cell of the last book build glued {key!r}. Glue it "
+            "in a cell above (chainrule.pages.glue), then run `make notebooks`"
+        )
     try:
         text = format_plain_text(glued[key], spec or "s")
     except (TypeError, ValueError) as error:
-        raise ConversionError(f"{where(context, line)}: {{glue:text}} format {spec!r} does not fit the value "
-                              f"{glued[key]!r} of {key!r}: {error}") from None
+        raise ConversionError(
+            f"{where(context, line)}: {{glue:text}} format {spec!r} does not fit the value "
+            f"{glued[key]!r} of {key!r}: {error}"
+        ) from None
     return GLUE_MARK if context.book.mark_glue else text
 
 
@@ -642,13 +689,19 @@ YEAR = bib.first_of[bib.optional[bib.field("year")], Text("n.d.")]
 REFERENCE = bib.join(sep=" ")[
     bib.join[
         bib.first_of[bib.optional[bib.names("author", sep=", ")], bib.optional[bib.names("editor", sep=", ")]],
-        " (", YEAR, ").",
+        " (",
+        YEAR,
+        ").",
     ],
     bib.optional[bib.join["*", bib.field("title"), "*."]],
-    bib.sentence[bib.first_of[
-        bib.optional[bib.field("journal")], bib.optional[bib.field("booktitle")],
-        bib.optional[bib.field("publisher")], bib.optional[bib.field("howpublished")],
-    ]],
+    bib.sentence[
+        bib.first_of[
+            bib.optional[bib.field("journal")],
+            bib.optional[bib.field("booktitle")],
+            bib.optional[bib.field("publisher")],
+            bib.optional[bib.field("howpublished")],
+        ]
+    ],
     bib.optional[bib.join["<", bib.field("url", raw=True), ">"]],
 ]
 
@@ -728,8 +781,9 @@ def with_front_cells(book: Book, chapter: str, notebook):
     """The chapter with its numbering cell first and its set-up cell written from the template."""
     notebook = copy.deepcopy(notebook)
     cells = [cell for cell in notebook.cells if "numbering" not in tags(cell)]
-    numbering = nbformat.v4.new_markdown_cell(numbering_source(book, chapter),
-                                              metadata={"tags": ["remove-cell", "numbering"]})
+    numbering = nbformat.v4.new_markdown_cell(
+        numbering_source(book, chapter), metadata={"tags": ["remove-cell", "numbering"]}
+    )
     notebook.cells = [numbering, *cells]
     for cell in notebook.cells:
         if "setup" in tags(cell):
@@ -744,13 +798,16 @@ def check_solution_marks(chapter: str, notebook) -> None:
         source = cell.source.lstrip()
         starts = cell.cell_type == "markdown" and "{solution-start}" in cell.source
         if starts and not source.startswith("````{solution-start}"):
-            raise ConversionError(f"{chapter}.md, cell {number}: a solution-start must open its own Markdown cell "
-                                  "(put `+++ {\"tags\": [\"solution\"]}` before it)")
+            raise ConversionError(
+                f"{chapter}.md, cell {number}: a solution-start must open its own Markdown cell "
+                '(put `+++ {"tags": ["solution"]}` before it)'
+            )
         inside = inside or starts
         if inside != ("solution" in tags(cell)):
             state = "inside a solution but not" if inside else "outside any solution but"
-            raise ConversionError(f"{chapter}.md, cell {number} ({cell.cell_type}) lies {state} tagged `solution`: "
-                                  f"{cell.source[:80]!r}")
+            raise ConversionError(
+                f"{chapter}.md, cell {number} ({cell.cell_type}) lies {state} tagged `solution`: {cell.source[:80]!r}"
+            )
         if cell.cell_type == "markdown" and "{exercise}" in cell.source and inside:
             raise ConversionError(f"{chapter}.md, cell {number}: an exercise inside a solution")
         if cell.cell_type == "markdown" and "{solution-end}" in cell.source:
@@ -782,12 +839,22 @@ def answer_cells(number: str, with_text: bool, with_code: bool) -> list:
     """
     cells = []
     if with_text:
-        cells.append(new_cell("markdown", f"**Your answer to Exercise {number}.** Double-click here to write it.",
-                              {"tags": ["exercise-stub"]}))
+        cells.append(
+            new_cell(
+                "markdown",
+                f"**Your answer to Exercise {number}.** Double-click here to write it.",
+                {"tags": ["exercise-stub"]},
+            )
+        )
     if with_code:
-        cells.append(new_cell("code", f"# Exercise {number}: room for your code. It has no automatic "
-                                      "check:\n# write your answer in the text cell above.",
-                              {"tags": ["exercise-stub"]}))
+        cells.append(
+            new_cell(
+                "code",
+                f"# Exercise {number}: room for your code. It has no automatic "
+                "check:\n# write your answer in the text cell above.",
+                {"tags": ["exercise-stub"]},
+            )
+        )
     return cells
 
 
@@ -798,7 +865,7 @@ def check_body(chapter: str, source: str) -> str:
     """A check cell's code after its first line, ``from chainrule import feedback``."""
     if not source.startswith(CHECK_IMPORT):
         raise ConversionError(f"{chapter}.md: a check cell must start with `{CHECK_IMPORT.strip()}`: {source[:80]!r}")
-    return source[len(CHECK_IMPORT):].strip("\n")
+    return source[len(CHECK_IMPORT) :].strip("\n")
 
 
 def checked_source(chapter: str, number: str, source: str) -> str:
@@ -809,8 +876,11 @@ def checked_source(chapter: str, number: str, source: str) -> str:
 
 def summary_source(chapter: str, number: str, checks: list[tuple[str, str]]) -> str:
     """The last cell of a student notebook: every check of the chapter again, one verdict per exercise."""
-    lines = ["# Every checked exercise of this chapter, checked again: one line each.",
-             CHECK_IMPORT, f'summary = feedback.Summary("Chapter {number}")']
+    lines = [
+        "# Every checked exercise of this chapter, checked again: one line each.",
+        CHECK_IMPORT,
+        f'summary = feedback.Summary("Chapter {number}")',
+    ]
     for exercise, source in checks:
         body = [line for line in check_body(chapter, source).splitlines() if not line.startswith("print(")]
         lines += [f'with summary.exercise("{exercise}"):', textwrap.indent("\n".join(body), "    ")]
@@ -848,14 +918,24 @@ def edition(book: Book, chapter: str, notebook, student: bool):
             if not student:
                 cells.extend(converted(cell, context, line, folded=True))
             elif ends:
-                cells.extend(answer_cells(solution_number, solution_has_text or not authored_stubs,
-                                          solution_has_code and not authored_stubs))
+                cells.extend(
+                    answer_cells(
+                        solution_number,
+                        solution_has_text or not authored_stubs,
+                        solution_has_code and not authored_stubs,
+                    )
+                )
                 cells.extend(authored_stubs)
                 authored_stubs = []
             continue
         if "check" in tags(cell):
-            cells.append(new_cell("markdown", f"The next cell checks the answer to Exercise {solution_number}: "
-                                              "it names what is wrong, where, and the mistake it matches."))
+            cells.append(
+                new_cell(
+                    "markdown",
+                    f"The next cell checks the answer to Exercise {solution_number}: "
+                    "it names what is wrong, where, and the mistake it matches.",
+                )
+            )
             checks.append((solution_number, cell.source))
             cell = copy.deepcopy(cell)
             cell.source = checked_source(chapter, solution_number, cell.source)
@@ -863,15 +943,24 @@ def edition(book: Book, chapter: str, notebook, student: bool):
     if context.cited:
         cells.append(new_cell("markdown", reference_list(book, context.cited)))
     if student and checks:  # last, so that Run All ends with it
-        cells.append(new_cell("markdown", "## Check everything\n\nThe next cell runs the checks of every "
-                                          "exercise above again and gives one verdict per exercise."))
+        cells.append(
+            new_cell(
+                "markdown",
+                "## Check everything\n\nThe next cell runs the checks of every "
+                "exercise above again and gives one verdict per exercise.",
+            )
+        )
         cells.append(new_cell("code", summary_source(chapter, number, checks), {"tags": ["check-all"]}))
-    banner = (f"Chapter {number} of *Backpropagation, from the chain rule up*. Run the first code cell "
-              "before the others: it installs `chainrule` when it is missing.")
+    banner = (
+        f"Chapter {number} of *Backpropagation, from the chain rule up*. Run the first code cell "
+        "before the others: it installs `chainrule` when it is missing."
+    )
     if student:
-        banner += (" **Student edition:** the solutions are removed. Write each answer in the cells under its "
-                   "exercise. A checked exercise's function raises `NotImplementedError` until you write it, "
-                   "and its check then says, in one line, that it is not answered yet.")
+        banner += (
+            " **Student edition:** the solutions are removed. Write each answer in the cells under its "
+            "exercise. A checked exercise's function raises `NotImplementedError` until you write it, "
+            "and its check then says, in one line, that it is not answered yet."
+        )
     title = cells[0]
     title_lines = title.source.split("\n")
     title.source = "\n".join([title_lines[0], "", banner, *title_lines[1:]]).rstrip("\n")
@@ -899,11 +988,12 @@ def converted(cell, context: Context, line: int, folded: bool) -> list:
             return []
         heading = re.match(r"^(#### Solution to Exercise [\d.]+)\n*", text)
         if heading and folded:
-            rest = text[heading.end():]
+            rest = text[heading.end() :]
             # Colab folds it through notebook.metadata.colab.collapsed_sections, JupyterLab through this key.
             folded_heading = {"tags": ["solution"], "jp-MarkdownHeadingCollapsed": True}
             return [new_cell("markdown", heading[1], folded_heading)] + (
-                [new_cell("markdown", rest, metadata)] if rest.strip() else [])
+                [new_cell("markdown", rest, metadata)] if rest.strip() else []
+            )
         return [new_cell("markdown", text, metadata)]
     source = cell.source
     if "setup" in tags(cell):
@@ -961,8 +1051,11 @@ def stale_files(book: Book, files: dict[Path, str] | None = None) -> list[Path]:
     """The generated files (of ``expected_files``) that are missing or out of date, glued numbers aside."""
     files = expected_files(book) if files is None else files
     marked = expected_files(replace(book, mark_glue=True))
-    return [path for path in files
-            if not path.is_file() or not same_but_glued(path.read_text(encoding="utf-8"), marked[path])]
+    return [
+        path
+        for path in files
+        if not path.is_file() or not same_but_glued(path.read_text(encoding="utf-8"), marked[path])
+    ]
 
 
 def expected_paths(root: Path = ROOT) -> list[Path]:

@@ -11,8 +11,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,8 +33,12 @@ def copy_source(destination: Path) -> Path:
     for name in ("pyproject.toml", readme_path()):
         (destination / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, destination / name)
-    shutil.copytree(ROOT / "src", destination / "src", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build"))
+    shutil.copytree(
+        ROOT / "src",
+        destination / "src",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build"),
+    )
     return destination
 
 
@@ -56,9 +61,25 @@ def build_wheel(out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="chainrule-src-") as tmp:
         source = copy_source(Path(tmp) / "chainrule")
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-                        "--wheel-dir", str(out_dir), str(source)], env=_environment(), cwd=tmp, check=True,
-                       capture_output=True, text=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "--no-index",
+                "--wheel-dir",
+                str(out_dir),
+                str(source),
+            ],
+            env=_environment(),
+            cwd=tmp,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
     return _one(out_dir, "chainrule-*.whl")
 
 
@@ -71,8 +92,13 @@ def build_distributions(out_dir: Path) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="chainrule-src-") as tmp:
         source = copy_source(Path(tmp) / "chainrule")
-        result = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out_dir),
-                                 str(source)], env=_environment(), cwd=tmp, capture_output=True, text=True)
+        result = subprocess.run(
+            [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out_dir), str(source)],
+            env=_environment(),
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+        )
         if result.returncode != 0:
             raise RuntimeError(f"python -m build failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
     return _one(out_dir, "chainrule-*.tar.gz"), _one(out_dir, "chainrule-*.whl")

@@ -31,10 +31,9 @@ import sys
 import time
 from pathlib import Path
 
+import build_book  # tools/build_book.py
 import yaml
 from playwright.sync_api import sync_playwright
-
-import build_book  # tools/build_book.py
 
 NAME = "backprop-book.pdf"
 CHROMIUM = "/usr/bin/chromium"
@@ -44,8 +43,10 @@ HIDDEN_LINK = '<p class="pdf-download" hidden>'
 SHOWN_LINK = '<p class="pdf-download">'
 #: Where the site serves the PDF, under _build/html (chapters/index.md links to ../_downloads/...).
 SITE_COPY = Path("_downloads") / NAME
-FOOTER = ('<div style="font-size: 8pt; width: 100%; text-align: center; color: #555;">'
-          '<span class="pageNumber"></span> / <span class="totalPages"></span></div>')
+FOOTER = (
+    '<div style="font-size: 8pt; width: 100%; text-align: center; color: #555;">'
+    '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
+)
 TIMEOUT_MS = 120_000
 #: Run in the page before printing: every folded solution and cell opened, and a list of
 #: the chapters, linked to them, before the first (the site's sidebar is empty here).
@@ -90,25 +91,34 @@ def print_to_pdf(page_path: Path, pdf_path: Path) -> None:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+        )
         try:
             page = browser.new_page()
             # The book is self-contained: anything not from the disk would be a mistake, not a wait.
-            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-                       else route.abort())
+            page.route(
+                "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
+            )
             # Explorables stay as their page has them, each a still figure of its final state: their
             # script (chainrule/explorable.js) would set them up at their first step.
             page.add_init_script("window.chainruleExplorable = {setup() {}, setupAll() {}};")
             page.goto(page_path.resolve().as_uri(), wait_until="load", timeout=TIMEOUT_MS)
-            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
-                                   timeout=TIMEOUT_MS)
+            page.wait_for_function(
+                "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=TIMEOUT_MS
+            )
             page.evaluate("() => MathJax.startup.promise")
             page.evaluate(PREPARE)
             page.add_style_tag(content=STYLES.read_text(encoding="utf-8"))
             page.evaluate("() => document.fonts.ready.then(() => true)")
             pdf_path.parent.mkdir(parents=True, exist_ok=True)
-            page.pdf(path=str(pdf_path), prefer_css_page_size=True, print_background=True,
-                     display_header_footer=True, header_template="<span></span>", footer_template=FOOTER)
+            page.pdf(
+                path=str(pdf_path),
+                prefer_css_page_size=True,
+                print_background=True,
+                display_header_footer=True,
+                header_template="<span></span>",
+                footer_template=FOOTER,
+            )
         finally:
             browser.close()
 
@@ -139,8 +149,10 @@ def main(argv: list[str]) -> int:
     printed = time.monotonic()
     copy = publish(book, pdf_path)
     size = pdf_path.stat().st_size / 1e6
-    print(f"pdf: {pdf_path} ({size:.1f} MB), also {copy}; single-page build {built - start:.0f} s, "
-          f"printing {printed - built:.0f} s")
+    print(
+        f"pdf: {pdf_path} ({size:.1f} MB), also {copy}; single-page build {built - start:.0f} s, "
+        f"printing {printed - built:.0f} s"
+    )
     return 0
 
 

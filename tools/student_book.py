@@ -4,14 +4,16 @@
 
 DIR receives a copy of the book (``_config.yml``, ``_toc.yml``, ``_ext``, ``_static``, ``img``,
 ``references.bib``, the unnumbered pages) in which each numbered chapter is its executed
-notebook from the book build with every cell tagged ``solution`` removed, so neither the solution text nor its code reaches
+notebook from the book build with every cell tagged ``solution`` removed, so neither the
+solution text nor its code reaches
 the HTML (and the ``check``, ``hidden-check`` and ``exercise-stub`` cells go with them).
 
 The chapters are not executed again: every kept cell is a cell of the book with the
 outputs the book build gave it. Those come from the build's execution cache
 (``_build/.jupyter_cache``): myst-nb 1.4.0 writes ``_build/jupyter_execute/<name>.ipynb``
 without outputs when it took the chapter from the cache (it writes the notebook it read,
-not the one the cache gave it), so that file serves only to find the cache's record, so the student site needs the book built first
+not the one the cache gave it), so that file serves only to find the cache's record, so
+the student site needs the book built first
 (``make book-student`` does that), and refuses an executed notebook whose cells differ
 from its chapter's. Those outputs are the student's only when no kept cell reads a
 name that only a removed cell defines; that is checked here, statically.
@@ -32,7 +34,6 @@ import jupytext
 import nbformat
 import yaml
 from jupyter_cache import get_cache
-
 from notebooks import ROOT, STUDENT_FOLDER, ConversionError, bound_and_read, check_solution_marks, load_book, tags
 
 COPIED = ["_toc.yml", "_ext", "_static", "img", "references.bib", "chapters"]
@@ -58,8 +59,10 @@ def check_independent(chapter: str, cells: list) -> None:
             continue
         needed = sorted((read & removed_names) - kept_names - bound)
         if needed:
-            raise ConversionError(f"{chapter}.md, cell {number} reads {needed}, which only a solution or check "
-                                  "defines: the student edition could not run it")
+            raise ConversionError(
+                f"{chapter}.md, cell {number} reads {needed}, which only a solution or check "
+                "defines: the student edition could not run it"
+            )
         kept_names |= bound
 
 

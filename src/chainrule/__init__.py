@@ -30,13 +30,14 @@ The modules, in order: each imports only modules above it in this list
 
 import importlib
 
+from .draw import Figure, GraphTooLargeError, draw_dfs_step, draw_gradient_flow, draw_graph
+from .gradcheck import GradientCheckError, assert_gradients_close, gradcheck
+
 # The scalar engine, its drawings and its gradient checks need only Python. The rest needs
 # numpy (and the charts matplotlib), so it is imported when first used (PEP 562): then
 # `from chainrule import Value` works where numpy is missing, as in the web page's Python.
 from .graph import DFSStep, depth_first_events, dfs_trace, format_dfs_trace, topological_order
 from .value import Value, zero_grad
-from .draw import Figure, GraphTooLargeError, draw_dfs_step, draw_gradient_flow, draw_graph
-from .gradcheck import GradientCheckError, assert_gradients_close, gradcheck
 
 #: Names imported on first use, and the module each comes from.
 _LAZY = {

@@ -15,9 +15,9 @@ import signal
 import textwrap
 import threading
 import traceback
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -35,8 +35,7 @@ TIME_LIMIT = 10.0
 #: spaces, keeps an output area from breaking a word in two.
 WIDTH = 79
 #: Sizes named in messages: the symbol and what it counts.
-SIZE_WORDS = {"N": "the batch size", "d": "the input width", "h": "the hidden width",
-              "q": "the number of classes"}
+SIZE_WORDS = {"N": "the batch size", "d": "the input width", "h": "the hidden width", "q": "the number of classes"}
 
 
 def wrapped(message: str, width: int = WIDTH) -> list[str]:
@@ -44,8 +43,9 @@ def wrapped(message: str, width: int = WIDTH) -> list[str]:
     lines = []
     for line in message.split("\n"):
         indent = line[: len(line) - len(line.lstrip())]
-        lines += textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_long_words=False,
-                               break_on_hyphens=False) or [""]
+        lines += textwrap.wrap(
+            line, width, subsequent_indent=indent + "  ", break_long_words=False, break_on_hyphens=False
+        ) or [""]
     return lines
 
 
@@ -63,12 +63,17 @@ class AnswerError(AssertionError):
 
 
 class NotAnswered(AnswerError):
-    """The answer is still the placeholder of its answer cell (``...``, or a function that raises NotImplementedError)."""
+    """The answer is still the placeholder of its answer cell.
+
+    That is ``...``, or a function that raises NotImplementedError.
+    """
 
 
 def require_answer(name: str, received) -> None:
     if received is Ellipsis:
-        raise NotAnswered(name, f"{name} is not answered yet: replace the ... with your answer, then run the cell again.")
+        raise NotAnswered(
+            name, f"{name} is not answered yet: replace the ... with your answer, then run the cell again."
+        )
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,7 @@ def _as_array(name: str, received, expected: np.ndarray) -> np.ndarray:
 
 
 def _precision(received) -> str | None:
-    """"float32" when the answer holds numbers of less than double precision, else None."""
+    """ "float32" when the answer holds numbers of less than double precision, else None."""
     dtype = getattr(received, "dtype", None)
     if isinstance(received, Tensor):
         dtype = received.data.dtype
@@ -124,7 +129,7 @@ def _entry(index: tuple) -> str:
 
 
 def known_mistakes(found: Sequence[str]) -> str:
-    """" It matches a known mistake: ..." or, when several give the same answer, all of them, most likely first."""
+    """ " It matches a known mistake: ..." or, when several give the same answer, all of them, most likely first."""
     if not found:
         return ""
     if len(found) == 1:
@@ -134,7 +139,7 @@ def known_mistakes(found: Sequence[str]) -> str:
 
 
 def _symbols(shape: tuple, sizes: Mapping[str, int]) -> str | None:
-    """"(N, h)" for shape (11, 7) when N = 11 and h = 7 are the only sizes of those values."""
+    """ "(N, h)" for shape (11, 7) when N = 11 and h = 7 are the only sizes of those values."""
     names = []
     for length in shape:
         matching = [symbol for symbol, size in sizes.items() if size == length]
@@ -158,8 +163,15 @@ def _shape_message(name: str, shape: tuple, expected: tuple, sizes: Mapping[str,
     return f"{message}; here {words}."
 
 
-def check_array(name: str, received, expected, mistakes: Sequence[Mistake] = (), rtol: float = RTOL,
-                atol: float = ATOL, sizes: Mapping[str, int] | None = None) -> None:
+def check_array(
+    name: str,
+    received,
+    expected,
+    mistakes: Sequence[Mistake] = (),
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    sizes: Mapping[str, int] | None = None,
+) -> None:
     """Raise :class:`AnswerError` unless ``received`` equals ``expected``.
 
     Entries may differ by ``rtol`` of themselves or of the largest expected entry (or by
@@ -179,8 +191,11 @@ def check_array(name: str, received, expected, mistakes: Sequence[Mistake] = (),
     bad = ~np.isfinite(array)
     if bad.any():
         index = tuple(np.argwhere(bad)[0])
-        raise AnswerError(name, f"{name} has {array[index]} at entry {_entry(index)}; expected "
-                                f"{expected[index]:.6g}.{suffix}", mistake)
+        raise AnswerError(
+            name,
+            f"{name} has {array[index]} at entry {_entry(index)}; expected {expected[index]:.6g}.{suffix}",
+            mistake,
+        )
     tolerance = _tolerance(expected, rtol, atol)
     wrong = ~np.isclose(array, expected, rtol=rtol, atol=tolerance)
     if not wrong.any():
@@ -190,10 +205,17 @@ def check_array(name: str, received, expected, mistakes: Sequence[Mistake] = (),
     where = f" at entry {_entry(index)}" if array.ndim else ""
     count = f" ({int(wrong.sum())} of {wrong.size} entries differ)" if array.size > 1 else ""
     precision = _precision(received)
-    note = (f" Your answer is {precision}; the check allows for its rounding (a relative error of {rtol:g}), "
-            "and this difference is larger." if precision and not found else "")
-    raise AnswerError(name, f"{name} is wrong{where}: expected {expected[index]:.6g}, received "
-                            f"{array[index]:.6g}{count}.{suffix}{note}", mistake)
+    note = (
+        f" Your answer is {precision}; the check allows for its rounding (a relative error of {rtol:g}), "
+        "and this difference is larger."
+        if precision and not found
+        else ""
+    )
+    raise AnswerError(
+        name,
+        f"{name} is wrong{where}: expected {expected[index]:.6g}, received {array[index]:.6g}{count}.{suffix}{note}",
+        mistake,
+    )
 
 
 class Report:
@@ -238,8 +260,9 @@ class Report:
             raise AnswerError(first.quantity, f"{head}{first}{tail}", first.mistake)
         right = len(self.verdicts) - len(errors)
         lines = [f"  right: {name}" if error is None else f"  WRONG: {error}" for name, error in self.verdicts]
-        raise AnswerError(first.quantity, f"{head}{right} of {len(self.verdicts)} right.\n" + "\n".join(lines)
-                          + tail, first.mistake)
+        raise AnswerError(
+            first.quantity, f"{head}{right} of {len(self.verdicts)} right.\n" + "\n".join(lines) + tail, first.mistake
+        )
 
 
 class _Part(threading.local):
@@ -277,9 +300,13 @@ def quantities():
         _part.seen.remove(names)
 
 
-def check_scalars(received: Mapping[str, object], expected: Mapping[str, float],
-                  mistakes: Sequence[tuple[str, Mapping[str, float]]] = (), rtol: float = RTOL,
-                  title: str = "") -> None:
+def check_scalars(
+    received: Mapping[str, object],
+    expected: Mapping[str, float],
+    mistakes: Sequence[tuple[str, Mapping[str, float]]] = (),
+    rtol: float = RTOL,
+    title: str = "",
+) -> None:
     """Check named numbers (for example the ``.grad`` of each node of a small graph), each of them.
 
     ``mistakes`` pairs a description with the numbers that mistake gives, most likely first;
@@ -301,8 +328,12 @@ def check_scalars(received: Mapping[str, object], expected: Mapping[str, float],
     for description, wrong in mistakes:  # each number is matched alone: a grader scores each on its own
         for name in wrong:
             number = numbers[name]
-            if (not np.isclose(wrong[name], expected[name], rtol=rtol) and isinstance(number, np.ndarray)
-                    and number.shape == () and np.isclose(number, wrong[name], rtol=rtol)):
+            if (
+                not np.isclose(wrong[name], expected[name], rtol=rtol)
+                and isinstance(number, np.ndarray)
+                and number.shape == ()
+                and np.isclose(number, wrong[name], rtol=rtol)
+            ):
                 found[name].append(description)
     report = Report(title)
     for name, value in expected.items():
@@ -310,16 +341,18 @@ def check_scalars(received: Mapping[str, object], expected: Mapping[str, float],
     report.close()
 
 
-def _check_scalar(name: str, number: np.ndarray | AnswerError, value: float, found: list[str],
-                  rtol: float) -> None:
+def _check_scalar(name: str, number: np.ndarray | AnswerError, value: float, found: list[str], rtol: float) -> None:
     if isinstance(number, AnswerError):
         raise number
     if np.isclose(number, value, rtol=rtol, atol=ATOL) if number.shape == () else False:
         return
     if number.shape != ():
         raise AnswerError(name, f"{name} should be one number, but it has shape {number.shape}.")
-    raise AnswerError(name, f"{name} is wrong: expected {value:.6g}, received {float(number):.6g}."
-                            + known_mistakes(found), found[0] if found else None)
+    raise AnswerError(
+        name,
+        f"{name} is wrong: expected {value:.6g}, received {float(number):.6g}." + known_mistakes(found),
+        found[0] if found else None,
+    )
 
 
 def call(name: str, function: Callable, *args, time_limit: float = TIME_LIMIT):
@@ -360,11 +393,11 @@ class exercise:
     recorded instead of raised, and what the check prints is kept out of the summary.
     """
 
-    def __init__(self, number: str, summary: "Summary | None" = None):
+    def __init__(self, number: str, summary: Summary | None = None):
         self.number, self.summary = number, summary
         self._quiet = contextlib.redirect_stdout(io.StringIO())
 
-    def __enter__(self) -> "exercise":
+    def __enter__(self) -> exercise:
         if self.summary is not None:
             self._quiet.__enter__()
         return self
@@ -374,8 +407,10 @@ class exercise:
             self._quiet.__exit__(None, None, None)
         raised = error
         if isinstance(error, NameError):
-            error = NotAnswered(error.name or "answer", f"Exercise {self.number}: {error.name} is not defined; "
-                                                       "run your answer cell first.")
+            error = NotAnswered(
+                error.name or "answer",
+                f"Exercise {self.number}: {error.name} is not defined; run your answer cell first.",
+            )
         elif isinstance(error, NotImplementedError) and "not answered yet" in str(error):
             error = NotAnswered("answer", str(error))
         elif error is not None and not isinstance(error, AnswerError):
@@ -402,8 +437,13 @@ class Summary:
         passed = sum(error is None for error in self.verdicts.values())
         lines = [f"{self.title}: {passed} of {len(self.verdicts)} checked exercises pass."]
         for number, error in self.verdicts.items():
-            verdict = ("passes" if error is None else "not answered yet" if isinstance(error, NotAnswered)
-                       else "WRONG: " + str(error).split("\n")[0])
+            verdict = (
+                "passes"
+                if error is None
+                else "not answered yet"
+                if isinstance(error, NotAnswered)
+                else "WRONG: " + str(error).split("\n")[0]
+            )
             lines.append(f"  Exercise {number}: {verdict}")
         lines.append("A grader also runs hidden tests: the same checks on other data.")
         print("\n".join(line for text in lines for line in wrapped(text)))
@@ -428,17 +468,21 @@ def _time_limit(name: str, seconds: float):
     try:
         yield
     except _TimeUp:
-        raise AnswerError(name, f"{name} did not return within {seconds:g} s and was stopped. Look for a loop "
-                                "that never ends.") from None
+        raise AnswerError(
+            name, f"{name} did not return within {seconds:g} s and was stopped. Look for a loop that never ends."
+        ) from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
 
 def _where(error: Exception) -> str:
-    """" (line 3 of clip_by_norm: return 1 / 0)" for the deepest frame outside numpy and chainrule."""
-    frames = [frame for frame in traceback.extract_tb(error.__traceback__)
-              if "site-packages" not in frame.filename and not frame.filename.startswith(str(_PACKAGE))]
+    """ " (line 3 of clip_by_norm: return 1 / 0)" for the deepest frame outside numpy and chainrule."""
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if "site-packages" not in frame.filename and not frame.filename.startswith(str(_PACKAGE))
+    ]
     if not frames:
         return ""
     frame = frames[-1]

@@ -22,8 +22,8 @@ push a gradient through the graph it recomputes.
 
 import numpy as np
 
-from .graph import topological_order
 from .grad_mode import backward_phase, set_grad_enabled
+from .graph import topological_order
 from .node import OP_NAMES, Node
 
 __all__ = ["backpropagate", "unbroadcast", "vertex_parents"]

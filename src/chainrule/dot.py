@@ -36,8 +36,7 @@ def quote(text):
 def _attributes(label=None, attributes=None):
     """``label=... name=value ...``: the label first, then the other attributes by name."""
     items = [f"label={quote(label)}"] if label is not None else []
-    items += [f"{quote(key)}={quote(value)}" for key, value in sorted((attributes or {}).items())
-              if value is not None]
+    items += [f"{quote(key)}={quote(value)}" for key, value in sorted((attributes or {}).items()) if value is not None]
     return " ".join(items)
 
 
@@ -69,8 +68,9 @@ class Digraph:
     def pipe(self):
         """The graph drawn as an SVG document, by ``dot``."""
         try:
-            run = subprocess.run(["dot", "-Kdot", "-Tsvg"], input=self.source.encode("utf-8"),
-                                 capture_output=True, check=False)
+            run = subprocess.run(
+                ["dot", "-Kdot", "-Tsvg"], input=self.source.encode("utf-8"), capture_output=True, check=False
+            )
         except OSError as error:  # no dot on PATH, or no processes at all (Pyodide)
             raise GraphvizMissingError(
                 "drawing a figure needs Graphviz's `dot` program, which is not installed (or not on PATH). "

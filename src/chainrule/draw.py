@@ -55,7 +55,6 @@ GLOBAL_GRAD_COLOR = "#1f4e9c"  # blue
 LOCAL_GRAD_COLOR = "#c0001a"  # red
 
 
-
 class GraphTooLargeError(ValueError):
     """A graph has more nodes than a readable figure can show."""
 
@@ -220,7 +219,7 @@ def _value_box(node, rows, show_op=False):
     if show_op and node.op:
         header.append(f'<FONT COLOR="{MUTED}">({_html(op_symbol(node.op))})</FONT>')
     header = [" ".join(header)] if header else []
-    body = "".join(f"<TR><TD ALIGN=\"LEFT\">{row}</TD></TR>" for row in header + rows)
+    body = "".join(f'<TR><TD ALIGN="LEFT">{row}</TD></TR>' for row in header + rows)
     return (
         '<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" ROWS="*" '
         f'BGCOLOR="white" COLOR="{INK}">{body}</TABLE>>'
@@ -298,14 +297,24 @@ def _draw_compact(dot, root, order, ids):
     dot.attr(nodesep="0.15", ranksep="0.25")
     for node in order:
         text = node.label or (op_symbol(node.op) if node.parents else "constant")
-        dot.node(ids[node], _html(text), shape="box", style="rounded", fontsize="10",
-                 width="0.2", height="0.2", margin="0.04,0.02")
+        dot.node(
+            ids[node],
+            _html(text),
+            shape="box",
+            style="rounded",
+            fontsize="10",
+            width="0.2",
+            height="0.2",
+            margin="0.04,0.02",
+        )
         for parent in node.parents:
             dot.edge(ids[parent], ids[node])
     leaves = sum(1 for node in order if not node.parents)
-    alt = (f"Compact computational graph of {_root_name(root)}: {_count(len(order), 'value')} "
-           f"({leaves} {'is a leaf' if leaves == 1 else 'are leaves'}), each a small box with its "
-           "label or the operation that made it, with an arrow from each input to the result.")
+    alt = (
+        f"Compact computational graph of {_root_name(root)}: {_count(len(order), 'value')} "
+        f"({leaves} {'is a leaf' if leaves == 1 else 'are leaves'}), each a small box with its "
+        "label or the operation that made it, with an arrow from each input to the result."
+    )
     return Figure(dot, alt)
 
 
@@ -313,8 +322,16 @@ def _add_operation(dot, node, ids):
     """Draw the operation that produced ``node``, with an edge from each parent."""
     op_id = ids[node] + "_op"
     dot.node(
-        op_id, f"<{_html(op_symbol(node.op))}>", shape="ellipse", style="filled", fillcolor=OP_FILL,
-        color=MUTED, fontsize="12", width="0.3", height="0.3", margin="0.04",
+        op_id,
+        f"<{_html(op_symbol(node.op))}>",
+        shape="ellipse",
+        style="filled",
+        fillcolor=OP_FILL,
+        color=MUTED,
+        fontsize="12",
+        width="0.3",
+        height="0.3",
+        margin="0.04",
     )
     for parent in node.parents:
         dot.edge(ids[parent], op_id)
@@ -358,8 +375,7 @@ _DFS_LEGEND = [
 ]
 
 
-def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150, *, caption=True,
-                  element_ids=False):
+def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150, *, caption=True, element_ids=False):
     """Draw the graph as the depth-first search leaves it after step number ``step``.
 
     ``step`` is a 0-based index into :func:`dfs_trace` ``(root, parents)``.  Nodes not
@@ -527,10 +543,9 @@ def _dfs_caption(trace, step, names, has_unreached):
     """An HTML-like graph label: the step, the order so far and a legend."""
     current = trace[step]
     rows = [
-        f"<TR><TD COLSPAN=\"4\">Step {step} (of 0\u2013{len(trace) - 1}): "
+        f'<TR><TD COLSPAN="4">Step {step} (of 0\u2013{len(trace) - 1}): '
         f"{current.event} {_html(names[current.node])}</TD></TR>",
-        f"<TR><TD COLSPAN=\"4\">topological order so far: "
-        f"{_html(name_list(current.order, names))}</TD></TR>",
+        f'<TR><TD COLSPAN="4">topological order so far: {_html(name_list(current.order, names))}</TD></TR>',
     ]
     entries = [entry for entry in _DFS_LEGEND if has_unreached or entry[0] != "not_reached"]
     for first, second in zip(entries[0::2], entries[1::2] + [None]):
@@ -545,15 +560,17 @@ def _legend_cells(kind, text):
     if kind == "current":
         swatch = f'<TD {swatch_size} BORDER="3" COLOR="{_CURRENT_COLOR}"></TD>'
     elif kind == "leaf":
-        inner = f'<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" COLOR="{INK}"><TR><TD WIDTH="10" HEIGHT="8" FIXEDSIZE="TRUE"></TD></TR></TABLE>'
+        inner = (
+            f'<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" COLOR="{INK}">'
+            '<TR><TD WIDTH="10" HEIGHT="8" FIXEDSIZE="TRUE"></TD></TR></TABLE>'
+        )
         swatch = f'<TD BORDER="1" CELLPADDING="1" COLOR="{INK}">{inner}</TD>'
     else:
         state = _DFS_STATES[kind]
         border = "2" if kind == "on_path" else "1"
         dashed = ' STYLE="dashed"' if kind == "not_reached" else ""
         swatch = (
-            f'<TD {swatch_size} BORDER="{border}" COLOR="{state["color"]}" '
-            f'BGCOLOR="{state["fillcolor"]}"{dashed}></TD>'
+            f'<TD {swatch_size} BORDER="{border}" COLOR="{state["color"]}" BGCOLOR="{state["fillcolor"]}"{dashed}></TD>'
         )
     return f'{swatch}<TD ALIGN="LEFT"><FONT POINT-SIZE="11">{_html(text)}</FONT></TD>'
 
@@ -630,14 +647,19 @@ def draw_gradient_flow(root, rankdir="LR", max_nodes=150, gradient=None):
 def _gradient_legend(root_name, is_tensor=False):
     """An HTML-like graph label explaining the two styles of gradient."""
     output = _html(root_name)
-    samples = (f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>grad</B></FONT>',
-               f'<FONT COLOR="{LOCAL_GRAD_COLOR}">&lt;- - 0.5 - -</FONT>')
+    samples = (
+        f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>grad</B></FONT>',
+        f'<FONT COLOR="{LOCAL_GRAD_COLOR}">&lt;- - 0.5 - -</FONT>',
+    )
     if is_tensor:
-        texts = (f"global gradient \u2202{output}/\u2202node (norm)",
-                 "gradient sent back to the parent (norm)")
+        texts = (f"global gradient \u2202{output}/\u2202node (norm)", "gradient sent back to the parent (norm)")
     else:
-        texts = (f"global gradient \u2202{output}/\u2202node, stored in node.grad",
-                 "local gradient \u2202child/\u2202parent, on the arrow back to the parent")
-    rows = "".join(f'<TR><TD ALIGN="RIGHT">{sample}</TD><TD ALIGN="LEFT"><FONT POINT-SIZE="11">{text}</FONT></TD></TR>'
-                   for sample, text in zip(samples, texts))
+        texts = (
+            f"global gradient \u2202{output}/\u2202node, stored in node.grad",
+            "local gradient \u2202child/\u2202parent, on the arrow back to the parent",
+        )
+    rows = "".join(
+        f'<TR><TD ALIGN="RIGHT">{sample}</TD><TD ALIGN="LEFT"><FONT POINT-SIZE="11">{text}</FONT></TD></TR>'
+        for sample, text in zip(samples, texts)
+    )
     return f'<<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">{rows}</TABLE>>'

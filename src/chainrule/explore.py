@@ -41,10 +41,21 @@ import math
 import re
 from pathlib import Path
 
-from .draw import (GLOBAL_GRAD_COLOR, INK, LOCAL_GRAD_COLOR, MUTED, Figure, GraphTooLargeError,
-                   dfs_element_ids, draw_dfs_step, format_number, new_digraph, op_symbol)
-from .svg import accessible_svg
+from .draw import (
+    GLOBAL_GRAD_COLOR,
+    INK,
+    LOCAL_GRAD_COLOR,
+    MUTED,
+    Figure,
+    GraphTooLargeError,
+    dfs_element_ids,
+    draw_dfs_step,
+    format_number,
+    new_digraph,
+    op_symbol,
+)
 from .graph import VISIT, dfs_trace, parents_function, topological_order, trace_names
+from .svg import accessible_svg
 
 __all__ = ["Explorable", "backward", "forward", "toposort"]
 
@@ -74,8 +85,7 @@ BACKWARD_LEGEND = [
     ("cr-target", "receives it"),
 ]
 
-_ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
-             "ninth", "tenth"]
+_ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
 # The ids of the elements a script changes: the graph's nodes and edges, and the texts in them.
 _ELEMENT_ID = re.compile(r'id="((?:node|edge|text|part)(?:&#45;|-)[^"]*)"')
 
@@ -101,8 +111,23 @@ class Explorable:
     ``"quiz"`` ask for a number before they show it.
     """
 
-    def __init__(self, kind, title, figure, steps, frames, *, lists=(), legend=(),
-                 text_roles=None, quiz=False, note="", examples=None, rings=None, palette=None):
+    def __init__(
+        self,
+        kind,
+        title,
+        figure,
+        steps,
+        frames,
+        *,
+        lists=(),
+        legend=(),
+        text_roles=None,
+        quiz=False,
+        note="",
+        examples=None,
+        rings=None,
+        palette=None,
+    ):
         self.kind = kind
         self.title = title
         self.figure = figure
@@ -126,8 +151,7 @@ class Explorable:
     def data(self):
         """What the page's script reads: the kind and every step with its view of the picture."""
         steps = [dict(step, **frame) for step, frame in zip(self.steps, self._frames)]
-        data = {"kind": self.kind, "prefix": self.prefix, "lists": [key for key, _ in self._lists],
-                "steps": steps}
+        data = {"kind": self.kind, "prefix": self.prefix, "lists": [key for key, _ in self._lists], "steps": steps}
         if self._examples:
             data.update(examples=self._examples, rings=self._rings, palette=self._palette)
         return data
@@ -143,8 +167,7 @@ class Explorable:
             for key, label in self._lists
         )
         legend = "".join(
-            f'<li><span class="cr-x-swatch {css_class}" aria-hidden="true"></span>'
-            f"{html.escape(text)}</li>"
+            f'<li><span class="cr-x-swatch {css_class}" aria-hidden="true"></span>{html.escape(text)}</li>'
             for css_class, text in self._legend
         )
         data = json.dumps(self.data(), ensure_ascii=False, separators=(",", ":"))
@@ -152,8 +175,7 @@ class Explorable:
         label = html.escape(f"{self.title}. Step through it with the arrow keys or the buttons.")
         formula = ""
         if "formula" in final:
-            formula = (f'<p class="cr-x-formula" data-role="formula">'
-                       f'{html.escape(final["formula"])}</p>\n')
+            formula = f'<p class="cr-x-formula" data-role="formula">{html.escape(final["formula"])}</p>\n'
         quiz = ""
         if self._quiz:
             quiz = (
@@ -168,18 +190,16 @@ class Explorable:
             )
         example = ""
         if self._examples:
-            options = "".join(f'<option value="{i}">{html.escape(text)}</option>'
-                              for i, text in enumerate(self._examples))
-            example = ('<label class="cr-x-example">Example '
-                       f'<select data-role="example">{options}</select></label>')
+            options = "".join(
+                f'<option value="{i}">{html.escape(text)}</option>' for i, text in enumerate(self._examples)
+            )
+            example = f'<label class="cr-x-example">Example <select data-role="example">{options}</select></label>'
         controls = (
             '<div class="cr-x-controls" data-role="controls" hidden>'
             '<button type="button" data-action="reset">Reset</button>'
             '<button type="button" data-action="previous">Previous step</button>'
             '<button type="button" data-action="play">Play</button>'
-            '<button type="button" data-action="next">Next step</button>'
-            + example
-            + '<label class="cr-x-slider">Step '
+            '<button type="button" data-action="next">Next step</button>' + example + '<label class="cr-x-slider">Step '
             f'<input type="range" min="0" max="{last}" step="1" value="{last}" '
             f'aria-valuetext="{html.escape(counter)}" data-role="slider"></label>'
             "</div>"
@@ -252,8 +272,8 @@ def _tag_texts(svg, roles):
         starts = [found.start() for found in re.finditer(r"<text ", body)]
         if len(starts) < len(fields):
             return match.group(0)
-        for field, start in reversed(list(zip(fields, starts[len(starts) - len(fields):]))):
-            body = f'{body[:start]}<text id="text-{field}-{name}" {body[start + 6:]}'
+        for field, start in reversed(list(zip(fields, starts[len(starts) - len(fields) :]))):
+            body = f'{body[:start]}<text id="text-{field}-{name}" {body[start + 6 :]}'
         return match.group(0)[: match.start(3) - match.start(0)] + body + "</g>"
 
     return _GROUP.sub(tag, svg)
@@ -306,24 +326,31 @@ def toposort(root, parents=None, *, rankdir="BT", max_nodes=50):
         else:
             path.pop()
             sentence = _finish_sentence(step, path, parents_of, names, not_reached, root)
-        steps.append({
-            "event": step.event,
-            "node": names[step.node],
-            "visited": [names[node] for node in step.visited],
-            "order": [names[node] for node in step.order],
-            "sentence": sentence,
-        })
-        frames.append(_frame(step, number, len(trace), path, names, node_ids, edge_ids,
-                             order, not_reached, root))
+        steps.append(
+            {
+                "event": step.event,
+                "node": names[step.node],
+                "visited": [names[node] for node in step.visited],
+                "order": [names[node] for node in step.order],
+                "sentence": sentence,
+            }
+        )
+        frames.append(_frame(step, number, len(trace), path, names, node_ids, edge_ids, order, not_reached, root))
 
-    figure = draw_dfs_step(root, len(trace) - 1, parents, rankdir, max_nodes, caption=False,
-                           element_ids=True)
+    figure = draw_dfs_step(root, len(trace) - 1, parents, rankdir, max_nodes, caption=False, element_ids=True)
     title = f"Depth-first search from {names[root]}, step by step"
     legend = [entry for entry in TOPOSORT_LEGEND if not_reached or entry[0] != "cr-not-reached"]
     lists = [("visited", "Visited"), ("order", "Order")]
-    return Explorable("toposort", title, figure, steps, frames, lists=lists, legend=legend,
-                      note="The final state of the search. With JavaScript on, the buttons "
-                           "step through it.")
+    return Explorable(
+        "toposort",
+        title,
+        figure,
+        steps,
+        frames,
+        lists=lists,
+        legend=legend,
+        note="The final state of the search. With JavaScript on, the buttons step through it.",
+    )
 
 
 def _unique_names(names):
@@ -344,24 +371,23 @@ def _frame(step, number, count, path, names, node_ids, edge_ids, order, not_reac
     visited, finished = set(step.visited), set(step.order)
     nodes = {}
     for node in order:
-        nodes[node_ids[node]] = ("cr-finished" if node in finished
-                                 else "cr-on-path" if node in visited else "cr-unvisited")
+        nodes[node_ids[node]] = (
+            "cr-finished" if node in finished else "cr-on-path" if node in visited else "cr-unvisited"
+        )
     for node in not_reached:
         nodes[node_ids[node]] = "cr-not-reached"
     path_edges = [edge_ids[(parent, child)][0] for child, parent in zip(path, path[1:])]
     unvisited = [node for node in order if node not in visited]
     on_path = [node for node in step.visited if node not in finished]
     parts = [
-        f"Depth-first search from {names[root]}, step {number + 1} of {count} "
-        f"({step.event} {names[step.node]})",
+        f"Depth-first search from {names[root]}, step {number + 1} of {count} ({step.event} {names[step.node]})",
         f"on the search path: {_joined(names[n] for n in on_path) or 'none'}",
         f"finished: {_joined(names[n] for n in step.order) or 'none yet'}",
         f"not visited yet: {_joined(names[n] for n in unvisited) or 'none'}",
     ]
     if not_reached:
         parts.append(f"not reached from {names[root]}: {_joined(names[n] for n in not_reached)}")
-    return {"nodes": nodes, "current": node_ids[step.node], "edges": path_edges,
-            "alt": "; ".join(parts) + "."}
+    return {"nodes": nodes, "current": node_ids[step.node], "edges": path_edges, "alt": "; ".join(parts) + "."}
 
 
 def _visit_sentence(step, child, parents_of, names, reached_from):
@@ -378,9 +404,7 @@ def _visit_sentence(step, child, parents_of, names, reached_from):
         which = f"{names[child]}'s {_ORDINALS[index]} parent"
     else:
         which = f"{names[child]}'s parent number {index + 1}"
-    skipped = list(dict.fromkeys(
-        parent for parent in child_parents[:index] if reached_from.get(parent) is not child
-    ))
+    skipped = list(dict.fromkeys(parent for parent in child_parents[:index] if reached_from.get(parent) is not child))
     if skipped:
         verb = "was" if len(skipped) == 1 else "were"
         which += f" ({_and(names[n] for n in skipped)} {verb} visited already)"
@@ -403,8 +427,9 @@ def _finish_sentence(step, path, parents_of, names, not_reached, root):
         return sentence + f" The search backs up to {names[path[-1]]}."
     if not_reached:
         verb = "is" if len(not_reached) == 1 else "are"
-        return sentence + (f" The search is complete; {_and(names[n] for n in not_reached)} "
-                           f"{verb} not reached from {names[root]}.")
+        return sentence + (
+            f" The search is complete; {_and(names[n] for n in not_reached)} {verb} not reached from {names[root]}."
+        )
     return sentence + " The search is complete."
 
 
@@ -422,14 +447,22 @@ def _counter(index, count):
     return f"Step {index + 1} of {count}"
 
 
-
 # ---------------------------------------------------------------------------
 # forward and backward: the values and the gradients of a Value graph
 # ---------------------------------------------------------------------------
 
-_OP_WORDS = {"+": "an addition", "-": "a subtraction", "*": "a multiplication", "/": "a division",
-             "neg": "a negation", "tanh": "tanh", "sigmoid": "the sigmoid", "exp": "exp",
-             "log": "log", "relu": "ReLU"}
+_OP_WORDS = {
+    "+": "an addition",
+    "-": "a subtraction",
+    "*": "a multiplication",
+    "/": "a division",
+    "neg": "a negation",
+    "tanh": "tanh",
+    "sigmoid": "the sigmoid",
+    "exp": "exp",
+    "log": "log",
+    "relu": "ReLU",
+}
 _BINARY = {"+": "+", "-": "\u2212", "*": "\u00d7", "/": "/"}
 
 
@@ -457,25 +490,37 @@ def forward(root, *, rankdir="BT", max_nodes=30):
         if node.parents:
             which = _and(dict.fromkeys(inputs))
             both = "both known by now" if len(set(inputs)) == 2 else "known by now"
-            sentence = (f"{names[node]} is {_OP_WORDS.get(node.op, node.op)} of {which}, "
-                        f"{both}: {formula}.")
+            sentence = f"{names[node]} is {_OP_WORDS.get(node.op, node.op)} of {which}, {both}: {formula}."
         else:
             kind = "a leaf: an input" if node.label else "a leaf: a constant"
             sentence = f"{names[node]} is {kind}, with the value {_number(node.data)}."
         if number == len(order) - 1:
             sentence += " The forward pass is complete."
-        steps.append({"node": names[node], "op": node.op, "inputs": inputs,
-                      "value": node.data, "formula": formula, "sentence": sentence})
+        steps.append(
+            {
+                "node": names[node],
+                "op": node.op,
+                "inputs": inputs,
+                "value": node.data,
+                "formula": formula,
+                "sentence": sentence,
+            }
+        )
         frames.append(_forward_frame(order, node, known, names, node_ids, edge_ids, root, number))
     texts = {node: [_value_text(node.data), "data ?"] for node in order}
     final_classes = frames[-1]["nodes"]
-    figure = _value_figure(order, names, node_ids, edge_ids, texts, final_classes, rankdir,
-                           with_grad=False)
+    figure = _value_figure(order, names, node_ids, edge_ids, texts, final_classes, rankdir, with_grad=False)
     title = f"The forward pass of {names[root]}, step by step"
-    return Explorable("forward", title, figure, steps, frames, legend=FORWARD_LEGEND,
-                      text_roles={"node": ["value"]},
-                      note="The final state of the forward pass. With JavaScript on, the "
-                           "buttons step through it.")
+    return Explorable(
+        "forward",
+        title,
+        figure,
+        steps,
+        frames,
+        legend=FORWARD_LEGEND,
+        text_roles={"node": ["value"]},
+        note="The final state of the forward pass. With JavaScript on, the buttons step through it.",
+    )
 
 
 def backward(root, *, rankdir="BT", max_nodes=30):
@@ -521,46 +566,62 @@ def backward(root, *, rankdir="BT", max_nodes=30):
             number = seen[parent] = seen.get(parent, -1) + 1
             edge_text[(node, index)] = edge_ids[(parent, node)][number]
 
-    steps = [{"event": "seed", "node": top, "gradients": _gradients(running, names),
-              "formula": f"\u2202{top}/\u2202{top} = 1",
-              "sentence": f"Start at the root: \u2202{top}/\u2202{top} = 1. Every other "
-                          "gradient starts at 0."}]
-    frames = [_backward_frame(order, running, heard, children, names, node_ids, root, None,
-                              edge_text, edge_order, 0)]
+    steps = [
+        {
+            "event": "seed",
+            "node": top,
+            "gradients": _gradients(running, names),
+            "formula": f"\u2202{top}/\u2202{top} = 1",
+            "sentence": f"Start at the root: \u2202{top}/\u2202{top} = 1. Every other gradient starts at 0.",
+        }
+    ]
+    frames = [_backward_frame(order, running, heard, children, names, node_ids, root, None, edge_text, edge_order, 0)]
     for number, (node, index) in enumerate(edge_order, start=1):
         parent, local = node.parents[index], node.local_grads[index]
         before, grad = running[parent], running[node]
         product = grad * local
         running[parent] = before + product  # parent.grad += grad * local, as backward() does
         heard[parent] += 1
-        step = _edge_step(node, index, names, top, local, grad, product, before, running[parent],
-                          heard[parent] == children[parent])
+        step = _edge_step(
+            node, index, names, top, local, grad, product, before, running[parent], heard[parent] == children[parent]
+        )
         step["gradients"] = _gradients(running, names)
         if number == len(edge_order):
             step["sentence"] += " The backward pass is complete: every gradient is final."
         steps.append(step)
-        frames.append(_backward_frame(order, running, heard, children, names, node_ids, root,
-                                      (node, index), edge_text, edge_order, number))
+        frames.append(
+            _backward_frame(
+                order, running, heard, children, names, node_ids, root, (node, index), edge_text, edge_order, number
+            )
+        )
     for node in order:
         if running[node] != node.grad:
             raise AssertionError(
                 f"explore.backward: the recorded gradient of {names[node]} is {running[node]!r}, "
                 f"but backward() stored {node.grad!r}; the recording no longer follows "
-                "Value.backward")
+                "Value.backward"
+            )
     texts = {node: [_value_text(node.data), _grad_text(node.grad)] for node in order}
     for frame in frames:  # the widest text of a box's gradient row, over all the steps
         for node in order:
             texts[node].append(frame["texts"][f"text-grad-{node_ids[node][5:]}"])
-    figure = _value_figure(order, names, node_ids, edge_ids, texts, frames[-1]["nodes"], rankdir,
-                           with_grad=True)
+    figure = _value_figure(order, names, node_ids, edge_ids, texts, frames[-1]["nodes"], rankdir, with_grad=True)
     title = f"The backward pass of {top}, one edge at a time"
     shown = {state for frame in frames for state in frame["nodes"].values()} | {"cr-current", "cr-target"}
     legend = [entry for entry in BACKWARD_LEGEND if entry[0] in shown]
     legend.append(("cr-local", "local gradient \u2202child/\u2202parent, on the edge"))
-    return Explorable("backward", title, figure, steps, frames, legend=legend,
-                      text_roles={"node": ["value", "grad"], "edge": ["local"]}, quiz=True,
-                      note="The final state of the backward pass: every box shows its "
-                           "gradient. With JavaScript on, the buttons step through it.")
+    return Explorable(
+        "backward",
+        title,
+        figure,
+        steps,
+        frames,
+        legend=legend,
+        text_roles={"node": ["value", "grad"], "edge": ["local"]},
+        quiz=True,
+        note="The final state of the backward pass: every box shows its "
+        "gradient. With JavaScript on, the buttons step through it.",
+    )
 
 
 def _value_graph(where, root, max_nodes):
@@ -568,13 +629,15 @@ def _value_graph(where, root, max_nodes):
     if not (hasattr(root, "local_grads") and hasattr(root, "data")) or hasattr(root, "grad_fn"):
         raise TypeError(
             f"{where}: expected a chainrule Value (a scalar graph), got {type(root).__name__}; "
-            "the explorables step through scalar graphs only")
+            "the explorables step through scalar graphs only"
+        )
     order = topological_order(root)
     if len(order) > max_nodes:
         raise GraphTooLargeError(
             f"{where}: the graph has {len(order)} values, more than max_nodes={max_nodes}; "
             f"step through a smaller graph (a sub-expression), or raise the limit with "
-            f"max_nodes={len(order)}.")
+            f"max_nodes={len(order)}."
+        )
     names = _unique_names(trace_names(dfs_trace(root)))
     node_ids, edge_ids = dfs_element_ids(root, max_nodes=max_nodes)
     return order, names, node_ids, edge_ids
@@ -611,8 +674,7 @@ def _forward_formula(node, names):
     numbers = [_operand(parent.data) for parent in node.parents]
     if node.op in _BINARY and len(inputs) == 2:
         symbol = _BINARY[node.op]
-        return (f"{name} = {inputs[0]} {symbol} {inputs[1]} = "
-                f"{numbers[0]} {symbol} {numbers[1]} = {value}")
+        return f"{name} = {inputs[0]} {symbol} {inputs[1]} = {numbers[0]} {symbol} {numbers[1]} = {value}"
     if node.op.startswith("**"):
         power = node.op[2:]
         return f"{name} = {inputs[0]}^{power} = {numbers[0]}^{power} = {value}"
@@ -653,24 +715,43 @@ def _edge_step(node, index, names, top, local, grad, product, before, after, com
     d_local = f"\u2202{child}/\u2202{parent}"
     rule = _local_rule(node, index, names)
     local_text = f"{d_local} = {rule} = {_number(local)}" if rule else f"{d_local} = {_number(local)}"
-    formula = (f"{d_parent} += {d_child} \u00b7 {d_local} = "
-               f"{_operand(grad)} \u00d7 {_operand(local)} = {_number(product)}")
+    formula = (
+        f"{d_parent} += {d_child} \u00b7 {d_local} = {_operand(grad)} \u00d7 {_operand(local)} = {_number(product)}"
+    )
     masked = f"{d_parent} += {d_child} \u00b7 {d_local} = {_operand(grad)} \u00d7 ? = ?"
     op_words = _OP_WORDS.get(node.op, node.op)
-    total = (f"{d_parent} = {_number(product)}" if before == 0.0
-             else f"{d_parent} = {_number(before)} + {_operand(product)} = {_number(after)}")
-    status = (f"{parent} has heard from every child: its gradient is complete."
-              if complete else f"{parent} waits for its other children.")
-    sentence = (f"{child} sends its gradient back to {parent} through {op_words}, whose local "
-                f"gradient is {local_text}. {total}. {status}")
-    hidden = (f"{child} sends its gradient back to {parent} through {op_words}. Work out the "
-              f"local gradient {d_local}, then guess the product {d_child} · {d_local}: "
-              f"what {d_parent} gains.")
-    return {"event": "edge", "child": child, "parent": parent, "local": local, "child_grad": grad,
-            "product": product, "before": before, "after": after, "formula": formula,
-            "sentence": sentence,
-            "quiz": {"answer": product, "formula": masked, "sentence": hidden,
-                     "label": f"{d_child} \u00b7 {d_local}"}}
+    total = (
+        f"{d_parent} = {_number(product)}"
+        if before == 0.0
+        else f"{d_parent} = {_number(before)} + {_operand(product)} = {_number(after)}"
+    )
+    status = (
+        f"{parent} has heard from every child: its gradient is complete."
+        if complete
+        else f"{parent} waits for its other children."
+    )
+    sentence = (
+        f"{child} sends its gradient back to {parent} through {op_words}, whose local "
+        f"gradient is {local_text}. {total}. {status}"
+    )
+    hidden = (
+        f"{child} sends its gradient back to {parent} through {op_words}. Work out the "
+        f"local gradient {d_local}, then guess the product {d_child} · {d_local}: "
+        f"what {d_parent} gains."
+    )
+    return {
+        "event": "edge",
+        "child": child,
+        "parent": parent,
+        "local": local,
+        "child_grad": grad,
+        "product": product,
+        "before": before,
+        "after": after,
+        "formula": formula,
+        "sentence": sentence,
+        "quiz": {"answer": product, "formula": masked, "sentence": hidden, "label": f"{d_child} \u00b7 {d_local}"},
+    }
 
 
 def _forward_frame(order, node, known, names, node_ids, edge_ids, root, number):
@@ -682,14 +763,14 @@ def _forward_frame(order, node, known, names, node_ids, edge_ids, root, number):
         texts[f"text-value-{key[5:]}"] = _value_text(other.data) if other in known else "data ?"
     edges = [edge for parent in dict.fromkeys(node.parents) for edge in edge_ids[(parent, node)]]
     pending = [names[other] for other in order if other not in known]
-    alt = (f"The forward pass of {names[root]}, step {number + 1} of {len(order)}: "
-           f"{_forward_formula(node, names)}; not computed yet: {_joined(pending) or 'none'}.")
-    return {"nodes": classes, "current": node_ids[node], "edges": edges, "texts": texts,
-            "alt": alt}
+    alt = (
+        f"The forward pass of {names[root]}, step {number + 1} of {len(order)}: "
+        f"{_forward_formula(node, names)}; not computed yet: {_joined(pending) or 'none'}."
+    )
+    return {"nodes": classes, "current": node_ids[node], "edges": edges, "texts": texts, "alt": alt}
 
 
-def _backward_frame(order, running, heard, children, names, node_ids, root, edge, edge_text,
-                    edge_order, number):
+def _backward_frame(order, running, heard, children, names, node_ids, root, edge, edge_text, edge_order, number):
     """The picture after a step of the backward pass (``edge`` is (child, index), None at the start)."""
     classes, texts = {}, {}
     for node in order:
@@ -706,8 +787,9 @@ def _backward_frame(order, running, heard, children, names, node_ids, root, edge
     frame["later"] = [f"text-local-{edge_id[5:]}" for edge_id in later]
     if edge is None:
         frame["current"] = node_ids[root]
-        frame["alt"] = (f"The backward pass of {names[root]} at its start: the root's gradient "
-                        "is 1, every other gradient 0.")
+        frame["alt"] = (
+            f"The backward pass of {names[root]} at its start: the root's gradient is 1, every other gradient 0."
+        )
         return frame
     node, index = edge
     parent = node.parents[index]
@@ -715,7 +797,9 @@ def _backward_frame(order, running, heard, children, names, node_ids, root, edge
     frame["alt"] = (
         f"The backward pass of {names[root]}, step {number + 1} of {len(edge_order) + 1}: "
         f"{names[node]} sends its gradient to {names[parent]}; gradients so far: "
-        + ", ".join(f"{names[n]} {_number(running[n])}" for n in reversed(order)) + ".")
+        + ", ".join(f"{names[n]} {_number(running[n])}" for n in reversed(order))
+        + "."
+    )
     return frame
 
 
@@ -741,18 +825,24 @@ def _value_figure(order, names, node_ids, edge_ids, texts, classes, rankdir, wit
         if with_grad:
             rows.append(f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>{_html(texts[node][1])}</B></FONT>')
         body = "".join(f'<TR><TD ALIGN="LEFT" WIDTH="{width}">{row}</TD></TR>' for row in rows)
-        label = (f'<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" '
-                 f'BGCOLOR="white" COLOR="{INK}">{body}</TABLE>>')
-        dot.node(dot_ids[node], label, shape="plain", id=node_ids[node],
-                 **{"class": classes[node_ids[node]]})
+        label = (
+            f'<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" '
+            f'BGCOLOR="white" COLOR="{INK}">{body}</TABLE>>'
+        )
+        dot.node(dot_ids[node], label, shape="plain", id=node_ids[node], **{"class": classes[node_ids[node]]})
     for node in order:
         seen = {}
         for parent, local in zip(node.parents, node.local_grads):
             number = seen[parent] = seen.get(parent, -1) + 1
             attributes = {"id": edge_ids[(parent, node)][number]}
             if with_grad:
-                attributes.update(dir="back", color=LOCAL_GRAD_COLOR, fontcolor=LOCAL_GRAD_COLOR,
-                                  style="dashed", label=f"<{_html(_number(local))}>")
+                attributes.update(
+                    dir="back",
+                    color=LOCAL_GRAD_COLOR,
+                    fontcolor=LOCAL_GRAD_COLOR,
+                    style="dashed",
+                    label=f"<{_html(_number(local))}>",
+                )
             dot.edge(dot_ids[parent], dot_ids[node], **attributes)
     return Figure(dot, "")
 
@@ -794,13 +884,13 @@ class TrainingRecorder:
             raise ValueError(f"TrainingRecorder: {len(points)} points but {len(labels)} labels")
         classes = sorted(set(labels))
         if classes != list(range(len(classes))) or len(classes) > len(_REGION_FILLS):
-            raise ValueError(f"TrainingRecorder: labels must be 0, 1, ... (at most "
-                             f"{len(_REGION_FILLS)} classes), got {classes}")
+            raise ValueError(
+                f"TrainingRecorder: labels must be 0, 1, ... (at most {len(_REGION_FILLS)} classes), got {classes}"
+            )
         self.points, self.labels, self.classes = list(points), list(labels), len(classes)
         self.forward, self.loss, self.weights = forward, loss, weights
         self.parameters = [p for layer in weights for unit in layer for p in unit]
-        self.examples = list(examples) if examples is not None else [
-            labels.index(label) for label in classes]
+        self.examples = list(examples) if examples is not None else [labels.index(label) for label in classes]
         xs, ys = [p[0] for p in points], [p[1] for p in points]
         pad_x, pad_y = 0.15 * (max(xs) - min(xs)), 0.15 * (max(ys) - min(ys))
         self.extent = (min(xs) - pad_x, max(xs) + pad_x, min(ys) - pad_y, max(ys) + pad_y)
@@ -817,7 +907,9 @@ class TrainingRecorder:
         n = self.grid
         cells = "".join(
             str(self._classify((x0 + (i + 0.5) * (x1 - x0) / n, y1 - (j + 0.5) * (y1 - y0) / n)))
-            for j in range(n) for i in range(n))
+            for j in range(n)
+            for i in range(n)
+        )
         correct = sum(self._classify(p) == label for p, label in zip(self.points, self.labels))
         saved = [p.grad for p in self.parameters]
         units = []
@@ -826,19 +918,26 @@ class TrainingRecorder:
             example_loss = self.loss(layers[-1], self.labels[index])
             example_loss.zero_grad()
             example_loss.backward()
-            units.append(([[(v.data, v.grad) for v in layer] for layer in layers],
-                          (example_loss.data, example_loss.grad)))
+            units.append(
+                ([[(v.data, v.grad) for v in layer] for layer in layers], (example_loss.data, example_loss.grad))
+            )
         for p, grad in zip(self.parameters, saved):
             p.grad = grad
-        self.snapshots.append({"step": step, "loss": float(getattr(loss, "data", loss)),
-                               "correct": correct, "cells": cells,
-                               "weights": [p.data for p in self.parameters], "units": units})
+        self.snapshots.append(
+            {
+                "step": step,
+                "loss": float(getattr(loss, "data", loss)),
+                "correct": correct,
+                "cells": cells,
+                "weights": [p.data for p in self.parameters],
+                "units": units,
+            }
+        )
 
     def explorable(self):
         """The ``training`` widget: regions, loss curve with a cursor, weights, one example's network."""
         if not self.snapshots:
-            raise ValueError("TrainingRecorder.explorable: nothing recorded yet; call record() "
-                             "in the training loop")
+            raise ValueError("TrainingRecorder.explorable: nothing recorded yet; call record() in the training loop")
         return _training_explorable(self)
 
 
@@ -849,8 +948,7 @@ def _unit_names(sizes):
     names = []
     for depth, size in enumerate(sizes):
         if depth == len(sizes) - 1:
-            names.append([f"o{_CLASS_NAMES[i]}" if i < len(_CLASS_NAMES) else f"o{i + 1}"
-                          for i in range(size)])
+            names.append([f"o{_CLASS_NAMES[i]}" if i < len(_CLASS_NAMES) else f"o{i + 1}" for i in range(size)])
         else:
             letter = "x" if depth == 0 else hidden[depth - 1]
             names.append([f"{letter}{i + 1}" for i in range(size)])
@@ -863,7 +961,7 @@ def _diverging(value, scale):
     blue, red = (31, 78, 156), (192, 0, 26)
     end = red if t > 0 else blue
     mix = [round(255 + (c - 255) * abs(t)) for c in end]
-    return "#%02x%02x%02x" % tuple(mix)
+    return "#{:02x}{:02x}{:02x}".format(*mix)
 
 
 def _training_explorable(recorder):
@@ -878,8 +976,12 @@ def _training_explorable(recorder):
     steps, frames = [], []
     losses = [snap["loss"] for snap in snapshots]
     chart = _LossChart(losses, [snap["step"] for snap in snapshots])
-    weight_ids = [f"part-w{layer}-{unit}-{k}" for layer, units in enumerate(recorder.weights)
-                  for unit, row in enumerate(units) for k in range(len(row))]
+    weight_ids = [
+        f"part-w{layer}-{unit}-{k}"
+        for layer, units in enumerate(recorder.weights)
+        for unit, row in enumerate(units)
+        for k in range(len(row))
+    ]
     for number, snap in enumerate(snapshots):
         per_example = []
         for layers, (loss_value, loss_grad) in snap["units"]:
@@ -893,26 +995,41 @@ def _training_explorable(recorder):
             per_example.append(texts)
         attrs = {weight_ids[i]: {"fill": _diverging(w, scale)} for i, w in enumerate(snap["weights"])}
         attrs.update(chart.cursor(number))
-        sentence = (f"After {snap['step']} updates of the weights, the mean loss over the "
-                    f"{total} points is {_number(snap['loss'])}, and {snap['correct']} of them "
-                    "are in the region of their class.")
-        steps.append({"step": snap["step"], "loss": snap["loss"], "correct": snap["correct"],
-                      "sentence": sentence})
-        frames.append({"nodes": {}, "edges": [], "grid": snap["cells"], "attrs": attrs,
-                       "examples": per_example,
-                       "alt": f"Training step {snap['step']}: loss {_number(snap['loss'])}, "
-                              f"{snap['correct']} of {total} points in their class's region."})
+        sentence = (
+            f"After {snap['step']} updates of the weights, the mean loss over the "
+            f"{total} points is {_number(snap['loss'])}, and {snap['correct']} of them "
+            "are in the region of their class."
+        )
+        steps.append({"step": snap["step"], "loss": snap["loss"], "correct": snap["correct"], "sentence": sentence})
+        frames.append(
+            {
+                "nodes": {},
+                "edges": [],
+                "grid": snap["cells"],
+                "attrs": attrs,
+                "examples": per_example,
+                "alt": f"Training step {snap['step']}: loss {_number(snap['loss'])}, "
+                f"{snap['correct']} of {total} points in their class's region.",
+            }
+        )
     figure_html = _training_panels(recorder, names, weight_ids, chart, snapshots[-1], scale)
     title = "A classifier learning, step by step"
     legend = [(f"cr-class-{k}", f"class {_CLASS_NAMES[k]}") for k in range(recorder.classes)]
-    choices = [f"point {index + 1} (class {_CLASS_NAMES[recorder.labels[index]]})"
-               for index in examples]
+    choices = [f"point {index + 1} (class {_CLASS_NAMES[recorder.labels[index]]})" for index in examples]
     rings = [_ring_position(recorder, recorder.points[index]) for index in examples]
-    return Explorable("training", title, _TextFigure(figure_html), steps, frames, legend=legend,
-                      text_roles={"node": ["value", "grad"]}, examples=choices, rings=rings,
-                      palette=_REGION_FILLS[:recorder.classes],
-                      note="The end of training. With JavaScript on, the buttons step "
-                           "through it.")
+    return Explorable(
+        "training",
+        title,
+        _TextFigure(figure_html),
+        steps,
+        frames,
+        legend=legend,
+        text_roles={"node": ["value", "grad"]},
+        examples=choices,
+        rings=rings,
+        palette=_REGION_FILLS[: recorder.classes],
+        note="The end of training. With JavaScript on, the buttons step through it.",
+    )
 
 
 class _TextFigure:
@@ -965,7 +1082,8 @@ class _LossChart:
             f'<line id="part-cursor" x1="{x}" x2="{x}" y1="{top}" y2="{base}" stroke="#e08a00" '
             'stroke-width="1.5" stroke-dasharray="3,2"/>'
             f'<circle id="part-cursor-dot" cx="{x}" cy="{y}" r="3.5" fill="#e08a00"/>'
-            "</svg>")
+            "</svg>"
+        )
 
 
 def _marker(label, x, y):
@@ -986,8 +1104,7 @@ _REGION_SIZE = 220
 
 def _to_panel(recorder, point):
     x0, x1, y0, y1 = recorder.extent
-    return (round(_REGION_SIZE * (point[0] - x0) / (x1 - x0), 1),
-            round(_REGION_SIZE * (y1 - point[1]) / (y1 - y0), 1))
+    return (round(_REGION_SIZE * (point[0] - x0) / (x1 - x0), 1), round(_REGION_SIZE * (y1 - point[1]) / (y1 - y0), 1))
 
 
 def _ring_position(recorder, point):
@@ -1002,14 +1119,19 @@ def _regions_svg(recorder, final):
         f'<rect data-cell="" x="{round(i * cell, 2)}" y="{round(j * cell, 2)}" '
         f'width="{round(cell + 0.3, 2)}" height="{round(cell + 0.3, 2)}" '
         f'fill="{_REGION_FILLS[int(final["cells"][j * n + i])]}"/>'
-        for j in range(n) for i in range(n))
-    points = "".join(_marker(label, *_to_panel(recorder, point))
-                     for point, label in zip(recorder.points, recorder.labels))
+        for j in range(n)
+        for i in range(n)
+    )
+    points = "".join(
+        _marker(label, *_to_panel(recorder, point)) for point, label in zip(recorder.points, recorder.labels)
+    )
     ring = _ring_position(recorder, recorder.points[recorder.examples[0]])["part-ring"]
-    return (f'<svg viewBox="0 0 {size} {size}" width="{size}" height="{size}" '
-            f'xmlns="http://www.w3.org/2000/svg"><g data-role="cells">{cells}</g>{points}'
-            f'<circle id="part-ring" cx="{ring["cx"]}" cy="{ring["cy"]}" r="8" fill="none" '
-            'stroke="#000" stroke-width="2"/></svg>')
+    return (
+        f'<svg viewBox="0 0 {size} {size}" width="{size}" height="{size}" '
+        f'xmlns="http://www.w3.org/2000/svg"><g data-role="cells">{cells}</g>{points}'
+        f'<circle id="part-ring" cx="{ring["cx"]}" cy="{ring["cy"]}" r="8" fill="none" '
+        'stroke="#000" stroke-width="2"/></svg>'
+    )
 
 
 def _weights_svg(recorder, weight_ids, final, scale):
@@ -1017,23 +1139,31 @@ def _weights_svg(recorder, weight_ids, final, scale):
     y, number, width = 14, 0, 0
     for depth, units in enumerate(recorder.weights):
         inputs = len(units[0]) - 1
-        rows.append(f'<text x="0" y="{y - 3}" font-size="10">layer {depth + 1}: '
-                    f"{len(units)} units \u00d7 ({inputs} weights + bias)</text>")
+        rows.append(
+            f'<text x="0" y="{y - 3}" font-size="10">layer {depth + 1}: '
+            f"{len(units)} units \u00d7 ({inputs} weights + bias)</text>"
+        )
         for unit, row in enumerate(units):
             for k, _ in enumerate(row):
                 x = k * size + (4 if k == inputs else 0)  # the bias a little apart
-                rows.append(f'<rect id="{weight_ids[number]}" x="{x}" y="{y + unit * size}" '
-                            f'width="{size - 1}" height="{size - 1}" '
-                            f'fill="{_diverging(final["weights"][number], scale)}" stroke="#999" '
-                            'stroke-width="0.5"/>')
+                rows.append(
+                    f'<rect id="{weight_ids[number]}" x="{x}" y="{y + unit * size}" '
+                    f'width="{size - 1}" height="{size - 1}" '
+                    f'fill="{_diverging(final["weights"][number], scale)}" stroke="#999" '
+                    'stroke-width="0.5"/>'
+                )
                 width = max(width, x + size)
                 number += 1
         y += len(units) * size + gap
     width = max(width, 190)
-    rows.append(f'<text x="0" y="{y - 8}" font-size="10">blue &lt; 0 &lt; red, '
-                f"full colour at \u00b1{_html(_number(scale))}</text>")
-    return (f'<svg viewBox="0 0 {width} {y}" width="{width}" height="{y}" '
-            f'xmlns="http://www.w3.org/2000/svg">{"".join(rows)}</svg>')
+    rows.append(
+        f'<text x="0" y="{y - 8}" font-size="10">blue &lt; 0 &lt; red, '
+        f"full colour at \u00b1{_html(_number(scale))}</text>"
+    )
+    return (
+        f'<svg viewBox="0 0 {width} {y}" width="{width}" height="{y}" '
+        f'xmlns="http://www.w3.org/2000/svg">{"".join(rows)}</svg>'
+    )
 
 
 def _units_svg(recorder, names, final_texts, widest):
@@ -1043,12 +1173,16 @@ def _units_svg(recorder, names, final_texts, widest):
     for layer in names + [["loss"]]:
         for name in layer:
             rows = [f"<B>{_html(name)}</B>", _html(final_texts.get(f"text-value-{name}", ""))]
-            rows.append(f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>'
-                        f'{_html(final_texts[f"text-grad-{name}"])}</B></FONT>')
+            rows.append(f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>{_html(final_texts[f"text-grad-{name}"])}</B></FONT>')
             body = "".join(f'<TR><TD ALIGN="LEFT" WIDTH="{width}">{row}</TD></TR>' for row in rows)
-            dot.node(name, f'<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2" '
-                           f'BGCOLOR="white" COLOR="{INK}">{body}</TABLE>>',
-                     shape="plain", id=f"node-{name}", fontsize="11")
+            dot.node(
+                name,
+                f'<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2" '
+                f'BGCOLOR="white" COLOR="{INK}">{body}</TABLE>>',
+                shape="plain",
+                id=f"node-{name}",
+                fontsize="11",
+            )
     for before, after in zip(names, names[1:] + [["loss"]]):
         for tail in before:
             for head in after:
@@ -1075,23 +1209,38 @@ def _training_panels(recorder, names, weight_ids, chart, final, scale):
     texts["text-value-loss"] = _value_text(loss_value)
     total = len(recorder.points)
     panels = [
-        ("Decision regions", _regions_svg(recorder, final),
-         f"Decision regions of the network after {final['step']} steps over {total} points of "
-         f"{recorder.classes} classes; {final['correct']} of {total} points lie in their "
-         "class's region. The ringed point is the example shown in the network."),
-        ("Mean loss", chart.svg(""),
-         f"The training loss over {len(snapshots)} recorded steps, from "
-         f"{_number(snapshots[0]['loss'])} to {_number(snapshots[-1]['loss'])}, with a cursor "
-         "at the current step."),
-        ("Weights", _weights_svg(recorder, weight_ids, final, scale),
-         "The weights of each layer as a grid of coloured cells, one row per unit: blue "
-         "negative, red positive."),
-        ("The network on the chosen example, with its own loss",
-         _units_svg(recorder, names, texts, widest),
-         "The network's units for the chosen example: the inputs x, the hidden units h and the "
-         "scores oA, oB, oC of the classes; each box shows the unit's value and its gradient, "
-         "the derivative of that example's loss with respect to it."),
+        (
+            "Decision regions",
+            _regions_svg(recorder, final),
+            f"Decision regions of the network after {final['step']} steps over {total} points of "
+            f"{recorder.classes} classes; {final['correct']} of {total} points lie in their "
+            "class's region. The ringed point is the example shown in the network.",
+        ),
+        (
+            "Mean loss",
+            chart.svg(""),
+            f"The training loss over {len(snapshots)} recorded steps, from "
+            f"{_number(snapshots[0]['loss'])} to {_number(snapshots[-1]['loss'])}, with a cursor "
+            "at the current step.",
+        ),
+        (
+            "Weights",
+            _weights_svg(recorder, weight_ids, final, scale),
+            "The weights of each layer as a grid of coloured cells, one row per unit: blue negative, red positive.",
+        ),
+        (
+            "The network on the chosen example, with its own loss",
+            _units_svg(recorder, names, texts, widest),
+            "The network's units for the chosen example: the inputs x, the hidden units h and the "
+            "scores oA, oB, oC of the classes; each box shows the unit's value and its gradient, "
+            "the derivative of that example's loss with respect to it.",
+        ),
     ]
-    return '<div class="cr-x-panels">' + "".join(
-        f'<figure class="cr-x-panel"><figcaption>{_html(title)}</figcaption>'
-        f"{accessible_svg(svg, alt)}</figure>" for title, svg, alt in panels) + "</div>"
+    return (
+        '<div class="cr-x-panels">'
+        + "".join(
+            f'<figure class="cr-x-panel"><figcaption>{_html(title)}</figcaption>{accessible_svg(svg, alt)}</figure>'
+            for title, svg, alt in panels
+        )
+        + "</div>"
+    )

@@ -18,31 +18,40 @@ The generic part, comparing an answer and calling a student's function safely, i
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-# call, check_array, check_scalars, exercise, Summary, NotAnswered and TIME_LIMIT are also used as feedback.*
+# call, check_array, check_scalars, exercise, Summary, NotAnswered, RTOL and TIME_LIMIT are also used as
+# feedback.* (`X as X`: re-exported)
 from .answers import (
-    RTOL,
-    TIME_LIMIT,
+    RTOL as RTOL,
+)
+from .answers import (
+    TIME_LIMIT as TIME_LIMIT,
+)
+from .answers import (
     AnswerError,
     Mistake,
-    NotAnswered,
     Report,
-    Summary,
-    exercise,
-    require_answer,
     call,
     check_array,
     check_scalars,
+    require_answer,
+)
+from .answers import (
+    NotAnswered as NotAnswered,
+)
+from .answers import (
+    Summary as Summary,
+)
+from .answers import (
+    exercise as exercise,
 )
 from .graph import topological_order
 from .nn import d2l_forward
 from .tensor import Tensor
 from .value import Value
-
-
 
 # --------------------------------------------------------------------------- scalar graphs by hand
 
@@ -53,14 +62,22 @@ def check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x: float, w: float, b: float) -
     (wv * xv + bv).tanh().backward()
     z = w * x + b
     slope = 1 - np.tanh(z) ** 2
-    check_scalars({"dy/dx": dy_dx, "dy/dw": dy_dw, "dy/db": dy_db},
-                  {"dy/dx": xv.grad, "dy/dw": wv.grad, "dy/db": bv.grad}, [
-        ("the factor tanh'(z) = 1 - tanh²(z) is missing", {"dy/dx": w, "dy/dw": x, "dy/db": 1.0}),
-        ("tanh'(z) is 1 - tanh²(z), not 1 - z²", {"dy/dx": (1 - z**2) * w, "dy/dw": (1 - z**2) * x,
-                                                   "dy/db": 1 - z**2}),
-        ("dy/dx and dy/dw are swapped: dy/dx carries w and dy/dw carries x", {"dy/dx": slope * x, "dy/dw": slope * w}),
-        ("the sign is flipped", {"dy/dx": -slope * w, "dy/dw": -slope * x, "dy/db": -slope}),
-    ])
+    check_scalars(
+        {"dy/dx": dy_dx, "dy/dw": dy_dw, "dy/db": dy_db},
+        {"dy/dx": xv.grad, "dy/dw": wv.grad, "dy/db": bv.grad},
+        [
+            ("the factor tanh'(z) = 1 - tanh²(z) is missing", {"dy/dx": w, "dy/dw": x, "dy/db": 1.0}),
+            (
+                "tanh'(z) is 1 - tanh²(z), not 1 - z²",
+                {"dy/dx": (1 - z**2) * w, "dy/dw": (1 - z**2) * x, "dy/db": 1 - z**2},
+            ),
+            (
+                "dy/dx and dy/dw are swapped: dy/dx carries w and dy/dw carries x",
+                {"dy/dx": slope * x, "dy/dw": slope * w},
+            ),
+            ("the sign is flipped", {"dy/dx": -slope * w, "dy/dw": -slope * x, "dy/db": -slope}),
+        ],
+    )
 
 
 def check_cube_grads(dy_ds, dy_dx, x: float) -> None:
@@ -68,16 +85,29 @@ def check_cube_grads(dy_ds, dy_dx, x: float) -> None:
     xv = Value(x)
     s = xv * xv
     (s * xv).backward()
-    check_scalars({"dy/ds": dy_ds, "dy/dx": dy_dx}, {"dy/ds": s.grad, "dy/dx": xv.grad}, [
-        ("the local gradient of y = s·x with respect to s is x, not s", {"dy/ds": x**2}),
-        ("a lost fan-out contribution: x also feeds y directly (y = s·x), which adds s = x² to dy/dx",
-         {"dy/dx": 2 * x**2}),
-        ("lost fan-out contributions: x feeds s twice (s = x·x), and each use adds x·dy/ds to dy/dx, "
-         "but only the direct term s = x² was counted", {"dy/dx": x**2}),
-        ("a backward loop run in forward order: it passes s's gradient on to x before y has given s its "
-         "gradient, so only the direct term s = x² reaches x", {"dy/dx": x**2}),
-        ("the sign is flipped", {"dy/ds": -x, "dy/dx": -3 * x**2}),
-    ], title=f"at x = {x}")
+    check_scalars(
+        {"dy/ds": dy_ds, "dy/dx": dy_dx},
+        {"dy/ds": s.grad, "dy/dx": xv.grad},
+        [
+            ("the local gradient of y = s·x with respect to s is x, not s", {"dy/ds": x**2}),
+            (
+                "a lost fan-out contribution: x also feeds y directly (y = s·x), which adds s = x² to dy/dx",
+                {"dy/dx": 2 * x**2},
+            ),
+            (
+                "lost fan-out contributions: x feeds s twice (s = x·x), and each use adds x·dy/ds to dy/dx, "
+                "but only the direct term s = x² was counted",
+                {"dy/dx": x**2},
+            ),
+            (
+                "a backward loop run in forward order: it passes s's gradient on to x before y has given s its "
+                "gradient, so only the direct term s = x² reaches x",
+                {"dy/dx": x**2},
+            ),
+            ("the sign is flipped", {"dy/ds": -x, "dy/dx": -3 * x**2}),
+        ],
+        title=f"at x = {x}",
+    )
 
 
 # --------------------------------------------------------------------------- the d2l network
@@ -107,10 +137,13 @@ def _weight_mistakes(g: np.ndarray, W: np.ndarray, lam: float, n: int, name: str
         Mistake(f"the weight-decay term λ·{name} is missing", data),
         Mistake("the 1/N of the mean loss is missing", data * n + lam * W),
         Mistake(f"both the weight-decay term λ·{name} and the 1/N of the mean loss are missing", data * n),
-        Mistake(f"the weight-decay term is λ/2·{name}, but the derivative of λ/2·‖{name}‖² is λ·{name}",
-                data + lam * W / 2),
-        Mistake(f"the weight-decay term is 2λ·{name}, but the penalty is λ/2·‖{name}‖², whose derivative is "
-                f"λ·{name}", data + 2 * lam * W),
+        Mistake(
+            f"the weight-decay term is λ/2·{name}, but the derivative of λ/2·‖{name}‖² is λ·{name}", data + lam * W / 2
+        ),
+        Mistake(
+            f"the weight-decay term is 2λ·{name}, but the penalty is λ/2·‖{name}‖², whose derivative is λ·{name}",
+            data + 2 * lam * W,
+        ),
         Mistake("the sign is flipped", -g),
     ]
 
@@ -123,14 +156,32 @@ def check_d2l_weight_grads(dJ_dW1, dJ_dW2, X, y, W1, W2, lam, title: str = "", a
     g = d2l_gradients(X, y, W1, W2, lam)
     n, sizes = len(X), d2l_sizes(X, W1, W2)
     report = Report(title)
-    report.check("dJ/dW1", lambda: check_array("dJ/dW1", dJ_dW1, g["W1"], [
-        *_weight_mistakes(g["W1"], W1, lam, n, "W1"),
-        Mistake("the ReLU's mask (Z > 0) is missing", g["H"].T @ X + lam * W1),
-    ], sizes=sizes))
-    report.check("dJ/dW2", lambda: check_array("dJ/dW2", dJ_dW2, g["W2"], [
-        *_weight_mistakes(g["W2"], W2, lam, n, "W2"),
-        Mistake("the gradient uses Z instead of H = relu(Z)", g["O"].T @ (X @ W1.T) + lam * W2),
-    ], sizes=sizes))
+    report.check(
+        "dJ/dW1",
+        lambda: check_array(
+            "dJ/dW1",
+            dJ_dW1,
+            g["W1"],
+            [
+                *_weight_mistakes(g["W1"], W1, lam, n, "W1"),
+                Mistake("the ReLU's mask (Z > 0) is missing", g["H"].T @ X + lam * W1),
+            ],
+            sizes=sizes,
+        ),
+    )
+    report.check(
+        "dJ/dW2",
+        lambda: check_array(
+            "dJ/dW2",
+            dJ_dW2,
+            g["W2"],
+            [
+                *_weight_mistakes(g["W2"], W2, lam, n, "W2"),
+                Mistake("the gradient uses Z instead of H = relu(Z)", g["O"].T @ (X @ W1.T) + lam * W2),
+            ],
+            sizes=sizes,
+        ),
+    )
     report.close(after)
 
 
@@ -139,15 +190,27 @@ def check_hidden_bias_grad(dJ_db1, X, y, W1, b1, W2, lam, title: str = "", after
     g = d2l_gradients(X, y, W1, W2, lam, b1=b1)
     n = len(X)
     report = Report(title)
-    report.check("dJ/db1", lambda: check_array("dJ/db1", dJ_db1, g["b1"], [
-        Mistake("the bias gradient is not summed over the batch (one row per example)", g["Z"]),
-        Mistake("the sum runs over the hidden units (axis 1) instead of over the batch (axis 0)",
-                g["Z"].sum(axis=1)),
-        Mistake("the bias gradient is averaged over the batch instead of summed (1/N twice)", g["b1"] / n),
-        Mistake("the 1/N of the mean loss is missing", g["b1"] * n),
-        Mistake("b1 is treated as penalized (λ·b1 added), but weight decay leaves the bias out", g["b1"] + lam * b1),
-        Mistake("the sign is flipped", -g["b1"]),
-    ], sizes=d2l_sizes(X, W1, W2)))
+    report.check(
+        "dJ/db1",
+        lambda: check_array(
+            "dJ/db1",
+            dJ_db1,
+            g["b1"],
+            [
+                Mistake("the bias gradient is not summed over the batch (one row per example)", g["Z"]),
+                Mistake(
+                    "the sum runs over the hidden units (axis 1) instead of over the batch (axis 0)", g["Z"].sum(axis=1)
+                ),
+                Mistake("the bias gradient is averaged over the batch instead of summed (1/N twice)", g["b1"] / n),
+                Mistake("the 1/N of the mean loss is missing", g["b1"] * n),
+                Mistake(
+                    "b1 is treated as penalized (λ·b1 added), but weight decay leaves the bias out", g["b1"] + lam * b1
+                ),
+                Mistake("the sign is flipped", -g["b1"]),
+            ],
+            sizes=d2l_sizes(X, W1, W2),
+        ),
+    )
     report.close(after)
 
 
@@ -170,22 +233,32 @@ def d2l_problem(seed: int, small: bool = False) -> dict:
         if len(set(sizes.values())) == 4:
             break
     N, d, h, q = sizes.values()
-    return {"X": rng.normal(size=(N, d)), "y": rng.integers(0, q, size=N), "W1": rng.normal(size=(h, d)) * 0.8,
-            "b1": rng.normal(size=h) * 0.5, "W2": rng.normal(size=(q, h)) * 0.8, "lam": float(rng.uniform(0.05, 0.5)),
-            "sizes": sizes}
+    return {
+        "X": rng.normal(size=(N, d)),
+        "y": rng.integers(0, q, size=N),
+        "W1": rng.normal(size=(h, d)) * 0.8,
+        "b1": rng.normal(size=h) * 0.5,
+        "W2": rng.normal(size=(q, h)) * 0.8,
+        "lam": float(rng.uniform(0.05, 0.5)),
+        "sizes": sizes,
+    }
 
 
 def _problems(seed: int) -> list[tuple[dict, str]]:
     """The problems a function check tries, smallest first, each with the call that rebuilds it."""
-    return [(d2l_problem(seed, small=True), f"feedback.d2l_problem({seed}, small=True)"),
-            (d2l_problem(seed), f"feedback.d2l_problem({seed})")]
+    return [
+        (d2l_problem(seed, small=True), f"feedback.d2l_problem({seed}, small=True)"),
+        (d2l_problem(seed), f"feedback.d2l_problem({seed})"),
+    ]
 
 
 def _on(function: str, problem: dict, rebuild: str, arguments: str) -> tuple[str, str]:
     """The title and the closing line of a message about ``function`` on one problem."""
     sizes = ", ".join(f"{k} = {v}" for k, v in problem["sizes"].items())
-    return (f"{function} on the batch {rebuild} ({sizes})",
-            f"To try it yourself: p = {rebuild}, then {function}({arguments}).")
+    return (
+        f"{function} on the batch {rebuild} ({sizes})",
+        f"To try it yourself: p = {rebuild}, then {function}({arguments}).",
+    )
 
 
 def _pair(name: str, result, what: str):
@@ -241,11 +314,16 @@ def check_softmax_cross_entropy_vjp(ce_grad: Callable, seed: int = 1) -> None:
     probabilities /= probabilities.sum(1, keepdims=True)
     onehot = np.eye(q)[labels]
     expected = (probabilities - onehot) / len(labels)
-    check_array("dL/dlogits", call("ce_grad", ce_grad, logits, labels), expected, [
-        Mistake("the 1/N of the mean is missing", probabilities - onehot),
-        Mistake("the sign is flipped (onehot − softmax)", -expected),
-        Mistake("the softmax is missing: the logits were used as probabilities", (logits - onehot) / len(labels)),
-    ])
+    check_array(
+        "dL/dlogits",
+        call("ce_grad", ce_grad, logits, labels),
+        expected,
+        [
+            Mistake("the 1/N of the mean is missing", probabilities - onehot),
+            Mistake("the sign is flipped (onehot − softmax)", -expected),
+            Mistake("the softmax is missing: the logits were used as probabilities", (logits - onehot) / len(labels)),
+        ],
+    )
 
 
 # --------------------------------------------------------------------------- graphs
@@ -265,35 +343,53 @@ def check_topological_order(order, parents: Mapping[str, Sequence[str]], root: s
     if order == expected:
         return
     if order == expected[::-1]:
-        raise AnswerError(name, f"the order is reversed: {order}. A topological order lists every node after its "
-                                f"inputs, leaves first and {root} last; the backward pass walks it in reverse.",
-                          "the order is reversed")
+        raise AnswerError(
+            name,
+            f"the order is reversed: {order}. A topological order lists every node after its "
+            f"inputs, leaves first and {root} last; the backward pass walks it in reverse.",
+            "the order is reversed",
+        )
     if order in (expected[1:], expected[:-1]) or expected in (order[1:], order[:-1]):
         if len(order) < len(expected):
             which = f"leaves out {expected[0] if order == expected[1:] else expected[-1]}"
         else:
             which = f"has one node too many ({order[0] if order[1:] == expected else order[-1]})"
-        raise AnswerError(name, f"the order is off by one: it {which}. Expected {expected}, received {order}.",
-                          "the order is off by one")
+        raise AnswerError(
+            name,
+            f"the order is off by one: it {which}. Expected {expected}, received {order}.",
+            "the order is off by one",
+        )
     missing = [node for node in expected if node not in order]
     extra = [node for node in order if node not in expected]
     repeated = sorted({node for node in order if order.count(node) > 1})
     if missing or extra or repeated:
-        parts = [f"missing {missing}" if missing else "", f"{extra} do not lead to {root}" if extra else "",
-                 f"{repeated} appear more than once" if repeated else ""]
-        raise AnswerError(name, f"the order has the wrong nodes: {'; '.join(p for p in parts if p)}. "
-                                f"Expected {expected}, received {order}.")
+        parts = [
+            f"missing {missing}" if missing else "",
+            f"{extra} do not lead to {root}" if extra else "",
+            f"{repeated} appear more than once" if repeated else "",
+        ]
+        raise AnswerError(
+            name,
+            f"the order has the wrong nodes: {'; '.join(p for p in parts if p)}. "
+            f"Expected {expected}, received {order}.",
+        )
     position = {node: index for index, node in enumerate(order)}
     for node in order:
         for parent in parents[node]:
             if position[parent] > position[node]:
-                raise AnswerError(name, f"{node} comes before its input {parent}: every node must come after its "
-                                        f"inputs. Expected {expected}, received {order}.",
-                                  "a node before its input")
+                raise AnswerError(
+                    name,
+                    f"{node} comes before its input {parent}: every node must come after its "
+                    f"inputs. Expected {expected}, received {order}.",
+                    "a node before its input",
+                )
     first = next(i for i, (a, b) in enumerate(zip(order, expected)) if a != b)
-    raise AnswerError(name, f"{order} is a valid topological order, but not the one depth-first search from {root} "
-                            f"gives (inputs visited in the order listed): position {first} should be "
-                            f"{expected[first]}, not {order[first]}. Expected {expected}.")
+    raise AnswerError(
+        name,
+        f"{order} is a valid topological order, but not the one depth-first search from {root} "
+        f"gives (inputs visited in the order listed): position {first} should be "
+        f"{expected[first]}, not {order[first]}. Expected {expected}.",
+    )
 
 
 # --------------------------------------------------------------------------- memory and clipping
@@ -310,8 +406,10 @@ def d2l_memory(N: int, d: int, h: int, q: int) -> dict[str, int]:
     two gradients in flight the size of the largest of them.
     """
     weights = h * d + q * h
-    return {"prediction": weights + N * max(d + h, 2 * h, h + q),
-            "training": 2 * weights + N * (d + h + q) + 2 * N * max(h, q)}
+    return {
+        "prediction": weights + N * max(d + h, 2 * h, h + q),
+        "training": 2 * weights + N * (d + h + q) + 2 * N * max(h, q),
+    }
 
 
 def check_memory_count(prediction, training, N: int, d: int, h: int, q: int) -> None:
@@ -320,27 +418,54 @@ def check_memory_count(prediction, training, N: int, d: int, h: int, q: int) -> 
     unbatched = d2l_memory(1, d, h, q)
     weights = h * d + q * h
     right_training = expected["training"]
-    check_scalars({"prediction": prediction, "training": training}, expected, [
-        ("the activations are counted for one example: they are stored for each of the N examples in the batch",
-         unbatched),
-        ("the input X is not counted, but the exercise counts it in both", {
-            "prediction": weights + N * max(h, 2 * h, h + q), "training": right_training - N * d}),
-        ("training is counted without the weight gradients", {"training": right_training - weights}),
-        ("training is counted without the gradients in flight: the backward pass holds the gradient it "
-         "receives and the one it computes, two arrays the size of the largest activation",
-         {"training": right_training - 2 * N * max(h, q)}),
-        ("training counts one gradient in flight, but the backward pass holds two at once: the one it "
-         "receives and the one it computes", {"training": right_training - N * max(h, q)}),
-        ("training counts the arrays chainrule keeps (the chapter's listing: the cross-entropy also keeps "
-         "label weights of N·q numbers and one factor), but the exercise counts the model's saved values, "
-         "X, H and the log-probabilities", {"training": right_training + N * q + 1}),
-        ("prediction is counted as keeping every layer's activations, but it can drop each input once the next "
-         "layer exists", {"prediction": weights + N * (d + h + q)}),
-        ("prediction is counted with Z and H in one array, as an in-place ReLU would do, but the ReLU makes a "
-         "new array H while Z still exists", {"prediction": weights + N * max(d + h, h + q)}),
-        ("prediction counts only the first layer's pair, X with Z, but a later pair (Z with H, or H with O) "
-         "can be larger", {"prediction": weights + N * (d + h)}),
-    ], rtol=0, title=f"memory_count({N}, {d}, {h}, {q}), that is N = {N}, d = {d}, h = {h}, q = {q}")
+    check_scalars(
+        {"prediction": prediction, "training": training},
+        expected,
+        [
+            (
+                "the activations are counted for one example: they are stored for each of the N examples in the batch",
+                unbatched,
+            ),
+            (
+                "the input X is not counted, but the exercise counts it in both",
+                {"prediction": weights + N * max(h, 2 * h, h + q), "training": right_training - N * d},
+            ),
+            ("training is counted without the weight gradients", {"training": right_training - weights}),
+            (
+                "training is counted without the gradients in flight: the backward pass holds the gradient it "
+                "receives and the one it computes, two arrays the size of the largest activation",
+                {"training": right_training - 2 * N * max(h, q)},
+            ),
+            (
+                "training counts one gradient in flight, but the backward pass holds two at once: the one it "
+                "receives and the one it computes",
+                {"training": right_training - N * max(h, q)},
+            ),
+            (
+                "training counts the arrays chainrule keeps (the chapter's listing: the cross-entropy also keeps "
+                "label weights of N·q numbers and one factor), but the exercise counts the model's saved values, "
+                "X, H and the log-probabilities",
+                {"training": right_training + N * q + 1},
+            ),
+            (
+                "prediction is counted as keeping every layer's activations, but it can drop each input once the next "
+                "layer exists",
+                {"prediction": weights + N * (d + h + q)},
+            ),
+            (
+                "prediction is counted with Z and H in one array, as an in-place ReLU would do, but the ReLU makes a "
+                "new array H while Z still exists",
+                {"prediction": weights + N * max(d + h, h + q)},
+            ),
+            (
+                "prediction counts only the first layer's pair, X with Z, but a later pair (Z with H, or H with O) "
+                "can be larger",
+                {"prediction": weights + N * (d + h)},
+            ),
+        ],
+        rtol=0,
+        title=f"memory_count({N}, {d}, {h}, {q}), that is N = {N}, d = {d}, h = {h}, q = {q}",
+    )
 
 
 #: The sizes Exercise 6.3's public check tries, smallest first: N = 1, then d < q, then d > q.
@@ -372,16 +497,29 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
         if not isinstance(result, (list, tuple)) or len(result) != len(grads):
             raise AnswerError(name, f"{name} should return a list of {len(grads)} arrays, got {result!r:.80}.")
         per_tensor = [g * min(1.0, max_norm / np.sqrt((g**2).sum())) for g in grads]
-        report = Report(f"{name} on arrays of shapes (3, 2) and (4,) with a global norm of {norm:.3g} and "
-                        f"max_norm = {max_norm:.3g} ({'under' if norm < max_norm else 'over'} the threshold)",
-                        separate=False)  # one answer: the arrays are scaled together
+        report = Report(
+            f"{name} on arrays of shapes (3, 2) and (4,) with a global norm of {norm:.3g} and "
+            f"max_norm = {max_norm:.3g} ({'under' if norm < max_norm else 'over'} the threshold)",
+            separate=False,
+        )  # one answer: the arrays are scaled together
         for index, (got, g) in enumerate(zip(result, grads)):
-            report.check(f"[{index}]", lambda got=got, g=g, index=index: check_array(
-                f"the array [{index}] it returns", got, g * factor, [
-                    Mistake("it scales every gradient, also when the norm is already under the threshold",
-                            g * max_norm / norm),
-                    Mistake("it clips each array by its own norm instead of the norm of all gradients together",
-                            per_tensor[index]),
-                    Mistake("it divides by the norm but does not multiply by max_norm", g / norm),
-                ]))
+            report.check(
+                f"[{index}]",
+                lambda got=got, g=g, index=index: check_array(
+                    f"the array [{index}] it returns",
+                    got,
+                    g * factor,
+                    [
+                        Mistake(
+                            "it scales every gradient, also when the norm is already under the threshold",
+                            g * max_norm / norm,
+                        ),
+                        Mistake(
+                            "it clips each array by its own norm instead of the norm of all gradients together",
+                            per_tensor[index],
+                        ),
+                        Mistake("it divides by the norm but does not multiply by max_norm", g / norm),
+                    ],
+                ),
+            )
         report.close()

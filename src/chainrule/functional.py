@@ -35,7 +35,8 @@ def _shifted(x, axis, where):
     except ValueError:
         raise ValueError(
             f"{where}: axis {axis} is out of range for a tensor of shape {x.shape}"
-            if x.size else f"{where}: the tensor of shape {x.shape} is empty"
+            if x.size
+            else f"{where}: the tensor of shape {x.shape} is empty"
         ) from None
     return x - Tensor(largest)
 

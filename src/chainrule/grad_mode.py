@@ -8,8 +8,15 @@ inside :class:`backward_phase`, so that :mod:`chainrule.cost` can book the ops i
 engine.
 """
 
-__all__ = ["no_grad", "set_grad_enabled", "is_grad_enabled", "observe_ops", "observers", "in_backward",
-           "backward_phase"]
+__all__ = [
+    "no_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "observe_ops",
+    "observers",
+    "in_backward",
+    "backward_phase",
+]
 
 _state = {"grad_enabled": True, "in_backward": False}
 

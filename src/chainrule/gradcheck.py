@@ -23,9 +23,9 @@ perturbs ``.data`` in place and always puts the original numbers back, even when
 ``f`` raises.  Afterwards each input's ``.grad`` holds the analytic gradient of ``f``.
 """
 
-from dataclasses import dataclass
 import math
 import sys
+from dataclasses import dataclass
 
 from .value import Value
 
@@ -131,8 +131,14 @@ class GradCheckResult:
             rows = [rows[i] for i in sorted(keep)]
         header = ("input", "analytic", "numeric", "|diff|", "tolerance", "ok")
         cells = [header] + [
-            (r.name, _number(r.analytic), _number(r.numeric), _small(r.abs_error), _small(r.tolerance),
-             "ok" if r.ok else "FAIL")
+            (
+                r.name,
+                _number(r.analytic),
+                _number(r.numeric),
+                _small(r.abs_error),
+                _small(r.tolerance),
+                "ok" if r.ok else "FAIL",
+            )
             for r in rows
         ]
         name_width = max(len(c[0]) for c in cells)
@@ -316,12 +322,15 @@ def _central_difference(f, inputs, x, index, name, eps):
     """(f(x + eps) - f(x - eps)) / (2 eps) for one number of ``x``, restoring it afterwards."""
     if index is None:
         original = x.data
+
         def put(v):
             x.data = v
     else:
         original = float(x.data[index])
+
         def put(v):
             x.data[index] = v
+
     values = []
     try:
         for step in (eps, -eps):
@@ -329,8 +338,9 @@ def _central_difference(f, inputs, x, index, name, eps):
             try:
                 values.append(_evaluate(f, inputs, f"with {name} {'+' if step > 0 else '-'} eps"))
             except Exception as error:
-                _add_note(error, f"(raised by f while gradcheck evaluated it with {name} "
-                                 f"{'+' if step > 0 else '-'} {eps:g})")
+                _add_note(
+                    error, f"(raised by f while gradcheck evaluated it with {name} {'+' if step > 0 else '-'} {eps:g})"
+                )
                 raise
     finally:
         put(original)

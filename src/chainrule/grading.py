@@ -39,8 +39,10 @@ from pathlib import Path
 RECORD_LIMIT = 64 * 2**20  # bytes: a larger record is refused, not read
 MAX_DEPTH = 20
 BLOCKED_MODULES = ("torch", "jax", "tensorflow")
-BLOCKED_MESSAGE = ("this assignment is graded without PyTorch, JAX and TensorFlow (they are not installed "
-                   "where it is graded); write your answer with numpy")
+BLOCKED_MESSAGE = (
+    "this assignment is graded without PyTorch, JAX and TensorFlow (they are not installed "
+    "where it is graded); write your answer with numpy"
+)
 
 
 class Unreadable(ValueError):
@@ -220,8 +222,7 @@ def record(namespace: dict, tests: dict[str, str], path: str) -> None:
                 except BaseException:  # noqa: BLE001 - only the record counts, and it is compared elsewhere
                     pass
     used = sorted(module for module in BLOCKED_MODULES if module in __import__("sys").modules)
-    Path(path).write_text(json.dumps({"values": values, "calls": calls, "used": used,
-                                      "changed": changed(tests)}))
+    Path(path).write_text(json.dumps({"values": values, "calls": calls, "used": used, "changed": changed(tests)}))
 
 
 def changed(tests: dict[str, str]) -> list[str]:
@@ -230,21 +231,31 @@ def changed(tests: dict[str, str]) -> list[str]:
 
     from . import answers, feedback
 
-    found = [f"chainrule.{module.__name__.split('.')[-1]}.{name}" for module in (feedback, answers)
-             for name in dir(module) if name.startswith("check") and callable(getattr(module, name))
-             and getattr(getattr(module, name), "__module__", "") not in ("chainrule.feedback", "chainrule.answers")]
-    found += [f"numpy.{name}" for name in ("allclose", "isclose", "array_equal", "max", "abs", "asarray")
-              if not (getattr(getattr(np, name), "__module__", "") or "").startswith("numpy")]
-    found += [f"tests/{name}" for name, source in tests.items()
-              if not Path("tests", name).is_file() or Path("tests", name).read_text() != source]
+    found = [
+        f"chainrule.{module.__name__.split('.')[-1]}.{name}"
+        for module in (feedback, answers)
+        for name in dir(module)
+        if name.startswith("check")
+        and callable(getattr(module, name))
+        and getattr(getattr(module, name), "__module__", "") not in ("chainrule.feedback", "chainrule.answers")
+    ]
+    found += [
+        f"numpy.{name}"
+        for name in ("allclose", "isclose", "array_equal", "max", "abs", "asarray")
+        if not (getattr(getattr(np, name), "__module__", "") or "").startswith("numpy")
+    ]
+    found += [
+        f"tests/{name}"
+        for name, source in tests.items()
+        if not Path("tests", name).is_file() or Path("tests", name).read_text() != source
+    ]
     return found
 
 
 def _parameters(source: str) -> list[str]:
     import ast
 
-    return [arg.arg for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)
-            for arg in node.args.args]
+    return [arg.arg for node in ast.parse(source).body if isinstance(node, ast.FunctionDef) for arg in node.args.args]
 
 
 # --------------------------------------------------------------------------- parts
@@ -268,18 +279,24 @@ class Part:
         return self.quantity or self.answer or ""
 
     @staticmethod
-    def of(source: str) -> list["Part"]:
+    def of(source: str) -> list[Part]:
         """The parts a test file's source names (``chainrule_parts = [[answer, quantity], ...]``)."""
         import ast
 
         found: dict[str, object] = {}
         for node in ast.parse(source).body:
-            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-                    and node.targets[0].id in (PARTS, REFERENCE)):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id in (PARTS, REFERENCE)
+            ):
                 found[node.targets[0].id] = ast.literal_eval(node.value)
         reference = found.get(REFERENCE, "")
-        parts = [Part(str(answer), None if quantity is None else str(quantity), str(reference))
-                 for answer, quantity in found.get(PARTS, [])]
+        parts = [
+            Part(str(answer), None if quantity is None else str(quantity), str(reference))
+            for answer, quantity in found.get(PARTS, [])
+        ]
         return parts or [Part()]
 
     def run(self, case, environment: dict) -> None:
@@ -288,8 +305,10 @@ class Part:
 
         if self.reference and self.answer is not None:
             solved = _reference(self.reference)
-            environment = {**environment, **{name: value for name, value in solved.items()
-                                             if name != self.answer and not name.startswith("_")}}
+            environment = {
+                **environment,
+                **{name: value for name, value in solved.items() if name != self.answer and not name.startswith("_")},
+            }
         with answers.scoring_part(self.quantity):
             case.body.call_func(environment)
 
@@ -302,12 +321,15 @@ def _reference(code: str) -> dict:
     if code not in _REFERENCES:
         namespace: dict = {"__name__": "chainrule_reference"}
         exec(compile(code, "<reference solution>", "exec"), namespace)  # noqa: S102 - the autograder's file
-        _REFERENCES[code] = {name: value for name, value in namespace.items()
-                             if not name.startswith("__") and not isinstance(value, type(math))}
+        _REFERENCES[code] = {
+            name: value
+            for name, value in namespace.items()
+            if not name.startswith("__") and not isinstance(value, type(math))
+        }
     return _REFERENCES[code]
 
 
-BLOCKER_CELL = f'''\
+BLOCKER_CELL = f"""\
 # Added by the grader: {BLOCKED_MESSAGE.split(";")[0]}.
 import importlib.abc as _grader_abc
 import sys as _grader_sys
@@ -319,14 +341,16 @@ class _GraderBlock(_grader_abc.MetaPathFinder):
             raise ModuleNotFoundError(f"No module named {{name!r}}: {BLOCKED_MESSAGE}", name=name)
 
 
-_grader_sys.meta_path.insert(0, _GraderBlock())'''
+_grader_sys.meta_path.insert(0, _GraderBlock())"""
 
 
 def recording_cell(tests: dict[str, str], path: str) -> str:
     """The last cell of a graded notebook: it records the answers into ``path``."""
-    return ("# Added by the grader: it records what your answers give; the grade is computed elsewhere.\n"
-            "from chainrule import grading as _grader_record\n"
-            f"_grader_record.record(globals(), {tests!r}, {path!r})")
+    return (
+        "# Added by the grader: it records what your answers give; the grade is computed elsewhere.\n"
+        "from chainrule import grading as _grader_record\n"
+        f"_grader_record.record(globals(), {tests!r}, {path!r})"
+    )
 
 
 def graded_notebook(notebook, tests: dict[str, str], path: str):
@@ -360,8 +384,10 @@ class _Replay:
     def __call__(self, *args, **kwargs):
         entry = self._calls.get(key(args, kwargs))
         if entry is None:
-            raise Unreadable(f"{self.__name__} was not called with these inputs while the notebook ran: the "
-                             "notebook stopped early, or changed the grader's code")
+            raise Unreadable(
+                f"{self.__name__} was not called with these inputs while the notebook ran: the "
+                "notebook stopped early, or changed the grader's code"
+            )
         if "error" in entry:
             raise _exception(entry["error"])
         if "result" not in entry:
@@ -395,8 +421,10 @@ def read_record(path: Path) -> tuple[dict | None, str]:
     """The record at ``path`` and "", or None and why it cannot be used."""
     path = Path(path)
     if not path.is_file():
-        return None, ("the notebook did not reach the grader's last cell (a cell stopped the kernel, for "
-                      "example with os._exit or sys.exit, or it ran out of time or memory)")
+        return None, (
+            "the notebook did not reach the grader's last cell (a cell stopped the kernel, for "
+            "example with os._exit or sys.exit, or it ran out of time or memory)"
+        )
     if path.stat().st_size > RECORD_LIMIT:
         return None, f"the notebook's answers are too large to grade (over {RECORD_LIMIT // 2**20} MB)"
     try:
@@ -430,7 +458,8 @@ def score(tests: dict[str, str], data: dict | None, problem: str = "") -> dict:
         if data is None:
             test_file.test_case_results = [
                 TestCaseResult(test_case=case, message="❌ Test case failed\n" + problem, passed=False)
-                for case in test_file.test_cases]
+                for case in test_file.test_cases
+            ]
         else:
             environment = _environment(data, _parameters(source))
             test_file.test_case_results = []
@@ -462,8 +491,11 @@ def _failure(test_file, error: Exception) -> str:
 
     lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == test_file.path]
     source = test_file.source.split("\n")
-    where = (f"Error at line {lines[-1]} in test {test_file.name}:\n  {source[lines[-1] - 1]}\n"
-             if lines and 0 < lines[-1] <= len(source) else "")
+    where = (
+        f"Error at line {lines[-1]} in test {test_file.name}:\n  {source[lines[-1] - 1]}\n"
+        if lines and 0 < lines[-1] <= len(source)
+        else ""
+    )
     return f"{where}{type(error).__name__}: {str(error).strip(chr(39))}"
 
 
@@ -487,6 +519,10 @@ def _refuse(test_file, used: list) -> None:
 
     modules = ", ".join(str(module) for module in used)
     test_file.test_case_results = [
-        TestCaseResult(test_case=result.test_case, passed=False,
-                       message=f"❌ Test case failed\nThe notebook imported {modules}: {BLOCKED_MESSAGE}.")
-        for result in test_file.test_case_results]
+        TestCaseResult(
+            test_case=result.test_case,
+            passed=False,
+            message=f"❌ Test case failed\nThe notebook imported {modules}: {BLOCKED_MESSAGE}.",
+        )
+        for result in test_file.test_case_results
+    ]

@@ -123,8 +123,7 @@ def parents_function(function_name, root, parents):
         return parents_attribute
     if root not in parents:
         raise ValueError(
-            f"{function_name}: the root {root!r} is not a key of parents "
-            f"(keys: {', '.join(map(str, parents))})"
+            f"{function_name}: the root {root!r} is not a key of parents (keys: {', '.join(map(str, parents))})"
         )
     for name, names in parents.items():
         for parent in names:

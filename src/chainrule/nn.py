@@ -19,7 +19,18 @@ import numpy as np
 from .functional import cross_entropy, l2_penalty, mse_loss
 from .tensor import Tensor
 
-__all__ = ["Linear", "MLP", "Optimizer", "SGD", "Adam", "D2LForward", "d2l_forward", "D2LMLP", "make_classification", "ACTIVATIONS"]
+__all__ = [
+    "Linear",
+    "MLP",
+    "Optimizer",
+    "SGD",
+    "Adam",
+    "D2LForward",
+    "d2l_forward",
+    "D2LMLP",
+    "make_classification",
+    "ACTIVATIONS",
+]
 
 ACTIVATIONS = {"relu": Tensor.relu, "tanh": Tensor.tanh, "sigmoid": Tensor.sigmoid}
 _LOSSES = ("cross_entropy", "mse")
@@ -168,14 +179,20 @@ class Optimizer:
     def __init__(self, params):
         where = type(self).__name__
         if callable(params):
-            raise TypeError(f"{where}: params is the method {getattr(params, '__name__', params)!r}, not its "
-                            f"result; call it: {where}(model.parameters(), lr=...)")
+            raise TypeError(
+                f"{where}: params is the method {getattr(params, '__name__', params)!r}, not its "
+                f"result; call it: {where}(model.parameters(), lr=...)"
+            )
         if isinstance(params, Tensor) or not hasattr(params, "__iter__"):
-            raise TypeError(f"{where}: params must be a list of Tensors, got {type(params).__name__}; "
-                            "pass model.parameters() or [W1, W2, ...]")
+            raise TypeError(
+                f"{where}: params must be a list of Tensors, got {type(params).__name__}; "
+                "pass model.parameters() or [W1, W2, ...]"
+            )
         self.params = list(params)
         if not self.params:
-            raise ValueError(f"{where}: params is empty; pass the model's parameters(): {where}(model.parameters(), lr)")
+            raise ValueError(
+                f"{where}: params is empty; pass the model's parameters(): {where}(model.parameters(), lr)"
+            )
         for i, p in enumerate(self.params):
             if not isinstance(p, Tensor) or not p.requires_grad:
                 raise TypeError(f"{where}: params[{i}] must be a Tensor with requires_grad=True, got {p!r}")
@@ -251,8 +268,9 @@ class Adam(Optimizer):
         self.lr = _check_number("Adam", "lr", lr, lambda v: v > 0, "> 0")
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ValueError(f"Adam: betas must be a pair (beta1, beta2), got {betas!r}")
-        self.betas = tuple(_check_number("Adam", f"betas[{k}]", b, lambda v: 0 <= v < 1, "in [0, 1)")
-                           for k, b in enumerate(betas))
+        self.betas = tuple(
+            _check_number("Adam", f"betas[{k}]", b, lambda v: 0 <= v < 1, "in [0, 1)") for k, b in enumerate(betas)
+        )
         self.eps = _check_number("Adam", "eps", eps, lambda v: v > 0, "> 0")
         self.weight_decay = _check_number("Adam", "weight_decay", weight_decay, lambda v: v >= 0, ">= 0")
         self.steps = {}
@@ -351,9 +369,7 @@ class D2LMLP:
 
     def __call__(self, X, y):
         """The forward pass on a batch: a :class:`D2LForward` (z, h, o, L, s, J)."""
-        return d2l_forward(
-            X, y, self.W1, self.W2, lam=self.lam, b1=self.b1, activation=self.activation, loss=self.loss
-        )
+        return d2l_forward(X, y, self.W1, self.W2, lam=self.lam, b1=self.b1, activation=self.activation, loss=self.loss)
 
     def parameters(self):
         """[W1, W2], plus b1 when the hidden layer has a bias."""

@@ -57,13 +57,26 @@ class Node:
         a weak reference to the Tensor the op produced: alive while the user holds it.
     """
 
-    __slots__ = ("op", "rule", "args", "next_functions", "parents", "saved", "input_shapes", "input_labels",
-                 "shape", "dtype", "output", "__weakref__")
+    __slots__ = (
+        "op",
+        "rule",
+        "args",
+        "next_functions",
+        "parents",
+        "saved",
+        "input_shapes",
+        "input_labels",
+        "shape",
+        "dtype",
+        "output",
+        "__weakref__",
+    )
 
     def __init__(self, op, rule, args, inputs, saved, output):
         self.op, self.rule, self.args = op, rule, args
         self.next_functions = tuple(
-            (t.grad_fn if t.grad_fn is not None else t) if t.requires_grad else None for t in inputs)
+            (t.grad_fn if t.grad_fn is not None else t) if t.requires_grad else None for t in inputs
+        )
         self.parents = tuple(edge for edge in self.next_functions if edge is not None)
         self.saved = saved
         self.input_shapes = tuple(t.data.shape for t in inputs)

@@ -4,7 +4,8 @@ and stacked bar charts (costs, and the parts of a cost), and decision regions (c
 matplotlib is imported only when a chart is drawn, so ``chainrule`` itself does not
 need it.  Where it is missing, as in the web page's Python of the "Live code" mode,
 line charts and decision regions are drawn by :mod:`chainrule.svgchart` instead, in
-plain Python (bar charts still need matplotlib).  Charts use matplotlib's object interface (no pyplot, no global state), a
+plain Python (bar charts still need matplotlib).  Charts use matplotlib's object
+interface (no pyplot, no global state), a
 white background, and a different line style and marker for each series, so they read
 in greyscale and in dark mode.  In a notebook a chart shows as inline ``<svg>`` with
 its alt text, like the graph figures of :mod:`chainrule.draw`.
@@ -94,8 +95,7 @@ def _check_alt(alt, where):
         raise ValueError(f"{where}: alt must be a sentence describing the chart, got {alt!r}")
 
 
-def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4, 3.4), points=None,
-               xticks=None):
+def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4, 3.4), points=None, xticks=None):
     """One line per entry of ``series``, a dict ``{name: y}`` or ``{name: (x, y)}``.
 
     ``y`` alone is plotted against 0, 1, 2, ...  ``logy`` and ``logx`` put an axis on a
@@ -123,18 +123,39 @@ def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4
     if not _have("matplotlib"):
         from .svgchart import line_chart_svg
 
-        svg = line_chart_svg(lines, marks, xlabel=xlabel, ylabel=ylabel, logx=logx, logy=logy, size=size,
-                             xticks=xticks, colours=_COLOURS)
+        svg = line_chart_svg(
+            lines, marks, xlabel=xlabel, ylabel=ylabel, logx=logx, logy=logy, size=size, xticks=xticks, colours=_COLOURS
+        )
         return Chart(accessible_svg(svg, alt), alt)
     figure, axes = _new_axes(size)
     for name, x, y in marks:
-        axes.plot(x, y, linestyle="none", marker="o", markersize=6, markerfacecolor="white",
-                  markeredgecolor="black", markeredgewidth=1.1, color="black", label=name, zorder=1)
+        axes.plot(
+            x,
+            y,
+            linestyle="none",
+            marker="o",
+            markersize=6,
+            markerfacecolor="white",
+            markeredgecolor="black",
+            markeredgewidth=1.1,
+            color="black",
+            label=name,
+            zorder=1,
+        )
     for i, (name, x, y) in enumerate(lines):
         linestyle, marker = _STYLES[i % len(_STYLES)]
         every = max(1, len(y) // 12)  # a dozen markers per line at most
-        axes.plot(x, y, linestyle=linestyle, marker=marker, markevery=every, markersize=5,
-                  color=_COLOURS[i % len(_COLOURS)], linewidth=1.6, label=name)
+        axes.plot(
+            x,
+            y,
+            linestyle=linestyle,
+            marker=marker,
+            markevery=every,
+            markersize=5,
+            color=_COLOURS[i % len(_COLOURS)],
+            linewidth=1.6,
+            label=name,
+        )
     if logy:
         axes.set_yscale("log")
     if logx:
@@ -162,8 +183,14 @@ def bar_chart(values, *, ylabel, alt, size=(6.4, 3.2), annotate="{:.3g}"):
     figure, axes = _new_axes(size)
     names, heights = list(values), [float(v) for v in values.values()]
     hatches = _HATCHES
-    bars = axes.bar(range(len(names)), heights, color=[_COLOURS[i % len(_COLOURS)] for i in range(len(names))],
-                    edgecolor="black", linewidth=0.8, hatch=None)
+    bars = axes.bar(
+        range(len(names)),
+        heights,
+        color=[_COLOURS[i % len(_COLOURS)] for i in range(len(names))],
+        edgecolor="black",
+        linewidth=0.8,
+        hatch=None,
+    )
     for i, bar in enumerate(bars):
         bar.set_hatch(hatches[i % len(hatches)])
         bar.set_alpha(0.85)
@@ -190,33 +217,47 @@ def stacked_bar_chart(bars, *, ylabel, alt, size=(6.4, 3.6), annotate="{:.3g}"):
     parts = list(bars[names[0]])
     for name in names:
         if list(bars[name]) != parts:
-            raise ValueError(f"stacked_bar_chart: bar {name!r} has parts {list(bars[name])}, "
-                             f"but the first bar has {parts}; every bar needs the same parts in the same order")
+            raise ValueError(
+                f"stacked_bar_chart: bar {name!r} has parts {list(bars[name])}, "
+                f"but the first bar has {parts}; every bar needs the same parts in the same order"
+            )
     figure, axes = _new_axes(size)
     bottoms = [0.0] * len(names)
     handles = []
     for i, part in enumerate(parts):
         heights = [float(bars[name][part]) for name in names]
-        drawn = axes.bar(range(len(names)), heights, bottom=bottoms, width=0.6, label=str(part),
-                         color=_COLOURS[i % len(_COLOURS)], edgecolor="black", linewidth=0.8,
-                         hatch=_HATCHES[i % len(_HATCHES)], alpha=0.85)
+        drawn = axes.bar(
+            range(len(names)),
+            heights,
+            bottom=bottoms,
+            width=0.6,
+            label=str(part),
+            color=_COLOURS[i % len(_COLOURS)],
+            edgecolor="black",
+            linewidth=0.8,
+            hatch=_HATCHES[i % len(_HATCHES)],
+            alpha=0.85,
+        )
         handles.append(drawn)
         bottoms = [b + h for b, h in zip(bottoms, heights)]
     if annotate:
         for x, total in enumerate(bottoms):
-            axes.annotate(annotate.format(total), (x, total), xytext=(0, 2), textcoords="offset points",
-                          ha="center", va="bottom")
+            axes.annotate(
+                annotate.format(total), (x, total), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom"
+            )
     axes.set_xticks(range(len(names)), names)
     axes.set_ylabel(ylabel)
     axes.margins(y=0.15)
     # Beside the axes, top part first like the stacks, so that it never covers a bar.
-    axes.legend(handles[::-1], [str(part) for part in parts][::-1], frameon=False, loc="upper left",
-                bbox_to_anchor=(1.01, 1.0))
+    axes.legend(
+        handles[::-1], [str(part) for part in parts][::-1], frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0)
+    )
     return _finish(figure, alt)
 
 
-def decision_regions(classify, points, labels, *, names, xlabel, ylabel, alt, extent=None, resolution=100,
-                     size=(5.2, 4.2)):
+def decision_regions(
+    classify, points, labels, *, names, xlabel, ylabel, alt, extent=None, resolution=100, size=(5.2, 4.2)
+):
     """The plane coloured by the class ``classify`` gives each point, with the data on top.
 
     ``classify`` maps an array of shape (m, 2), one point of the plane per row, to m class
@@ -233,8 +274,18 @@ def decision_regions(classify, points, labels, *, names, xlabel, ylabel, alt, ex
     """
     _check_alt(alt, "decision_regions")
     if not _have("numpy", "matplotlib"):
-        return _plain_regions(classify, points, labels, names=names, xlabel=xlabel, ylabel=ylabel, alt=alt,
-                              extent=extent, resolution=resolution, size=size)
+        return _plain_regions(
+            classify,
+            points,
+            labels,
+            names=names,
+            xlabel=xlabel,
+            ylabel=ylabel,
+            alt=alt,
+            extent=extent,
+            resolution=resolution,
+            size=size,
+        )
     import numpy as np
 
     points = np.asarray(points, dtype=float)
@@ -261,16 +312,30 @@ def decision_regions(classify, points, labels, *, names, xlabel, ylabel, alt, ex
     from matplotlib.colors import ListedColormap
 
     colours = ListedColormap([_PALE[i % len(_PALE)] for i in range(count)])
-    regions = axes.contourf(grid_x, grid_y, classes, levels=levels, cmap=colours,
-                            hatches=[_HATCHES[i % len(_HATCHES)] for i in range(count)])
+    regions = axes.contourf(
+        grid_x,
+        grid_y,
+        classes,
+        levels=levels,
+        cmap=colours,
+        hatches=[_HATCHES[i % len(_HATCHES)] for i in range(count)],
+    )
     regions.set_edgecolor("#777777")  # the hatching's colour
     axes.contour(grid_x, grid_y, classes, levels=levels[1:-1], colors="black", linewidths=1.4)
     markers = ["o", "s", "^", "D", "v"]
     for c in range(count):
         chosen = points[labels == c]
-        axes.plot(chosen[:, 0], chosen[:, 1], linestyle="none", marker=markers[c % len(markers)], markersize=7,
-                  markerfacecolor=_COLOURS[c % len(_COLOURS)], markeredgecolor="black", markeredgewidth=0.9,
-                  label=str(names[c]))
+        axes.plot(
+            chosen[:, 0],
+            chosen[:, 1],
+            linestyle="none",
+            marker=markers[c % len(markers)],
+            markersize=7,
+            markerfacecolor=_COLOURS[c % len(_COLOURS)],
+            markeredgecolor="black",
+            markeredgewidth=0.9,
+            label=str(names[c]),
+        )
     axes.set_xlim(extent[0], extent[1])
     axes.set_ylim(extent[2], extent[3])
     from matplotlib.ticker import MaxNLocator
@@ -290,14 +355,27 @@ def _plain_regions(classify, points, labels, *, names, xlabel, ylabel, alt, exte
     points = [tuple(float(v) for v in point) for point in points]
     labels = [int(label) for label in labels]
     if not points or any(len(point) != 2 for point in points):
-        raise ValueError(f"decision_regions: points must be n pairs (x, y), got {len(points)} points "
-                         f"of lengths {sorted({len(point) for point in points})}")
+        raise ValueError(
+            f"decision_regions: points must be n pairs (x, y), got {len(points)} points "
+            f"of lengths {sorted({len(point) for point in points})}"
+        )
     if len(labels) != len(points):
         raise ValueError(f"decision_regions: {len(points)} points but {len(labels)} labels")
     if extent is None:
         xs, ys = [x for x, _ in points], [y for _, y in points]
         mx, my = 0.15 * (max(xs) - min(xs)) + 1e-9, 0.15 * (max(ys) - min(ys)) + 1e-9
         extent = (min(xs) - mx, max(xs) + mx, min(ys) - my, max(ys) + my)
-    svg = regions_svg(classify, points, labels, names=[str(name) for name in names], xlabel=xlabel, ylabel=ylabel,
-                      extent=extent, resolution=resolution, size=size, fills=_PALE, colours=_COLOURS)
+    svg = regions_svg(
+        classify,
+        points,
+        labels,
+        names=[str(name) for name in names],
+        xlabel=xlabel,
+        ylabel=ylabel,
+        extent=extent,
+        resolution=resolution,
+        size=size,
+        fills=_PALE,
+        colours=_COLOURS,
+    )
     return Chart(accessible_svg(svg, alt), alt)

@@ -32,7 +32,8 @@ module imports the backward pass and the grad mode, and the Tensors come from th
 op's inputs.  :mod:`chainrule.tensor` reads the table.
 """
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -80,8 +81,7 @@ def _log_forward(a):
         smallest = float(a.min())
         count = int(np.count_nonzero(a <= 0))
         raise ValueError(
-            f"log: the input must be positive, but its min value is {smallest!r} "
-            f"({count} of {a.size} values are <= 0)"
+            f"log: the input must be positive, but its min value is {smallest!r} ({count} of {a.size} values are <= 0)"
         )
     return np.log(a)
 
@@ -360,7 +360,6 @@ def checkpoint_vjp(g, node, saved):
     root = out if out.grad_fn is None else out.grad_fn
     found = backpropagate([root], [g], retain_graph=False, create_graph=False, wanted=wanted)
     return tuple(found.get(id(t)) for t in sources)
-
 
 
 class Rule(NamedTuple):

@@ -22,13 +22,12 @@ def accessible_svg(rendered, alt, text_size=None):
     ``text_size`` is the smallest font size, in the SVG's units, for an SVG whose text
     is drawn as paths (matplotlib's), which carries no ``font-size`` to read.
     """
-    svg = rendered[rendered.index("<svg"):]
+    svg = rendered[rendered.index("<svg") :]
     end_of_tag = svg.index(">") + 1
     floor = smallest_width(svg, text_size)
     min_width = f";min-width:{floor}px" if floor else ""
     accessibility = (
-        f' role="img" aria-label="{html.escape(alt, quote=True)}"'
-        f' style="max-width:100%;height:auto{min_width}"'
+        f' role="img" aria-label="{html.escape(alt, quote=True)}" style="max-width:100%;height:auto{min_width}"'
     )
     title = f"\n<title>{html.escape(alt, quote=False)}</title>"
     return svg[:4] + accessibility + svg[4:end_of_tag] + title + svg[end_of_tag:]
@@ -46,7 +45,8 @@ def smallest_width(svg, text_size=None):
     tag = svg[: svg.index(">") + 1]
     view_box = re.search(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) [\d.]+"', tag)
     sizes = [float(size) for size in re.findall(r'font-size="([\d.]+)"', svg)] or (
-        [float(text_size)] if text_size else [])
+        [float(text_size)] if text_size else []
+    )
     if not view_box or not sizes:
         return None
     return math.ceil(MIN_TEXT_PX * float(view_box.group(1)) / min(sizes))

@@ -42,8 +42,9 @@ def nice_ticks(low, high, count=5):
 
 def _log_ticks(low, high):
     """Powers of ten between ``low`` and ``high`` (> 0); round numbers when fewer than two fit."""
-    ticks = [10.0 ** k for k in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
-             if low <= 10.0 ** k <= high]
+    ticks = [
+        10.0**k for k in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1) if low <= 10.0**k <= high
+    ]
     if len(ticks) >= 2:
         return ticks
     return [t for t in nice_ticks(low, high) if t > 0]
@@ -55,7 +56,7 @@ def _padded(low, high, log):
         low, high = math.log10(low), math.log10(high)
     margin = 0.05 * (high - low) or 0.5
     low, high = low - margin, high + margin
-    return (10 ** low, 10 ** high) if log else (low, high)
+    return (10**low, 10**high) if log else (low, high)
 
 
 def _number(value):
@@ -63,8 +64,10 @@ def _number(value):
 
 
 def _text(x, y, words, anchor="middle", extra=""):
-    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{_FONT}" text-anchor="{anchor}"{extra}>'
-            f"{html.escape(str(words))}</text>")
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{_FONT}" text-anchor="{anchor}"{extra}>'
+        f"{html.escape(str(words))}</text>"
+    )
 
 
 def _marker(kind, x, y, colour, size=4.0, fill=None, edge=None):
@@ -74,9 +77,11 @@ def _marker(kind, x, y, colour, size=4.0, fill=None, edge=None):
         return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{size:.1f}" {style}/>'
     if kind == "square":
         return f'<rect x="{x - size:.1f}" y="{y - size:.1f}" width="{2 * size:.1f}" height="{2 * size:.1f}" {style}/>'
-    corners = {"triangle": [(0, -1.2), (1.1, 0.9), (-1.1, 0.9)],
-               "diamond": [(0, -1.3), (1.1, 0), (0, 1.3), (-1.1, 0)],
-               "down": [(0, 1.2), (1.1, -0.9), (-1.1, -0.9)]}[kind]
+    corners = {
+        "triangle": [(0, -1.2), (1.1, 0.9), (-1.1, 0.9)],
+        "diamond": [(0, -1.3), (1.1, 0), (0, 1.3), (-1.1, 0)],
+        "down": [(0, 1.2), (1.1, -0.9), (-1.1, -0.9)],
+    }[kind]
     points = " ".join(f"{x + dx * size:.1f},{y + dy * size:.1f}" for dx, dy in corners)
     return f'<polygon points="{points}" {style}/>'
 
@@ -95,8 +100,10 @@ class _Axes:
 
     def limits(self):
         """The ranges of x and y, in data units."""
-        return tuple(tuple(10 ** v if log else v for v in pair)
-                     for pair, log in ((self.xrange, self.logx), (self.yrange, self.logy)))
+        return tuple(
+            tuple(10**v if log else v for v in pair)
+            for pair, log in ((self.xrange, self.logx), (self.yrange, self.logy))
+        )
 
     def x(self, value):
         low, high = self.xrange
@@ -123,8 +130,9 @@ class _Axes:
                 parts.append(f'<line x1="{_LEFT}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#dddddd"/>')
             parts.append(f'<line x1="{_LEFT - 4}" x2="{_LEFT}" y1="{y:.1f}" y2="{y:.1f}" stroke="#000"/>')
             parts.append(_text(_LEFT - 7, y + 4, _number(t), anchor="end"))
-        parts.append(f'<rect x="{_LEFT}" y="{_TOP}" width="{right - _LEFT}" height="{bottom - _TOP}" '
-                     'fill="none" stroke="#000"/>')
+        parts.append(
+            f'<rect x="{_LEFT}" y="{_TOP}" width="{right - _LEFT}" height="{bottom - _TOP}" fill="none" stroke="#000"/>'
+        )
         parts.append(_text((_LEFT + right) / 2, self.height - 6, xlabel))
         middle = (_TOP + bottom) / 2
         parts.append(_text(14, middle, ylabel, extra=f' transform="rotate(-90 14 {middle:.1f})"'))
@@ -142,9 +150,11 @@ def _legend(entries, x, y):
 
 
 def _svg(width, height, parts):
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-            f'width="{width}" height="{height}" font-family="sans-serif">'
-            f'<rect width="{width}" height="{height}" fill="white"/>' + "".join(parts) + "</svg>")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" font-family="sans-serif">'
+        f'<rect width="{width}" height="{height}" fill="white"/>' + "".join(parts) + "</svg>"
+    )
 
 
 def line_chart_svg(lines, points, *, xlabel, ylabel, logx, logy, size, xticks, colours):
@@ -156,8 +166,9 @@ def line_chart_svg(lines, points, *, xlabel, ylabel, logx, logy, size, xticks, c
         raise ValueError(f"line_chart: logy needs positive values, got {min(ys):g}")
     legend_rows = 16 * (len(lines) + len(points))
     height += legend_rows
-    axes = _Axes(width, height - legend_rows, _padded(min(xs), max(xs), logx), _padded(min(ys), max(ys), logy),
-                 logx, logy)
+    axes = _Axes(
+        width, height - legend_rows, _padded(min(xs), max(xs), logx), _padded(min(ys), max(ys), logy), logx, logy
+    )
     if logx:
         x_ticks = sorted(set(xs))
     else:
@@ -167,8 +178,7 @@ def line_chart_svg(lines, points, *, xlabel, ylabel, logx, logy, size, xticks, c
     parts = axes.frame([t for t in x_ticks if x_low <= t <= x_high], y_ticks, xlabel, ylabel)
     legend = []
     for name, x_values, y_values in points:
-        parts.extend(_marker("circle", axes.x(x), axes.y(y), "#000", 3.5, "white")
-                     for x, y in zip(x_values, y_values))
+        parts.extend(_marker("circle", axes.x(x), axes.y(y), "#000", 3.5, "white") for x, y in zip(x_values, y_values))
         legend.append((lambda lx, ly: _marker("circle", lx + 12, ly, "#000", 3.5, "white"), name))
     for i, (name, x_values, y_values) in enumerate(lines):
         colour, dash, marker = colours[i % len(colours)], _DASHES[i % len(_DASHES)], _MARKERS[i % len(_MARKERS)]
@@ -176,12 +186,16 @@ def line_chart_svg(lines, points, *, xlabel, ylabel, logx, logy, size, xticks, c
         path = " ".join(f"{axes.x(x):.1f},{axes.y(y):.1f}" for x, y in zip(x_values, y_values))
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.6"{dashes}/>')
         every = max(1, len(y_values) // 12)  # a dozen markers per line at most
-        parts.extend(_marker(marker, axes.x(x), axes.y(y), colour, 3.0)
-                     for x, y in list(zip(x_values, y_values))[::every])
+        parts.extend(
+            _marker(marker, axes.x(x), axes.y(y), colour, 3.0) for x, y in list(zip(x_values, y_values))[::every]
+        )
 
         def sample(lx, ly, colour=colour, dashes=dashes, marker=marker):
-            return (f'<line x1="{lx}" x2="{lx + 24}" y1="{ly}" y2="{ly}" stroke="{colour}" stroke-width="1.6"'
-                    f"{dashes}/>" + _marker(marker, lx + 12, ly, colour, 3.0))
+            return (
+                f'<line x1="{lx}" x2="{lx + 24}" y1="{ly}" y2="{ly}" stroke="{colour}" stroke-width="1.6"'
+                f"{dashes}/>" + _marker(marker, lx + 12, ly, colour, 3.0)
+            )
+
         legend.append((sample, name))
     parts.extend(_legend(legend, _LEFT, height - legend_rows + 4))  # under the axes: it never hides a line
     return _svg(width, height, parts)
@@ -191,8 +205,9 @@ def regions_svg(classify, points, labels, *, names, xlabel, ylabel, extent, reso
     """Decision regions: the plane in cells coloured by ``classify``'s class, boundaries, then the points."""
     n = min(resolution, MAX_REGION_CELLS)
     x0, x1, y0, y1 = extent
-    centres = [(x0 + (x1 - x0) * (i + 0.5) / n, y1 - (y1 - y0) * (j + 0.5) / n)
-               for j in range(n) for i in range(n)]  # row by row, from the top
+    centres = [
+        (x0 + (x1 - x0) * (i + 0.5) / n, y1 - (y1 - y0) * (j + 0.5) / n) for j in range(n) for i in range(n)
+    ]  # row by row, from the top
     classes = [int(c) for c in classify(centres)]
     if len(classes) != n * n:
         raise ValueError(f"decision_regions: classify returned {len(classes)} classes for {n * n} points")
@@ -204,9 +219,12 @@ def regions_svg(classify, points, labels, *, names, xlabel, ylabel, extent, reso
     axes = _Axes(width, height - legend_rows, (x0, x1), (y0, y1), False, False)
     cell_w, cell_h = (axes.x(x1) - axes.x(x0)) / n, (axes.y(y0) - axes.y(y1)) / n
     left, top = axes.x(x0), axes.y(y1)
-    parts = [f'<rect x="{left + i * cell_w:.2f}" y="{top + j * cell_h:.2f}" width="{cell_w + 0.3:.2f}" '
-             f'height="{cell_h + 0.3:.2f}" fill="{fills[classes[j * n + i] % len(fills)]}"/>'
-             for j in range(n) for i in range(n)]
+    parts = [
+        f'<rect x="{left + i * cell_w:.2f}" y="{top + j * cell_h:.2f}" width="{cell_w + 0.3:.2f}" '
+        f'height="{cell_h + 0.3:.2f}" fill="{fills[classes[j * n + i] % len(fills)]}"/>'
+        for j in range(n)
+        for i in range(n)
+    ]
     edges = []
     for j in range(n):
         for i in range(n):
@@ -221,9 +239,19 @@ def regions_svg(classify, points, labels, *, names, xlabel, ylabel, extent, reso
         parts.append(f'<path d="{"".join(edges)}" fill="none" stroke="#000" stroke-width="1.4"/>')
     parts += axes.frame(nice_ticks(x0, x1), nice_ticks(y0, y1), xlabel, ylabel, grid=False)
     for (x, y), label in zip(points, labels):
-        parts.append(_marker(_MARKERS[label % len(_MARKERS)], axes.x(x), axes.y(y), colours[label % len(colours)],
-                             4.5, edge="#000"))
-    legend = [(lambda lx, ly, c=c: _marker(_MARKERS[c % len(_MARKERS)], lx + 12, ly, colours[c % len(colours)],
-                                           4.5, edge="#000"), names[c]) for c in range(count)]
+        parts.append(
+            _marker(
+                _MARKERS[label % len(_MARKERS)], axes.x(x), axes.y(y), colours[label % len(colours)], 4.5, edge="#000"
+            )
+        )
+    legend = [
+        (
+            lambda lx, ly, c=c: _marker(
+                _MARKERS[c % len(_MARKERS)], lx + 12, ly, colours[c % len(colours)], 4.5, edge="#000"
+            ),
+            names[c],
+        )
+        for c in range(count)
+    ]
     parts.extend(_legend(legend, _LEFT, height - legend_rows + 4))
     return _svg(width, height, parts)

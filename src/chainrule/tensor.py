@@ -31,8 +31,8 @@ from numbers import Real
 import numpy as np
 
 from .backward import backpropagate, unbroadcast, vertex_parents
-from .graph import topological_order
 from .grad_mode import in_backward, is_grad_enabled, no_grad, observe_ops, observers, set_grad_enabled
+from .graph import topological_order
 from .node import OP_NAMES, Node
 from .rules import RULES, Rule
 
@@ -124,8 +124,10 @@ def _shape_args(shape):
 
 
 def _axis_message(op, axis, shape):
-    return (f"{op}: axis {axis} is not valid for a tensor of shape {shape}: axes must be distinct "
-            f"and in [-{len(shape)}, {len(shape)})")
+    return (
+        f"{op}: axis {axis} is not valid for a tensor of shape {shape}: axes must be distinct "
+        f"and in [-{len(shape)}, {len(shape)})"
+    )
 
 
 def _broadcast_mismatch(left, right):
@@ -143,10 +145,7 @@ def _broadcast_mismatch(left, right):
 
 def _matmul_message(left, right):
     if not left or not right:
-        return (
-            f"matmul: shapes {left} and {right}: both operands need at least one dim "
-            "(use * to multiply by a scalar)"
-        )
+        return f"matmul: shapes {left} and {right}: both operands need at least one dim (use * to multiply by a scalar)"
     i = len(left) - 1
     j = len(right) - 2 if len(right) >= 2 else 0
     if left[i] != right[j]:
@@ -232,8 +231,10 @@ def record(out, op, inputs, args):
     saved = ()
     if any(kept):
         *inputs_kept, output_kept = kept
-        saved = (*(t if keep else None for t, keep in zip(inputs, inputs_kept)),
-                 _plain_tensor(out.data) if output_kept else None)
+        saved = (
+            *(t if keep else None for t, keep in zip(inputs, inputs_kept)),
+            _plain_tensor(out.data) if output_kept else None,
+        )
     out.requires_grad = True
     out.grad_fn = Node(op, rule, args, inputs, saved, out)
 
@@ -439,8 +440,10 @@ def _int_tuple(values, op, what):
     for position, value in enumerate(values):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             hint = " (use // for integer division)" if isinstance(value, float) and what == "shape" else ""
-            raise TypeError(f"Tensor.{op}: the {what} must be ints, got {tuple(values)!r}: "
-                            f"{type(value).__name__} {value!r} at position {position}{hint}")
+            raise TypeError(
+                f"Tensor.{op}: the {what} must be ints, got {tuple(values)!r}: "
+                f"{type(value).__name__} {value!r} at position {position}{hint}"
+            )
     return tuple(int(value) for value in values)
 
 
@@ -573,8 +576,14 @@ def _gradient_flow(output, gradient, where):
     def note_edge(node, i, g):
         sent[(id(node), i)] = g.data
 
-    found = backpropagate([_vertex(output)], [seed], retain_graph=True, create_graph=False,
-                          wanted={id(vertex) for vertex in vertices}, on_edge=note_edge)
+    found = backpropagate(
+        [_vertex(output)],
+        [seed],
+        retain_graph=True,
+        create_graph=False,
+        wanted={id(vertex) for vertex in vertices},
+        on_edge=note_edge,
+    )
     return {key: g.data for key, g in found.items()}, sent
 
 
@@ -597,8 +606,7 @@ def _seed(output, gradient, where, argument="gradient"):
         seed = _plain_tensor(_float_array(gradient, f"{where}: {argument}").astype(output.dtype, copy=False))
     if seed.shape != output.shape:
         raise ValueError(
-            f"{where}: {argument} has shape {seed.shape} but the output has shape {output.shape}; "
-            "they must be the same"
+            f"{where}: {argument} has shape {seed.shape} but the output has shape {output.shape}; they must be the same"
         )
     if not np.isfinite(seed.data).all():
         raise ValueError(f"{where}: {argument} contains nan or inf")
@@ -611,9 +619,15 @@ def _tensor_list(tensors, name):
         return [tensors]
     if isinstance(tensors, (list, tuple)) and all(isinstance(t, Tensor) for t in tensors) and tensors:
         return list(tensors)
-    found = type(tensors).__name__ if not isinstance(tensors, (list, tuple)) else (
-        "an empty sequence" if not tensors else
-        f"a sequence holding {type(next(t for t in tensors if not isinstance(t, Tensor))).__name__}")
+    found = (
+        type(tensors).__name__
+        if not isinstance(tensors, (list, tuple))
+        else (
+            "an empty sequence"
+            if not tensors
+            else f"a sequence holding {type(next(t for t in tensors if not isinstance(t, Tensor))).__name__}"
+        )
+    )
     hint = " (pass the Tensor itself, not its .data)" if isinstance(tensors, np.ndarray) else ""
     raise TypeError(f"grad: {name} must be a Tensor or a list of Tensors, got {found}{hint}")
 
@@ -651,8 +665,13 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
     if retain_graph is None:
         retain_graph = create_graph
     vertices = [_vertex(tensor) for tensor in inputs]
-    found = backpropagate([_vertex(output) for output in outputs], seeds, retain_graph, create_graph,
-                          wanted={id(vertex) for vertex in vertices})
+    found = backpropagate(
+        [_vertex(output) for output in outputs],
+        seeds,
+        retain_graph,
+        create_graph,
+        wanted={id(vertex) for vertex in vertices},
+    )
     for i, (tensor, vertex) in enumerate(zip(inputs, vertices)):
         if id(vertex) not in found:
             raise ValueError(f"grad: inputs[{i}] (shape {tensor.shape}) was not used to compute the outputs")

@@ -30,10 +30,7 @@ def _as_float(x, operation):
     if type(x) is float:
         return x
     if isinstance(x, bool) or not isinstance(x, Real):
-        raise TypeError(
-            f"{operation}: expected a real number (int or float), "
-            f"got {type(x).__name__} {x!r}"
-        )
+        raise TypeError(f"{operation}: expected a real number (int or float), got {type(x).__name__} {x!r}")
     try:
         return float(x)
     except OverflowError:
@@ -72,8 +69,11 @@ class Value:
     def _from_op(data, op, parents, local_grads):
         """The Value an operation produces, after checking that its number is finite."""
         if not isfinite(data):
-            operands = f" {op} ".join(repr(p.data) for p in parents) if len(parents) == 2 else (
-                f"{op}({parents[0].data!r})" if parents else repr(data))
+            operands = (
+                f" {op} ".join(repr(p.data) for p in parents)
+                if len(parents) == 2
+                else (f"{op}({parents[0].data!r})" if parents else repr(data))
+            )
             raise OverflowError(
                 f"Value {op}: {operands} gives {data!r}, which overflows a float; "
                 "chainrule works with finite numbers only"
@@ -90,8 +90,9 @@ class Value:
             return other
         number = _as_float(other, operation)
         if not isfinite(number):
-            raise ValueError(f"{operation}: the operand {other!r} is not a finite number; "
-                             "chainrule works with finite numbers only")
+            raise ValueError(
+                f"{operation}: the operand {other!r} is not a finite number; chainrule works with finite numbers only"
+            )
         return Value._from_op(number, "", (), ())
 
     # Each operation below states its local derivatives in its docstring and records
