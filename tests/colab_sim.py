@@ -32,9 +32,7 @@ from pathlib import Path
 
 import nbformat
 import offline
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import package  # noqa: E402
+import package
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIREMENTS = Path(__file__).with_name("colab_requirements.txt")

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import copy
 import functools
-import sys
 from pathlib import Path
 
+import assignments
 import nbformat
+import notebooks
 from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-import assignments  # noqa: E402
-import notebooks  # noqa: E402
 
 
 def student_path(chapter: str) -> Path:

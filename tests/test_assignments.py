@@ -30,17 +30,15 @@ import threading
 import zipfile
 from pathlib import Path
 
+import assignments
+import grade
+import grading_env
 import nbformat
 import offline
 import pytest
 from conftest import ROOT
 
 from chainrule import grading
-
-sys.path.insert(0, str(ROOT / "tools"))
-import assignments  # noqa: E402
-import grade  # noqa: E402
-import grading_env  # noqa: E402
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 

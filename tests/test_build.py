@@ -215,8 +215,7 @@ def test_a_link_that_lost_its_target_fails_although_its_page_did_not_change(scra
 def test_a_single_page_build_leaves_the_site_numbers_alone(tmp_path):
     """make pdf (the singlehtml builder) runs beside the steps that read _build/numbers.json, so it
     neither deletes nor rewrites the numbers of the site build; a site build starts without them."""
-    sys.path.insert(0, str(ROOT / "_ext"))
-    import edition_numbers
+    import edition_numbers  # _ext/edition_numbers.py
 
     numbers = tmp_path / "numbers.json"
 

@@ -23,12 +23,10 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import notebooks  # (tools/notebooks.py)
 import pytest
 from bs4 import BeautifulSoup
 from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-import notebooks  # noqa: E402  (tools/notebooks.py)
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 

@@ -18,11 +18,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import student_book  # (tools/student_book.py)
 from conftest import ROOT, pages_with_code
 from jupyter_client.kernelspec import KernelSpecManager
-
-sys.path.insert(0, str(ROOT / "tools"))
-import student_book  # noqa: E402  (tools/student_book.py)
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 

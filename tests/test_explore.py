@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import zipfile
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import ROOT
 from test_draw import SEED_PARENTS, SEED_PRINTED, seed_as_values
 
 from chainrule import Value, explore
@@ -219,11 +217,8 @@ def test_several_widgets_on_a_page_share_one_definition():
 
 
 def test_the_wheel_ships_the_script_and_styles(tmp_path):
-    sys.path.insert(0, str(ROOT / "tools"))
-    try:
-        import package  # tools/package.py
-    finally:
-        sys.path.remove(str(ROOT / "tools"))
+    import package  # tools/package.py
+
     wheel = package.build_wheel(tmp_path)
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())

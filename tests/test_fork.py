@@ -18,20 +18,16 @@ from __future__ import annotations
 import copy
 import difflib
 import shutil
-import sys
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import urlsplit
 
+import notebook_links  # (_ext/notebook_links.py)
+import notebooks  # (tools/notebooks.py)
 import pytest
 import yaml
 from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-sys.path.insert(0, str(ROOT / "_ext"))
-import notebook_links  # noqa: E402  (_ext/notebook_links.py)
-import notebooks  # noqa: E402  (tools/notebooks.py)
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 

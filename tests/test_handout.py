@@ -19,13 +19,11 @@ import types
 import zipfile
 from pathlib import Path
 
+import assignments
 import nbformat
 import offline
 import pytest
 from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-import assignments  # noqa: E402
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 

@@ -25,13 +25,11 @@ from email.parser import Parser
 from pathlib import Path
 
 import offline
+import package  # (tools/package.py)
 import pytest
 import tomllib
 import trove_classifiers
 from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-import package  # noqa: E402  (tools/package.py)
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 

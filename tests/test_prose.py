@@ -12,16 +12,13 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import jupytext
 import nbformat
 import pytest
+import student_book  # (tools/student_book.py)
 from conftest import ROOT, pages_with_code
-
-sys.path.insert(0, str(ROOT / "tools"))
-import student_book  # noqa: E402  (tools/student_book.py)
 
 CODE_WIDTH = 72
 

@@ -50,12 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
-
-from chainrule import answers
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import package  # noqa: E402
-from notebooks import (  # noqa: E402
+import package  # tools/package.py: run as a script, or with tools/ on the path (the tests)
+from notebooks import (
     ROOT,
     SOLUTION_MARKERS,
     Book,
@@ -71,6 +67,8 @@ from notebooks import (  # noqa: E402
     tags,
     with_front_cells,
 )
+
+from chainrule import answers
 
 OUTPUT = ROOT / "_build" / "assignments"
 OTTER_VERSION = "7.0.0"

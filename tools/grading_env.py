@@ -113,8 +113,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("venv", type=Path, help="the venv to build or bring up to date")
     parser.add_argument("--uv", type=Path, help="build it with this uv instead of venv and pip")
     options = parser.parse_args(argv)
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from grade import autograder_zip  # the standard library only, until it grades
+    from grade import autograder_zip  # tools/grade.py: the standard library only, until it grades
 
     print(build(autograder_zip(options.assignment), options.venv, uv=options.uv))
     return 0
