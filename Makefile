@@ -1,23 +1,7 @@
 # Backpropagation course: build the book and run the tests.
 #
-#   make book      set up, build the book into _build/html (fails on any warning), then write the
-#                  notebooks; only chapters whose code (or src/chainrule) changed are executed again
-#   make check     the fast tier, the loop for code changes: the engine, the unit tests and the
-#                  tools' fast checks (no book build, no browser); about a minute
-#   make test      build the book, check the committed notebooks, build the student site, run the
-#                  whole test suite, both tiers; prints its time
-#   make notebooks the same as make book: the Colab and student notebooks print the numbers the
-#                  book build gave the figures, equations and exercises
-#   make book-student  build the student edition of the site (no solutions) into _build/html-student
-#   make assignments  write the otter-grader assignments into _build/assignments/<name>/
-#   make pdf       the whole book as one PDF, _build/pdf/backprop-book.pdf (headless Chromium, no TeX),
-#                  copied into the site, whose first page then shows its Download PDF link
-#   make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade every notebook under <dir>, sandboxed, into <dir>/grades.csv
-#   make bench     set up, run the benchmarks
-#   make figures   set up, regenerate the committed figures in img/
-#   make setup     only the set-up step (.venv, Python packages, graphviz, chromium, npm's packages)
-#   make clean     remove build output and caches (keeps .venv); make distclean also removes .venv
-#                  and the wheelhouse
+# `make help` lists the targets, each with the note after `##` on its own line below: that
+# note is the one description of a target.
 #
 # The set-up step is shared by every target. Its independent parts run side by side (make -j):
 # Debian's packages (then npm ci, which needs node), and uv, which creates .venv with python3 and
@@ -70,23 +54,13 @@ book book-html book-student assignments test-steps check: export OPENBLAS_NUM_TH
 
 .PHONY: help setup setup-steps check system-packages grade-packages notebooks notebooks-check book book-html book-student assignments pdf grade test test-steps bench figures clean distclean
 
-help:
-	@echo "make book     build the book into $(BOOK_HTML) (changed chapters executed; any warning fails)"
-	@echo "make notebooks  build the book, write the Colab (chapters/*.ipynb) and student (student/chapters/*.ipynb) notebooks"
-	@echo "make book-student  build the site without solutions into $(STUDENT_HTML)"
-	@echo "make assignments  write the otter-grader assignments (student, solution, autograder) into _build/assignments"
-	@echo "make pdf      the whole book as one PDF, _build/pdf/backprop-book.pdf, linked from the site's first page"
-	@echo "make grade ASSIGNMENT=<name> SUBMISSIONS=<dir>  grade the notebooks in <dir> into <dir>/grades.csv"
-	@echo "make check    the fast tests (no book build, no browser): the loop for code changes"
-	@echo "make test     build the book, then run the whole test suite"
-	@echo "make bench    run the benchmarks (benchmarks/run.py)"
-	@echo "make figures  regenerate the committed figures in img/"
-	@echo "make setup    only create .venv and install what the other targets need"
-	@echo "make clean    remove _build and caches (make distclean also removes .venv)"
+help:  ## list the targets
+	@awk '/^[a-z-]+:[^#]*## / { name = $$0; sub(/:.*/, "", name); note = $$0; sub(/^[^#]*## /, "", note); \
+	  printf "make %-14s %s\n", name, note }' $(firstword $(MAKEFILE_LIST))
 
 # The set-up's independent parts side by side, each one's output printed whole when it ends
 # (in the jobs of a parallel make that asks for it, such as make test's; -j4 otherwise).
-setup:
+setup:  ## only the set-up step: .venv (with uv), the Debian and npm packages
 	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j4) --output-sync=target setup-steps
 
 setup-steps: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(NPM_STAMP)
@@ -173,7 +147,7 @@ $(WHEELHOUSE_STAMP): tests/offline_requirements.txt tests/colab_requirements.txt
 # gave (_build/numbers.json), so they are written after it. notebooks-check fails when the
 # committed files are stale: make test runs it right after the build, so a commit that
 # forgot `make notebooks` fails.
-notebooks: book
+notebooks: book  ## the same as make book (the editions print the numbers the book build gave)
 
 notebooks-check: book-html
 	$(PY) tools/notebooks.py --check
@@ -184,7 +158,7 @@ notebooks-check: book-html
 # parallel (tools/build_book.py), and a failed build forgets what Sphinx read, so that the
 # next build reads every page again and reports every warning again. --editions then
 # writes the notebooks (building again when one was new, for its page's Colab button).
-book: setup
+book: setup  ## build the book into _build/html (any warning fails; changed chapters execute), write the notebooks
 	$(BUILD) --editions . -W -n --keep-going
 	@echo ""
 	@echo "Book built: file://$(CURDIR)/$(BOOK_HTML)/index.html"
@@ -193,10 +167,10 @@ book: setup
 # chapters are the book build's executed notebooks without solution cells (nothing is
 # executed again) into _build/student-book, then builds it.
 # The build alone, which leaves the numbers the editions print in _build/numbers.json.
-book-html: setup
+book-html: setup  ## only the site build, without writing the notebooks
 	$(BUILD) . -W -n --keep-going
 
-book-student: book-html
+book-student: book-html  ## build the site without solutions into _build/html-student
 	rm -rf $(STUDENT_HTML)
 	$(PY) tools/student_book.py _build/student-book
 	$(BUILD) _build/student-book -W -n --keep-going
@@ -207,7 +181,7 @@ book-student: book-html
 # One otter-grader assignment per chapter with checked exercises (tools/assignments.py);
 # otter assign runs every test against the solution, so a broken check fails here. The
 # exercise numbers come from the book build.
-assignments: book-html
+assignments: book-html  ## write the otter-grader assignments into _build/assignments/<name>/
 	$(PY) tools/assignments.py
 
 # The whole book as one PDF (tools/pdf.py): Sphinx's singlehtml build of the site's pages
@@ -215,7 +189,7 @@ assignments: book-html
 # MathJax typeset, solutions open, code wrapped. A copy goes to $(BOOK_HTML)/_downloads/,
 # and the first page's Download PDF link, which the site build writes hidden, is shown:
 # run it after any site build that is to be published. About 40 s on 2 cores; 3 MB.
-pdf: book-html
+pdf: book-html  ## the whole book as one PDF, _build/pdf/backprop-book.pdf, linked from the site's first page
 	$(PY) tools/pdf.py .
 
 # Grades with the autograder zip that `make assignments` wrote, each notebook in a bubblewrap
@@ -227,7 +201,7 @@ pdf: book-html
 GRADE_OPTIONS = $(if $(filter command line environment,$(origin JOBS)),--jobs $(JOBS)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
 	$(if $(ROSTER),--roster $(ROSTER)) $(if $(ONLY),--only $(ONLY))
 GRADE_VENV := .venv-grade
-grade: grade-packages
+grade: grade-packages  ## ASSIGNMENT=<name> SUBMISSIONS=<dir>: grade its notebooks, sandboxed, into <dir>/grades.csv
 	@if [ -z "$(ASSIGNMENT)" ] || [ -z "$(SUBMISSIONS)" ]; then \
 	  echo "usage: make grade ASSIGNMENT=<name> SUBMISSIONS=<folder> [JOBS=n] [TIMEOUT=s] [ROSTER=csv] [ONLY='id ...']" >&2; \
 	  echo "assignments: $$(ls _build/assignments 2>/dev/null | tr '\n' ' ')" >&2; exit 2; fi
@@ -240,7 +214,7 @@ grade: grade-packages
 # assignments and pdf, which only read the site build. The tests run on every core
 # (pytest-xdist), a test file per worker at a time (--dist loadfile), so that each module-scoped
 # fixture is set up once.
-test:
+test:  ## build the book, then run the whole test suite, both tiers; prints its time
 	@start=$$(date +%s); status=0; \
 	$(MAKE) --no-print-directory -j$(JOBS) --output-sync=target test-steps || status=$$?; \
 	seconds=$$(( $$(date +%s) - start )); \
@@ -254,22 +228,22 @@ test-steps: notebooks-check book-student assignments pdf $(WHEELHOUSE_STAMP)
 # The fast tier: every test not marked `full` (tests/conftest.py says which are), on every core,
 # without building anything. A test that needs the book, a browser or an offline venv is marked
 # `full`; conftest refuses an unmarked test that asks for the built book or the simulated Colab.
-check: setup
+check: setup  ## the fast tier (no build, no browser): the loop for code changes
 	@start=$$(date +%s); status=0; \
 	$(PY) -m pytest -p no:cacheprovider -n $(JOBS) -m "not full" -q tests || status=$$?; \
 	seconds=$$(( $$(date +%s) - start )); \
 	echo "make check: $$((seconds / 60)) min $$((seconds % 60)) s (exit $$status)"; \
 	exit $$status
 
-bench: setup
+bench: setup  ## run the benchmarks (benchmarks/run.py)
 	$(PY) benchmarks/run.py
 
-figures: setup
+figures: setup  ## regenerate the committed figures in img/
 	$(PY) tools/make_figures.py
 
-clean:
+clean:  ## remove build output and caches (keeps .venv)
 	rm -rf _build .jupyter_cache .pytest_cache .hypothesis
 	find src tests tools _ext benchmarks chapters -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null || true
 
-distclean: clean
+distclean: clean  ## also remove .venv, the wheelhouse and npm's packages
 	rm -rf $(VENV) $(WHEELHOUSE) $(GRADE_VENV) node_modules .cache/npm

@@ -567,7 +567,7 @@ def setup_only(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return copy
 
 
-if __name__ == "__main__":  # python tests/colab_sim.py NOTEBOOK...: run notebooks by hand
+if __name__ == "__main__":  # PYTHONPATH=tools python tests/colab_sim.py NOTEBOOK...: run notebooks by hand
     with tempfile.TemporaryDirectory(prefix="colab-sim-") as tmp:
         with colab_session(Path(tmp)) as (venv, wheel, ipython_dir):
             for path in sys.argv[1:]:

@@ -95,7 +95,11 @@ class Blocker:  # any import of these fails, as where they are not installed
 
 
 sys.meta_path.insert(0, Blocker())
-from chainrule import Value, assert_gradients_close, draw_graph
+from chainrule import Value, assert_gradients_close, draw_graph, is_grad_enabled, no_grad
+
+with no_grad():
+    assert not is_grad_enabled()
+assert is_grad_enabled()
 
 a, b = Value(2.0, label="a"), Value(-3.0, label="b")
 c = a * b + a.tanh()

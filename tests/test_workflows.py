@@ -271,3 +271,37 @@ def test_make_installs_missing_debian_packages_with_sudo_when_it_can(tmp_path, u
     else:
         assert result.returncode != 0
         assert "sudo apt-get update && sudo apt-get install -y fake-package" in result.stderr
+
+
+# --------------------------------------------------------------------------- make help
+
+
+def test_make_help_lists_every_target_the_readme_names_once_with_its_note():
+    """make help is made from the `##` note on each target's line: one list, the one description."""
+    run = subprocess.run(["make", "--no-print-directory", "-s", "help"], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    lines = [line.split(None, 2) for line in run.stdout.splitlines()]
+    assert all(len(parts) == 3 and parts[0] == "make" for parts in lines), run.stdout
+    listed = [parts[1] for parts in lines]
+    assert len(listed) == len(set(listed)), listed
+    named = set(re.findall(r"`make ([a-z][a-z-]*)", (ROOT / "README.md").read_text(encoding="utf-8")))
+    assert named <= set(listed), f"the README names targets that make help does not list: {named - set(listed)}"
+    assert {"book", "check", "test"} <= set(listed)
+
+
+# --------------------------------------------------------------------------- the README's layout
+
+
+def layout_rows() -> dict[str, str]:
+    """The README's "Repository layout" table: path -> what it holds."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8").split("## Repository layout", 1)[1].split("\n## ", 1)[0]
+    return {line.split("|")[1].strip(): line.split("|")[2] for line in text.splitlines() if line.startswith("| `")}
+
+
+@pytest.mark.parametrize("folder", ["src/chainrule", "tools", "_ext"])
+def test_the_readme_layout_names_every_module(folder: str):
+    row = layout_rows()[f"`{folder}/`"]
+    files = [p.name for p in (ROOT / folder).iterdir() if p.suffix in (".py", ".js", ".css") and p.stem != "__init__"]
+    assert len(files) >= 3, files
+    missing = [name for name in files if f"`{name}`" not in row and f"`{Path(name).stem}`" not in row]
+    assert not missing, f"README.md's layout table does not name {missing} in its {folder}/ row"

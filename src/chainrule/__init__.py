@@ -28,14 +28,15 @@ The modules, in order: each imports only modules above it in this list
 * ``live`` -- runs a page's cells in the browser's Python, for the book's "Live code" mode
 """
 
+# The scalar engine, grad mode, its drawings and its gradient checks need only Python. The
+# rest needs numpy (and the charts matplotlib), so it is imported when first used (PEP 562):
+# then `from chainrule import Value` (or no_grad) works where numpy is missing, as in the web
+# page's Python.
 import importlib
 
 from .draw import Figure, GraphTooLargeError, draw_dfs_step, draw_gradient_flow, draw_graph
+from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradientCheckError, assert_gradients_close, gradcheck
-
-# The scalar engine, its drawings and its gradient checks need only Python. The rest needs
-# numpy (and the charts matplotlib), so it is imported when first used (PEP 562): then
-# `from chainrule import Value` works where numpy is missing, as in the web page's Python.
 from .graph import DFSStep, depth_first_events, dfs_trace, format_dfs_trace, topological_order
 from .value import Value, zero_grad
 
@@ -43,9 +44,6 @@ from .value import Value, zero_grad
 _LAZY = {
     "Tensor": "tensor",
     "grad": "tensor",
-    "no_grad": "tensor",
-    "set_grad_enabled": "tensor",
-    "is_grad_enabled": "tensor",
     "checkpoint": "tensor",
 }
 _LAZY_MODULES = {"cost", "functional", "nn", "answers", "feedback", "plots", "pages", "explore", "live"}
