@@ -211,3 +211,16 @@ def test_a_part_needs_what_the_kernel_recorded(tmp_path):
     (test_file,) = grading.score({"q.py": WEIGHTS + parts}, data).values()
     assert test_file.score == 0
     assert "was not called with these inputs" in test_file.test_case_results[0].message
+
+
+def test_the_named_mistake_reaches_the_grader_as_data(tmp_path):
+    """The grader counts the known mistakes from the checks' AnswerError.mistake, not from their prose."""
+    tests = {"q.py": WEIGHTS}
+    grading.record({"d2l_weight_grads": weight_grads(wrong_w2=True)}, tests, str(tmp_path / "record.json"))
+    data, problem = grading.read_record(tmp_path / "record.json")
+    (test_file,) = grading.score(tests, data, problem).values()
+    assert test_file.mistakes == ["the weight-decay term λ·W2 is missing"]
+    grading.record({"d2l_weight_grads": weight_grads(wrong_w2=False)}, tests, str(tmp_path / "right.json"))
+    data, problem = grading.read_record(tmp_path / "right.json")
+    assert grading.score(tests, data, problem)["q"].mistakes == []
+    assert grading.score(tests, None, "no record")["q"].mistakes == []

@@ -49,6 +49,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import grade  # tools/grade.py (the standard library only, until it grades)
 import nbformat
 import package  # tools/package.py: run as a script, or with tools/ on the path (the tests)
 from notebooks import (
@@ -75,12 +76,8 @@ OTTER_VERSION = "7.0.0"
 POINTS_PER_QUESTION = 2
 #: Points of a question's written work (its derivation or reasoning), graded by hand.
 WRITTEN_POINTS = 1
-#: The prompt above a written answer cell; tools/grade.py finds the answer by its first words.
-WRITTEN_PROMPT = (
-    "**Your working for Exercise {number}** (graded by hand). Write the derivation or the "
-    "reasoning behind your answer in the cell below, step by step; a graph can be a list of "
-    "its edges. Write maths between dollar signs, for example $\\partial L / \\partial x$."
-)
+#: The prompt above a written answer cell, defined once in tools/grade.py, which finds the answer by it.
+WRITTEN_PROMPT = grade.WRITTEN_PROMPT_TEXT
 # Scores come from the grader's own process, never from the student's kernel (chainrule.grading).
 PLUGIN = "chainrule.otter_plugin.TrustedScores"
 EXERCISE_LABEL = re.compile(r"^````\{exercise\}.*\n:label:\s*(?P<label>\S+)", re.MULTILINE)

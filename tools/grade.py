@@ -72,6 +72,7 @@ class Result:
     file: str
     scores: dict[str, float] = field(default_factory=dict)
     messages: dict[str, list[str]] = field(default_factory=dict)
+    mistakes: dict[str, list[str]] = field(default_factory=dict)  # question -> the known mistakes its checks named
     status: str = "graded"
     seconds: float = 0.0
 
@@ -334,6 +335,7 @@ def score(result: Result, work: Path | None, tests: dict[str, str]) -> Result:
             + ("passed" if r.passed else (r.message or "failed").replace("❌ Test case failed\n", "failed\n"))
             for r in test_file.test_case_results
         ]
+        result.mistakes[name] = list(test_file.mistakes)
     if data is not None and data.get("used"):
         result.status = f"refused: the notebook imported {', '.join(map(str, data['used']))}"
     elif data is not None and data.get("changed"):
@@ -397,6 +399,7 @@ def write_outputs(folder: Path, points: dict[str, float], results: list[Result],
             lines += ["    " + line for message in result.messages.get(name, []) for line in message.splitlines()]
             lines.append("")
         (feedback / f"{_file_name(result.student)}.txt").write_text("\n".join(lines))
+        (feedback / f"{_file_name(result.student)}.json").write_text(json.dumps({"mistakes": result.mistakes}))
     write_summary(folder, points, list(rows.values()))
     return table
 
@@ -405,18 +408,19 @@ def _file_name(student: str) -> str:
     return re.sub(r"[^0-9A-Za-z._-]+", "_", student).strip("._") or "student"
 
 
-def mistakes(feedback: str, question: str) -> list[str]:
-    """The known mistakes named in a question's section of a feedback file."""
-    section = feedback.split(f"\n{question}: ", 1)[-1].split("\n\n", 1)[0] if f"\n{question}: " in feedback else ""
-    pattern = r"matches (?:a known mistake|\d+ known mistakes[^:]*): (?:\(1\) )?([^.;]+)"
-    return [" ".join(found.split()) for found in re.findall(pattern, section)]
+def mistakes(folder: Path, student: str) -> dict[str, list[str]]:
+    """The known mistakes that a student's checks named, per question (feedback/<id>.json; {} when none)."""
+    path = folder / "feedback" / f"{_file_name(student)}.json"
+    try:
+        return json.loads(path.read_text())["mistakes"]
+    except (OSError, ValueError, KeyError):
+        return {}
 
 
 def write_summary(folder: Path, points: dict[str, float], rows: list[dict]) -> Path:
     """summary.html: each question's mean, a histogram of its scores, and its commonest mistakes."""
     graded = [row for row in rows if row["file"]]
-    files = [folder / "feedback" / f"{_file_name(row['student'])}.txt" for row in graded]
-    feedback = [path.read_text() for path in files if path.is_file()]
+    named = [mistakes(folder, row["student"]) for row in graded]
     parts = [f"<h1>{html.escape(folder.name)}: {len(graded)} notebooks graded</h1>"]
     for name, most in points.items():
         scores = [float(row[name]) for row in graded if row.get(name, "") != ""]
@@ -427,7 +431,7 @@ def write_summary(folder: Path, points: dict[str, float], rows: list[dict]) -> P
             f"width:{20 * counts[value]}px'></span> {counts[value]}</td></tr>"
             for value in sorted(set(counts) | {0.0, most})
         )
-        common = collections.Counter(m for text in feedback for m in set(mistakes(text, name)))
+        common = collections.Counter(m for found in named for m in set(found.get(name, [])))
         listed = "".join(f"<li>{html.escape(text)} ({n})</li>" for text, n in common.most_common(5))
         parts.append(
             f"<h2>{html.escape(name)}: mean {mean:.2f} of {most:g}</h2><table>{bars}</table>"
@@ -443,8 +447,14 @@ def write_summary(folder: Path, points: dict[str, float], rows: list[dict]) -> P
 
 # --------------------------------------------------------------------------- written work
 
-#: The first words of the prompt above a written answer cell (tools/assignments.py WRITTEN_PROMPT).
-WRITTEN_PROMPT = re.compile(r"\*\*Your working for Exercise (\S+)\*\*")
+#: The prompt above a written answer cell (tools/assignments.py writes it under each question).
+WRITTEN_PROMPT_TEXT = (
+    "**Your working for Exercise {number}** (graded by hand). Write the derivation or the "
+    "reasoning behind your answer in the cell below, step by step; a graph can be a list of "
+    "its edges. Write maths between dollar signs, for example $\\partial L / \\partial x$."
+)
+#: Its first words, by which the grader finds the answer below it.
+WRITTEN_PROMPT = re.compile(re.escape(WRITTEN_PROMPT_TEXT.split("{number}")[0]) + r"(\S+)\*\*")
 PLACEHOLDER = "_Type your answer here, replacing this text._"  # otter's empty Markdown answer cell
 END_OF_ANSWER = ("<!-- END QUESTION -->", "<!-- BEGIN QUESTION -->")
 

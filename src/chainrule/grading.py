@@ -441,7 +441,9 @@ def score(tests: dict[str, str], data: dict | None, problem: str = "") -> dict:
 
     The result has otter's scores and messages, as ``otter run`` gives them, so that the
     points are the same wherever they are computed. With no record (``data`` None), every
-    test case fails with ``problem``.
+    test case fails with ``problem``. Each test file also gets ``mistakes``: the known
+    mistakes its failed cases named (:attr:`chainrule.answers.AnswerError.mistake`), as data,
+    in the order found, each once.
     """
     import contextlib
     import io
@@ -449,12 +451,15 @@ def score(tests: dict[str, str], data: dict | None, problem: str = "") -> dict:
     from otter.test_files import ExceptionTestFile
     from otter.test_files.abstract_test import TestCaseResult
 
+    from .answers import AnswerError
+
     files = {}
     for name, source in sorted(tests.items()):
         test_file = ExceptionTestFile.from_string(source, path=name)
         parts = Part.of(source)
         runs = [(case, part) for case in test_file.test_cases for part in parts]
         test_file.test_cases = [_share(case, part, len(parts)) for case, part in runs]
+        test_file.mistakes = []
         if data is None:
             test_file.test_case_results = [
                 TestCaseResult(test_case=case, message="❌ Test case failed\n" + problem, passed=False)
@@ -470,6 +475,9 @@ def score(tests: dict[str, str], data: dict | None, problem: str = "") -> dict:
                         part.run(case, environment)
                 except Exception as error:  # noqa: BLE001 - any failure of a check is a failed case
                     message, passed = "❌ Test case failed\n" + _failure(test_file, error), False
+                    named = error.mistake if isinstance(error, AnswerError) else None
+                    if named and named not in test_file.mistakes:
+                        test_file.mistakes.append(named)
                 test_file.test_case_results.append(TestCaseResult(test_case=scored, message=message, passed=passed))
             if data.get("used"):
                 _refuse(test_file, data["used"])
