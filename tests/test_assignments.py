@@ -771,6 +771,31 @@ def test_local_and_otter_run_scores_are_equal(graded, grading_venv, tmp_path):
     assert not FORGED_MARK.exists()
 
 
+def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(tmp_path):
+    """make grade's own command line: tools/grading_env.py --uv .venv/bin/uv, from the checkout (uv runs in a
+    temporary folder, so the relative path must be resolved first); offline, through uv's environment."""
+    uv = offline.UV.relative_to(ROOT)
+    environment = dict(
+        offline.environment(offline.WHEELHOUSE),
+        UV_OFFLINE="1",
+        UV_NO_INDEX="1",
+        UV_FIND_LINKS=str(offline.wheelhouse()),
+    )
+    run = subprocess.run(
+        [sys.executable, "tools/grading_env.py", "intro", str(tmp_path / "venv"), "--uv", str(uv)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    python = Path(run.stdout.strip())
+    assert python == tmp_path / "venv" / "bin" / "python" and python.is_file()
+    probe = subprocess.run([str(python), "-c", "import otter, chainrule.grading"], capture_output=True, text=True)
+    assert probe.returncode == 0, probe.stderr[-2000:]
+
+
 def test_make_grade_needs_only_the_grading_venv(grading_venv, tmp_path):
     """tools/grade.py in the grading venv alone (no jupyter-book, no torch): scores and written work."""
     python = grading_venv / "bin" / "python"

@@ -58,6 +58,7 @@ def build(
     venv (``uv_options`` go to its install command); without, venv and pip do.
     """
     archive_path, folder = Path(archive_path).resolve(), Path(folder).resolve()
+    uv = Path(uv).resolve() if uv else None  # it runs in a temporary folder: a relative path would miss
     python = folder / "bin" / "python"
     stamp = folder / STAMP
     wanted = "\n".join(fingerprints(archive_path))
