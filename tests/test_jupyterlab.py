@@ -713,10 +713,13 @@ def test_an_explorable_steps_in_jupyterlab(lab: Lab) -> None:
             page.on("pageerror", lambda error: errors.append(error) if not labs_own(error) else None)
             open_notebook(page, lab, EXPLORABLE_CHAPTER)
             click_run_all(page)
-            # The widget is set up once its cell has run: the cells after it need not be waited for.
             widget = page.locator('.jp-OutputArea-output [data-explorable="backward"][data-ready="true"]')
             try:
                 widget.wait_for(state="attached", timeout=STUDENT_RUN_TIMEOUT_MS)
+                # Then the rest of Run All: while it runs, Lab scrolls to each running cell and may
+                # render the widget's output anew (its cells are windowed), which loses a click
+                # made before (once in CI: "Next step" clicked, the widget still at step 1).
+                wait_until_all_ran(page, STUDENT_RUN_TIMEOUT_MS)
             except PlaywrightTimeoutError:
                 pytest.fail(f"the backward widget was not set up after Run All: {run_state(page)}", pytrace=False)
             widget.scroll_into_view_if_needed()
