@@ -773,12 +773,12 @@ def test_local_and_otter_run_scores_are_equal(graded, grading_venv, tmp_path):
 
 def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(tmp_path):
     """make grade's own command line: tools/grading_env.py --uv .venv/bin/uv, from the checkout (uv runs in a
-    temporary folder, so the relative path must be resolved first); offline, through uv's environment."""
+    temporary folder, so the relative path must be resolved first); offline (UV_OFFLINE), with the wheelhouse
+    as uv's find-links (UV_FIND_LINKS) beside what its cache holds."""
     uv = offline.UV.relative_to(ROOT)
     environment = dict(
         offline.environment(offline.WHEELHOUSE),
         UV_OFFLINE="1",
-        UV_NO_INDEX="1",
         UV_FIND_LINKS=str(offline.wheelhouse()),
     )
     run = subprocess.run(

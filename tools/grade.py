@@ -586,19 +586,12 @@ def _page(title: str, parts: list[str], script: str) -> str:
     )
 
 
-def grade_folder(
-    assignment: str,
-    folder: Path,
-    jobs: int = os.cpu_count() or 1,
-    cell_timeout: int = CELL_TIMEOUT,
-    timeout: float = SUBMISSION_TIMEOUT,
-    assignments: Path = ASSIGNMENTS,
-    roster: Path | None = None,
-    only: list[str] | None = None,
-    sandbox: str = "auto",
-) -> list[Result]:
-    """Grade every notebook in ``folder`` for ``assignment``; its results (and the files in ``folder``)."""
-    return grade_folders([(assignment, folder)], jobs, cell_timeout, timeout, assignments, roster, only, sandbox)[0]
+def grade_folder(assignment: str, folder: Path, *args, **kwargs) -> list[Result]:
+    """Grade every notebook in ``folder`` for ``assignment``; its results (and the files in ``folder``).
+
+    The other arguments are :func:`grade_folders`'s, after ``batch``.
+    """
+    return grade_folders([(assignment, folder)], *args, **kwargs)[0]
 
 
 @dataclass
