@@ -36,6 +36,7 @@ import grading_env
 import nbformat
 import offline
 import pytest
+import reports
 from conftest import ROOT
 
 from chainrule import grading
@@ -650,7 +651,7 @@ def graded(tmp_path_factory, escape_server) -> dict[str, tuple[dict, str]]:
         assert len(table) == len([p for p in submissions.rglob("*") if p.suffix.lower() == ".ipynb"])
         for row in table:
             rows[row["student"]] = row
-            texts[row["student"]] = (submissions / "feedback" / f"{grade._file_name(row['student'])}.txt").read_text()
+            texts[row["student"]] = (submissions / "feedback" / f"{reports._file_name(row['student'])}.txt").read_text()
     return {stem: (rows[stem], texts.get(stem, "")) for stem in rows}
 
 
@@ -831,9 +832,9 @@ def test_written_work_is_exported_to_grade_by_hand(graded):
     assert page.count("Not answered.") == 2 and "mathjax.js" in page and (written_folder / "mathjax.js").is_file()
     found, _ = grade.find(graded["_folder"][0])
     assert {p.name for p in written_folder.glob("*.html")} == {"index.html"} | {
-        grade._file_name(s.student) + ".html" for s in found
+        reports._file_name(s.student) + ".html" for s in found
     }
-    assert grade.WRITTEN_PROMPT.match(assignments.WRITTEN_PROMPT.format(number="6.2"))[1] == "6.2"
+    assert reports.WRITTEN_PROMPT.match(assignments.WRITTEN_PROMPT.format(number="6.2"))[1] == "6.2"
     solution = nbformat.read(folder("mlp") / "solution" / "mlp.ipynb", as_version=4)
     assert "the bias is used once per row" in answer_cells(solution, "markdown")[0].source
 

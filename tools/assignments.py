@@ -49,9 +49,9 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import grade  # tools/grade.py (the standard library only, until it grades)
 import nbformat
 import package  # tools/package.py: run as a script, or with tools/ on the path (the tests)
+import reports  # tools/reports.py (the standard library only)
 from notebooks import (
     ROOT,
     SOLUTION_MARKERS,
@@ -76,8 +76,8 @@ OTTER_VERSION = "7.0.0"
 POINTS_PER_QUESTION = 2
 #: Points of a question's written work (its derivation or reasoning), graded by hand.
 WRITTEN_POINTS = 1
-#: The prompt above a written answer cell, defined once in tools/grade.py, which finds the answer by it.
-WRITTEN_PROMPT = grade.WRITTEN_PROMPT_TEXT
+#: The prompt above a written answer cell, defined once in tools/reports.py, which finds the answer by it.
+WRITTEN_PROMPT = reports.WRITTEN_PROMPT_TEXT
 # Scores come from the grader's own process, never from the student's kernel (chainrule.grading).
 PLUGIN = "chainrule.otter_plugin.TrustedScores"
 EXERCISE_LABEL = re.compile(r"^````\{exercise\}.*\n:label:\s*(?P<label>\S+)", re.MULTILINE)
