@@ -65,7 +65,7 @@ setup:  ## only the set-up step: .venv (with uv), the Debian and npm packages
 
 setup-steps: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(NPM_STAMP)
 
-# Debian packages: graphviz for `dot` (chainrule.dot runs it to draw figures), chromium for
+# Debian packages: graphviz for `dot` (chainrule.figures.dot runs it to draw figures), chromium for
 # the browser tests, bubblewrap for the grading sandbox (tools/grade.py), nodejs and npm for
 # the live-code mode's npm packages, poppler-utils for `pdftotext` (tests/test_pdf.py reads the
 # book's PDF with it), python3-venv when python3 cannot create a venv.

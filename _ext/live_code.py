@@ -1,6 +1,6 @@
 """The "Live code" mode of the scalar chapters: Python in the page, served by the book itself.
 
-The pages listed in ``live_code_pages`` get one small script, ``chainrule/live.js``, which
+The pages listed in ``live_code_pages`` get one small script, ``chainrule/book/live.js``, which
 adds a "Live code" button. Everything else it needs is copied into the build's
 ``_static/live/`` folder, and fetched by the browser only when the reader presses it:
 
@@ -10,7 +10,7 @@ adds a "Live code" button. Everything else it needs is copied into the build's
 * Graphviz in WebAssembly (npm ``@viz-js/viz``, ``lib/viz-standalone.js``), which draws
   chainrule's DOT figures in the page;
 * chainrule's wheel, built from this checkout (again only when ``src/`` changed);
-* the worker and the styles, ``chainrule/live_worker.js`` and ``live.css``.
+* the worker and the styles, ``chainrule/book/live_worker.js`` and ``live.css``.
 
 Registered in ``_config.yml`` under ``sphinx: local_extensions``.
 """
@@ -31,7 +31,7 @@ logger = logging.getLogger(__name__)
 STATIC_FOLDER = "live"
 PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
 VIZ_FILE = Path("@viz-js") / "viz" / "lib" / "viz-standalone.js"
-PACKAGE_FILES = ["live.js", "live_worker.js", "live.css"]  # in src/chainrule
+PACKAGE_FILES = ["live.js", "live_worker.js", "live.css"]  # in src/chainrule/book
 
 
 def repository(app: Sphinx) -> Path:
@@ -108,7 +108,7 @@ def copy_assets(app: Sphinx, exception: Exception | None) -> None:
     _copy(modules / VIZ_FILE, target / VIZ_FILE.name)
     root = repository(app)
     for name in PACKAGE_FILES:
-        _copy(root / "src" / "chainrule" / name, target / name)
+        _copy(root / "src" / "chainrule" / "book" / name, target / name)
     for old in target.glob("chainrule-*.whl"):
         old.unlink()
     wheel = chainrule_wheel(root)

@@ -39,7 +39,7 @@ import pytest
 import reports
 from conftest import ROOT
 
-from chainrule import grading
+from chainrule.exercises import grading
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
@@ -199,7 +199,7 @@ def test_a_check_that_uses_chapter_state_is_refused():
 
 
 def test_each_question_names_its_parts_in_the_autograder_only():
-    """Points per quantity: the zip's tests name the parts chainrule.grading scores; the student's tests do not."""
+    """Points per quantity: the zip's tests name the parts that grading scores; the student's tests do not."""
     found = {}
     for name in ASSIGNMENTS:
         with zipfile.ZipFile(folder(name) / "autograder" / f"{name}-autograder.zip") as archive:
@@ -449,7 +449,8 @@ def added_cell(source: str):
 # Cheats planted in an unanswered (or wrong) notebook: each must earn nothing. The sandbox
 # escape is planted in a right one, which must keep its marks and reach nothing.
 PATCH_FEEDBACK = (
-    'import chainrule.feedback as fb\n[setattr(fb, n, lambda *a, **k: None) for n in dir(fb) if n.startswith("check_")]'
+    "import chainrule.exercises.feedback as fb\n"
+    '[setattr(fb, n, lambda *a, **k: None) for n in dir(fb) if n.startswith("check_")]'
 )
 PATCH_NUMPY = (
     "import numpy as np\nnp.allclose = np.isclose = np.array_equal = lambda *a, **k: True\n"
@@ -686,7 +687,7 @@ def test_csv_rows_and_totals(graded):
 
 def test_cheats_are_reported(graded):
     """Each cheat earns nothing, and the status or the feedback tells the instructor what it did."""
-    assert "changed the grader's code (chainrule.feedback.check_" in graded["patches-feedback"][0]["status"]
+    assert "changed the grader's code (chainrule.exercises.feedback.check_" in graded["patches-feedback"][0]["status"]
     assert "numpy.allclose" in graded["patches-numpy"][0]["status"]
     assert "tests/ex6_2.py" in graded["edits-tests"][0]["status"]
     assert "did not reach the grader's last cell" in graded["exits"][0]["status"]
@@ -793,7 +794,9 @@ def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     python = Path(run.stdout.strip())
     assert python == tmp_path / "venv" / "bin" / "python" and python.is_file()
-    probe = subprocess.run([str(python), "-c", "import otter, chainrule.grading"], capture_output=True, text=True)
+    probe = subprocess.run(
+        [str(python), "-c", "import otter, chainrule.exercises.grading"], capture_output=True, text=True
+    )
     assert probe.returncode == 0, probe.stderr[-2000:]
 
 

@@ -24,7 +24,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
 WIDTHS = {"desktop": 1280, "phone": 390}
-MIN_TEXT_PX = 9  # chainrule.svg.MIN_TEXT_PX, measured here as the reader sees it
+MIN_TEXT_PX = 9  # chainrule.figures.svg.MIN_TEXT_PX, measured here as the reader sees it
 LOCAL_SCHEMES = ("file:", "data:")
 MATHJAX_TIMEOUT_MS = 20_000
 NETWORK_IDLE_TIMEOUT_MS = 30_000

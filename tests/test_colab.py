@@ -102,7 +102,10 @@ def test_wheel_is_built_outside_the_repo(colab):
     # (build_wheel itself fails if it leaves build/, dist/ or *.egg-info in the repo.)
     with zipfile.ZipFile(wheel) as archive:
         packaged = {name for name in archive.namelist() if name.startswith("chainrule/")}
-    modules = {f"chainrule/{path.name}" for path in (ROOT / "src" / "chainrule").glob("*.py")}
+    src = ROOT / "src"
+    modules = {
+        path.relative_to(src).as_posix() for path in (src / "chainrule").rglob("*") if path.suffix in (".py", ".js")
+    }
     assert modules <= packaged, f"the wheel lacks {sorted(modules - packaged)}"
 
 
@@ -344,6 +347,6 @@ def test_public_check_passes_a_right_answer_and_names_a_wrong_one(colab):
         "It matches a known mistake: it scales every gradient, also when the norm is already under the threshold"
         in error.evalue
     ), error.evalue
-    # Jupyter and Colab show the message alone, wrapped at spaces, not the frames of chainrule.feedback.
+    # Jupyter and Colab show the message alone, wrapped at spaces, not the frames of chainrule.exercises.feedback.
     assert error.traceback.split() == f"AnswerError: {error.evalue}".split(), error.traceback
     assert max(map(len, error.traceback.splitlines())) <= 79, error.traceback

@@ -1,4 +1,4 @@
-"""Tests for chainrule.draw: the DOT text of each figure, the search trace, the SVG markup.
+"""Tests for chainrule.figures.draw: the DOT text of each figure, the search trace, the SVG markup.
 
 The expected search trace is copied from the output printed in source text 001 (a
 recursive depth-first search over a dict of parents), not from our own code.
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from chainrule import Value
-from chainrule.draw import Figure, GraphTooLargeError, draw_dfs_step, draw_gradient_flow, draw_graph
+from chainrule.figures.draw import Figure, GraphTooLargeError, draw_dfs_step, draw_gradient_flow, draw_graph
+from chainrule.figures.svg import MIN_TEXT_PX
 from chainrule.graph import DFSStep, dfs_trace, format_dfs_trace
-from chainrule.svg import MIN_TEXT_PX
 
 # The graph of seed 001 and the lines its recursive search printed for root "f":
 # "v [...]" after each visit, "t [...]" after each finish, in this order.
@@ -598,7 +598,7 @@ def test_dict_graph_counts_unreached_nodes_towards_the_limit():
 
 
 def test_a_missing_dot_program_says_how_to_install_it(monkeypatch, tmp_path):
-    from chainrule.draw import GraphvizMissingError
+    from chainrule.figures.draw import GraphvizMissingError
 
     figure = draw_graph(Value(2.0) * Value(3.0))
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no `dot`

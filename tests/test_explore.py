@@ -23,7 +23,7 @@ from bs4 import BeautifulSoup
 from test_draw import SEED_PARENTS, SEED_PRINTED, seed_as_values
 
 from chainrule import Value, explore
-from chainrule.draw import GraphTooLargeError
+from chainrule.figures.draw import GraphTooLargeError
 from chainrule.graph import depth_first_events, topological_order
 
 MAX_WIDGET_BYTES = 300 * 1024
@@ -222,7 +222,11 @@ def test_the_wheel_ships_the_script_and_styles(tmp_path):
     wheel = package.build_wheel(tmp_path)
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-    assert {"chainrule/explore.py", "chainrule/explorable.js", "chainrule/explorable.css"} <= names
+    assert {
+        "chainrule/explore/widget.py",
+        "chainrule/explore/explorable.js",
+        "chainrule/explore/explorable.css",
+    } <= names
 
 
 # --- forward and backward: the values and gradients of a Value graph -------------

@@ -1,4 +1,4 @@
-"""chainrule.feedback: right answers pass, and each known mistake is named in the message.
+"""chainrule.exercises.feedback: right answers pass, and each known mistake is named in the message.
 
 Each planted wrong answer is what a student who makes that mistake would compute; the
 test asserts the message text (quantity, entry, expected and received values, mistake).
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import torch
 
-from chainrule import feedback
-from chainrule.answers import wrapped
-from chainrule.feedback import AnswerError
+from chainrule.exercises import feedback
+from chainrule.exercises.answers import wrapped
+from chainrule.exercises.feedback import AnswerError
 from chainrule.nn import make_classification
 
 LAM = 0.05

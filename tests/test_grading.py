@@ -1,4 +1,4 @@
-"""chainrule.grading: answers carried from the student's kernel to the grader as data.
+"""chainrule.exercises.grading: answers carried from the student's kernel to the grader as data.
 
 * Every value a check can receive survives encode/decode: arrays keep dtype and shape,
   tuples stay tuples, and a value of another type becomes an object of the same type name.
@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from chainrule import answers, grading
+from chainrule.exercises import answers, grading
 
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 leaves = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | floats | st.text(max_size=5) | st.just(...)
@@ -116,7 +116,7 @@ WEIGHTS = (
     HEAD
     + """@test_case(points=None, hidden=False)
 def test_q(d2l_weight_grads):
-    from chainrule import feedback
+    from chainrule.exercises import feedback
     feedback.check_d2l_weight_grads_function(d2l_weight_grads, seed=0)
 """
 )
@@ -124,7 +124,7 @@ RULES = (
     HEAD
     + """@test_case(points=None, hidden=False)
 def test_q(matmul_vjp, ce_grad):
-    from chainrule import feedback
+    from chainrule.exercises import feedback
     feedback.check_matmul_vjp(matmul_vjp)
     feedback.check_softmax_cross_entropy_vjp(ce_grad)
 """
@@ -162,7 +162,7 @@ def scored(source: str, namespace: dict, tmp_path) -> tuple[float, list[tuple[st
 
 
 def weight_grads(wrong_w2: bool):
-    from chainrule import feedback
+    from chainrule.exercises import feedback
 
     def d2l_weight_grads(X, y, W1, W2, lam):
         g = feedback.d2l_gradients(X, y, W1, W2, lam)

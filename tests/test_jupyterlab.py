@@ -9,7 +9,7 @@ checks that
 2. every code cell whose metadata has ``jupyter: {source_hidden: true}`` (a solution
    cell) starts with its input collapsed, and no other cell does;
 3. Run All finishes, every visible code cell gets an execution count, the graph drawn
-   by ``chainrule.draw`` shows as an inline ``<svg>``, and no output is an error,
+   by ``chainrule.figures.draw`` shows as an inline ``<svg>``, and no output is an error,
    a traceback or text on stderr;
 4. saving the chapter without editing it leaves it byte-for-byte equal to the committed
    file (``git status``/``git diff`` in the copy). Files Lab creates beside it
@@ -526,7 +526,7 @@ def test_chapter_runs_in_jupyterlab_and_saves_unchanged(lab: Lab) -> None:
             )
             assert page.locator(OUTPUT).count() > 0, f"Run All in Lab gave no outputs in {CHAPTER}"
             assert page.locator(INLINE_SVG).count() > 0, (
-                f"No inline <svg> among the outputs of {CHAPTER} in Lab: the graph drawn by chainrule.draw did not show"
+                f"No inline <svg> among the outputs of {CHAPTER} in Lab: the graph that chainrule drew did not show"
             )
 
             save(page, notebook_path, lab.repo.parent)

@@ -1,4 +1,4 @@
-"""Tests for chainrule.live, the runner the "Live code" mode uses in the page (in Pyodide).
+"""Tests for chainrule.book.live, the runner the "Live code" mode uses in the page (in Pyodide).
 
 It runs here in CPython: a cell's prints, its last expression (shown as Jupyter shows
 it), a ``;`` that hides it, one namespace across cells, and errors as one line that names
@@ -9,7 +9,8 @@ tests/test_live_browser.py runs it in Pyodide, in Chromium, on the built pages.
 
 from __future__ import annotations
 
-from chainrule import Value, live
+from chainrule import Value
+from chainrule.book import live
 
 
 def run(source, namespace=None):

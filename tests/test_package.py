@@ -36,8 +36,10 @@ pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 VERSION = PROJECT["version"]
 PACKAGE_DIR = ROOT / "src" / "chainrule"
-MODULES = sorted(path.name for path in PACKAGE_DIR.glob("*.py"))
-DATA = sorted(path.name for path in PACKAGE_DIR.iterdir() if path.suffix in (".js", ".css"))
+MODULES = sorted(path.relative_to(PACKAGE_DIR).as_posix() for path in PACKAGE_DIR.rglob("*.py"))
+DATA = sorted(
+    path.relative_to(PACKAGE_DIR).as_posix() for path in PACKAGE_DIR.rglob("*") if path.suffix in (".js", ".css")
+)
 README = ROOT / package.readme_path()
 
 
@@ -80,7 +82,13 @@ def test_sdist_holds_the_package_its_data_and_the_readme(distributions):
     ]
     missing = [name for name in wanted if top + name not in names]
     assert not missing, f"the sdist lacks {missing}"
-    assert {"explorable.js", "explorable.css", "live.js", "live_worker.js", "live.css"} <= set(DATA)
+    assert {
+        "explore/explorable.js",
+        "explore/explorable.css",
+        "book/live.js",
+        "book/live_worker.js",
+        "book/live.css",
+    } <= set(DATA)
     strays = sorted(name for name in names if re.search(r"/(tests|chapters|tools|_build|node_modules)/", name))
     assert not strays, f"the sdist holds files that are not the package's: {strays[:5]}"
 

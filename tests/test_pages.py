@@ -1,4 +1,4 @@
-"""chainrule.pages.glue: what a chapter's cell glues is what the page's prose prints."""
+"""chainrule.book.glue.glue: what a chapter's cell glues is what the page's prose prints."""
 
 import sys
 
@@ -7,7 +7,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from chainrule.pages import glue
+from chainrule.book.glue import glue
 
 
 def glued_text(name, value):

@@ -298,7 +298,10 @@ def layout_rows() -> dict[str, str]:
     return {line.split("|")[1].strip(): line.split("|")[2] for line in text.splitlines() if line.startswith("| `")}
 
 
-@pytest.mark.parametrize("folder", ["src/chainrule", "tools", "_ext"])
+ROOMS = [f"src/chainrule/{path.parent.name}" for path in sorted((ROOT / "src" / "chainrule").glob("*/__init__.py"))]
+
+
+@pytest.mark.parametrize("folder", ["src/chainrule", *ROOMS, "tools", "_ext"])
 def test_the_readme_layout_names_every_module(folder: str):
     row = layout_rows()[f"`{folder}/`"]
     files = [p.name for p in (ROOT / folder).iterdir() if p.suffix in (".py", ".js", ".css") and p.stem != "__init__"]

@@ -69,7 +69,7 @@ from notebooks import (
     with_front_cells,
 )
 
-from chainrule import answers
+from chainrule.exercises import answers
 
 OUTPUT = ROOT / "_build" / "assignments"
 OTTER_VERSION = "7.0.0"
@@ -78,8 +78,8 @@ POINTS_PER_QUESTION = 2
 WRITTEN_POINTS = 1
 #: The prompt above a written answer cell, defined once in tools/reports.py, which finds the answer by it.
 WRITTEN_PROMPT = reports.WRITTEN_PROMPT_TEXT
-# Scores come from the grader's own process, never from the student's kernel (chainrule.grading).
-PLUGIN = "chainrule.otter_plugin.TrustedScores"
+# Scores come from the grader's own process, never from the student's kernel (chainrule.exercises.grading).
+PLUGIN = "chainrule.exercises.otter_plugin.TrustedScores"
 EXERCISE_LABEL = re.compile(r"^````\{exercise\}.*\n:label:\s*(?P<label>\S+)", re.MULTILINE)
 
 # The public tests ride in the set-up cell, not in otter's notebook metadata (`tests: files: false`),
@@ -305,7 +305,7 @@ def question_parts(question: Question, chapter: str) -> tuple[list[list], str]:
 def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     """Add what only the grader reads to the autograder zip's ``files`` (name -> bytes; see :func:`rewrite_zip`).
 
-    - each question's parts (:func:`question_parts`), in its test files: ``chainrule.grading``
+    - each question's parts (:func:`question_parts`), in its test files: ``chainrule.exercises.grading``
       reads them (``chainrule_parts``, ``chainrule_reference``), otter ignores them, and the
       student's copies of the public tests do not carry them;
     - ``written.json``, the questions with written work graded by hand, which ``make grade``
@@ -323,7 +323,7 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
             continue
         lines = [
             "",
-            "# Written by make assignments: the parts chainrule.grading gives points to separately.",
+            "# Written by make assignments: the parts chainrule.exercises.grading gives points to separately.",
             f"chainrule_parts = {parts!r}",
         ]
         if reference:

@@ -14,7 +14,7 @@ exports them); every other file is listed as skipped. Each notebook runs in its 
   and limits on CPU time, memory and file size. Without bubblewrap, ``--sandbox auto`` says
   so loudly and grades without it; ``--sandbox bwrap`` refuses.
 - **scored outside it**: the sandbox hands back only a record of what the answers returned
-  (:mod:`chainrule.grading`); this process runs the autograder's tests against that record,
+  (:mod:`chainrule.exercises.grading`); this process runs the autograder's tests against that record,
   so nothing the notebook does to the checks, numpy, the tests or otter's files counts.
 
 It writes, with tools/reports.py, ``<dir>/grades.csv`` (one row per notebook: student id, file, one column per
@@ -318,7 +318,7 @@ def grade_one(
 
 def score(result: Result, work: Path | None, tests: dict[str, str]) -> Result:
     """Scores and messages for ``result``, computed in this process from the sandbox's record."""
-    from chainrule import grading
+    from chainrule.exercises import grading
 
     if work is None:
         data, problem = None, result.status

@@ -15,7 +15,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from chainrule import dfs_trace, draw_dfs_step
+from chainrule import dfs_trace
+from chainrule.figures import draw_dfs_step
 
 IMG = Path(__file__).resolve().parents[1] / "img"
 

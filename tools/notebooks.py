@@ -650,7 +650,7 @@ def glued_text(target: str, context: Context, line: int) -> str:
     if key not in glued:
         raise ConversionError(
             f"{where(context, line)}: no cell of the last book build glued {key!r}. Glue it "
-            "in a cell above (chainrule.pages.glue), then run `make notebooks`"
+            "in a cell above (chainrule.book.glue.glue), then run `make notebooks`"
         )
     try:
         text = format_plain_text(glued[key], spec or "s")
@@ -858,11 +858,11 @@ def answer_cells(number: str, with_text: bool, with_code: bool) -> list:
     return cells
 
 
-CHECK_IMPORT = "from chainrule import feedback\n"
+CHECK_IMPORT = "from chainrule.exercises import feedback\n"
 
 
 def check_body(chapter: str, source: str) -> str:
-    """A check cell's code after its first line, ``from chainrule import feedback``."""
+    """A check cell's code after its first line, ``from chainrule.exercises import feedback``."""
     if not source.startswith(CHECK_IMPORT):
         raise ConversionError(f"{chapter}.md: a check cell must start with `{CHECK_IMPORT.strip()}`: {source[:80]!r}")
     return source[len(CHECK_IMPORT) :].strip("\n")

@@ -100,7 +100,7 @@ def print_to_pdf(page_path: Path, pdf_path: Path) -> None:
                 "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
             )
             # Explorables stay as their page has them, each a still figure of its final state: their
-            # script (chainrule/explorable.js) would set them up at their first step.
+            # script (chainrule/explore/explorable.js) would set them up at their first step.
             page.add_init_script("window.chainruleExplorable = {setup() {}, setupAll() {}};")
             page.goto(page_path.resolve().as_uri(), wait_until="load", timeout=TIMEOUT_MS)
             page.wait_for_function(

@@ -482,7 +482,7 @@ def recorded_graph(output):
 
 
 class GraphBox:
-    """One value of a recorded graph, as :mod:`chainrule.draw` draws it.
+    """One value of a recorded graph, as :mod:`chainrule.figures.draw` draws it.
 
     A Tensor's graph keeps nodes, not Tensors (see :mod:`chainrule.node`), so a figure
     gets one box per value, with the attributes a :class:`~chainrule.value.Value` has:

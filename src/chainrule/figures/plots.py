@@ -3,12 +3,12 @@ and stacked bar charts (costs, and the parts of a cost), and decision regions (c
 
 matplotlib is imported only when a chart is drawn, so ``chainrule`` itself does not
 need it.  Where it is missing, as in the web page's Python of the "Live code" mode,
-line charts and decision regions are drawn by :mod:`chainrule.svgchart` instead, in
+line charts and decision regions are drawn by :mod:`chainrule.figures.svgchart` instead, in
 plain Python (bar charts still need matplotlib).  Charts use matplotlib's object
 interface (no pyplot, no global state), a
 white background, and a different line style and marker for each series, so they read
 in greyscale and in dark mode.  In a notebook a chart shows as inline ``<svg>`` with
-its alt text, like the graph figures of :mod:`chainrule.draw`.
+its alt text, like the graph figures of :mod:`chainrule.figures.draw`.
 """
 
 import io
@@ -269,8 +269,8 @@ def decision_regions(
     sampled on a ``resolution`` by ``resolution`` grid.
 
     Without numpy or matplotlib (the page's Python), ``classify`` gets a list of (x, y)
-    pairs instead, and :func:`chainrule.svgchart.regions_svg` draws the chart, on a grid
-    of at most :data:`chainrule.svgchart.MAX_REGION_CELLS` cells a side.
+    pairs instead, and :func:`chainrule.figures.svgchart.regions_svg` draws the chart, on a grid
+    of at most :data:`chainrule.figures.svgchart.MAX_REGION_CELLS` cells a side.
     """
     _check_alt(alt, "decision_regions")
     if not _have("numpy", "matplotlib"):
@@ -349,7 +349,7 @@ def decision_regions(
 
 
 def _plain_regions(classify, points, labels, *, names, xlabel, ylabel, alt, extent, resolution, size):
-    """decision_regions in plain Python: lists of points and labels, drawn by :mod:`chainrule.svgchart`."""
+    """decision_regions in plain Python: lists of points and labels, drawn by :mod:`chainrule.figures.svgchart`."""
     from .svgchart import regions_svg
 
     points = [tuple(float(v) for v in point) for point in points]

@@ -1,4 +1,4 @@
-/* chainrule explorables: step through a recorded run of the engine (chainrule/explore.py).
+/* chainrule explorables: step through a recorded run of the engine (chainrule/explore/widget.py).
  *
  * The page holds, per widget, an element [data-explorable] with an SVG whose nodes,
  * edges and changing texts have ids, and the recorded steps as JSON in

@@ -13,7 +13,7 @@ The checks never raise anything but :class:`AnswerError` for a bad answer: ``Non
 string, a wrong shape, nan, or a function that raises are all explained, not crashed on.
 
 The generic part, comparing an answer and calling a student's function safely, is
-:mod:`chainrule.answers`; this module holds the checks of the chapters' exercises.
+:mod:`chainrule.exercises.answers`; this module holds the checks of the chapters' exercises.
 """
 
 from __future__ import annotations
@@ -21,6 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+
+from ..graph import topological_order
+from ..nn import d2l_forward
+from ..tensor import Tensor
+from ..value import Value
 
 # call, check_array, check_scalars, exercise, Summary, NotAnswered, RTOL and TIME_LIMIT are also used as
 # feedback.* (`X as X`: re-exported)
@@ -48,10 +53,6 @@ from .answers import (
 from .answers import (
     exercise as exercise,
 )
-from .graph import topological_order
-from .nn import d2l_forward
-from .tensor import Tensor
-from .value import Value
 
 # --------------------------------------------------------------------------- scalar graphs by hand
 

@@ -9,9 +9,9 @@ Grading runs in two places that do not trust each other:
 2. **In the grader's own process**, which never runs student code, :func:`score` runs the
    same tests again from the grader's copy. Each answer is now a stand-in that gives back
    what was recorded for the same inputs. Expected values, comparisons and points are all
-   computed here, by a fresh import of :mod:`chainrule.feedback` and numpy.
+   computed here, by a fresh import of :mod:`chainrule.exercises.feedback` and numpy.
 
-So a notebook that rewrites ``chainrule.feedback``, patches numpy, edits the tests folder,
+So a notebook that rewrites ``chainrule.exercises.feedback``, patches numpy, edits the tests folder,
 prints fake results or overwrites otter's results file changes nothing that is scored: at
 most it changes the recorded answers, and those are compared here. A notebook that stops
 its kernel (``os._exit``) leaves no record and earns nothing, with the reason.
@@ -20,11 +20,11 @@ its kernel (``os._exit``) leaves no record and earns nothing, with the reason.
 (``chainrule_parts``, written by ``make assignments``): the quantities of one answer (its
 ∂J/∂W1 and ∂J/∂W2), or the answers of a question (``matmul_vjp`` and ``ce_grad``). Each test
 case then runs once per part and earns that part's share of its points. A quantity is
-scored with :func:`chainrule.answers.scoring_part`; an answer is scored with the other
+scored with :func:`chainrule.exercises.answers.scoring_part`; an answer is scored with the other
 answers replaced by the reference solution (``chainrule_reference``), so that a missing
 ``ce_grad`` costs only ``ce_grad``'s points.
 
-The otter-grader plugin :class:`chainrule.otter_plugin.TrustedScores` runs this inside
+The otter-grader plugin :class:`chainrule.exercises.otter_plugin.TrustedScores` runs this inside
 ``otter run`` (Gradescope); ``make grade`` (``tools/grade.py``) runs the kernel in a sandbox
 and scores outside it. Both call :func:`score`, so they give the same points.
 """
@@ -232,12 +232,13 @@ def changed(tests: dict[str, str]) -> list[str]:
     from . import answers, feedback
 
     found = [
-        f"chainrule.{module.__name__.split('.')[-1]}.{name}"
+        f"{module.__name__}.{name}"
         for module in (feedback, answers)
         for name in dir(module)
         if name.startswith("check")
         and callable(getattr(module, name))
-        and getattr(getattr(module, name), "__module__", "") not in ("chainrule.feedback", "chainrule.answers")
+        and getattr(getattr(module, name), "__module__", "")
+        not in ("chainrule.exercises.feedback", "chainrule.exercises.answers")
     ]
     found += [
         f"numpy.{name}"
@@ -348,7 +349,7 @@ def recording_cell(tests: dict[str, str], path: str) -> str:
     """The last cell of a graded notebook: it records the answers into ``path``."""
     return (
         "# Added by the grader: it records what your answers give; the grade is computed elsewhere.\n"
-        "from chainrule import grading as _grader_record\n"
+        "from chainrule.exercises import grading as _grader_record\n"
         f"_grader_record.record(globals(), {tests!r}, {path!r})"
     )
 
@@ -442,7 +443,7 @@ def score(tests: dict[str, str], data: dict | None, problem: str = "") -> dict:
     The result has otter's scores and messages, as ``otter run`` gives them, so that the
     points are the same wherever they are computed. With no record (``data`` None), every
     test case fails with ``problem``. Each test file also gets ``mistakes``: the known
-    mistakes its failed cases named (:attr:`chainrule.answers.AnswerError.mistake`), as data,
+    mistakes its failed cases named (:attr:`chainrule.exercises.answers.AnswerError.mistake`), as data,
     in the order found, each once.
     """
     import contextlib

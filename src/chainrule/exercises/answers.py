@@ -1,6 +1,6 @@
 """Checking an answer: compare it with the right one, name what differs, never crash on it.
 
-The per-chapter checks of :mod:`chainrule.feedback` are built from these. A wrong answer
+The per-chapter checks of :mod:`chainrule.exercises.feedback` are built from these. A wrong answer
 raises :class:`AnswerError`, whose message names the quantity, the first entry that
 differs, the expected and the received value, and the known mistake the answer matches.
 ``None``, a string, a wrong shape, nan, or a function that raises or never returns are
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .tensor import Tensor
+from ..tensor import Tensor
 
 _PACKAGE = Path(__file__).resolve().parent
 #: Answers may differ from the right one by this much, relative (float32 passes).

@@ -1,11 +1,11 @@
 """Line charts and decision regions written as SVG text in plain Python.
 
-:mod:`chainrule.plots` draws its charts with matplotlib.  The web page's Python (the
-"Live code" mode) has neither matplotlib nor numpy, so there :mod:`chainrule.plots` falls
+:mod:`chainrule.figures.plots` draws its charts with matplotlib.  The web page's Python (the
+"Live code" mode) has neither matplotlib nor numpy, so there :mod:`chainrule.figures.plots` falls
 back to these two functions, which take the same data and draw the same kinds of marks:
 a line style, marker and colour per series, hatching-free pale regions with black
 boundaries, a marker per class.  They return the ``<svg>`` text; ``plots`` adds the alt
-text.  Text is given in ``font-size`` attributes, so :func:`chainrule.svg.smallest_width`
+text.  Text is given in ``font-size`` attributes, so :func:`chainrule.figures.svg.smallest_width`
 keeps it legible on a phone.
 """
 

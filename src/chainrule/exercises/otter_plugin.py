@@ -1,13 +1,13 @@
-"""The otter-grader plugin that makes ``otter run`` (and Gradescope) score with :mod:`chainrule.grading`.
+"""The otter-grader plugin that makes ``otter run`` (and Gradescope) score with :mod:`chainrule.exercises.grading`.
 
 The assignments' ``otter_config.json`` names it. otter runs the student's notebook in a
 kernel and the plugin's events in its own process:
 
 - when the plugin starts, before any student code runs, it reads the tests (``./tests``);
 - ``before_execution`` adds the grader's first cell (PyTorch, JAX and TensorFlow refused)
-  and last cell (:func:`chainrule.grading.record`);
+  and last cell (:func:`chainrule.exercises.grading.record`);
 - ``after_grading`` throws away what the kernel reported and puts in the scores that
-  :func:`chainrule.grading.score` computes here from the record.
+  :func:`chainrule.exercises.grading.score` computes here from the record.
 
 Two more guards for this process, set before the student's kernel starts:
 
@@ -87,7 +87,7 @@ class _NoPickle:
 
     @staticmethod
     def load(file):
-        raise ValueError("not read: chainrule scores from its own record (chainrule.otter_plugin)")
+        raise ValueError("not read: chainrule scores from its own record (chainrule.exercises.otter_plugin)")
 
 
 def _read_nothing_from_the_kernel() -> None:

@@ -30,8 +30,8 @@ import math
 import re
 from pathlib import Path
 
+from ..graph import dfs_trace, name_list, parents_function, topological_order, trace_names
 from .dot import Digraph, GraphvizMissingError
-from .graph import dfs_trace, name_list, parents_function, topological_order, trace_names
 from .svg import SVG_HEADER, accessible_svg, scrolling_figure
 
 __all__ = [
@@ -65,7 +65,7 @@ class GraphTooLargeError(ValueError):
 
 
 class Figure:
-    """A drawn graph: a :class:`~chainrule.dot.Digraph` plus one sentence of alt text.
+    """A drawn graph: a :class:`~chainrule.figures.dot.Digraph` plus one sentence of alt text.
 
     ``fig.dot`` is the Digraph, ``fig.source`` its DOT text, ``fig.alt`` the alt text.
     ``fig.svg()`` is SVG markup ready to put inside a web page; ``fig.save(path)``
@@ -82,7 +82,7 @@ class Figure:
 
     @property
     def dot(self):
-        """The :class:`~chainrule.dot.Digraph` (add attributes to restyle the figure)."""
+        """The :class:`~chainrule.figures.dot.Digraph` (add attributes to restyle the figure)."""
         return self._dot
 
     @property
@@ -252,7 +252,7 @@ def _drawable(root, **options):
     """
     if not hasattr(root, "grad_fn"):
         return root
-    from .tensor import drawable_graph
+    from ..tensor import drawable_graph
 
     return drawable_graph(root, **options)
 

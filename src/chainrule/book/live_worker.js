@@ -2,10 +2,10 @@
  *
  * It loads Pyodide's core and Graphviz in WebAssembly from the book's own _static/live/
  * folder, unpacks chainrule's wheel into Pyodide's file system, and points chainrule's
- * drawing at Graphviz (chainrule.dot.Digraph.pipe normally runs the `dot` program). Then
- * it runs each cell it is sent with chainrule.live.run_cell, in one namespace for the
+ * drawing at Graphviz (chainrule.figures.dot.Digraph.pipe normally runs the `dot` program). Then
+ * it runs each cell it is sent with chainrule.book.live.run_cell, in one namespace for the
  * page, and posts back what the cell printed, showed or raised. Deep graphs are freed
- * one level at a time (chainrule.live.ShallowRelease): a worker's stack is small. Running in a worker keeps
+ * one level at a time (chainrule.book.live.ShallowRelease): a worker's stack is small. Running in a worker keeps
  * the page responsive, and lets the page stop a runaway cell by ending the worker.
  *
  * Messages in:  {type: "start", base, wheel}, {type: "run", id, code}
@@ -16,7 +16,8 @@
 
 var SETUP = [
   "import js",
-  "from chainrule import dot as _chainrule_dot, live as _chainrule_live",
+  "from chainrule.figures import dot as _chainrule_dot",
+  "from chainrule.book import live as _chainrule_live",
   "def _render_with_viz(self):",
   "    return js.renderDot(self.source)",
   "_chainrule_dot.Digraph.pipe = _render_with_viz",

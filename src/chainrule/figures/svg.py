@@ -1,4 +1,4 @@
-"""SVG for web pages: the figures (:mod:`chainrule.draw`) and the charts (:mod:`chainrule.plots`)."""
+"""SVG for web pages: the figures (:mod:`chainrule.figures.draw`) and the charts (:mod:`chainrule.figures.plots`)."""
 
 import html
 import math

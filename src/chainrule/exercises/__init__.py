@@ -1,0 +1,15 @@
+"""Exercises: the checks of the chapters' exercises, and grades computed outside the student's kernel.
+
+Built on: the engine.
+
+The modules, in order: each imports only the engine and modules above it in this list
+(``tests/test_layers.py`` checks it):
+
+* ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
+* ``feedback`` -- the checks of the chapters' exercises, built on ``answers``
+* ``grading`` -- grades computed outside the student's kernel: record the answers there, replay the tests here
+* ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) score with ``grading``
+
+A chapter's check cell reads ``from chainrule.exercises import feedback``. This file imports
+nothing, so that the grader's recording cell (``grading``) loads without numpy.
+"""
