@@ -22,7 +22,7 @@ import numpy as np
 
 from chainrule import checkpoint
 from chainrule.cost import count_flops, peak_memory, saved_bytes_by_kind
-from chainrule.tensor import Tensor, zero_grad
+from chainrule.tensor import Tensor, clear_grads
 
 SECTION = "checkpointing"
 DEPTH, WIDTH, BATCH, SEGMENT = 64, 256, 1024, 8
@@ -53,7 +53,7 @@ def segment_fn(weights, biases):
 def training_step(model, checkpointed, measure_saved=False):
     """Forward, loss and backward; returns the activation bytes kept for backward (or None)."""
     weights, biases, x = model
-    zero_grad(weights + biases)
+    clear_grads(weights + biases)
     if checkpointed:
         h = x
         for start in range(0, DEPTH, SEGMENT):

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from chainrule import checkpoint, grad_mode
 from chainrule.cost import count_flops, peak_memory, saved_bytes_by_kind
 from chainrule.grad_mode import observe_ops
-from chainrule.tensor import Tensor, grad, no_grad, zero_grad
+from chainrule.tensor import Tensor, clear_grads, grad, no_grad
 
 
 def make_mlp(sizes, seed=0):
@@ -57,7 +57,7 @@ def loss_of(out):
 
 def grads_of(params):
     grads = [p.grad.copy() for p in params]
-    zero_grad(params)
+    clear_grads(params)
     return grads
 
 

@@ -27,13 +27,13 @@ from chainrule.tensor import (
     RULES,
     Node,
     Tensor,
+    clear_grads,
     grad,
     is_grad_enabled,
     no_grad,
     recorded_graph,
     set_grad_enabled,
     unbroadcast,
-    zero_grad,
 )
 
 FAST = settings(max_examples=25, deadline=None)
@@ -442,7 +442,7 @@ def test_leaf_gradients_accumulate_across_backward_calls():
     np.testing.assert_array_equal(x.grad, 2 * x.data)
     (x * x).sum().backward()  # a fresh graph: adds, does not overwrite
     np.testing.assert_array_equal(x.grad, 4 * x.data)
-    zero_grad(x)
+    clear_grads(x)
     assert x.grad is None
     (x * x).sum().backward()
     np.testing.assert_array_equal(x.grad, 2 * x.data)
@@ -778,20 +778,20 @@ def test_detach_shares_data_but_cuts_the_graph():
     np.testing.assert_array_equal(x.grad, y.data)  # no path through d
 
 
-def test_zero_grad_clears_exactly_the_tensors_given():
+def test_clear_grads_clears_exactly_the_tensors_given():
     w = Tensor(np.ones(2), requires_grad=True)
     b = Tensor(np.ones(2), requires_grad=True)
     assert not hasattr(w, "zero_grad")  # a graph does not keep its Tensors, so there is no "clear upstream"
     (w * b).sum().backward()
-    zero_grad([w, b])
+    clear_grads([w, b])
     assert w.grad is None and b.grad is None
     hidden = w * 2
     hidden.retain_grad()
     (hidden * b).sum().backward()
-    zero_grad(hidden)  # a single Tensor is a list of one: only it, not its graph
+    clear_grads(hidden)  # a single Tensor is a list of one: only it, not its graph
     assert hidden.grad is None and w.grad is not None and b.grad is not None
-    with pytest.raises(TypeError, match="zero_grad: expected Tensors, got ndarray"):
-        zero_grad([w.grad])
+    with pytest.raises(TypeError, match="clear_grads: expected Tensors, got ndarray"):
+        clear_grads([w.grad])
 
 
 def test_attributes_and_repr():

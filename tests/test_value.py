@@ -12,7 +12,7 @@ import torch
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from chainrule import Value, topological_order, zero_grad
+from chainrule import Value, topological_order
 from chainrule.gradcheck import assert_gradients_close
 
 FAST = settings(max_examples=30, deadline=None)
@@ -336,10 +336,12 @@ def test_second_backward_recomputes_interior_and_accumulates_leaves():
     td.backward()
     assert (ta.grad.item(), tb.grad.item()) == (a.grad, b.grad)
 
-    zero_grad(d)
+    d.zero_grad()
     assert all(node.grad == 0.0 for node in (a, b, c, d))
     d.backward()
     assert (a.grad, b.grad, c.grad, d.grad) == (4.0, 2.0, 1.0, 1.0)
+    c.zero_grad()  # only c and what it depends on
+    assert (a.grad, b.grad, c.grad, d.grad) == (0.0, 0.0, 0.0, 1.0)
     d.zero_grad()
     assert all(node.grad == 0.0 for node in topological_order(d))
 

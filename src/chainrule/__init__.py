@@ -33,7 +33,7 @@ import importlib
 from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradientCheckError, assert_gradients_close, gradcheck
 from .graph import DFSStep, depth_first_events, dfs_trace, format_dfs_trace, topological_order
-from .value import Value, zero_grad
+from .value import Value
 
 #: Names imported on first use, and the module each comes from.
 _LAZY = {
@@ -64,7 +64,6 @@ __all__ = [
     "assert_gradients_close",
     "GradientCheckError",
     "Value",
-    "zero_grad",
     "Tensor",
     "grad",
     "no_grad",

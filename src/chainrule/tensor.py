@@ -20,7 +20,7 @@ refers back to a Tensor from its node, so a dropped graph is freed at once by
 reference counting.  This is how PyTorch keeps memory; :mod:`chainrule.node` says more.
 
 Repeated calls, as in PyTorch.  Leaves with ``requires_grad=True`` *accumulate* into
-``.grad`` (a numpy array); clear it with :func:`zero_grad` (or an optimizer's).
+``.grad`` (a numpy array); clear it with :func:`clear_grads` (or an optimizer's ``zero_grad``).
 Interior Tensors keep no ``.grad`` unless :meth:`Tensor.retain_grad` was called.
 ``backward(create_graph=True)`` and :func:`grad` with ``create_graph=True`` record the
 backward pass too, so the gradients are Tensors that can be differentiated again.
@@ -51,7 +51,7 @@ __all__ = [
     "no_grad",
     "set_grad_enabled",
     "is_grad_enabled",
-    "zero_grad",
+    "clear_grads",
     "observe_ops",
     "in_backward",
 ]
@@ -711,7 +711,7 @@ def checkpoint(fn, *inputs):
     return apply("checkpoint", *inputs, args=(fn, len(inputs)))
 
 
-def zero_grad(tensors):
+def clear_grads(tensors):
     """Set ``.grad`` to None on each Tensor in ``tensors`` (e.g. a model's parameters), and on no other.
 
     A single Tensor is the same as a list holding it.  (A Tensor has no ``zero_grad()``
@@ -720,5 +720,5 @@ def zero_grad(tensors):
     """
     for tensor in [tensors] if isinstance(tensors, Tensor) else tensors:
         if not isinstance(tensor, Tensor):
-            raise TypeError(f"zero_grad: expected Tensors, got {type(tensor).__name__}")
+            raise TypeError(f"clear_grads: expected Tensors, got {type(tensor).__name__}")
         tensor.grad = None

@@ -246,8 +246,3 @@ def _report_nonfinite_gradient(order):
                 f"backward: the gradient reaching {node!r} (op {node.op or 'leaf'!r}) is {node.grad!r}; "
                 "a local derivative downstream of it overflowed"
             )
-
-
-def zero_grad(root):
-    """Set ``.grad`` to 0 on ``root`` and every node it depends on."""
-    root.zero_grad()
