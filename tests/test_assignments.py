@@ -148,7 +148,8 @@ def test_layout(name):
     python = f"python={sys.version_info.major}.{sys.version_info.minor}"
     numpy_pin = f"numpy=={importlib.metadata.version('numpy')}"
     assert python in environment and numpy_pin in environment and f"/autograder/source/{wheel}" in environment
-    assert requirements == ["otter-grader[grading]==7.0.0", numpy_pin, f"./{wheel}"]
+    patched = [f"{name}=={importlib.metadata.version(name)}" for name in ("nbconvert", "nbclient")]
+    assert requirements == ["otter-grader[grading]==7.0.0", *patched, numpy_pin, f"./{wheel}"]
     assert "git+" not in environment and "playwright" not in setup_script
     assert config["plugins"] == [assignments.PLUGIN]
 

@@ -69,10 +69,11 @@ from notebooks import (
     with_front_cells,
 )
 
+from chainrule.compat import patches
 from chainrule.exercises import answers
 
 OUTPUT = ROOT / "_build" / "assignments"
-OTTER_VERSION = "7.0.0"
+OTTER_VERSION = patches.WRITTEN_FOR["otter-grader"]  # the version the grader's patches were read against
 POINTS_PER_QUESTION = 2
 #: Points of a question's written work (its derivation or reasoning), graded by hand.
 WRITTEN_POINTS = 1
@@ -495,6 +496,7 @@ def pinned_requirements(wheel: Path, where: str) -> list[str]:
     """The grading environment, as local grading has it: otter, numpy and chainrule's wheel, pinned."""
     return [
         f"otter-grader[grading]=={OTTER_VERSION}",
+        *(f"{name}=={patches.WRITTEN_FOR[name]}" for name in ("nbconvert", "nbclient")),  # patched too
         f"numpy=={importlib.metadata.version('numpy')}",
         f"{where}{wheel.name}",
     ]

@@ -16,15 +16,15 @@ when a chapter's notebook was new, the book is built again (pages only; nothing 
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import sys
 from pathlib import Path
 
-import jupyter_book.sphinx
 import notebooks  # tools/notebooks.py
 from jupyter_book.cli.main import main as cli
+
+from chainrule.compat import patches
 
 
 def run(argv: list[str]) -> int:
@@ -61,8 +61,7 @@ def book_folder(argv: list[str]) -> Path:
 
 
 def build(jobs: int, argv: list[str]) -> int:
-    # The CLI imports build_sphinx when it runs, so it picks up this one.
-    jupyter_book.sphinx.build_sphinx = functools.partial(jupyter_book.sphinx.build_sphinx, jobs=jobs)
+    patches.build_with_jobs(jobs)
     book = book_folder(argv)
     shutil.rmtree(book / "_build" / "html" / "reports", ignore_errors=True)
     status = 1  # also when the build raises

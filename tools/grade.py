@@ -228,16 +228,9 @@ def _limits(cpu_seconds: float):
 
 def execute(archive_path: Path, submission: Path, cell_timeout: int) -> None:
     """Run one notebook with otter and the autograder's plugin, which writes the record ($CHAINRULE_GRADING_RECORD)."""
-    import nbconvert.preprocessors
-    from traitlets import Bool, Integer
+    from chainrule.compat import patches
 
-    class TimedExecutePreprocessor(nbconvert.preprocessors.ExecutePreprocessor):
-        timeout = Integer(cell_timeout, allow_none=True).tag(config=True)
-        interrupt_on_timeout = Bool(True).tag(config=True)
-
-    # otter.execute imports ExecutePreprocessor when it runs, so it gets this one: a cell
-    # that runs too long is interrupted, and the notebook goes on to the next cell.
-    nbconvert.preprocessors.ExecutePreprocessor = TimedExecutePreprocessor
+    patches.interrupt_slow_cells(cell_timeout)
     import otter.api
 
     otter.api.grade_submission(str(submission), str(archive_path), quiet=True)

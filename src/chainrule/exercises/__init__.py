@@ -1,6 +1,6 @@
 """Exercises: the checks of the chapters' exercises, and grades computed outside the student's kernel.
 
-Built on: the engine.
+Built on: the engine, chainrule.compat (the otter plugin's patches to otter and nbconvert).
 
 The modules, in order: each imports only the engine and modules above it in this list
 (``tests/test_layers.py`` checks it):

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from otter.plugins import AbstractOtterPlugin
 
+from ..compat import patches
 from . import grading
 
 RECORD_VARIABLE = "CHAINRULE_GRADING_RECORD"
@@ -47,53 +48,13 @@ class TrustedScores(AbstractOtterPlugin):
         chosen = os.environ.get(RECORD_VARIABLE)
         self.record_path = Path(chosen or tempfile.mkdtemp(prefix="chainrule-record-")) / "record.json"
         self.record_path.unlink(missing_ok=True)
-        _outlive_the_kernel()
-        _read_nothing_from_the_kernel()
+        patches.outlive_the_kernel()
+        patches.read_nothing_from_the_kernel()
         return grading.graded_notebook(submission, self.tests, str(self.record_path))
 
     def after_grading(self, results):
         data, problem = grading.read_record(self.record_path)
         results.results = grading.score(self.tests, data, problem)
-        results._catastrophic_error = None
+        patches.forget_the_kernel_error(results)
         if not os.environ.get(RECORD_VARIABLE):
             shutil.rmtree(self.record_path.parent, ignore_errors=True)
-
-
-def _outlive_the_kernel() -> None:
-    """Make nbconvert's ExecutePreprocessor return, not raise, when the notebook kills its kernel.
-
-    The run then goes on to ``after_grading``, which finds no record and scores 0 with why.
-    It changes this grader process only (the student's kernel never sees it).
-    """
-    from nbclient.exceptions import DeadKernelError
-    from nbconvert.preprocessors import ExecutePreprocessor
-
-    original = ExecutePreprocessor.preprocess
-    if getattr(original, "outlives_the_kernel", False):
-        return
-
-    def preprocess(self, nb, resources=None, km=None):
-        try:
-            return original(self, nb, resources, km)
-        except DeadKernelError:
-            return nb, resources if resources is not None else {}
-
-    preprocess.outlives_the_kernel = True
-    ExecutePreprocessor.preprocess = preprocess
-
-
-class _NoPickle:
-    """Stands for the ``pickle`` module in otter's grading code: it loads nothing."""
-
-    @staticmethod
-    def load(file):
-        raise ValueError("not read: chainrule scores from its own record (chainrule.exercises.otter_plugin)")
-
-
-def _read_nothing_from_the_kernel() -> None:
-    """otter's results file and logging socket, both pickles from the kernel, are never unpickled here."""
-    import otter.execute
-    from otter.execute.logging import LogRecordStreamHandler
-
-    otter.execute.pickle = _NoPickle  # grade_notebook's pickle.load(results file): without_results instead
-    LogRecordStreamHandler.unpickle = lambda self, data: {"msg": "a record from the kernel, not read", "levelno": 0}
