@@ -26,6 +26,7 @@ from chainrule.gradcheck import assert_gradients_close
 from chainrule.tensor import (
     RULES,
     Node,
+    Rule,
     Tensor,
     clear_grads,
     grad,
@@ -134,6 +135,18 @@ def test_the_op_table_covers_every_rule():
     rng = np.random.default_rng(0)
     for op, case in OPS.items():
         assert op in ops_run_by(case, [case.data(rng, shape) for shape in case.shapes]), op
+
+
+def test_every_rule_declares_its_name_and_its_messages():
+    names = [rule.name for rule in RULES.values()]
+    assert all(name.isidentifier() for name in names) and len(set(names)) == len(names), names
+    assert {op for op, rule in RULES.items() if op != rule.name} == {"+", "-", "*", "/", "@", "**", "neg"}
+    checked = {op for op, rule in RULES.items() if rule.checks_finite}
+    hinted = {op for op, rule in RULES.items() if rule.nonfinite_hint != Rule._field_defaults["nonfinite_hint"]}
+    assert hinted == {"/", "**", "log"} and hinted <= checked
+    # the ops numpy can refuse for their shapes (or axes) each write their own message
+    shaped = {op for op, rule in RULES.items() if rule.shape_error is not None}
+    assert shaped == {"+", "-", "*", "/", "@", "sum", "mean", "reshape", "transpose", "broadcast_to", "log_softmax"}
 
 
 def case_arrays(op, rng=None):

@@ -7,9 +7,9 @@ this list, and none imports the rooms below (``tests/test_layers.py`` checks it)
 * ``value``  -- the scalar engine, :class:`Value`
 * ``gradcheck`` -- central-difference gradient checks
 * ``grad_mode`` -- recording on or off (:class:`no_grad`), observers of ops, and the backward phase
-* ``node`` -- what the array engine records per op (a Tensor's ``grad_fn``), and the ops' names
+* ``node`` -- what the array engine records per op (a Tensor's ``grad_fn``)
 * ``backward`` -- the backward pass over the recorded nodes
-* ``rules`` -- the one table of ops: forward functions and VJP rules, checkpoint's included
+* ``rules`` -- the one table of ops: forward function, VJP rule, name and messages of each, checkpoint's included
 * ``tensor`` -- the array engine: :class:`Tensor`, :func:`apply`, :func:`grad` and :func:`checkpoint`
 * ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty
 * ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data

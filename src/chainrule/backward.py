@@ -24,7 +24,7 @@ import numpy as np
 
 from .grad_mode import backward_phase, set_grad_enabled
 from .graph import topological_order
-from .node import OP_NAMES, Node
+from .node import Node
 
 __all__ = ["backpropagate", "unbroadcast", "vertex_parents"]
 
@@ -70,13 +70,6 @@ def _saved_tensors(node, recording):
     return saved
 
 
-_NONFINITE_HINTS = {
-    "log": "input has values <= 0 or too close to 0 (d log(a)/da = 1/a)",
-    "/": "the divisor has values at or too close to 0",
-    "**": "the base has values at or too close to 0 and the exponent is below 1",
-}
-
-
 def _check_finite(g, node, saved, i):
     """Raise FloatingPointError if the gradient rule of ``node`` produced nan or inf."""
     data = g.data
@@ -91,9 +84,9 @@ def _check_finite(g, node, saved, i):
     if not all(np.isfinite(t.data).all() for t in saved if t is not None):
         hint = "the forward pass of this op already had nan/inf values (an overflow upstream?)"
     else:
-        hint = _NONFINITE_HINTS.get(node.op, "the incoming gradient times the local derivative overflowed")
+        hint = node.rule.nonfinite_hint
     raise FloatingPointError(
-        f"backward of {OP_NAMES.get(node.op, node.op)} produced nan/inf: {hint} "
+        f"backward of {node.rule.name} produced nan/inf: {hint} "
         f"(in the gradient for its input {i}, shape {node.input_shapes[i]})"
     )
 
@@ -134,7 +127,7 @@ def _store_grad(tensor, g, shared, create_graph):
 
 def _second_pass_error(node):
     return RuntimeError(
-        f"backward through {OP_NAMES.get(node.op, node.op)} ({node.name!r}) a second time: its saved "
+        f"backward through {node.rule.name} ({node.name!r}) a second time: its saved "
         "tensors were freed by an earlier backward pass. Pass retain_graph=True to the earlier "
         "backward() if you need to go through the graph again"
     )

@@ -27,11 +27,8 @@ dropped graph is freed as a whole.
 
 import weakref
 
-__all__ = ["Node", "OP_NAMES"]
+__all__ = ["Node"]
 
-# What messages call an op whose table key is a symbol.
-OP_NAMES = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide", "@": "matmul", "**": "power",
-            "neg": "negate"}  # fmt: skip
 
 # --------------------------------------------------------------------------- the node
 

@@ -32,6 +32,7 @@ module imports the backward pass and the grad mode, and the Tensors come from th
 op's inputs.  :mod:`chainrule.tensor` reads the table.
 """
 
+import math
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -39,7 +40,6 @@ import numpy as np
 
 from .backward import backpropagate
 from .grad_mode import is_grad_enabled, no_grad, observe_ops, set_grad_enabled
-from .node import OP_NAMES
 
 __all__ = ["RULES", "Rule"]
 
@@ -100,6 +100,75 @@ def _pow_forward(a, k):
             f"(min value of the base {float(a.min())!r})"
         )
     return a**k
+
+
+# --------------------------------------------------------------------------- shape errors of the forward pass
+#
+# numpy's own messages name neither the op nor which dim failed. A rule's ``shape_error``
+# turns the shapes (and args) of a failed forward into one that does.
+
+
+def axis_message(op, axis, shape):
+    """An axis that is out of range or repeated, for ``op`` on a tensor of ``shape``."""
+    return (
+        f"{op}: axis {axis} is not valid for a tensor of shape {shape}: axes must be distinct "
+        f"and in [-{len(shape)}, {len(shape)})"
+    )
+
+
+def _broadcast_mismatch(left, right):
+    """Describe the first pair of sizes, from the right, that cannot be broadcast."""
+    for i in range(1, max(len(left), len(right)) + 1):
+        m = left[-i] if i <= len(left) else 1
+        n = right[-i] if i <= len(right) else 1
+        if m != n and m != 1 and n != 1:
+            return (
+                f"{m} (dim {len(left) - i} of the left) vs {n} (dim {len(right) - i} of the right); "
+                "sizes are matched from the last dim and must be equal or 1"
+            )
+    return "the sizes are matched from the last dim and must be equal or 1"
+
+
+def _elementwise_error(name, shapes, args):
+    left, right = shapes
+    return f"{name}: shapes {left} and {right} cannot be broadcast together: {_broadcast_mismatch(left, right)}"
+
+
+def _matmul_error(name, shapes, args):
+    left, right = shapes
+    if not left or not right:
+        return f"matmul: shapes {left} and {right}: both operands need at least one dim (use * to multiply by a scalar)"
+    i = len(left) - 1
+    j = len(right) - 2 if len(right) >= 2 else 0
+    if left[i] != right[j]:
+        return (
+            f"matmul: shapes {left} and {right} are not aligned: "
+            f"{left[i]} (dim {i} of the left) != {right[j]} (dim {j} of the right)"
+        )
+    return (
+        f"matmul: shapes {left} and {right}: the batch dims {left[:-2]} and {right[:-2]} cannot be "
+        f"broadcast together: {_broadcast_mismatch(left[:-2], right[:-2])}"
+    )
+
+
+def _reshape_error(name, shapes, args):
+    ((shape,), (new_shape,)) = shapes, args
+    size = math.prod(shape)
+    return f"reshape: cannot reshape a tensor of shape {shape} ({size} elements) into shape {new_shape}"
+
+
+def _broadcast_to_error(name, shapes, args):
+    ((shape,), (target,)) = shapes, args
+    return f"broadcast_to: cannot broadcast shape {shape} to {target}: {_broadcast_mismatch(shape, target)}"
+
+
+def _axis_error(name, shapes, args):
+    return axis_message(name, args[0], shapes[0])
+
+
+def _transpose_error(name, shapes, args):
+    ((shape,), (axes,)) = shapes, args
+    return f"transpose: axes {axes} are not a permutation of the {len(shape)} dims of shape {shape}"
 
 
 # --------------------------------------------------------------------------- VJP rules
@@ -313,7 +382,7 @@ def _checkpoint_forward(inputs, fn, n_inputs):
         if tensor.grad_fn is not None:
             raise ValueError(
                 f"checkpoint: fn reads a Tensor of shape {tensor.shape} that was computed outside it "
-                f"(by {OP_NAMES.get(tensor.grad_fn.op, tensor.grad_fn.name)!r}) and requires grad; pass it "
+                f"(by {tensor.grad_fn.rule.name!r}) and requires grad; pass it "
                 "as an input instead, e.g. checkpoint(fn, x, h) with fn taking (x, h)"
             )
     return out.data, tuple(found.values())
@@ -374,7 +443,12 @@ class Rule(NamedTuple):
     ``checks_finite`` says whether the backward pass checks the rule's results for nan/inf.
     Rules whose results are bounded by G (add, sum, reshape, relu, tanh, ...) cannot
     turn a finite G into nan/inf and are not checked; the others (a product, a
-    quotient, a power, exp, log) can overflow or divide by zero.
+    quotient, a power, exp, log) can overflow or divide by zero. ``nonfinite_hint`` is
+    the likely cause that the error then names.
+
+    ``name`` is what messages call the op (``"multiply"`` for ``*``). ``shape_error``
+    writes the message for a forward that numpy refused for its shapes:
+    ``shape_error(name, input_shapes, args)``; None keeps numpy's own.
 
     ``on_tensors`` marks the one op whose forward is not an array function, checkpoint:
     its forward takes the input Tensors and returns the output array together with the
@@ -386,6 +460,9 @@ class Rule(NamedTuple):
     vjp: Callable
     reads: tuple
     checks_finite: bool
+    name: str
+    shape_error: Callable | None = None
+    nonfinite_hint: str = "the incoming gradient times the local derivative overflowed"
     on_tensors: bool = False
 
     def kept(self, needs_input_grad):
@@ -400,24 +477,28 @@ class Rule(NamedTuple):
 
 
 RULES = {
-    # op                  forward             VJP rule            reads: dA, dB   checks_finite
-    "+":            Rule(np.add,             add_vjp,            ("", ""),       False),
-    "-":            Rule(np.subtract,        sub_vjp,            ("", ""),       False),
-    "*":            Rule(np.multiply,        mul_vjp,            ("B", "A"),     True),
-    "/":            Rule(_div_forward,       div_vjp,            ("B", "AB"),    True),
-    "@":            Rule(np.matmul,          matmul_vjp,         ("B", "A"),     True),
-    "**":           Rule(_pow_forward,       pow_vjp,            ("A",),         True),
-    "neg":          Rule(np.negative,        neg_vjp,            ("",),          False),
-    "sum":          Rule(_sum_forward,       sum_vjp,            ("",),          False),
-    "mean":         Rule(_mean_forward,      mean_vjp,           ("",),          False),
-    "reshape":      Rule(np.reshape,         reshape_vjp,        ("",),          False),
-    "transpose":    Rule(np.transpose,       transpose_vjp,      ("",),          False),
-    "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ("",),          False),
-    "relu":         Rule(_relu_forward,      relu_vjp,           ("C",),         False),
-    "tanh":         Rule(np.tanh,            tanh_vjp,           ("C",),         False),
-    "sigmoid":      Rule(_sigmoid_forward,   sigmoid_vjp,        ("C",),         False),
-    "exp":          Rule(np.exp,             exp_vjp,            ("C",),         True),
-    "log":          Rule(_log_forward,       log_vjp,            ("A",),         True),
-    "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  ("C",),         False),
-    "checkpoint":   Rule(_checkpoint_forward, checkpoint_vjp,    ("*",),         False, on_tensors=True),
+    # op                  forward             VJP rule            reads: dA, dB   checks_finite  name
+    "+":            Rule(np.add,             add_vjp,            ("", ""),       False, "add", _elementwise_error),
+    "-":            Rule(np.subtract,        sub_vjp,            ("", ""),       False, "subtract", _elementwise_error),
+    "*":            Rule(np.multiply,        mul_vjp,            ("B", "A"),     True,  "multiply", _elementwise_error),
+    "/":            Rule(_div_forward,       div_vjp,            ("B", "AB"),    True,  "divide", _elementwise_error,
+                         "the divisor has values at or too close to 0"),
+    "@":            Rule(np.matmul,          matmul_vjp,         ("B", "A"),     True,  "matmul", _matmul_error),
+    "**":           Rule(_pow_forward,       pow_vjp,            ("A",),         True,  "power", None,
+                         "the base has values at or too close to 0 and the exponent is below 1"),
+    "neg":          Rule(np.negative,        neg_vjp,            ("",),          False, "negate"),
+    "sum":          Rule(_sum_forward,       sum_vjp,            ("",),          False, "sum", _axis_error),
+    "mean":         Rule(_mean_forward,      mean_vjp,           ("",),          False, "mean", _axis_error),
+    "reshape":      Rule(np.reshape,         reshape_vjp,        ("",),          False, "reshape", _reshape_error),
+    "transpose":    Rule(np.transpose,       transpose_vjp,      ("",),          False, "transpose", _transpose_error),
+    "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ("",),          False, "broadcast_to",
+                         _broadcast_to_error),
+    "relu":         Rule(_relu_forward,      relu_vjp,           ("C",),         False, "relu"),
+    "tanh":         Rule(np.tanh,            tanh_vjp,           ("C",),         False, "tanh"),
+    "sigmoid":      Rule(_sigmoid_forward,   sigmoid_vjp,        ("C",),         False, "sigmoid"),
+    "exp":          Rule(np.exp,             exp_vjp,            ("C",),         True,  "exp"),
+    "log":          Rule(_log_forward,       log_vjp,            ("A",),         True,  "log", None,
+                         "input has values <= 0 or too close to 0 (d log(a)/da = 1/a)"),
+    "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  ("C",),         False, "log_softmax", _axis_error),
+    "checkpoint":   Rule(_checkpoint_forward, checkpoint_vjp,    ("*",),         False, "checkpoint", on_tensors=True),
 }  # fmt: skip

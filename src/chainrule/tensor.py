@@ -33,8 +33,8 @@ import numpy as np
 from .backward import backpropagate, unbroadcast, vertex_parents
 from .grad_mode import in_backward, is_grad_enabled, no_grad, observe_ops, observers, set_grad_enabled
 from .graph import topological_order
-from .node import OP_NAMES, Node
-from .rules import RULES, Rule
+from .node import Node
+from .rules import RULES, Rule, axis_message
 
 __all__ = [
     "Tensor",
@@ -120,73 +120,6 @@ def _shape_args(shape):
     return tuple(shape)
 
 
-# --------------------------------------------------------------------------- error messages of the forward pass
-
-
-def _axis_message(op, axis, shape):
-    return (
-        f"{op}: axis {axis} is not valid for a tensor of shape {shape}: axes must be distinct "
-        f"and in [-{len(shape)}, {len(shape)})"
-    )
-
-
-def _broadcast_mismatch(left, right):
-    """Describe the first pair of sizes, from the right, that cannot be broadcast."""
-    for i in range(1, max(len(left), len(right)) + 1):
-        m = left[-i] if i <= len(left) else 1
-        n = right[-i] if i <= len(right) else 1
-        if m != n and m != 1 and n != 1:
-            return (
-                f"{m} (dim {len(left) - i} of the left) vs {n} (dim {len(right) - i} of the right); "
-                "sizes are matched from the last dim and must be equal or 1"
-            )
-    return "the sizes are matched from the last dim and must be equal or 1"
-
-
-def _matmul_message(left, right):
-    if not left or not right:
-        return f"matmul: shapes {left} and {right}: both operands need at least one dim (use * to multiply by a scalar)"
-    i = len(left) - 1
-    j = len(right) - 2 if len(right) >= 2 else 0
-    if left[i] != right[j]:
-        return (
-            f"matmul: shapes {left} and {right} are not aligned: "
-            f"{left[i]} (dim {i} of the left) != {right[j]} (dim {j} of the right)"
-        )
-    return (
-        f"matmul: shapes {left} and {right}: the batch dims {left[:-2]} and {right[:-2]} cannot be "
-        f"broadcast together: {_broadcast_mismatch(left[:-2], right[:-2])}"
-    )
-
-
-def forward_error_message(op, arrays, args):
-    """A clear message for a shape error numpy raised in ``op``'s forward, or None."""
-    shapes = [a.shape for a in arrays]
-    if op in ("+", "-", "*", "/"):
-        left, right = shapes
-        return (
-            f"{OP_NAMES[op]}: shapes {left} and {right} cannot be broadcast together: "
-            f"{_broadcast_mismatch(left, right)}"
-        )
-    if op == "@":
-        return _matmul_message(*shapes)
-    if len(arrays) != 1:
-        return None
-    (shape,), (size,) = shapes, [a.size for a in arrays]
-    if op == "reshape":
-        (new_shape,) = args
-        return f"reshape: cannot reshape a tensor of shape {shape} ({size} elements) into shape {new_shape}"
-    if op == "broadcast_to":
-        (target,) = args
-        return f"broadcast_to: cannot broadcast shape {shape} to {target}: {_broadcast_mismatch(shape, target)}"
-    if op in ("sum", "mean", "log_softmax"):
-        return _axis_message(op, args[0], shape)
-    if op == "transpose":
-        (axes,) = args
-        return f"transpose: axes {axes} are not a permutation of the {len(shape)} dims of shape {shape}"
-    return None
-
-
 def apply(op, *inputs, args=()):
     """Compute ``op`` on the input Tensors and return the result as a new Tensor.
 
@@ -202,10 +135,9 @@ def apply(op, *inputs, args=()):
         try:
             data = rule.forward(*arrays, *args)
         except ValueError:  # numpy's shape errors, rewritten to name the op and the shapes
-            message = forward_error_message(op, arrays, args)
-            if message is None:
+            if rule.shape_error is None:
                 raise
-            raise ValueError(message) from None
+            raise ValueError(rule.shape_error(rule.name, [a.shape for a in arrays], args)) from None
     if type(data) is not np.ndarray:  # numpy returns scalars for 0-d results
         data = np.asarray(data)
     for observer in observers:
@@ -456,7 +388,7 @@ def _axis_arg(axis, shape, op):
     ndim = len(shape)
     if not all(-ndim <= ax < ndim for ax in axes) or len({ax % ndim for ax in axes}) != len(axes):
         shown = axes[0] if single else axes
-        raise ValueError(_axis_message(op, shown, shape))
+        raise ValueError(axis_message(op, shown, shape))
     return axes[0] if single else axes
 
 
@@ -567,7 +499,7 @@ def _gradient_flow(output, gradient, where):
         if type(vertex) is Node and vertex.saved is None:
             raise RuntimeError(
                 f"{where}: backward() already freed what the graph kept (the saved arrays of "
-                f"{OP_NAMES.get(vertex.op, vertex.name)!r}), so its gradients cannot be computed again. "
+                f"{vertex.rule.name!r}), so its gradients cannot be computed again. "
                 "Draw the gradient flow before calling backward(), or call backward(retain_graph=True)"
             )
     seed = _seed(output, gradient, where)
