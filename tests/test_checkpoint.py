@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from chainrule import checkpoint, grad_mode
 from chainrule.cost import count_flops, peak_memory, saved_bytes_by_kind
 from chainrule.grad_mode import observe_ops
-from chainrule.tensor import Tensor, clear_grads, grad, no_grad
+from chainrule.tensor import Tensor, apply, clear_grads, grad, no_grad
 
 
 def make_mlp(sizes, seed=0):
@@ -131,15 +131,15 @@ def test_parameters_read_by_fn_get_gradients_though_no_input_needs_one():
     assert_same_grads(checkpointed, grads_of(weights + biases))
 
 
-def test_checkpoint_is_a_row_of_the_table_run_through_apply():
+def test_checkpoint_is_a_row_of_the_table_recorded_as_any_op():
     # the table is whole without importing the Tensor class: no module adds a row to it
     code = (
         "import sys; from chainrule.rules import RULES; print('checkpoint' in RULES, 'chainrule.tensor' in sys.modules)"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.stdout.split() == ["True", "False"], run.stderr[-2000:]
-    # apply runs it: the observers see one "checkpoint" op whose inputs end with the
-    # parameters fn read, and the ops of fn itself
+    # checkpoint() runs it and records it as apply records any op: the observers see one
+    # "checkpoint" op whose inputs end with the parameters fn read, and the ops of fn itself
     weights, biases = make_mlp([3, 4])
     x = Tensor(np.ones((2, 3)))
     seen = []
@@ -147,6 +147,8 @@ def test_checkpoint_is_a_row_of_the_table_run_through_apply():
         checkpoint(lambda t: layers(t, weights, biases), x)
     assert [op for op, _ in seen] == ["@", "+", "tanh", "checkpoint"]
     assert seen[-1][1] == (x, weights[0], biases[0])
+    with pytest.raises(TypeError, match=r"apply\('checkpoint'\): call chainrule.checkpoint\(fn, \*inputs\)"):
+        apply("checkpoint", x, args=(lambda t: t, 1))
 
 
 def test_a_parameter_used_inside_and_outside_gets_both_contributions():

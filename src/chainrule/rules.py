@@ -27,9 +27,9 @@ module needs no Tensor class.  Normally they run with recording off and cost onl
 ``create_graph=True`` they record, and the gradients can be differentiated again.
 
 One row is not an array function: ``checkpoint`` runs a whole function of Tensors as
-one op, and its rule runs that function again and backpropagates through it.  So this
-module imports the backward pass and the grad mode, and the Tensors come from the
-op's inputs.  :mod:`chainrule.tensor` reads the table.
+one op, and its rule runs that function again and backpropagates through it. Both
+halves live in :mod:`chainrule.checkpoint`; its row here names them like any other.
+:mod:`chainrule.tensor` reads the table.
 """
 
 import math
@@ -38,8 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .backward import backpropagate
-from .grad_mode import is_grad_enabled, no_grad, observe_ops, set_grad_enabled
+from .checkpoint import checkpoint_vjp, refuse_apply
 
 __all__ = ["RULES", "Rule"]
 
@@ -340,97 +339,6 @@ def log_softmax_vjp(g, node, saved):
     return (g - c.exp() * g.sum(axis=axis, keepdims=True),)
 
 
-# --------------------------------------------------------------------------- checkpoint: a function run as one op
-#
-# Training keeps, for every op, what its rule will read, so memory grows with depth.
-# ``checkpoint(fn, *inputs)`` runs fn with recording off, so nothing inside it is kept,
-# and gives the result one node that keeps only fn's inputs.  Its rule runs fn again,
-# recording, and pushes G through the new graph.  The gradients are the same; the price
-# is one more forward pass of fn during backward ("recomputation", "rematerialization").
-
-
-def _is_tensor(x):
-    # This module has no Tensor class to test against (tensor.py imports this one).
-    return hasattr(x, "grad_fn") and isinstance(getattr(x, "data", None), np.ndarray)
-
-
-def _checkpoint_forward(inputs, fn, n_inputs):
-    """Run ``fn`` on new leaves holding the inputs' arrays, recording nothing.
-
-    Returns fn's array and, when recording is on, the Tensors that require grad and that
-    fn read from outside (its parameters), in the order fn first read them.  They are
-    found by watching the ops fn runs: with recording off everything fn computes is a
-    plain leaf, so a Tensor that requires grad can only come from outside.
-    """
-    found = {}
-
-    def note_reads(op, op_inputs, args, data):
-        for tensor in op_inputs:
-            if tensor.requires_grad:
-                found.setdefault(id(tensor), tensor)
-
-    with observe_ops(note_reads), no_grad():
-        out = fn(*[tensor.detach() for tensor in inputs])
-    if not _is_tensor(out):
-        raise TypeError(
-            f"checkpoint: fn must return one Tensor, got {type(out).__name__}; "
-            "for several results, checkpoint one function per result"
-        )
-    if not is_grad_enabled():
-        return out.data, ()
-    for tensor in found.values():
-        if tensor.grad_fn is not None:
-            raise ValueError(
-                f"checkpoint: fn reads a Tensor of shape {tensor.shape} that was computed outside it "
-                f"(by {tensor.grad_fn.rule.name!r}) and requires grad; pass it "
-                "as an input instead, e.g. checkpoint(fn, x, h) with fn taking (x, h)"
-            )
-    return out.data, tuple(found.values())
-
-
-def checkpoint_vjp(g, node, saved):
-    """C = f(A₁, …, Aₙ), a function f run as one op by checkpoint().   dA = Jᵀ G (J = dC/dA).
-
-    dA = Jᵀ G for each input A, where J = dC/dA is f's Jacobian, and the same for each
-    Tensor P that f reads from outside (its parameters, the node's inputs after the
-    first n).
-
-    That is exactly what backpropagation through f's own graph computes, but the graph
-    was not kept.  So the rule rebuilds it: it runs f again, recording, on new leaves
-    holding the inputs' values (each requiring grad as its input does), and pushes G
-    back through the new graph to those leaves and to the P (which are leaves, so the
-    inner pass stops there).  The outer pass then hands the results on to the inputs
-    as for any other op, so a P also used outside f gets the two contributions added.
-    """
-    if is_grad_enabled():  # the backward pass is recording: create_graph=True
-        raise NotImplementedError(
-            "checkpoint: gradients of gradients (create_graph=True) through a checkpoint are not "
-            "supported: the recomputed graph starts from new leaves, so it is not connected to the "
-            "inputs. Compute the function without checkpoint() to differentiate twice"
-        )
-    fn, n_inputs = node.args
-    leaves = []
-    for tensor, needs_grad in zip(saved[:n_inputs], node.needs_input_grad):
-        leaf = tensor.detach()
-        leaf.requires_grad = needs_grad
-        leaves.append(leaf)
-    with set_grad_enabled(True):
-        out = fn(*leaves)
-    if not _is_tensor(out) or out.shape != node.shape or out.dtype != node.dtype:
-        got = f"a Tensor of shape {out.shape}, dtype {out.dtype}" if _is_tensor(out) else type(out).__name__
-        raise RuntimeError(
-            f"checkpoint: running fn again in backward gave {got}, but the forward pass gave shape "
-            f"{node.shape}, dtype {node.dtype}; fn must compute the same thing every time it runs"
-        )
-    sources = (*leaves, *saved[n_inputs:-1])  # the parameters fn read (the output's slot is last)
-    if not out.requires_grad:  # f's result does not depend on anything that needs grad
-        return (None,) * len(sources)
-    wanted = {id(t) for t in sources if t.requires_grad}
-    root = out if out.grad_fn is None else out.grad_fn
-    found = backpropagate([root], [g], retain_graph=False, create_graph=False, wanted=wanted)
-    return tuple(found.get(id(t)) for t in sources)
-
-
 class Rule(NamedTuple):
     """One row of :data:`RULES`: how to compute an op and how to push gradients through it.
 
@@ -450,10 +358,9 @@ class Rule(NamedTuple):
     writes the message for a forward that numpy refused for its shapes:
     ``shape_error(name, input_shapes, args)``; None keeps numpy's own.
 
-    ``on_tensors`` marks the one op whose forward is not an array function, checkpoint:
-    its forward takes the input Tensors and returns the output array together with the
-    Tensors that need a gradient which its function read besides its inputs.  They
-    become inputs of the node too.
+    One op's forward is not an array function: checkpoint's, which runs a function of
+    Tensors. :func:`chainrule.checkpoint` runs it and records the op, and its row's
+    forward only says so.
     """
 
     forward: Callable
@@ -463,7 +370,6 @@ class Rule(NamedTuple):
     name: str
     shape_error: Callable | None = None
     nonfinite_hint: str = "the incoming gradient times the local derivative overflowed"
-    on_tensors: bool = False
 
     def kept(self, needs_input_grad):
         """Which slots of the node are filled: one bool per input, then one for the output.
@@ -500,5 +406,5 @@ RULES = {
     "log":          Rule(_log_forward,       log_vjp,            ("A",),         True,  "log", None,
                          "input has values <= 0 or too close to 0 (d log(a)/da = 1/a)"),
     "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  ("C",),         False, "log_softmax", _axis_error),
-    "checkpoint":   Rule(_checkpoint_forward, checkpoint_vjp,    ("*",),         False, "checkpoint", on_tensors=True),
+    "checkpoint":   Rule(refuse_apply,        checkpoint_vjp,     ("*",),         False, "checkpoint"),
 }  # fmt: skip

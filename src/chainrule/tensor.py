@@ -31,6 +31,7 @@ from numbers import Real
 import numpy as np
 
 from .backward import backpropagate, unbroadcast, vertex_parents
+from .checkpoint import run_once
 from .grad_mode import in_backward, is_grad_enabled, no_grad, observe_ops, observers, set_grad_enabled
 from .graph import topological_order
 from .node import Node
@@ -127,17 +128,18 @@ def apply(op, *inputs, args=()):
     (see :func:`record`); otherwise it is a plain leaf.
     """
     rule = RULES[op]
-    if rule.on_tensors:  # checkpoint: the parameters its function read become inputs too
-        data, found = rule.forward(inputs, *args)
-        inputs += found
-    else:
-        arrays = [t.data for t in inputs]
-        try:
-            data = rule.forward(*arrays, *args)
-        except ValueError:  # numpy's shape errors, rewritten to name the op and the shapes
-            if rule.shape_error is None:
-                raise
-            raise ValueError(rule.shape_error(rule.name, [a.shape for a in arrays], args)) from None
+    arrays = [t.data for t in inputs]
+    try:
+        data = rule.forward(*arrays, *args)
+    except ValueError:  # numpy's shape errors, rewritten to name the op and the shapes
+        if rule.shape_error is None:
+            raise
+        raise ValueError(rule.shape_error(rule.name, [a.shape for a in arrays], args)) from None
+    return _finish(op, inputs, args, data)
+
+
+def _finish(op, inputs, args, data):
+    """What follows an op's forward: the observers see it, and a node records it when recording."""
     if type(data) is not np.ndarray:  # numpy returns scalars for 0-d results
         data = np.asarray(data)
     for observer in observers:
@@ -616,7 +618,7 @@ def checkpoint(fn, *inputs):
     fn runs with recording off, so nothing inside it is kept; its result gets one node,
     op ``"checkpoint"``, that keeps only the inputs.  When the backward pass reaches the
     node, fn runs once more with recording on and G is pushed through that new graph
-    (:func:`~chainrule.rules.checkpoint_vjp`).  The gradients are the same; the price is
+    (:func:`~chainrule.checkpoint.checkpoint_vjp`).  The gradients are the same; the price is
     one more forward pass of fn during backward.
 
     ``fn`` takes the input Tensors and returns one Tensor.  As in torch.utils.checkpoint
@@ -640,7 +642,13 @@ def checkpoint(fn, *inputs):
                 f"checkpoint: inputs[{i}] is a {type(tensor).__name__}, not a Tensor; "
                 "pass Tensors (wrap arrays with Tensor(...), or put constants inside fn)"
             )
-    return apply("checkpoint", *inputs, args=(fn, len(inputs)))
+    out, parameters = run_once(fn, inputs)
+    if not isinstance(out, Tensor):
+        raise TypeError(
+            f"checkpoint: fn must return one Tensor, got {type(out).__name__}; "
+            "for several results, checkpoint one function per result"
+        )
+    return _finish("checkpoint", (*inputs, *parameters), (fn, len(inputs)), out.data)
 
 
 def clear_grads(tensors):
