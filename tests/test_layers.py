@@ -16,6 +16,7 @@
 import ast
 import graphlib
 import importlib
+import json
 import re
 import subprocess
 import sys
@@ -150,6 +151,18 @@ def test_package_files_import_only_their_own_modules():
     for package in [ENGINE, *ROOMS]:
         ours, _ = imports_of(module_name(package, "__init__"))
         assert {package_of(name) for name in ours} <= {package}, f"chainrule.{package}'s __init__ imports {ours}"
+
+
+def test_no_module_shadows_a_name_that_the_package_exports():
+    """A module chainrule/x.py replaces a lazily exported function chainrule.x once something imports it."""
+    code = (
+        "import importlib, inspect, json, chainrule\n"
+        f"for module in {listed_order(ENGINE)!r}: importlib.import_module('chainrule.' + module)\n"
+        "print(json.dumps(sorted(name for name in chainrule.__all__ if inspect.ismodule(getattr(chainrule, name)))))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads(run.stdout) == sorted(chainrule._LAZY_MODULES)  # cost, functional, nn: modules by design
 
 
 def test_no_module_imports_torch_or_jax():

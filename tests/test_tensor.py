@@ -23,6 +23,7 @@ from chainrule import checkpoint, topological_order
 from chainrule.cost import saved_bytes_by_kind
 from chainrule.functional import log_softmax
 from chainrule.gradcheck import assert_gradients_close
+from chainrule.node import vertex_of
 from chainrule.tensor import (
     RULES,
     Node,
@@ -529,14 +530,17 @@ def test_saved_tensors_follow_the_rule_table_and_are_freed_after_backward():
     assert kept is not squashed and kept.data is squashed.data
     assert kept.grad_fn is None and q.output() is squashed
     assert t.saved == () and l.saved == ()
-    assert (p.op, p.next_functions, q.next_functions, t.next_functions) == ("*", (x, w), (p,), (q, x))
+    ax, aw = p.next_functions  # the leaves' AccumulateGrad vertices, one per leaf, shared by the nodes
+    assert (p.op, q.next_functions, t.next_functions) == ("*", (p,), (q, ax))
+    assert (ax.variable, aw.variable, ax.parents, ax.is_leaf, p.is_leaf) == (x, w, (), True, False)
+    assert vertex_of(x) is ax and vertex_of(product) is p
     assert (x**3).grad_fn.args == (3,) and x.sum(axis=0).grad_fn.args == (0, False)
     assert x.reshape(2, 1).grad_fn.args == ((2, 1),) and (x**3).grad_fn.name == "**3"
     assert t.input_shapes == ((2,), (2,)) and (t.shape, t.dtype) == ((2,), np.float64)
     loss.backward()
     assert p.saved is None and q.saved is None
     assert t.saved == ()  # nothing was saved, nothing to free
-    assert t.next_functions == (q, x)  # the structure stays, for drawing and messages
+    assert t.next_functions == (q, vertex_of(x))  # the structure stays, for drawing and messages
 
 
 def test_a_dropped_graph_is_freed_by_reference_counting_alone():
@@ -734,7 +738,7 @@ def test_backward_visits_nodes_in_topological_order(monkeypatch):
     x = Tensor(np.array([1.0]), requires_grad=True)
     loss = (x.exp() * x).sum()
     loss.backward()
-    assert len(calls) == 1 and calls[0][-1] is loss.grad_fn and calls[0][0] is x
+    assert len(calls) == 1 and calls[0][-1] is loss.grad_fn and calls[0][0].variable is x
 
 
 def test_diamond_graph_adds_both_paths():
@@ -755,7 +759,7 @@ def test_requires_grad_propagates_and_constants_record_nothing():
     x = Tensor(np.ones(2), requires_grad=True)
     c = Tensor(np.ones(2))
     assert (x * c).requires_grad and (x * c).grad_fn.op == "*"
-    assert (x * c).grad_fn.next_functions == (x, None) and (x * c).grad_fn.needs_input_grad == (True, False)
+    assert (x * c).grad_fn.next_functions == (vertex_of(x), None) and (x * c).grad_fn.needs_input_grad == (True, False)
     constant = c * 2 + c
     assert not constant.requires_grad
     assert constant.grad_fn is None and constant.is_leaf

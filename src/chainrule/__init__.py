@@ -9,7 +9,7 @@ this list, and none imports the rooms below (``tests/test_layers.py`` checks it)
 * ``grad_mode`` -- recording on or off (:class:`no_grad`), observers of ops, and the backward phase
 * ``node`` -- what the array engine records per op (a Tensor's ``grad_fn``)
 * ``backward`` -- the backward pass over the recorded nodes
-* ``checkpoint`` -- a function of Tensors run as one op, and run again in the backward pass
+* ``checkpointing`` -- a function of Tensors run as one op, and run again in the backward pass
 * ``rules`` -- the one table of ops: forward function, VJP rule, name and messages of each, checkpoint's included
 * ``tensor`` -- the array engine: :class:`Tensor`, :func:`apply`, :func:`grad` and :func:`checkpoint`
 * ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty

@@ -1,8 +1,8 @@
 """The backward pass of the tensor engine: walk the recorded nodes in reverse topological order.
 
 The graph the pass walks is the one :class:`~chainrule.node.Node` records. Its
-*vertices* are the nodes, one per operation, and the leaf Tensors that require grad, at
-its edges.  For each node, in reverse
+*vertices* are the nodes, one per operation, and at its edges one
+:class:`~chainrule.node.AccumulateGrad` per leaf Tensor that requires grad.  For each node, in reverse
 topological order, it
 
 1. takes the node's gradient G, complete because every consumer came before it;
@@ -14,8 +14,8 @@ topological order, it
 Leaves *accumulate* into ``.grad`` (a numpy array), as in PyTorch.  Interior Tensors
 keep no ``.grad`` unless ``retain_grad()`` was called on them.
 
-This module knows Node, never the rule table (a node carries its rule) nor the Tensor
-class: Tensor's ``backward()`` and :func:`chainrule.tensor.grad` call
+This module knows the vertices (a node carries its rule), never the rule table nor the
+Tensor class: Tensor's ``backward()`` and :func:`chainrule.tensor.grad` call
 :func:`backpropagate` with the seeds already made, and checkpoint's rule calls it to
 push a gradient through the graph it recomputes.
 """
@@ -24,7 +24,6 @@ import numpy as np
 
 from .grad_mode import backward_phase, set_grad_enabled
 from .graph import topological_order
-from .node import Node
 
 __all__ = ["backpropagate", "unbroadcast", "vertex_parents"]
 
@@ -49,8 +48,8 @@ def unbroadcast(grad, shape):
 
 
 def vertex_parents(vertex):
-    """What the search follows from a vertex of the graph: a node's parents; a leaf has none."""
-    return vertex.parents if type(vertex) is Node or type(vertex) is _JointRoot else ()
+    """What the search follows from a vertex of the graph: a node's parents; a leaf's AccumulateGrad has none."""
+    return vertex.parents
 
 
 def _saved_tensors(node, recording):
@@ -143,12 +142,13 @@ class _JointRoot:
 def backpropagate(roots, seeds, retain_graph, create_graph, wanted=None, on_edge=None):
     """Push ``seeds`` (Tensors, dL/d root) back from ``roots`` through the recorded graph.
 
-    ``roots`` are graph vertices: an output's ``grad_fn``, or the output itself when it
-    is a leaf.  With ``wanted`` None, leaves (and Tensors that retain grad) accumulate
-    ``.grad`` and nothing is returned.  Otherwise ``wanted`` is a set of vertex ids,
-    nothing is stored, and the gradients of those vertices are returned, keyed by id.
-    ``on_edge(node, i, gradient)``, when given, is called with every gradient a node
-    sends to its input ``i`` (figures of the gradient flow show them).
+    ``roots`` are graph vertices (:func:`~chainrule.node.vertex_of`): an output's
+    ``grad_fn``, or the AccumulateGrad of an output that is a leaf.  With ``wanted``
+    None, leaves (and Tensors that retain grad) accumulate ``.grad`` and nothing is
+    returned.  Otherwise ``wanted`` is a set of vertex ids, nothing is stored, and the
+    gradients of those vertices are returned, keyed by id.  ``on_edge(node, i,
+    gradient)``, when given, is called with every gradient a node sends to its input
+    ``i`` (figures of the gradient flow show them).
     """
     root = roots[0] if len(roots) == 1 else _JointRoot(roots)
     order = topological_order(root, vertex_parents)
@@ -168,13 +168,9 @@ def backpropagate(roots, seeds, retain_graph, create_graph, wanted=None, on_edge
             if wanted is not None:
                 if id(vertex) in wanted:
                     found[id(vertex)] = g
-            elif type(vertex) is not Node:  # a leaf
-                _store_grad(vertex, g, shared, create_graph)
-            else:
-                output = vertex.output()
-                if output is not None and output.retains_grad:
-                    _store_grad(output, g, shared, create_graph)
-            if type(vertex) is Node:
+            elif (holder := vertex.grad_holder()) is not None:  # a leaf, or a node that retains grad
+                _store_grad(holder, g, shared, create_graph)
+            if not vertex.is_leaf:
                 _push_through(vertex, g, pending, retain_graph, create_graph, on_edge)
     return found
 

@@ -35,7 +35,6 @@ import numpy as np
 
 from . import tensor as _tensor
 from .grad_mode import in_backward, observe_ops
-from .node import Node
 
 __all__ = ["FLOPS", "FlopCounter", "count_flops", "saved_bytes", "saved_bytes_by_kind", "memory_parts", "peak_memory"]
 
@@ -214,10 +213,10 @@ def _saved_arrays(root):
     (the transpose of a weight in a matmul is the weight's memory, not an activation).
     """
     vertices = _tensor.recorded_graph(root)
-    leaf_memory = {id(_owner(vertex.data)) for vertex in vertices if not isinstance(vertex, Node)}
+    leaf_memory = {id(_owner(vertex.variable.data)) for vertex in vertices if vertex.is_leaf}
     owners = {}  # id(owner array) -> owner array
     for node in vertices:
-        if not isinstance(node, Node) or not node.saved:  # a leaf, or nothing (left) to keep
+        if not node.saved:  # a leaf, or nothing (left) to keep
             continue
         output_slot = len(node.saved) - 1
         for slot, tensor in enumerate(node.saved):

@@ -13,8 +13,8 @@ needs:
 * ``rule``, ``op`` and ``args``: which row of the rule table to run, and its constant
   arguments (the exponent of ``**``, the axis of a sum);
 * ``next_functions``: one entry per input of the operation, the input's own node, the
-  input itself when it is a leaf that requires grad, or None when no gradient flows
-  to it;
+  :class:`AccumulateGrad` vertex of a leaf that requires grad, or None when no gradient
+  flows to it;
 * ``saved``: the arrays the rule reads values from (see :data:`~chainrule.rules.RULES`),
   and nothing else;
 * shapes and labels, a few bytes each, for unbroadcasting, messages and drawings.
@@ -27,7 +27,7 @@ dropped graph is freed as a whole.
 
 import weakref
 
-__all__ = ["Node"]
+__all__ = ["Node", "AccumulateGrad", "vertex_of"]
 
 
 # --------------------------------------------------------------------------- the node
@@ -39,8 +39,9 @@ class Node:
     ``op``, ``rule`` and ``args``
         the row of the rule table and the op's constant arguments.
     ``next_functions``
-        per input, in order: the input's ``grad_fn`` (a Node), the input Tensor itself
-        when it is a leaf that requires grad, or None when it needs no gradient.
+        per input, in order: the input's vertex (:func:`vertex_of`: its ``grad_fn``, or
+        the :class:`AccumulateGrad` of a leaf that requires grad), or None when it needs
+        no gradient.
     ``parents``
         the same without the Nones: the edges the backward pass follows.
     ``saved``
@@ -71,15 +72,24 @@ class Node:
 
     def __init__(self, op, rule, args, inputs, saved, output):
         self.op, self.rule, self.args = op, rule, args
-        self.next_functions = tuple(
-            (t.grad_fn if t.grad_fn is not None else t) if t.requires_grad else None for t in inputs
-        )
+        self.next_functions = tuple(vertex_of(t) if t.requires_grad else None for t in inputs)
         self.parents = tuple(edge for edge in self.next_functions if edge is not None)
         self.saved = saved
         self.input_shapes = tuple(t.data.shape for t in inputs)
         self.input_labels = tuple(t.label for t in inputs)
         self.shape, self.dtype = output.data.shape, output.data.dtype
         self.output = weakref.ref(output)
+
+    is_leaf = False
+
+    def tensor(self):
+        """The Tensor this node made, while the user holds it, else None."""
+        return self.output()
+
+    def grad_holder(self):
+        """Where the backward pass stores this node's gradient: its output, when it retains grad."""
+        output = self.output()
+        return output if output is not None and output.retains_grad else None
 
     @property
     def name(self):
@@ -95,3 +105,57 @@ class Node:
 
     def __repr__(self):
         return f"<Node {self.name} {self.shape}>"
+
+
+# --------------------------------------------------------------------------- the leaves
+
+
+class AccumulateGrad:
+    """The vertex of a leaf Tensor that requires grad: the backward pass adds its gradient to ``.grad``.
+
+    A leaf is not made by an op, but the graph needs a vertex for it all the same, so that
+    every edge ends at a vertex that knows what to do with the gradient it receives. A
+    node runs its rule and sends gradients on; an AccumulateGrad sends nothing on (it has
+    no parents) and accumulates into its leaf's ``.grad``, as PyTorch's ``AccumulateGrad``
+    does. It holds its leaf (``variable``); the leaf holds it only weakly, so a graph and
+    its vertices are freed once the graph is dropped.
+    """
+
+    __slots__ = ("variable", "__weakref__")
+    is_leaf = True
+    parents = next_functions = saved = ()
+    name = ""
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    @property
+    def shape(self):
+        return self.variable.data.shape
+
+    def tensor(self):
+        """The leaf."""
+        return self.variable
+
+    def grad_holder(self):
+        """Where the backward pass stores the gradient: the leaf."""
+        return self.variable
+
+    def __repr__(self):
+        return f"<AccumulateGrad {self.variable.label or self.shape}>"
+
+
+def vertex_of(tensor):
+    """Where ``tensor`` sits in the recorded graph: the node that made it, or its leaf's AccumulateGrad.
+
+    This is the one place that tells a leaf from a computed Tensor. A leaf's AccumulateGrad
+    is made on first use and found again through a weak reference while a graph holds it,
+    so every node that reads the leaf points to the same vertex.
+    """
+    if tensor.grad_fn is not None:
+        return tensor.grad_fn
+    vertex = tensor.accumulator() if tensor.accumulator is not None else None
+    if vertex is None:
+        vertex = AccumulateGrad(tensor)
+        tensor.accumulator = weakref.ref(vertex)
+    return vertex

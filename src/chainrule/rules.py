@@ -28,7 +28,7 @@ module needs no Tensor class.  Normally they run with recording off and cost onl
 
 One row is not an array function: ``checkpoint`` runs a whole function of Tensors as
 one op, and its rule runs that function again and backpropagates through it. Both
-halves live in :mod:`chainrule.checkpoint`; its row here names them like any other.
+halves live in :mod:`chainrule.checkpointing`; its row here names them like any other.
 :mod:`chainrule.tensor` reads the table.
 """
 
@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checkpoint import checkpoint_vjp, refuse_apply
+from .checkpointing import checkpoint_vjp, refuse_apply
 
 __all__ = ["RULES", "Rule"]
 

@@ -31,10 +31,10 @@ from numbers import Real
 import numpy as np
 
 from .backward import backpropagate, unbroadcast, vertex_parents
-from .checkpoint import run_once
+from .checkpointing import run_once
 from .grad_mode import in_backward, is_grad_enabled, no_grad, observe_ops, observers, set_grad_enabled
 from .graph import topological_order
-from .node import Node
+from .node import AccumulateGrad, Node, vertex_of
 from .rules import RULES, Rule, axis_message
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "RULES",
     "Rule",
     "Node",
+    "AccumulateGrad",
     "apply",
     "recorded_graph",
     "GraphBox",
@@ -97,6 +98,7 @@ def _plain_tensor(data):
     """
     out = _new_object(Tensor)
     out.data, out.grad, out.requires_grad, out.label, out.grad_fn, out.retains_grad = data, None, False, "", None, False
+    out.accumulator = None
     return out
 
 
@@ -186,10 +188,12 @@ class Tensor:
     the leaf, then a numpy array of the leaf's shape and dtype.
 
     ``grad_fn`` is the :class:`~chainrule.node.Node` that recorded the op which made
-    this Tensor, or None for a leaf (see the module docstring).
+    this Tensor, or None for a leaf (see the module docstring). A leaf that requires
+    grad has an :class:`~chainrule.node.AccumulateGrad` vertex in the graphs that read
+    it, held by them (``accumulator`` is a weak reference to it).
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "label", "grad_fn", "retains_grad", "__weakref__")
+    __slots__ = ("data", "grad", "requires_grad", "label", "grad_fn", "retains_grad", "accumulator", "__weakref__")
 
     # numpy would otherwise treat a Tensor as an opaque object in ``array + tensor``;
     # None makes it hand such expressions to Tensor.__radd__ and friends.
@@ -202,6 +206,7 @@ class Tensor:
         self.label = label
         self.grad_fn = None
         self.retains_grad = False
+        self.accumulator = None  # a weak reference to its AccumulateGrad, once a graph reads it
 
     @property
     def is_leaf(self):
@@ -366,7 +371,7 @@ class Tensor:
         seed = _seed(self, gradient, "backward")
         if retain_graph is None:
             retain_graph = create_graph
-        backpropagate([_vertex(self)], [seed], retain_graph, create_graph)
+        backpropagate([vertex_of(self)], [seed], retain_graph, create_graph)
 
 
 def _int_tuple(values, op, what):
@@ -397,19 +402,15 @@ def _axis_arg(axis, shape, op):
 # --------------------------------------------------------------------------- backward and grad
 
 
-def _vertex(tensor):
-    """Where ``tensor`` sits in the recorded graph: its node, or itself when it is a leaf."""
-    return tensor if tensor.grad_fn is None else tensor.grad_fn
-
-
 def recorded_graph(output):
     """What the backward pass of ``output`` walks, in topological order (leaves first, ``output``'s node last).
 
     The vertices are :class:`~chainrule.node.Node` objects (one per recorded op, each
-    ``grad_fn`` of some Tensor) and the leaves that require grad.  Constants and inputs
+    ``grad_fn`` of some Tensor) and the :class:`~chainrule.node.AccumulateGrad` of each
+    leaf that requires grad.  Constants and inputs
     without ``requires_grad`` are not part of it, as in PyTorch.
     """
-    return topological_order(_vertex(output), vertex_parents)
+    return topological_order(vertex_of(output), vertex_parents)
 
 
 # --------------------------------------------------------------------------- the graph as figures draw it
@@ -448,19 +449,16 @@ def drawable_graph(output, flow=False, gradient=None, where="draw_graph"):
     error messages.
     """
     grads, sent = _gradient_flow(output, gradient, where) if flow else ({}, {})
-    boxes = {}  # id(node or leaf Tensor) -> its box
+    boxes = {}  # id(vertex, or constant Tensor) -> its box
 
-    def leaf_box(tensor):
+    def constant_box(tensor):
         if id(tensor) not in boxes:
-            grad = grads.get(id(tensor)) if flow else tensor.grad
-            boxes[id(tensor)] = GraphBox(tensor.label, tensor.data, tensor.shape, grad, "")
+            boxes[id(tensor)] = GraphBox(tensor.label, tensor.data, tensor.shape, tensor.grad, "")
         return boxes[id(tensor)]
 
-    def box_of(vertex):  # a Node, or a leaf Tensor
-        if type(vertex) is not Node:
-            return leaf_box(vertex)
+    def box_of(vertex):  # a Node, or a leaf's AccumulateGrad
         if id(vertex) not in boxes:
-            tensor = vertex.output()  # None once the user dropped it
+            tensor = vertex.tensor()  # None once the user dropped a node's output
             grad = grads.get(id(vertex)) if flow else getattr(tensor, "grad", None)
             label, data = ("", None) if tensor is None else (tensor.label, tensor.data)
             boxes[id(vertex)] = GraphBox(label, data, vertex.shape, grad, vertex.name)
@@ -468,7 +466,7 @@ def drawable_graph(output, flow=False, gradient=None, where="draw_graph"):
         return boxes[id(vertex)]
 
     pending = []
-    root = box_of(_vertex(output))
+    root = box_of(vertex_of(output))
     while pending:  # a worklist, not recursion: graphs may be deep
         node = pending.pop()
         box, saved = boxes[id(node)], node.saved or ()
@@ -476,7 +474,7 @@ def drawable_graph(output, flow=False, gradient=None, where="draw_graph"):
             if edge is not None:
                 parent = box_of(edge)
             elif i < len(saved) - 1 and saved[i] is not None:  # a constant input the node kept
-                parent = leaf_box(saved[i])
+                parent = constant_box(saved[i])
             else:
                 parent = GraphBox(node.input_labels[i], None, node.input_shapes[i], None, "")
             box.parents.append(parent)
@@ -498,7 +496,7 @@ def _gradient_flow(output, gradient, where):
         )
     vertices = recorded_graph(output)
     for vertex in vertices:
-        if type(vertex) is Node and vertex.saved is None:
+        if vertex.saved is None:
             raise RuntimeError(
                 f"{where}: backward() already freed what the graph kept (the saved arrays of "
                 f"{vertex.rule.name!r}), so its gradients cannot be computed again. "
@@ -511,7 +509,7 @@ def _gradient_flow(output, gradient, where):
         sent[(id(node), i)] = g.data
 
     found = backpropagate(
-        [_vertex(output)],
+        [vertex_of(output)],
         [seed],
         retain_graph=True,
         create_graph=False,
@@ -598,9 +596,9 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
     seeds = [_seed(output, g, "grad", "grad_outputs") for output, g in zip(outputs, grad_outputs)]
     if retain_graph is None:
         retain_graph = create_graph
-    vertices = [_vertex(tensor) for tensor in inputs]
+    vertices = [vertex_of(tensor) for tensor in inputs]
     found = backpropagate(
-        [_vertex(output) for output in outputs],
+        [vertex_of(output) for output in outputs],
         seeds,
         retain_graph,
         create_graph,
@@ -618,7 +616,7 @@ def checkpoint(fn, *inputs):
     fn runs with recording off, so nothing inside it is kept; its result gets one node,
     op ``"checkpoint"``, that keeps only the inputs.  When the backward pass reaches the
     node, fn runs once more with recording on and G is pushed through that new graph
-    (:func:`~chainrule.checkpoint.checkpoint_vjp`).  The gradients are the same; the price is
+    (:func:`~chainrule.checkpointing.checkpoint_vjp`).  The gradients are the same; the price is
     one more forward pass of fn during backward.
 
     ``fn`` takes the input Tensors and returns one Tensor.  As in torch.utils.checkpoint

@@ -1,4 +1,4 @@
-"""checkpoint: a function of Tensors run as one op, and run again in the backward pass.
+"""checkpointing: a function of Tensors run as one op, and run again in the backward pass.
 
 Training keeps, for every op, what its rule will read, so memory grows with depth.
 :func:`chainrule.checkpoint` runs a function ``fn`` with recording off, so nothing inside
@@ -17,6 +17,7 @@ array engine imports it), so it takes the class of the Tensors it is given.
 
 from .backward import backpropagate
 from .grad_mode import is_grad_enabled, no_grad, observe_ops, set_grad_enabled
+from .node import vertex_of
 
 __all__ = ["run_once", "checkpoint_vjp", "refuse_apply"]
 
@@ -94,7 +95,7 @@ def checkpoint_vjp(g, node, saved):
     sources = (*leaves, *saved[n_inputs:-1])  # the parameters fn read (the output's slot is last)
     if not out.requires_grad:  # f's result does not depend on anything that needs grad
         return (None,) * len(sources)
-    wanted = {id(t) for t in sources if t.requires_grad}
-    root = out if out.grad_fn is None else out.grad_fn
-    found = backpropagate([root], [g], retain_graph=False, create_graph=False, wanted=wanted)
-    return tuple(found.get(id(t)) for t in sources)
+    vertices = [vertex_of(t) if t.requires_grad else None for t in sources]
+    wanted = {id(vertex) for vertex in vertices if vertex is not None}
+    found = backpropagate([vertex_of(out)], [g], retain_graph=False, create_graph=False, wanted=wanted)
+    return tuple(None if vertex is None else found.get(id(vertex)) for vertex in vertices)
