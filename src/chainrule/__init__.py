@@ -12,6 +12,7 @@ this list, and none imports the rooms below (``tests/test_layers.py`` checks it)
 * ``checkpointing`` -- a function of Tensors run as one op, and run again in the backward pass
 * ``rules`` -- the one table of ops: forward function, VJP rule, name and messages of each, checkpoint's included
 * ``tensor`` -- the array engine: :class:`Tensor`, :func:`apply`, :func:`grad` and :func:`checkpoint`
+* ``drawable`` -- a Tensor's recorded graph as the figures draw it, and the gradients that flowed
 * ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty
 * ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
 * ``cost`` -- flops per op and pass, bytes kept for backward, peak memory

@@ -18,7 +18,7 @@ gives the same text.
 Every figure works for any node with ``.data``, ``.grad``, ``.label``, ``.op`` and
 ``.parents`` (``local_grads`` too for the gradient flow).  When ``.data`` is an array
 the box shows its shape instead of its numbers.  A :class:`~chainrule.tensor.Tensor`
-is drawn from the boxes :func:`chainrule.tensor.drawable_graph` makes of its graph.
+is drawn from the boxes :func:`chainrule.drawable.drawable_graph` makes of its graph.
 
 This module draws; it never changes a graph.  The search itself is
 :func:`chainrule.graph.depth_first_events`, the same one the engine uses.
@@ -245,14 +245,14 @@ def _grad_row(node, emphasise=False):
 
 
 def _drawable(root, **options):
-    """A Tensor as the boxes of its graph (:func:`chainrule.tensor.drawable_graph`); a Value as it is.
+    """A Tensor as the boxes of its graph (:func:`chainrule.drawable.drawable_graph`); a Value as it is.
 
     The import is here, not at the top: a Tensor exists, so numpy is loaded, while a
     Value graph is drawn without numpy.
     """
     if not hasattr(root, "grad_fn"):
         return root
-    from ..tensor import drawable_graph
+    from ..drawable import drawable_graph
 
     return drawable_graph(root, **options)
 
