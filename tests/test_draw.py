@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from chainrule import Value
-from chainrule.figures.draw import Figure, GraphTooLargeError, draw_dfs_step, draw_gradient_flow, draw_graph
+from chainrule.figures import Figure, GraphTooLargeError, draw_dfs_step, draw_gradient_flow, draw_graph
 from chainrule.figures.svg import MIN_TEXT_PX
 from chainrule.graph import DFSStep, dfs_trace, format_dfs_trace
 
@@ -598,7 +598,7 @@ def test_dict_graph_counts_unreached_nodes_towards_the_limit():
 
 
 def test_a_missing_dot_program_says_how_to_install_it(monkeypatch, tmp_path):
-    from chainrule.figures.draw import GraphvizMissingError
+    from chainrule.figures import GraphvizMissingError
 
     figure = draw_graph(Value(2.0) * Value(3.0))
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no `dot`

@@ -23,7 +23,7 @@ from bs4 import BeautifulSoup
 from test_draw import SEED_PARENTS, SEED_PRINTED, seed_as_values
 
 from chainrule import Value, explore
-from chainrule.figures.draw import GraphTooLargeError
+from chainrule.figures import GraphTooLargeError
 from chainrule.graph import depth_first_events, topological_order
 
 MAX_WIDGET_BYTES = 300 * 1024

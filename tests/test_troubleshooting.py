@@ -32,7 +32,7 @@ def quoted(first_line: str) -> bool:
 
 def test_a_missing_dot_message_is_quoted_and_installing_it_needs_no_restart(monkeypatch, tmp_path):
     from chainrule import Value
-    from chainrule.figures.draw import GraphvizMissingError, draw_graph
+    from chainrule.figures import GraphvizMissingError, draw_graph
 
     figure = draw_graph(Value(2.0) * Value(3.0))
     path = os.environ["PATH"]

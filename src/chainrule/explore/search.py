@@ -1,10 +1,7 @@
 """The ``toposort`` explorable: the depth-first search that puts a graph of Values in topological order."""
 
-from ..figures.draw import (
-    GraphTooLargeError,
-    dfs_element_ids,
-    draw_dfs_step,
-)
+from ..figures.dfs import dfs_element_ids, draw_dfs_step
+from ..figures.figure import GraphTooLargeError
 from ..graph import VISIT, dfs_trace, parents_function, topological_order, trace_names
 from .widget import Explorable, _and, _joined, _unique_names
 
@@ -39,7 +36,7 @@ def toposort(root, parents=None, *, rankdir="BT", max_nodes=50):
     ``order`` is the topological order.
 
     Returns an :class:`Explorable`; a notebook shows it as a widget to step through.
-    Raises :class:`~chainrule.figures.draw.GraphTooLargeError` when the graph has more than
+    Raises :class:`~chainrule.figures.GraphTooLargeError` when the graph has more than
     ``max_nodes`` nodes (the recorded lists grow with the square of the size).
     """
     parents_of = parents_function("explore.toposort", root, parents)

@@ -2,11 +2,7 @@
 
 import math
 
-from ..figures.draw import (
-    GLOBAL_GRAD_COLOR,
-    INK,
-    new_digraph,
-)
+from ..figures.figure import GLOBAL_GRAD_COLOR, INK, new_digraph
 from ..figures.svg import accessible_svg
 from .widget import Explorable, _grad_text, _html, _number, _tag_texts, _TextFigure, _value_text
 

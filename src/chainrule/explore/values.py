@@ -3,14 +3,14 @@
 ``forward`` computes it node by node; ``backward`` runs its backward pass edge by edge.
 """
 
-from ..figures.draw import (
+from ..figures.dfs import dfs_element_ids
+from ..figures.figure import (
     GLOBAL_GRAD_COLOR,
     INK,
     LOCAL_GRAD_COLOR,
     MUTED,
     Figure,
     GraphTooLargeError,
-    dfs_element_ids,
     format_number,
     new_digraph,
     op_symbol,
@@ -63,7 +63,7 @@ def forward(root, *, rankdir="BT", max_nodes=30):
 
     where ``value`` is the number the engine computed (``node.data``); a leaf has
     ``op`` ``""`` and no inputs. Returns an :class:`Explorable`. Raises TypeError for
-    anything but a Value, and :class:`~chainrule.figures.draw.GraphTooLargeError` for a graph of
+    anything but a Value, and :class:`~chainrule.figures.GraphTooLargeError` for a graph of
     more than ``max_nodes`` values.
     """
     order, names, node_ids, edge_ids = _value_graph("explore.forward", root, max_nodes)
@@ -128,7 +128,7 @@ def backward(root, *, rankdir="BT", max_nodes=30):
     is shown, in the widget's "Predict, then reveal" mode.
 
     Returns an :class:`Explorable`. Raises TypeError for anything but a Value, and
-    :class:`~chainrule.figures.draw.GraphTooLargeError` for more than ``max_nodes`` values.
+    :class:`~chainrule.figures.GraphTooLargeError` for more than ``max_nodes`` values.
     """
     order, names, node_ids, edge_ids = _value_graph("explore.backward", root, max_nodes)
     root.zero_grad()

@@ -9,9 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from ..figures.draw import (
-    format_number,
-)
+from ..figures.figure import format_number
 from ..figures.svg import accessible_svg
 
 _ASSETS = Path(__file__).resolve().parent
@@ -37,7 +35,7 @@ class Explorable:
 
     ``kind`` names what was recorded (``"toposort"``, ``"forward"``, ``"backward"``);
     ``steps`` is a list of dicts, one per step, each with a ``"sentence"`` that says in
-    words what the step does; ``figure`` is the :class:`~chainrule.figures.draw.Figure` drawn in
+    words what the step does; ``figure`` is the :class:`~chainrule.figures.Figure` drawn in
     the final state. ``html()`` (or the notebook's display, ``_repr_html_``) gives the
     widget.
 
