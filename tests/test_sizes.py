@@ -27,10 +27,6 @@ OVER = {
     "tools/notebooks.py": 1093,
     "tools/assignments.py": 668,
     "tools/notebooks.py:edition": 78,
-    "src/chainrule/figures/plots.py:line_chart": 74,
-    "src/chainrule/figures/plots.py:decision_regions": 91,
-    "src/chainrule/explore/search.py:toposort": 72,
-    "src/chainrule/explore/values.py:backward": 99,
 }
 
 

@@ -53,8 +53,27 @@ def toposort(root, parents=None, *, rankdir="BT", max_nodes=50):
     names = _unique_names(trace_names(trace))
     for name in not_reached:
         names[name] = str(name)
-    node_ids, edge_ids = dfs_element_ids(root, parents, max_nodes=max_nodes)
+    ids = dfs_element_ids(root, parents, max_nodes=max_nodes)
+    steps, frames = _record_search(trace, root, parents_of, names, ids, order, not_reached)
+    figure = draw_dfs_step(root, len(trace) - 1, parents, rankdir, max_nodes, caption=False, element_ids=True)
+    title = f"Depth-first search from {names[root]}, step by step"
+    legend = [entry for entry in TOPOSORT_LEGEND if not_reached or entry[0] != "cr-not-reached"]
+    lists = [("visited", "Visited"), ("order", "Order")]
+    return Explorable(
+        "toposort",
+        title,
+        figure,
+        steps,
+        frames,
+        lists=lists,
+        legend=legend,
+        note="The final state of the search. With JavaScript on, the buttons step through it.",
+    )
 
+
+def _record_search(trace, root, parents_of, names, ids, order, not_reached):
+    """The steps (what the widget says) and frames (what it shows) of the search in ``trace``."""
+    node_ids, edge_ids = ids
     steps, frames = [], []
     path, reached_from = [], {}  # the search's stack; the child each node was reached from
     for number, step in enumerate(trace):
@@ -76,21 +95,7 @@ def toposort(root, parents=None, *, rankdir="BT", max_nodes=50):
             }
         )
         frames.append(_frame(step, number, len(trace), path, names, node_ids, edge_ids, order, not_reached, root))
-
-    figure = draw_dfs_step(root, len(trace) - 1, parents, rankdir, max_nodes, caption=False, element_ids=True)
-    title = f"Depth-first search from {names[root]}, step by step"
-    legend = [entry for entry in TOPOSORT_LEGEND if not_reached or entry[0] != "cr-not-reached"]
-    lists = [("visited", "Visited"), ("order", "Order")]
-    return Explorable(
-        "toposort",
-        title,
-        figure,
-        steps,
-        frames,
-        lists=lists,
-        legend=legend,
-        note="The final state of the search. With JavaScript on, the buttons step through it.",
-    )
+    return steps, frames
 
 
 def _frame(step, number, count, path, names, node_ids, edge_ids, order, not_reached, root):

@@ -133,24 +133,67 @@ def backward(root, *, rankdir="BT", max_nodes=30):
     order, names, node_ids, edge_ids = _value_graph("explore.backward", root, max_nodes)
     root.zero_grad()
     root.backward()
-    top = names[root]
-    children = {node: 0 for node in order}  # how many edges leave each node towards a child
+    edges = _backward_edges(order, edge_ids)
+    steps, frames, running = _record_backward(order, names, node_ids, root, edges)
+    for node in order:
+        if running[node] != node.grad:
+            raise AssertionError(
+                f"explore.backward: the recorded gradient of {names[node]} is {running[node]!r}, "
+                f"but backward() stored {node.grad!r}; the recording no longer follows "
+                "Value.backward"
+            )
+    texts = {node: [_value_text(node.data), _grad_text(node.grad)] for node in order}
+    for frame in frames:  # the widest text of a box's gradient row, over all the steps
+        for node in order:
+            texts[node].append(frame["texts"][f"text-grad-{node_ids[node][5:]}"])
+    figure = _value_figure(order, names, node_ids, edge_ids, texts, frames[-1]["nodes"], rankdir, with_grad=True)
+    shown = {state for frame in frames for state in frame["nodes"].values()} | {"cr-current", "cr-target"}
+    legend = [entry for entry in BACKWARD_LEGEND if entry[0] in shown]
+    legend.append(("cr-local", "local gradient \u2202child/\u2202parent, on the edge"))
+    return Explorable(
+        "backward",
+        f"The backward pass of {names[root]}, one edge at a time",
+        figure,
+        steps,
+        frames,
+        legend=legend,
+        text_roles={"node": ["value", "grad"], "edge": ["local"]},
+        quiz=True,
+        note="The final state of the backward pass: every box shows its "
+        "gradient. With JavaScript on, the buttons step through it.",
+    )
+
+
+def _backward_edges(order, edge_ids):
+    """``(children, edge_order, edge_text)``: what the recording of a backward pass walks.
+
+    ``children`` counts the edges that leave each node towards a child; ``edge_order``
+    lists the edges as ``(child, index of the parent)`` in the order ``backward()`` uses
+    them; ``edge_text`` gives the id of the text on each edge.
+    """
+    children = {node: 0 for node in order}
     for node in order:
         for parent in node.parents:
             children[parent] += 1
-    running = {node: 0.0 for node in order}
-    running[root] += 1.0  # as backward() seeds it
-    heard = {node: 0 for node in order}
-    edge_order = []  # (child, index of the parent) in the order backward() uses the edges
+    edge_order = []
     for node in reversed(order):
         edge_order += [(node, index) for index in range(len(node.parents))]
-    edge_text = {}  # (child, index) -> the id of the text on that edge
+    edge_text = {}
     for node in order:
         seen = {}
         for index, parent in enumerate(node.parents):
             number = seen[parent] = seen.get(parent, -1) + 1
             edge_text[(node, index)] = edge_ids[(parent, node)][number]
+    return children, edge_order, edge_text
 
+
+def _record_backward(order, names, node_ids, root, edges):
+    """The steps and frames of the backward pass from ``root``, and the running sums at its end."""
+    children, edge_order, edge_text = edges
+    top = names[root]
+    running = {node: 0.0 for node in order}
+    running[root] += 1.0  # as backward() seeds it
+    heard = {node: 0 for node in order}
     steps = [
         {
             "event": "seed",
@@ -179,34 +222,7 @@ def backward(root, *, rankdir="BT", max_nodes=30):
                 order, running, heard, children, names, node_ids, root, (node, index), edge_text, edge_order, number
             )
         )
-    for node in order:
-        if running[node] != node.grad:
-            raise AssertionError(
-                f"explore.backward: the recorded gradient of {names[node]} is {running[node]!r}, "
-                f"but backward() stored {node.grad!r}; the recording no longer follows "
-                "Value.backward"
-            )
-    texts = {node: [_value_text(node.data), _grad_text(node.grad)] for node in order}
-    for frame in frames:  # the widest text of a box's gradient row, over all the steps
-        for node in order:
-            texts[node].append(frame["texts"][f"text-grad-{node_ids[node][5:]}"])
-    figure = _value_figure(order, names, node_ids, edge_ids, texts, frames[-1]["nodes"], rankdir, with_grad=True)
-    title = f"The backward pass of {top}, one edge at a time"
-    shown = {state for frame in frames for state in frame["nodes"].values()} | {"cr-current", "cr-target"}
-    legend = [entry for entry in BACKWARD_LEGEND if entry[0] in shown]
-    legend.append(("cr-local", "local gradient \u2202child/\u2202parent, on the edge"))
-    return Explorable(
-        "backward",
-        title,
-        figure,
-        steps,
-        frames,
-        legend=legend,
-        text_roles={"node": ["value", "grad"], "edge": ["local"]},
-        quiz=True,
-        note="The final state of the backward pass: every box shows its "
-        "gradient. With JavaScript on, the buttons step through it.",
-    )
+    return steps, frames, running
 
 
 def _value_graph(where, root, max_nodes):

@@ -109,17 +109,8 @@ def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4
     _check_alt(alt, "line_chart")
     if not series:
         raise ValueError("line_chart: series is empty; pass {name: values}")
-    lines = []
-    for name, values in series.items():
-        x, y = values if isinstance(values, tuple) and len(values) == 2 else (range(len(values)), values)
-        if len(x) != len(y):
-            raise ValueError(f"line_chart: series {name!r} has {len(x)} x values but {len(y)} y values")
-        lines.append((str(name), list(x), [float(v) for v in y]))
-    marks = []
-    for name, (x, y) in (points or {}).items():
-        if len(x) != len(y):
-            raise ValueError(f"line_chart: points {name!r} have {len(x)} x values but {len(y)} y values")
-        marks.append((str(name), list(x), [float(v) for v in y]))
+    lines = [_xy(name, values, "series") for name, values in series.items()]
+    marks = [_xy(name, values, "points") for name, values in (points or {}).items()]
     if not _have("matplotlib"):
         from .svgchart import line_chart_svg
 
@@ -128,6 +119,33 @@ def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4
         )
         return Chart(accessible_svg(svg, alt), alt)
     figure, axes = _new_axes(size)
+    _plot_lines(axes, lines, marks)
+    if logy:
+        axes.set_yscale("log")
+    if logx:
+        axes.set_xscale("log", base=2)
+        ticks = sorted({v for _, x, _ in lines for v in x})
+        axes.set_xticks(ticks, [f"{v:g}" for v in ticks])
+        axes.minorticks_off()
+    if xticks is not None:
+        axes.set_xticks(list(xticks))
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.legend(frameon=False)
+    return _finish(figure, alt)
+
+
+def _xy(name, values, what):
+    """``(name, x, y)`` of one line: ``values`` is y (against 0, 1, 2, ...) or a pair (x, y)."""
+    x, y = values if isinstance(values, tuple) and len(values) == 2 else (range(len(values)), values)
+    if len(x) != len(y):
+        noun = "has" if what == "series" else "have"
+        raise ValueError(f"line_chart: {what} {name!r} {noun} {len(x)} x values but {len(y)} y values")
+    return str(name), list(x), [float(v) for v in y]
+
+
+def _plot_lines(axes, lines, marks):
+    """The marks (data without a line) under the lines, each line with its own style and colour."""
     for name, x, y in marks:
         axes.plot(
             x,
@@ -156,19 +174,6 @@ def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4
             linewidth=1.6,
             label=name,
         )
-    if logy:
-        axes.set_yscale("log")
-    if logx:
-        axes.set_xscale("log", base=2)
-        ticks = sorted({v for _, x, _ in lines for v in x})
-        axes.set_xticks(ticks, [f"{v:g}" for v in ticks])
-        axes.minorticks_off()
-    if xticks is not None:
-        axes.set_xticks(list(xticks))
-    axes.set_xlabel(xlabel)
-    axes.set_ylabel(ylabel)
-    axes.legend(frameon=False)
-    return _finish(figure, alt)
 
 
 def bar_chart(values, *, ylabel, alt, size=(6.4, 3.2), annotate="{:.3g}"):
@@ -307,10 +312,27 @@ def decision_regions(
     if classes.min() < 0 or classes.max() >= count or labels.min() < 0 or labels.max() >= count:
         raise ValueError(f"decision_regions: classes must be 0 to {count - 1}, one per name in {list(names)}")
     figure, axes = _new_axes(size)
-    axes.grid(False)
-    levels = np.arange(count + 1) - 0.5
+    _plot_regions(axes, grid_x, grid_y, classes, count)
+    _plot_classes(axes, points, labels, names)
+    axes.set_xlim(extent[0], extent[1])
+    axes.set_ylim(extent[2], extent[3])
+    from matplotlib.ticker import MaxNLocator
+
+    for axis in (axes.xaxis, axes.yaxis):  # few ticks, so that their labels never touch on a phone
+        axis.set_major_locator(MaxNLocator(5))
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=count, frameon=False)
+    return _finish(figure, alt)
+
+
+def _plot_regions(axes, grid_x, grid_y, classes, count):
+    """Each class's region pale and hatched, the boundaries between them in black."""
+    import numpy as np
     from matplotlib.colors import ListedColormap
 
+    axes.grid(False)
+    levels = np.arange(count + 1) - 0.5
     colours = ListedColormap([_PALE[i % len(_PALE)] for i in range(count)])
     regions = axes.contourf(
         grid_x,
@@ -322,8 +344,12 @@ def decision_regions(
     )
     regions.set_edgecolor("#777777")  # the hatching's colour
     axes.contour(grid_x, grid_y, classes, levels=levels[1:-1], colors="black", linewidths=1.4)
+
+
+def _plot_classes(axes, points, labels, names):
+    """The data points, each class with its own marker and colour."""
     markers = ["o", "s", "^", "D", "v"]
-    for c in range(count):
+    for c in range(len(names)):
         chosen = points[labels == c]
         axes.plot(
             chosen[:, 0],
@@ -336,16 +362,6 @@ def decision_regions(
             markeredgewidth=0.9,
             label=str(names[c]),
         )
-    axes.set_xlim(extent[0], extent[1])
-    axes.set_ylim(extent[2], extent[3])
-    from matplotlib.ticker import MaxNLocator
-
-    for axis in (axes.xaxis, axes.yaxis):  # few ticks, so that their labels never touch on a phone
-        axis.set_major_locator(MaxNLocator(5))
-    axes.set_xlabel(xlabel)
-    axes.set_ylabel(ylabel)
-    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=count, frameon=False)
-    return _finish(figure, alt)
 
 
 def _plain_regions(classify, points, labels, *, names, xlabel, ylabel, alt, extent, resolution, size):
