@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import sys
 from pathlib import Path
 
+import package  # tools/package.py: _config.yml's local extension `book_model` puts tools/ on the path
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
@@ -73,11 +73,6 @@ def chainrule_wheel(root: Path) -> Path:
     wheels = sorted(folder.glob("chainrule-*.whl"))
     if wheels:
         return wheels[0]
-    sys.path.insert(0, str(root / "tools"))
-    try:
-        import package  # tools/package.py
-    finally:
-        sys.path.remove(str(root / "tools"))
     if cache.exists():
         shutil.rmtree(cache)
     return package.build_wheel(folder)

@@ -10,16 +10,16 @@ build instead of publishing a dead link.
 
 Registered in ``_config.yml`` under ``sphinx: local_extensions``. Config values:
 ``notebook_links_root`` is the repository folder, where the notebook files are looked up
-and whose ``tools/notebooks.py`` defines the chapters and the editions' paths (default:
-the book's source folder).
+(default: the book's source folder). The chapters and the editions' paths come from the
+book model, ``tools/book_model.py``.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import book_model  # tools/book_model.py: _config.yml's local extension `book_model` puts tools/ on the path
 import yaml
 from docutils import nodes
 from sphinx import addnodes
@@ -28,16 +28,6 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
-
-
-def editions(root: Path):
-    """tools/notebooks.py of the repository at ``root``: the one definition of chapters and edition paths."""
-    tools = str(root / "tools")
-    if tools not in sys.path:
-        sys.path.insert(0, tools)
-    import notebooks
-
-    return notebooks
 
 
 def repository(config) -> tuple[str, str]:
@@ -64,7 +54,6 @@ class NotebookLinks(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         repo, branch = repository(self.config)
         root = Path(self.config.notebook_links_root or self.env.srcdir)
-        notebooks = editions(root)
         toc = yaml.safe_load((Path(self.env.srcdir) / "_toc.yml").read_text(encoding="utf-8"))
         raw = f"https://github.com/{repo}/raw/{branch}"
         table = nodes.table(classes=["notebook-links"])
@@ -80,7 +69,7 @@ class NotebookLinks(SphinxDirective):
         for title in ("", "Chapter", "Full edition", "Student edition"):
             header += nodes.entry("", nodes.paragraph(text=title))
         head += header
-        for number, chapter in enumerate(notebooks.numbered_chapters(toc), start=1):
+        for number, chapter in enumerate(book_model.numbered_chapters(toc), start=1):
             row = nodes.row()
             row += nodes.entry("", nodes.paragraph(text=f"{number}"))
             xref = addnodes.pending_xref(
@@ -88,7 +77,7 @@ class NotebookLinks(SphinxDirective):
             )
             xref += nodes.inline("", chapter)
             row += nodes.entry("", nodes.paragraph("", "", xref))
-            for path in (notebooks.edition_path(chapter, student) for student in (False, True)):
+            for path in (book_model.edition_path(chapter, student) for student in (False, True)):
                 # Sphinx reads this page again when the file changes or goes, so an
                 # incremental build also warns about a notebook that was deleted.
                 self.env.note_dependency(str(root / path))
@@ -98,7 +87,7 @@ class NotebookLinks(SphinxDirective):
                         location=(self.env.docname, self.lineno),
                     )
                 links = nodes.paragraph()
-                links += link("Colab", f"{notebooks.COLAB}/{repo}/blob/{branch}/{path}")
+                links += link("Colab", f"{book_model.COLAB}/{repo}/blob/{branch}/{path}")
                 links += nodes.Text(" · ")
                 links += link("download", f"{raw}/{path}")
                 row += nodes.entry("", links)

@@ -12,25 +12,25 @@ import copy
 import functools
 from pathlib import Path
 
-import assignments
+import book_model
 import nbformat
-import notebooks
+import questions  # tools/questions.py
 from conftest import ROOT
 
 
 def student_path(chapter: str) -> Path:
-    return ROOT / notebooks.edition_path(chapter, student=True)
+    return ROOT / book_model.edition_path(chapter, student=True)
 
 
 @functools.cache
-def book() -> notebooks.Book:
-    """The book as tools/notebooks.py reads it (every chapter, about 1 s): once per test process."""
-    return notebooks.load_book()
+def book() -> book_model.Book:
+    """The book as tools/book_model.py reads it (every chapter, about 1 s): once per test process."""
+    return book_model.load_book()
 
 
 @functools.cache
 def _checked_questions(chapter: str) -> tuple:
-    found = assignments.load_assignments(book(), [Path(chapter).name])
+    found = questions.load_assignments(book(), [Path(chapter).name])
     return tuple(found[0].questions) if found else ()
 
 
@@ -49,5 +49,5 @@ def _answered_student_notebook(chapter: str) -> nbformat.NotebookNode:
     questions = checked_questions(chapter)
     for question in questions:
         [cell] = [cell for cell in notebook.cells if cell.cell_type == "code" and cell.source == question.stub]
-        cell.source = assignments.solution_code(question, chapter)
+        cell.source = questions.solution_code(question, chapter)
     return notebook

@@ -36,6 +36,7 @@ import grading_env
 import nbformat
 import offline
 import pytest
+import questions  # tools/questions.py
 import reports
 from conftest import ROOT
 
@@ -45,7 +46,7 @@ pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
 OUTPUT = ROOT / "_build" / "assignments"
 BOOK = assignments.load_book()
-ASSIGNMENTS = {a.name: a for a in assignments.load_assignments(BOOK)}
+ASSIGNMENTS = {a.name: a for a in questions.load_assignments(BOOK)}
 CELL_TIMEOUT = 30  # seconds per cell; a looping check cell takes 2 × feedback.TIME_LIMIT
 
 
@@ -70,7 +71,7 @@ def answer_cells(notebook, kind: str = "code") -> list:
 
 
 def solutions(name: str) -> list[str]:
-    return [assignments.solution_code(q, ASSIGNMENTS[name].chapter) for q in ASSIGNMENTS[name].questions]
+    return [questions.solution_code(q, ASSIGNMENTS[name].chapter) for q in ASSIGNMENTS[name].questions]
 
 
 def written(texts: dict[int, str]):
@@ -99,7 +100,7 @@ def submission(name: str, answers: dict[int, str] | None = None, edit=None) -> n
 
 def test_there_are_at_least_six_assignments_with_the_required_topics():
     assert len(ASSIGNMENTS) >= 6, sorted(ASSIGNMENTS)
-    answers = {name for a in ASSIGNMENTS.values() for q in a.questions for name in assignments.defined_names(q.stub)}
+    answers = {name for a in ASSIGNMENTS.values() for q in a.questions for name in questions.defined_names(q.stub)}
     for required in (
         "dy_ds",
         "order_from_e",
@@ -188,15 +189,15 @@ def test_public_tests_in_the_setup_cell_equal_the_tests_folder():
 
 
 def test_a_check_that_uses_chapter_state_is_refused():
-    question = assignments.Question(
+    question = questions.Question(
         "ex-x",
         "9.1",
         "text",
         stub="def f(x):\n    raise NotImplementedError\n",
         check="feedback.check_array('f', f(X), 0)",
     )
-    with pytest.raises(assignments.AssignmentError, match=r"uses \['X', 'feedback'\]"):
-        assignments.test_function(question, question.check, "", "chapters/x")
+    with pytest.raises(questions.AssignmentError, match=r"uses \['X', 'feedback'\]"):
+        questions.test_function(question, question.check, "", "chapters/x")
 
 
 def test_each_question_names_its_parts_in_the_autograder_only():
@@ -217,11 +218,11 @@ def test_each_question_names_its_parts_in_the_autograder_only():
 
 
 def test_a_solution_that_defines_nothing_is_refused():
-    question = assignments.Question(
+    question = questions.Question(
         "ex-x", "9.1", "text", stub="answer = ...\n", solution_cells=["print(42)"], check="print(answer)"
     )
-    with pytest.raises(assignments.AssignmentError, match=r"does not define \['answer'\]"):
-        assignments.solution_code(question, "chapters/x")
+    with pytest.raises(questions.AssignmentError, match=r"does not define \['answer'\]"):
+        questions.solution_code(question, "chapters/x")
 
 
 # --------------------------------------------------------------------------- grading

@@ -51,9 +51,8 @@ kernelspec: {{display_name: Python 3, language: python, name: python3}}
 {prose}
 
 ```{{code-cell}} ipython3
-import sys
-sys.path.insert(0, "..")
-import engine
+import runpy, types
+engine = types.SimpleNamespace(**runpy.run_path("../engine.py"))
 print("{name} computes", engine.VALUE * {factor})
 ```
 """

@@ -21,16 +21,19 @@ import textwrap
 from dataclasses import replace
 from pathlib import Path
 
+import book_model
 import jupytext
+import myst
 import nbformat
-import notebooks  # (tools/notebooks.py)
+import notebooks
+import plain_markdown
 import pytest
 from bs4 import BeautifulSoup
 from conftest import ROOT
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
-BOOK = notebooks.load_book()
+BOOK = book_model.load_book()
 CHAPTERS = BOOK.chapters
 STUDENT_HTML = ROOT / "_build" / "html-student"
 #: MyST that Colab would show as raw text.
@@ -38,7 +41,7 @@ RAW_MYST = re.compile(r"\{[\w:-]+\}`|^\s*(`{3,}|:{3,})\{|^\(\S+\)=\s*$|^\+\+\+",
 
 
 def edition(chapter: str, student: bool):
-    return nbformat.read(ROOT / notebooks.edition_path(chapter, student), as_version=4)
+    return nbformat.read(ROOT / book_model.edition_path(chapter, student), as_version=4)
 
 
 def solution_cells(chapter: str) -> list:
@@ -382,8 +385,8 @@ def write_numbers(root: Path, numbered: dict[str, tuple[str, str]]) -> None:
         "numbered": {"chapters/two": elements} if elements else {},
         "glue": {"chapters/two": {"two-ratio": "0.73125", "two-name": "'float32'"}},
     }
-    (root / notebooks.NUMBERS).parent.mkdir(exist_ok=True)
-    (root / notebooks.NUMBERS).write_text(json.dumps(numbers), encoding="utf-8")
+    (root / book_model.NUMBERS).parent.mkdir(exist_ok=True)
+    (root / book_model.NUMBERS).write_text(json.dumps(numbers), encoding="utf-8")
 
 
 def small_book(tmp_path: Path, body: str, numbered: dict[str, tuple[str, str]] | None = None):
@@ -401,7 +404,7 @@ def small_book(tmp_path: Path, body: str, numbered: dict[str, tuple[str, str]] |
     (tmp_path / "chapters" / "one.md").write_text(HEADER + "(chapter-one)=\n# One\n\n" + SETUP + "\nText.\n")
     (tmp_path / "chapters" / "two.md").write_text(HEADER + "# Two\n\n" + SETUP + "\n" + body)
     write_numbers(tmp_path, numbered or {})
-    book = notebooks.load_book(tmp_path)
+    book = book_model.load_book(tmp_path)
     return book, jupytext.read(tmp_path / "chapters" / "two.md")
 
 
@@ -424,11 +427,11 @@ def test_an_edition_that_differs_only_in_glued_numbers_is_current(tmp_path: Path
     book, notebook = small_book(tmp_path, "Ratio {glue:text}`two-ratio:.2f` here.\n")
     written = nbformat.writes(notebooks.edition(book, "chapters/two", notebook, student=False))
     marked = nbformat.writes(notebooks.edition(replace(book, mark_glue=True), "chapters/two", notebook, False))
-    assert "Ratio 0.73 here." in written and f"Ratio {notebooks.GLUE_MARK} here." in marked
-    assert notebooks.same_but_glued(written, marked)
-    assert notebooks.same_but_glued(written.replace("Ratio 0.73", "Ratio 12.5"), marked)
-    assert not notebooks.same_but_glued(written.replace("0.73 here", "0.73 there"), marked)
-    assert not notebooks.same_but_glued(written.replace("Ratio 0.73", "Ratio 0\n73"), marked)
+    assert "Ratio 0.73 here." in written and f"Ratio {plain_markdown.GLUE_MARK} here." in marked
+    assert plain_markdown.same_but_glued(written, marked)
+    assert plain_markdown.same_but_glued(written.replace("Ratio 0.73", "Ratio 12.5"), marked)
+    assert not plain_markdown.same_but_glued(written.replace("0.73 here", "0.73 there"), marked)
+    assert not plain_markdown.same_but_glued(written.replace("Ratio 0.73", "Ratio 0\n73"), marked)
 
 
 def test_converter_resolves_numbers_citations_and_links(tmp_path: Path):
@@ -518,7 +521,7 @@ secret_answer = 42
 )
 def test_converter_rejects_what_it_cannot_convert(tmp_path: Path, snippet: str, message: str):
     book, notebook = small_book(tmp_path, snippet)
-    with pytest.raises(notebooks.ConversionError, match=re.escape(message)) as error:
+    with pytest.raises(myst.ConversionError, match=re.escape(message)) as error:
         notebooks.edition(book, "chapters/two", notebook, student=False)
     assert "chapters/two" in str(error.value)
 
@@ -541,23 +544,23 @@ FIGURE = "```{figure} ../refs.bib\n:name: fig-a\n\nA caption.\n```\n"
 def test_converter_refuses_numbers_older_than_the_chapter(tmp_path: Path, numbered, message: str):
     if numbered is None:
         small_book(tmp_path, FIGURE, {"fig-a": ("figure", "2.1")})
-        (tmp_path / notebooks.NUMBERS).unlink()
-        with pytest.raises(notebooks.ConversionError, match=re.escape(message)):
-            notebooks.load_book(tmp_path)
+        (tmp_path / book_model.NUMBERS).unlink()
+        with pytest.raises(myst.ConversionError, match=re.escape(message)):
+            book_model.load_book(tmp_path)
         return
-    with pytest.raises(notebooks.ConversionError, match=re.escape(message)) as error:
+    with pytest.raises(myst.ConversionError, match=re.escape(message)) as error:
         small_book(tmp_path, FIGURE, numbered)
     assert "chapters/two" in str(error.value) and "make notebooks" in str(error.value)
 
 
 def test_converter_refuses_a_numbered_element_without_a_label(tmp_path: Path):
     book = small_book(tmp_path, "Text.\n")[0]
-    path = book.root / notebooks.NUMBERS
+    path = book.root / book_model.NUMBERS
     numbers = json.loads(path.read_text(encoding="utf-8"))
     numbers["numbered"]["chapters/two"] = {"figure-0": {"kind": "figure", "number": "2.1"}}
     path.write_text(json.dumps(numbers), encoding="utf-8")
-    with pytest.raises(notebooks.ConversionError, match=r"chapters/two.md: the book numbers figure 2.1, which has no"):
-        notebooks.load_book(book.root)
+    with pytest.raises(myst.ConversionError, match=r"chapters/two.md: the book numbers figure 2.1, which has no"):
+        book_model.load_book(book.root)
 
 
 @pytest.mark.parametrize(
@@ -578,7 +581,7 @@ def test_converter_refuses_a_numbered_element_without_a_label(tmp_path: Path):
 def test_converter_rejects_badly_marked_solutions(tmp_path: Path, body: str, message: str):
     exercise = "+++\n\n````{exercise}\n:label: ex-a\n\nQ.\n````\n\n"
     book, notebook = small_book(tmp_path, exercise + body, {"ex-a": ("exercise", "2.1")})
-    with pytest.raises(notebooks.ConversionError, match=message):
+    with pytest.raises(myst.ConversionError, match=message):
         notebooks.edition(book, "chapters/two", notebook, student=True)
 
 
@@ -713,7 +716,7 @@ def test_student_site_refuses_a_cell_that_needs_a_solution():
         code("answer = x.sum()", "solution"),
         code("print(answer * 2)"),
     ]
-    with pytest.raises(notebooks.ConversionError, match=r"chapters/x.md, cell 3 reads \['answer'\]"):
+    with pytest.raises(myst.ConversionError, match=r"chapters/x.md, cell 3 reads \['answer'\]"):
         student_book.check_independent("chapters/x", cells)
     # A name the kept cells define themselves, or that a function binds, is not a solution's.
     student_book.check_independent(

@@ -23,8 +23,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import urlsplit
 
+import book_model
+import myst
 import notebook_links  # (_ext/notebook_links.py)
-import notebooks  # (tools/notebooks.py)
+import notebooks
 import pytest
 import yaml
 from conftest import ROOT
@@ -48,16 +50,16 @@ def book_copy(root: Path, url: str, release: str | None = None) -> Path:
         shutil.copy2(ROOT / name, root / name)
     shutil.copytree(ROOT / "chapters", root / "chapters", ignore=shutil.ignore_patterns("*.ipynb", ".*"))
     shutil.copytree(ROOT / "img", root / "img")  # the figures the chapters show
-    if (ROOT / notebooks.NUMBERS).is_file():  # else load_book says to build the book
-        (root / notebooks.NUMBERS).parent.mkdir()
-        shutil.copy2(ROOT / notebooks.NUMBERS, root / notebooks.NUMBERS)
+    if (ROOT / book_model.NUMBERS).is_file():  # else load_book says to build the book
+        (root / book_model.NUMBERS).parent.mkdir()
+        shutil.copy2(ROOT / book_model.NUMBERS, root / book_model.NUMBERS)
     (root / "tools").symlink_to(ROOT / "tools")  # the table's extension reads the editions' paths there
     return root
 
 
 def make_notebooks(root: Path) -> dict[str, str]:
     """What `make notebooks` writes in ``root`` (written there too), by path relative to ``root``."""
-    files = notebooks.expected_files(notebooks.load_book(root))
+    files = notebooks.expected_files(book_model.load_book(root))
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -121,7 +123,7 @@ def test_the_fork_changes_its_links_and_set_up_cells_and_nothing_else(course_and
     (_, course_files), (_, fork_files) = course_and_fork
     assert sorted(course_files) == sorted(fork_files)
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    chapters = notebooks.numbered_chapters(toc)
+    chapters = book_model.numbered_chapters(toc)
     assert len(course_files) == 3 * len(chapters), "each chapter: its .md and its two notebooks"
     counts = Counter()
     for path in course_files:
@@ -155,7 +157,7 @@ def test_the_forks_table_of_notebooks_links_to_the_fork(course_and_fork):
     (course_root, _), (fork_root, _) = course_and_fork
     course, fork = links_table(course_root), links_table(fork_root)
     kinds = Counter(kinds_of_change("\n".join(course), "\n".join(fork), "the table of notebooks"))
-    chapters = notebooks.numbered_chapters(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8")))
+    chapters = book_model.numbered_chapters(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8")))
     assert kinds == {"Colab link": 2 * len(chapters), "table's download link": 2 * len(chapters)}, kinds
     assert not [line for line in fork if urlsplit(COURSE_URL).path.strip("/") in line]
 
@@ -163,13 +165,13 @@ def test_the_forks_table_of_notebooks_links_to_the_fork(course_and_fork):
 def test_a_release_makes_the_set_up_cell_install_it_from_pypi(course_and_fork, tmp_path: Path):
     """chainrule_release: "0.1.0" changes the set-up cell's install spec, and only it, to chainrule==0.1.0."""
     (_, course_files), _ = course_and_fork
-    book = notebooks.load_book(book_copy(tmp_path / "released", COURSE_URL, release="0.1.0"))
+    book = book_model.load_book(book_copy(tmp_path / "released", COURSE_URL, release="0.1.0"))
     assert book.default_pip_spec == "chainrule==0.1.0"
     assert 'SOURCE = "chainrule==0.1.0"' in notebooks.setup_source(book)
     chapter = book.chapters[0]
-    written = notebooks.with_front_cells(book, chapter, notebooks.read_chapter(book.root, chapter))
+    written = notebooks.with_front_cells(book, chapter, book_model.read_chapter(book.root, chapter))
     for student in (False, True):
-        path = notebooks.edition_path(chapter, student)
+        path = book_model.edition_path(chapter, student)
         text = notebooks.nbformat.writes(notebooks.edition(book, chapter, written, student)) + "\n"
         [(old, new)] = changed_lines(course_files[path], text, path)
         assert f"git+{COURSE_URL}@{BRANCH}" in old and "SOURCE = " in old
@@ -185,16 +187,16 @@ def test_a_release_makes_the_set_up_cell_install_it_from_pypi(course_and_fork, t
     ],
 )
 def test_a_release_that_is_no_version_is_refused(value, message):
-    with pytest.raises(notebooks.ConversionError, match=message):
-        notebooks.read_release({"chainrule_release": value})
+    with pytest.raises(myst.ConversionError, match=message):
+        book_model.read_release({"chainrule_release": value})
 
 
 @pytest.mark.parametrize("value, release", [(None, ""), ("", ""), ("0.2.0", "0.2.0"), ("1.0rc1", "1.0rc1")])
 def test_a_release_is_read_as_given_or_unset(value, release):
-    assert notebooks.read_release({"chainrule_release": value}) == release
-    assert notebooks.read_release({}) == ""
+    assert book_model.read_release({"chainrule_release": value}) == release
+    assert book_model.read_release({}) == ""
 
 
 def test_the_course_sets_no_release_yet():
     """Until chainrule is on PyPI, the committed notebooks install it from the repository."""
-    assert notebooks.read_release(CONFIG) == ""
+    assert book_model.read_release(CONFIG) == ""

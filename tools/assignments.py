@@ -32,45 +32,35 @@ line of solution code is searched for in the student folder.
 from __future__ import annotations
 
 import argparse
-import ast
-import builtins
 import concurrent.futures
 import copy
 import importlib.metadata
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 import zipfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 import package  # tools/package.py: run as a script, or with tools/ on the path (the tests)
 import reports  # tools/reports.py (the standard library only)
-from notebooks import (
-    ROOT,
-    SOLUTION_MARKERS,
-    Book,
-    Context,
-    ConversionError,
-    bound_and_read,
-    check_solution_marks,
-    convert_markdown,
-    load_book,
-    read_chapter,
-    reference_list,
-    solution_label,
-    tags,
-    with_front_cells,
+from book_model import ROOT, Book, load_book
+from myst import ConversionError
+from plain_markdown import Context, convert_markdown, reference_list
+from questions import (
+    Assignment,
+    AssignmentError,
+    Question,
+    load_assignments,
+    question_parts,
+    solution_code,
+    test_function,
 )
 
 from chainrule.compat import patches
-from chainrule.exercises import answers
 
 OUTPUT = ROOT / "_build" / "assignments"
 OTTER_VERSION = patches.WRITTEN_FOR["otter-grader"]  # the version the grader's patches were read against
@@ -81,7 +71,6 @@ WRITTEN_POINTS = 1
 WRITTEN_PROMPT = reports.WRITTEN_PROMPT_TEXT
 # Scores come from the grader's own process, never from the student's kernel (chainrule.exercises.grading).
 PLUGIN = "chainrule.exercises.otter_plugin.TrustedScores"
-EXERCISE_LABEL = re.compile(r"^````\{exercise\}.*\n:label:\s*(?P<label>\S+)", re.MULTILINE)
 
 # The public tests ride in the set-up cell, not in otter's notebook metadata (`tests: files: false`),
 # because otter 7.0.0 reads no metadata tests on Colab: in otter/check/notebook.py, Notebook.__init__
@@ -140,169 +129,6 @@ for test_name, test_source in PUBLIC_TESTS.items():
             test_file.write(test_source)"""
 
 
-class AssignmentError(ValueError):
-    """A chapter's exercise cannot become an assignment question."""
-
-
-@dataclass
-class Question:
-    label: str  # the exercise label, ex-mlp-bias
-    number: str  # the book's number, 6.2
-    text: str  # the exercise's MyST source
-    stub: str = ""  # the answer cell
-    solution_cells: list[str] = field(default_factory=list)
-    check: str = ""
-    hidden: list[str] = field(default_factory=list)
-    solution_text: list[str] = field(default_factory=list)  # the solution's prose: the question has written work
-
-    @property
-    def written_name(self) -> str:
-        return self.name + "_written"
-
-    @property
-    def name(self) -> str:
-        return "ex" + self.number.replace(".", "_")
-
-
-@dataclass
-class Assignment:
-    chapter: str  # chapters/mlp
-    number: int
-    title: str
-    questions: list[Question]
-
-    @property
-    def name(self) -> str:
-        return Path(self.chapter).name
-
-
-# --------------------------------------------------------------------------------------- reading
-
-
-def questions_of(book: Book, chapter: str, notebook) -> list[Question]:
-    """The chapter's exercises that have an answer cell and a check cell, in order."""
-    check_solution_marks(chapter, notebook)
-    found: dict[str, Question] = {}
-    current: Question | None = None
-    for cell in notebook.cells:
-        label_match = EXERCISE_LABEL.search(cell.source) if cell.cell_type == "markdown" else None
-        if label_match:
-            label = label_match["label"]
-            current = found[label] = Question(label, book.targets[label].number, cell.source)
-            continue
-        if "solution" in tags(cell):
-            label = solution_label(cell)
-            if label:
-                current = found.get(label)
-            if current is not None and cell.cell_type == "code":
-                current.solution_cells.append(cell.source)
-            elif current is not None and SOLUTION_MARKERS.sub("", cell.source).strip():
-                current.solution_text.append(SOLUTION_MARKERS.sub("", cell.source).strip())
-            continue
-        if current is None:
-            continue
-        if "exercise-stub" in tags(cell):
-            current.stub = cell.source
-        elif "check" in tags(cell):
-            current.check = cell.source
-        elif "hidden-check" in tags(cell):
-            current.hidden.append(cell.source)
-    questions = [q for q in found.values() if q.check]
-    for q in questions:
-        if not q.stub:
-            raise AssignmentError(f"{chapter}.md: Exercise {q.number} has a check cell but no answer cell")
-    return questions
-
-
-def target_names(node: ast.stmt) -> list[str] | None:
-    """The names a top-level ``def`` or plain assignment defines (None for any other statement)."""
-    if isinstance(node, ast.FunctionDef):
-        return [node.name]
-    if isinstance(node, ast.Assign):
-        names = []
-        for target in node.targets:
-            elements = target.elts if isinstance(target, ast.Tuple) else [target]
-            if not all(isinstance(element, ast.Name) for element in elements):
-                return None
-            names += [element.id for element in elements]
-        return names
-    return None
-
-
-def defined_names(source: str) -> list[str]:
-    """The names an answer cell defines at top level: functions and assigned names."""
-    return [name for node in ast.parse(source).body for name in (target_names(node) or [])]
-
-
-def solution_code(question: Question, chapter: str) -> str:
-    """The solution's statements that define the answer's names, with the assignments they read.
-
-    Only top-level ``def`` statements and plain assignments are taken, so the graph drawing,
-    the comparisons with PyTorch and the asserts of a solution stay in the book.
-    """
-    statements = [
-        (source, node, target_names(node)) for source in question.solution_cells for node in ast.parse(source).body
-    ]
-    wanted = set(defined_names(question.stub))
-    chosen: list[int] = []
-    for index in range(len(statements) - 1, -1, -1):  # the last definition of each name, then what it reads
-        source, node, names = statements[index]
-        if names and wanted & set(names):
-            chosen.append(index)
-            wanted = (wanted - set(names)) | free_names(ast.get_source_segment(source, node))
-    missing = [
-        name for name in defined_names(question.stub) if not any(name in (statements[i][2] or []) for i in chosen)
-    ]
-    if missing:
-        raise AssignmentError(
-            f"{chapter}.md: the solution of Exercise {question.number} does not define "
-            f"{missing} at the top level of a solution code cell"
-        )
-    pieces = [ast.get_source_segment(statements[i][0], statements[i][1]) for i in sorted(chosen)]
-    return "\n\n\n".join(pieces) if any(p.startswith("def ") for p in pieces) else "\n".join(pieces)
-
-
-def free_names(source: str) -> set[str]:
-    """Names a cell reads that it does not define itself (nor are builtins)."""
-    bound, read = bound_and_read(source)
-    return read - bound - set(dir(builtins))
-
-
-def test_function(question: Question, source: str, suffix: str, chapter: str) -> str:
-    """A check cell as an otter test function whose parameters are the answer's names."""
-    answer_names = defined_names(question.stub)
-    unknown = free_names(source) - set(answer_names)
-    if unknown:
-        raise AssignmentError(
-            f"{chapter}.md: the check of Exercise {question.number} uses {sorted(unknown)}, which "
-            "it does not define; a check cell may use only the answer's names and what it "
-            "imports or defines itself"
-        )
-    used = [name for name in answer_names if name in free_names(source)]
-    return f"def test_{question.name}{suffix}({', '.join(used)}):\n{textwrap.indent(source, '    ')}"
-
-
-def question_parts(question: Question, chapter: str) -> tuple[list[list], str]:
-    """The parts a question's points are shared between, and the reference solution they need.
-
-    A question with several answers (``matmul_vjp`` and ``ce_grad``) has one part per answer:
-    each is scored with the others replaced by the reference solution, so a missing one costs
-    only its own share. A question with one answer has one part per quantity its check
-    reports (∂J/∂W1 and ∂J/∂W2), found by running the public check on the solution.
-    """
-    names = [name for name in defined_names(question.stub) if name in free_names(question.check)]
-    reference = "import math\n\nimport numpy as np\n\n\n" + solution_code(question, chapter) + "\n"
-    if len(names) > 1:
-        return [[name, None] for name in names], reference
-    # The check's own print goes nowhere. (Not redirect_stdout: assignments are written in threads,
-    # and a redirect of one thread's output would swallow the others'.)
-    namespace: dict = {"print": lambda *args, **kwargs: None}
-    with answers.quantities() as seen:
-        exec(compile(reference, f"<solution of Exercise {question.number}>", "exec"), namespace)
-        exec(compile(question.check, f"<check of Exercise {question.number}>", "exec"), namespace)
-    return ([[names[0], quantity] for quantity in seen] if len(seen) > 1 else []), ""
-
-
 def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     """Add what only the grader reads to the autograder zip's ``files`` (name -> bytes; see :func:`rewrite_zip`).
 
@@ -336,19 +162,6 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
 
 
 # --------------------------------------------------------------------------------------- writing
-
-
-def load_assignments(book: Book, only: list[str] | None = None) -> list[Assignment]:
-    assignments = []
-    for chapter in book.chapters:
-        if only and Path(chapter).name not in only:
-            continue
-        notebook = with_front_cells(book, chapter, read_chapter(book.root, chapter))
-        questions = questions_of(book, chapter, notebook)
-        if questions:
-            title = book.targets[f"/{chapter}"].title
-            assignments.append(Assignment(chapter, book.chapter_number(chapter), title, questions))
-    return assignments
 
 
 def raw(source: str):

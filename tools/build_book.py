@@ -16,31 +16,36 @@ when a chapter's notebook was new, the book is built again (pages only; nothing 
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import sys
 from pathlib import Path
 
-import notebooks  # tools/notebooks.py
+import book_model
+import notebooks
 from jupyter_book.cli.main import main as cli
 
 from chainrule.compat import patches
 
 
 def run(argv: list[str]) -> int:
-    jobs = os.cpu_count() or 1
-    if argv[:1] == ["--jobs"]:
-        jobs, argv = int(argv[1]), argv[2:]
-    if argv[:1] == ["--editions"]:
-        return with_editions(jobs, argv[1:])
-    return build(jobs, argv)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="Sphinx processes (default: every core)")
+    parser.add_argument("--editions", action="store_true", help="then write the Colab and student notebooks")
+    parser.add_argument("book", type=Path, help="the book's folder")
+    options, build_options = parser.parse_known_args(argv)  # the rest goes to `jupyter-book build`
+    arguments = [str(options.book), *build_options]
+    if options.editions:
+        return with_editions(options.jobs, arguments)
+    return build(options.jobs, arguments)
 
 
 def with_editions(jobs: int, argv: list[str]) -> int:
     """Build, write the editions from the numbers the build gave, and build again when one was new."""
     status = build(jobs, argv)
     book = book_folder(argv)
-    if not (book / notebooks.NUMBERS).is_file():  # the build stopped before it numbered anything
+    if not (book / book_model.NUMBERS).is_file():  # the build stopped before it numbered anything
         return status
     before = {path for path in notebooks.expected_paths(book) if path.is_file()}
     written = notebooks.main(["--root", str(book)])

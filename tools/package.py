@@ -6,6 +6,7 @@ sdist (for a release: tests/test_package.py checks both as PyPI would) from this
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -105,7 +106,7 @@ def build_distributions(out_dir: Path) -> tuple[Path, Path]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(f"usage: {sys.argv[0]} <out-dir>")
-    for path in build_distributions(Path(sys.argv[1])):
+    parser = argparse.ArgumentParser(description="Build chainrule's wheel and sdist.")
+    parser.add_argument("out", type=Path, help="the folder to write them to")
+    for path in build_distributions(parser.parse_args().out):
         print(path)

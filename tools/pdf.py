@@ -26,6 +26,7 @@ three times the size, about 10 MB instead of 3 MB.
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
 import time
@@ -138,7 +139,9 @@ def publish(book: Path, pdf_path: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    book = Path(argv[0] if argv else ".")
+    parser = argparse.ArgumentParser(description="Print the built book as one PDF (make pdf).")
+    parser.add_argument("book", type=Path, nargs="?", default=Path("."), help="the book's folder (default: .)")
+    book = parser.parse_args(argv).book
     if not (book / "_build" / "html").is_dir():
         sys.exit("pdf: build the site first (make book-html)")
     start = time.monotonic()

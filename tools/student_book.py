@@ -25,6 +25,7 @@ the page's own path, ``chapters/<name>.ipynb``, under ``path_to_book: student``.
 
 from __future__ import annotations
 
+import argparse
 import builtins
 import shutil
 import sys
@@ -33,8 +34,10 @@ from pathlib import Path
 import jupytext
 import nbformat
 import yaml
+from book_model import ROOT, STUDENT_FOLDER, load_book
 from jupyter_cache import get_cache
-from notebooks import ROOT, STUDENT_FOLDER, ConversionError, bound_and_read, check_solution_marks, load_book, tags
+from myst import ConversionError
+from notebooks import bound_and_read, check_solution_marks, tags
 
 COPIED = ["_toc.yml", "_ext", "_static", "img", "references.bib", "chapters"]
 EXECUTED = ROOT / "_build" / "jupyter_execute"
@@ -104,6 +107,7 @@ def write_student_book(out: Path, root: Path = ROOT, executed: Path = EXECUTED) 
     config["sphinx"]["config"]["live_code_root"] = str(root)  # node_modules and src/ are there
     config["execute"]["execute_notebooks"] = "off"  # the cells keep the book build's outputs
     config["sphinx"]["local_extensions"].pop("edition_numbers")  # the editions take the book's numbers
+    config["sphinx"]["local_extensions"]["book_model"] = str(root / "tools")  # no tools/ in the copy
     # The chapters are .ipynb pages here; no .md of theirs is copied.
     config["exclude_patterns"] = [p for p in config.get("exclude_patterns", []) if p != "**.ipynb"] + ["_build"]
     (out / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
@@ -116,9 +120,9 @@ def write_student_book(out: Path, root: Path = ROOT, executed: Path = EXECUTED) 
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__.split("\n\n")[1])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="the folder to write the student book to")
     try:
-        write_student_book(Path(sys.argv[1]).resolve())
+        write_student_book(parser.parse_args().out.resolve())
     except (ConversionError, StaleBuild) as error:
         sys.exit(f"make book-student: {error}")

@@ -1,0 +1,243 @@
+"""The book as the tools see it: ``_toc.yml``, ``_config.yml``, the chapters, their labels and numbers.
+
+:func:`load_book` reads the table of contents (the numbered chapters, in order), the
+repository and branch of ``_config.yml``, the release the set-up cell installs, the
+bibliography, and the numbers Sphinx gave every figure, equation, exercise and chapter
+(``_build/numbers.json``, written by every book build). The notebook editions, the
+student site, the assignments, the PDF and ``_ext/`` read the book from here.
+
+It is also a Sphinx extension (``_config.yml``, ``local_extensions: book: tools``) that
+adds nothing to the build: registering it puts ``tools/`` on the path of the book's own
+extensions, which import the book model from here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import jupytext
+import yaml
+from myst import ConversionError, blocks, is_directive, read_directive
+from packaging.version import InvalidVersion, Version
+from pybtex.database import parse_file
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDENT_FOLDER = "student"
+#: The numbers Sphinx gave the book's figures, equations, exercises and chapters, written by
+#: every book build (_ext/edition_numbers.py); the editions print the same ones.
+NUMBERS = Path("_build") / "numbers.json"
+COLAB = "https://colab.research.google.com/github"
+
+
+# ---------------------------------------------------------------------------------------
+# The book: configuration, chapters, numbers
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    kind: str  # "figure", "equation", "exercise", "section" or "chapter"
+    chapter: str  # the chapter file, e.g. "chapters/mlp"
+    number: str = ""  # "6.1" for numbered targets
+    title: str = ""  # section and chapter titles
+
+
+@dataclass
+class Book:
+    root: Path
+    repo: str  # owner/name on GitHub
+    branch: str
+    repository_url: str
+    chapters: list[str]  # numbered chapters, in order ("chapters/mlp")
+    chapter_numbers: dict[str, str] = field(default_factory=dict)  # "chapters/mlp": "6", from the book build
+    targets: dict[str, Target] = field(default_factory=dict)
+    bibliography: object = None
+    glue: dict[str, dict[str, str]] = field(default_factory=dict)  # page -> key -> text/plain, from the build
+    mark_glue: bool = False  # print GLUE_MARK instead of each glued number (see same_but_glued)
+    release: str = ""  # _config.yml chainrule_release: a version on PyPI the set-up cell installs, or "" (git)
+
+    def chapter_number(self, chapter: str) -> str:
+        return self.chapter_numbers[chapter]
+
+    def colab_url(self, chapter: str, student: bool) -> str:
+        return f"{COLAB}/{self.repo}/blob/{self.branch}/{edition_path(chapter, student)}"
+
+    def raw_url(self, path: str) -> str:
+        return f"https://raw.githubusercontent.com/{self.repo}/{self.branch}/{path}"
+
+    @property
+    def default_pip_spec(self) -> str:
+        """What the set-up cell installs: ``chainrule==<chainrule_release>`` when _config.yml sets a release,
+        else the repository itself, ``git+<repository.url>@<branch>``."""
+        return f"chainrule=={self.release}" if self.release else f"git+{self.repository_url}@{self.branch}"
+
+
+def edition_path(chapter: str, student: bool) -> str:
+    """The repository path of a chapter's notebook: chapters/mlp.ipynb or student/chapters/mlp.ipynb."""
+    return f"{STUDENT_FOLDER}/{chapter}.ipynb" if student else f"{chapter}.ipynb"
+
+
+def numbered_chapters(toc: dict) -> list[str]:
+    chapters = []
+    for part in toc.get("parts", []):
+        if part.get("numbered"):
+            chapters.extend(entry["file"] for entry in part.get("chapters", []))
+    if not chapters:
+        raise ConversionError("_toc.yml has no numbered part: the editions number chapters as the book does")
+    return chapters
+
+
+def load_book(root: Path = ROOT) -> Book:
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    url = config["repository"]["url"].rstrip("/")
+    parts = urlsplit(url)
+    repo = parts.path.strip("/")
+    if parts.netloc != "github.com" or repo.count("/") != 1:
+        raise ConversionError(f"_config.yml repository.url must be https://github.com/<owner>/<name>, not {url!r}")
+    branch = config["repository"].get("branch")
+    if not branch:
+        raise ConversionError("_config.yml must set repository.branch (Colab links name the branch)")
+    release = read_release(config)
+    numbers = read_numbers(root)
+    book = Book(
+        root=root,
+        repo=repo,
+        branch=branch,
+        repository_url=url,
+        chapters=numbered_chapters(toc),
+        chapter_numbers=numbers["chapters"],
+        glue=numbers.get("glue", {}),
+        release=release,
+    )
+    unnumbered = [chapter for chapter in book.chapters if chapter not in book.chapter_numbers]
+    if unnumbered:
+        raise ConversionError(
+            f"{NUMBERS} gives no number to {', '.join(unnumbered)}: the book build is older "
+            "than _toc.yml. Run `make notebooks`, which builds the book first"
+        )
+    bibfiles = config.get("bibtex_bibfiles", [])
+    book.bibliography = parse_file(str(root / bibfiles[0])) if bibfiles else None
+    for page in book.chapters + unnumbered_pages(toc):  # unnumbered: the first page and the back matter
+        number_targets(book, page, read_chapter(root, page), numbers["numbered"].get(page, {}))
+    return book
+
+
+def read_release(config: dict) -> str:
+    """_config.yml's ``chainrule_release``: a version of chainrule on PyPI ("0.1.0"), or "" when unset."""
+    release = config.get("chainrule_release")
+    if release is None or release == "":
+        return ""
+    if not isinstance(release, str):  # YAML reads 0.10 as the number 0.1
+        raise ConversionError(
+            f'_config.yml chainrule_release must be a quoted version, such as "0.1.0", '
+            f"not the {type(release).__name__} {release!r}"
+        )
+    try:
+        Version(release)
+    except InvalidVersion:
+        raise ConversionError(
+            f'_config.yml chainrule_release {release!r} is not a version (such as "0.1.0"): '
+            "the set-up cell would run `pip install chainrule==<it>`"
+        ) from None
+    return release
+
+
+def unnumbered_pages(toc: dict) -> list[str]:
+    pages = [toc["root"]]
+    for part in toc.get("parts", []):
+        if not part.get("numbered"):
+            pages.extend(entry["file"] for entry in part.get("chapters", []))
+    return pages
+
+
+def read_chapter(root: Path, chapter: str):
+    return jupytext.read(root / f"{chapter}.md")
+
+
+def read_numbers(root: Path) -> dict:
+    """What Sphinx numbered in the last book build (``_ext/edition_numbers.py`` writes it)."""
+    path = root / NUMBERS
+    if not path.is_file():
+        raise ConversionError(
+            f"{NUMBERS} is missing: the editions take their numbers from the book build. "
+            "Run `make notebooks`, which builds the book first"
+        )
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def number_targets(book: Book, chapter: str, notebook, numbered: dict) -> None:
+    """Record the chapter's labels: numbers as the book build gave them, titles from the source.
+
+    ``numbered`` is the build's numbered elements of this chapter, by HTML id. Every one of
+    them must carry a label the chapter defines, and every numbered label the chapter
+    defines must be among them: otherwise the build is older than the chapter.
+    """
+    by_label = {element["label"]: element for element in numbered.values() if "label" in element}
+    unlabelled = [f"{element['kind']} {element['number']}" for element in numbered.values() if "label" not in element]
+    if unlabelled:
+        raise ConversionError(
+            f"{chapter}.md: the book numbers {', '.join(unlabelled)}, which has no label; "
+            "give it one (:name: or :label:) so that the editions can print its number"
+        )
+    found = set()
+
+    def add(label: str, kind: str, **values) -> None:
+        if label in book.targets:
+            raise ConversionError(f"{chapter}: label {label!r} is defined twice")
+        book.targets[label] = Target(kind=kind, chapter=chapter, **values)
+
+    def numbered_label(label: str | None, kind: str) -> None:
+        element = by_label.get(label)
+        if element is None or element["kind"] != kind:
+            what = f"the {kind} {label!r}" if label else f"a {kind} without a label"
+            raise ConversionError(
+                f"{chapter}.md: {what} has no number in {NUMBERS}, so the book build is "
+                "older than the chapter (or the book does not number it). Run `make notebooks`, "
+                "which builds the book first"
+            )
+        found.add(label)
+        add(label, kind, number=element["number"])
+
+    def label_markdown(source: str) -> None:
+        label = None  # a (label)= line names the heading right after it
+        for block in blocks(source):
+            token = block[0]
+            if label and token.type == "heading_open":
+                add(label, "chapter" if token.tag == "h1" else "section", title=block[1].content)
+            label = token.content if token.type == "myst_target" else None
+            if token.type == "math_block_label":
+                numbered_label(token.info, "equation")
+            elif is_directive(token):
+                directive = read_directive(token)
+                if directive.name == "exercise" and "nonumber" not in directive.options:
+                    numbered_label(directive.options.get("label"), "exercise")
+                elif directive.name == "figure" and directive.options.get("name"):
+                    numbered_label(directive.options["name"], "figure")
+                label_markdown(directive.body)
+
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            label_markdown(cell.source)
+        elif figure := cell.metadata.get("mystnb", {}).get("figure"):
+            if figure.get("name"):
+                numbered_label(figure["name"], "figure")
+    if set(by_label) - found:
+        raise ConversionError(
+            f"{chapter}.md: the book build numbers {sorted(set(by_label) - found)}, which the "
+            "chapter no longer defines. Run `make notebooks`, which builds the book first"
+        )
+    first = next((cell for cell in notebook.cells if "numbering" not in cell.metadata.get("tags", [])), None)
+    headings = blocks(first.source) if first and first.cell_type == "markdown" else []
+    title = next((block[1].content for block in headings if block[0].tag == "h1"), None)
+    if title is None:
+        raise ConversionError(f"{chapter}: the first cell must hold the chapter's '# Title'")
+    book.targets[f"/{chapter}"] = Target(kind="chapter", chapter=chapter, title=title)
+
+
+def setup(app) -> dict:
+    """The Sphinx extension: nothing to add; its registration puts tools/ on the extensions' path."""
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
