@@ -2,6 +2,7 @@
 
 import math
 
+from ..figures import svgchart
 from ..figures.figure import GLOBAL_GRAD_COLOR, INK, new_digraph
 from ..figures.svg import accessible_svg
 from .widget import Explorable, _grad_text, _html, _number, _tag_texts, _TextFigure, _value_text
@@ -129,8 +130,7 @@ def _training_explorable(recorder):
     total = len(recorder.points)
 
     steps, frames = [], []
-    losses = [snap["loss"] for snap in snapshots]
-    chart = _LossChart(losses, [snap["step"] for snap in snapshots])
+    chart, cursor = _loss_chart(snapshots)
     weight_ids = [
         f"part-w{layer}-{unit}-{k}"
         for layer, units in enumerate(recorder.weights)
@@ -149,7 +149,7 @@ def _training_explorable(recorder):
             texts["text-grad-loss"] = _grad_text(loss_grad)
             per_example.append(texts)
         attrs = {weight_ids[i]: {"fill": _diverging(w, scale)} for i, w in enumerate(snap["weights"])}
-        attrs.update(chart.cursor(number))
+        attrs.update(cursor(number))
         sentence = (
             f"After {snap['step']} updates of the weights, the mean loss over the "
             f"{total} points is {_number(snap['loss'])}, and {snap['correct']} of them "
@@ -187,98 +187,68 @@ def _training_explorable(recorder):
     )
 
 
-class _LossChart:
-    """The loss curve as a small SVG line chart, with a cursor the steps move."""
+def _loss_chart(snapshots):
+    """The loss curve as a line chart (:mod:`chainrule.figures.svgchart`), and the cursor's place per step.
 
-    WIDTH, HEIGHT, LEFT, BOTTOM, TOP, RIGHT = 260, 130, 40, 26, 10, 10
+    Returns the SVG and a function of a step's number that gives the attributes which put
+    the cursor (a dashed line and a dot, ids ``part-cursor``) on that step.
+    """
+    steps, losses = [snap["step"] for snap in snapshots], [snap["loss"] for snap in snapshots]
+    width, height = _LOSS_SIZE
+    top = max(losses) or 1.0
+    axes = svgchart.Axes(width, height, (steps[0], steps[-1]), (0.0, top), False, False)
+    xticks, yticks = svgchart.nice_ticks(steps[0], steps[-1], 3), svgchart.nice_ticks(0.0, top, 3)
+    parts = axes.frame(xticks, yticks, "updates", "mean loss")
+    line = " ".join(f"{axes.x(step):.1f},{axes.y(loss):.1f}" for step, loss in zip(steps, losses))
+    parts.append(f'<polyline points="{line}" fill="none" stroke="{GLOBAL_GRAD_COLOR}" stroke-width="1.6"/>')
 
-    def __init__(self, losses, steps):
-        self.losses, self.steps = losses, steps
-        self.top = max(losses) or 1.0
-
-    def xy(self, number):
-        span = max(len(self.losses) - 1, 1)
-        x = self.LEFT + (self.WIDTH - self.LEFT - self.RIGHT) * number / span
-        y = self.TOP + (self.HEIGHT - self.TOP - self.BOTTOM) * (1 - self.losses[number] / self.top)
-        return round(x, 1), round(y, 1)
-
-    def cursor(self, number):
-        x, y = self.xy(number)
+    def cursor(number):
+        x, y = round(axes.x(steps[number]), 1), round(axes.y(losses[number]), 1)
         return {"part-cursor": {"x1": x, "x2": x}, "part-cursor-dot": {"cx": x, "cy": y}}
 
-    def svg(self, alt):
-        w, h, left, bottom, top = self.WIDTH, self.HEIGHT, self.LEFT, self.BOTTOM, self.TOP
-        line = " ".join(f"{x},{y}" for x, y in (self.xy(i) for i in range(len(self.losses))))
-        x, y = self.xy(len(self.losses) - 1)
-        base = h - bottom
-        return (
-            f'<svg viewBox="0 0 {w} {h}" width="{w}" height="{h}" xmlns="http://www.w3.org/2000/svg">'
-            f'<rect width="{w}" height="{h}" fill="white"/>'
-            f'<path d="M{left},{top} V{base} H{w - self.RIGHT}" fill="none" stroke="#000"/>'
-            f'<text x="{left - 4}" y="{top + 4}" text-anchor="end" font-size="10">'
-            f"{_html(_number(self.top))}</text>"
-            f'<text x="{left - 4}" y="{base}" text-anchor="end" font-size="10">0</text>'
-            f'<text x="12" y="{(top + base) / 2}" font-size="10" text-anchor="middle" '
-            f'transform="rotate(-90 12 {(top + base) / 2})">mean loss</text>'
-            f'<text x="{left}" y="{base + 12}" font-size="10" text-anchor="middle">{self.steps[0]}</text>'
-            f'<text x="{w - self.RIGHT}" y="{base + 12}" font-size="10" text-anchor="middle">'
-            f"{self.steps[-1]}</text>"
-            f'<text x="{(left + w) / 2}" y="{h - 3}" font-size="10" text-anchor="middle">'
-            "updates</text>"
-            f'<polyline points="{line}" fill="none" stroke="{GLOBAL_GRAD_COLOR}" stroke-width="1.5"/>'
-            f'<line id="part-cursor" x1="{x}" x2="{x}" y1="{top}" y2="{base}" stroke="#e08a00" '
-            'stroke-width="1.5" stroke-dasharray="3,2"/>'
-            f'<circle id="part-cursor-dot" cx="{x}" cy="{y}" r="3.5" fill="#e08a00"/>'
-            "</svg>"
-        )
+    last = cursor(len(steps) - 1)
+    x, y = last["part-cursor"]["x1"], last["part-cursor-dot"]["cy"]
+    parts.append(
+        f'<line id="part-cursor" x1="{x}" x2="{x}" y1="{axes.y(top):.1f}" y2="{axes.y(0.0):.1f}" stroke="#e08a00" '
+        'stroke-width="1.5" stroke-dasharray="3,2"/>'
+    )
+    parts.append(f'<circle id="part-cursor-dot" cx="{x}" cy="{y}" r="3.5" fill="#e08a00"/>')
+    return svgchart.svg_document(width, height, parts), cursor
 
 
-def _marker(label, x, y):
-    """A point of class ``label``: a circle, square, triangle or diamond, in the class's colour."""
-    colour = _POINT_COLOURS[label]
-    style = f'fill="{colour}" stroke="white" stroke-width="1"'
-    if label == 0:
-        return f'<circle cx="{x}" cy="{y}" r="4" {style}/>'
-    if label == 1:
-        return f'<rect x="{x - 3.5}" y="{y - 3.5}" width="7" height="7" {style}/>'
-    if label == 2:
-        return f'<polygon points="{x},{y - 4.5} {x + 4.5},{y + 3.5} {x - 4.5},{y + 3.5}" {style}/>'
-    return f'<polygon points="{x},{y - 5} {x + 4.5},{y} {x},{y + 5} {x - 4.5},{y}" {style}/>'
+#: The sizes of the loss chart and of the regions panel, in pixels (the plot areas are
+#: these less svgchart's margins for ticks and labels).
+_LOSS_SIZE = (300, 170)
+_REGIONS_SIZE = (290, 272)
 
 
-_REGION_SIZE = 220
-
-
-def _to_panel(recorder, point):
+def _regions_axes(recorder):
     x0, x1, y0, y1 = recorder.extent
-    return (round(_REGION_SIZE * (point[0] - x0) / (x1 - x0), 1), round(_REGION_SIZE * (y1 - point[1]) / (y1 - y0), 1))
+    return svgchart.Axes(*_REGIONS_SIZE, (x0, x1), (y0, y1), False, False)
 
 
 def _ring_position(recorder, point):
-    x, y = _to_panel(recorder, point)
-    return {"part-ring": {"cx": x, "cy": y}}
+    axes = _regions_axes(recorder)
+    return {"part-ring": {"cx": round(axes.x(point[0]), 1), "cy": round(axes.y(point[1]), 1)}}
 
 
 def _regions_svg(recorder, final):
-    n, size = recorder.grid, _REGION_SIZE
-    cell = size / n
-    cells = "".join(
-        f'<rect data-cell="" x="{round(i * cell, 2)}" y="{round(j * cell, 2)}" '
-        f'width="{round(cell + 0.3, 2)}" height="{round(cell + 0.3, 2)}" '
-        f'fill="{_REGION_FILLS[int(final["cells"][j * n + i])]}"/>'
-        for j in range(n)
-        for i in range(n)
-    )
-    points = "".join(
-        _marker(label, *_to_panel(recorder, point)) for point, label in zip(recorder.points, recorder.labels)
-    )
+    """The decision regions (:mod:`chainrule.figures.svgchart`'s cells, which each step fills again),
+    the points, each class with its marker and colour, and a ring around the chosen example."""
+    n, (x0, x1, y0, y1) = recorder.grid, recorder.extent
+    axes = _regions_axes(recorder)
+    box = (axes.x(x0), axes.y(y1), (axes.x(x1) - axes.x(x0)) / n, (axes.y(y0) - axes.y(y1)) / n)
+    classes = [int(c) for c in final["cells"]]
+    parts = ['<g data-role="cells">', *svgchart.region_cells(classes, n, box, _REGION_FILLS, ' data-cell=""'), "</g>"]
+    parts += axes.frame(svgchart.nice_ticks(x0, x1, 4), svgchart.nice_ticks(y0, y1, 4), "x1", "x2", grid=False)
+    for (x, y), label in zip(recorder.points, recorder.labels):
+        shape = svgchart.MARKERS[label % len(svgchart.MARKERS)]
+        parts.append(svgchart.marker(shape, axes.x(x), axes.y(y), _POINT_COLOURS[label], 4.0, edge="white"))
     ring = _ring_position(recorder, recorder.points[recorder.examples[0]])["part-ring"]
-    return (
-        f'<svg viewBox="0 0 {size} {size}" width="{size}" height="{size}" '
-        f'xmlns="http://www.w3.org/2000/svg"><g data-role="cells">{cells}</g>{points}'
-        f'<circle id="part-ring" cx="{ring["cx"]}" cy="{ring["cy"]}" r="8" fill="none" '
-        'stroke="#000" stroke-width="2"/></svg>'
+    parts.append(
+        f'<circle id="part-ring" cx="{ring["cx"]}" cy="{ring["cy"]}" r="8" fill="none" stroke="#000" stroke-width="2"/>'
     )
+    return svgchart.svg_document(*_REGIONS_SIZE, parts)
 
 
 def _weights_svg(recorder, weight_ids, final, scale):
@@ -365,7 +335,7 @@ def _training_panels(recorder, names, weight_ids, chart, final, scale):
         ),
         (
             "Mean loss",
-            chart.svg(""),
+            chart,
             f"The training loss over {len(snapshots)} recorded steps, from "
             f"{_number(snapshots[0]['loss'])} to {_number(snapshots[-1]['loss'])}, with a cursor "
             "at the current step.",

@@ -12,14 +12,25 @@ keeps it legible on a phone.
 import html
 import math
 
-__all__ = ["line_chart_svg", "regions_svg", "nice_ticks", "MAX_REGION_CELLS"]
+__all__ = [
+    "line_chart_svg",
+    "regions_svg",
+    "nice_ticks",
+    "MAX_REGION_CELLS",
+    "MARKERS",
+    "Axes",
+    "marker",
+    "region_cells",
+    "svg_document",
+]
 
 #: The plane is sampled on at most this many cells a side: each cell calls the classifier
 #: in pure Python, which the page's Python runs a few times slower than CPython.
 MAX_REGION_CELLS = 60
 
 _DASHES = ["", "6,3", "1.5,3", "6,3,1.5,3", "8,2,2,2"]
-_MARKERS = ["circle", "square", "triangle", "diamond", "down"]
+#: The marker of each series or class, in turn: each reads without colour.
+MARKERS = ["circle", "square", "triangle", "diamond", "down"]
 _FONT = 11
 _LEFT, _RIGHT, _TOP, _BOTTOM = 58, 12, 12, 40
 
@@ -70,7 +81,7 @@ def _text(x, y, words, anchor="middle", extra=""):
     )
 
 
-def _marker(kind, x, y, colour, size=4.0, fill=None, edge=None):
+def marker(kind, x, y, colour, size=4.0, fill=None, edge=None):
     """A marker centred on (x, y): a circle, square, triangle, diamond or downward triangle."""
     style = f'fill="{fill or colour}" stroke="{edge or colour}" stroke-width="1"'
     if kind == "circle":
@@ -86,8 +97,12 @@ def _marker(kind, x, y, colour, size=4.0, fill=None, edge=None):
     return f'<polygon points="{points}" {style}/>'
 
 
-class _Axes:
-    """The mapping from data to the SVG's pixels, and the axes' frame, ticks and labels."""
+class Axes:
+    """The mapping from data to the SVG's pixels, and the axes' frame, ticks and labels.
+
+    The plot area is the SVG's ``width`` by ``height`` less fixed margins for the tick
+    labels and the axis labels; ``x`` and ``y`` map data to pixels in it.
+    """
 
     def __init__(self, width, height, xrange, yrange, logx, logy):
         self.width, self.height, self.logx, self.logy = width, height, logx, logy
@@ -149,7 +164,8 @@ def _legend(entries, x, y):
     return rows
 
 
-def _svg(width, height, parts):
+def svg_document(width, height, parts):
+    """An ``<svg>`` of ``width`` by ``height`` pixels on white, holding ``parts`` (SVG text)."""
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
         f'width="{width}" height="{height}" font-family="sans-serif">'
@@ -166,7 +182,7 @@ def line_chart_svg(lines, points, *, xlabel, ylabel, logx, logy, size, xticks, c
         raise ValueError(f"line_chart: logy needs positive values, got {min(ys):g}")
     legend_rows = 16 * (len(lines) + len(points))
     height += legend_rows
-    axes = _Axes(
+    axes = Axes(
         width, height - legend_rows, _padded(min(xs), max(xs), logx), _padded(min(ys), max(ys), logy), logx, logy
     )
     if logx:
@@ -178,27 +194,43 @@ def line_chart_svg(lines, points, *, xlabel, ylabel, logx, logy, size, xticks, c
     parts = axes.frame([t for t in x_ticks if x_low <= t <= x_high], y_ticks, xlabel, ylabel)
     legend = []
     for name, x_values, y_values in points:
-        parts.extend(_marker("circle", axes.x(x), axes.y(y), "#000", 3.5, "white") for x, y in zip(x_values, y_values))
-        legend.append((lambda lx, ly: _marker("circle", lx + 12, ly, "#000", 3.5, "white"), name))
+        parts.extend(marker("circle", axes.x(x), axes.y(y), "#000", 3.5, "white") for x, y in zip(x_values, y_values))
+        legend.append((lambda lx, ly: marker("circle", lx + 12, ly, "#000", 3.5, "white"), name))
     for i, (name, x_values, y_values) in enumerate(lines):
-        colour, dash, marker = colours[i % len(colours)], _DASHES[i % len(_DASHES)], _MARKERS[i % len(_MARKERS)]
+        colour, dash, shape = colours[i % len(colours)], _DASHES[i % len(_DASHES)], MARKERS[i % len(MARKERS)]
         dashes = f' stroke-dasharray="{dash}"' if dash else ""
         path = " ".join(f"{axes.x(x):.1f},{axes.y(y):.1f}" for x, y in zip(x_values, y_values))
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.6"{dashes}/>')
         every = max(1, len(y_values) // 12)  # a dozen markers per line at most
         parts.extend(
-            _marker(marker, axes.x(x), axes.y(y), colour, 3.0) for x, y in list(zip(x_values, y_values))[::every]
+            marker(shape, axes.x(x), axes.y(y), colour, 3.0) for x, y in list(zip(x_values, y_values))[::every]
         )
 
-        def sample(lx, ly, colour=colour, dashes=dashes, marker=marker):
+        def sample(lx, ly, colour=colour, dashes=dashes, shape=shape):
             return (
                 f'<line x1="{lx}" x2="{lx + 24}" y1="{ly}" y2="{ly}" stroke="{colour}" stroke-width="1.6"'
-                f"{dashes}/>" + _marker(marker, lx + 12, ly, colour, 3.0)
+                f"{dashes}/>" + marker(shape, lx + 12, ly, colour, 3.0)
             )
 
         legend.append((sample, name))
     parts.extend(_legend(legend, _LEFT, height - legend_rows + 4))  # under the axes: it never hides a line
-    return _svg(width, height, parts)
+    return svg_document(width, height, parts)
+
+
+def region_cells(classes, n, box, fills, attributes=""):
+    """The ``n`` by ``n`` cells of decision regions, row by row from the top, each filled by its class.
+
+    ``classes`` holds one class per cell in that order; ``box`` is ``(left, top, cell width,
+    cell height)`` in pixels. ``attributes`` goes into every ``<rect>`` (an explorable marks
+    its cells, which its steps fill again).
+    """
+    left, top, cell_w, cell_h = box
+    return [
+        f'<rect{attributes} x="{left + i * cell_w:.2f}" y="{top + j * cell_h:.2f}" width="{cell_w + 0.3:.2f}" '
+        f'height="{cell_h + 0.3:.2f}" fill="{fills[classes[j * n + i] % len(fills)]}"/>'
+        for j in range(n)
+        for i in range(n)
+    ]
 
 
 def regions_svg(classify, points, labels, *, names, xlabel, ylabel, extent, resolution, size, fills, colours):
@@ -216,15 +248,10 @@ def regions_svg(classify, points, labels, *, names, xlabel, ylabel, extent, reso
         raise ValueError(f"decision_regions: classes must be 0 to {count - 1}, one per name in {list(names)}")
     legend_rows = 16 * count
     width, height = round(size[0] * 72), round(size[1] * 72) + legend_rows
-    axes = _Axes(width, height - legend_rows, (x0, x1), (y0, y1), False, False)
+    axes = Axes(width, height - legend_rows, (x0, x1), (y0, y1), False, False)
     cell_w, cell_h = (axes.x(x1) - axes.x(x0)) / n, (axes.y(y0) - axes.y(y1)) / n
     left, top = axes.x(x0), axes.y(y1)
-    parts = [
-        f'<rect x="{left + i * cell_w:.2f}" y="{top + j * cell_h:.2f}" width="{cell_w + 0.3:.2f}" '
-        f'height="{cell_h + 0.3:.2f}" fill="{fills[classes[j * n + i] % len(fills)]}"/>'
-        for j in range(n)
-        for i in range(n)
-    ]
+    parts = region_cells(classes, n, (left, top, cell_w, cell_h), fills)
     edges = []
     for j in range(n):
         for i in range(n):
@@ -240,18 +267,18 @@ def regions_svg(classify, points, labels, *, names, xlabel, ylabel, extent, reso
     parts += axes.frame(nice_ticks(x0, x1), nice_ticks(y0, y1), xlabel, ylabel, grid=False)
     for (x, y), label in zip(points, labels):
         parts.append(
-            _marker(
-                _MARKERS[label % len(_MARKERS)], axes.x(x), axes.y(y), colours[label % len(colours)], 4.5, edge="#000"
+            marker(
+                MARKERS[label % len(MARKERS)], axes.x(x), axes.y(y), colours[label % len(colours)], 4.5, edge="#000"
             )
         )
     legend = [
         (
-            lambda lx, ly, c=c: _marker(
-                _MARKERS[c % len(_MARKERS)], lx + 12, ly, colours[c % len(colours)], 4.5, edge="#000"
+            lambda lx, ly, c=c: marker(
+                MARKERS[c % len(MARKERS)], lx + 12, ly, colours[c % len(colours)], 4.5, edge="#000"
             ),
             names[c],
         )
         for c in range(count)
     ]
     parts.extend(_legend(legend, _LEFT, height - legend_rows + 4))
-    return _svg(width, height, parts)
+    return svg_document(width, height, parts)
