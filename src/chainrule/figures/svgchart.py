@@ -267,9 +267,7 @@ def regions_svg(classify, points, labels, *, names, xlabel, ylabel, extent, reso
     parts += axes.frame(nice_ticks(x0, x1), nice_ticks(y0, y1), xlabel, ylabel, grid=False)
     for (x, y), label in zip(points, labels):
         parts.append(
-            marker(
-                MARKERS[label % len(MARKERS)], axes.x(x), axes.y(y), colours[label % len(colours)], 4.5, edge="#000"
-            )
+            marker(MARKERS[label % len(MARKERS)], axes.x(x), axes.y(y), colours[label % len(colours)], 4.5, edge="#000")
         )
     legend = [
         (
