@@ -46,8 +46,7 @@ def answered_student_notebook(chapter: str) -> nbformat.NotebookNode:
 @functools.cache
 def _answered_student_notebook(chapter: str) -> nbformat.NotebookNode:
     notebook = nbformat.read(student_path(chapter), as_version=4)
-    questions = checked_questions(chapter)
-    for question in questions:
+    for question in checked_questions(chapter):
         [cell] = [cell for cell in notebook.cells if cell.cell_type == "code" and cell.source == question.stub]
         cell.source = questions.solution_code(question, chapter)
     return notebook

@@ -46,7 +46,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reports import read_written, write_outputs, write_written  # tools/reports.py
+from reports import Result, Submission, read_written, write_outputs, write_written  # tools/reports.py
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ROOT / "_build" / "assignments"
@@ -56,24 +56,6 @@ MEMORY_LIMIT = 8 * 2**30  # bytes of address space per process in the sandbox
 FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
 OUTPUTS = ("grades.csv", "summary.html", "feedback")
 SKIPPED_FOLDERS = {".ipynb_checkpoints", "__MACOSX", "feedback"}
-
-
-@dataclass
-class Submission:
-    student: str
-    path: Path | None  # None: a roster student without a notebook
-    file: str = ""
-
-
-@dataclass
-class Result:
-    student: str
-    file: str
-    scores: dict[str, float] = field(default_factory=dict)
-    messages: dict[str, list[str]] = field(default_factory=dict)
-    mistakes: dict[str, list[str]] = field(default_factory=dict)  # question -> the known mistakes its checks named
-    status: str = "graded"
-    seconds: float = 0.0
 
 
 def autograder_zip(assignment: str, assignments: Path = ASSIGNMENTS) -> Path:

@@ -19,11 +19,28 @@ import json
 import re
 import shutil
 import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from grade import Result, Submission
+# --------------------------------------------------------------------------- what a grading run gives
+
+
+@dataclass
+class Submission:
+    student: str
+    path: Path | None  # None: a roster student without a notebook
+    file: str = ""
+
+
+@dataclass
+class Result:
+    student: str
+    file: str
+    scores: dict[str, float] = field(default_factory=dict)
+    messages: dict[str, list[str]] = field(default_factory=dict)
+    mistakes: dict[str, list[str]] = field(default_factory=dict)  # question -> the known mistakes its checks named
+    status: str = "graded"
+    seconds: float = 0.0
 
 
 # --------------------------------------------------------------------------- grades, feedback, summary
