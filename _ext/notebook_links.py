@@ -20,7 +20,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import book_model  # tools/book_model.py: _config.yml's local extension `book_model` puts tools/ on the path
-import yaml
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
@@ -54,7 +53,7 @@ class NotebookLinks(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         repo, branch = repository(self.config)
         root = Path(self.config.notebook_links_root or self.env.srcdir)
-        toc = yaml.safe_load((Path(self.env.srcdir) / "_toc.yml").read_text(encoding="utf-8"))
+        toc = book_model.read_toc(Path(self.env.srcdir))
         raw = f"https://github.com/{repo}/raw/{branch}"
         table = nodes.table(classes=["notebook-links"])
         group = nodes.tgroup(cols=4)

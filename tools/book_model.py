@@ -6,7 +6,7 @@ bibliography, and the numbers Sphinx gave every figure, equation, exercise and c
 (``_build/numbers.json``, written by every book build). The notebook editions, the
 student site, the assignments, the PDF and ``_ext/`` read the book from here.
 
-It is also a Sphinx extension (``_config.yml``, ``local_extensions: book: tools``) that
+It is also a Sphinx extension (``_config.yml``, ``local_extensions: book_model: tools``) that
 adds nothing to the build: registering it puts ``tools/`` on the path of the book's own
 extensions, which import the book model from here.
 """
@@ -80,6 +80,11 @@ def edition_path(chapter: str, student: bool) -> str:
     return f"{STUDENT_FOLDER}/{chapter}.ipynb" if student else f"{chapter}.ipynb"
 
 
+def read_toc(root: Path) -> dict:
+    """The book's ``_toc.yml``: its ``root`` page and its parts of chapters."""
+    return yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+
+
 def numbered_chapters(toc: dict) -> list[str]:
     chapters = []
     for part in toc.get("parts", []):
@@ -92,7 +97,7 @@ def numbered_chapters(toc: dict) -> list[str]:
 
 def load_book(root: Path = ROOT) -> Book:
     config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    toc = read_toc(root)
     url = config["repository"]["url"].rstrip("/")
     parts = urlsplit(url)
     repo = parts.path.strip("/")

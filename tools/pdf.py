@@ -32,8 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+import book_model  # tools/book_model.py
 import build_book  # tools/build_book.py
-import yaml
 from playwright.sync_api import sync_playwright
 
 NAME = "backprop-book.pdf"
@@ -69,7 +69,7 @@ PREPARE = """() => {
 
 def first_page(book: Path) -> str:
     """The book's first page, as _toc.yml names it (``chapters/index``)."""
-    return yaml.safe_load((book / "_toc.yml").read_text(encoding="utf-8"))["root"]
+    return book_model.read_toc(book)["root"]
 
 
 def build_single_page(book: Path) -> Path:
