@@ -145,7 +145,7 @@ def test_d2l_answers_of_the_wrong_kind_are_explained(d2l):
         W1,
         W2,
         LAM,
-        match=r"dJ/dW2 should be numbers \(shape \(3, 5\)\), but it is a str",
+        match=r"dJ/dW2 is text \('W2 grad'\), not a number: compute it in Python \(an array of shape \(3, 5\)\)",
     )
     raises(
         feedback.check_d2l_weight_grads,
@@ -700,3 +700,66 @@ def test_the_instructors_page_quotes_a_real_message():
 
     error = raises(feedback.check_d2l_weight_grads_function, no_decay_on_W2, match="λ·W2 is missing")
     assert quoted[1].splitlines() == wrapped(f"AnswerError: {error}", 72)
+
+
+# --------------------------------------------------------------------------- inputs the answer changes
+
+
+def _d2l_weight_grads(X, y, W1, W2, lam):
+    g = feedback.d2l_gradients(X, y, W1, W2, lam)
+    return g["W1"], g["W2"]
+
+
+def _hidden_bias_grad(X, y, W1, b1, W2, lam):
+    return feedback.d2l_gradients(X, y, W1, W2, lam, b1=b1)["b1"]
+
+
+def test_a_function_that_changes_its_inputs_is_told_so_and_never_judged_on_changed_inputs():
+    """The function gets copies: a wrong answer that scales X first cannot pass by changing the check's X,
+    and a right one that scales W1 after computing cannot fail for it; both are told what they changed."""
+
+    def scales_x_first(X, y, W1, W2, lam):
+        X /= 255.0
+        return _d2l_weight_grads(X, y, W1, W2, lam)
+
+    def right_numbers_then_changes_w1(X, y, W1, W2, lam):
+        g1, g2 = _d2l_weight_grads(X, y, W1, W2, lam)
+        W1 *= lam
+        return g1, g2
+
+    def bias_scales_x(X, y, W1, b1, W2, lam):
+        X /= 255.0
+        return _hidden_bias_grad(X, y, W1, b1, W2, lam)
+
+    def clips_in_place(grads, max_norm):
+        factor = min(1.0, max_norm / np.sqrt(sum((g**2).sum() for g in grads)))
+        for g in grads:
+            g *= factor
+        return grads
+
+    feedback.check_d2l_weight_grads_function(_d2l_weight_grads)  # the same answers, without the change, pass
+    feedback.check_hidden_bias_grad_function(_hidden_bias_grad)
+    for check, function, changed in [
+        (feedback.check_d2l_weight_grads_function, scales_x_first, "X"),
+        (feedback.check_d2l_weight_grads_function, right_numbers_then_changes_w1, "W1"),
+        (feedback.check_hidden_bias_grad_function, bias_scales_x, "X"),
+        (feedback.check_clip_by_norm, clips_in_place, "grads"),
+    ]:
+        error = raises(check, function, match=rf"changed {changed} in place, but the caller's arrays must stay")
+        assert error.mistake == "an argument changed in place" and "is wrong at entry" not in str(error)
+
+
+def test_two_counts_in_an_array_pass_and_numbers_in_quotes_do_not():
+    """6.3 takes any pair of numbers (an array of two too); 1.2 and 3.2 refuse text, which numpy would read."""
+
+    def as_array(N, d, h, q):
+        counts = feedback.d2l_memory(N, d, h, q)
+        return np.array([counts["prediction"], counts["training"]])
+
+    feedback.check_memory_count_function(as_array)
+    x = 0.7
+    right = (x, 3 * x**2)  # dy/ds = x (y = s·x with s = x·x) and dy/dx = 3x²
+    feedback.check_cube_grads(*right, x)
+    for pasted in ([f"{right[0]:.6f}", right[1]], [right[0], str(right[1])], [x, [f"{right[1]}"]]):
+        raises(feedback.check_cube_grads, *pasted, x, match=r"is text \(.*\), not a number: remove the quotes")
+    raises(feedback.check_tanh_neuron_grads, "0.1", 0.2, 0.3, 0.5, -2.0, 0.5, match="dy/dx is text")

@@ -224,3 +224,25 @@ def test_the_named_mistake_reaches_the_grader_as_data(tmp_path):
     data, problem = grading.read_record(tmp_path / "right.json")
     assert grading.score(tests, data, problem)["q"].mistakes == []
     assert grading.score(tests, None, "no record")["q"].mistakes == []
+
+
+def test_the_replay_says_what_the_kernel_said_of_a_function_that_changed_its_inputs(tmp_path):
+    """A function that changes X in place fails in the grader as in the notebook, with the same named mistake."""
+    from chainrule.exercises import feedback
+
+    def scales_x_first(X, y, W1, W2, lam):
+        X /= 255.0
+        g = feedback.d2l_gradients(X, y, W1, W2, lam)
+        return g["W1"], g["W2"]
+
+    tests = {"q.py": WEIGHTS}
+    grading.record({"d2l_weight_grads": scales_x_first}, tests, str(tmp_path / "record.json"))
+    data, problem = grading.read_record(tmp_path / "record.json")
+    result = grading.score(tests, data, problem)["q"]
+    assert result.score == 0 and result.mistakes == ["an argument changed in place"]
+    assert "d2l_weight_grads changed X in place" in result.test_case_results[0].message
+    calls = data["calls"]["d2l_weight_grads"]
+    assert calls[0]["changed"] == [0]  # the kernel wrote down which argument changed
+    del calls[0]["changed"]  # without it, the replay judges the numbers alone (wrong: they are for X / 255)
+    message = grading.score(tests, data, problem)["q"].test_case_results[0].message
+    assert "in place" not in message and "is wrong" in message

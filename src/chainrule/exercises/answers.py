@@ -92,6 +92,14 @@ def _as_array(name: str, received, expected: np.ndarray) -> np.ndarray:
         received = received.data
     if hasattr(received, "detach"):  # a torch tensor, which numpy reads only once detached
         received = received.detach()
+    if _holds_text(received):  # numpy would read "5.07" as the number: a pasted string is not an answer
+        try:
+            np.asarray(received, dtype=float)
+            hint = "remove the quotes"
+        except ValueError:
+            shape = "one number" if expected.shape == () else f"an array of shape {expected.shape}"
+            hint = f"compute it in Python ({shape})"
+        raise AnswerError(name, f"{name} is text ({received!r:.60}), not a number: {hint}.")
     try:
         array = np.asarray(received, dtype=float)
     except (TypeError, ValueError, RuntimeError):
@@ -99,6 +107,14 @@ def _as_array(name: str, received, expected: np.ndarray) -> np.ndarray:
             name, f"{name} should be numbers (shape {expected.shape}), but it is a {type(received).__name__}."
         ) from None
     return array
+
+
+def _holds_text(value) -> bool:
+    if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "SU"
+    return isinstance(value, (list, tuple)) and any(_holds_text(item) for item in value)
 
 
 def _precision(received) -> str | None:
@@ -355,9 +371,24 @@ def _check_scalar(name: str, number: np.ndarray | AnswerError, value: float, fou
     )
 
 
-def call(name: str, function: Callable, *args, time_limit: float = TIME_LIMIT):
+class ChangedInPlace(Exception):
+    """Raised in the grader's replay for a call that changed its arguments (``positions``) in the kernel."""
+
+    def __init__(self, positions: Sequence[int]):
+        super().__init__(f"changed the arguments at {list(positions)} in place")
+        self.positions = list(positions)
+
+
+IN_PLACE = "an argument changed in place"
+
+
+def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_limit: float = TIME_LIMIT):
     """``function(*args)``, with whatever the student's function raises turned into :class:`AnswerError`.
 
+    The function gets copies of the arrays (and lists of them) in ``args``, so the check's
+    own inputs, from which it computes the expected answer, stay as they were; a function
+    that changed a copy in place (``X /= 255``) fails with a message that names the
+    argument (``names`` gives the arguments' names, in order).
     A ``NotImplementedError`` that says "not answered yet" (the answer cell as handed out)
     becomes :class:`NotAnswered`, shown as one line. A call that runs longer than
     ``time_limit`` seconds is stopped (an infinite loop, say), and a function that returns
@@ -369,20 +400,73 @@ def call(name: str, function: Callable, *args, time_limit: float = TIME_LIMIT):
         raise AnswerError(name, f"{name} is not defined: run the cell that defines it (or write it again).")
     if not callable(function):
         raise AnswerError(name, f"{name} should be a function, but it is a {type(function).__name__}.")
+    given = [_copied(argument) for argument in args]
     try:
         with _time_limit(name, time_limit):
-            result = function(*args)
+            result = function(*given)
     except AnswerError:
         raise
+    except ChangedInPlace as error:  # the grader's replay of a call that did this in the kernel
+        raise AnswerError(name, _in_place_message(name, error.positions, names), IN_PLACE) from None
     except NotImplementedError as error:
         if "not answered yet" in str(error):
             raise NotAnswered(name, str(error)) from None
         raise AnswerError(name, f"{name} raised NotImplementedError: {error}{_where(error)}") from None
     except Exception as error:  # the student's code raised: explain, do not crash the check
         raise AnswerError(name, f"{name} raised {type(error).__name__}: {error}{_where(error)}") from None
+    changed = [i for i, (argument, copy) in enumerate(zip(args, given)) if not unchanged(argument, copy)]
+    if changed:
+        raise AnswerError(name, _in_place_message(name, changed, names), IN_PLACE)
     if result is None:
         raise AnswerError(name, f"{name} returned None: is a `return` missing at its end?")
     return result
+
+
+def _copied(value):
+    """``value`` with its arrays copied, also inside lists, tuples and dicts (numbers need no copy)."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_copied(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    return value
+
+
+def unchanged(before, after) -> bool:
+    """Whether ``after`` (a copy of ``before`` that a function was given) still holds what ``before`` does."""
+    if isinstance(before, np.ndarray):
+        return (
+            isinstance(after, np.ndarray)
+            and before.shape == after.shape
+            and before.dtype == after.dtype
+            and bool(np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"))
+        )
+    if isinstance(before, (list, tuple)):
+        return (
+            type(after) is type(before)
+            and len(after) == len(before)
+            and all(unchanged(b, a) for b, a in zip(before, after))
+        )
+    if isinstance(before, dict):
+        return (
+            isinstance(after, dict)
+            and after.keys() == before.keys()
+            and all(unchanged(before[k], after[k]) for k in before)
+        )
+    return True
+
+
+def _in_place_message(name: str, positions: Sequence[int], names: Sequence[str]) -> str:
+    said = [names[i] if i < len(names) else f"its argument {i + 1}" for i in positions]
+    return (
+        f"{name} changed {_joined(said)} in place, but the caller's arrays must stay as they were. "
+        "Compute new arrays instead: `a = a * 2`, not `a *= 2`, `a[...] = ...` or `out=a`."
+    )
+
+
+def _joined(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 class exercise:

@@ -263,6 +263,9 @@ def _on(function: str, problem: dict, rebuild: str, arguments: str) -> tuple[str
 
 
 def _pair(name: str, result, what: str):
+    """The two values of ``result``: a tuple or list of two, or a 1-D array of two numbers."""
+    if isinstance(result, np.ndarray) and result.shape == (2,):
+        return tuple(result)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise AnswerError(name, f"{name} should return two values {what}, got {result!r:.80}.")
     return result
@@ -272,7 +275,8 @@ def check_d2l_weight_grads_function(d2l_weight_grads: Callable, seed: int = 0) -
     """``d2l_weight_grads(X, y, W1, W2, lam)`` must return (∂J/∂W1, ∂J/∂W2): on a small batch, then on ``seed``'s."""
     for p, rebuild in _problems(seed):
         title, after = _on("d2l_weight_grads", p, rebuild, "p['X'], p['y'], p['W1'], p['W2'], p['lam']")
-        result = call("d2l_weight_grads", d2l_weight_grads, p["X"], p["y"], p["W1"], p["W2"], p["lam"])
+        arguments = p["X"], p["y"], p["W1"], p["W2"], p["lam"]
+        result = call("d2l_weight_grads", d2l_weight_grads, *arguments, names=("X", "y", "W1", "W2", "lam"))
         dJ_dW1, dJ_dW2 = _pair("d2l_weight_grads", result, "(dJ/dW1, dJ/dW2)")
         check_d2l_weight_grads(dJ_dW1, dJ_dW2, p["X"], p["y"], p["W1"], p["W2"], p["lam"], title, after)
 
@@ -281,7 +285,8 @@ def check_hidden_bias_grad_function(hidden_bias_grad: Callable, seed: int = 0) -
     """``hidden_bias_grad(X, y, W1, b1, W2, lam)`` must return ∂J/∂b1: on a small batch, then on ``seed``'s."""
     for p, rebuild in _problems(seed):
         title, after = _on("hidden_bias_grad", p, rebuild, "p['X'], p['y'], p['W1'], p['b1'], p['W2'], p['lam']")
-        answer = call("hidden_bias_grad", hidden_bias_grad, p["X"], p["y"], p["W1"], p["b1"], p["W2"], p["lam"])
+        arguments = p["X"], p["y"], p["W1"], p["b1"], p["W2"], p["lam"]
+        answer = call("hidden_bias_grad", hidden_bias_grad, *arguments, names=("X", "y", "W1", "b1", "W2", "lam"))
         check_hidden_bias_grad(answer, p["X"], p["y"], p["W1"], p["b1"], p["W2"], p["lam"], title, after)
 
 
@@ -299,7 +304,7 @@ def check_matmul_vjp(matmul_vjp: Callable, seed: int = 0) -> None:
     G = rng.normal(size=(m, n))
     At, Bt = Tensor(A, requires_grad=True), Tensor(B, requires_grad=True)
     (At @ Bt).backward(G)
-    dA, dB = _pair("matmul_vjp", call("matmul_vjp", matmul_vjp, A, B, G), "(dA, dB)")
+    dA, dB = _pair("matmul_vjp", call("matmul_vjp", matmul_vjp, A, B, G, names=("A", "B", "G")), "(dA, dB)")
     report = Report(f"matmul_vjp with A of shape {A.shape} and B of shape {B.shape}")
     report.check("dA", lambda: check_array("dA", dA, At.grad, [Mistake("the sign is flipped", -At.grad)]))
     report.check("dB", lambda: check_array("dB", dB, Bt.grad, [Mistake("the sign is flipped", -Bt.grad)]))
@@ -317,7 +322,7 @@ def check_softmax_cross_entropy_vjp(ce_grad: Callable, seed: int = 1) -> None:
     expected = (probabilities - onehot) / len(labels)
     check_array(
         "dL/dlogits",
-        call("ce_grad", ce_grad, logits, labels),
+        call("ce_grad", ce_grad, logits, labels, names=("logits", "labels")),
         expected,
         [
             Mistake("the 1/N of the mean is missing", probabilities - onehot),
@@ -476,7 +481,7 @@ MEMORY_SIZES = ((1, 2, 8, 10), (7, 3, 5, 9), (64, 4, 8, 3), (1000, 784, 256, 10)
 def check_memory_count_function(memory_count: Callable, sizes=MEMORY_SIZES) -> None:
     """``memory_count(N, d, h, q)`` must return the (prediction, training) counts for each (N, d, h, q) in ``sizes``."""
     for N, d, h, q in sizes:
-        result = call("memory_count", memory_count, N, d, h, q)
+        result = call("memory_count", memory_count, N, d, h, q, names=("N", "d", "h", "q"))
         prediction, training = _pair("memory_count", result, "(prediction, training)")
         check_memory_count(prediction, training, N, d, h, q)
 
@@ -494,7 +499,7 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
     for grads in (small, large):
         norm = float(np.sqrt(sum((g**2).sum() for g in grads)))
         factor = min(1.0, max_norm / norm)
-        result = call(name, clip_by_norm, [g.copy() for g in grads], max_norm)
+        result = call(name, clip_by_norm, grads, max_norm, names=("grads", "max_norm"))
         if not isinstance(result, (list, tuple)) or len(result) != len(grads):
             raise AnswerError(name, f"{name} should return a list of {len(grads)} arrays, got {result!r:.80}.")
         per_tensor = [g * min(1.0, max_norm / np.sqrt((g**2).sum())) for g in grads]

@@ -163,6 +163,7 @@ class _Recorder:
         from . import answers
 
         entry = {"key": key(args, kwargs)}
+        before = [_encoded_or_marker(argument) for argument in args]
         self._calls.append(entry)
         if self._timed_out:  # it ran out of time once: do not wait for it again
             entry["error"] = {"type": "_TimeUp", "message": "", "where": ""}
@@ -173,6 +174,9 @@ class _Recorder:
             self._timed_out = isinstance(error, answers._TimeUp)
             entry["error"] = {"type": type(error).__name__, "message": str(error)[:2000], "where": _where(error)}
             raise
+        changed = [i for i, argument in enumerate(args) if _encoded_or_marker(argument) != before[i]]
+        if changed:  # the check says so in the kernel; the replay says the same (answers.ChangedInPlace)
+            entry["changed"] = changed
         entry["result"] = _encoded_or_marker(result)
         return result
 
@@ -393,6 +397,11 @@ class _Replay:
             raise _exception(entry["error"])
         if "result" not in entry:
             raise Unreadable(f"{self.__name__} did not return while the notebook ran (the kernel stopped)")
+        changed = entry.get("changed")
+        if isinstance(changed, list) and changed and all(type(i) is int and 0 <= i < len(args) for i in changed):
+            from .answers import ChangedInPlace
+
+            raise ChangedInPlace(changed)
         return decode(entry["result"])
 
 
