@@ -763,3 +763,26 @@ def test_two_counts_in_an_array_pass_and_numbers_in_quotes_do_not():
     for pasted in ([f"{right[0]:.6f}", right[1]], [right[0], str(right[1])], [x, [f"{right[1]}"]]):
         raises(feedback.check_cube_grads, *pasted, x, match=r"is text \(.*\), not a number: remove the quotes")
     raises(feedback.check_tanh_neuron_grads, "0.1", 0.2, 0.3, 0.5, -2.0, 0.5, match="dy/dx is text")
+
+
+def test_an_answer_written_for_the_public_size_fails_on_the_second():
+    """5.5: the public VJP checks try two sizes, so np.eye(3) and / 5 (the first size's) cannot pass."""
+
+    def softmax(logits):
+        e = np.exp(logits - logits.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    feedback.check_softmax_cross_entropy_vjp(lambda z, y: (softmax(z) - np.eye(z.shape[1])[y]) / len(y))
+    raises(
+        feedback.check_softmax_cross_entropy_vjp,
+        lambda z, y: (softmax(z) - np.eye(3)[y]) / 5,
+        match=r"ce_grad raised|ce_grad on \d+ examples of \d+ classes",
+    )
+    for seed in (0, 3):
+        sizes = feedback._two_sizes(seed, (2, 3, 4), 3, 2, 9)
+        assert len(sizes) == 2 and not set(sizes[0]) & set(sizes[1]) and len(set(sizes[1])) == 3
+    raises(
+        feedback.check_matmul_vjp,
+        lambda A, B, G: (G @ B.T, A.T @ G) if A.shape == (2, 3) else (np.zeros((2, 3)), np.zeros((3, 4))),
+        match=r"matmul_vjp with A of shape \((?!2, 3)",
+    )

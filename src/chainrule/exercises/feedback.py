@@ -293,13 +293,29 @@ def check_hidden_bias_grad_function(hidden_bias_grad: Callable, seed: int = 0) -
 # --------------------------------------------------------------------------- VJP rules
 
 
+def _two_sizes(seed: int, first: tuple[int, ...], count: int, low: int, high: int) -> list[tuple[int, ...]]:
+    """``first``, then a second size drawn from ``seed``: ``count`` sizes in [low, high), all different,
+    and none equal to the first's, so that an answer written for one size fails on the other."""
+    rng = np.random.default_rng([seed, 2])  # apart from the problem's numbers, which stay as they were
+    while True:
+        second = tuple(int(v) for v in rng.integers(low, high, size=count))
+        if len(set(second)) == count and not set(second) & set(first):
+            return [first, second]
+
+
 def check_matmul_vjp(matmul_vjp: Callable, seed: int = 0) -> None:
     """``matmul_vjp(A, B, G)`` must return ``(G Bᵀ, Aᵀ G)``, the VJP of C = A B for the upstream gradient G.
 
-    ``seed`` picks the shapes and the numbers (seed 0: A is 2×3 and B is 3×4).
+    ``seed`` picks the shapes and the numbers: two sizes each time (seed 0: A is 2×3 and B is
+    3×4 first), so that an answer written for one shape fails on the other.
     """
     rng = np.random.default_rng(seed)
-    m, k, n = (2, 3, 4) if seed == 0 else (int(v) for v in rng.integers(2, 7, size=3))
+    first = (2, 3, 4) if seed == 0 else tuple(int(v) for v in rng.integers(2, 7, size=3))
+    for size in _two_sizes(seed, first, 3, 2, 9):
+        _check_matmul_vjp_on(matmul_vjp, rng, *size)
+
+
+def _check_matmul_vjp_on(matmul_vjp: Callable, rng, m: int, k: int, n: int) -> None:
     A, B = rng.normal(size=(m, k)), rng.normal(size=(k, n))
     G = rng.normal(size=(m, n))
     At, Bt = Tensor(A, requires_grad=True), Tensor(B, requires_grad=True)
@@ -312,24 +328,32 @@ def check_matmul_vjp(matmul_vjp: Callable, seed: int = 0) -> None:
 
 
 def check_softmax_cross_entropy_vjp(ce_grad: Callable, seed: int = 1) -> None:
-    """``ce_grad(logits, labels)`` must return ∂L/∂logits of the *mean* cross-entropy: (softmax − onehot)/N."""
+    """``ce_grad(logits, labels)`` must return ∂L/∂logits of the *mean* cross-entropy: (softmax − onehot)/N.
+
+    Two sizes each time (seed 1: 5 examples of 3 classes first), so that an answer written
+    for one size (``np.eye(3)``, ``/ 5``) fails on the other.
+    """
     rng = np.random.default_rng(seed)
-    n, q = (5, 3) if seed == 1 else (int(v) for v in rng.integers(3, 9, size=2))
+    first = (5, 3) if seed == 1 else tuple(int(v) for v in rng.integers(3, 9, size=2))
+    for n, q in _two_sizes(seed, first, 2, 2, 10):
+        _check_ce_grad_on(ce_grad, rng, n, q)
+
+
+def _check_ce_grad_on(ce_grad: Callable, rng, n: int, q: int) -> None:
     logits, labels = rng.normal(size=(n, q)) * 2, rng.integers(0, q, size=n)
     probabilities = np.exp(logits - logits.max(1, keepdims=True))
     probabilities /= probabilities.sum(1, keepdims=True)
     onehot = np.eye(q)[labels]
     expected = (probabilities - onehot) / len(labels)
-    check_array(
-        "dL/dlogits",
-        call("ce_grad", ce_grad, logits, labels, names=("logits", "labels")),
-        expected,
-        [
-            Mistake("the 1/N of the mean is missing", probabilities - onehot),
-            Mistake("the sign is flipped (onehot − softmax)", -expected),
-            Mistake("the softmax is missing: the logits were used as probabilities", (logits - onehot) / len(labels)),
-        ],
-    )
+    answer = call("ce_grad", ce_grad, logits, labels, names=("logits", "labels"))
+    mistakes = [
+        Mistake("the 1/N of the mean is missing", probabilities - onehot),
+        Mistake("the sign is flipped (onehot − softmax)", -expected),
+        Mistake("the softmax is missing: the logits were used as probabilities", (logits - onehot) / len(labels)),
+    ]
+    report = Report(f"ce_grad on {n} examples of {q} classes (logits of shape {logits.shape})")
+    report.check("dL/dlogits", lambda: check_array("dL/dlogits", answer, expected, mistakes))
+    report.close()
 
 
 # --------------------------------------------------------------------------- graphs
