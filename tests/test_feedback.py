@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 
+from chainrule import Value
 from chainrule.exercises import feedback
 from chainrule.exercises.answers import wrapped
 from chainrule.exercises.feedback import AnswerError
@@ -786,3 +787,29 @@ def test_an_answer_written_for_the_public_size_fails_on_the_second():
         lambda A, B, G: (G @ B.T, A.T @ G) if A.shape == (2, 3) else (np.zeros((2, 3)), np.zeros((3, 4))),
         match=r"matmul_vjp with A of shape \((?!2, 3)",
     )
+
+
+def test_more_mistakes_are_named():
+    """Issue 37's messages: accumulation (3.2), tanh for tanh' and a Value for a number (1.2), and four of 8.4."""
+    x = 0.7
+    error = raises(feedback.check_cube_grads, 2 * x, 6 * x**2, x, match="backward\\(\\) ran twice")
+    assert error.mistake.startswith("every gradient is doubled")
+    raises(feedback.check_cube_grads, Value(x), 3 * x**2, x, match=r"dy/ds is a Value .*: give its number, \.data")
+    xv, w, b = 0.5, -2.0, 0.5
+    t = np.tanh(w * xv + b)
+    raises(feedback.check_tanh_neuron_grads, t * w, t * xv, t, xv, w, b, match="tanh\\(z\\) was used for tanh'\\(z\\)")
+
+    def norm_of(grads):
+        return np.sqrt(sum((g**2).sum() for g in grads))
+
+    planted = {
+        "the norm returned with the list": lambda grads, m: (clip_right(grads, m), norm_of(grads)),
+        "the norm has no square root": lambda grads, m: [g * min(1.0, m / norm_of(grads) ** 2) for g in grads],
+        "the norms of the arrays are added": lambda grads, m: [
+            g * min(1.0, m / sum(np.sqrt((a**2).sum()) for a in grads)) for g in grads
+        ],
+        "clipping by value": lambda grads, m: [np.clip(g, -m, m) for g in grads],
+    }
+    for named, answer in planted.items():
+        error = raises(feedback.check_clip_by_norm, answer, match="clip_by_norm")
+        assert named in (error.mistake or ""), (named, str(error))

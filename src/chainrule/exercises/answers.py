@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..tensor import Tensor
+from ..value import Value
 
 _PACKAGE = Path(__file__).resolve().parent
 #: Answers may differ from the right one by this much, relative (float32 passes).
@@ -88,6 +89,10 @@ def _as_array(name: str, received, expected: np.ndarray) -> np.ndarray:
     require_answer(name, received)
     if received is None:
         raise AnswerError(name, f"{name} is None: assign your answer to it (an array of shape {expected.shape}).")
+    if isinstance(received, Value):
+        raise AnswerError(
+            name, f"{name} is a Value ({received!r:.60}): give its number, .data (or .grad for a gradient)."
+        )
     if isinstance(received, Tensor):
         received = received.data
     if hasattr(received, "detach"):  # a torch tensor, which numpy reads only once detached

@@ -77,6 +77,10 @@ def check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x: float, w: float, b: float) -
                 {"dy/dx": slope * x, "dy/dw": slope * w},
             ),
             ("the sign is flipped", {"dy/dx": -slope * w, "dy/dw": -slope * x, "dy/db": -slope}),
+            (
+                "tanh(z) was used for tanh'(z), but the derivative of tanh is 1 - tanh²(z)",
+                {"dy/dx": np.tanh(z) * w, "dy/dw": np.tanh(z) * x, "dy/db": np.tanh(z)},
+            ),
         ],
     )
 
@@ -106,6 +110,11 @@ def check_cube_grads(dy_ds, dy_dx, x: float) -> None:
                 {"dy/dx": x**2},
             ),
             ("the sign is flipped", {"dy/ds": -x, "dy/dx": -3 * x**2}),
+            (
+                "every gradient is doubled: backward() ran twice without zero_grad() in between, and "
+                "gradients accumulate",
+                {"dy/ds": 2 * x, "dy/dx": 6 * x**2},
+            ),
         ],
         title=f"at x = {x}",
     )
@@ -524,6 +533,13 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
         norm = float(np.sqrt(sum((g**2).sum() for g in grads)))
         factor = min(1.0, max_norm / norm)
         result = call(name, clip_by_norm, grads, max_norm, names=("grads", "max_norm"))
+        if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], (list, tuple)):
+            raise AnswerError(
+                name,
+                f"{name} returned (the list, a number), as torch's clip_grad_norm_ returns the norm: "
+                "return only the list of arrays.",
+                "the norm returned with the list",
+            )
         if not isinstance(result, (list, tuple)) or len(result) != len(grads):
             raise AnswerError(name, f"{name} should return a list of {len(grads)} arrays, got {result!r:.80}.")
         per_tensor = [g * min(1.0, max_norm / np.sqrt((g**2).sum())) for g in grads]
@@ -549,6 +565,20 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
                             per_tensor[index],
                         ),
                         Mistake("it divides by the norm but does not multiply by max_norm", g / norm),
+                        Mistake(
+                            "the norm has no square root: it is the square root of the sum of squares",
+                            g * min(1.0, max_norm / norm**2),
+                        ),
+                        Mistake(
+                            "the norms of the arrays are added, but the global norm is the square root of the sum "
+                            "of all squares",
+                            g * min(1.0, max_norm / sum(float(np.sqrt((a**2).sum())) for a in grads)),
+                        ),
+                        Mistake(
+                            "it clips each entry to [-max_norm, max_norm] (clipping by value), not the whole "
+                            "gradient by its norm",
+                            np.clip(g, -max_norm, max_norm),
+                        ),
                     ],
                 ),
             )
