@@ -405,7 +405,7 @@ def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_l
         raise AnswerError(name, f"{name} is not defined: run the cell that defines it (or write it again).")
     if not callable(function):
         raise AnswerError(name, f"{name} should be a function, but it is a {type(function).__name__}.")
-    given = [_copied(argument) for argument in args]
+    given = [copied(argument) for argument in args]
     try:
         with _time_limit(name, time_limit):
             result = function(*given)
@@ -427,14 +427,14 @@ def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_l
     return result
 
 
-def _copied(value):
+def copied(value):
     """``value`` with its arrays copied, also inside lists, tuples and dicts (numbers need no copy)."""
     if isinstance(value, np.ndarray):
         return value.copy()
     if isinstance(value, (list, tuple)):
-        return type(value)(_copied(item) for item in value)
+        return type(value)(copied(item) for item in value)
     if isinstance(value, dict):
-        return {key: _copied(item) for key, item in value.items()}
+        return {key: copied(item) for key, item in value.items()}
     return value
 
 
@@ -459,7 +459,9 @@ def unchanged(before, after) -> bool:
             and after.keys() == before.keys()
             and all(unchanged(before[k], after[k]) for k in before)
         )
-    return True
+    if isinstance(before, (int, float, complex, np.generic)):  # an entry of a list that was copied
+        return type(after) is type(before) and (after == before or (after != after and before != before))
+    return True  # an object that was not copied: the function had the caller's own
 
 
 def _in_place_message(name: str, positions: Sequence[int], names: Sequence[str]) -> str:

@@ -163,7 +163,7 @@ class _Recorder:
         from . import answers
 
         entry = {"key": key(args, kwargs)}
-        before = [_encoded_or_marker(argument) for argument in args]
+        before = [answers.copied(argument) for argument in args]  # what call() compares, the same way
         self._calls.append(entry)
         if self._timed_out:  # it ran out of time once: do not wait for it again
             entry["error"] = {"type": "_TimeUp", "message": "", "where": ""}
@@ -174,7 +174,7 @@ class _Recorder:
             self._timed_out = isinstance(error, answers._TimeUp)
             entry["error"] = {"type": type(error).__name__, "message": str(error)[:2000], "where": _where(error)}
             raise
-        changed = [i for i, argument in enumerate(args) if _encoded_or_marker(argument) != before[i]]
+        changed = [i for i, argument in enumerate(args) if not answers.unchanged(before[i], argument)]
         if changed:  # the check says so in the kernel; the replay says the same (answers.ChangedInPlace)
             entry["changed"] = changed
         entry["result"] = _encoded_or_marker(result)
