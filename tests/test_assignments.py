@@ -102,8 +102,9 @@ def test_there_are_at_least_six_assignments_with_the_required_topics():
     assert len(ASSIGNMENTS) >= 6, sorted(ASSIGNMENTS)
     answers = {name for a in ASSIGNMENTS.values() for q in a.questions for name in questions.defined_names(q.stub)}
     for required in (
-        "dy_ds",
-        "order_from_e",
+        "tanh_neuron_grads",
+        "cube_grads",
+        "dfs_order_with_stack",
         "matmul_vjp",
         "ce_grad",
         "d2l_weight_grads",
@@ -213,7 +214,8 @@ def test_each_question_names_its_parts_in_the_autograder_only():
     assert found["ex6_6"] == [("d2l_weight_grads", "dJ/dW1", False), ("d2l_weight_grads", "dJ/dW2", False)]
     assert found["ex6_3"] == [("memory_count", "prediction", False), ("memory_count", "training", False)]
     assert found["ex5_5"] == [("matmul_vjp", None, True), ("ce_grad", None, True)]
-    assert found["ex1_2"] == [("dy_dx", None, True), ("dy_dw", None, True), ("dy_db", None, True)]
+    assert found["ex1_2"] == [("tanh_neuron_grads", q, False) for q in ("dy/dx", "dy/dw", "dy/db")]
+    assert found["ex3_2"] == [("cube_grads", "dy/ds", False), ("cube_grads", "dy/dx", False)]
     assert found["ex6_2"] == found["ex8_4"] == [(None, None, False)]  # one quantity; arrays scaled together
 
 
@@ -329,7 +331,7 @@ PLANTED = {
             edit=raising_cell,
         ),
         {"ex6_2": 0, "ex6_3": 2, "ex6_6": 2},
-        {"ex6_2": ["hidden_bias_grad raised IndexError", "(line 3 of hidden_bias_grad: Z = Z[len(Z)])"]},
+        {"ex6_2": ["hidden_bias_grad raised IndexError", "in line 3 of hidden_bias_grad (`Z = Z[len(Z)]`)"]},
     ),
     "loops-forever": (
         "mlp",
@@ -361,32 +363,61 @@ PLANTED = {
     "sign-flip": (
         "intro",
         lambda: submission(
-            "intro", {0: "slope = 1 - math.tanh(-0.5) ** 2\ndy_dx, dy_dw, dy_db = 2 * slope, -0.5 * slope, -slope"}
+            "intro",
+            {
+                0: "def tanh_neuron_grads(x, w, b):\n"
+                "    s = 1 - math.tanh(w * x + b) ** 2\n"
+                "    return -s * w, -s * x, -s"
+            },
         ),
         {"ex1_2": 0},
         {"ex1_2": ["It matches a known mistake: the sign is flipped"]},
     ),
+    # The numbers the public message prints, pasted: the second public point and the hidden ones fail.
+    "pasted-neuron": (
+        "intro",
+        lambda: submission("intro", {0: "def tanh_neuron_grads(x, w, b):\n    return -1.5729, 0.3932, 0.7864"}),
+        {"ex1_2": 0},
+        {"ex1_2": ["tanh_neuron_grads(0.5, -2.0, 0.5)"]},
+    ),
     "no-fan-out": (
         "backward",
-        lambda: submission("backward", {0: "dy_ds = 1.3\ndy_dx = 2 * 1.3**2"}),
+        lambda: submission("backward", {0: "def cube_grads(x):\n    return x, 2 * x**2"}),
         {"ex3_2": 1},
         {"ex3_2": ["It matches a known mistake: a lost fan-out contribution"]},
     ),
+    "pasted-cube": (
+        "backward",
+        lambda: submission("backward", {0: "def cube_grads(x):\n    return 1.3, 5.07"}),
+        {"ex3_2": 0},
+        {"ex3_2": ["cube_grads("]},
+    ),
     "order-reversed": (
         "graph",
-        lambda: submission(
-            "graph", {0: 'order_from_e = ["e", "c", "b", "a"]\norder_from_f_swapped = ["a", "b", "c", "x", "d", "f"]'}
-        ),
-        {"ex2_2": 1},
+        lambda: submission("graph", {0: replace(solutions("graph")[0], "    return order", "    return order[::-1]")}),
+        {"ex2_2": 0},
         {"ex2_2": ["the order is reversed"]},
     ),
-    "order-off-by-one": (
+    "recursive-order": (
         "graph",
         lambda: submission(
-            "graph", {0: 'order_from_e = ["a", "b", "c", "e"]\norder_from_f_swapped = ["a", "b", "c", "x", "d"]'}
+            "graph", {0: "def dfs_order_with_stack(root, parents):\n    return dfs_order(root, parents)"}
         ),
-        {"ex2_2": 1},
-        {"ex2_2": ["the order is off by one: it leaves out f"]},
+        {"ex2_2": 0},
+        {"ex2_2": ["RecursionError"]},
+    ),
+    "pasted-orders": (
+        "graph",
+        lambda: submission(
+            "graph",
+            {
+                0: "def dfs_order_with_stack(root, parents):\n"
+                "    return {'e': list('abce'), 'f': list('abcxdf'), 'd': list('abcd'),\n"
+                "            'n2999': [f'n{i}' for i in range(3000)]}[root]"
+            },
+        ),
+        {"ex2_2": 1},  # the public test passes; the hidden one, on graphs it has not seen, does not
+        {"ex2_2": ["KeyError"]},
     ),
     "mean-without-1/N": (
         "tensors",

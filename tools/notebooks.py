@@ -322,7 +322,9 @@ def add_banner(title, number: str, student: bool) -> None:
         banner += (
             " **Student edition:** the solutions are removed. Write each answer in the cells under its "
             "exercise. A checked exercise's function raises `NotImplementedError` until you write it, "
-            "and its check then says, in one line, that it is not answered yet."
+            "and its check then says, in one line, that it is not answered yet. Run All stops at the first "
+            "such check; to go on, run the cells after it (Run → Run Selected Cell and All Below in "
+            "JupyterLab, Runtime → Run after in Colab)."
         )
     title_lines = title.source.split("\n")
     title.source = "\n".join([title_lines[0], "", banner, *title_lines[1:]]).rstrip("\n")

@@ -11,25 +11,19 @@ from __future__ import annotations
 
 import contextlib
 import io
-import signal
 import textwrap
 import threading
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from ..tensor import Tensor
 from ..value import Value
 
-_PACKAGE = Path(__file__).resolve().parent
 #: Answers may differ from the right one by this much, relative (float32 passes).
 RTOL = 1e-5
 ATOL = 1e-9
-#: Seconds a student's function may run in one call before the check gives up on it.
-TIME_LIMIT = 10.0
 
 
 #: Width of the lines Jupyter and Colab show an :class:`AnswerError` in; wrapping here, at
@@ -369,111 +363,19 @@ def _check_scalar(name: str, number: np.ndarray | AnswerError, value: float, fou
         return
     if number.shape != ():
         raise AnswerError(name, f"{name} should be one number, but it has shape {number.shape}.")
+    rounded = next((k for k in range(1, 7) if abs(round(value, k) - float(number)) < 1e-12 * max(1, abs(value))), None)
+    if rounded is not None and not found:
+        raise AnswerError(
+            name,
+            f"{name} is {value:.6g} rounded to {rounded} decimals ({float(number):.{rounded}f}), but the check "
+            f"accepts a relative error of {rtol:g}: compute it in Python rather than typing it.",
+            "a rounded number",
+        )
     raise AnswerError(
         name,
         f"{name} is wrong: expected {value:.6g}, received {float(number):.6g}." + known_mistakes(found),
         found[0] if found else None,
     )
-
-
-class ChangedInPlace(Exception):
-    """Raised in the grader's replay for a call that changed its arguments (``positions``) in the kernel."""
-
-    def __init__(self, positions: Sequence[int]):
-        super().__init__(f"changed the arguments at {list(positions)} in place")
-        self.positions = list(positions)
-
-
-IN_PLACE = "an argument changed in place"
-
-
-def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_limit: float = TIME_LIMIT):
-    """``function(*args)``, with whatever the student's function raises turned into :class:`AnswerError`.
-
-    The function gets copies of the arrays (and lists of them) in ``args``, so the check's
-    own inputs, from which it computes the expected answer, stay as they were; a function
-    that changed a copy in place (``X /= 255``) fails with a message that names the
-    argument (``names`` gives the arguments' names, in order).
-    A ``NotImplementedError`` that says "not answered yet" (the answer cell as handed out)
-    becomes :class:`NotAnswered`, shown as one line. A call that runs longer than
-    ``time_limit`` seconds is stopped (an infinite loop, say), and a function that returns
-    None is asked whether a ``return`` is missing, so that one answer cannot hang or crash
-    a grader.
-    """
-    require_answer(name, function)
-    if function is None:
-        raise AnswerError(name, f"{name} is not defined: run the cell that defines it (or write it again).")
-    if not callable(function):
-        raise AnswerError(name, f"{name} should be a function, but it is a {type(function).__name__}.")
-    given = [copied(argument) for argument in args]
-    try:
-        with _time_limit(name, time_limit):
-            result = function(*given)
-    except AnswerError:
-        raise
-    except ChangedInPlace as error:  # the grader's replay of a call that did this in the kernel
-        raise AnswerError(name, _in_place_message(name, error.positions, names), IN_PLACE) from None
-    except NotImplementedError as error:
-        if "not answered yet" in str(error):
-            raise NotAnswered(name, str(error)) from None
-        raise AnswerError(name, f"{name} raised NotImplementedError: {error}{_where(error)}") from None
-    except Exception as error:  # the student's code raised: explain, do not crash the check
-        raise AnswerError(name, f"{name} raised {type(error).__name__}: {error}{_where(error)}") from None
-    changed = [i for i, (argument, copy) in enumerate(zip(args, given)) if not unchanged(argument, copy)]
-    if changed:
-        raise AnswerError(name, _in_place_message(name, changed, names), IN_PLACE)
-    if result is None:
-        raise AnswerError(name, f"{name} returned None: is a `return` missing at its end?")
-    return result
-
-
-def copied(value):
-    """``value`` with its arrays copied, also inside lists, tuples and dicts (numbers need no copy)."""
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, (list, tuple)):
-        return type(value)(copied(item) for item in value)
-    if isinstance(value, dict):
-        return {key: copied(item) for key, item in value.items()}
-    return value
-
-
-def unchanged(before, after) -> bool:
-    """Whether ``after`` (a copy of ``before`` that a function was given) still holds what ``before`` does."""
-    if isinstance(before, np.ndarray):
-        return (
-            isinstance(after, np.ndarray)
-            and before.shape == after.shape
-            and before.dtype == after.dtype
-            and bool(np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"))
-        )
-    if isinstance(before, (list, tuple)):
-        return (
-            type(after) is type(before)
-            and len(after) == len(before)
-            and all(unchanged(b, a) for b, a in zip(before, after))
-        )
-    if isinstance(before, dict):
-        return (
-            isinstance(after, dict)
-            and after.keys() == before.keys()
-            and all(unchanged(before[k], after[k]) for k in before)
-        )
-    if isinstance(before, (int, float, complex, np.generic)):  # an entry of a list that was copied
-        return type(after) is type(before) and (after == before or (after != after and before != before))
-    return True  # an object that was not copied: the function had the caller's own
-
-
-def _in_place_message(name: str, positions: Sequence[int], names: Sequence[str]) -> str:
-    said = [names[i] if i < len(names) else f"its argument {i + 1}" for i in positions]
-    return (
-        f"{name} changed {_joined(said)} in place, but the caller's arrays must stay as they were. "
-        "Compute new arrays instead: `a = a * 2`, not `a *= 2`, `a[...] = ...` or `out=a`."
-    )
-
-
-def _joined(words: Sequence[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 class exercise:
@@ -500,7 +402,8 @@ class exercise:
         if isinstance(error, NameError):
             error = NotAnswered(
                 error.name or "answer",
-                f"Exercise {self.number}: {error.name} is not defined; run your answer cell first.",
+                f"Exercise {self.number}: {error.name} is not defined. Run your answer cell first; if it "
+                "stopped with an error, fix that and run it again.",
             )
         elif isinstance(error, NotImplementedError) and "not answered yet" in str(error):
             error = NotAnswered("answer", str(error))
@@ -533,48 +436,16 @@ class Summary:
                 if error is None
                 else "not answered yet"
                 if isinstance(error, NotAnswered)
-                else "WRONG: " + str(error).split("\n")[0]
+                else "WRONG: " + _first_wrong(error)
             )
             lines.append(f"  Exercise {number}: {verdict}")
         lines.append("A grader also runs hidden tests: the same checks on other data.")
         print("\n".join(line for text in lines for line in wrapped(text)))
 
 
-class _TimeUp(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _time_limit(name: str, seconds: float):
-    """Stop the body after ``seconds`` with an :class:`AnswerError` (Unix main thread; elsewhere no limit)."""
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum, frame):
-        raise _TimeUp
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    except _TimeUp:
-        raise AnswerError(
-            name, f"{name} did not return within {seconds:g} s and was stopped. Look for a loop that never ends."
-        ) from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def _where(error: Exception) -> str:
-    """ " (line 3 of clip_by_norm: return 1 / 0)" for the deepest frame outside numpy and chainrule."""
-    frames = [
-        frame
-        for frame in traceback.extract_tb(error.__traceback__)
-        if "site-packages" not in frame.filename and not frame.filename.startswith(str(_PACKAGE))
-    ]
-    if not frames:
-        return ""
-    frame = frames[-1]
-    return f" (line {frame.lineno} of {frame.name}: {frame.line})" if frame.line else f" (in {frame.name})"
+def _first_wrong(error: AnswerError) -> str:
+    """The line of a summary for a wrong answer: the known mistake, else the first verdict that is wrong."""
+    lines = str(error).split("\n")
+    if error.mistake:
+        return f"{lines[0].split(':')[0]}: {error.mistake}" if ":" in lines[0] else error.mistake
+    return next((line.strip().removeprefix("WRONG: ") for line in lines if line.strip().startswith("WRONG:")), lines[0])

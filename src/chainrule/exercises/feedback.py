@@ -18,14 +18,12 @@ The generic part, comparing an answer and calling a student's function safely, i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 
 import numpy as np
 
-from ..graph import topological_order
 from ..nn import d2l_forward
 from ..tensor import Tensor
-from ..value import Value
 
 # call, check_array, check_scalars, exercise, Summary, NotAnswered, RTOL and TIME_LIMIT are also used as
 # feedback.* (`X as X`: re-exported)
@@ -33,16 +31,11 @@ from .answers import (
     RTOL as RTOL,
 )
 from .answers import (
-    TIME_LIMIT as TIME_LIMIT,
-)
-from .answers import (
     AnswerError,
     Mistake,
     Report,
-    call,
     check_array,
     check_scalars,
-    require_answer,
 )
 from .answers import (
     NotAnswered as NotAnswered,
@@ -53,72 +46,17 @@ from .answers import (
 from .answers import (
     exercise as exercise,
 )
+from .calling import TIME_LIMIT as TIME_LIMIT
+from .calling import call as call
+from .calling import returned
 
-# --------------------------------------------------------------------------- scalar graphs by hand
-
-
-def check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x: float, w: float, b: float) -> None:
-    """The three derivatives of y = tanh(wx + b), against chainrule's backward pass at (x, w, b)."""
-    xv, wv, bv = Value(x), Value(w), Value(b)
-    (wv * xv + bv).tanh().backward()
-    z = w * x + b
-    slope = 1 - np.tanh(z) ** 2
-    check_scalars(
-        {"dy/dx": dy_dx, "dy/dw": dy_dw, "dy/db": dy_db},
-        {"dy/dx": xv.grad, "dy/dw": wv.grad, "dy/db": bv.grad},
-        [
-            ("the factor tanh'(z) = 1 - tanh²(z) is missing", {"dy/dx": w, "dy/dw": x, "dy/db": 1.0}),
-            (
-                "tanh'(z) is 1 - tanh²(z), not 1 - z²",
-                {"dy/dx": (1 - z**2) * w, "dy/dw": (1 - z**2) * x, "dy/db": 1 - z**2},
-            ),
-            (
-                "dy/dx and dy/dw are swapped: dy/dx carries w and dy/dw carries x",
-                {"dy/dx": slope * x, "dy/dw": slope * w},
-            ),
-            ("the sign is flipped", {"dy/dx": -slope * w, "dy/dw": -slope * x, "dy/db": -slope}),
-            (
-                "tanh(z) was used for tanh'(z), but the derivative of tanh is 1 - tanh²(z)",
-                {"dy/dx": np.tanh(z) * w, "dy/dw": np.tanh(z) * x, "dy/db": np.tanh(z)},
-            ),
-        ],
-    )
-
-
-def check_cube_grads(dy_ds, dy_dx, x: float) -> None:
-    """dy/ds and dy/dx for s = x·x, y = s·x, against chainrule's backward pass at x."""
-    xv = Value(x)
-    s = xv * xv
-    (s * xv).backward()
-    check_scalars(
-        {"dy/ds": dy_ds, "dy/dx": dy_dx},
-        {"dy/ds": s.grad, "dy/dx": xv.grad},
-        [
-            ("the local gradient of y = s·x with respect to s is x, not s", {"dy/ds": x**2}),
-            (
-                "a lost fan-out contribution: x also feeds y directly (y = s·x), which adds s = x² to dy/dx",
-                {"dy/dx": 2 * x**2},
-            ),
-            (
-                "lost fan-out contributions: x feeds s twice (s = x·x), and each use adds x·dy/ds to dy/dx, "
-                "but only the direct term s = x² was counted",
-                {"dy/dx": x**2},
-            ),
-            (
-                "a backward loop run in forward order: it passes s's gradient on to x before y has given s its "
-                "gradient, so only the direct term s = x² reaches x",
-                {"dy/dx": x**2},
-            ),
-            ("the sign is flipped", {"dy/ds": -x, "dy/dx": -3 * x**2}),
-            (
-                "every gradient is doubled: backward() ran twice without zero_grad() in between, and "
-                "gradients accumulate",
-                {"dy/ds": 2 * x, "dy/dx": 6 * x**2},
-            ),
-        ],
-        title=f"at x = {x}",
-    )
-
+# The scalar chapters' checks, used as feedback.* like the others (`X as X`: re-exported)
+from .scalar import check_cube_grads as check_cube_grads
+from .scalar import check_cube_grads_function as check_cube_grads_function
+from .scalar import check_dfs_order_function as check_dfs_order_function
+from .scalar import check_tanh_neuron_grads as check_tanh_neuron_grads
+from .scalar import check_tanh_neuron_grads_function as check_tanh_neuron_grads_function
+from .scalar import check_topological_order as check_topological_order
 
 # --------------------------------------------------------------------------- the d2l network
 
@@ -158,6 +96,9 @@ def _weight_mistakes(g: np.ndarray, W: np.ndarray, lam: float, n: int, name: str
     ]
 
 
+SWAPPED = "the two results are swapped: return (dJ/dW1, dJ/dW2), in that order"
+
+
 def check_d2l_weight_grads(dJ_dW1, dJ_dW2, X, y, W1, W2, lam, title: str = "", after: str = "") -> None:
     """The d2l network's ∂J/∂W1 and ∂J/∂W2 with weight decay λ, each with its known mistakes.
 
@@ -175,6 +116,7 @@ def check_d2l_weight_grads(dJ_dW1, dJ_dW2, X, y, W1, W2, lam, title: str = "", a
             [
                 *_weight_mistakes(g["W1"], W1, lam, n, "W1"),
                 Mistake("the ReLU's mask (Z > 0) is missing", g["H"].T @ X + lam * W1),
+                Mistake(SWAPPED, g["W2"]),
             ],
             sizes=sizes,
         ),
@@ -188,6 +130,7 @@ def check_d2l_weight_grads(dJ_dW1, dJ_dW2, X, y, W1, W2, lam, title: str = "", a
             [
                 *_weight_mistakes(g["W2"], W2, lam, n, "W2"),
                 Mistake("the gradient uses Z instead of H = relu(Z)", g["O"].T @ (X @ W1.T) + lam * W2),
+                Mistake(SWAPPED, g["W1"]),
             ],
             sizes=sizes,
         ),
@@ -271,22 +214,13 @@ def _on(function: str, problem: dict, rebuild: str, arguments: str) -> tuple[str
     )
 
 
-def _pair(name: str, result, what: str):
-    """The two values of ``result``: a tuple or list of two, or a 1-D array of two numbers."""
-    if isinstance(result, np.ndarray) and result.shape == (2,):
-        return tuple(result)
-    if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise AnswerError(name, f"{name} should return two values {what}, got {result!r:.80}.")
-    return result
-
-
 def check_d2l_weight_grads_function(d2l_weight_grads: Callable, seed: int = 0) -> None:
     """``d2l_weight_grads(X, y, W1, W2, lam)`` must return (∂J/∂W1, ∂J/∂W2): on a small batch, then on ``seed``'s."""
     for p, rebuild in _problems(seed):
         title, after = _on("d2l_weight_grads", p, rebuild, "p['X'], p['y'], p['W1'], p['W2'], p['lam']")
         arguments = p["X"], p["y"], p["W1"], p["W2"], p["lam"]
         result = call("d2l_weight_grads", d2l_weight_grads, *arguments, names=("X", "y", "W1", "W2", "lam"))
-        dJ_dW1, dJ_dW2 = _pair("d2l_weight_grads", result, "(dJ/dW1, dJ/dW2)")
+        dJ_dW1, dJ_dW2 = returned("d2l_weight_grads", result, ("dJ_dW1", "dJ_dW2"))
         check_d2l_weight_grads(dJ_dW1, dJ_dW2, p["X"], p["y"], p["W1"], p["W2"], p["lam"], title, after)
 
 
@@ -329,10 +263,12 @@ def _check_matmul_vjp_on(matmul_vjp: Callable, rng, m: int, k: int, n: int) -> N
     G = rng.normal(size=(m, n))
     At, Bt = Tensor(A, requires_grad=True), Tensor(B, requires_grad=True)
     (At @ Bt).backward(G)
-    dA, dB = _pair("matmul_vjp", call("matmul_vjp", matmul_vjp, A, B, G, names=("A", "B", "G")), "(dA, dB)")
+    dA, dB = returned("matmul_vjp", call("matmul_vjp", matmul_vjp, A, B, G, names=("A", "B", "G")), ("A_bar", "B_bar"))
     report = Report(f"matmul_vjp with A of shape {A.shape} and B of shape {B.shape}")
-    report.check("dA", lambda: check_array("dA", dA, At.grad, [Mistake("the sign is flipped", -At.grad)]))
-    report.check("dB", lambda: check_array("dB", dB, Bt.grad, [Mistake("the sign is flipped", -Bt.grad)]))
+    swapped = "the two results are swapped: return (A_bar, B_bar), in that order"
+    flipped = "the sign is flipped"
+    report.check("dA", lambda: check_array("dA", dA, At.grad, [Mistake(flipped, -At.grad), Mistake(swapped, Bt.grad)]))
+    report.check("dB", lambda: check_array("dB", dB, Bt.grad, [Mistake(flipped, -Bt.grad), Mistake(swapped, At.grad)]))
     report.close()
 
 
@@ -354,81 +290,20 @@ def _check_ce_grad_on(ce_grad: Callable, rng, n: int, q: int) -> None:
     probabilities /= probabilities.sum(1, keepdims=True)
     onehot = np.eye(q)[labels]
     expected = (probabilities - onehot) / len(labels)
+    by_column = np.exp(logits - logits.max(0, keepdims=True))
+    by_column /= by_column.sum(0, keepdims=True)
     answer = call("ce_grad", ce_grad, logits, labels, names=("logits", "labels"))
     mistakes = [
         Mistake("the 1/N of the mean is missing", probabilities - onehot),
         Mistake("the sign is flipped (onehot − softmax)", -expected),
         Mistake("the softmax is missing: the logits were used as probabilities", (logits - onehot) / len(labels)),
+        Mistake("the softmax runs over axis 0 (the examples), not axis 1 (the classes)", (by_column - onehot) / n),
+        Mistake("the one-hot is missing: softmax − 1 at every entry, not only at the label", (probabilities - 1) / n),
+        Mistake("the one-hot is missing: the softmax alone is not the gradient", probabilities / n),
     ]
     report = Report(f"ce_grad on {n} examples of {q} classes (logits of shape {logits.shape})")
     report.check("dL/dlogits", lambda: check_array("dL/dlogits", answer, expected, mistakes))
     report.close()
-
-
-# --------------------------------------------------------------------------- graphs
-
-
-def check_topological_order(order, parents: Mapping[str, Sequence[str]], root: str) -> None:
-    """``order`` must be the depth-first topological order of the nodes ``root`` depends on (leaves first).
-
-    ``parents`` maps each node to its inputs, in the order the search visits them.
-    """
-    expected = topological_order(root, parents_of=lambda node: parents[node])
-    name = "order"
-    require_answer(name, order)
-    if order is None or isinstance(order, (str, bytes)) or not isinstance(order, Sequence):
-        raise AnswerError(name, f"the order should be a list of node names such as {expected[:2]}, got {order!r:.80}.")
-    order = list(order)
-    if order == expected:
-        return
-    if order == expected[::-1]:
-        raise AnswerError(
-            name,
-            f"the order is reversed: {order}. A topological order lists every node after its "
-            f"inputs, leaves first and {root} last; the backward pass walks it in reverse.",
-            "the order is reversed",
-        )
-    if order in (expected[1:], expected[:-1]) or expected in (order[1:], order[:-1]):
-        if len(order) < len(expected):
-            which = f"leaves out {expected[0] if order == expected[1:] else expected[-1]}"
-        else:
-            which = f"has one node too many ({order[0] if order[1:] == expected else order[-1]})"
-        raise AnswerError(
-            name,
-            f"the order is off by one: it {which}. Expected {expected}, received {order}.",
-            "the order is off by one",
-        )
-    missing = [node for node in expected if node not in order]
-    extra = [node for node in order if node not in expected]
-    repeated = sorted({node for node in order if order.count(node) > 1})
-    if missing or extra or repeated:
-        parts = [
-            f"missing {missing}" if missing else "",
-            f"{extra} do not lead to {root}" if extra else "",
-            f"{repeated} appear more than once" if repeated else "",
-        ]
-        raise AnswerError(
-            name,
-            f"the order has the wrong nodes: {'; '.join(p for p in parts if p)}. "
-            f"Expected {expected}, received {order}.",
-        )
-    position = {node: index for index, node in enumerate(order)}
-    for node in order:
-        for parent in parents[node]:
-            if position[parent] > position[node]:
-                raise AnswerError(
-                    name,
-                    f"{node} comes before its input {parent}: every node must come after its "
-                    f"inputs. Expected {expected}, received {order}.",
-                    "a node before its input",
-                )
-    first = next(i for i, (a, b) in enumerate(zip(order, expected)) if a != b)
-    raise AnswerError(
-        name,
-        f"{order} is a valid topological order, but not the one depth-first search from {root} "
-        f"gives (inputs visited in the order listed): position {first} should be "
-        f"{expected[first]}, not {order[first]}. Expected {expected}.",
-    )
 
 
 # --------------------------------------------------------------------------- memory and clipping
@@ -515,7 +390,7 @@ def check_memory_count_function(memory_count: Callable, sizes=MEMORY_SIZES) -> N
     """``memory_count(N, d, h, q)`` must return the (prediction, training) counts for each (N, d, h, q) in ``sizes``."""
     for N, d, h, q in sizes:
         result = call("memory_count", memory_count, N, d, h, q, names=("N", "d", "h", "q"))
-        prediction, training = _pair("memory_count", result, "(prediction, training)")
+        prediction, training = returned("memory_count", result, ("prediction", "training"))
         check_memory_count(prediction, training, N, d, h, q)
 
 

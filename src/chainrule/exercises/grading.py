@@ -160,32 +160,32 @@ class _Recorder:
         self._timed_out = False
 
     def __call__(self, *args, **kwargs):
-        from . import answers
+        from . import calling
 
         entry = {"key": key(args, kwargs)}
-        before = [answers.copied(argument) for argument in args]  # what call() compares, the same way
+        before = [calling.copied(argument) for argument in args]  # what call() compares, the same way
         self._calls.append(entry)
         if self._timed_out:  # it ran out of time once: do not wait for it again
             entry["error"] = {"type": "_TimeUp", "message": "", "where": ""}
-            raise answers._TimeUp
+            raise calling._TimeUp
         try:
             result = self._function(*args, **kwargs)
         except BaseException as error:
-            self._timed_out = isinstance(error, answers._TimeUp)
+            self._timed_out = isinstance(error, calling._TimeUp)
             entry["error"] = {"type": type(error).__name__, "message": str(error)[:2000], "where": _where(error)}
             raise
-        changed = [i for i, argument in enumerate(args) if not answers.unchanged(before[i], argument)]
-        if changed:  # the check says so in the kernel; the replay says the same (answers.ChangedInPlace)
+        changed = [i for i, argument in enumerate(args) if not calling.unchanged(before[i], argument)]
+        if changed:  # the check says so in the kernel; the replay says the same (calling.ChangedInPlace)
             entry["changed"] = changed
         entry["result"] = _encoded_or_marker(result)
         return result
 
 
 def _where(error: BaseException) -> str:
-    from . import answers
+    from . import calling
 
     try:
-        return answers._where(error)
+        return calling.where(error)
     except Exception:  # noqa: BLE001 - a hint only
         return ""
 
@@ -399,22 +399,26 @@ class _Replay:
             raise Unreadable(f"{self.__name__} did not return while the notebook ran (the kernel stopped)")
         changed = entry.get("changed")
         if isinstance(changed, list) and changed and all(type(i) is int and 0 <= i < len(args) for i in changed):
-            from .answers import ChangedInPlace
+            from .calling import ChangedInPlace
 
             raise ChangedInPlace(changed)
         return decode(entry["result"])
 
 
 def _exception(error) -> BaseException:
-    """The student's exception, rebuilt as an ``Exception`` with the same name and message."""
-    from . import answers
-
+    """The student's exception, rebuilt as an ``Exception`` with the same name and message, and where it was."""
     if not isinstance(error, dict):
         return Unreadable("an error record that is not a dict")
-    name, message = str(error.get("type", "Exception")), str(error.get("message", ""))
-    message += str(error.get("where", ""))
+    rebuilt = _rebuilt(str(error.get("type", "Exception")), str(error.get("message", "")))
+    rebuilt.where = str(error.get("where", ""))  # what calling.where() reports
+    return rebuilt
+
+
+def _rebuilt(name: str, message: str) -> BaseException:
+    from . import calling
+
     if name == "_TimeUp":
-        return answers._TimeUp()
+        return calling._TimeUp()
     kind = getattr(builtins, name, None)
     if isinstance(kind, type) and issubclass(kind, Exception) and name not in ("KeyboardInterrupt",):
         try:

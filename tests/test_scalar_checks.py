@@ -1,0 +1,281 @@
+"""The checks of Exercises 1.2, 2.2 and 3.2, whose answers are functions of their inputs.
+
+Right answers in other forms pass; each planted wrong answer fails with its own mistake
+named; an answer that returns the numbers of the public check (pasted from its message)
+passes nothing on the hidden tests' inputs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from chainrule import topological_order
+from chainrule.exercises import answers, feedback, scalar
+
+SEEDS = (0, 11, 12, 21, 22, 31, 32)
+
+
+def raises(check, answer, seed=0, match=""):
+    with pytest.raises(answers.AnswerError, match=match) as caught:
+        check(answer, seed=seed)
+    return caught.value
+
+
+# --------------------------------------------------------------------------- 1.2
+
+
+def neuron(x, w, b):
+    slope = 1 - math.tanh(w * x + b) ** 2
+    return slope * w, slope * x, slope
+
+
+def neuron_torch(x, w, b):
+    leaves = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (x, w, b)]
+    torch.tanh(leaves[1] * leaves[0] + leaves[2]).backward()
+    return [leaf.grad for leaf in leaves]  # tensors of shape (), which numpy reads
+
+
+def neuron_mistake(factor):
+    return lambda x, w, b: (factor(x, w, b) * w, factor(x, w, b) * x, factor(x, w, b))
+
+
+NEURON_RIGHT = [
+    neuron,
+    neuron_torch,
+    lambda x, w, b: np.array(neuron(x, w, b), dtype=np.float32),
+    lambda x, w, b: list(map(np.float64, neuron(x, w, b))),
+]
+NEURON_WRONG = {
+    "tanh\\(z\\) was used for tanh'\\(z\\)": neuron_mistake(lambda x, w, b: math.tanh(w * x + b)),
+    "not 1 - z²": neuron_mistake(lambda x, w, b: 1 - (w * x + b) ** 2),
+    "the sign is flipped": lambda x, w, b: tuple(-v for v in neuron(x, w, b)),
+    "are swapped": lambda x, w, b: (neuron(x, w, b)[1], neuron(x, w, b)[0], neuron(x, w, b)[2]),
+    "not 1 - tanh\\(x\\)²": neuron_mistake(lambda x, w, b: 1 - math.tanh(x) ** 2),
+    "is missing": lambda x, w, b: (w, x, 1.0),
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("answer", range(len(NEURON_RIGHT)))
+def test_right_neuron_grads_pass_every_check(answer, seed):
+    feedback.check_tanh_neuron_grads_function(NEURON_RIGHT[answer], seed=seed)
+
+
+@pytest.mark.parametrize("mistake", NEURON_WRONG)
+def test_each_neuron_mistake_is_named_on_public_and_hidden_points(mistake):
+    for seed in (0, 11, 12):
+        error = raises(feedback.check_tanh_neuron_grads_function, NEURON_WRONG[mistake], seed, mistake)
+        assert str(error).startswith("tanh_neuron_grads("), error
+
+
+def test_a_pasted_neuron_answer_passes_nothing_hidden():
+    """The public point's numbers, returned for any input: the second public point and the hidden ones fail."""
+    pasted = neuron(*scalar.NEURON_POINT)
+    raises(feedback.check_tanh_neuron_grads_function, lambda x, w, b: pasted, 0, r"0 of 3 right")
+    for seed in (11, 12):
+        raises(feedback.check_tanh_neuron_grads_function, lambda x, w, b: pasted, seed, r"0 of 3 right")
+    rounded = lambda x, w, b: tuple(round(v, 4) for v in neuron(x, w, b))  # noqa: E731
+    raises(feedback.check_tanh_neuron_grads_function, rounded, 0, "rounded")
+
+
+def test_neuron_points_keep_the_mistakes_apart():
+    for seed in range(50):
+        for x, w, b in scalar.neuron_points(seed):
+            z = w * x + b
+            assert abs(abs(x) - abs(w)) > 0.3 and 0.3 < abs(z) < 1.5
+    assert scalar.neuron_points(0)[0] == (0.5, -2.0, 0.5)
+    assert scalar.neuron_points(11) != scalar.neuron_points(12)
+
+
+def test_what_a_neuron_function_returns_is_explained():
+    raises(feedback.check_tanh_neuron_grads_function, lambda x, w, b: neuron(x, w, b)[:2], 0, "returned 2\\.")
+    raises(feedback.check_tanh_neuron_grads_function, lambda x, w, b: 0.25, 0, r"returned one float \(0\.25\)")
+    raises(feedback.check_tanh_neuron_grads_function, lambda x, w, b: None, 0, "is a `return` missing")
+    raises(feedback.check_tanh_neuron_grads_function, 0.2, 0, "should be a function")
+
+
+# --------------------------------------------------------------------------- 3.2
+
+
+def cube(x):
+    return x, 3 * x**2
+
+
+CUBE_WRONG = {
+    "lost fan-out contribution: x also feeds y directly": lambda x: (x, 2 * x**2),
+    "backward\\(\\) ran twice": lambda x: (2 * x, 6 * x**2),
+    "s.grad = x, not the value s": lambda x: (x * x, 3 * x**2),
+    "the sign is flipped": lambda x: (-x, -3 * x**2),
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_right_cube_grads_pass_every_check(seed):
+    feedback.check_cube_grads_function(cube, seed=seed)
+    feedback.check_cube_grads_function(lambda x: np.array(cube(x)), seed=seed)
+    feedback.check_cube_grads_function(lambda x: (x, x * x + x * x + x**2), seed=seed)
+
+
+@pytest.mark.parametrize("mistake", CUBE_WRONG)
+def test_each_cube_mistake_is_named_on_public_and_hidden_values(mistake):
+    for seed in (0, 31, 32):
+        raises(feedback.check_cube_grads_function, CUBE_WRONG[mistake], seed, mistake)
+
+
+def test_a_pasted_cube_answer_passes_nothing_hidden():
+    pasted = cube(scalar.CUBE_POINT)
+    for seed in (0, 31, 32):
+        raises(feedback.check_cube_grads_function, lambda x: pasted, seed, "0 of 2 right|dy/d. is wrong")
+    for seed in range(50):
+        assert all(min(abs(x), abs(abs(x) - 1)) > 0.3 for x in scalar.cube_points(seed))
+
+
+# --------------------------------------------------------------------------- 2.2
+
+
+def recursive(root, parents):
+    order, seen = [], set()
+
+    def visit(node):
+        seen.add(node)
+        for parent in parents[node]:
+            if parent not in seen:
+                visit(parent)
+        order.append(node)
+
+    visit(root)
+    return order
+
+
+def with_stack(root, parents):
+    order, seen, path, unexplored = [], {root}, [root], [iter(parents[root])]
+    while path:
+        for parent in unexplored[-1]:
+            if parent not in seen:
+                seen.add(parent)
+                path.append(parent)
+                unexplored.append(iter(parents[parent]))
+                break
+        else:
+            unexplored.pop()
+            order.append(path.pop())
+    return order
+
+
+def pushed_all_at_once(root, parents):
+    """The common iterative post-order: push a node's parents, emit on the second visit. Parents come last first."""
+    order, seen, stack = [], set(), [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+        elif node not in seen:
+            seen.add(node)
+            stack.append((node, True))
+            stack.extend((parent, False) for parent in parents[node] if parent not in seen)
+    return order
+
+
+def pre_order(root, parents):
+    order, seen, stack = [], set(), [root]
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            order.append(node)
+            stack.extend(reversed(parents[node]))
+    return order
+
+
+def no_seen_set(root, parents):
+    order, path, unexplored = [], [root], [iter(parents[root])]
+    while path:
+        for parent in unexplored[-1]:
+            path.append(parent)
+            unexplored.append(iter(parents[parent]))
+            break
+        else:
+            unexplored.pop()
+            order.append(path.pop())
+    return order
+
+
+def pops_the_parents(root, parents):
+    """Right order, but it uses the caller's lists as its stacks and empties them."""
+    order, seen, path = [], {root}, [root]
+    while path:
+        waiting = parents[path[-1]]
+        while waiting and waiting[0] in seen:
+            waiting.pop(0)
+        if waiting:
+            seen.add(waiting[0])
+            path.append(waiting.pop(0))
+        else:
+            order.append(path.pop())
+    return order
+
+
+@pytest.mark.parametrize("seed", (0, 21, 22, 5))
+def test_a_right_dfs_with_a_stack_passes_and_matches_the_engine(seed):
+    feedback.check_dfs_order_function(with_stack, seed=seed)
+    feedback.check_dfs_order_function(lambda root, parents: tuple(with_stack(root, parents)), seed=seed)
+    for _, parents, root in scalar.dfs_graphs(seed):
+        assert with_stack(root, parents) == topological_order(root, parents_of=parents.__getitem__)
+
+
+@pytest.mark.parametrize(
+    "answer, match",
+    [
+        (recursive, f"RecursionError.*Python stops a recursion {sys.getrecursionlimit():,} calls deep"),
+        (pushed_all_at_once, "a search that takes each node's parents last first"),
+        (pre_order, "first visits the nodes \\(pre-order\\)"),
+        (no_seen_set, "appear more than once: a node that two paths reach joins the order once"),
+        (lambda root, parents: with_stack(root, parents)[::-1], "the order is reversed"),
+        (pops_the_parents, "changed parents in place"),
+    ],
+)
+def test_each_dfs_mistake_is_named_in_public_and_hidden_checks(answer, match):
+    for seed in (0, 21, 22):
+        raises(feedback.check_dfs_order_function, answer, seed, match)
+
+
+def test_pasted_orders_pass_nothing_hidden_and_long_orders_are_shortened():
+    def pasted(root, parents):
+        return {"e": list("abce"), "f": list("abcxdf"), "d": list("abcd")}.get(root, [root])
+
+    error = raises(feedback.check_dfs_order_function, pasted, 0, "a chain of 3,000 nodes")
+    assert len(str(error)) < 700 and "... 2992 more ..." in str(error), error
+    for seed in (21, 22):
+        raises(feedback.check_dfs_order_function, pasted, seed, "dfs_order_with_stack on a graph of 9 nodes")
+
+
+def test_a_summary_names_the_mistake_of_a_multi_quantity_answer():
+    summary = answers.Summary("Chapter 3")
+    with summary.exercise("3.2"):
+        feedback.check_cube_grads_function(CUBE_WRONG["backward\\(\\) ran twice"])
+    with summary.exercise("3.3"):
+        undefined_answer  # noqa: B018, F821 - the answer cell was not run
+    with summary.exercise("3.4"):
+        feedback.check_cube_grads_function(lambda x: (x, 4 * x**2))
+    with contextlib.redirect_stdout(io.StringIO()) as shown:
+        summary.show()
+    text = " ".join(shown.getvalue().split())
+    assert "Exercise 3.2: WRONG: cube_grads(1.3): every gradient is doubled: backward() ran twice" in text, text
+    assert "Exercise 3.3: not answered yet" in text, text
+    assert "Exercise 3.4: WRONG: dy/dx is wrong: expected 5.07, received 6.76" in text, text
+
+
+def test_an_error_in_the_students_code_shows_their_line_first_and_numpys_signature_cut():
+    def matmul_vjp(A, B, G):
+        return A @ G, B  # shapes that do not fit
+
+    message = str(raises(feedback.check_matmul_vjp, matmul_vjp, 0, "matmul_vjp raised ValueError in line"))
+    assert "(`return A @ G, B  # shapes that do not fit`): matmul: Input operand 1" in message, message
+    assert "gufunc" not in message and "(size " in message, message
