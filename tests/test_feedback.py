@@ -371,7 +371,7 @@ def test_placeholders_and_unanswered_functions_say_not_answered_yet(d2l):
 
     error = raises(feedback.check_clip_by_norm, unanswered, match="^Exercise 8.4 is not answered yet")
     assert isinstance(error, feedback.NotAnswered)
-    assert error._render_traceback_() == ["NotAnswered: Exercise 8.4 is not answered yet: write clip_by_norm"]
+    assert error._render_traceback_() == ["NotAnswered: Exercise 8.4 is not answered yet: write", "  clip_by_norm"]
     raises(
         feedback.call,
         "d2l_weight_grads",
@@ -389,7 +389,7 @@ def broken_clip(grads, max_norm):
 def test_jupyter_shows_the_message_first_and_alone():
     error = AnswerError("dJ/dW1", "dJ/dW1 is wrong at entry (0, 1): expected 1, received 2.")
     # IPython calls _render_traceback_ instead of printing the frames of the check.
-    assert error._render_traceback_() == ["AnswerError: dJ/dW1 is wrong at entry (0, 1): expected 1, received 2."]
+    assert error._render_traceback_() == ["AnswerError: dJ/dW1 is wrong at entry (0, 1): expected 1,", "  received 2."]
     raised = raises(feedback.check_clip_by_norm, broken_clip, match="clip_by_norm raised ZeroDivisionError in line")
     assert "of broken_clip (`return [g / 0 for g in grads] if False else 1 / 0`): division by zero" in str(raised)
 
@@ -651,8 +651,9 @@ def test_an_exercise_block_turns_a_missing_answer_into_one_line():
         with feedback.exercise("3.2"):
             dy_ds  # noqa: B018, F821 - the answer cell was never run
     assert caught.value._render_traceback_() == [
-        "NotAnswered: Exercise 3.2: dy_ds is not defined. Run your answer cell first; if",
-        "  it stopped with an error, fix that and run it again.",
+        "NotAnswered: Exercise 3.2: dy_ds is not defined. Run your",
+        "  answer cell first; if it stopped with an error, fix that",
+        "  and run it again.",
     ]
     with pytest.raises(feedback.NotAnswered, match="^Exercise 6.2 is not answered yet"):
         with feedback.exercise("6.2"):
@@ -680,13 +681,14 @@ def test_the_summary_gives_one_verdict_per_exercise(capsys):
     assert lines[3].startswith("  Exercise 6.6: WRONG: d2l_weight_grads on the batch"), shown
     assert "the two results are swapped" in shown, "the summary names the mistake, not '0 of 2 right'"
     assert "passes the checks." not in shown, "what a check prints stays out of the summary"
-    assert "hidden tests" in lines[-1]
+    assert "hidden tests" in " ".join(lines[-2:])
 
 
-def test_messages_wrap_at_spaces_within_79_columns():
+def test_messages_wrap_at_spaces_within_60_columns():
+    """Lab re-wraps longer lines mid-number in a 900 px window with the file browser open."""
     message = str(raises(feedback.check_cube_grads, 1.3, 1.3**2, 1.3, match="dy/dx"))
     shown = AnswerError("dy/dx", message)._render_traceback_()
-    assert max(map(len, shown)) <= 79
+    assert max(map(len, shown)) <= 60 < max(map(len, message.split("\n")))
     assert " ".join(shown).split() == f"AnswerError: {message}".split(), "no word is cut in two"
 
 
@@ -817,3 +819,33 @@ def test_more_mistakes_are_named():
     for named, answer in planted.items():
         error = raises(feedback.check_clip_by_norm, answer, match="clip_by_norm")
         assert named in (error.mistake or ""), (named, str(error))
+
+
+def test_each_memory_mistake_is_named_by_the_public_check():
+    """6.3: every known mistake, planted as a memory_count, is named at the first public size where it differs."""
+    count = len(feedback.memory_mistakes(7, 3, 5, 9))
+    assert count >= 13
+    for index in range(count):
+
+        def planted(N, d, h, q, index=index):
+            counts = {**feedback.d2l_memory(N, d, h, q), **feedback.memory_mistakes(N, d, h, q)[index][1]}
+            return counts["prediction"], counts["training"]
+
+        description = feedback.memory_mistakes(7, 3, 5, 9)[index][0]
+        message = str(raises(feedback.check_memory_count_function, planted, match="is wrong"))
+        assert description in message, (description, message)
+    N, d, h, q = feedback.MEMORY_SIZES[0]
+    assert q != d + h, "the first size keeps 'every layer' apart from the other counts"
+
+
+def test_a_missing_mask_and_a_number_for_a_vector_are_named_in_6_2():
+    def no_mask(X, y, W1, b1, W2, lam):
+        return feedback.d2l_gradients(X, y, W1, W2, lam, b1=b1)["H"].sum(axis=0)
+
+    raises(feedback.check_hidden_bias_grad_function, no_mask, match=r"the ReLU's mask \(Z > 0\) is missing")
+
+    def summed_to_a_number(X, y, W1, b1, W2, lam):
+        return float(feedback.d2l_gradients(X, y, W1, W2, lam, b1=b1)["b1"].sum())
+
+    message = str(raises(feedback.check_hidden_bias_grad_function, summed_to_a_number, match="dJ/db1 is one number"))
+    assert "should be an array of shape (4,) = (h,); here h = 4 is the hidden width" in message, message

@@ -28,7 +28,7 @@ ATOL = 1e-9
 
 #: Width of the lines Jupyter and Colab show an :class:`AnswerError` in; wrapping here, at
 #: spaces, keeps an output area from breaking a word in two.
-WIDTH = 79
+WIDTH = 60
 #: Sizes named in messages: the symbol and what it counts.
 SIZE_WORDS = {"N": "the batch size", "d": "the input width", "h": "the hidden width", "q": "the number of classes"}
 
@@ -82,7 +82,8 @@ class Mistake:
 def _as_array(name: str, received, expected: np.ndarray) -> np.ndarray:
     require_answer(name, received)
     if received is None:
-        raise AnswerError(name, f"{name} is None: assign your answer to it (an array of shape {expected.shape}).")
+        wanted = "a number" if expected.shape == () else f"an array of shape {expected.shape}"
+        raise AnswerError(name, f"{name} is None: assign your answer to it ({wanted}).")
     if isinstance(received, Value):
         raise AnswerError(
             name, f"{name} is a Value ({received!r:.60}): give its number, .data (or .grad for a gradient)."
@@ -166,10 +167,12 @@ def _symbols(shape: tuple, sizes: Mapping[str, int]) -> str | None:
 
 def _shape_message(name: str, shape: tuple, expected: tuple, sizes: Mapping[str, int]) -> str:
     message = f"{name} has shape {shape}, expected {expected}"
+    if shape == ():  # "has shape ()" is a number to a student
+        message = f"{name} is one number, but it should be an array of shape {expected}"
     received_symbols, expected_symbols = _symbols(shape, sizes), _symbols(expected, sizes)
     if not sizes or not expected_symbols:
         return message + "."
-    if received_symbols:
+    if received_symbols and shape:
         message = f"{name} has shape {shape} = {received_symbols}, expected {expected} = {expected_symbols}"
     else:
         message += f" = {expected_symbols}"

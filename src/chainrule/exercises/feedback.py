@@ -160,6 +160,7 @@ def check_hidden_bias_grad(dJ_db1, X, y, W1, b1, W2, lam, title: str = "", after
                     "b1 is treated as penalized (λ·b1 added), but weight decay leaves the bias out", g["b1"] + lam * b1
                 ),
                 Mistake("the sign is flipped", -g["b1"]),
+                Mistake("the ReLU's mask (Z > 0) is missing", g["H"].sum(axis=0)),
             ],
             sizes=d2l_sizes(X, W1, W2),
         ),
@@ -328,62 +329,88 @@ def d2l_memory(N: int, d: int, h: int, q: int) -> dict[str, int]:
 
 def check_memory_count(prediction, training, N: int, d: int, h: int, q: int) -> None:
     """The two counts of Exercise 6.3 for one size, exactly, each with its known mistakes."""
-    expected = d2l_memory(N, d, h, q)
-    unbatched = d2l_memory(1, d, h, q)
-    weights = h * d + q * h
-    right_training = expected["training"]
     check_scalars(
         {"prediction": prediction, "training": training},
-        expected,
-        [
-            (
-                "the activations are counted for one example: they are stored for each of the N examples in the batch",
-                unbatched,
-            ),
-            (
-                "the input X is not counted, but the exercise counts it in both",
-                {"prediction": weights + N * max(h, 2 * h, h + q), "training": right_training - N * d},
-            ),
-            ("training is counted without the weight gradients", {"training": right_training - weights}),
-            (
-                "training is counted without the gradients in flight: the backward pass holds the gradient it "
-                "receives and the one it computes, two arrays the size of the largest activation",
-                {"training": right_training - 2 * N * max(h, q)},
-            ),
-            (
-                "training counts one gradient in flight, but the backward pass holds two at once: the one it "
-                "receives and the one it computes",
-                {"training": right_training - N * max(h, q)},
-            ),
-            (
-                "training counts the arrays chainrule keeps (the chapter's listing: the cross-entropy also keeps "
-                "label weights of N·q numbers and one factor), but the exercise counts the model's saved values, "
-                "X, H and the log-probabilities",
-                {"training": right_training + N * q + 1},
-            ),
-            (
-                "prediction is counted as keeping every layer's activations, but it can drop each input once the next "
-                "layer exists",
-                {"prediction": weights + N * (d + h + q)},
-            ),
-            (
-                "prediction is counted with Z and H in one array, as an in-place ReLU would do, but the ReLU makes a "
-                "new array H while Z still exists",
-                {"prediction": weights + N * max(d + h, h + q)},
-            ),
-            (
-                "prediction counts only the first layer's pair, X with Z, but a later pair (Z with H, or H with O) "
-                "can be larger",
-                {"prediction": weights + N * (d + h)},
-            ),
-        ],
+        d2l_memory(N, d, h, q),
+        memory_mistakes(N, d, h, q),
         rtol=0,
         title=f"memory_count({N}, {d}, {h}, {q}), that is N = {N}, d = {d}, h = {h}, q = {q}",
     )
 
 
+def memory_mistakes(N: int, d: int, h: int, q: int) -> list[tuple[str, dict[str, int]]]:
+    """The known mistakes of Exercise 6.3, each with the counts it gives, most likely first."""
+    expected = d2l_memory(N, d, h, q)
+    unbatched = d2l_memory(1, d, h, q)
+    weights = h * d + q * h
+    right_prediction, right_training = expected["prediction"], expected["training"]
+    return [
+        (
+            "the activations are counted for one example: they are stored for each of the N examples in the batch",
+            unbatched,
+        ),
+        (
+            "the input X is not counted, but the exercise counts it in both",
+            {"prediction": weights + N * max(h, 2 * h, h + q), "training": right_training - N * d},
+        ),
+        ("training is counted without the weight gradients", {"training": right_training - weights}),
+        (
+            "training is counted without the gradients in flight: the backward pass holds the gradient it "
+            "receives and the one it computes, two arrays the size of the largest activation",
+            {"training": right_training - 2 * N * max(h, q)},
+        ),
+        (
+            "training counts one gradient in flight, but the backward pass holds two at once: the one it "
+            "receives and the one it computes",
+            {"training": right_training - N * max(h, q)},
+        ),
+        (
+            "training counts the arrays chainrule keeps (the chapter's listing: the cross-entropy also keeps "
+            "label weights of N·q numbers and one factor), but the exercise counts the model's saved values, "
+            "X, H and the log-probabilities",
+            {"training": right_training + N * q + 1},
+        ),
+        (
+            "prediction is counted as keeping every layer's activations, but it can drop each input once the next "
+            "layer exists",
+            {"prediction": weights + N * (d + h + q)},
+        ),
+        (
+            "prediction is counted as keeping every array at once, X, Z, H and O, but it can drop each one "
+            "once the next exists",
+            {"prediction": weights + N * (d + 2 * h + q)},
+        ),
+        (
+            "prediction is counted with Z and H in one array, as an in-place ReLU would do, but the ReLU makes a "
+            "new array H while Z still exists",
+            {"prediction": weights + N * max(d + h, h + q)},
+        ),
+        (
+            "prediction counts only the first layer's pair, X with Z, but a later pair (Z with H, or H with O) "
+            "can be larger",
+            {"prediction": weights + N * (d + h)},
+        ),
+        (
+            "the counts are swapped: return (prediction, training), in that order",
+            {"prediction": right_training, "training": right_prediction},
+        ),
+        (
+            "the counts are in bytes (8 per float64 number), but the exercise counts numbers",
+            {"prediction": 8 * right_prediction, "training": 8 * right_training},
+        ),
+        (
+            "the weights are left out (and in training their gradients), but both counts include them",
+            {"prediction": right_prediction - weights, "training": right_training - 2 * weights},
+        ),
+        (
+            "training counts a momentum buffer, but the exercise's training is plain SGD, which keeps none",
+            {"training": right_training + weights},
+        ),
+    ]
+
+
 #: The sizes Exercise 6.3's public check tries, smallest first: N = 1, then d < q, then d > q.
-MEMORY_SIZES = ((1, 2, 8, 10), (7, 3, 5, 9), (64, 4, 8, 3), (1000, 784, 256, 10))
+MEMORY_SIZES = ((1, 2, 8, 11), (7, 3, 5, 9), (64, 4, 8, 3), (1000, 784, 256, 10))
 
 
 def check_memory_count_function(memory_count: Callable, sizes=MEMORY_SIZES) -> None:
