@@ -250,6 +250,20 @@ def raising_cell(notebook):
 
 
 # name -> (assignment, notebook or None for a corrupt file, {question: points}, {question: [phrases]})
+# The chapter's recursive dfs_order, handed in as the answer to 2.2: the 5,000-node chain stops it.
+RECURSIVE_ORDER = """def dfs_order_with_stack(root, parents):
+    order, seen = [], set()
+
+    def visit(node):
+        seen.add(node)
+        for parent in parents[node]:
+            if parent not in seen:
+                visit(parent)
+        order.append(node)
+
+    visit(root)
+    return order
+"""
 PLANTED = {
     "solution": ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {}),
     "untouched": (
@@ -400,9 +414,7 @@ PLANTED = {
     ),
     "recursive-order": (
         "graph",
-        lambda: submission(
-            "graph", {0: "def dfs_order_with_stack(root, parents):\n    return dfs_order(root, parents)"}
-        ),
+        lambda: submission("graph", {0: RECURSIVE_ORDER}),
         {"ex2_2": 0},
         {"ex2_2": ["RecursionError"]},
     ),
@@ -413,7 +425,7 @@ PLANTED = {
             {
                 0: "def dfs_order_with_stack(root, parents):\n"
                 "    return {'e': list('abce'), 'f': list('abcxdf'), 'd': list('abcd'),\n"
-                "            'n2999': [f'n{i}' for i in range(3000)]}[root]"
+                "            'n4999': [f'n{i}' for i in range(5000)]}[root]"
             },
         ),
         {"ex2_2": 1},  # the public test passes; the hidden one, on graphs it has not seen, does not
@@ -618,6 +630,7 @@ PLANTED["writes-by-hand"] = (
     {},
 )
 PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {})
+QUESTIONS = {"mlp": ("ex6_2", "ex6_3", "ex6_6"), "graph": ("ex2_2",), "backward": ("ex3_2",)}
 CHEATS = [
     "patches-feedback",
     "patches-numpy",
@@ -674,6 +687,7 @@ def graded(tmp_path_factory, escape_server) -> dict[str, tuple[dict, str]]:
                 path.write_text(text[: len(text) // 2])
             else:
                 nbformat.write(make(), path)
+        rows[f"_folder_{name}"] = (submissions,)
         if name == "mlp":
             (submissions / "readme.txt").write_text("not a notebook")
             rows["_folder"] = submissions
@@ -703,7 +717,7 @@ def test_planted_submission(graded, stem):
 
 def test_csv_rows_and_totals(graded):
     for stem, (row, _) in graded.items():
-        if stem == "_folder":
+        if stem.startswith("_folder"):
             continue
         assignment = PLANTED[next(s for s in PLANTED if s.replace("/", "_") == stem)][0]
         names = [q.name for q in ASSIGNMENTS[assignment].questions]
@@ -776,15 +790,16 @@ def grading_venv() -> Path:
 def test_local_and_otter_run_scores_are_equal(graded, grading_venv, tmp_path):
     """otter run on the autograder zip (Gradescope's path), in a venv of the zip's own requirements,
     gives the scores make grade gave; a forged pickle runs nothing in otter's process."""
-    archive = folder("mlp") / "autograder" / "mlp-autograder.zip"
     otter = grading_venv / "bin" / "otter"
     environment = offline.environment(offline.WHEELHOUSE, grading_venv)  # nothing of this repo's venv
     shutil.rmtree(FORGED_MARK, ignore_errors=True)
 
-    def otter_scores(stem):
+    def otter_scores(run):
+        name, stem = run
+        archive = folder(name) / "autograder" / f"{name}-autograder.zip"
         out = tmp_path / stem
         out.mkdir()
-        notebook = graded["_folder"][0] / f"{stem}.ipynb"
+        notebook = graded[f"_folder_{name}"][0][0] / f"{stem}.ipynb"
         run = subprocess.run(
             [str(otter), "run", "-a", str(archive), "-o", str(out), str(notebook)],
             capture_output=True,
@@ -798,11 +813,13 @@ def test_local_and_otter_run_scores_are_equal(graded, grading_venv, tmp_path):
 
     import concurrent.futures
 
+    # The cheats, and two answers to the scalar chapters' functions: a recursion too deep, pasted numbers.
+    runs = [("mlp", stem) for stem in CHEATS] + [("graph", "recursive-order"), ("backward", "pasted-cube")]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        remote = dict(zip(CHEATS, pool.map(otter_scores, CHEATS)))
-    for stem in CHEATS:
-        local = {q: float(graded[stem][0][q]) for q in ("ex6_2", "ex6_3", "ex6_6")}
-        assert {q: remote[stem].get(q) for q in local} == local, (stem, remote[stem], local)
+        remote = dict(zip(runs, pool.map(otter_scores, runs)))
+    for name, stem in runs:
+        local = {q: float(graded[stem][0][q]) for q in QUESTIONS[name]}
+        assert {q: remote[name, stem].get(q) for q in local} == local, (stem, remote[name, stem], local)
     assert not FORGED_MARK.exists()
 
 

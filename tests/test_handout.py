@@ -141,7 +141,9 @@ def test_setup_cell_installs_chainrule_from_the_handout_and_otter(bare):
 def test_untouched_handout_check_says_not_answered(bare):
     checks = [cell for cell in bare.executed.cells if cell.source.startswith("grader.check(")]
     assert [cell.source for cell in checks] == ['grader.check("ex1_2")']
-    assert "NotAnswered: dy/dx is not answered yet" in outputs(checks[0]), outputs(checks[0])
+    assert "NotAnswered: Exercise 1.2 is not answered yet: write tanh_neuron_grads" in outputs(checks[0]), outputs(
+        checks[0]
+    )
 
 
 def test_setup_cell_fails_clearly_when_pip_cannot_install(bare):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import re
 import sys
 
 import numpy as np
@@ -250,8 +251,8 @@ def test_pasted_orders_pass_nothing_hidden_and_long_orders_are_shortened():
     def pasted(root, parents):
         return {"e": list("abce"), "f": list("abcxdf"), "d": list("abcd")}.get(root, [root])
 
-    error = raises(feedback.check_dfs_order_function, pasted, 0, "a chain of 3,000 nodes")
-    assert len(str(error)) < 700 and "... 2992 more ..." in str(error), error
+    error = raises(feedback.check_dfs_order_function, pasted, 0, "a chain of 5,000 nodes")
+    assert len(str(error)) < 700 and "... 4992 more ..." in str(error), error
     for seed in (21, 22):
         raises(feedback.check_dfs_order_function, pasted, seed, "dfs_order_with_stack on a graph of 9 nodes")
 
@@ -279,3 +280,48 @@ def test_an_error_in_the_students_code_shows_their_line_first_and_numpys_signatu
     message = str(raises(feedback.check_matmul_vjp, matmul_vjp, 0, "matmul_vjp raised ValueError in line"))
     assert "(`return A @ G, B  # shapes that do not fit`): matmul: Input operand 1" in message, message
     assert "gufunc" not in message and "(size " in message, message
+
+
+# --------------------------------------------------------------------------- the grader's replay
+
+REPLAYED = {
+    "tanh_neuron_grads": ("check_tanh_neuron_grads_function", (11, 12), NEURON_WRONG, neuron),
+    "cube_grads": ("check_cube_grads_function", (31, 32), CUBE_WRONG, cube),
+    "dfs_order_with_stack": (
+        "check_dfs_order_function",
+        (21, 22),
+        {"first visits": pre_order, "RecursionError": recursive, "last first": pushed_all_at_once},
+        with_stack,
+    ),
+}
+
+
+@pytest.mark.parametrize("answer", REPLAYED)
+def test_the_grader_replays_public_and_hidden_checks_with_the_same_verdicts(answer, tmp_path, monkeypatch):
+    """Each planted mistake fails the public and the hidden test in the grader's process, named as in the notebook."""
+    from chainrule.exercises import grading
+
+    monkeypatch.setattr(grading, "BLOCKED_MODULES", ())  # this process imported torch for other tests
+    check, seeds, wrong, right = REPLAYED[answer]
+    head = "from otter.test_files import test_case\n\nOK_FORMAT = False\n\nname = 'q'\npoints = 2\n\n"
+    tests = {
+        "q.py": head
+        + f"@test_case(points=None, hidden=False)\ndef test_public({answer}):\n"
+        + f"    from chainrule.exercises import feedback\n    feedback.{check}({answer})\n\n"
+        + f"@test_case(points=None, hidden=True)\ndef test_hidden({answer}):\n"
+        + f"    from chainrule.exercises import feedback\n    for seed in {seeds}:\n"
+        + f"        feedback.{check}({answer}, seed=seed)\n"
+    }
+    for mistake, function in [*wrong.items(), ("", right)]:
+        grading.record({answer: function}, tests, str(tmp_path / "record.json"))
+        data, problem = grading.read_record(tmp_path / "record.json")
+        result = grading.score(tests, data, problem)["q"]
+        messages = [r.message for r in result.test_case_results]
+        if not mistake:
+            assert result.score == 2, messages
+            continue
+        assert result.score == 0, (mistake, messages)
+        with pytest.raises(answers.AnswerError) as in_the_notebook:
+            getattr(feedback, check)(function)
+        assert str(in_the_notebook.value) in messages[0], (messages[0], str(in_the_notebook.value))
+        assert all(re.search(mistake, message) for message in messages), (mistake, messages)

@@ -277,9 +277,18 @@ class Report:
         if len(self.verdicts) == 1:
             raise AnswerError(first.quantity, f"{head}{first}{tail}", first.mistake)
         right = len(self.verdicts) - len(errors)
-        lines = [f"  right: {name}" if error is None else f"  WRONG: {error}" for name, error in self.verdicts]
+        shared = known_mistakes([first.mistake]) if first.mistake else ""
+        if len(errors) == 1 or not shared or any(not str(e).endswith(shared) for e in errors):
+            shared = ""  # each line keeps its own mistake; one said once when every wrong line has it
+        lines = [
+            f"  right: {name}" if error is None else f"  WRONG: {str(error).removesuffix(shared)}"
+            for name, error in self.verdicts
+        ]
+        ending = f"\nAll {len(errors)} wrong values match the same known mistake: {first.mistake}." if shared else ""
         raise AnswerError(
-            first.quantity, f"{head}{right} of {len(self.verdicts)} right.\n" + "\n".join(lines) + tail, first.mistake
+            first.quantity,
+            f"{head}{right} of {len(self.verdicts)} right.\n" + "\n".join(lines) + ending + tail,
+            first.mistake,
         )
 
 
