@@ -849,3 +849,32 @@ def test_a_missing_mask_and_a_number_for_a_vector_are_named_in_6_2():
 
     message = str(raises(feedback.check_hidden_bias_grad_function, summed_to_a_number, match="dJ/db1 is one number"))
     assert "should be an array of shape (4,) = (h,); here h = 4 is the hidden width" in message, message
+
+
+def test_softmax_over_the_wrong_axis_and_a_missing_one_hot_are_named_in_5_5():
+    def softmax(z, axis):
+        e = np.exp(z - z.max(axis, keepdims=True))
+        return e / e.sum(axis, keepdims=True)
+
+    def onehot(z, y):
+        return np.eye(z.shape[1])[y]
+
+    planted = {
+        "the softmax runs over axis 0": lambda z, y: (softmax(z, 0) - onehot(z, y)) / len(y),
+        "softmax − 1 at every entry": lambda z, y: (softmax(z, 1) - 1) / len(y),
+        "the softmax alone is not the gradient": lambda z, y: softmax(z, 1) / len(y),
+        "the 1/N of the mean is missing": lambda z, y: softmax(z, 1) - onehot(z, y),
+    }
+    for mistake, ce_grad in planted.items():
+        error = raises(feedback.check_softmax_cross_entropy_vjp, ce_grad, match="dL/dlogits is wrong")
+        assert mistake in error.mistake and error.mistake in str(error), (mistake, str(error))
+    three = raises(feedback.check_matmul_vjp, lambda A, B, G: (G @ B.T, A.T @ G, G), match="returned 3\\.$")
+    assert "array(" not in str(three), "the count is said, no repr is cut"
+
+
+def test_a_clip_written_for_two_arrays_fails_on_the_second_list():
+    def two_arrays(grads, max_norm):
+        factor = min(1.0, max_norm / np.sqrt((grads[0] ** 2).sum() + (grads[1] ** 2).sum()))
+        return [grads[0] * factor, grads[1] * factor]
+
+    raises(feedback.check_clip_by_norm, two_arrays, match="a list of 3 arrays, but it returned 2 values")

@@ -284,7 +284,7 @@ class Report:
             f"  right: {name}" if error is None else f"  WRONG: {str(error).removesuffix(shared)}"
             for name, error in self.verdicts
         ]
-        ending = f"\nAll {len(errors)} wrong values match the same known mistake: {first.mistake}." if shared else ""
+        ending = f"\nIt matches a known mistake: {first.mistake} (all {len(errors)} wrong values)." if shared else ""
         raise AnswerError(
             first.quantity,
             f"{head}{right} of {len(self.verdicts)} right.\n" + "\n".join(lines) + ending + tail,

@@ -421,16 +421,21 @@ def check_memory_count_function(memory_count: Callable, sizes=MEMORY_SIZES) -> N
         check_memory_count(prediction, training, N, d, h, q)
 
 
+def _listed(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
     """``clip_by_norm(grads, max_norm)`` must scale the list of arrays by min(1, max_norm / global norm).
 
-    Two lists are tried: one whose norm is under ``max_norm`` and one far over it.
+    Two lists are tried, of different lengths and shapes: one whose norm is under ``max_norm``
+    and one far over it.
     """
     name = "clip_by_norm"
     rng = np.random.default_rng(seed)
     max_norm = 5.0 if seed == 2 else float(rng.uniform(0.5, 3.0))
     small = [rng.normal(size=(3, 2)) * 0.02 * max_norm, rng.normal(size=4) * 0.02 * max_norm]
-    large = [rng.normal(size=(3, 2)) * 2 * max_norm, rng.normal(size=4) * 2 * max_norm]
+    large = [rng.normal(size=shape) * 2 * max_norm for shape in ((2, 5), (3,), (1, 4))]
     for grads in (small, large):
         norm = float(np.sqrt(sum((g**2).sum() for g in grads)))
         factor = min(1.0, max_norm / norm)
@@ -443,10 +448,11 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
                 "the norm returned with the list",
             )
         if not isinstance(result, (list, tuple)) or len(result) != len(grads):
-            raise AnswerError(name, f"{name} should return a list of {len(grads)} arrays, got {result!r:.80}.")
+            got = f"{len(result)} values" if isinstance(result, (list, tuple)) else f"one {type(result).__name__}"
+            raise AnswerError(name, f"{name} should return a list of {len(grads)} arrays, but it returned {got}.")
         per_tensor = [g * min(1.0, max_norm / np.sqrt((g**2).sum())) for g in grads]
         report = Report(
-            f"{name} on arrays of shapes (3, 2) and (4,) with a global norm of {norm:.3g} and "
+            f"{name} on arrays of shapes {_listed([str(g.shape) for g in grads])} with a global norm of {norm:.3g} and "
             f"max_norm = {max_norm:.3g} ({'under' if norm < max_norm else 'over'} the threshold)",
             separate=False,
         )  # one answer: the arrays are scaled together
