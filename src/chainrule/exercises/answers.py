@@ -380,7 +380,7 @@ def _check_scalar(name: str, number: np.ndarray | AnswerError, value: float, fou
         raise AnswerError(
             name,
             f"{name} is {value:.6g} rounded to {rounded} decimals ({float(number):.{rounded}f}), but the check "
-            f"accepts a relative error of {rtol:g}: compute it in Python rather than typing it.",
+            f"accepts a relative error of {rtol:g}: do not round it (compute it in Python, not by hand).",
             "a rounded number",
         )
     raise AnswerError(
