@@ -109,6 +109,15 @@ def test_wheel_holds_exactly_the_package(distributions):
     assert not others, f"the wheel installs more than the package: {others}"
 
 
+def test_the_wheel_declares_the_code_licence(distributions):
+    """A fork may teach from the course only under a licence: the wheel says MIT and carries its text."""
+    metadata = wheel_metadata(distributions[1])
+    assert metadata["License-Expression"] == "MIT" and metadata["License-File"] == "LICENSE"
+    with zipfile.ZipFile(distributions[1]) as archive:
+        carried = archive.read(f"chainrule-{VERSION}.dist-info/licenses/LICENSE").decode()
+    assert carried == (ROOT / "LICENSE").read_text()
+
+
 def test_metadata_is_what_pypi_accepts_and_shows(distributions):
     metadata = wheel_metadata(distributions[1])
     assert metadata["Name"] == "chainrule" and metadata["Version"] == VERSION

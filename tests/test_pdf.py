@@ -284,3 +284,8 @@ def test_the_checks_can_fail():
     assert solution_words("````{solution-start} ex-a\n:class: dropdown\n````\n\n$x$ is `y`, so the sum is\n") == {
         "ex-a": "so the sum"
     }
+
+
+def test_the_first_page_names_the_licences(pages: list[str]):
+    first = " ".join(pages[0].split())
+    assert "licensed under CC BY-SA 4.0 and the code under the MIT licence" in first, first[:800]

@@ -1,0 +1,84 @@
+"""chainrule: a small autograd engine for learning backpropagation.
+
+This package is the engine. The modules, in order: each imports only modules above it in
+this list, and none imports the rooms below (``tests/test_layers.py`` checks it):
+
+* ``graph``  -- topological order by iterative depth-first search, and the search as data
+* ``value``  -- the scalar engine, :class:`Value`
+* ``gradcheck`` -- central-difference gradient checks
+* ``grad_mode`` -- recording on or off (:class:`no_grad`), observers of ops, and the backward phase
+* ``node`` -- what the array engine records per op (a Tensor's ``grad_fn``)
+* ``backward`` -- the backward pass over the recorded nodes
+* ``checkpointing`` -- a function of Tensors run as one op, and run again in the backward pass
+* ``rules`` -- the one table of ops: forward function, VJP rule, name and messages of each, checkpoint's included
+* ``tensor`` -- the array engine: :class:`Tensor`, :func:`apply`, :func:`grad` and :func:`checkpoint`
+* ``drawable`` -- a Tensor's recorded graph as the figures draw it, and the gradients that flowed
+* ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty
+* ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
+* ``cost`` -- flops per op and pass, bytes kept for backward, peak memory
+
+What serves the course lives in rooms above the engine, each a subpackage that says what it
+is built on:
+
+* ``chainrule.figures`` -- graphs drawn through Graphviz, charts, accessible SVG
+* ``chainrule.explore`` -- explorables: recorded runs of the engine that the reader steps through
+* ``chainrule.exercises`` -- the exercises' checks, and grading outside the student's kernel
+* ``chainrule.book`` -- numbers glued into the prose, and the pages' Live code
+"""
+
+# The scalar engine, grad mode and its gradient checks need only Python. The rest needs
+# numpy, so it is imported when first used (PEP 562):
+# then `from chainrule import Value` (or no_grad) works where numpy is missing, as in the web
+# page's Python.
+import importlib
+
+from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import GradientCheckError, assert_gradients_close, gradcheck
+from .graph import DFSStep, depth_first_events, dfs_trace, format_dfs_trace, topological_order
+from .value import Value
+
+#: Names imported on first use, and the module each comes from.
+_LAZY = {
+    "Tensor": "tensor",
+    "grad": "tensor",
+    "checkpoint": "tensor",
+}
+_LAZY_MODULES = {"cost", "functional", "nn"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    elif name in _LAZY_MODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module 'chainrule' has no attribute {name!r}")
+    globals()[name] = value  # the next use finds it directly
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | _LAZY_MODULES)
+
+
+__all__ = [
+    "gradcheck",
+    "assert_gradients_close",
+    "GradientCheckError",
+    "Value",
+    "Tensor",
+    "grad",
+    "no_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "checkpoint",
+    "cost",
+    "functional",
+    "nn",
+    "topological_order",
+    "depth_first_events",
+    "DFSStep",
+    "dfs_trace",
+    "format_dfs_trace",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,82 @@
+/* chainrule live code: the Web Worker that runs a page's cells in Pyodide (see live.js).
+ *
+ * It loads Pyodide's core and Graphviz in WebAssembly from the book's own _static/live/
+ * folder, unpacks chainrule's wheel into Pyodide's file system, and points chainrule's
+ * drawing at Graphviz (chainrule.figures.dot.Digraph.pipe normally runs the `dot` program). Then
+ * it runs each cell it is sent with chainrule.book.live.run_cell, in one namespace for the
+ * page, and posts back what the cell printed, showed or raised. Deep graphs are freed
+ * one level at a time (chainrule.book.live.ShallowRelease): a worker's stack is small. Running in a worker keeps
+ * the page responsive, and lets the page stop a runaway cell by ending the worker.
+ *
+ * Messages in:  {type: "start", base, wheel}, {type: "run", id, code}
+ * Messages out: {type: "ready", ms}, {type: "failed", message}, {type: "result", id, result, ms},
+ *               {type: "crashed", id, message} (Pyodide died; the page starts a new worker)
+ */
+"use strict";
+
+var SETUP = [
+  "import js",
+  "from chainrule.figures import dot as _chainrule_dot",
+  "from chainrule.book import live as _chainrule_live",
+  "def _render_with_viz(self):",
+  "    return js.renderDot(self.source)",
+  "_chainrule_dot.Digraph.pipe = _render_with_viz",
+  "from chainrule.value import Value as _chainrule_Value",
+  "_chainrule_release = _chainrule_live.ShallowRelease().install(_chainrule_Value)",
+  "_chainrule_namespace = _chainrule_live.new_namespace()"
+].join("\n");
+
+var python = null;
+var queue = Promise.resolve();
+
+var start = function (base, wheel) {
+  var began = performance.now();
+  importScripts(base + "pyodide/pyodide.js", base + "viz-standalone.js");
+  var wheelBytes = fetch(base + wheel).then(function (response) {
+    if (!response.ok) throw new Error("could not fetch " + wheel + " (HTTP " + response.status + ")");
+    return response.arrayBuffer();
+  });
+  return Promise.all([self.loadPyodide({ indexURL: base + "pyodide/" }), self.Viz.instance(), wheelBytes])
+    .then(function (loaded) {
+      var pyodide = loaded[0], viz = loaded[1];
+      pyodide.unpackArchive(loaded[2], "wheel");
+      self.renderDot = function (source) { return viz.renderString(source, { format: "svg" }); };
+      pyodide.runPython(SETUP);
+      python = pyodide;
+      postMessage({ type: "ready", ms: Math.round(performance.now() - began) });
+    })
+    .catch(function (error) {
+      postMessage({ type: "failed", message: String(error && error.message || error) });
+    });
+};
+
+var run = function (id, code) {
+  var began = performance.now();
+  var result;
+  try {
+    var runCell = python.globals.get("_chainrule_live").run_cell;
+    var namespace = python.globals.get("_chainrule_namespace");
+    var release = python.globals.get("_chainrule_release");
+    var proxy = runCell(code, namespace, "<cell " + id + ">", release);
+    result = proxy.toJs({ dict_converter: Object.fromEntries });
+    proxy.destroy();
+  } catch (error) {
+    // Pyodide itself failed (a fatal error): this interpreter is gone; the page restarts it.
+    python = null;
+    postMessage({ type: "crashed", id: id, message: String(error && error.message || error).split("\n")[0] });
+    return;
+  }
+  postMessage({ type: "result", id: id, result: result, ms: Math.round(performance.now() - began) });
+};
+
+self.onmessage = function (event) {
+  var message = event.data;
+  if (message.type === "start") {
+    queue = start(message.base, message.wheel);
+  } else if (message.type === "run") {
+    queue = queue.then(function () {
+      if (python) run(message.id, message.code);
+      else postMessage({ type: "result", id: message.id, result: { error: "Python did not start" } });
+    });
+  }
+};

@@ -1,0 +1,17 @@
+"""Exercises: the checks of the chapters' exercises, and grades computed outside the student's kernel.
+
+Built on: the engine, chainrule.compat (the otter plugin's patches to otter and nbconvert).
+
+The modules, in order: each imports only the engine and modules above it in this list
+(``tests/test_layers.py`` checks it):
+
+* ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
+* ``calling`` -- calling a student's function safely: on copies, under a time limit, every failure explained
+* ``scalar`` -- the checks of the scalar chapters (1.2, 2.2, 3.2), whose answers are functions of their inputs
+* ``feedback`` -- the checks of the chapters' exercises, built on the three above; it re-exports ``scalar``'s
+* ``grading`` -- grades computed outside the student's kernel: record the answers there, replay the tests here
+* ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) score with ``grading``
+
+A chapter's check cell reads ``from chainrule.exercises import feedback``. This file imports
+nothing, so that the grader's recording cell (``grading``) loads without numpy.
+"""

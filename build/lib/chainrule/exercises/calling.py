@@ -1,0 +1,204 @@
+"""Calling a student's function safely: on copies, under a time limit, with every failure explained.
+
+:func:`call` gives the function copies of its arguments and says so when it changed them,
+stops it after :data:`TIME_LIMIT` seconds, and turns whatever it raises into an
+:class:`~chainrule.exercises.answers.AnswerError` that names the line; :func:`returned`
+unpacks what it returned. The grader's recording (:mod:`chainrule.exercises.grading`)
+compares arguments with :func:`copied` and :func:`unchanged`, as :func:`call` does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import signal
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .answers import AnswerError, NotAnswered, require_answer
+
+_PACKAGE = Path(__file__).resolve().parents[1]  # chainrule: its frames are not the student's
+#: Seconds a student's function may run in one call before the check gives up on it.
+TIME_LIMIT = 10.0
+
+
+class ChangedInPlace(Exception):
+    """Raised in the grader's replay for a call that changed its arguments (``positions``) in the kernel."""
+
+    def __init__(self, positions: Sequence[int]):
+        super().__init__(f"changed the arguments at {list(positions)} in place")
+        self.positions = list(positions)
+
+
+IN_PLACE = "an argument changed in place"
+
+
+def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_limit: float = TIME_LIMIT):
+    """``function(*args)``, with whatever the student's function raises turned into :class:`AnswerError`.
+
+    The function gets copies of the arrays (and lists of them) in ``args``, so the check's
+    own inputs, from which it computes the expected answer, stay as they were; a function
+    that changed a copy in place (``X /= 255``) fails with a message that names the
+    argument (``names`` gives the arguments' names, in order).
+    A ``NotImplementedError`` that says "not answered yet" (the answer cell as handed out)
+    becomes :class:`NotAnswered`, shown as one line. A call that runs longer than
+    ``time_limit`` seconds is stopped (an infinite loop, say), and a function that returns
+    None is asked whether a ``return`` is missing, so that one answer cannot hang or crash
+    a grader.
+    """
+    require_answer(name, function)
+    if function is None:
+        raise AnswerError(name, f"{name} is not defined: run the cell that defines it (or write it again).")
+    if not callable(function):
+        raise AnswerError(name, f"{name} should be a function, but it is a {type(function).__name__}.")
+    given = [copied(argument) for argument in args]
+    try:
+        with _time_limit(name, time_limit):
+            result = function(*given)
+    except AnswerError:
+        raise
+    except ChangedInPlace as error:  # the grader's replay of a call that did this in the kernel
+        raise AnswerError(name, _in_place_message(name, error.positions, names), IN_PLACE) from None
+    except NotImplementedError as error:
+        if "not answered yet" in str(error):
+            raise NotAnswered(name, str(error)) from None
+        raise AnswerError(name, _raised(name, error)) from None
+    except RecursionError as error:
+        raise AnswerError(
+            name,
+            f"{name} raised RecursionError{where(error)}: it calls itself once per level, and Python stops a "
+            f"recursion {sys.getrecursionlimit():,} calls deep. Keep the path in a list instead.",
+            "recursion too deep",
+        ) from None
+    except Exception as error:  # the student's code raised: explain, do not crash the check
+        raise AnswerError(name, _raised(name, error)) from None
+    changed = [i for i, (argument, copy) in enumerate(zip(args, given)) if not unchanged(argument, copy)]
+    if changed:
+        raise AnswerError(name, _in_place_message(name, changed, names), IN_PLACE)
+    if result is None:
+        raise AnswerError(name, f"{name} returned None: is a `return` missing at its end?")
+    return result
+
+
+def returned(name: str, result, names: Sequence[str]) -> tuple:
+    """The values a function returned, one per name: a tuple, a list (any collection) or a 1-D array of them."""
+    wanted = f"{name} should return {len(names)} values, ({', '.join(names)})"
+    if isinstance(result, np.ndarray):
+        if result.shape == (len(names),):
+            return tuple(result)
+        raise AnswerError(name, f"{wanted}, but it returned one array of shape {result.shape}.")
+    one = isinstance(result, (str, bytes, Mapping)) or not isinstance(result, Collection)  # a dict has no order
+    if not one and len(result) == len(names):
+        return tuple(result)  # a tuple, a list, dict.values(), ...
+    if not one:
+        raise AnswerError(name, f"{wanted}, but it returned {len(result)}.")
+    number = f" ({result:.6g})" if isinstance(result, (int, float, np.number)) else ""
+    raise AnswerError(name, f"{wanted}, but it returned one {type(result).__name__}{number}.")
+
+
+def copied(value):
+    """``value`` with its arrays copied, also inside lists, tuples and dicts (numbers need no copy)."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, tuple)):
+        return type(value)(copied(item) for item in value)
+    if isinstance(value, dict):
+        return {key: copied(item) for key, item in value.items()}
+    return value
+
+
+def unchanged(before, after) -> bool:
+    """Whether ``after`` (a copy of ``before`` that a function was given) still holds what ``before`` does."""
+    if isinstance(before, np.ndarray):
+        return (
+            isinstance(after, np.ndarray)
+            and before.shape == after.shape
+            and before.dtype == after.dtype
+            and bool(np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"))
+        )
+    if isinstance(before, (list, tuple)):
+        return (
+            type(after) is type(before)
+            and len(after) == len(before)
+            and all(unchanged(b, a) for b, a in zip(before, after))
+        )
+    if isinstance(before, dict):
+        return (
+            isinstance(after, dict)
+            and after.keys() == before.keys()
+            and all(unchanged(before[k], after[k]) for k in before)
+        )
+    if isinstance(before, (int, float, complex, np.generic)):  # an entry of a list that was copied
+        return type(after) is type(before) and (after == before or (after != after and before != before))
+    return True  # an object that was not copied: the function had the caller's own
+
+
+def _in_place_message(name: str, positions: Sequence[int], names: Sequence[str]) -> str:
+    said = [names[i] if i < len(names) else f"its argument {i + 1}" for i in positions]
+    return (
+        f"{name} changed {_joined(said)} in place, but the caller's arrays must stay as they were. "
+        "Compute new arrays instead: `a = a * 2`, not `a *= 2`, `a[...] = ...` or `out=a`."
+    )
+
+
+def _joined(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+class _TimeUp(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(name: str, seconds: float):
+    """Stop the body after ``seconds`` with an :class:`AnswerError` (Unix main thread; elsewhere no limit)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise _TimeUp
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _TimeUp:
+        raise AnswerError(
+            name, f"{name} did not return within {seconds:g} s and was stopped. Look for a loop that never ends."
+        ) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _raised(name: str, error: Exception) -> str:
+    """ "f raised ValueError in line 3 of f (`return a @ b`): matmul: ..." with numpy's signature text cut."""
+    message = re.sub(r",? with gufunc signature \S+", "", str(error))
+    if len(message) > 200:
+        message = message[:200].rsplit(" ", 1)[0] + " ..."
+    return f"{name} raised {type(error).__name__}{where(error)}: {message}"
+
+
+def where(error: BaseException) -> str:
+    """ " in line 3 of clip_by_norm (`return 1 / 0`)": the deepest frame outside numpy and chainrule.
+
+    A student's exception rebuilt by the grader's replay carries the place the kernel saw, as ``where``.
+    """
+    recorded = getattr(error, "where", None)
+    if isinstance(recorded, str):
+        return recorded
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if "site-packages" not in frame.filename and not frame.filename.startswith(str(_PACKAGE))
+    ]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f" in line {frame.lineno} of {frame.name} (`{frame.line}`)" if frame.line else f" in {frame.name}"

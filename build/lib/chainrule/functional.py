@@ -1,0 +1,128 @@
+"""Losses and activations built from :class:`~chainrule.tensor.Tensor` operations.
+
+The functions here are short compositions of Tensor operations, so their gradients
+come from the rules of those operations.  The one exception is log_softmax, which is
+an op of its own in the rule table (see :func:`log_softmax`).
+
+Numerical stability.  ``exp`` of a logit of 1000 overflows, but softmax does not change
+when the same number is subtracted from every logit of a row.  So softmax and
+log_softmax subtract the row's largest logit first, taken as a *constant* (detached):
+then every exponent is at most 0, and because the result does not depend on the
+subtracted number, treating it as a constant does not change the gradient.
+"""
+
+from numbers import Real
+
+import numpy as np
+
+from .tensor import Tensor, apply
+
+__all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "l2_penalty"]
+
+
+def _as_tensor(x, where):
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, np.ndarray):
+        return Tensor(x)
+    raise TypeError(f"{where}: expected a Tensor, got {type(x).__name__}")
+
+
+def _shifted(x, axis, where):
+    """``x`` minus its (detached) maximum along ``axis``: every entry <= 0 afterwards."""
+    try:
+        largest = x.data.max(axis=axis, keepdims=True)
+    except ValueError:
+        raise ValueError(
+            f"{where}: axis {axis} is out of range for a tensor of shape {x.shape}"
+            if x.size
+            else f"{where}: the tensor of shape {x.shape} is empty"
+        ) from None
+    return x - Tensor(largest)
+
+
+def softmax(x, axis=-1):
+    """``exp(x_i) / Σ_j exp(x_j)`` along ``axis``: each slice becomes probabilities."""
+    x = _as_tensor(x, "softmax")
+    e = _shifted(x, axis, "softmax").exp()
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1):
+    """``x_i - log Σ_j exp(x_j)`` along ``axis``: the log of :func:`softmax`.
+
+    This one is an op of its own (row ``"log_softmax"`` of the rule table): built from
+    exp, sum and log it would take five ops forward and more backward, and it sits
+    under every classification loss.  Its rule is dx = G - softmax(x) * ΣG.
+    """
+    x = _as_tensor(x, "log_softmax")
+    return apply("log_softmax", x, args=(axis,))
+
+
+def _check_labels(labels, batch, num_classes):
+    """``labels`` as a 1-D integer array of class indices, or a clear error."""
+    array = np.asarray(labels.data if isinstance(labels, Tensor) else labels)
+    if array.dtype.kind not in "iu":
+        raise TypeError(
+            f"cross_entropy: labels must be integer class indices, got dtype {array.dtype}; "
+            "convert them, e.g. np.asarray(labels).astype(np.int64)"
+        )
+    if array.ndim != 1:
+        raise ValueError(f"cross_entropy: labels must be 1-D (one class per row), got shape {array.shape}")
+    if len(array) != batch:
+        raise ValueError(f"cross_entropy: got {len(array)} labels for a batch of {batch} rows of logits")
+    bad = np.flatnonzero((array < 0) | (array >= num_classes))
+    if bad.size:
+        i = bad[0]
+        raise ValueError(
+            f"cross_entropy: label {array[i]} (at position {i}) is out of range: labels must be in "
+            f"[0, {num_classes}) for {num_classes} classes ({bad.size} labels out of range)"
+        )
+    return array
+
+
+def cross_entropy(logits, labels):
+    """Mean over the batch of ``-log softmax(logits)[label]``.
+
+    ``logits`` has shape (batch, num_classes); ``labels`` holds one integer class index
+    per row.  The log-probabilities of the labels are picked out by multiplying with a
+    one-hot matrix (scaled by -1/batch) and summing, so only Tensor operations are involved.
+    """
+    logits = _as_tensor(logits, "cross_entropy")
+    if logits.ndim != 2:
+        raise ValueError(f"cross_entropy: logits must have shape (batch, num_classes), got shape {logits.shape}")
+    batch, num_classes = logits.shape
+    labels = _check_labels(labels, batch, num_classes)
+    weights = np.zeros(logits.shape, dtype=logits.dtype)
+    weights[np.arange(batch), labels] = -1.0 / batch  # -1/batch at each row's label: minus the mean
+    return (log_softmax(logits, axis=1) * Tensor(weights)).sum()
+
+
+def mse_loss(pred, target):
+    """Mean of ``(pred - target)²`` over all elements; the shapes must be equal."""
+    pred = _as_tensor(pred, "mse_loss")
+    target = target if isinstance(target, Tensor) else Tensor(target)
+    if pred.shape != target.shape:
+        raise ValueError(
+            f"mse_loss: pred has shape {pred.shape} but target has shape {target.shape}; "
+            "they must be equal (broadcasting here is almost always a bug)"
+        )
+    return ((pred - target) ** 2).mean()
+
+
+def l2_penalty(weights, lam):
+    """``lam / 2 * Σ ‖W‖²`` (squared Frobenius norms) over a Tensor or a list of Tensors.
+
+    Its gradient with respect to each W is ``lam * W``: weight decay.
+    """
+    if isinstance(lam, bool) or not isinstance(lam, Real) or not lam >= 0:
+        raise ValueError(f"l2_penalty: lam must be a number >= 0, got {lam!r}")
+    weights = [weights] if isinstance(weights, Tensor) else list(weights)
+    if not weights:
+        raise ValueError("l2_penalty: weights is empty; pass the Tensors to penalize")
+    total = None
+    for i, w in enumerate(weights):
+        w = _as_tensor(w, f"l2_penalty: weights[{i}]")
+        square = (w * w).sum()
+        total = square if total is None else total + square
+    return total * (lam / 2)

@@ -1,0 +1,95 @@
+"""The engine's modes: is an op recorded (grad mode), who watches it, and is it part of a backward pass.
+
+:class:`no_grad` and :class:`set_grad_enabled` turn recording off and on for a block, as
+in PyTorch; :func:`is_grad_enabled` reads the switch.  :class:`observe_ops` lets a
+callback see every op that :func:`~chainrule.tensor.apply` runs.  The backward pass runs
+inside :class:`backward_phase`, so that :mod:`chainrule.cost` can book the ops it runs
+(and those that checkpoint recomputes) as backward work.  Pure Python, like the scalar
+engine.
+"""
+
+__all__ = [
+    "no_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "observe_ops",
+    "observers",
+    "in_backward",
+    "backward_phase",
+]
+
+_state = {"grad_enabled": True, "in_backward": False}
+
+
+def is_grad_enabled():
+    """True when operations record a graph (the default); False inside :class:`no_grad`."""
+    return _state["grad_enabled"]
+
+
+class set_grad_enabled:
+    """``with set_grad_enabled(mode):`` turns graph recording on or off for a block."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self.previous = _state["grad_enabled"]
+        _state["grad_enabled"] = self.mode
+        return self
+
+    def __exit__(self, *exc_info):
+        _state["grad_enabled"] = self.previous
+        return False
+
+
+class no_grad(set_grad_enabled):
+    """``with no_grad():`` computes without recording a graph (inference, parameter updates)."""
+
+    def __init__(self):
+        super().__init__(False)
+
+
+# Each function here is called by ``apply`` as ``observer(op, inputs, args, output_array)``
+# after every op (``inputs`` are the Tensors).  chainrule.cost counts flops this way, and
+# checkpoint's forward notes which Tensors its function reads.
+observers = []
+
+
+class observe_ops:
+    """``with observe_ops(callback):`` calls ``callback(op, inputs, args, output_array)`` after every op.
+
+    ``inputs`` are the op's input Tensors and ``args`` its constant arguments.  Ops of
+    the backward pass are reported too; :func:`in_backward` tells them apart.
+    :mod:`chainrule.cost` counts flops this way.  Blocks can be nested.
+    """
+
+    def __init__(self, callback):
+        self.callback = callback
+
+    def __enter__(self):
+        observers.append(self.callback)
+        return self
+
+    def __exit__(self, *exc_info):
+        observers.remove(self.callback)
+        return False
+
+
+def in_backward():
+    """True while a backward pass runs (its VJP rules, and what checkpoint recomputes)."""
+    return _state["in_backward"]
+
+
+class backward_phase:
+    """``with backward_phase():`` marks the ops run inside as backward work (see :func:`in_backward`).
+
+    It restores the previous value on exit, so a backward pass started inside another
+    one (by checkpoint's rule) leaves the outer pass still marked.
+    """
+
+    def __enter__(self):
+        self.previous, _state["in_backward"] = _state["in_backward"], True
+
+    def __exit__(self, *exc_info):
+        _state["in_backward"] = self.previous
+        return False

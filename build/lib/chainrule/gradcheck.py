@@ -1,0 +1,385 @@
+"""Gradient checks: compare what ``backward()`` computes with central differences.
+
+For a function ``f`` of some inputs, the derivative with respect to one number ``x``
+in those inputs is approximately
+
+    df/dx  ~  (f(x + eps) - f(x - eps)) / (2 * eps)
+
+with an error of order ``eps**2`` (the terms of even order in the Taylor series
+cancel).  :func:`gradcheck` computes this *numeric* gradient for every number in the
+inputs, one at a time, and compares it with the *analytic* gradient that
+``backward()`` leaves in ``.grad``.  They agree when
+
+    |analytic - numeric|  <=  atol + rtol * |numeric|
+
+A disagreement means a derivative rule on the way from that input to the output is
+wrong -- or that ``f`` has a kink (``relu`` at 0) or a jump within ``eps`` of the
+point, where the central difference itself is meaningless.
+
+The inputs can be :class:`chainrule.Value` objects (one number each) or any
+tensor-like object whose ``.data`` is a float64 numpy array and whose ``.grad`` is an
+array of the same shape after ``backward()`` (every element is checked).  The check
+perturbs ``.data`` in place and always puts the original numbers back, even when
+``f`` raises.  Afterwards each input's ``.grad`` holds the analytic gradient of ``f``.
+"""
+
+import math
+import sys
+from dataclasses import dataclass
+
+from .value import Value
+
+__all__ = [
+    "GradCheckRow",
+    "GradCheckResult",
+    "GradientCheckError",
+    "gradcheck",
+    "assert_gradients_close",
+]
+
+_MAX_TABLE_ROWS = 20
+
+
+class GradientCheckError(AssertionError):
+    """The gradient from ``backward()`` and the central difference disagree."""
+
+
+@dataclass(frozen=True)
+class GradCheckRow:
+    """The comparison for one number in the inputs.
+
+    ``name`` is the input's label (or ``inputs[i]``), followed by the element index
+    for arrays, e.g. ``W1[2, 3]``.
+    """
+
+    name: str
+    analytic: float
+    numeric: float
+    abs_error: float
+    tolerance: float
+    ok: bool
+
+    @property
+    def badness(self):
+        """``abs_error / tolerance``: at most 1 for a row that passes."""
+        if self.abs_error != self.abs_error:  # NaN
+            return math.inf
+        if self.tolerance > 0.0:
+            return self.abs_error / self.tolerance
+        return math.inf if self.abs_error > 0.0 else 0.0
+
+
+def _number(x, digits=8):
+    """A float as a short string: ``3.0``, ``2.5``, ``1.2345679e-08`` (``digits`` significant)."""
+    text = f"{x:.{digits}g}"
+    if text.lstrip("-").isdigit():
+        text += ".0"
+    return text
+
+
+def _small(x):
+    return _number(x, digits=3)
+
+
+class GradCheckResult:
+    """The outcome of :func:`gradcheck`.
+
+    ``passed`` is True when every row is within tolerance; ``rows`` has one
+    :class:`GradCheckRow` per input number; ``worst`` is the row furthest outside (or
+    closest to the edge of) its tolerance; ``failures`` the rows that are not ok.
+    ``str(result)`` is a readable table; :meth:`raise_if_failed` turns a failure into a
+    :class:`GradientCheckError` that says which input disagrees and by how much.
+    A result is truthy exactly when it passed.
+    """
+
+    def __init__(self, rows, eps, rtol, atol):
+        self.rows = tuple(rows)
+        self.eps = eps
+        self.rtol = rtol
+        self.atol = atol
+
+    @property
+    def passed(self):
+        return all(row.ok for row in self.rows)
+
+    @property
+    def failures(self):
+        return [row for row in self.rows if not row.ok]
+
+    @property
+    def worst(self):
+        return max(self.rows, key=lambda row: row.badness)
+
+    def __bool__(self):
+        return self.passed
+
+    def __repr__(self):
+        w = self.worst
+        return (
+            f"GradCheckResult(passed={self.passed}, rows={len(self.rows)}, worst={w.name!r}: "
+            f"analytic {_number(w.analytic)} vs numeric {_number(w.numeric)})"
+        )
+
+    def table(self, max_rows=_MAX_TABLE_ROWS):
+        """The rows as aligned text.  Above ``max_rows`` rows (None: no limit), only the
+        worst ``max_rows`` are shown, in input order, and a final line counts the rest."""
+        rows = list(self.rows)
+        hidden = 0
+        if max_rows is not None and len(rows) > max_rows:
+            keep = sorted(range(len(rows)), key=lambda i: rows[i].badness, reverse=True)[:max_rows]
+            hidden = len(rows) - max_rows
+            rows = [rows[i] for i in sorted(keep)]
+        header = ("input", "analytic", "numeric", "|diff|", "tolerance", "ok")
+        cells = [header] + [
+            (
+                r.name,
+                _number(r.analytic),
+                _number(r.numeric),
+                _small(r.abs_error),
+                _small(r.tolerance),
+                "ok" if r.ok else "FAIL",
+            )
+            for r in rows
+        ]
+        name_width = max(len(c[0]) for c in cells)
+        widths = [max(len(c[i]) for c in cells) for i in range(1, 5)]
+        lines = []
+        for c in cells:
+            numbers = "  ".join(text.rjust(width) for text, width in zip(c[1:5], widths))
+            lines.append(f"{c[0].ljust(name_width)}  {numbers}  {c[5]}")
+        if hidden:
+            lines.append(f"... {hidden} more rows not shown (all no worse than those above)")
+        return "\n".join(lines)
+
+    def __str__(self):
+        n_bad = len(self.failures)
+        verdict = "passed" if self.passed else f"FAILED ({n_bad} of {len(self.rows)} disagree)"
+        head = (
+            f"gradient check {verdict}: backward() vs central differences "
+            f"(eps={self.eps:g}, tolerance = {self.atol:g} + {self.rtol:g} * |numeric|)"
+        )
+        return head + "\n" + self.table()
+
+    def raise_if_failed(self):
+        """Raise :class:`GradientCheckError` if any row disagrees; return ``self`` otherwise."""
+        if self.passed:
+            return self
+        w = self.worst
+        lines = [
+            f"gradient check failed for input {w.name!r}: backward gave {_number(w.analytic)}, "
+            f"central difference gave {_number(w.numeric)} "
+            f"(|diff| {_small(w.abs_error)} > tolerance {_small(w.tolerance)})"
+        ]
+        failures = self.failures
+        if len(failures) > 1:
+            others = ", ".join(repr(r.name) for r in failures if r is not w)
+            if len(others) > 300:
+                others = others[:300] + " ..."
+            lines.append(f"{len(failures) - 1} more disagree: {others}")
+        lines.append(
+            "A derivative rule on the path from this input to the output is probably wrong "
+            f"(unless f has a kink, such as relu at 0, within eps={self.eps:g} of this point)."
+        )
+        lines.append(self.table(max_rows=10))
+        raise GradientCheckError("\n".join(lines))
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def _is_tensor_like(x):
+    """Is ``.data`` a numpy array?  Without numpy imported nothing can be one, and checking
+    Values needs only Python (the scalar chapters run in the web page)."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(getattr(x, "data", None), numpy.ndarray)
+
+
+def _describe(x):
+    text = repr(x)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{type(x).__name__} {text}"
+
+
+def _input_name(x, i):
+    label = getattr(x, "label", "")
+    return label if isinstance(label, str) and label else f"inputs[{i}]"
+
+
+def _check_inputs(inputs):
+    if isinstance(inputs, Value) or _is_tensor_like(inputs):
+        raise TypeError(
+            f"gradcheck: inputs must be a list of Values or tensors, got a single {type(inputs).__name__}; "
+            "write [x] for one input"
+        )
+    try:
+        inputs = list(inputs)
+    except TypeError:
+        raise TypeError(f"gradcheck: inputs must be a list of Values or tensors, got {_describe(inputs)}") from None
+    if not inputs:
+        raise ValueError("gradcheck: inputs is empty; pass the Values (or tensors) whose gradients to check")
+    for i, x in enumerate(inputs):
+        if isinstance(x, Value):
+            continue
+        if _is_tensor_like(x):
+            if x.data.dtype != "float64":
+                raise TypeError(
+                    f"gradcheck: inputs[{i}] ({_input_name(x, i)}) has dtype {x.data.dtype}; central differences "
+                    "need float64 data (eps=1e-6 is below float32 precision)"
+                )
+            if not x.data.flags.writeable:
+                raise TypeError(
+                    f"gradcheck: inputs[{i}] ({_input_name(x, i)}) has a read-only .data array; "
+                    "gradcheck perturbs it in place, so it must be writeable"
+                )
+            if x.data.size == 0:
+                raise ValueError(f"gradcheck: inputs[{i}] ({_input_name(x, i)}) has no elements (shape {x.data.shape})")
+            continue
+        hint = f"; wrap numbers as Value({x!r})" if isinstance(x, (int, float)) and not isinstance(x, bool) else ""
+        raise TypeError(
+            f"gradcheck: inputs[{i}] is {_describe(x)}; expected a chainrule Value or a tensor "
+            f"whose .data is a numpy array{hint}"
+        )
+    return inputs
+
+
+def _elements(inputs):
+    """Yield ``(name, input, index)`` for every number in the inputs; index is None for a Value."""
+    for i, x in enumerate(inputs):
+        name = _input_name(x, i)
+        if isinstance(x, Value):
+            yield name, x, None
+        else:
+            shape = x.data.shape
+            for index in sys.modules["numpy"].ndindex(*shape):
+                element_name = name if not shape else f"{name}[{', '.join(map(str, index))}]"
+                yield element_name, x, index
+
+
+# ----------------------------------------------------------------------------- f
+
+
+def _scalar_output(out, where):
+    """Return the float in ``out``; raise a clear error if it is not a scalar Value/tensor."""
+    if isinstance(out, Value):
+        return out.data
+    if _is_tensor_like(out):
+        if out.data.size != 1:
+            raise ValueError(
+                f"gradcheck: f must return a scalar, but {where} it returned a tensor of shape "
+                f"{out.data.shape}; reduce it to one number first (e.g. with .sum())"
+            )
+        return float(out.data.reshape(-1)[0])
+    hint = ""
+    if isinstance(out, (int, float)):
+        hint = (
+            " (a plain number: build the result with Value operations, not from .data, "
+            "so backward can reach the inputs)"
+        )
+    raise TypeError(
+        f"gradcheck: f must return a scalar Value (or a one-element tensor), but {where} it returned "
+        f"{_describe(out)}{hint}"
+    )
+
+
+def _evaluate(f, inputs, where):
+    return _scalar_output(f(*inputs), where)
+
+
+def _analytic_gradients(f, inputs):
+    np = sys.modules.get("numpy")  # imported wherever an input is a tensor
+    for x in inputs:
+        x.grad = 0.0 if isinstance(x, Value) else np.zeros_like(x.data)
+    out = f(*inputs)
+    _scalar_output(out, "at the given inputs")
+    if not callable(getattr(out, "backward", None)):
+        raise TypeError(f"gradcheck: the {type(out).__name__} that f returned has no backward() method")
+    zero = getattr(out, "zero_grad", None)
+    if callable(zero):
+        zero()
+    out.backward()
+    gradients = []
+    for i, x in enumerate(inputs):
+        if isinstance(x, Value):
+            gradients.append(float(x.grad))
+            continue
+        grad = np.zeros_like(x.data) if x.grad is None else np.asarray(x.grad, dtype=np.float64)
+        if grad.shape != x.data.shape:
+            raise ValueError(
+                f"gradcheck: after backward, inputs[{i}] ({_input_name(x, i)}) has .grad of shape "
+                f"{grad.shape}, but its .data has shape {x.data.shape}"
+            )
+        gradients.append(grad.copy())
+    return gradients
+
+
+def _add_note(error, note):
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+
+
+def _central_difference(f, inputs, x, index, name, eps):
+    """(f(x + eps) - f(x - eps)) / (2 eps) for one number of ``x``, restoring it afterwards."""
+    if index is None:
+        original = x.data
+
+        def put(v):
+            x.data = v
+    else:
+        original = float(x.data[index])
+
+        def put(v):
+            x.data[index] = v
+
+    values = []
+    try:
+        for step in (eps, -eps):
+            put(original + step)
+            try:
+                values.append(_evaluate(f, inputs, f"with {name} {'+' if step > 0 else '-'} eps"))
+            except Exception as error:
+                _add_note(
+                    error, f"(raised by f while gradcheck evaluated it with {name} {'+' if step > 0 else '-'} {eps:g})"
+                )
+                raise
+    finally:
+        put(original)
+    return (values[0] - values[1]) / (2.0 * eps)
+
+
+def gradcheck(f, inputs, eps=1e-6, rtol=1e-5, atol=1e-7):
+    """Compare ``backward()`` with central differences for every number in ``inputs``.
+
+    ``f(*inputs)`` must return a scalar :class:`Value` (or a one-element tensor) built
+    from the inputs.  The analytic gradient comes from zeroing the gradients and calling
+    ``backward()`` on that output once; the numeric one from ``f`` evaluated at
+    ``data + eps`` and ``data - eps`` for one number at a time.  A number passes when
+    ``|analytic - numeric| <= atol + rtol * |numeric|``.  Returns a
+    :class:`GradCheckResult`; call ``.raise_if_failed()`` on it (or use
+    :func:`assert_gradients_close`) to turn a failure into an error.
+    """
+    if not callable(f):
+        raise TypeError(f"gradcheck: f must be a function of the inputs, got {_describe(f)}")
+    for name, v in (("eps", eps), ("rtol", rtol), ("atol", atol)):
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+            raise ValueError(f"gradcheck: {name} must be a finite number >= 0, got {v!r}")
+    if eps == 0:
+        raise ValueError("gradcheck: eps must be > 0, got 0")
+    inputs = _check_inputs(inputs)
+
+    gradients = _analytic_gradients(f, inputs)
+    position = {id(x): i for i, x in enumerate(inputs)}
+    rows = []
+    for name, x, index in _elements(inputs):
+        grad = gradients[position[id(x)]]
+        analytic = float(grad if index is None else grad[index])
+        numeric = _central_difference(f, inputs, x, index, name, eps)
+        abs_error = abs(analytic - numeric)
+        tolerance = atol + rtol * abs(numeric)
+        rows.append(GradCheckRow(name, analytic, numeric, abs_error, tolerance, bool(abs_error <= tolerance)))
+    return GradCheckResult(rows, eps, rtol, atol)
+
+
+def assert_gradients_close(f, inputs, **kwargs):
+    """:func:`gradcheck` then :meth:`GradCheckResult.raise_if_failed`; returns the result."""
+    return gradcheck(f, inputs, **kwargs).raise_if_failed()

@@ -1,0 +1,410 @@
+"""The rule table: for every operation of the tensor engine, its forward function and its VJP rule.
+
+For ``C = f(A)`` the Jacobian dC/dA is a huge matrix (``C.size`` by ``A.size``), but
+backpropagation never needs it: it needs only ``G`` = dL/dC, the gradient of the loss
+with respect to the output, pushed through to dL/dA.  For every operation that push is
+a short formula in ``G`` and the forward values, for example
+
+    C = A @ B        dA = G Bᵀ,   dB = Aᵀ G
+    C = tanh(A)      dA = G * (1 - C²)
+
+Each operation is therefore two small functions -- a *forward* function on numpy
+arrays and a *VJP rule* -- and all of them are listed in one table, :data:`RULES`,
+together with what each input's gradient reads from the forward pass (``reads``) and
+whether the results are checked for nan/inf.
+
+A rule is called as ``rule(g, node, saved)``: ``g`` is G as a Tensor, ``node`` the
+:class:`~chainrule.node.Node` of the op (its ``args``, ``input_shapes`` and
+``needs_input_grad``) and ``saved`` what the node kept: one slot per input, then one
+for the output, each a Tensor or None.  A slot is filled only when a gradient that will
+be computed reads it (see :class:`Rule`), so a rule reads a slot only for the inputs in
+``needs_input_grad``.  It returns one gradient per input, None for an input that needs
+none.  A result may still have the broadcast shape:
+the backward pass sums it down with ``unbroadcast``, in one place, for every rule.
+
+The rules are written with Tensor operations on the Tensors they are given, so this
+module needs no Tensor class.  Normally they run with recording off and cost only the numpy work; with
+``create_graph=True`` they record, and the gradients can be differentiated again.
+
+One row is not an array function: ``checkpoint`` runs a whole function of Tensors as
+one op, and its rule runs that function again and backpropagates through it. Both
+halves live in :mod:`chainrule.checkpointing`; its row here names them like any other.
+:mod:`chainrule.tensor` reads the table.
+"""
+
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from .checkpointing import checkpoint_vjp, refuse_apply
+
+__all__ = ["RULES", "Rule"]
+
+# --------------------------------------------------------------------------- forward functions
+#
+# Each takes numpy arrays (and the op's constant args) and returns an array.
+
+
+def _div_forward(a, b):
+    """A / B; an exact 0 in B is an error that names where (a gradient through it could only be inf)."""
+    if not b.all():
+        where = tuple(int(i) for i in np.argwhere(b == 0)[0]) if b.ndim else ()
+        at = f" at entry {where[0] if len(where) == 1 else where}" if where else ""
+        raise ZeroDivisionError(f"Tensor / (divide): the divisor (shape {b.shape}) is 0{at}")
+    return np.divide(a, b)
+
+
+def _sum_forward(a, axis, keepdims):
+    return a.sum(axis=axis, keepdims=keepdims)
+
+
+def _mean_forward(a, axis, keepdims):
+    return a.mean(axis=axis, keepdims=keepdims)
+
+
+def _relu_forward(a):
+    return np.maximum(a, 0)
+
+
+def _sigmoid_forward(a):
+    # exp(-a) overflows for large negative a, so use e = exp(-|a|) <= 1 on both sides:
+    # 1 / (1 + e) for a >= 0 and e / (1 + e) for a < 0.
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1, e) / (1 + e)
+
+
+def _log_forward(a):
+    if a.size and a.min() <= 0:
+        smallest = float(a.min())
+        count = int(np.count_nonzero(a <= 0))
+        raise ValueError(
+            f"log: the input must be positive, but its min value is {smallest!r} ({count} of {a.size} values are <= 0)"
+        )
+    return np.log(a)
+
+
+def _log_softmax_forward(a, axis):
+    # Subtracting the largest entry first keeps exp from overflowing; the result is
+    # the same because log_softmax(a - m) = log_softmax(a) for any constant m.
+    shifted = a - a.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def _pow_forward(a, k):
+    if not float(k).is_integer() and a.size and a.min() < 0:
+        raise ValueError(
+            f"power: a negative base to the non-integer power {k!r} is not a real number "
+            f"(min value of the base {float(a.min())!r})"
+        )
+    return a**k
+
+
+# --------------------------------------------------------------------------- shape errors of the forward pass
+#
+# numpy's own messages name neither the op nor which dim failed. A rule's ``shape_error``
+# turns the shapes (and args) of a failed forward into one that does.
+
+
+def axis_message(op, axis, shape):
+    """An axis that is out of range or repeated, for ``op`` on a tensor of ``shape``."""
+    return (
+        f"{op}: axis {axis} is not valid for a tensor of shape {shape}: axes must be distinct "
+        f"and in [-{len(shape)}, {len(shape)})"
+    )
+
+
+def _broadcast_mismatch(left, right):
+    """Describe the first pair of sizes, from the right, that cannot be broadcast."""
+    for i in range(1, max(len(left), len(right)) + 1):
+        m = left[-i] if i <= len(left) else 1
+        n = right[-i] if i <= len(right) else 1
+        if m != n and m != 1 and n != 1:
+            return (
+                f"{m} (dim {len(left) - i} of the left) vs {n} (dim {len(right) - i} of the right); "
+                "sizes are matched from the last dim and must be equal or 1"
+            )
+    return "the sizes are matched from the last dim and must be equal or 1"
+
+
+def _elementwise_error(name, shapes, args):
+    left, right = shapes
+    return f"{name}: shapes {left} and {right} cannot be broadcast together: {_broadcast_mismatch(left, right)}"
+
+
+def _matmul_error(name, shapes, args):
+    left, right = shapes
+    if not left or not right:
+        return f"matmul: shapes {left} and {right}: both operands need at least one dim (use * to multiply by a scalar)"
+    i = len(left) - 1
+    j = len(right) - 2 if len(right) >= 2 else 0
+    if left[i] != right[j]:
+        return (
+            f"matmul: shapes {left} and {right} are not aligned: "
+            f"{left[i]} (dim {i} of the left) != {right[j]} (dim {j} of the right)"
+        )
+    return (
+        f"matmul: shapes {left} and {right}: the batch dims {left[:-2]} and {right[:-2]} cannot be "
+        f"broadcast together: {_broadcast_mismatch(left[:-2], right[:-2])}"
+    )
+
+
+def _reshape_error(name, shapes, args):
+    ((shape,), (new_shape,)) = shapes, args
+    size = math.prod(shape)
+    return f"reshape: cannot reshape a tensor of shape {shape} ({size} elements) into shape {new_shape}"
+
+
+def _broadcast_to_error(name, shapes, args):
+    ((shape,), (target,)) = shapes, args
+    return f"broadcast_to: cannot broadcast shape {shape} to {target}: {_broadcast_mismatch(shape, target)}"
+
+
+def _axis_error(name, shapes, args):
+    return axis_message(name, args[0], shapes[0])
+
+
+def _transpose_error(name, shapes, args):
+    ((shape,), (axes,)) = shapes, args
+    return f"transpose: axes {axes} are not a permutation of the {len(shape)} dims of shape {shape}"
+
+
+# --------------------------------------------------------------------------- VJP rules
+#
+# ``rule(g, node, saved)`` returns one gradient per input (see the module docstring).
+
+
+def add_vjp(g, node, saved):
+    """C = A + B.   dA = G,   dB = G."""
+    return g, g
+
+
+def sub_vjp(g, node, saved):
+    """C = A - B.   dA = G,   dB = -G."""
+    return g, (-g if node.needs_input_grad[1] else None)
+
+
+def mul_vjp(g, node, saved):
+    """C = A * B (elementwise).   dA = G * B,   dB = G * A."""
+    a, b, _ = saved
+    need_a, need_b = node.needs_input_grad
+    return (g * b if need_a else None), (g * a if need_b else None)
+
+
+def div_vjp(g, node, saved):
+    """C = A / B.   dA = G / B,   dB = -G * A / B² = -(G * (A / B)) / B.
+
+    The last form never squares B, which underflows to 0 in float32 for |B| < 1e-19.
+    """
+    a, b, _ = saved
+    need_a, need_b = node.needs_input_grad
+    return (g / b if need_a else None), (-(g * (a / b)) / b if need_b else None)
+
+
+def matmul_vjp(g, node, saved):
+    """C = A @ B.   dA = G Bᵀ,   dB = Aᵀ G   (ᵀ swaps the last two axes).
+
+    As in numpy, a 1-D A of shape (k,) acts as a row (1, k) and a 1-D B of shape (k,)
+    as a column (k, 1), and the inserted axis is dropped from C.  So we put that axis
+    back into G, use the 2-D formulas, and drop it from the gradient again.  Batch
+    axes (all but the last two) broadcast like elementwise ops; unbroadcast sums them.
+    dA reads only B and dB only A, so the node keeps A only when B needs a gradient.
+    """
+    a, b, _ = saved
+    need_a, need_b = node.needs_input_grad
+    a_ndim, b_ndim = (len(shape) for shape in node.input_shapes)
+    if b_ndim == 1:
+        g = g.reshape(g.shape + (1,))
+    if a_ndim == 1:
+        g = g.reshape(g.shape[:-1] + (1,) + g.shape[-1:])
+    da = db = None
+    if need_a:
+        da = g @ _matrix_transpose(b.reshape(-1, 1) if b_ndim == 1 else b)
+        if a_ndim == 1:
+            da = da.reshape(da.shape[:-2] + da.shape[-1:])
+    if need_b:
+        db = _matrix_transpose(a.reshape(1, -1) if a_ndim == 1 else a) @ g
+        if b_ndim == 1:
+            db = db.reshape(db.shape[:-1])
+    return da, db
+
+
+def _matrix_transpose(t):
+    if t.ndim == 2:
+        return t.T
+    return t.transpose(*range(t.ndim - 2), t.ndim - 1, t.ndim - 2)
+
+
+def pow_vjp(g, node, saved):
+    """C = A ** k for a constant k.   dA = G * k * A^(k-1)   (0 when k = 0)."""
+    (a, _), (k,) = saved, node.args
+    if k == 0:
+        return (g * 0.0,)
+    return (g * (k * a ** (k - 1)),)
+
+
+def neg_vjp(g, node, saved):
+    """C = -A.   dA = -G."""
+    return (-g,)
+
+
+def _copy_along_reduced_axes(g, shape, axis, keepdims):
+    """G of a reduction over ``axis``, copied back along the reduced axes to ``shape``.
+
+    Without keepdims the reduced axes are first put back with size 1, so that G lines
+    up with A.  (After a reduction over all axes G is 0-d, which broadcasts as it is.)
+    """
+    if not keepdims and axis is not None:
+        reduced = {ax % len(shape) for ax in ((axis,) if isinstance(axis, int) else axis)}
+        g = g.reshape(tuple(1 if i in reduced else n for i, n in enumerate(shape)))
+    return g.broadcast_to(shape)
+
+
+def sum_vjp(g, node, saved):
+    """C = A summed over some axes.   dA = G copied along the summed axes
+    (every element of A enters its sum with derivative 1)."""
+    (shape,) = node.input_shapes
+    axis, keepdims = node.args
+    return (_copy_along_reduced_axes(g, shape, axis, keepdims),)
+
+
+def mean_vjp(g, node, saved):
+    """C = mean of A over some axes, n numbers per mean.   dA = G / n copied along those axes."""
+    (shape,) = node.input_shapes
+    axis, keepdims = node.args
+    n = int(np.prod(shape)) // max(g.size, 1)
+    return (_copy_along_reduced_axes(g / n, shape, axis, keepdims),)
+
+
+def reshape_vjp(g, node, saved):
+    """C = A in a new shape (the same numbers in the same order).   dA = G reshaped to A's shape."""
+    return (g.reshape(node.input_shapes[0]),)
+
+
+def transpose_vjp(g, node, saved):
+    """C = A with axes permuted by p (C's axis i is A's axis p[i]).   dA = G permuted by p⁻¹."""
+    (axes,) = node.args
+    ndim = len(axes)
+    inverse = [0] * ndim
+    for position, axis in enumerate(axes):
+        inverse[axis % ndim] = position
+    return (g.transpose(*inverse),)
+
+
+def broadcast_to_vjp(g, node, saved):
+    """C = A repeated along broadcast axes.   dA = G summed over those axes.
+
+    That sum is exactly what the backward pass's unbroadcast does, so the rule passes G on."""
+    return (g,)
+
+
+def relu_vjp(g, node, saved):
+    """C = max(A, 0).   dA = G where A > 0, else 0 (we take 0 at the kink A = 0).
+    A > 0 exactly where C > 0, so the rule keeps C rather than A.  As C >= 0, the mask
+    (1 where C > 0, else 0) is sign(C), computed in C's dtype in one pass."""
+    c = saved[-1]
+    return (g * np.sign(c.data),)
+
+
+def tanh_vjp(g, node, saved):
+    """C = tanh(A).   dA = G * (1 - C²)."""
+    c = saved[-1]
+    return (g * (1 - c * c),)
+
+
+def sigmoid_vjp(g, node, saved):
+    """C = 1 / (1 + exp(-A)).   dA = G * C * (1 - C)."""
+    c = saved[-1]
+    return (g * (c * (1 - c)),)
+
+
+def exp_vjp(g, node, saved):
+    """C = exp(A).   dA = G * C."""
+    c = saved[-1]
+    return (g * c,)
+
+
+def log_vjp(g, node, saved):
+    """C = log(A) (natural).   dA = G / A."""
+    a, _ = saved
+    return (g / a,)
+
+
+def log_softmax_vjp(g, node, saved):
+    """C = log_softmax(A) = A - log Σ exp(A), the sum along one axis.
+    dA = G - softmax(A) * ΣG, where softmax(A) = exp(C) and ΣG sums G along that axis
+    (each A_j moves every C_i through the log-sum, with derivative softmax(A)_j)."""
+    c, (axis,) = saved[-1], node.args
+    return (g - c.exp() * g.sum(axis=axis, keepdims=True),)
+
+
+class Rule(NamedTuple):
+    """One row of :data:`RULES`: how to compute an op and how to push gradients through it.
+
+    ``reads`` says, per input, what that input's gradient reads from the forward pass:
+    the letters of the inputs (``"A"``, ``"B"``), ``"C"`` for the output (tanh's rule
+    needs C, not A), or ``""`` for nothing.  ``"*"`` alone means every input's gradient
+    reads every input.  The node keeps only what the gradients that will be computed
+    read (those of the inputs that need one), as PyTorch's saved tensors do: for
+    ``Z * 0.5`` only dZ is computed, it reads the 0.5, and Z is not kept.
+    ``checks_finite`` says whether the backward pass checks the rule's results for nan/inf.
+    Rules whose results are bounded by G (add, sum, reshape, relu, tanh, ...) cannot
+    turn a finite G into nan/inf and are not checked; the others (a product, a
+    quotient, a power, exp, log) can overflow or divide by zero. ``nonfinite_hint`` is
+    the likely cause that the error then names.
+
+    ``name`` is what messages call the op (``"multiply"`` for ``*``). ``shape_error``
+    writes the message for a forward that numpy refused for its shapes:
+    ``shape_error(name, input_shapes, args)``; None keeps numpy's own.
+
+    One op's forward is not an array function: checkpoint's, which runs a function of
+    Tensors. :func:`chainrule.checkpoint` runs it and records the op, and its row's
+    forward only says so.
+    """
+
+    forward: Callable
+    vjp: Callable
+    reads: tuple
+    checks_finite: bool
+    name: str
+    shape_error: Callable | None = None
+    nonfinite_hint: str = "the incoming gradient times the local derivative overflowed"
+
+    def kept(self, needs_input_grad):
+        """Which slots of the node are filled: one bool per input, then one for the output.
+
+        A slot is filled when the gradient of an input that needs one reads it."""
+        n = len(needs_input_grad)
+        if self.reads == ("*",):
+            return (any(needs_input_grad),) * n + (False,)
+        read = "".join(letters for letters, needed in zip(self.reads, needs_input_grad) if needed)
+        return tuple(letter in read for letter in "AB"[:n]) + ("C" in read,)
+
+
+RULES = {
+    # op                  forward             VJP rule            reads: dA, dB   checks_finite  name
+    "+":            Rule(np.add,             add_vjp,            ("", ""),       False, "add", _elementwise_error),
+    "-":            Rule(np.subtract,        sub_vjp,            ("", ""),       False, "subtract", _elementwise_error),
+    "*":            Rule(np.multiply,        mul_vjp,            ("B", "A"),     True,  "multiply", _elementwise_error),
+    "/":            Rule(_div_forward,       div_vjp,            ("B", "AB"),    True,  "divide", _elementwise_error,
+                         "the divisor has values at or too close to 0"),
+    "@":            Rule(np.matmul,          matmul_vjp,         ("B", "A"),     True,  "matmul", _matmul_error),
+    "**":           Rule(_pow_forward,       pow_vjp,            ("A",),         True,  "power", None,
+                         "the base has values at or too close to 0 and the exponent is below 1"),
+    "neg":          Rule(np.negative,        neg_vjp,            ("",),          False, "negate"),
+    "sum":          Rule(_sum_forward,       sum_vjp,            ("",),          False, "sum", _axis_error),
+    "mean":         Rule(_mean_forward,      mean_vjp,           ("",),          False, "mean", _axis_error),
+    "reshape":      Rule(np.reshape,         reshape_vjp,        ("",),          False, "reshape", _reshape_error),
+    "transpose":    Rule(np.transpose,       transpose_vjp,      ("",),          False, "transpose", _transpose_error),
+    "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ("",),          False, "broadcast_to",
+                         _broadcast_to_error),
+    "relu":         Rule(_relu_forward,      relu_vjp,           ("C",),         False, "relu"),
+    "tanh":         Rule(np.tanh,            tanh_vjp,           ("C",),         False, "tanh"),
+    "sigmoid":      Rule(_sigmoid_forward,   sigmoid_vjp,        ("C",),         False, "sigmoid"),
+    "exp":          Rule(np.exp,             exp_vjp,            ("C",),         True,  "exp"),
+    "log":          Rule(_log_forward,       log_vjp,            ("A",),         True,  "log", None,
+                         "input has values <= 0 or too close to 0 (d log(a)/da = 1/a)"),
+    "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  ("C",),         False, "log_softmax", _axis_error),
+    "checkpoint":   Rule(refuse_apply,        checkpoint_vjp,     ("*",),         False, "checkpoint"),
+}  # fmt: skip

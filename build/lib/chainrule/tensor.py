@@ -1,0 +1,554 @@
+"""The tensor engine: :class:`Tensor`, a numpy array that remembers how it was computed.
+
+This is the scalar engine of :mod:`chainrule.value` with whole arrays in place of
+numbers, in four parts, read in this order:
+
+* this module: the Tensor class and :func:`apply`, which runs an op and records it;
+* :mod:`chainrule.node`: what an op records, its ``grad_fn``;
+* :mod:`chainrule.rules`: the table of ops, each a forward function and a VJP rule;
+  :func:`checkpoint` (recomputation, trading compute for memory) is one of them;
+* :mod:`chainrule.backward`: the backward pass, which walks the record in reverse.
+
+What is recorded.  A ``Value`` is its own graph node and keeps its parents, so every
+intermediate number lives as long as the result.  A Tensor does not: an op made while
+recording gets a ``grad_fn``, a :class:`~chainrule.node.Node` that keeps the rule, the
+edges to its inputs' nodes and *only the arrays its gradients read*: for ``Z * 0.5``
+only Z needs a gradient, dZ = 0.5 G reads the 0.5, and Z is not kept.  An intermediate array
+that no node kept is freed as soon as the user drops its Tensor, and after
+``backward()`` (without ``retain_graph``) the saved arrays are freed too.  Nothing
+refers back to a Tensor from its node, so a dropped graph is freed at once by
+reference counting.  This is how PyTorch keeps memory; :mod:`chainrule.node` says more.
+
+Repeated calls, as in PyTorch.  Leaves with ``requires_grad=True`` *accumulate* into
+``.grad`` (a numpy array); clear it with :func:`clear_grads` (or an optimizer's ``zero_grad``).
+Interior Tensors keep no ``.grad`` unless :meth:`Tensor.retain_grad` was called.
+``backward(create_graph=True)`` and :func:`grad` with ``create_graph=True`` record the
+backward pass too, so the gradients are Tensors that can be differentiated again.
+"""
+
+from numbers import Real
+
+import numpy as np
+
+from .backward import backpropagate, unbroadcast, vertex_parents
+from .checkpointing import run_once
+from .grad_mode import in_backward, is_grad_enabled, no_grad, observe_ops, observers, set_grad_enabled
+from .graph import topological_order
+from .node import AccumulateGrad, Node, vertex_of
+from .rules import RULES, Rule, axis_message
+
+__all__ = [
+    "Tensor",
+    "RULES",
+    "Rule",
+    "Node",
+    "AccumulateGrad",
+    "apply",
+    "recorded_graph",
+    "unbroadcast",
+    "grad",
+    "checkpoint",
+    "no_grad",
+    "set_grad_enabled",
+    "is_grad_enabled",
+    "clear_grads",
+    "observe_ops",
+    "in_backward",
+]
+
+# --------------------------------------------------------------------------- making tensors
+
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_new_object = object.__new__
+
+
+def _float_array(data, where):
+    """Return ``data`` as a float32 or float64 numpy array, or raise naming ``where``.
+
+    A float32/float64 array is used as it is (no copy).  Python numbers and (nested)
+    lists of them become float64.  Anything else -- integer, bool, complex or object
+    arrays -- is refused rather than silently converted.
+    """
+    if isinstance(data, np.ndarray):
+        array = data
+    elif isinstance(data, Tensor):
+        raise TypeError(f"{where}: got a Tensor; use tensor.detach() for a new leaf that shares its data")
+    else:
+        try:
+            array = np.asarray(data)
+        except ValueError as error:
+            raise ValueError(f"{where}: data is not a rectangular array of numbers ({error})") from None
+        if array.dtype.kind in "iu" and not isinstance(data, np.generic):  # Python ints
+            array = array.astype(np.float64)
+    if array.dtype not in _FLOAT_DTYPES:
+        raise TypeError(
+            f"{where}: data of dtype {array.dtype} is not supported; a Tensor holds float32 or float64 "
+            "numbers. Convert it first, e.g. np.asarray(data).astype(np.float64)"
+        )
+    return array
+
+
+def _plain_tensor(data):
+    """A Tensor around an array we know is fine, with no graph yet (a fast path around ``__init__``).
+
+    It makes leaves (constants, detach) and, in :func:`apply`, every op's output before its
+    graph fields are filled in.
+    """
+    out = _new_object(Tensor)
+    out.data, out.grad, out.requires_grad, out.label, out.grad_fn, out.retains_grad = data, None, False, "", None, False
+    out.accumulator = None
+    return out
+
+
+def _operand(other, like, operation):
+    """Let a Python number or a float ndarray take part in an operation as a constant."""
+    if isinstance(other, Tensor):
+        return other
+    if isinstance(other, Real) and not isinstance(other, bool):
+        return _plain_tensor(np.asarray(other, dtype=like.data.dtype))  # keeps float32 float32
+    if isinstance(other, np.ndarray):
+        return _plain_tensor(_float_array(other, operation))
+    raise TypeError(
+        f"{operation}: cannot combine a Tensor with {type(other).__name__} {other!r}; "
+        "use a Tensor, a float numpy array or a Python number"
+    )
+
+
+def _shape_args(shape):
+    """``reshape(2, 3)`` and ``reshape((2, 3))`` both mean the shape (2, 3)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        return tuple(shape[0])
+    return tuple(shape)
+
+
+def apply(op, *inputs, args=()):
+    """Compute ``op`` on the input Tensors and return the result as a new Tensor.
+
+    When recording is on and some input requires grad, the result gets a ``grad_fn``
+    (see :func:`record`); otherwise it is a plain leaf.
+    """
+    rule = RULES[op]
+    arrays = [t.data for t in inputs]
+    try:
+        data = rule.forward(*arrays, *args)
+    except ValueError:  # numpy's shape errors, rewritten to name the op and the shapes
+        if rule.shape_error is None:
+            raise
+        raise ValueError(rule.shape_error(rule.name, [a.shape for a in arrays], args)) from None
+    return _finish(op, inputs, args, data)
+
+
+def _finish(op, inputs, args, data):
+    """What follows an op's forward: the observers see it, and a node records it when recording."""
+    if type(data) is not np.ndarray:  # numpy returns scalars for 0-d results
+        data = np.asarray(data)
+    for observer in observers:
+        observer(op, inputs, args, data)
+    out = _plain_tensor(data)
+    if is_grad_enabled() and any(t.requires_grad for t in inputs):
+        record(out, op, inputs, args)
+    return out
+
+
+def record(out, op, inputs, args):
+    """Give ``out`` a node for ``op``: the rule, the edges to ``inputs`` and what its gradients read.
+
+    ``saved`` has a slot per input and one for the output, filled only when a gradient
+    that will be computed reads it (:meth:`Rule.kept`), or is ``()`` when none reads
+    anything.  The output's slot holds a plain Tensor around the output's array, never
+    ``out`` itself: ``out`` holds the node, so the node holding ``out`` would be a
+    reference cycle, and a dropped graph would wait for Python's cyclic garbage
+    collector instead of being freed at once.
+    """
+    rule = RULES[op]
+    kept = rule.kept(tuple(t.requires_grad for t in inputs))
+    saved = ()
+    if any(kept):
+        *inputs_kept, output_kept = kept
+        saved = (
+            *(t if keep else None for t, keep in zip(inputs, inputs_kept)),
+            _plain_tensor(out.data) if output_kept else None,
+        )
+    out.requires_grad = True
+    out.grad_fn = Node(op, rule, args, inputs, saved, out)
+
+
+# --------------------------------------------------------------------------- Tensor
+
+
+class Tensor:
+    """An array in a computational graph.
+
+    ``Tensor(data, requires_grad=False, label="")`` makes a leaf.  ``data`` is a numpy
+    array (float32 or float64 arrays are used without copying; Python numbers and
+    lists become float64).  Set ``requires_grad=True`` on the leaves you want
+    gradients for, such as weights.  ``grad`` is None until a backward pass reaches
+    the leaf, then a numpy array of the leaf's shape and dtype.
+
+    ``grad_fn`` is the :class:`~chainrule.node.Node` that recorded the op which made
+    this Tensor, or None for a leaf (see the module docstring). A leaf that requires
+    grad has an :class:`~chainrule.node.AccumulateGrad` vertex in the graphs that read
+    it, held by them (``accumulator`` is a weak reference to it).
+    """
+
+    __slots__ = ("data", "grad", "requires_grad", "label", "grad_fn", "retains_grad", "accumulator", "__weakref__")
+
+    # numpy would otherwise treat a Tensor as an opaque object in ``array + tensor``;
+    # None makes it hand such expressions to Tensor.__radd__ and friends.
+    __array_ufunc__ = None
+
+    def __init__(self, data, requires_grad=False, label=""):
+        self.data = _float_array(data, "Tensor()")
+        self.grad = None
+        self.requires_grad = bool(requires_grad)
+        self.label = label
+        self.grad_fn = None
+        self.retains_grad = False
+        self.accumulator = None  # a weak reference to its AccumulateGrad, once a graph reads it
+
+    @property
+    def is_leaf(self):
+        """True for a Tensor that no recorded op made: a weight, an input, a constant."""
+        return self.grad_fn is None
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    @property
+    def size(self):
+        return self.data.size
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def T(self):
+        """All axes reversed, as numpy's ``.T`` (the matrix transpose for 2-D)."""
+        return self.transpose()
+
+    def item(self):
+        """The single number in a one-element Tensor, as a Python float."""
+        return self.data.item()
+
+    def __repr__(self):
+        body = np.array2string(self.data, precision=4, threshold=20, separator=", ", prefix="Tensor(")
+        extras = ""
+        if self.data.dtype != np.float64:
+            extras += f", dtype={self.data.dtype}"
+        if self.label:
+            extras += f", label={self.label!r}"
+        if self.grad_fn is not None:
+            extras += f", grad_fn={self.grad_fn.name!r}"
+        elif self.requires_grad:
+            extras += ", requires_grad=True"
+        return f"Tensor({body}{extras})"
+
+    # Arithmetic.  Python numbers and float arrays on either side become constants.
+
+    def __add__(self, other):
+        return apply("+", self, _operand(other, self, "add"))
+
+    def __radd__(self, other):
+        return apply("+", _operand(other, self, "add"), self)
+
+    def __sub__(self, other):
+        return apply("-", self, _operand(other, self, "subtract"))
+
+    def __rsub__(self, other):
+        return apply("-", _operand(other, self, "subtract"), self)
+
+    def __mul__(self, other):
+        return apply("*", self, _operand(other, self, "multiply"))
+
+    def __rmul__(self, other):
+        return apply("*", _operand(other, self, "multiply"), self)
+
+    def __truediv__(self, other):
+        return apply("/", self, _operand(other, self, "divide"))
+
+    def __rtruediv__(self, other):
+        return apply("/", _operand(other, self, "divide"), self)
+
+    def __matmul__(self, other):
+        return apply("@", self, _operand(other, self, "matmul"))
+
+    def __rmatmul__(self, other):
+        return apply("@", _operand(other, self, "matmul"), self)
+
+    def __neg__(self):
+        return apply("neg", self)
+
+    def __pow__(self, exponent):
+        """``a ** k`` for a constant int or float ``k``."""
+        if isinstance(exponent, Tensor) or not isinstance(exponent, Real) or isinstance(exponent, bool):
+            raise TypeError(
+                f"power: the exponent must be a constant int or float, got {type(exponent).__name__}; "
+                "for a Tensor exponent k write (k * a.log()).exp()"
+            )
+        return apply("**", self, args=(exponent,))
+
+    def __rpow__(self, base):
+        raise TypeError(
+            f"power: the exponent must be a constant int or float, got a Tensor (in {base!r} ** tensor); "
+            "for a Tensor exponent k write (k * math.log(base)).exp()"
+        )
+
+    # Reductions and shape changes.
+
+    def sum(self, axis=None, keepdims=False):
+        """Sum over ``axis`` (an int, a tuple of ints or None for all), as numpy's ``sum``."""
+        return apply("sum", self, args=(_axis_arg(axis, self.data.shape, "sum"), bool(keepdims)))
+
+    def mean(self, axis=None, keepdims=False):
+        """Mean over ``axis`` (an int, a tuple of ints or None for all), as numpy's ``mean``."""
+        return apply("mean", self, args=(_axis_arg(axis, self.data.shape, "mean"), bool(keepdims)))
+
+    def reshape(self, *shape):
+        """The same numbers in a new shape; ``reshape(2, 3)`` or ``reshape((2, 3))``, -1 allowed."""
+        return apply("reshape", self, args=(_int_tuple(_shape_args(shape), "reshape", "shape"),))
+
+    def transpose(self, *axes):
+        """Permute the axes; no arguments reverses them (as numpy)."""
+        axes = _int_tuple(_shape_args(axes), "transpose", "axes") or tuple(reversed(range(self.data.ndim)))
+        return apply("transpose", self, args=(axes,))
+
+    def broadcast_to(self, *shape):
+        """The Tensor repeated along new or size-1 axes to ``shape`` (as numpy's ``broadcast_to``)."""
+        return apply("broadcast_to", self, args=(_int_tuple(_shape_args(shape), "broadcast_to", "shape"),))
+
+    # Elementwise functions.
+
+    def relu(self):
+        return apply("relu", self)
+
+    def tanh(self):
+        return apply("tanh", self)
+
+    def sigmoid(self):
+        return apply("sigmoid", self)
+
+    def exp(self):
+        return apply("exp", self)
+
+    def log(self):
+        return apply("log", self)
+
+    # Graph and gradient bookkeeping.
+
+    def detach(self):
+        """A new leaf sharing this Tensor's data, outside any graph (requires_grad False)."""
+        return _plain_tensor(self.data)
+
+    def retain_grad(self):
+        """Ask backward to keep (accumulate) ``.grad`` on this interior node too."""
+        if self.grad_fn is not None:
+            self.retains_grad = True
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+        """Add d(self)/d(leaf) into ``.grad`` of every leaf with ``requires_grad=True``.
+
+        A one-element output needs no ``gradient``.  For a larger output pass
+        ``gradient`` (an array of the output's shape, the vector v in the product
+        vᵀ J) or reduce it first, e.g. ``out.sum().backward()``.  The saved tensors
+        are freed afterwards unless ``retain_graph=True``; ``create_graph=True``
+        (which implies ``retain_graph``) records the backward pass itself, and then
+        ``.grad`` is a Tensor with its own graph that can be differentiated again.
+        """
+        if not self.requires_grad:
+            raise RuntimeError(
+                "backward: this Tensor does not require grad, so there is no graph to go back through: "
+                "none of the tensors it was computed from has requires_grad=True (or it was computed "
+                "under no_grad())"
+            )
+        seed = _seed(self, gradient, "backward")
+        if retain_graph is None:
+            retain_graph = create_graph
+        backpropagate([vertex_of(self)], [seed], retain_graph, create_graph)
+
+
+def _int_tuple(values, op, what):
+    """``values`` as a tuple of Python ints (numpy integers accepted), or a TypeError naming ``op``."""
+    for position, value in enumerate(values):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            hint = " (use // for integer division)" if isinstance(value, float) and what == "shape" else ""
+            raise TypeError(
+                f"Tensor.{op}: the {what} must be ints, got {tuple(values)!r}: "
+                f"{type(value).__name__} {value!r} at position {position}{hint}"
+            )
+    return tuple(int(value) for value in values)
+
+
+def _axis_arg(axis, shape, op):
+    """``axis`` of a reduction as None, an int or a tuple of ints, each checked against ``shape``."""
+    if axis is None:
+        return None
+    single = not isinstance(axis, (tuple, list))
+    axes = _int_tuple((axis,) if single else tuple(axis), op, "axis")
+    ndim = len(shape)
+    if not all(-ndim <= ax < ndim for ax in axes) or len({ax % ndim for ax in axes}) != len(axes):
+        shown = axes[0] if single else axes
+        raise ValueError(axis_message(op, shown, shape))
+    return axes[0] if single else axes
+
+
+# --------------------------------------------------------------------------- backward and grad
+
+
+def recorded_graph(output):
+    """What the backward pass of ``output`` walks, in topological order (leaves first, ``output``'s node last).
+
+    The vertices are :class:`~chainrule.node.Node` objects (one per recorded op, each
+    ``grad_fn`` of some Tensor) and the :class:`~chainrule.node.AccumulateGrad` of each
+    leaf that requires grad.  Constants and inputs
+    without ``requires_grad`` are not part of it, as in PyTorch.
+    """
+    return topological_order(vertex_of(output), vertex_parents)
+
+
+def _seed(output, gradient, where, argument="gradient"):
+    """The gradient dL/d(output) that starts a backward pass, as a Tensor.
+
+    ``where`` and ``argument`` name the function and its parameter in error messages.
+    """
+    if gradient is None:
+        if output.data.size != 1:
+            raise RuntimeError(
+                f"{where}: the output has shape {output.shape}, not a single number, so pass "
+                f"{argument}= (an array of the same shape {output.shape}: dL/d output), or reduce "
+                "the output to a scalar first, e.g. out.sum().backward()"
+            )
+        return _plain_tensor(np.ones_like(output.data))
+    if isinstance(gradient, Tensor):
+        seed = gradient
+    else:
+        seed = _plain_tensor(_float_array(gradient, f"{where}: {argument}").astype(output.dtype, copy=False))
+    if seed.shape != output.shape:
+        raise ValueError(
+            f"{where}: {argument} has shape {seed.shape} but the output has shape {output.shape}; they must be the same"
+        )
+    if not np.isfinite(seed.data).all():
+        raise ValueError(f"{where}: {argument} contains nan or inf")
+    return seed
+
+
+def _tensor_list(tensors, name):
+    """``grad``'s outputs or inputs as a list of Tensors, or a TypeError that says what was passed."""
+    if isinstance(tensors, Tensor):
+        return [tensors]
+    if isinstance(tensors, (list, tuple)) and all(isinstance(t, Tensor) for t in tensors) and tensors:
+        return list(tensors)
+    found = (
+        type(tensors).__name__
+        if not isinstance(tensors, (list, tuple))
+        else (
+            "an empty sequence"
+            if not tensors
+            else f"a sequence holding {type(next(t for t in tensors if not isinstance(t, Tensor))).__name__}"
+        )
+    )
+    hint = " (pass the Tensor itself, not its .data)" if isinstance(tensors, np.ndarray) else ""
+    raise TypeError(f"grad: {name} must be a Tensor or a list of Tensors, got {found}{hint}")
+
+
+def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+    """Return the gradients of ``outputs`` with respect to ``inputs``, as Tensors.
+
+    Like ``torch.autograd.grad``: nothing is stored in ``.grad``.  ``outputs`` and
+    ``inputs`` are Tensors or sequences of Tensors; ``grad_outputs`` gives dL/d output
+    for each output (needed unless it has one element).  With ``create_graph=True`` the
+    returned Tensors carry a graph, so they can be differentiated again; that is how a
+    Hessian-vector product is computed::
+
+        (g,) = grad((x**3).sum(), x, create_graph=True)   # g = 3 x²
+        (hv,) = grad((g * v).sum(), x)                    # H v = 6 x * v
+
+    Returns a tuple with one Tensor per input.
+    """
+    outputs = _tensor_list(outputs, "outputs")
+    inputs = _tensor_list(inputs, "inputs")
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, (Tensor, np.ndarray)):
+        grad_outputs = [grad_outputs]
+    grad_outputs = list(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    for i, output in enumerate(outputs):
+        if not output.requires_grad:
+            raise RuntimeError(f"grad: outputs[{i}] does not require grad, so there is no graph to go back through")
+    for i, tensor in enumerate(inputs):
+        if not tensor.requires_grad:
+            raise RuntimeError(f"grad: inputs[{i}] does not require grad (set requires_grad=True on it)")
+    seeds = [_seed(output, g, "grad", "grad_outputs") for output, g in zip(outputs, grad_outputs)]
+    if retain_graph is None:
+        retain_graph = create_graph
+    vertices = [vertex_of(tensor) for tensor in inputs]
+    found = backpropagate(
+        [vertex_of(output) for output in outputs],
+        seeds,
+        retain_graph,
+        create_graph,
+        wanted={id(vertex) for vertex in vertices},
+    )
+    for i, (tensor, vertex) in enumerate(zip(inputs, vertices)):
+        if id(vertex) not in found:
+            raise ValueError(f"grad: inputs[{i}] (shape {tensor.shape}) was not used to compute the outputs")
+    return tuple(found[id(vertex)] for vertex in vertices)
+
+
+def checkpoint(fn, *inputs):
+    """Return ``fn(*inputs)`` without keeping the activations inside ``fn`` for backward.
+
+    fn runs with recording off, so nothing inside it is kept; its result gets one node,
+    op ``"checkpoint"``, that keeps only the inputs.  When the backward pass reaches the
+    node, fn runs once more with recording on and G is pushed through that new graph
+    (:func:`~chainrule.checkpointing.checkpoint_vjp`).  The gradients are the same; the price is
+    one more forward pass of fn during backward.
+
+    ``fn`` takes the input Tensors and returns one Tensor.  As in torch.utils.checkpoint
+    it may use parameters from its closure, such as the weights of the layers it runs:
+    the Tensors that require grad and that fn reads are found while it runs and become
+    inputs of the node too, so their gradients arrive as along any other edge (and add
+    up with those from uses outside fn).  Rules for fn:
+
+    * it must compute the same thing each time it is called (it is called twice);
+    * a Tensor that requires grad and was *computed* outside fn (not a leaf) must be
+      passed as an input, not read from the closure;
+    * gradients of gradients (``create_graph=True``) through it are not supported.
+
+    Checkpoints may be nested; each level adds one more recomputation of the inner part.
+    """
+    if not callable(fn):
+        raise TypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}; call checkpoint(fn, *inputs)")
+    for i, tensor in enumerate(inputs):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"checkpoint: inputs[{i}] is a {type(tensor).__name__}, not a Tensor; "
+                "pass Tensors (wrap arrays with Tensor(...), or put constants inside fn)"
+            )
+    out, parameters = run_once(fn, inputs)
+    if not isinstance(out, Tensor):
+        raise TypeError(
+            f"checkpoint: fn must return one Tensor, got {type(out).__name__}; "
+            "for several results, checkpoint one function per result"
+        )
+    return _finish("checkpoint", (*inputs, *parameters), (fn, len(inputs)), out.data)
+
+
+def clear_grads(tensors):
+    """Set ``.grad`` to None on each Tensor in ``tensors`` (e.g. a model's parameters), and on no other.
+
+    A single Tensor is the same as a list holding it.  (A Tensor has no ``zero_grad()``
+    method: its graph does not keep the Tensors it was computed from, only their nodes,
+    so "clear everything upstream", as :meth:`Value.zero_grad` does, has no meaning here.)
+    """
+    for tensor in [tensors] if isinstance(tensors, Tensor) else tensors:
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"clear_grads: expected Tensors, got {type(tensor).__name__}")
+        tensor.grad = None
