@@ -198,16 +198,18 @@ pdf: book-html  ## the whole book as one PDF, _build/pdf/backprop-book.pdf, link
 # in its own venv, built from the zip's requirements.txt as Gradescope builds it
 # (tools/grading_env.py): it needs no book toolchain. uv builds it where the book's venv has uv,
 # pip otherwise.
-GRADE_OPTIONS = $(if $(filter command line environment,$(origin JOBS)),--jobs $(JOBS)) $(if $(TIMEOUT),--timeout $(TIMEOUT)) \
-	$(if $(ROSTER),--roster $(ROSTER)) $(if $(ONLY),--only $(ONLY))
+# The values reach the shell as environment variables ("$$ONLY"), never spliced into the command:
+# a student id with backticks, $(...) or spaces stays text (make exports command-line variables).
+GRADE_OPTIONS = $(if $(filter command line environment,$(origin JOBS)),--jobs "$$JOBS") $(if $(TIMEOUT),--timeout "$$TIMEOUT") \
+	$(if $(ROSTER),--roster "$$ROSTER") $(if $(ONLY),--only "$$ONLY")
 GRADE_VENV := .venv-grade
 grade: grade-packages  ## ASSIGNMENT=<name> SUBMISSIONS=<dir>: grade its notebooks, sandboxed, into <dir>/grades.csv
-	@if [ -z "$(ASSIGNMENT)" ] || [ -z "$(SUBMISSIONS)" ]; then \
-	  echo "usage: make grade ASSIGNMENT=<name> SUBMISSIONS=<folder> [JOBS=n] [TIMEOUT=s] [ROSTER=csv] [ONLY='id ...']" >&2; \
+	@if [ -z "$$ASSIGNMENT" ] || [ -z "$$SUBMISSIONS" ]; then \
+	  echo "usage: make grade ASSIGNMENT=<name> SUBMISSIONS=<folder> [JOBS=n] [TIMEOUT=s] [ROSTER=csv] [ONLY='id,id ...']" >&2; \
 	  echo "assignments: $$(ls _build/assignments 2>/dev/null | tr '\n' ' ')" >&2; exit 2; fi
 	@ls -d _build/assignments/*/ >/dev/null 2>&1 || $(MAKE) assignments
-	@$(PYTHON) tools/grading_env.py $(ASSIGNMENT) $(GRADE_VENV) $(if $(wildcard $(UV)),--uv $(UV)) >/dev/null
-	$(GRADE_VENV)/bin/python tools/grade.py $(ASSIGNMENT) $(SUBMISSIONS) $(GRADE_OPTIONS)
+	@$(PYTHON) tools/grading_env.py "$$ASSIGNMENT" $(GRADE_VENV) $(if $(wildcard $(UV)),--uv $(UV)) >/dev/null
+	$(GRADE_VENV)/bin/python tools/grade.py "$$ASSIGNMENT" "$$SUBMISSIONS" $(GRADE_OPTIONS)
 
 # Prints its total time. The steps before the tests run two at a time (-j), each one's
 # output printed whole when it ends: the tests' wheelhouse beside notebooks-check, book-student,

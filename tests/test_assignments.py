@@ -629,6 +629,17 @@ PLANTED["writes-by-hand"] = (
     {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
     {},
 )
+# Honest work saved from a kernel that only the student's machine has (conda's "myenv"): full marks.
+PLANTED["kernel-myenv"] = (
+    "mlp",
+    lambda: submission(
+        "mlp",
+        MLP_RIGHT,
+        edit=lambda nb: nb.metadata.update(kernelspec={"name": "myenv", "display_name": "myenv", "language": "python"}),
+    ),
+    {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
+    {},
+)
 PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {})
 QUESTIONS = {"mlp": ("ex6_2", "ex6_3", "ex6_6"), "graph": ("ex2_2",), "backward": ("ex3_2",)}
 CHEATS = [
@@ -699,7 +710,8 @@ def graded(tmp_path_factory, escape_server) -> dict[str, tuple[dict, str]]:
         assert len(table) == len([p for p in submissions.rglob("*") if p.suffix.lower() == ".ipynb"])
         for row in table:
             rows[row["student"]] = row
-            texts[row["student"]] = (submissions / "feedback" / f"{reports._file_name(row['student'])}.txt").read_text()
+            name = reports.file_name(row["student"], row["file"])
+            texts[row["student"]] = (submissions / "feedback" / f"{name}.txt").read_text()
     return {stem: (rows[stem], texts.get(stem, "")) for stem in rows}
 
 
@@ -814,7 +826,8 @@ def test_local_and_otter_run_scores_are_equal(graded, grading_venv, tmp_path):
     import concurrent.futures
 
     # The cheats, and two answers to the scalar chapters' functions: a recursion too deep, pasted numbers.
-    runs = [("mlp", stem) for stem in CHEATS] + [("graph", "recursive-order"), ("backward", "pasted-cube")]
+    runs = [("mlp", stem) for stem in [*CHEATS, "kernel-myenv"]]
+    runs += [("graph", "recursive-order"), ("backward", "pasted-cube")]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         remote = dict(zip(runs, pool.map(otter_scores, runs)))
     for name, stem in runs:
@@ -879,13 +892,13 @@ def test_written_work_is_exported_to_grade_by_hand(graded):
     written_folder = graded["_folder"][0] / "written"
     index = (written_folder / "index.html").read_text()
     assert "writes-by-hand</a>: answered 6.2<" in index and "untouched</a>: answered none<" in index
-    page = (written_folder / "writes-by-hand.html").read_text()
+    page = (written_folder / f"{reports.file_name('writes-by-hand', 'writes-by-hand.ipynb')}.html").read_text()
     assert r"\(\bar{b} = \sum_i \bar{Z}_{i,:}\)" in page and r"\[J = 1\]" in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
     assert page.count("Not answered.") == 2 and "mathjax.js" in page and (written_folder / "mathjax.js").is_file()
     found, _ = grade.find(graded["_folder"][0])
     assert {p.name for p in written_folder.glob("*.html")} == {"index.html"} | {
-        reports._file_name(s.student) + ".html" for s in found
+        reports.file_name(s.student, s.file) + ".html" for s in found
     }
     assert reports.WRITTEN_PROMPT.match(assignments.WRITTEN_PROMPT.format(number="6.2"))[1] == "6.2"
     solution = nbformat.read(folder("mlp") / "solution" / "mlp.ipynb", as_version=4)
@@ -925,7 +938,7 @@ def test_finding_notebooks_and_the_roster(tmp_path):
         ("s9999", ""),
         ("s1234", "s1234.ipynb"),
     ]
-    assert "s1234.ipynb (graded, but its path names no roster id)" in skipped
+    assert "s1234.ipynb (graded under its own name: its path names no roster id)" in skipped
 
 
 def test_make_grade_names_a_missing_assignment(tmp_path):

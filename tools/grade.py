@@ -18,7 +18,7 @@ exports them); every other file is listed as skipped. Each notebook runs in its 
   so nothing the notebook does to the checks, numpy, the tests or otter's files counts.
 
 It writes, with tools/reports.py, ``<dir>/grades.csv`` (one row per notebook: student id, file, one column per
-question, ``total``, ``possible``, ``status``), ``<dir>/feedback/<id>.txt`` (each test's
+question, ``total``, ``possible``, ``status``), ``<dir>/feedback/<id>-<hash>.txt`` (each test's
 message, public and hidden) and ``<dir>/summary.html`` (per question: mean, histogram and
 the commonest mistakes). ``--only`` regrades those students and keeps every other row.
 
@@ -125,19 +125,31 @@ def _roster_ids(roster: Path) -> list[str]:
 
 
 def _with_roster(folder: Path, notebooks: list[Path], ids: list[str], skipped: list[str]) -> list[Submission]:
-    submissions, claimed = [], set()
+    owners: dict[Path, list[str]] = {n: [i for i in ids if _names(n, i)] for n in notebooks}
+    submissions = []
     for student in ids:
-        pattern = re.compile(rf"(?<![0-9A-Za-z]){re.escape(student)}(?![0-9A-Za-z])", re.I)
-        mine = [n for n in notebooks if pattern.search(str(n))]
+        mine = [n for n in notebooks if owners[n] == [student]]
         submissions += [Submission(student, folder / n, str(n)) for n in mine]
-        claimed.update(mine)
         if not mine:
             submissions.append(Submission(student, None))
-    for notebook in notebooks:
-        if notebook not in claimed:
+    for notebook, found in owners.items():
+        if len(found) != 1:
             submissions.append(Submission(_student(notebook), folder / notebook, str(notebook)))
-            skipped.append(f"{notebook} (graded, but its path names no roster id)")
+            why = f"names several roster ids ({', '.join(found)})" if found else "names no roster id"
+            skipped.append(f"{notebook} (graded under its own name: its path {why})")
     return submissions
+
+
+def _names(notebook: Path, student: str) -> bool:
+    """Whether ``notebook`` is ``student``'s: its first folder (or, at the top, its file name) is the id,
+    or one of that name's parts between underscores is (an LMS's "Grace Hopper_0042" for 0042).
+
+    Exact, not a substring: the roster id li does not own li.wei's notebook, and s1001 does not own
+    s1002/s1001.ipynb, which is in s1002's folder.
+    """
+    name = notebook.parts[0] if len(notebook.parts) > 1 else re.sub(r"\.ipynb$", "", notebook.name, flags=re.I)
+    wanted = student.casefold()
+    return name.casefold() == wanted or wanted in (part.strip() for part in name.casefold().split("_"))
 
 
 # --------------------------------------------------------------------------- the sandbox
@@ -355,6 +367,7 @@ def _read_folder(
     found, skipped = find(folder, roster)
     submissions = found
     if only:
+        only = _only(only, {s.student for s in found})
         submissions = [s for s in submissions if s.student in only]
         unknown = sorted(set(only) - {s.student for s in submissions})
         if unknown:
@@ -363,6 +376,18 @@ def _read_folder(
         raise SystemExit(f"make grade: no .ipynb files in {folder}")
     tests = read_tests(archive_path)
     return _Folder(assignment, folder, archive_path, found, skipped, submissions, tests, questions(tests))
+
+
+def _only(given: list[str], known: set[str]) -> list[str]:
+    """The ids ``--only`` names: separated by commas (or by spaces, when each word is an id)."""
+    ids = []
+    for part in (piece.strip() for text in given for piece in re.split(r"[,\n]", text)):
+        words = part.split()
+        if part not in known and len(words) > 1 and set(words) <= known:
+            ids += words  # ONLY="s1 s2", as before commas
+        elif part:
+            ids.append(part)  # ONLY="Ada Lovelace_4711,s1234"
+    return ids
 
 
 def grade_folders(

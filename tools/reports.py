@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import csv
+import hashlib
 import html
 import json
 import re
@@ -58,7 +59,10 @@ def write_outputs(folder: Path, points: dict[str, float], results: list[Result],
     rows = {}
     if keep and table.is_file():
         with table.open(newline="") as handle:
-            rows = {(row["student"], row["file"]): row for row in csv.DictReader(handle)}
+            rows = {}
+            for row in csv.DictReader(handle):
+                row = {key: from_cell(value or "") for key, value in row.items()}
+                rows[row["student"], row["file"]] = row
     regraded = {result.student for result in results}
     rows = {k: row for k, row in rows.items() if row["student"] not in regraded}
     possible = sum(points.values())
@@ -80,7 +84,7 @@ def write_outputs(folder: Path, points: dict[str, float], results: list[Result],
     with table.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, header, extrasaction="ignore", restval="")
         writer.writeheader()
-        writer.writerows(row for _, row in sorted(rows.items()))
+        writer.writerows({k: as_cell(v) for k, v in row.items()} for _, row in sorted(rows.items()))
     feedback = folder / "feedback"
     feedback.mkdir(exist_ok=True)
     for result in results:
@@ -93,29 +97,49 @@ def write_outputs(folder: Path, points: dict[str, float], results: list[Result],
             lines.append(f"{name}: {_points(result.scores.get(name, 0.0))} of {_points(most)}")
             lines += ["    " + line for message in result.messages.get(name, []) for line in message.splitlines()]
             lines.append("")
-        (feedback / f"{_file_name(result.student)}.txt").write_text("\n".join(lines))
-        (feedback / f"{_file_name(result.student)}.json").write_text(json.dumps({"mistakes": result.mistakes}))
+        name = file_name(result.student, result.file)
+        (feedback / f"{name}.txt").write_text("\n".join(lines))
+        (feedback / f"{name}.json").write_text(json.dumps({"mistakes": result.mistakes}))
     write_summary(folder, points, list(rows.values()))
     return table
 
 
-def _file_name(student: str) -> str:
-    return re.sub(r"[^0-9A-Za-z._-]+", "_", student).strip("._") or "student"
+def file_name(student: str, file: str = "") -> str:
+    """The name of a row's feedback and written-work files: readable, and never the same for two rows.
+
+    Two notebooks of one student, ids that differ only in case, and ids of other scripts
+    (李雷, 王芳) all get names of their own: the readable part is followed by a hash of the row.
+    """
+    readable = re.sub(r"[^0-9A-Za-z._-]+", "_", student).strip("._")[:60] or "student"
+    return f"{readable}-{hashlib.sha256(f'{student}/{file}'.encode()).hexdigest()[:10]}"
 
 
-def mistakes(folder: Path, student: str) -> dict[str, list[str]]:
-    """The known mistakes that a student's checks named, per question (feedback/<id>.json; {} when none)."""
-    path = folder / "feedback" / f"{_file_name(student)}.json"
+def mistakes(folder: Path, student: str, file: str = "") -> dict[str, list[str]]:
+    """The known mistakes that a row's checks named, per question (feedback/<name>.json; {} when none)."""
+    path = folder / "feedback" / f"{file_name(student, file)}.json"
     try:
         return json.loads(path.read_text())["mistakes"]
     except (OSError, ValueError, KeyError):
         return {}
 
 
+#: A CSV cell that starts with one of these is a formula to a spreadsheet (=HYPERLINK(...)).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def as_cell(text: str) -> str:
+    """``text`` as a spreadsheet shows it, never run: a leading ' keeps a formula as text (OWASP's advice)."""
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+def from_cell(text: str) -> str:
+    return text[1:] if text.startswith("'") and text[1:].startswith(FORMULA_START) else text
+
+
 def write_summary(folder: Path, points: dict[str, float], rows: list[dict]) -> Path:
     """summary.html: each question's mean, a histogram of its scores, and its commonest mistakes."""
     graded = [row for row in rows if row["file"]]
-    named = [mistakes(folder, row["student"]) for row in graded]
+    named = [mistakes(folder, row["student"], row["file"]) for row in graded]
     parts = [f"<h1>{html.escape(folder.name)}: {len(graded)} notebooks graded</h1>"]
     for name, most in points.items():
         scores = [float(row[name]) for row in graded if row.get(name, "") != ""]
@@ -248,7 +272,7 @@ def write_written(folder: Path, written: list[dict], submissions: list[Submissio
             parts.append(
                 f"<h2>Exercise {html.escape(question['number'])} ({question['points']:g} point, by hand)</h2>{body}"
             )
-        page = out / f"{_file_name(submission.student)}.html"
+        page = out / f"{file_name(submission.student, submission.file)}.html"
         page.write_text(_page(f"{submission.student}: written work", parts, script))
         done = ", ".join(q["number"] for q, given in zip(written, answered) if given) or "none"
         rows.append(

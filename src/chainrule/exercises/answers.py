@@ -27,8 +27,9 @@ ATOL = 1e-9
 
 
 #: Width of the lines Jupyter and Colab show an :class:`AnswerError` in; wrapping here, at
-#: spaces, keeps an output area from breaking a word in two.
-WIDTH = 60
+#: spaces, keeps an output area from breaking a word in two. JupyterLab in a 900 px window
+#: with the file browser open fits 58 characters of output on a line (it breaks anywhere).
+WIDTH = 56
 #: Sizes named in messages: the symbol and what it counts.
 SIZE_WORDS = {"N": "the batch size", "d": "the input width", "h": "the hidden width", "q": "the number of classes"}
 
@@ -368,6 +369,13 @@ def check_scalars(
     report.close()
 
 
+def _shown(value: float) -> str:
+    """A number as a message shows it: a count exactly (1,243,268), anything else to 6 digits."""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:.6g}"
+
+
 def _check_scalar(name: str, number: np.ndarray | AnswerError, value: float, found: list[str], rtol: float) -> None:
     if isinstance(number, AnswerError):
         raise number
@@ -385,7 +393,7 @@ def _check_scalar(name: str, number: np.ndarray | AnswerError, value: float, fou
         )
     raise AnswerError(
         name,
-        f"{name} is wrong: expected {value:.6g}, received {float(number):.6g}." + known_mistakes(found),
+        f"{name} is wrong: expected {_shown(value)}, received {_shown(float(number))}." + known_mistakes(found),
         found[0] if found else None,
     )
 

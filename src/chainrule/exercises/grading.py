@@ -358,13 +358,19 @@ def recording_cell(tests: dict[str, str], path: str) -> str:
     )
 
 
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
 def graded_notebook(notebook, tests: dict[str, str], path: str):
-    """``notebook`` with the blocker cell first and the recording cell last (a new notebook)."""
+    """``notebook`` with the blocker cell first and the recording cell last, in the course's kernel (a new notebook)."""
     import copy
 
     import nbformat
 
     graded = copy.deepcopy(notebook)
+    # The course's kernel, whatever the student's machine called theirs (conda's "myenv", a hub's):
+    # otter runs the kernel a notebook names, and a name this machine lacks would fail honest work.
+    graded.metadata["kernelspec"] = dict(KERNELSPEC)
     graded.cells.insert(0, nbformat.v4.new_code_cell(BLOCKER_CELL))
     graded.cells.append(nbformat.v4.new_code_cell(recording_cell(tests, path)))
     if graded.get("nbformat_minor", 0) < 5:  # cell ids came with nbformat 4.5
