@@ -629,6 +629,13 @@ PLANTED["writes-by-hand"] = (
     {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
     {},
 )
+# Right answers that also look at the checker's stack frames: the points stand, the row is up for review.
+PLANTED["reads-frames"] = (
+    "mlp",
+    lambda: submission("mlp", {**MLP_RIGHT, BIAS: "import sys\n_peek = sys._getframe(0).f_back\n" + MLP_RIGHT[BIAS]}),
+    {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
+    {},
+)
 # Honest work saved from a kernel that only the student's machine has (conda's "myenv"): full marks.
 PLANTED["kernel-myenv"] = (
     "mlp",
@@ -751,6 +758,11 @@ def test_cheats_are_reported(graded):
     assert "tests/ex6_2.py" in graded["edits-tests"][0]["status"]
     assert "did not reach the grader's last cell" in graded["exits"][0]["status"]
     assert graded["solution"][0]["status"] == "graded"
+    assert graded["patches-feedback"][0]["status"].startswith("review: the notebook changed the grader's code")
+    assert graded["reads-frames"][0]["status"] == "review: stack frames or the garbage collector (sys._getframe, " + (
+        "inspect, gc)"
+    )
+    assert graded["kernel-myenv"][0]["status"] == "graded" and graded["Ada Lovelace_4711"][0]["status"] == "graded"
 
 
 def test_student_code_reaches_nothing(graded, escape_server):
@@ -884,7 +896,7 @@ def test_make_grade_needs_only_the_grading_venv(grading_venv, tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     rows = {row["student"]: row for row in csv.DictReader((tmp_path / "grades.csv").open())}
     assert (rows["s1"]["total"], rows["s2"]["total"]) == ("6", "0")
-    assert r"\(n\)" in (tmp_path / "written" / "s1.html").read_text()
+    assert r"\(n\)" in (tmp_path / "written" / f"{reports.file_name('s1', 's1.ipynb')}.html").read_text()
 
 
 def test_written_work_is_exported_to_grade_by_hand(graded):

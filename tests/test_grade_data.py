@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import subprocess
+import sys
 
 import grade  # tools/grade.py
 import pytest
@@ -97,3 +98,61 @@ def test_make_grade_passes_ids_as_text_never_to_the_shell(tmp_path):
         f"[`touch {mark}` $(touch {mark}),Ada Lovelace_4711]",
     ]
     assert not mark.exists()
+
+
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        ("import sys\nexpected = sys._getframe(2).f_locals['expected']", "stack frames"),
+        ("import inspect\nframe = inspect.currentframe().f_back", "stack frames"),
+        ("from chainrule.exercises import feedback\nanswer = feedback.d2l_gradients", "the grader's own code"),
+        ("import os\nif os.fork() == 0:\n    pass", "processes of its own"),
+        ("import os\nflags = os.environ['MAKEFLAGS']", "the grader's environment"),
+        ("text = open('../s1002/mlp.ipynb').read()", "files outside its answers"),
+        ("exec(bytes.fromhex('7072696e74283129').decode())", "code built at run time"),
+    ],
+)
+def test_code_a_cheat_needs_puts_the_row_up_for_review(code, reason):
+    import nbformat
+
+    handed_out = "import os\nimport subprocess\nsubprocess.run(['pip', 'install', 'otter-grader'])"
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(handed_out), nbformat.v4.new_code_cell(code)])
+    lines = frozenset(line.strip() for line in handed_out.splitlines())
+    reasons = grade.review_reasons(notebook, lines)
+    assert len(reasons) >= 1 and any(r.startswith(reason) for r in reasons), reasons
+    honest = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(handed_out), nbformat.v4.new_code_cell("def f(x):\n    return 2 * x")]
+    )
+    assert grade.review_reasons(honest, lines) == [], "the handed-out set-up cell is not the student's"
+
+
+def test_the_summary_counts_rows_by_status(tmp_path):
+    results = [
+        reports.Result("a", "a.ipynb", {"q": 2.0}),
+        reports.Result("b", "b.ipynb", {"q": 2.0}, status="review: stack frames or the garbage collector"),
+        reports.Result("c", "c.ipynb", status="stopped after 600 s"),
+        reports.Result("d", "", status="no submission"),
+    ]
+    reports.write_outputs(tmp_path, {"q": 2.0}, results)
+    summary = (tmp_path / "summary.html").read_text()
+    assert "By status: 1 graded, 1 review, 1 not graded, 1 no submission." in summary
+    assert "<li>b (b.ipynb): review: stack frames" in summary and "<li>c (c.ipynb): stopped after 600 s" in summary
+    assert "<li>a " not in summary
+
+
+def test_the_sandboxs_output_is_read_as_it_comes_and_its_end_kept():
+    """A kernel that prints 800 MB took the grader from 0.9 to 2.5 GB: now it keeps 64 KB, the end."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdout.write('x' * 3_000_000 + '\\nLAST LINE\\n')"],
+        stdout=subprocess.PIPE,
+        text=True,
+        errors="replace",
+    )
+    tail = grade._Tail(child.stdout)
+    tail.start()
+    child.wait()
+    tail.join()
+    kept = tail.kept()
+    assert kept.endswith("LAST LINE\n") and len(kept) < grade.OUTPUT_TAIL + 100
+    assert kept.startswith(f"[the first {3_000_011 - grade.OUTPUT_TAIL:,} characters of the output are not kept]")
+    assert len(tail.text) <= 2 * grade.OUTPUT_TAIL

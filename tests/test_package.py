@@ -78,6 +78,7 @@ def test_sdist_holds_the_package_its_data_and_the_readme(distributions):
     wanted = [f"src/chainrule/{name}" for name in MODULES + DATA] + [
         "pyproject.toml",
         "PKG-INFO",
+        "LICENSE",
         package.readme_path(),
     ]
     missing = [name for name in wanted if top + name not in names]

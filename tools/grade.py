@@ -41,6 +41,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ SUBMISSION_TIMEOUT = 600
 MEMORY_LIMIT = 8 * 2**30  # bytes of address space per process in the sandbox
 FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
 OUTPUTS = ("grades.csv", "summary.html", "feedback")
+OUTPUT_TAIL = 64 * 1024  # characters of a sandbox's output kept in feedback/<name>.log
 SKIPPED_FOLDERS = {".ipynb_checkpoints", "__MACOSX", "feedback"}
 
 
@@ -233,24 +235,67 @@ def execute(archive_path: Path, submission: Path, cell_timeout: int) -> None:
 # --------------------------------------------------------------------------- one submission (the grader's side)
 
 
-def prepare(submission: Submission, assignment: str, folder: Path) -> tuple[Path | None, str]:
-    """The notebook copied into ``folder`` for the sandbox, or None and the status that says why not."""
+#: What an answer has no need of, and a cheat does: each pattern in a notebook's code puts its row up
+#: for review (``review: ...`` in the status). Honest work never matches one (the planted solutions
+#: are graded "graded"); a match changes no score.
+REVIEW = {
+    "the grader's own code (chainrule.exercises)": (
+        r"chainrule\.exercises|\b(feedback|grading|answers)\.(check|score|record|_)"
+    ),
+    "stack frames or the garbage collector (sys._getframe, inspect, gc)": (
+        r"_getframe|\binspect\b|\bf_back\b|\bf_locals\b|\bgc\."
+    ),
+    "processes of its own (os.fork, subprocess, multiprocessing)": (
+        r"\bfork\b|subprocess|multiprocessing|os\.system|os\.popen|\bpty\b"
+    ),
+    "the grader's environment (MAKEFLAGS, os.environ)": r"MAKEFLAGS|CHAINRULE_|os\.environ|getenv",
+    "files outside its answers (other notebooks, results, logs)": (
+        r"\.ipynb\b|results\.json|record\.json|OTTER_LOG|\bglob\b|listdir|scandir|open\("
+    ),
+    "code built at run time (exec, eval, __import__, importlib)": r"\bexec\(|\beval\(|__import__|importlib",
+    "raw memory (ctypes)": r"\bctypes\b|\bcffi\b",
+}
+
+
+def review_reasons(notebook, handed_out: frozenset[str] = frozenset()) -> list[str]:
+    """What of :data:`REVIEW` the notebook's code uses, in lines that the handed-out notebook does not
+    hold (its set-up cell installs packages and reads the environment), for a human to look at."""
+    lines = [line for cell in notebook.cells if cell.cell_type == "code" for line in cell.source.splitlines()]
+    code = "\n".join(line for line in lines if line.strip() not in handed_out)
+    return [reason for reason, pattern in REVIEW.items() if re.search(pattern, code)]
+
+
+def handed_out_lines(assignment: str, assignments: Path = ASSIGNMENTS) -> frozenset[str]:
+    """The code lines of the notebook handed out for ``assignment`` (none when it is not there)."""
+    import nbformat
+
+    path = assignments / assignment / "student" / f"{assignment}.ipynb"
+    if not path.is_file():
+        return frozenset()
+    cells = nbformat.read(path, as_version=4).cells
+    return frozenset(line.strip() for cell in cells if cell.cell_type == "code" for line in cell.source.splitlines())
+
+
+def prepare(
+    submission: Submission, assignment: str, folder: Path, handed_out: frozenset[str] = frozenset()
+) -> tuple[Path | None, str, list[str]]:
+    """The notebook copied into ``folder`` for the sandbox, or None and the status that says why not;
+    and what of its code a human should review (:func:`review_reasons`)."""
     import nbformat
 
     try:
         notebook = nbformat.read(submission.path, as_version=4)
     except Exception as error:  # noqa: BLE001 - not JSON, not a notebook: this submission's fault
-        return None, f"not a readable notebook ({type(error).__name__}: {_one_line(str(error))[:120]})"
+        return None, f"not a readable notebook ({type(error).__name__}: {_one_line(str(error))[:120]})", []
     named = notebook.metadata.get("otter", {}).get("assignment_name")
     if named and named != assignment:
-        return None, (
-            f"submitted the {named} notebook for the {assignment} assignment (its metadata names assignment '{named}')"
-        )
+        why = f"submitted the {named} notebook for the {assignment} assignment (its metadata names '{named}')"
+        return None, why, []
     # A notebook whose cells were copied into a new one has lost otter's metadata: grade it as this one.
     notebook.metadata.setdefault("otter", {})["assignment_name"] = assignment
     copy = folder / "submission.ipynb"
     nbformat.write(notebook, copy)
-    return copy, ""
+    return copy, "", review_reasons(notebook, handed_out)
 
 
 def grade_one(
@@ -263,7 +308,7 @@ def grade_one(
         result.status = "no submission"
         return result, None
     work = Path(tempfile.mkdtemp(prefix="grade-"))
-    copy, status = prepare(submission, assignment, work)
+    copy, status, result.review = prepare(submission, assignment, work, options.handed_out.get(assignment, frozenset()))
     if copy is None:
         result.status = status
         return result, None
@@ -284,13 +329,16 @@ def grade_one(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        errors="replace",
         cwd=work,
         env=environment,
         start_new_session=True,
         preexec_fn=_limits(options.timeout),
     )
+    tail = _Tail(child.stdout)  # read as it comes: a kernel that prints 800 MB costs the grader 64 KB
+    tail.start()
     try:
-        child.communicate(timeout=options.timeout)
+        child.wait(timeout=options.timeout)
     except subprocess.TimeoutExpired:
         result.status = f"stopped after {options.timeout:g} s"
     finally:
@@ -298,9 +346,31 @@ def grade_one(
             os.killpg(child.pid, signal.SIGKILL)  # a kernel left behind by the child
         except ProcessLookupError:
             pass
-        child.communicate()
+        child.wait()
+        tail.join(timeout=10)  # a daemon of the notebook's that left the group may still hold the pipe
+    result.log = tail.kept()
     result.seconds = time.monotonic() - start
     return result, work
+
+
+class _Tail(threading.Thread):
+    """Reads a child's output to its end, keeping only the last :data:`OUTPUT_TAIL` characters."""
+
+    def __init__(self, stream):
+        super().__init__(daemon=True)
+        self.stream, self.text, self.dropped = stream, "", 0
+
+    def run(self) -> None:
+        for chunk in iter(lambda: self.stream.read(8192), ""):
+            self.text += chunk
+            if len(self.text) > 2 * OUTPUT_TAIL:
+                self.dropped += len(self.text) - OUTPUT_TAIL
+                self.text = self.text[-OUTPUT_TAIL:]
+
+    def kept(self) -> str:
+        text = self.text[-OUTPUT_TAIL:]
+        dropped = self.dropped + len(self.text) - len(text)
+        return (f"[the first {dropped:,} characters of the output are not kept]\n" if dropped else "") + text
 
 
 def score(result: Result, work: Path | None, tests: dict[str, str]) -> Result:
@@ -326,7 +396,9 @@ def score(result: Result, work: Path | None, tests: dict[str, str]) -> Result:
         result.status = f"refused: the notebook imported {', '.join(map(str, data['used']))}"
     elif data is not None and data.get("changed"):
         names = ", ".join(map(str, data["changed"]))[:300]
-        result.status = f"graded; the notebook changed the grader's code ({names}), which counts for nothing"
+        result.review.insert(0, f"the notebook changed the grader's code ({names}), which counts for nothing")
+    if result.status == "graded" and result.review:
+        result.status = "review: " + "; ".join(result.review)
     return result
 
 
@@ -414,7 +486,10 @@ def grade_folders(
             flush=True,
         )
     options = argparse.Namespace(
-        cell_timeout=cell_timeout, timeout=timeout, sandboxed=not why_not and sandbox != "none"
+        cell_timeout=cell_timeout,
+        timeout=timeout,
+        sandboxed=not why_not and sandbox != "none",
+        handed_out={one.assignment: handed_out_lines(one.assignment, assignments) for one in folders},
     )
     start = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:

@@ -26,12 +26,12 @@ def readme_path(root: Path = ROOT) -> str:
 
 
 def copy_source(destination: Path) -> Path:
-    """What the package is built from (pyproject.toml, the readme, src/), copied into ``destination``.
+    """What the package is built from (pyproject.toml, the readme, the licence, src/), copied into ``destination``.
 
     The copy keeps build leftovers (build/, *.egg-info) out of the checkout.
     """
     destination.mkdir(parents=True)
-    for name in ("pyproject.toml", readme_path()):
+    for name in ("pyproject.toml", readme_path(), "LICENSE"):
         (destination / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, destination / name)
     shutil.copytree(

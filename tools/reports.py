@@ -40,8 +40,10 @@ class Result:
     scores: dict[str, float] = field(default_factory=dict)
     messages: dict[str, list[str]] = field(default_factory=dict)
     mistakes: dict[str, list[str]] = field(default_factory=dict)  # question -> the known mistakes its checks named
-    status: str = "graded"
+    status: str = "graded"  # graded, "review: <why>", or why it could not be graded
     seconds: float = 0.0
+    review: list[str] = field(default_factory=list)  # what of the notebook a human should look at
+    log: str = ""  # the end of the sandbox's output, for finding out why a notebook failed
 
 
 # --------------------------------------------------------------------------- grades, feedback, summary
@@ -100,6 +102,8 @@ def write_outputs(folder: Path, points: dict[str, float], results: list[Result],
         name = file_name(result.student, result.file)
         (feedback / f"{name}.txt").write_text("\n".join(lines))
         (feedback / f"{name}.json").write_text(json.dumps({"mistakes": result.mistakes}))
+        if result.log:
+            (feedback / f"{name}.log").write_text(result.log)
     write_summary(folder, points, list(rows.values()))
     return table
 
@@ -140,7 +144,7 @@ def write_summary(folder: Path, points: dict[str, float], rows: list[dict]) -> P
     """summary.html: each question's mean, a histogram of its scores, and its commonest mistakes."""
     graded = [row for row in rows if row["file"]]
     named = [mistakes(folder, row["student"], row["file"]) for row in graded]
-    parts = [f"<h1>{html.escape(folder.name)}: {len(graded)} notebooks graded</h1>"]
+    parts = [f"<h1>{html.escape(folder.name)}: {len(graded)} notebooks graded</h1>", status_counts(rows)]
     for name, most in points.items():
         scores = [float(row[name]) for row in graded if row.get(name, "") != ""]
         mean = sum(scores) / len(scores) if scores else 0.0
@@ -162,6 +166,26 @@ def write_summary(folder: Path, points: dict[str, float], rows: list[dict]) -> P
         "<body style='font-family:sans-serif;max-width:40em'>" + "".join(parts) + "</body>"
     )
     return path
+
+
+def status_kind(status: str) -> str:
+    """graded, review, no submission or not graded: what an instructor does with the row."""
+    if status in ("graded", "no submission"):
+        return status
+    return "review" if status.startswith("review") else "not graded"
+
+
+def status_counts(rows: list[dict]) -> str:
+    """The rows by status, as HTML: counts, then each row that needs a human, with why."""
+    kinds = collections.Counter(status_kind(row["status"]) for row in rows)
+    counts = ", ".join(f"{kinds[kind]} {kind}" for kind in ("graded", "review", "not graded", "no submission"))
+    listed = "".join(
+        f"<li>{html.escape(row['student'])} ({html.escape(row['file'] or 'no file')}): "
+        f"{html.escape(row['status'])}</li>"
+        for row in rows
+        if status_kind(row["status"]) in ("review", "not graded")
+    )
+    return f"<p>By status: {counts}.</p>" + (f"<p>To look at:</p><ul>{listed}</ul>" if listed else "")
 
 
 # --------------------------------------------------------------------------- written work
