@@ -156,3 +156,19 @@ def test_the_sandboxs_output_is_read_as_it_comes_and_its_end_kept():
     assert kept.endswith("LAST LINE\n") and len(kept) < grade.OUTPUT_TAIL + 100
     assert kept.startswith(f"[the first {3_000_011 - grade.OUTPUT_TAIL:,} characters of the output are not kept]")
     assert len(tail.text) <= 2 * grade.OUTPUT_TAIL
+
+
+def test_written_work_pages_fetch_nothing_remote_and_set_every_tex_extension(tmp_path):
+    shown = reports.render_markdown("![tracker](http://evil.example/p.png) and $\\boldsymbol{x}$ <img src=x>")
+    assert "<img" not in shown and "[image: tracker (http://evil.example/p.png)]" in shown
+    page = reports._page("s1", [shown], reports._mathjax(tmp_path))
+    assert f'content="{reports.POLICY}"' in page and "default-src 'none'" in reports.POLICY
+    script = (tmp_path / "mathjax.js").read_text()
+    wanted = ("BoldsymbolConfiguration", "CancelConfiguration", "ColorMethods")
+    assert all(name in script for name in wanted), "the -full build: tex-svg.js would load them from a server"
+
+
+def test_a_rerun_skips_the_grader_s_own_outputs_silently(tmp_path):
+    notebooks(tmp_path, "s1.ipynb", "written/index.html", "written/s1-0123456789.html", "feedback/s1.txt")
+    found, skipped = grade.find(tmp_path)
+    assert [s.student for s in found] == ["s1"] and skipped == []

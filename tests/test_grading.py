@@ -8,6 +8,7 @@
 """
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -247,3 +248,34 @@ def test_the_replay_says_what_the_kernel_said_of_a_function_that_changed_its_inp
     del calls[0]["changed"]  # without it, the replay judges the numbers alone (wrong: they are for X / 255)
     message = grading.score(tests, data, problem)["q"].test_case_results[0].message
     assert "in place" not in message and "is wrong" in message
+
+
+class _Forged:
+    """What a forged .OTTER_LOG would hold: unpickling it writes a file (it could run anything)."""
+
+    def __init__(self, mark: str):
+        self.mark = mark
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.mark),))
+
+
+def test_a_forged_otter_log_is_gone_before_otter_would_unpickle_it(tmp_path, monkeypatch):
+    """Gradescope takes every file of a submission; otter unpickles ./.OTTER_LOG after the plugin's before_grading."""
+    import pickle
+    import types
+
+    from otter.check.notebook import OTTER_LOG_FILENAME
+
+    from chainrule.exercises.otter_plugin import OTTER_LOG, TrustedScores
+
+    assert OTTER_LOG == OTTER_LOG_FILENAME
+    monkeypatch.chdir(tmp_path)
+    mark = tmp_path / "ran"
+    Path(OTTER_LOG).write_bytes(pickle.dumps(_Forged(str(mark))))
+    config = types.SimpleNamespace(grade_from_log=True)
+    TrustedScores(None, {}, {}).before_grading(config)
+    assert not Path(OTTER_LOG).exists() and config.grade_from_log is False and not mark.exists()
+    Path(OTTER_LOG).mkdir()  # nor a folder of that name
+    TrustedScores(None, {}, {}).before_grading(config)
+    assert not Path(OTTER_LOG).exists()

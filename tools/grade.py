@@ -55,7 +55,7 @@ CELL_TIMEOUT = 60
 SUBMISSION_TIMEOUT = 600
 MEMORY_LIMIT = 8 * 2**30  # bytes of address space per process in the sandbox
 FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
-OUTPUTS = ("grades.csv", "summary.html", "feedback")
+OUTPUTS = ("grades.csv", "summary.html", "feedback", "written")
 OUTPUT_TAIL = 64 * 1024  # characters of a sandbox's output kept in feedback/<name>.log
 SKIPPED_FOLDERS = {".ipynb_checkpoints", "__MACOSX", "feedback"}
 

@@ -254,7 +254,12 @@ def render_markdown(text: str) -> str:
             else (r"\(" + html.escape(content) + r"\)")
         )
 
+    def image(renderer, tokens, index, options, env) -> str:  # shown as text: the page fetches nothing remote
+        token = tokens[index]
+        return f"[image: {html.escape(token.content)} ({html.escape(token.attrGet('src') or '')})]"
+
     parser = MarkdownIt("commonmark", {"html": False}).use(dollarmath_plugin, renderer=math)
+    parser.add_render_rule("image", image)
     return parser.render(text)
 
 
@@ -313,17 +318,25 @@ def _mathjax(out: Path) -> str:
         import mathjax
     except ImportError:
         return ""
-    source = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg.js"
+    # The -full build holds every TeX extension (\boldsymbol, \cancel, \color): offline, MathJax
+    # could not load one on demand, and a student's TeX would stay raw.
+    source = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg-full.js"
     if not source.is_file():
         return ""
     shutil.copyfile(source, out / "mathjax.js")
     return "<script defer src='mathjax.js'></script>"
 
 
+#: What a written-work page may load: its own MathJax, nothing from elsewhere (a student's Markdown
+#: could otherwise make the instructor's browser fetch an image from a server of theirs).
+POLICY = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src data:; font-src data:"
+
+
 def _page(title: str, parts: list[str], script: str) -> str:
     return (
         f"<!doctype html><html lang='en'><meta charset='utf-8'><meta name='viewport' "
-        f"content='width=device-width'><title>{html.escape(title)}</title>{script}"
+        f"content='width=device-width'><meta http-equiv='Content-Security-Policy' content=\"{POLICY}\">"
+        f"<title>{html.escape(title)}</title>{script}"
         "<body style='font-family:sans-serif;max-width:44em;margin:auto;padding:1em;line-height:1.5'>"
         f"<h1>{html.escape(title)}</h1>{''.join(parts)}</body></html>"
     )

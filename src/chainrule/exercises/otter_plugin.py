@@ -9,8 +9,10 @@ kernel and the plugin's events in its own process:
 - ``after_grading`` throws away what the kernel reported and puts in the scores that
   :func:`chainrule.exercises.grading.score` computes here from the record.
 
-Two more guards for this process, set before the student's kernel starts:
+Three more guards for this process, set before the student's kernel starts:
 
+- ``before_grading`` removes a ``.OTTER_LOG`` that came with the submission, which otter
+  would otherwise unpickle in this process;
 - otter reads two things from the kernel with ``pickle``: its results file and the records
   of its logging socket. Unpickling runs code, so a notebook that forges either (a thread
   that rewrites the results file after otter's last cell, say) could run code here, in the
@@ -34,6 +36,7 @@ from ..compat import patches
 from . import grading
 
 RECORD_VARIABLE = "CHAINRULE_GRADING_RECORD"
+OTTER_LOG = ".OTTER_LOG"  # otter.check.notebook.OTTER_LOG_FILENAME
 
 
 class TrustedScores(AbstractOtterPlugin):
@@ -43,6 +46,19 @@ class TrustedScores(AbstractOtterPlugin):
         folder = Path(submission_path).parent / "tests" if submission_path else None
         self.tests = {path.name: path.read_text() for path in sorted(folder.glob("*.py"))} if folder else {}
         self.record_path: Path | None = None
+
+    def before_grading(self, config):
+        """Remove a ``.OTTER_LOG`` beside the submission: otter unpickles that file next, in this process.
+
+        A student who uploads one (Gradescope takes every file of a submission) would run code
+        here, where the scores are computed. The plugin's event comes before otter reads it.
+        """
+        log = Path(OTTER_LOG)
+        if log.is_symlink() or log.is_file():
+            log.unlink()
+        elif log.exists():
+            shutil.rmtree(log)
+        config.grade_from_log = False
 
     def before_execution(self, submission):
         chosen = os.environ.get(RECORD_VARIABLE)
