@@ -172,3 +172,34 @@ def test_a_rerun_skips_the_grader_s_own_outputs_silently(tmp_path):
     notebooks(tmp_path, "s1.ipynb", "written/index.html", "written/s1-0123456789.html", "feedback/s1.txt")
     found, skipped = grade.find(tmp_path)
     assert [s.student for s in found] == ["s1"] and skipped == []
+
+
+def test_a_submission_sees_none_of_the_instructors_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("MAKEFLAGS", "-j2 --jobserver-auth=3,4")
+    monkeypatch.setenv("GITHUB_TOKEN", "secret")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    environment = grade.sandbox_environment(tmp_path)
+    assert environment["PATH"] == "/usr/bin:/bin" and environment["CHAINRULE_GRADING_RECORD"] == str(tmp_path)
+    assert environment["HOME"] == str(tmp_path)
+    assert not {"MAKEFLAGS", "GITHUB_TOKEN"} & set(environment)
+    assert set(environment) <= set(grade.PASSED_ON) | {"CHAINRULE_GRADING_RECORD", "HOME", "PYTHONNOUSERSITE"}
+
+
+def test_a_run_that_stops_half_way_keeps_the_rows_it_graded(tmp_path, monkeypatch):
+    notebooks(tmp_path, "s1.ipynb", "s2.ipynb")
+    monkeypatch.setattr(grade, "autograder_zip", lambda *args: tmp_path / "none.zip")
+    monkeypatch.setattr(grade, "read_tests", lambda path: {})
+    monkeypatch.setattr(grade, "questions", lambda tests: {"q": 2.0})
+    monkeypatch.setattr(grade, "score", lambda result, work, tests: result)
+
+    def grade_one(archive, tests, submission, assignment, options):
+        if submission.student == "s2":
+            raise RuntimeError("the grader's machine went down")
+        return reports.Result(submission.student, submission.file, {"q": 2.0}), None
+
+    monkeypatch.setattr(grade, "grade_one", grade_one)
+    with pytest.raises(RuntimeError, match="went down"):
+        grade.grade_folders([("mlp", tmp_path)], jobs=1, sandbox="none")
+    rows = list(csv.DictReader((tmp_path / "grades.csv").open()))
+    assert [(row["student"], row["total"]) for row in rows] == [("s1", "2")]
+    assert (tmp_path / "feedback" / f"{reports.file_name('s1', 's1.ipynb')}.txt").is_file()

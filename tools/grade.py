@@ -47,7 +47,15 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reports import Result, Submission, read_written, write_outputs, write_written  # tools/reports.py
+from reports import (  # tools/reports.py
+    Result,
+    Submission,
+    read_written,
+    write_feedback,
+    write_outputs,
+    write_table,
+    write_written,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ROOT / "_build" / "assignments"
@@ -200,6 +208,18 @@ def sandbox_command(work: Path, command: list[str]) -> list[str]:
     ]
 
 
+#: The only variables of the grader's environment that a submission's process sees: where programs
+#: are, the language, and the thread counts. Not the instructor's tokens, MAKEFLAGS (which let one
+#: notebook run a classmate's cells through make) or anything else.
+PASSED_ON = ("PATH", "LANG", "LC_ALL", "TZ", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def sandbox_environment(work: Path) -> dict[str, str]:
+    """The environment of one submission's process: :data:`PASSED_ON`, and where to write its record."""
+    passed = {name: os.environ[name] for name in PASSED_ON if name in os.environ}
+    return {**passed, "CHAINRULE_GRADING_RECORD": str(work), "HOME": str(work), "PYTHONNOUSERSITE": "1"}
+
+
 def sandbox_available() -> str:
     """ "" when bubblewrap can make the sandbox here, or why not."""
     if shutil.which("bwrap") is None:
@@ -321,7 +341,7 @@ def grade_one(
         "--cell-timeout",
         str(options.cell_timeout),
     ]
-    environment = dict(os.environ, CHAINRULE_GRADING_RECORD=str(work))
+    environment = sandbox_environment(work)
     if options.sandboxed:
         command = sandbox_command(work, command)
     child = subprocess.Popen(
@@ -502,6 +522,8 @@ def grade_folders(
             one = futures[future]
             result = score(*future.result(), one.tests)  # in this thread: the checks use signals
             one.results.append(result)
+            write_table(one.folder, one.points, one.results, keep=bool(only))  # a stopped run keeps its rows
+            write_feedback(one.folder, one.points, result)
             print(
                 f"{result.student}: {sum(result.scores.values()):g}/{sum(one.points.values()):g} in "
                 f"{result.seconds:.1f} s" + ("" if result.status == "graded" else f"  ({result.status})"),

@@ -56,12 +56,26 @@ def _points(value: float) -> str:
 
 def write_outputs(folder: Path, points: dict[str, float], results: list[Result], keep: bool = False) -> Path:
     """grades.csv, feedback/ and summary.html; with ``keep``, rows of students not in ``results`` stay."""
+    table, rows = write_table(folder, points, results, keep)
+    for result in results:
+        write_feedback(folder, points, result)
+    write_summary(folder, points, rows)
+    return table
+
+
+def write_table(
+    folder: Path, points: dict[str, float], results: list[Result], keep: bool = False
+) -> tuple[Path, list[dict]]:
+    """grades.csv with a row per result (and, with ``keep``, the other students' rows); and its rows.
+
+    The grader writes it again after each notebook, so a run that stops half-way keeps what it
+    graded; the file is replaced whole, never left half-written.
+    """
     table = folder / "grades.csv"
     header = ["student", "file", *points, "total", "possible", "status"]
     rows = {}
     if keep and table.is_file():
         with table.open(newline="") as handle:
-            rows = {}
             for row in csv.DictReader(handle):
                 row = {key: from_cell(value or "") for key, value in row.items()}
                 rows[row["student"], row["file"]] = row
@@ -70,42 +84,36 @@ def write_outputs(folder: Path, points: dict[str, float], results: list[Result],
     possible = sum(points.values())
     for result in results:
         scores = [result.scores.get(name, 0.0) for name in points]
-        rows[(result.student, result.file)] = dict(
-            zip(
-                header,
-                [
-                    result.student,
-                    result.file,
-                    *map(_points, scores),
-                    _points(sum(scores)),
-                    _points(possible),
-                    result.status,
-                ],
-            )
-        )
-    with table.open("w", newline="") as handle:
+        values = [result.student, result.file, *map(_points, scores), _points(sum(scores)), _points(possible)]
+        rows[(result.student, result.file)] = dict(zip(header, [*values, result.status]))
+    partial = table.with_name(".grades.csv.partial")
+    with partial.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, header, extrasaction="ignore", restval="")
         writer.writeheader()
         writer.writerows({k: as_cell(v) for k, v in row.items()} for _, row in sorted(rows.items()))
+    partial.replace(table)
+    return table, list(rows.values())
+
+
+def write_feedback(folder: Path, points: dict[str, float], result: Result) -> None:
+    """feedback/<name>.txt (each test's message), .json (the mistakes named) and .log (the output's end)."""
     feedback = folder / "feedback"
     feedback.mkdir(exist_ok=True)
-    for result in results:
-        lines = [
-            f"{result.student} ({result.file or 'no notebook'}): {_points(sum(result.scores.values()))} of "
-            f"{_points(possible)} points ({result.status})",
-            "",
-        ]
-        for name, most in points.items():
-            lines.append(f"{name}: {_points(result.scores.get(name, 0.0))} of {_points(most)}")
-            lines += ["    " + line for message in result.messages.get(name, []) for line in message.splitlines()]
-            lines.append("")
-        name = file_name(result.student, result.file)
-        (feedback / f"{name}.txt").write_text("\n".join(lines))
-        (feedback / f"{name}.json").write_text(json.dumps({"mistakes": result.mistakes}))
-        if result.log:
-            (feedback / f"{name}.log").write_text(result.log)
-    write_summary(folder, points, list(rows.values()))
-    return table
+    possible = sum(points.values())
+    lines = [
+        f"{result.student} ({result.file or 'no notebook'}): {_points(sum(result.scores.values()))} of "
+        f"{_points(possible)} points ({result.status})",
+        "",
+    ]
+    for name, most in points.items():
+        lines.append(f"{name}: {_points(result.scores.get(name, 0.0))} of {_points(most)}")
+        lines += ["    " + line for message in result.messages.get(name, []) for line in message.splitlines()]
+        lines.append("")
+    name = file_name(result.student, result.file)
+    (feedback / f"{name}.txt").write_text("\n".join(lines))
+    (feedback / f"{name}.json").write_text(json.dumps({"mistakes": result.mistakes}))
+    if result.log:
+        (feedback / f"{name}.log").write_text(result.log)
 
 
 def file_name(student: str, file: str = "") -> str:
