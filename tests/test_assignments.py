@@ -772,21 +772,36 @@ def test_student_code_reaches_nothing(graded, escape_server):
 
 
 def test_the_sandbox(tmp_path):
-    """As the sandboxed notebook sees it: user nobody, no network, only its own folder writable."""
+    """As the sandboxed notebook sees it: user nobody, no network, only its own folder writable, and
+    nothing of the machine to read but the system's programs and the Python it runs in."""
+    (tmp_path / "classmate.ipynb").write_text("{}")
+    secrets = ["/etc/shadow", str(Path.home() / ".gitconfig"), str(ROOT / "README.md")]
+    secrets.append(str(tmp_path / "classmate.ipynb"))
+    secrets += [str(p) for p in sorted((ROOT / "_build" / "assignments").glob("*/solution/*.ipynb"))[:1]]
     probe = (
         "import os, socket\nprint(os.getuid())\nfor path in ('{root}/x', '{tmp}/../x', 'mine'):\n"
         "    try:\n        open(path, 'w').write('x'); print('wrote', path)\n"
         "    except OSError as e:\n        print('refused', path)\n"
         "try:\n    socket.create_connection(('127.0.0.1', 1), timeout=1)\nexcept OSError as e:\n"
         "    print('network', e.errno)\n"
+        "for path in {secrets!r}:\n"
+        "    print('read' if os.path.exists(path) else 'hidden', path)\n"
+        "print(sorted(os.listdir('/tmp')), sorted(os.environ))\n"
     )
     work = tmp_path / "work"
     work.mkdir()
-    command = grade.sandbox_command(work, [sys.executable, "-c", probe.format(root=ROOT, tmp=tmp_path)])
-    lines = subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()
+    code = probe.format(root=ROOT, tmp=tmp_path, secrets=secrets)
+    command = grade.sandbox_command(work, [sys.executable, "-c", code])
+    run = subprocess.run(command, capture_output=True, text=True, check=True, env=grade.sandbox_environment(work))
+    lines = run.stdout.splitlines()
     assert lines[0] == "65534" and lines[1:3] == [f"refused {ROOT}/x", f"refused {tmp_path}/../x"], lines
     assert lines[3] == "wrote mine" and (work / "mine").is_file()
     assert lines[4].startswith("network "), lines
+    assert all(Path(p).exists() for p in secrets[1:]) and len(secrets) == 5, "each exists outside the sandbox"
+    assert lines[5:10] == [f"hidden {path}" for path in secrets], lines
+    tmp_listed, environment = lines[10].split("] [")
+    assert tmp_listed.strip("[]'") in ("", work.relative_to("/tmp").parts[0] if work.is_relative_to("/tmp") else "")
+    assert "MAKEFLAGS" not in environment and "CHAINRULE_GRADING_RECORD" in environment
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import sys
 import grade  # tools/grade.py
 import pytest
 import reports  # tools/reports.py
+import sandbox  # tools/sandbox.py
 from conftest import ROOT
 
 
@@ -182,7 +183,7 @@ def test_a_submission_sees_none_of_the_instructors_environment(tmp_path, monkeyp
     assert environment["PATH"] == "/usr/bin:/bin" and environment["CHAINRULE_GRADING_RECORD"] == str(tmp_path)
     assert environment["HOME"] == str(tmp_path)
     assert not {"MAKEFLAGS", "GITHUB_TOKEN"} & set(environment)
-    assert set(environment) <= set(grade.PASSED_ON) | {"CHAINRULE_GRADING_RECORD", "HOME", "PYTHONNOUSERSITE"}
+    assert set(environment) <= set(sandbox.PASSED_ON) | {"CHAINRULE_GRADING_RECORD", "HOME", "PYTHONNOUSERSITE"}
 
 
 def test_a_run_that_stops_half_way_keeps_the_rows_it_graded(tmp_path, monkeypatch):
@@ -203,3 +204,13 @@ def test_a_run_that_stops_half_way_keeps_the_rows_it_graded(tmp_path, monkeypatc
     rows = list(csv.DictReader((tmp_path / "grades.csv").open()))
     assert [(row["student"], row["total"]) for row in rows] == [("s1", "2")]
     assert (tmp_path / "feedback" / f"{reports.file_name('s1', 's1.ipynb')}.txt").is_file()
+
+
+def test_a_link_to_the_solution_is_not_graded(tmp_path):
+    solution = tmp_path / "instructor" / "solution.ipynb"
+    notebooks(tmp_path, "instructor/solution.ipynb")
+    (tmp_path / "submissions").mkdir()
+    (tmp_path / "submissions" / "s1.ipynb").symlink_to(solution)
+    [found], _ = grade.find(tmp_path / "submissions")
+    copy, status, _ = grade.prepare(found, "mlp", tmp_path)
+    assert copy is None and status.startswith("not graded: a symbolic link")

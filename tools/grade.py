@@ -35,7 +35,6 @@ import concurrent.futures
 import csv
 import os
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -56,13 +55,12 @@ from reports import (  # tools/reports.py
     write_table,
     write_written,
 )
+from sandbox import limits, sandbox_available, sandbox_command, sandbox_environment  # tools/sandbox.py
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ROOT / "_build" / "assignments"
 CELL_TIMEOUT = 60
 SUBMISSION_TIMEOUT = 600
-MEMORY_LIMIT = 8 * 2**30  # bytes of address space per process in the sandbox
-FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
 OUTPUTS = ("grades.csv", "summary.html", "feedback", "written")
 OUTPUT_TAIL = 64 * 1024  # characters of a sandbox's output kept in feedback/<name>.log
 SKIPPED_FOLDERS = {".ipynb_checkpoints", "__MACOSX", "feedback"}
@@ -162,83 +160,6 @@ def _names(notebook: Path, student: str) -> bool:
     return name.casefold() == wanted or wanted in (part.strip() for part in name.casefold().split("_"))
 
 
-# --------------------------------------------------------------------------- the sandbox
-
-
-def sandbox_command(work: Path, command: list[str]) -> list[str]:
-    """``command`` under bubblewrap, with ``work`` (same path inside) as its only writable folder.
-
-    /tmp stays read-only rather than a new tmpfs, because the venv may itself live under /tmp.
-    """
-    (work / "tmp").mkdir(exist_ok=True)
-    return [
-        "bwrap",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--bind",
-        str(work),
-        str(work),
-        "--unshare-all",
-        "--uid",
-        "65534",
-        "--gid",
-        "65534",
-        "--cap-drop",
-        "ALL",
-        "--die-with-parent",
-        "--new-session",
-        "--chdir",
-        str(work),
-        "--setenv",
-        "HOME",
-        str(work),
-        "--setenv",
-        "TMPDIR",
-        str(work / "tmp"),
-        "--setenv",
-        "MPLBACKEND",
-        "Agg",
-        "--",
-        *command,
-    ]
-
-
-#: The only variables of the grader's environment that a submission's process sees: where programs
-#: are, the language, and the thread counts. Not the instructor's tokens, MAKEFLAGS (which let one
-#: notebook run a classmate's cells through make) or anything else.
-PASSED_ON = ("PATH", "LANG", "LC_ALL", "TZ", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def sandbox_environment(work: Path) -> dict[str, str]:
-    """The environment of one submission's process: :data:`PASSED_ON`, and where to write its record."""
-    passed = {name: os.environ[name] for name in PASSED_ON if name in os.environ}
-    return {**passed, "CHAINRULE_GRADING_RECORD": str(work), "HOME": str(work), "PYTHONNOUSERSITE": "1"}
-
-
-def sandbox_available() -> str:
-    """ "" when bubblewrap can make the sandbox here, or why not."""
-    if shutil.which("bwrap") is None:
-        return "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"
-    with tempfile.TemporaryDirectory() as work:
-        run = subprocess.run(sandbox_command(Path(work), ["true"]), capture_output=True, text=True)
-    return "" if run.returncode == 0 else f"bwrap cannot make a sandbox here: {run.stderr.strip()[:300]}"
-
-
-def _limits(cpu_seconds: float):
-    def apply():
-        resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_seconds), int(cpu_seconds) + 5))
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-    return apply
-
-
 # --------------------------------------------------------------------------- one submission (in the sandbox)
 
 
@@ -303,6 +224,9 @@ def prepare(
     and what of its code a human should review (:func:`review_reasons`)."""
     import nbformat
 
+    if submission.path.resolve() != Path(os.path.abspath(submission.path)):
+        # A link is not a student's work, and could lead to any file of the grader's (the solution).
+        return None, "not graded: a symbolic link, not a notebook (hand in the file itself)", []
     try:
         notebook = nbformat.read(submission.path, as_version=4)
     except Exception as error:  # noqa: BLE001 - not JSON, not a notebook: this submission's fault
@@ -332,11 +256,13 @@ def grade_one(
     if copy is None:
         result.status = status
         return result, None
+    archive_copy = work / "autograder.zip"  # the sandbox sees no assignment folder (its solution)
+    shutil.copyfile(archive_path, archive_copy)
     command = [
         sys.executable,
         __file__,
         "--execute",
-        str(archive_path),
+        str(archive_copy),
         str(copy),
         "--cell-timeout",
         str(options.cell_timeout),
@@ -353,7 +279,7 @@ def grade_one(
         cwd=work,
         env=environment,
         start_new_session=True,
-        preexec_fn=_limits(options.timeout),
+        preexec_fn=limits(options.timeout),
     )
     tail = _Tail(child.stdout)  # read as it comes: a kernel that prints 800 MB costs the grader 64 KB
     tail.start()

@@ -1,0 +1,121 @@
+"""The sandbox tools/grade.py runs each submission in: bubblewrap, and what it lets a notebook see.
+
+A submission's process runs as user nobody in namespaces of its own (no network), with no
+capabilities, under CPU, memory and file-size limits. It sees the system's programs and
+libraries, a few files of /etc, the Python it runs in and the grader's code, all read-only,
+and one writable folder of its own (``work``); not the repository's other folders (the
+solutions in _build), the home folder, other submissions or other notebooks' work folders.
+Its environment holds none of the grader's variables but :data:`PASSED_ON`.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MEMORY_LIMIT = 8 * 2**30  # bytes of address space per process in the sandbox
+FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
+
+
+#: The system's programs and libraries: all a submission's process sees of the machine, read-only.
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: Of /etc, only what Python, its libraries and a kernel on 127.0.0.1 read: no /etc/shadow, no keys.
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf", "hosts")
+ETC += ("host.conf", "gai.conf", "fonts", "mime.types", "alternatives")
+
+
+def sandbox_paths() -> list[str]:
+    """The folders the sandbox shows besides the system's: this Python (its venv and its base
+    installation) and the grader's code (``tools/``, and ``src/`` for an editable chainrule).
+    Not the repository's other folders (the solutions in _build), the home folder, other
+    submissions or other notebooks' work folders."""
+    found = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, str(ROOT / "tools"), str(ROOT / "src")}
+    return sorted({os.path.realpath(path) for path in found} | found)
+
+
+def sandbox_command(work: Path, command: list[str]) -> list[str]:
+    """``command`` under bubblewrap: ``work`` (same path inside) is its only writable folder, and
+    it sees only :data:`SYSTEM`, :data:`ETC` and :func:`sandbox_paths`, read-only, with an empty /tmp."""
+    (work / "tmp").mkdir(exist_ok=True)
+    shown = []
+    for path in SYSTEM:
+        shown += ["--symlink", os.readlink(path), path] if os.path.islink(path) else ["--ro-bind-try", path, path]
+    for name in ETC:
+        shown += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    shown += ["--tmpfs", "/tmp"]  # first, so that a venv or a work folder under /tmp is bound over it
+    for path in sandbox_paths():
+        shown += ["--ro-bind-try", path, path]
+    return [
+        "bwrap",
+        *shown,
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--bind",
+        str(work),
+        str(work),
+        "--remount-ro",  # the sandbox's own root and /tmp, where bwrap made the folders it binds onto
+        "/",
+        "--remount-ro",
+        "/tmp",
+        "--unshare-all",
+        "--uid",
+        "65534",
+        "--gid",
+        "65534",
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--new-session",
+        "--chdir",
+        str(work),
+        "--setenv",
+        "HOME",
+        str(work),
+        "--setenv",
+        "TMPDIR",
+        str(work / "tmp"),
+        "--setenv",
+        "MPLBACKEND",
+        "Agg",
+        "--",
+        *command,
+    ]
+
+
+#: The only variables of the grader's environment that a submission's process sees: where programs
+#: are, the language, and the thread counts. Not the instructor's tokens, MAKEFLAGS (which let one
+#: notebook run a classmate's cells through make) or anything else.
+PASSED_ON = ("PATH", "LANG", "LC_ALL", "TZ", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def sandbox_environment(work: Path) -> dict[str, str]:
+    """The environment of one submission's process: :data:`PASSED_ON`, and where to write its record."""
+    passed = {name: os.environ[name] for name in PASSED_ON if name in os.environ}
+    return {**passed, "CHAINRULE_GRADING_RECORD": str(work), "HOME": str(work), "PYTHONNOUSERSITE": "1"}
+
+
+def sandbox_available() -> str:
+    """ "" when bubblewrap can make the sandbox here, or why not."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"
+    with tempfile.TemporaryDirectory() as work:
+        run = subprocess.run(sandbox_command(Path(work), ["true"]), capture_output=True, text=True)
+    return "" if run.returncode == 0 else f"bwrap cannot make a sandbox here: {run.stderr.strip()[:300]}"
+
+
+def limits(cpu_seconds: float):
+    def apply():
+        resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_seconds), int(cpu_seconds) + 5))
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+    return apply
