@@ -9,10 +9,11 @@ exports them); every other file is listed as skipped. Each notebook runs in its 
 ``--jobs`` at a time, with otter-grader's ``otter run`` machinery and the autograder zip that
 ``make assignments`` wrote:
 
-- **in a sandbox** (bubblewrap): no network, user ``nobody`` in a user namespace of its own,
-  no capabilities, the whole file system read-only except a temporary folder of its own,
-  and limits on CPU time, memory and file size. Without bubblewrap, ``--sandbox auto`` says
-  so loudly and grades without it; ``--sandbox bwrap`` refuses.
+- **in a sandbox** (bubblewrap, tools/sandbox.py): no network, user ``nobody`` in a user
+  namespace of its own, no capabilities, limits on CPU time, memory and file size; it sees
+  the system, its Python and the grader's code read-only and one folder of its own, and none
+  of the grader's environment. Without bubblewrap, ``--sandbox auto`` says so loudly and
+  grades without it; ``--sandbox bwrap`` refuses.
 - **scored outside it**: the sandbox hands back only a record of what the answers returned
   (:mod:`chainrule.exercises.grading`); this process runs the autograder's tests against that record,
   so nothing the notebook does to the checks, numpy, the tests or otter's files counts.
