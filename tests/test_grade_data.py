@@ -214,3 +214,15 @@ def test_a_link_to_the_solution_is_not_graded(tmp_path):
     [found], _ = grade.find(tmp_path / "submissions")
     copy, status, _ = grade.prepare(found, "mlp", tmp_path)
     assert copy is None and status.startswith("not graded: a symbolic link")
+
+
+def test_work_that_is_not_a_notebook_gets_a_row_that_says_so(tmp_path):
+    notebooks(tmp_path, "s1.py", "s2.zip", ".s3.ipynb", "._s4.ipynb", "readme.txt")
+    found, skipped = grade.find(tmp_path)
+    assert [(s.student, s.file) for s in found] == [(".s3", ".s3.ipynb"), ("s1", "s1.py"), ("s2", "s2.zip")]
+    assert skipped == ["._s4.ipynb (not a notebook)", "readme.txt (not a notebook)"]
+    copy, status, _ = grade.prepare(found[1], "mlp", tmp_path)
+    assert copy is None and status == "not graded: a .py file, not a notebook (ask the student for the .ipynb)"
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id\ns1\n")
+    assert [(s.student, s.file) for s in grade.find(tmp_path, roster)[0] if s.student == "s1"] == [("s1", "s1.py")]

@@ -5,7 +5,8 @@ or ``python tools/grade.py <name> <dir> [--jobs N] [--timeout S] [--cell-timeout
 [--only ID ...] [--sandbox auto|bwrap|none]``.
 
 Every notebook under ``<dir>`` is graded (any case of ``.ipynb``, in subfolders too, as an LMS
-exports them); every other file is listed as skipped. Each notebook runs in its own process,
+exports them); a ``.py`` or ``.zip`` gets a row that says it is not a notebook; every other
+file is listed as skipped. Each notebook runs in its own process,
 ``--jobs`` at a time, with otter-grader's ``otter run`` machinery and the autograder zip that
 ``make assignments`` wrote:
 
@@ -64,6 +65,8 @@ CELL_TIMEOUT = 60
 SUBMISSION_TIMEOUT = 600
 OUTPUTS = ("grades.csv", "summary.html", "feedback", "written")
 OUTPUT_TAIL = 64 * 1024  # characters of a sandbox's output kept in feedback/<name>.log
+#: Work handed in that is not a notebook: it gets a row that says so, rather than none.
+HANDED_IN = (".py", ".zip")
 SKIPPED_FOLDERS = {".ipynb_checkpoints", "__MACOSX", "feedback"}
 
 
@@ -112,7 +115,9 @@ def find(folder: Path, roster: Path | None = None) -> tuple[list[Submission], li
             continue
         if any(part in SKIPPED_FOLDERS or part.startswith(".") for part in relative.parts[:-1]):
             continue
-        if path.suffix.lower() == ".ipynb" and not path.name.startswith("."):
+        if path.name.startswith("._"):  # a macOS resource fork beside the real file
+            skipped.append(f"{relative} (not a notebook)")
+        elif path.suffix.lower() in (".ipynb", *HANDED_IN):  # also .hidden.ipynb: the student's work all the same
             notebooks.append(relative)
         else:
             skipped.append(f"{relative} (not a notebook)")
@@ -122,7 +127,7 @@ def find(folder: Path, roster: Path | None = None) -> tuple[list[Submission], li
 
 
 def _student(relative: Path) -> str:
-    return relative.parts[0] if len(relative.parts) > 1 else re.sub(r"\.ipynb$", "", relative.name, flags=re.I)
+    return relative.parts[0] if len(relative.parts) > 1 else re.sub(r"\.(ipynb|py|zip)$", "", relative.name, flags=re.I)
 
 
 def _roster_ids(roster: Path) -> list[str]:
@@ -156,7 +161,7 @@ def _names(notebook: Path, student: str) -> bool:
     Exact, not a substring: the roster id li does not own li.wei's notebook, and s1001 does not own
     s1002/s1001.ipynb, which is in s1002's folder.
     """
-    name = notebook.parts[0] if len(notebook.parts) > 1 else re.sub(r"\.ipynb$", "", notebook.name, flags=re.I)
+    name = _student(notebook)
     wanted = student.casefold()
     return name.casefold() == wanted or wanted in (part.strip() for part in name.casefold().split("_"))
 
@@ -225,6 +230,9 @@ def prepare(
     and what of its code a human should review (:func:`review_reasons`)."""
     import nbformat
 
+    if submission.path.suffix.lower() in HANDED_IN:
+        kind = submission.path.suffix.lower()
+        return None, f"not graded: a {kind} file, not a notebook (ask the student for the .ipynb)", []
     if submission.path.resolve() != Path(os.path.abspath(submission.path)):
         # A link is not a student's work, and could lead to any file of the grader's (the solution).
         return None, "not graded: a symbolic link, not a notebook (hand in the file itself)", []
