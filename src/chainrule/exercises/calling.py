@@ -141,12 +141,13 @@ def unchanged(before, after) -> bool:
 def _in_place_message(name: str, positions: Sequence[int], names: Sequence[str]) -> str:
     said = [names[i] if i < len(names) else f"its argument {i + 1}" for i in positions]
     return (
-        f"{name} changed {_joined(said)} in place, but the caller's arrays must stay as they were. "
+        f"{name} changed {joined(said)} in place, but the caller's arrays must stay as they were. "
         "Compute new arrays instead: `a = a * 2`, not `a *= 2`, `a[...] = ...` or `out=a`."
     )
 
 
-def _joined(words: Sequence[str]) -> str:
+def joined(words: Sequence[str]) -> str:
+    """ "a", "a and b", "a, b and c": words as a sentence lists them."""
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 

@@ -48,7 +48,7 @@ from .answers import (
 )
 from .calling import TIME_LIMIT as TIME_LIMIT
 from .calling import call as call
-from .calling import returned
+from .calling import joined, returned
 
 # The scalar chapters' checks, used as feedback.* like the others (`X as X`: re-exported)
 from .scalar import check_cube_grads as check_cube_grads
@@ -421,10 +421,6 @@ def check_memory_count_function(memory_count: Callable, sizes=MEMORY_SIZES) -> N
         check_memory_count(prediction, training, N, d, h, q)
 
 
-def _listed(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-
-
 def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
     """``clip_by_norm(grads, max_norm)`` must scale the list of arrays by min(1, max_norm / global norm).
 
@@ -452,7 +448,7 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
             raise AnswerError(name, f"{name} should return a list of {len(grads)} arrays, but it returned {got}.")
         per_tensor = [g * min(1.0, max_norm / np.sqrt((g**2).sum())) for g in grads]
         report = Report(
-            f"{name} on arrays of shapes {_listed([str(g.shape) for g in grads])} with a global norm of {norm:.3g} and "
+            f"{name} on arrays of shapes {joined([str(g.shape) for g in grads])} with a global norm of {norm:.3g} and "
             f"max_norm = {max_norm:.3g} ({'under' if norm < max_norm else 'over'} the threshold)",
             separate=False,
         )  # one answer: the arrays are scaled together

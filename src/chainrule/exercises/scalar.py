@@ -15,7 +15,7 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 
-from ..graph import FINISH, VISIT, depth_first_events, topological_order
+from ..graph import VISIT, depth_first_events, topological_order
 from ..value import Value
 from .answers import AnswerError, check_scalars, require_answer
 from .calling import call, returned
@@ -161,7 +161,7 @@ DIAMOND = {"a": [], "b": ["a"], "c": ["a"], "d": ["b", "c"]}
 CHAIN_LENGTH = 5_000
 
 
-def _shown(order: Sequence) -> str:
+def _brief(order: Sequence) -> str:
     """An order as a message shows it: all of it when short, else its ends."""
     order = list(order)
     if len(order) <= 12:
@@ -173,8 +173,6 @@ def _other_orders(parents: Mapping[str, Sequence[str]], root: str) -> list[tuple
     """The orders that known mistakes give, each with its name and how to mend it."""
     visits = [node for event, node in depth_first_events(root, lambda node: parents[node]) if event == VISIT]
     reversed_parents = topological_order(root, parents_of=lambda node: list(reversed(parents[node])))
-    finishes = [node for event, node in depth_first_events(root, lambda node: parents[node]) if event == FINISH]
-    assert finishes == topological_order(root, parents_of=lambda node: parents[node])
     return [
         (
             visits,
@@ -205,11 +203,11 @@ def check_topological_order(order, parents: Mapping[str, Sequence[str]], root: s
     order = list(order)
     if order == expected:
         return
-    said = f"Expected {_shown(expected)}, received {_shown(order)}."
+    said = f"Expected {_brief(expected)}, received {_brief(order)}."
     if order == expected[::-1]:
         raise AnswerError(
             name,
-            f"{head}the order is reversed: {_shown(order)}. A topological order lists every node after its "
+            f"{head}the order is reversed: {_brief(order)}. A topological order lists every node after its "
             f"inputs, leaves first and {root} last; the backward pass walks it in reverse.",
             "the order is reversed",
         )
@@ -229,7 +227,7 @@ def check_topological_order(order, parents: Mapping[str, Sequence[str]], root: s
     first = next(i for i, (a, b) in enumerate(zip(order, expected)) if a != b)
     raise AnswerError(
         name,
-        f"{head}{_shown(order)} is a valid topological order, but not the one depth-first search from "
+        f"{head}{_brief(order)} is a valid topological order, but not the one depth-first search from "
         f"{root} gives (inputs visited in the order listed): position {first} should be "
         f"{expected[first]}, not {order[first]}. {said}",
     )
@@ -251,15 +249,15 @@ def _check_nodes(name: str, head: str, order: list, expected: list, root: str, s
     if repeated and not missing and not extra:
         raise AnswerError(
             name,
-            f"{head}{_shown(sorted(set(repeated)))} appear more than once: a node that two paths reach joins the "
+            f"{head}{_brief(sorted(set(repeated)))} appear more than once: a node that two paths reach joins the "
             f"order once. Keep a set of the nodes already seen. {said}",
             "a node twice",
         )
     if missing or extra or repeated:
         parts = [
-            f"missing {_shown(missing)}" if missing else "",
-            f"{_shown(extra)} do not lead to {root}" if extra else "",
-            f"{_shown(sorted(set(repeated)))} appear more than once" if repeated else "",
+            f"missing {_brief(missing)}" if missing else "",
+            f"{_brief(extra)} do not lead to {root}" if extra else "",
+            f"{_brief(sorted(set(repeated)))} appear more than once" if repeated else "",
         ]
         raise AnswerError(name, f"{head}the order has the wrong nodes: {'; '.join(p for p in parts if p)}. {said}")
 
