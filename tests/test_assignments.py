@@ -212,11 +212,12 @@ def test_each_question_names_its_parts_in_the_autograder_only():
                     parts = grading.Part.of(archive.read(member).decode())
                     found[Path(member).stem] = [(p.answer, p.quantity, bool(p.reference)) for p in parts]
         assert not [p for p in (folder(name) / "student" / "tests").glob("*.py") if "chainrule_" in p.read_text()]
-    assert found["ex6_6"] == [("d2l_weight_grads", "dJ/dW1", False), ("d2l_weight_grads", "dJ/dW2", False)]
-    assert found["ex6_3"] == [("memory_count", "prediction", False), ("memory_count", "training", False)]
+    # Every test carries the reference solution the grader finds the inputs with.
+    assert found["ex6_6"] == [("d2l_weight_grads", "dJ/dW1", True), ("d2l_weight_grads", "dJ/dW2", True)]
+    assert found["ex6_3"] == [("memory_count", "prediction", True), ("memory_count", "training", True)]
     assert found["ex5_5"] == [("matmul_vjp", None, True), ("ce_grad", None, True)]
-    assert found["ex1_2"] == [("tanh_neuron_grads", q, False) for q in ("dy/dx", "dy/dw", "dy/db")]
-    assert found["ex3_2"] == [("cube_grads", "dy/ds", False), ("cube_grads", "dy/dx", False)]
+    assert found["ex1_2"] == [("tanh_neuron_grads", q, True) for q in ("dy/dx", "dy/dw", "dy/db")]
+    assert found["ex3_2"] == [("cube_grads", "dy/ds", True), ("cube_grads", "dy/dx", True)]
     assert found["ex6_2"] == found["ex8_4"] == [(None, None, False)]  # one quantity; arrays scaled together
 
 
@@ -429,8 +430,8 @@ PLANTED = {
                 "            'n4999': [f'n{i}' for i in range(5000)]}[root]"
             },
         ),
-        {"ex2_2": 1},  # the public test passes; the hidden one, on graphs it has not seen, does not
-        {"ex2_2": ["KeyError"]},
+        {"ex2_2": 0},  # the public test passes; the hidden one, on graphs it has not seen, does not
+        {"ex2_2": ["KeyError", "must be right on inputs it has not seen"]},
     ),
     "mean-without-1/N": (
         "tensors",
@@ -566,10 +567,9 @@ PLANTED.update(
             "mlp",
             lambda: submission("mlp", edit=added_cell(PATCH_FEEDBACK)),
             {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
-            {"ex6_2": ["or changed the grader's code"]},
+            {"ex6_2": ["is not answered yet"]},
         ),
-        # The wrong ex6_6 still fails. (The checks in the kernel break with the patched numpy before
-        # they call the answers, so ex6_2 and ex6_6's right dJ/dW2 are not recorded: they earn nothing.)
+        # The wrong ex6_6 still fails: the checks run in the grader's process, with its own numpy.
         "patches-numpy": (
             "mlp",
             lambda: submission(
@@ -577,7 +577,7 @@ PLANTED.update(
                 {**MLP_RIGHT, WEIGHTS: replace(MLP_RIGHT[WEIGHTS], " + lam * W1", "")},
                 edit=added_cell(PATCH_NUMPY),
             ),
-            {"ex6_6": 0},
+            {"ex6_6": 1, "ex6_2": 2},  # its right dJ/dW2 counts: the patch changed nothing of the grader's
             {"ex6_6": ["It matches a known mistake: the weight-decay term λ·W1 is missing"]},
         ),
         "edits-tests": (
@@ -620,6 +620,91 @@ PLANTED.update(
         ),
     }
 )
+# The answer key out of the kernel's reach: each of these earned full marks once, and earns nothing now.
+# The reference answer of the checks (chainrule.exercises.feedback), called from the answers:
+CALLS_THE_KEY = """def d2l_weight_grads(X, y, W1, W2, lam):
+    from chainrule.exercises import feedback
+    g = feedback.d2l_gradients(X, y, W1, W2, lam)
+    return g["W1"], g["W2"]"""
+# A table of the public inputs' answers (the public check's sizes are in the notebook):
+TABLE_OF_ANSWERS = (
+    "TABLE = {sizes: tuple(counts.values()) for sizes, counts in %r.items()}\n\n\n"
+    "def memory_count(N, d, h, q):\n    return TABLE[N, d, h, q]"
+)
+# The expected answer read from the checker's stack frame, as it was when the kernel ran the checks:
+READS_THE_CHECKER = """import sys
+
+
+def hidden_bias_grad(X, y, W1, b1, W2, lam):
+    frame = sys._getframe(1)
+    while frame is not None and "expected" not in frame.f_locals:
+        frame = frame.f_back
+    return frame.f_locals["expected"]"""
+# A process that outlives the kernel and rewrites the record after the grader's last cell:
+REWRITES_THE_RECORD = """import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for _ in range(600):
+            for name in ("record.json", "submission.ipynb"):
+                try:
+                    open(name, "w").write('{"values": {}, "calls": {}}')
+                except OSError:
+                    pass
+            time.sleep(0.05)
+    os._exit(0)"""
+# The engine's backward pass, which Exercise 3.2 asks the student to do by hand:
+ENGINE_BACKWARD = """from chainrule import Value
+
+
+def cube_grads(x):
+    xv = Value(x)
+    s = xv * xv
+    y = s * xv
+    y.backward()
+    return s.grad, xv.grad"""
+
+
+def memory_table() -> dict:
+    from chainrule.exercises import feedback
+
+    return {sizes: feedback.d2l_memory(*sizes) for sizes in feedback.MEMORY_SIZES}
+
+
+PLANTED.update(
+    {
+        "calls-the-key": (
+            "mlp",
+            lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: CALLS_THE_KEY}),
+            {"ex6_6": 0, "ex6_2": 2},
+            {"ex6_6": ["uses exercises", "which this exercise does not allow"]},
+        ),
+        "table-of-answers": (
+            "mlp",
+            lambda: submission("mlp", {**MLP_RIGHT, MEMORY: TABLE_OF_ANSWERS % memory_table()}),
+            {"ex6_3": 0, "ex6_2": 2},
+            {"ex6_3": ["KeyError", "must be right on inputs it has not seen"]},
+        ),
+        "reads-the-checker": (
+            "mlp",
+            lambda: submission("mlp", {**MLP_RIGHT, BIAS: READS_THE_CHECKER}),
+            {"ex6_2": 0, "ex6_6": 2},
+            {},
+        ),
+        "rewrites-the-record": (
+            "mlp",
+            lambda: submission("mlp", MLP_RIGHT, edit=added_cell(REWRITES_THE_RECORD)),
+            {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
+            {},
+        ),
+        "engine-backward": (
+            "backward",
+            lambda: submission("backward", {0: ENGINE_BACKWARD}),
+            {"ex3_2": 0},
+            {"ex3_2": ["uses Value.backward, which this exercise does not allow"]},
+        ),
+    }
+)
 # An LMS export: a folder per student, a notebook whose suffix is in capitals.
 PATHS = {"Ada Lovelace_4711": "Ada Lovelace_4711/MLP.IPYNB"}
 # Written work, with maths and an attempt at running script in the instructor's browser.
@@ -653,12 +738,13 @@ QUESTIONS = {"mlp": ("ex6_2", "ex6_3", "ex6_6"), "graph": ("ex2_2",), "backward"
 CHEATS = [
     "patches-feedback",
     "patches-numpy",
-    "edits-tests",
-    "fakes-results",
     "exits",
-    "sys-exit",
     "uses-torch",
     "forges-pickles",
+    "calls-the-key",
+    "table-of-answers",
+    "reads-the-checker",
+    "rewrites-the-record",
     "solution",
     "untouched",
     "no-weight-decay",
@@ -754,12 +840,10 @@ def test_csv_rows_and_totals(graded):
 
 def test_cheats_are_reported(graded):
     """Each cheat earns nothing, and the status or the feedback tells the instructor what it did."""
-    assert "changed the grader's code (chainrule.exercises.feedback.check_" in graded["patches-feedback"][0]["status"]
-    assert "numpy.allclose" in graded["patches-numpy"][0]["status"]
-    assert "tests/ex6_2.py" in graded["edits-tests"][0]["status"]
+    assert graded["patches-feedback"][0]["status"] == "review: the grader's own code (chainrule.exercises)"
     assert "did not reach the grader's last cell" in graded["exits"][0]["status"]
     assert graded["solution"][0]["status"] == "graded"
-    assert graded["patches-feedback"][0]["status"].startswith("review: the notebook changed the grader's code")
+    assert graded["rewrites-the-record"][0]["status"].startswith("review: processes of its own")
     assert graded["reads-frames"][0]["status"] == "review: stack frames or the garbage collector (sys._getframe, " + (
         "inspect, gc)"
     )
@@ -804,7 +888,7 @@ def test_the_sandbox(tmp_path):
     bound = [Path(p) for p in [str(work), *sandbox.sandbox_paths()]]
     allowed = {p.relative_to("/tmp").parts[0] for p in bound if p.is_relative_to("/tmp")}
     assert set(tmp_listed.strip("[]").replace("'", "").split(", ")) - {""} <= allowed, (tmp_listed, allowed)
-    assert "MAKEFLAGS" not in environment and "CHAINRULE_GRADING_RECORD" in environment
+    assert "MAKEFLAGS" not in environment and "HOME" in environment
 
 
 @pytest.fixture(scope="module")
@@ -857,7 +941,7 @@ def test_local_and_otter_run_scores_are_equal(graded, grading_venv, tmp_path):
 
     # The cheats, and two answers to the scalar chapters' functions: a recursion too deep, pasted numbers.
     runs = [("mlp", stem) for stem in [*CHEATS, "kernel-myenv"]]
-    runs += [("graph", "recursive-order"), ("backward", "pasted-cube")]
+    runs += [("graph", "recursive-order"), ("backward", "engine-backward")]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         remote = dict(zip(runs, pool.map(otter_scores, runs)))
     for name, stem in runs:

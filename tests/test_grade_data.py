@@ -180,10 +180,10 @@ def test_a_submission_sees_none_of_the_instructors_environment(tmp_path, monkeyp
     monkeypatch.setenv("GITHUB_TOKEN", "secret")
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     environment = grade.sandbox_environment(tmp_path)
-    assert environment["PATH"] == "/usr/bin:/bin" and environment["CHAINRULE_GRADING_RECORD"] == str(tmp_path)
+    assert environment["PATH"] == "/usr/bin:/bin"
     assert environment["HOME"] == str(tmp_path)
     assert not {"MAKEFLAGS", "GITHUB_TOKEN"} & set(environment)
-    assert set(environment) <= set(sandbox.PASSED_ON) | {"CHAINRULE_GRADING_RECORD", "HOME", "PYTHONNOUSERSITE"}
+    assert set(environment) <= set(sandbox.PASSED_ON) | {"HOME", "PYTHONNOUSERSITE"}
 
 
 def test_a_run_that_stops_half_way_keeps_the_rows_it_graded(tmp_path, monkeypatch):
@@ -191,9 +191,10 @@ def test_a_run_that_stops_half_way_keeps_the_rows_it_graded(tmp_path, monkeypatc
     monkeypatch.setattr(grade, "autograder_zip", lambda *args: tmp_path / "none.zip")
     monkeypatch.setattr(grade, "read_tests", lambda path: {})
     monkeypatch.setattr(grade, "questions", lambda tests: {"q": 2.0})
-    monkeypatch.setattr(grade, "score", lambda result, work, tests: result)
+    monkeypatch.setattr(grade, "score", lambda result, work, tests, secret: result)
+    monkeypatch.setattr(grade, "_inputs", lambda one, secret: {})
 
-    def grade_one(archive, tests, submission, assignment, options):
+    def grade_one(inputs, submission, assignment, options):
         if submission.student == "s2":
             raise RuntimeError("the grader's machine went down")
         return reports.Result(submission.student, submission.file, {"q": 2.0}), None
@@ -212,7 +213,7 @@ def test_a_link_to_the_solution_is_not_graded(tmp_path):
     (tmp_path / "submissions").mkdir()
     (tmp_path / "submissions" / "s1.ipynb").symlink_to(solution)
     [found], _ = grade.find(tmp_path / "submissions")
-    copy, status, _ = grade.prepare(found, "mlp", tmp_path)
+    copy, status, *_ = grade.prepare(found, "mlp", tmp_path)
     assert copy is None and status.startswith("not graded: a symbolic link")
 
 
@@ -221,7 +222,7 @@ def test_work_that_is_not_a_notebook_gets_a_row_that_says_so(tmp_path):
     found, skipped = grade.find(tmp_path)
     assert [(s.student, s.file) for s in found] == [(".s3", ".s3.ipynb"), ("s1", "s1.py"), ("s2", "s2.zip")]
     assert skipped == ["._s4.ipynb (not a notebook)", "readme.txt (not a notebook)"]
-    copy, status, _ = grade.prepare(found[1], "mlp", tmp_path)
+    copy, status, *_ = grade.prepare(found[1], "mlp", tmp_path)
     assert copy is None and status == "not graded: a .py file, not a notebook (ask the student for the .ipynb)"
     roster = tmp_path / "roster.csv"
     roster.write_text("id\ns1\n")

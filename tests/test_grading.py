@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from chainrule.exercises import answers, calling, grading
+from chainrule.exercises import answers, calling, grading, kernel
 
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 leaves = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | floats | st.text(max_size=5) | st.just(...)
@@ -56,15 +56,9 @@ def test_numpy_scalars_and_other_types():
 
 
 def recorded(function, *calls):
-    """Record ``function`` on each call's arguments as the kernel would; the replay of it."""
-    log: list = []
-    recorder = grading._Recorder("f", function, log)
-    for args in calls:
-        try:
-            recorder(*args)
-        except BaseException:  # noqa: BLE001 - recorded
-            pass
-    return grading._Replay("f", json.loads(json.dumps(log)))
+    """Call ``function`` on each call's arguments as the kernel would; the replay of it."""
+    data = kernel.record({"f": function}, {"calls": {"f": [grading.key(args, {}) for args in calls]}}, show=False)
+    return grading._Replay("f", json.loads(json.dumps(data))["calls"]["f"])
 
 
 def test_replay_returns_what_was_recorded_and_raises_what_was_raised():
@@ -122,15 +116,6 @@ def test_q(d2l_weight_grads):
     feedback.check_d2l_weight_grads_function(d2l_weight_grads, seed=0)
 """
 )
-RULES = (
-    HEAD
-    + """@test_case(points=None, hidden=False)
-def test_q(matmul_vjp, ce_grad):
-    from chainrule.exercises import feedback
-    feedback.check_matmul_vjp(matmul_vjp)
-    feedback.check_softmax_cross_entropy_vjp(ce_grad)
-"""
-)
 REFERENCE = """import numpy as np
 
 
@@ -143,6 +128,25 @@ def ce_grad(logits, labels):
     P /= P.sum(axis=1, keepdims=True)
     return (P - np.eye(logits.shape[1])[labels]) / len(labels)
 """
+WEIGHTS_REFERENCE = """from chainrule.exercises import feedback
+
+
+def d2l_weight_grads(X, y, W1, W2, lam):
+    g = feedback.d2l_gradients(X, y, W1, W2, lam)
+    return g["W1"], g["W2"]
+"""
+WEIGHTS += f"chainrule_reference = {WEIGHTS_REFERENCE!r}\n"
+RULES = (
+    HEAD
+    + """@test_case(points=None, hidden=False)
+def test_q(matmul_vjp, ce_grad):
+    from chainrule.exercises import feedback
+    feedback.check_matmul_vjp(matmul_vjp)
+    feedback.check_softmax_cross_entropy_vjp(ce_grad)
+"""
+    + f"chainrule_reference = {REFERENCE!r}\n"
+)
+SECRET = b"the grader's secret"
 
 
 @pytest.fixture(autouse=True)
@@ -152,14 +156,18 @@ def no_blocked_modules(monkeypatch):
     (That a notebook which imports torch scores nothing is tested in test_assignments.py.)
     """
     monkeypatch.setattr(grading, "BLOCKED_MODULES", ())
+    monkeypatch.setattr(kernel, "BLOCKED_MODULES", ())
+
+
+def recorded_and_scored(tests: dict, namespace: dict, secret: bytes = SECRET, cells=None) -> dict:
+    """Inputs chosen, answers called as the kernel would, scored as the grader does: test name -> test file."""
+    data = kernel.record(namespace, grading.inputs(tests, secret), show=False)
+    return grading.score(tests, json.loads(json.dumps(data)), "", secret, cells)
 
 
 def scored(source: str, namespace: dict, tmp_path) -> tuple[float, list[tuple[str, bool, str]]]:
     """Record ``namespace`` as the kernel would, score it as the grader does: points and (case, passed, message)."""
-    tests = {"q.py": source}
-    grading.record(namespace, tests, str(tmp_path / "record.json"))
-    data, problem = grading.read_record(tmp_path / "record.json")
-    (test_file,) = grading.score(tests, data, problem).values()
+    (test_file,) = recorded_and_scored({"q.py": source}, namespace).values()
     return test_file.score, [(r.test_case.name, r.passed, r.message) for r in test_file.test_case_results]
 
 
@@ -194,7 +202,7 @@ def test_each_answer_earns_its_share(tmp_path):
     def ce_grad(logits, labels):
         raise NotImplementedError("Exercise 5.5 is not answered yet: write ce_grad")
 
-    parts = f"\nchainrule_parts = [['matmul_vjp', None], ['ce_grad', None]]\nchainrule_reference = {REFERENCE!r}\n"
+    parts = "\nchainrule_parts = [['matmul_vjp', None], ['ce_grad', None]]\n"
     points, cases = scored(RULES + parts, {"matmul_vjp": matmul_vjp, "ce_grad": ce_grad}, tmp_path)
     assert points == 1 and [passed for _, passed, _ in cases] == [True, False]
     assert "not answered yet" in cases[1][2]
@@ -205,30 +213,16 @@ def test_each_answer_earns_its_share(tmp_path):
     assert points == 0 and "dB is wrong" in cases[0][2]
 
 
-def test_a_part_needs_what_the_kernel_recorded(tmp_path):
-    """A record made without parts (the kernel stopped at the first wrong quantity) cannot earn a part's points."""
-    parts = "\nchainrule_parts = [['d2l_weight_grads', 'dJ/dW1'], ['d2l_weight_grads', 'dJ/dW2']]\n"
-    grading.record({"d2l_weight_grads": weight_grads(wrong_w2=True)}, {"q.py": WEIGHTS}, str(tmp_path / "r.json"))
-    data, _ = grading.read_record(tmp_path / "r.json")
-    (test_file,) = grading.score({"q.py": WEIGHTS + parts}, data).values()
-    assert test_file.score == 0
-    assert "was not called with these inputs" in test_file.test_case_results[0].message
-
-
-def test_the_named_mistake_reaches_the_grader_as_data(tmp_path):
+def test_the_named_mistake_reaches_the_grader_as_data():
     """The grader counts the known mistakes from the checks' AnswerError.mistake, not from their prose."""
     tests = {"q.py": WEIGHTS}
-    grading.record({"d2l_weight_grads": weight_grads(wrong_w2=True)}, tests, str(tmp_path / "record.json"))
-    data, problem = grading.read_record(tmp_path / "record.json")
-    (test_file,) = grading.score(tests, data, problem).values()
-    assert test_file.mistakes == ["the weight-decay term λ·W2 is missing"]
-    grading.record({"d2l_weight_grads": weight_grads(wrong_w2=False)}, tests, str(tmp_path / "right.json"))
-    data, problem = grading.read_record(tmp_path / "right.json")
-    assert grading.score(tests, data, problem)["q"].mistakes == []
+    wrong = recorded_and_scored(tests, {"d2l_weight_grads": weight_grads(wrong_w2=True)})
+    assert wrong["q"].mistakes == ["the weight-decay term λ·W2 is missing"]
+    assert recorded_and_scored(tests, {"d2l_weight_grads": weight_grads(wrong_w2=False)})["q"].mistakes == []
     assert grading.score(tests, None, "no record")["q"].mistakes == []
 
 
-def test_the_replay_says_what_the_kernel_said_of_a_function_that_changed_its_inputs(tmp_path):
+def test_the_replay_says_what_the_kernel_said_of_a_function_that_changed_its_inputs():
     """A function that changes X in place fails in the grader as in the notebook, with the same named mistake."""
     from chainrule.exercises import feedback
 
@@ -238,15 +232,16 @@ def test_the_replay_says_what_the_kernel_said_of_a_function_that_changed_its_inp
         return g["W1"], g["W2"]
 
     tests = {"q.py": WEIGHTS}
-    grading.record({"d2l_weight_grads": scales_x_first}, tests, str(tmp_path / "record.json"))
-    data, problem = grading.read_record(tmp_path / "record.json")
-    result = grading.score(tests, data, problem)["q"]
+    data = json.loads(
+        json.dumps(kernel.record({"d2l_weight_grads": scales_x_first}, grading.inputs(tests, SECRET), show=False))
+    )
+    result = grading.score(tests, data, "", SECRET)["q"]
     assert result.score == 0 and result.mistakes == ["an argument changed in place"]
     assert "d2l_weight_grads changed X in place" in result.test_case_results[0].message
     calls = data["calls"]["d2l_weight_grads"]
     assert calls[0]["changed"] == [0]  # the kernel wrote down which argument changed
     del calls[0]["changed"]  # without it, the replay judges the numbers alone (wrong: they are for X / 255)
-    message = grading.score(tests, data, problem)["q"].test_case_results[0].message
+    message = grading.score(tests, data, "", SECRET)["q"].test_case_results[0].message
     assert "in place" not in message and "is wrong" in message
 
 
@@ -279,3 +274,170 @@ def test_a_forged_otter_log_is_gone_before_otter_would_unpickle_it(tmp_path, mon
     Path(OTTER_LOG).mkdir()  # nor a folder of that name
     TrustedScores(None, {}, {}).before_grading(config)
     assert not Path(OTTER_LOG).exists()
+
+
+# --------------------------------------------------------------------------- the answer key out of the kernel
+
+NEURON = """import math
+
+
+def tanh_neuron_grads(x, w, b):
+    slope = 1 - math.tanh(w * x + b) ** 2
+    return slope * w, slope * x, slope
+"""
+NEURON_TESTS = {
+    "q.py": HEAD
+    + """@test_case(points=None, hidden=False)
+def test_q(tanh_neuron_grads):
+    from chainrule.exercises import feedback
+    feedback.check_tanh_neuron_grads_function(tanh_neuron_grads)
+
+@test_case(points=None, hidden=True)
+def test_q_hidden(tanh_neuron_grads):
+    from chainrule.exercises import feedback
+    for seed in (11, 12):
+        feedback.check_tanh_neuron_grads_function(tanh_neuron_grads, seed=seed)
+"""
+    + f"chainrule_reference = {NEURON!r}\nchainrule_not_allowed = ['chainrule.Value.backward']\n"
+}
+
+
+def neuron_right():
+    namespace: dict = {}
+    exec(NEURON, namespace)  # noqa: S102 - the test's own reference
+    return namespace["tanh_neuron_grads"]
+
+
+def test_the_kernel_is_given_inputs_and_nothing_else():
+    """No check, reference, seed or expected value reaches the kernel; the hidden inputs come from the secret."""
+    from chainrule.exercises import scalar
+
+    given = grading.inputs(NEURON_TESTS, SECRET)
+    text = json.dumps(given)
+    assert set(given) == {"calls", "values", "not_allowed"} and list(given["calls"]) == ["tanh_neuron_grads"]
+    assert given["not_allowed"] == {"tanh_neuron_grads": ["chainrule.Value.backward"]}
+    for secret_part in ("math.tanh", "feedback", "seed", "check", "slope"):
+        assert secret_part not in text
+    points = [tuple(grading.decode(json.loads(k)[0])) for k in given["calls"]["tanh_neuron_grads"]]
+    public = scalar.neuron_points(0)
+    assert points[:2] == public and len(points) == 6  # the public points, then two for each hidden seed
+    unsalted = scalar.neuron_points(11) + scalar.neuron_points(12)
+    assert not set(points[2:]) & set(unsalted), "the hidden inputs are not those of the seeds in the source"
+    other = grading.inputs(NEURON_TESTS, b"another run")["calls"]["tanh_neuron_grads"]
+    assert other[:2] == given["calls"]["tanh_neuron_grads"][:2] and other[2:] != given["calls"]["tanh_neuron_grads"][2:]
+    assert recorded_and_scored(NEURON_TESTS, {"tanh_neuron_grads": neuron_right()})["q"].score == 2
+
+
+def test_an_answer_right_only_on_the_public_inputs_earns_nothing():
+    """A table of the public points' answers passes the public test and fails the hidden one: 0 points."""
+    from chainrule.exercises import scalar
+
+    right = neuron_right()
+    table = {point: right(*point) for point in scalar.neuron_points(0)}
+    (result,) = recorded_and_scored(NEURON_TESTS, {"tanh_neuron_grads": lambda *point: table[point]}).values()
+    assert result.score == 0
+    public = [r.message for r in result.test_case_results if not r.test_case.hidden]
+    assert public and all(grading.PUBLIC_ONLY in message for message in public)
+    hidden = [r.message for r in result.test_case_results if r.test_case.hidden]
+    assert all("KeyError" in message for message in hidden)
+
+
+def test_the_checker_s_frames_hold_nothing_while_the_kernel_calls_an_answer():
+    """The kernel calls an answer from kernel.record, whose frames hold the inputs and no expected value."""
+    import sys
+
+    def peeks(x, w, b):
+        frame, seen = sys._getframe(1), []
+        while frame is not None:
+            seen += [value for value in frame.f_locals.values() if isinstance(value, (tuple, float))]
+            frame = frame.f_back
+        right = neuron_right()(x, w, b)
+        return next((value for value in seen if value == right), (0.0, 0.0, 0.0))
+
+    assert recorded_and_scored(NEURON_TESTS, {"tanh_neuron_grads": peeks})["q"].score == 0
+
+
+def test_what_an_exercise_does_not_allow_earns_nothing():
+    """Value.backward in Exercise 1.2: found in the answer's code by the grader, and refused in the kernel."""
+    engine = (
+        "from chainrule import Value\n\n\ndef helper(x, w, b):\n"
+        "    leaves = [Value(v) for v in (x, w, b)]\n    (leaves[1] * leaves[0] + leaves[2]).tanh().backward()\n"
+        "    return tuple(leaf.grad for leaf in leaves)\n\n\n"
+        "def tanh_neuron_grads(x, w, b):\n    return helper(x, w, b)\n"
+    )
+    namespace: dict = {}
+    exec(engine, namespace)  # noqa: S102
+    (result,) = recorded_and_scored(NEURON_TESTS, {"tanh_neuron_grads": namespace["tanh_neuron_grads"]}).values()
+    assert result.score == 0 and "Value.backward is not allowed in this exercise" in result.test_case_results[0].message
+    (result,) = recorded_and_scored(NEURON_TESTS, {"tanh_neuron_grads": neuron_right()}, cells=[engine]).values()
+    assert result.score == 0
+    assert "tanh_neuron_grads uses Value.backward, which this exercise does not allow" in (
+        result.test_case_results[0].message
+    )
+    # The engine's own method is back once the answer has been called.
+    from chainrule import Value
+
+    assert Value.backward.__name__ == "backward"
+
+
+def test_answer_uses_reads_only_the_answers_code():
+    cells = [
+        "import chainrule.graph as g\nfrom chainrule.graph import topological_order as order",
+        "def helper(v):\n    return order(v)\n\n\ndef unrelated(v):\n    return v.backward()",
+        "def answer(x):\n    '''backward, not used'''\n    backward = 2 * x\n    return helper(x) + [backward]",
+        "%timeit answer(1)\ndef other(v):\n    return getattr(v, 'backward')()",
+    ]
+    names, attributes = grading.answer_uses(cells, ["answer"])
+    assert {"helper", "order", "topological_order", "graph", "chainrule"} <= names and "unrelated" not in names
+    assert "backward" not in attributes  # a local variable and a docstring are not the method
+    assert grading.not_allowed_used(cells, ["answer"], ["chainrule.Value.backward"]) == []
+    assert grading.not_allowed_used(cells, ["answer"], ["chainrule.graph.topological_order"]) == [
+        "graph.topological_order"
+    ]
+    assert grading.not_allowed_used(cells, ["other"], ["chainrule.Value.backward"]) == ["Value.backward"]
+    assert grading.not_allowed_used(["def f():\n    from chainrule.exercises import feedback"], ["f"], []) == [
+        "exercises"
+    ]
+
+
+def test_the_first_cell_refuses_the_checks_and_the_frameworks():
+    """In a fresh interpreter, as in a kernel: after the grader's first cell no answer key can be imported."""
+    import subprocess
+    import sys
+
+    probe = (
+        kernel.FIRST_CELL
+        + "\nimport sys\nprint(sorted(m for m in sys.modules if m.startswith('chainrule.exercises.')))\n"
+        + "for name in ('chainrule.exercises.feedback', 'chainrule.exercises.scalar', 'torch'):\n"
+        + "    try:\n        __import__(name)\n    except ModuleNotFoundError as error:\n        print(error)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded, *refused = run.stdout.splitlines()
+    assert "feedback" not in loaded and "scalar" not in loaded and "kernel" in loaded
+    assert [line.split(":")[0] for line in refused] == [
+        "No module named 'chainrule.exercises.feedback'",
+        "No module named 'chainrule.exercises.scalar'",
+        "No module named 'torch'",
+    ]
+
+
+def test_no_process_of_the_notebook_outlives_it(tmp_path):
+    """A daemon that left its parent's session is adopted, and stopped, before the record is read."""
+    import subprocess
+    import sys
+
+    pid_file = tmp_path / "daemon"
+    script = (
+        "import os, sys, time\nfrom chainrule.exercises import processes\n"
+        "assert processes.adopt_orphans()\n"
+        "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+        f"        open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n        time.sleep(60)\n    os._exit(0)\n"
+        f"while not os.path.exists({str(pid_file)!r}):\n    time.sleep(0.05)\n"
+        "time.sleep(0.2)\nprint(processes.stop_descendants())\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    assert int(run.stdout.strip() or 0) >= 1, run.stderr  # the daemon (and its parent, a zombie)
+    import psutil
+
+    pid = int(pid_file.read_text())
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE

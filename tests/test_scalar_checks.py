@@ -8,7 +8,9 @@ passes nothing on the hidden tests' inputs.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
+import json
 import math
 import re
 import sys
@@ -294,14 +296,19 @@ REPLAYED = {
         with_stack,
     ),
 }
+#: The grader's reference solutions: the right answers above, as source.
+REFERENCE_CODE = {
+    answer: f"import math\n\n{inspect.getsource(right)}\n{answer} = {right.__name__}\n"
+    for answer, (*_, right) in REPLAYED.items()
+}
 
 
 @pytest.mark.parametrize("answer", REPLAYED)
 def test_the_grader_replays_public_and_hidden_checks_with_the_same_verdicts(answer, tmp_path, monkeypatch):
     """Each planted mistake fails the public and the hidden test in the grader's process, named as in the notebook."""
-    from chainrule.exercises import grading
+    from chainrule.exercises import grading, kernel
 
-    monkeypatch.setattr(grading, "BLOCKED_MODULES", ())  # this process imported torch for other tests
+    monkeypatch.setattr(kernel, "BLOCKED_MODULES", ())  # this process imported torch for other tests
     check, seeds, wrong, right = REPLAYED[answer]
     head = "from otter.test_files import test_case\n\nOK_FORMAT = False\n\nname = 'q'\npoints = 2\n\n"
     tests = {
@@ -311,11 +318,13 @@ def test_the_grader_replays_public_and_hidden_checks_with_the_same_verdicts(answ
         + f"@test_case(points=None, hidden=True)\ndef test_hidden({answer}):\n"
         + f"    from chainrule.exercises import feedback\n    for seed in {seeds}:\n"
         + f"        feedback.{check}({answer}, seed=seed)\n"
+        + f"chainrule_reference = {REFERENCE_CODE[answer]!r}\n"
     }
     for mistake, function in [*wrong.items(), ("", right)]:
-        grading.record({answer: function}, tests, str(tmp_path / "record.json"))
+        inputs = grading.inputs(tests, b"secret")
+        (tmp_path / "record.json").write_text(json.dumps(kernel.record({answer: function}, inputs, show=False)))
         data, problem = grading.read_record(tmp_path / "record.json")
-        result = grading.score(tests, data, problem)["q"]
+        result = grading.score(tests, data, problem, b"secret")["q"]
         messages = [r.message for r in result.test_case_results]
         if not mistake:
             assert result.score == 2, messages

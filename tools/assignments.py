@@ -55,6 +55,7 @@ from questions import (
     AssignmentError,
     Question,
     load_assignments,
+    not_allowed,
     question_parts,
     solution_code,
     test_function,
@@ -132,9 +133,9 @@ for test_name, test_source in PUBLIC_TESTS.items():
 def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     """Add what only the grader reads to the autograder zip's ``files`` (name -> bytes; see :func:`rewrite_zip`).
 
-    - each question's parts (:func:`question_parts`), in its test files: ``chainrule.exercises.grading``
-      reads them (``chainrule_parts``, ``chainrule_reference``), otter ignores them, and the
-      student's copies of the public tests do not carry them;
+    - in each question's test file, for ``chainrule.exercises.grading`` (otter ignores them; the
+      student's copies of the public tests do not carry them): its parts and reference
+      solution (:func:`question_parts`) and what its answers may not use (:func:`not_allowed`);
     - ``written.json``, the questions with written work graded by hand, which ``make grade``
       exports (``tools/grade.py``).
     """
@@ -146,15 +147,14 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     files["written.json"] = json.dumps(written, indent=1).encode()
     for question in assignment.questions:
         parts, reference = question_parts(question, assignment.chapter)
-        if not parts:
-            continue
         lines = [
             "",
-            "# Written by make assignments: the parts chainrule.exercises.grading gives points to separately.",
+            "# Written by make assignments for chainrule.exercises.grading: the parts it gives points to",
+            "# separately, the reference solution it finds the inputs with, and what an answer may not use.",
             f"chainrule_parts = {parts!r}",
+            f"chainrule_reference = {reference!r}",
+            f"chainrule_not_allowed = {not_allowed(question)!r}",
         ]
-        if reference:
-            lines.append(f"chainrule_reference = {reference!r}")
         name = f"tests/{question.name}.py"
         if name not in files:
             raise AssignmentError(f"the autograder zip of {assignment.name} has no {name}")
@@ -184,7 +184,7 @@ def config_cell(assignment: Assignment, requirements: Path) -> str:
         "init_cell": False,
         "check_all_cell": False,
         "export_cell": False,
-        "run_tests": True,
+        "run_tests": False,  # the grader's own run does it, with the reference (check_autograder)
         "solutions_pdf": False,
         "template_pdf": False,
         "tests": {"files": True, "ok_format": False},
@@ -371,6 +371,7 @@ def assign(book: Book, assignment: Assignment, output: Path, wheel: Path) -> Pat
             folder / "autograder" / f"{assignment.name}-autograder.zip",
             lambda files: pin_environment(files, wheel),
             lambda files: with_grader_files(files, assignment),
+            lambda files: check_autograder(files, assignment),
         )
         shutil.copytree(dist / "student", folder / "student")
         shutil.copy(wheel, folder / "student" / wheel.name)  # the set-up cell installs it
@@ -385,6 +386,33 @@ def assign(book: Book, assignment: Assignment, output: Path, wheel: Path) -> Pat
         nbformat.write(answered(student, solutions, written), folder / "solution" / f"{assignment.name}.ipynb")
     check_no_solution(assignment, folder / "student")
     return folder
+
+
+def check_autograder(files: dict[str, bytes], assignment: Assignment) -> None:
+    """Grade the reference solution as a notebook's answers are graded; every test must give it full marks.
+
+    It runs every test, public and hidden (with a fresh secret), on the reference
+    (:func:`chainrule.exercises.grading.inputs`), records the reference's answers as the
+    student's kernel would (:func:`chainrule.exercises.kernel.record`) and scores them
+    (:func:`chainrule.exercises.grading.score`), so a check that fails on its own solution, or
+    an input the grader cannot send to a notebook, stops the build.
+    """
+    from chainrule.exercises import grading, kernel
+
+    tests = {Path(name).name: data.decode() for name, data in files.items() if name.startswith("tests/")}
+    secret = os.urandom(32)
+    try:
+        inputs = grading.inputs(tests, secret)
+    except grading.Unreadable as error:
+        raise AssignmentError(f"the autograder of {assignment.name} cannot be used: {error}") from None
+    namespace = {}
+    for source in tests.values():
+        namespace.update(grading.reference_names(grading.settings(source).get(grading.REFERENCE, "")))
+    record = json.loads(json.dumps(kernel.record(namespace, inputs, show=False)))
+    for test_file in grading.score(tests, record, "", secret).values():
+        wrong = [result.message for result in test_file.test_case_results if not result.passed]
+        if wrong:
+            raise AssignmentError(f"{assignment.name}: the reference solution fails {test_file.name}: {wrong[0]}")
 
 
 def with_public_tests(notebook, public_tests: dict):

@@ -6,18 +6,23 @@ or ``python tools/grade.py <name> <dir> [--jobs N] [--timeout S] [--cell-timeout
 
 Every notebook under ``<dir>`` is graded (any case of ``.ipynb``, in subfolders too, as an LMS
 exports them); a ``.py`` or ``.zip`` gets a row that says it is not a notebook; every other
-file is listed as skipped. Each notebook runs in its own process,
-``--jobs`` at a time, with otter-grader's ``otter run`` machinery and the autograder zip that
-``make assignments`` wrote:
+file is listed as skipped. Each notebook runs in its own process, ``--jobs`` at a time, with
+nbclient, given only the inputs its answers are called on (the autograder zip that ``make
+assignments`` wrote stays outside):
 
+- **the inputs**, chosen here before any notebook runs: every test of the autograder, public
+  and hidden, runs in this process on the reference solution, the hidden ones with a secret
+  drawn for this run (:func:`chainrule.exercises.grading.inputs`);
 - **in a sandbox** (bubblewrap, tools/sandbox.py): no network, user ``nobody`` in a user
   namespace of its own, no capabilities, limits on CPU time, memory and file size; it sees
   the system, its Python and the grader's code read-only and one folder of its own, and none
   of the grader's environment. Without bubblewrap, ``--sandbox auto`` says so loudly and
-  grades without it; ``--sandbox bwrap`` refuses.
-- **scored outside it**: the sandbox hands back only a record of what the answers returned
-  (:mod:`chainrule.exercises.grading`); this process runs the autograder's tests against that record,
-  so nothing the notebook does to the checks, numpy, the tests or otter's files counts.
+  grades without it; ``--sandbox bwrap`` refuses. The notebook cannot import the checks
+  (:mod:`chainrule.exercises.kernel`); its last cell calls the answers on the inputs, and the
+  record it shows is written out only after every process the notebook started is dead;
+- **scored outside it**: this process runs the autograder's tests against that record
+  (:mod:`chainrule.exercises.grading`), so nothing the notebook does to the checks, numpy,
+  the tests or otter's files counts, and what an exercise does not allow fails it.
 
 It writes, with tools/reports.py, ``<dir>/grades.csv`` (one row per notebook: student id, file, one column per
 question, ``total``, ``possible``, ``status``), ``<dir>/feedback/<id>-<hash>.txt`` (each test's
@@ -169,14 +174,41 @@ def _names(notebook: Path, student: str) -> bool:
 # --------------------------------------------------------------------------- one submission (in the sandbox)
 
 
-def execute(archive_path: Path, submission: Path, cell_timeout: int) -> None:
-    """Run one notebook with otter and the autograder's plugin, which writes the record ($CHAINRULE_GRADING_RECORD)."""
-    from chainrule.compat import patches
+def execute(notebook: Path, work: Path, cell_timeout: int) -> None:
+    """Run the graded notebook (in the sandbox); write the record its last cell shows to ``work/record.json``.
 
-    patches.interrupt_slow_cells(cell_timeout)
-    import otter.api
+    The record comes from the kernel's messages to this process, and is written only after
+    every process the notebook started is dead, so that nothing can change it afterwards.
+    This process's memory is closed to the kernel, which runs as the same user.
+    """
+    import nbformat
+    from nbclient import NotebookClient
 
-    otter.api.grade_submission(str(submission), str(archive_path), quiet=True)
+    from chainrule.exercises import kernel, processes
+
+    processes.guarded()
+    processes.adopt_orphans()
+    graded = nbformat.read(notebook, as_version=4)
+    client = NotebookClient(
+        graded,
+        timeout=cell_timeout,
+        interrupt_on_timeout=True,  # a cell that runs too long is stopped, and the next one runs
+        allow_errors=True,
+        resources={"metadata": {"path": str(work)}},
+    )
+    try:
+        client.execute()
+    except Exception as error:  # noqa: BLE001 - a kernel that died (os._exit): no record, and the log says why
+        print(f"the notebook's run stopped: {type(error).__name__}: {error}"[:2000], flush=True)
+    processes.stop_descendants()
+    text = kernel.shown_record(graded.cells[-1]) if graded.cells else None
+    target = work / "record.json"
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    if text is not None:
+        handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(handle, "w") as file:
+            file.write(text)
 
 
 # --------------------------------------------------------------------------- one submission (the grader's side)
@@ -224,58 +256,54 @@ def handed_out_lines(assignment: str, assignments: Path = ASSIGNMENTS) -> frozen
 
 
 def prepare(
-    submission: Submission, assignment: str, folder: Path, handed_out: frozenset[str] = frozenset()
-) -> tuple[Path | None, str, list[str]]:
-    """The notebook copied into ``folder`` for the sandbox, or None and the status that says why not;
-    and what of its code a human should review (:func:`review_reasons`)."""
+    submission: Submission, assignment: str, folder: Path, handed_out: frozenset[str] = frozenset(), inputs=None
+) -> tuple[Path | None, str, list[str], list[str]]:
+    """The notebook to run in the sandbox, written into ``folder`` with the grader's cells and ``inputs``
+    (:func:`chainrule.exercises.kernel.graded_notebook`), or None and the status that says why not;
+    what of its code a human should review (:func:`review_reasons`); and its code cells."""
     import nbformat
+
+    from chainrule.exercises import kernel
 
     if submission.path.suffix.lower() in HANDED_IN:
         kind = submission.path.suffix.lower()
-        return None, f"not graded: a {kind} file, not a notebook (ask the student for the .ipynb)", []
+        return None, f"not graded: a {kind} file, not a notebook (ask the student for the .ipynb)", [], []
     if submission.path.resolve() != Path(os.path.abspath(submission.path)):
         # A link is not a student's work, and could lead to any file of the grader's (the solution).
-        return None, "not graded: a symbolic link, not a notebook (hand in the file itself)", []
+        return None, "not graded: a symbolic link, not a notebook (hand in the file itself)", [], []
     try:
         notebook = nbformat.read(submission.path, as_version=4)
     except Exception as error:  # noqa: BLE001 - not JSON, not a notebook: this submission's fault
-        return None, f"not a readable notebook ({type(error).__name__}: {_one_line(str(error))[:120]})", []
+        return None, f"not a readable notebook ({type(error).__name__}: {_one_line(str(error))[:120]})", [], []
     named = notebook.metadata.get("otter", {}).get("assignment_name")
     if named and named != assignment:
         why = f"submitted the {named} notebook for the {assignment} assignment (its metadata names '{named}')"
-        return None, why, []
+        return None, why, [], []
     # A notebook whose cells were copied into a new one has lost otter's metadata: grade it as this one.
     notebook.metadata.setdefault("otter", {})["assignment_name"] = assignment
     copy = folder / "submission.ipynb"
-    nbformat.write(notebook, copy)
-    return copy, "", review_reasons(notebook, handed_out)
+    nbformat.write(kernel.graded_notebook(notebook, inputs or {}), copy)
+    cells = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+    return copy, "", review_reasons(notebook, handed_out), cells
 
 
 def grade_one(
-    archive_path: Path, tests: dict[str, str], submission: Submission, assignment: str, options: argparse.Namespace
+    inputs: dict, submission: Submission, assignment: str, options: argparse.Namespace
 ) -> tuple[Result, Path | None]:
-    """Run one notebook in the sandbox; returns the result without scores and the record's path."""
+    """Run one notebook in the sandbox, given only ``inputs``; returns the result without scores and its work folder."""
     start = time.monotonic()
     result = Result(submission.student, submission.file)
     if submission.path is None:
         result.status = "no submission"
         return result, None
     work = Path(tempfile.mkdtemp(prefix="grade-"))
-    copy, status, result.review = prepare(submission, assignment, work, options.handed_out.get(assignment, frozenset()))
+    handed_out = options.handed_out.get(assignment, frozenset())
+    copy, status, result.review, result.code = prepare(submission, assignment, work, handed_out, inputs)
     if copy is None:
         result.status = status
         return result, None
-    archive_copy = work / "autograder.zip"  # the sandbox sees no assignment folder (its solution)
-    shutil.copyfile(archive_path, archive_copy)
-    command = [
-        sys.executable,
-        __file__,
-        "--execute",
-        str(archive_copy),
-        str(copy),
-        "--cell-timeout",
-        str(options.cell_timeout),
-    ]
+    # The sandbox sees no test, reference or assignment folder: only the notebook, with the inputs.
+    command = [sys.executable, __file__, "--execute", str(copy), str(work), "--cell-timeout", str(options.cell_timeout)]
     environment = sandbox_environment(work)
     if options.sandboxed:
         command = sandbox_command(work, command)
@@ -328,7 +356,7 @@ class _Tail(threading.Thread):
         return (f"[the first {dropped:,} characters of the output are not kept]\n" if dropped else "") + text
 
 
-def score(result: Result, work: Path | None, tests: dict[str, str]) -> Result:
+def score(result: Result, work: Path | None, tests: dict[str, str], secret: bytes = b"") -> Result:
     """Scores and messages for ``result``, computed in this process from the sandbox's record."""
     from chainrule.exercises import grading
 
@@ -339,7 +367,7 @@ def score(result: Result, work: Path | None, tests: dict[str, str]) -> Result:
         shutil.rmtree(work, ignore_errors=True)
         if data is None and result.status == "graded":
             result.status = problem
-    for name, test_file in grading.score(tests, data, problem).items():
+    for name, test_file in grading.score(tests, data, problem, secret, result.code).items():
         result.scores[name] = float(test_file.score)
         result.messages[name] = [
             f"{'hidden' if r.test_case.hidden else 'public'} test {r.test_case.name}: "
@@ -349,9 +377,6 @@ def score(result: Result, work: Path | None, tests: dict[str, str]) -> Result:
         result.mistakes[name] = list(test_file.mistakes)
     if data is not None and data.get("used"):
         result.status = f"refused: the notebook imported {', '.join(map(str, data['used']))}"
-    elif data is not None and data.get("changed"):
-        names = ", ".join(map(str, data["changed"]))[:300]
-        result.review.insert(0, f"the notebook changed the grader's code ({names}), which counts for nothing")
     if result.status == "graded" and result.review:
         result.status = "review: " + "; ".join(result.review)
     return result
@@ -405,6 +430,16 @@ def _read_folder(
     return _Folder(assignment, folder, archive_path, found, skipped, submissions, tests, questions(tests))
 
 
+def _inputs(one: _Folder, secret: bytes) -> dict:
+    """The inputs a notebook of ``one``'s assignment is given (:func:`chainrule.exercises.grading.inputs`)."""
+    from chainrule.exercises import grading
+
+    try:
+        return grading.inputs(one.tests, secret)
+    except grading.Unreadable as error:
+        raise SystemExit(f"make grade: the autograder of {one.assignment} cannot be used: {error}") from None
+
+
 def _only(given: list[str], known: set[str]) -> list[str]:
     """The ids ``--only`` names: separated by commas (or by spaces, when each word is an id)."""
     ids = []
@@ -447,15 +482,18 @@ def grade_folders(
         handed_out={one.assignment: handed_out_lines(one.assignment, assignments) for one in folders},
     )
     start = time.monotonic()
+    # The hidden tests' inputs are drawn with a secret that exists only in this process, for this run.
+    secret = os.urandom(32)
+    inputs = {one.assignment: _inputs(one, secret) for one in folders}
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         futures = {
-            pool.submit(grade_one, one.archive_path, one.tests, s, one.assignment, options): one
+            pool.submit(grade_one, inputs[one.assignment], s, one.assignment, options): one
             for one in folders
             for s in one.submissions
         }
         for future in concurrent.futures.as_completed(futures):
             one = futures[future]
-            result = score(*future.result(), one.tests)  # in this thread: the checks use signals
+            result = score(*future.result(), one.tests, secret)  # in this thread: the checks use signals
             one.results.append(result)
             write_table(one.folder, one.points, one.results, keep=bool(only))  # a stopped run keeps its rows
             write_feedback(one.folder, one.points, result)

@@ -169,7 +169,7 @@ def question_parts(question: Question, chapter: str) -> tuple[list[list], str]:
     reports (∂J/∂W1 and ∂J/∂W2), found by running the public check on the solution.
     """
     names = [name for name in defined_names(question.stub) if name in free_names(question.check)]
-    reference = "import math\n\nimport numpy as np\n\n\n" + solution_code(question, chapter) + "\n"
+    reference = reference_code(question, chapter)
     if len(names) > 1:
         return [[name, None] for name in names], reference
     # The check's own print goes nowhere. (Not redirect_stdout: assignments are written in threads,
@@ -178,7 +178,27 @@ def question_parts(question: Question, chapter: str) -> tuple[list[list], str]:
     with answers.quantities() as seen:
         exec(compile(reference, f"<solution of Exercise {question.number}>", "exec"), namespace)
         exec(compile(question.check, f"<check of Exercise {question.number}>", "exec"), namespace)
-    return ([[names[0], quantity] for quantity in seen] if len(seen) > 1 else []), ""
+    return ([[names[0], quantity] for quantity in seen] if len(seen) > 1 else []), reference
+
+
+def reference_code(question: Question, chapter: str) -> str:
+    """The reference solution as the grader runs it: the solution's definitions, with math and numpy."""
+    return "import math\n\nimport numpy as np\n\n\n" + solution_code(question, chapter) + "\n"
+
+
+def not_allowed(question: Question) -> list[str]:
+    """What the question's answers may not use: the ``not_allowed`` of the checks its check cells call
+    (:func:`chainrule.exercises.answers.not_allowed`), in order, each once."""
+    from chainrule.exercises import feedback
+
+    found: list[str] = []
+    for source in (question.check, *question.hidden):
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "feedback":
+                for path in getattr(getattr(feedback, node.attr, None), "not_allowed", ()):
+                    if path not in found:
+                        found.append(path)
+    return found
 
 
 def load_assignments(book: Book, only: list[str] | None = None) -> list[Assignment]:

@@ -44,6 +44,7 @@ class Result:
     seconds: float = 0.0
     review: list[str] = field(default_factory=list)  # what of the notebook a human should look at
     log: str = ""  # the end of the sandbox's output, for finding out why a notebook failed
+    code: list[str] = field(default_factory=list, repr=False)  # the notebook's code cells, for the grader's reading
 
 
 # --------------------------------------------------------------------------- grades, feedback, summary

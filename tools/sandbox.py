@@ -97,9 +97,9 @@ PASSED_ON = ("PATH", "LANG", "LC_ALL", "TZ", "OMP_NUM_THREADS", "OPENBLAS_NUM_TH
 
 
 def sandbox_environment(work: Path) -> dict[str, str]:
-    """The environment of one submission's process: :data:`PASSED_ON`, and where to write its record."""
+    """The environment of one submission's process: :data:`PASSED_ON`, and its home, ``work``."""
     passed = {name: os.environ[name] for name in PASSED_ON if name in os.environ}
-    return {**passed, "CHAINRULE_GRADING_RECORD": str(work), "HOME": str(work), "PYTHONNOUSERSITE": "1"}
+    return {**passed, "HOME": str(work), "PYTHONNOUSERSITE": "1"}
 
 
 def sandbox_available() -> str:

@@ -9,9 +9,11 @@ The modules, in order: each imports only the engine and modules above it in this
 * ``calling`` -- calling a student's function safely: on copies, under a time limit, every failure explained
 * ``scalar`` -- the checks of the scalar chapters (1.2, 2.2, 3.2), whose answers are functions of their inputs
 * ``feedback`` -- the checks of the chapters' exercises, built on the three above; it re-exports ``scalar``'s
-* ``grading`` -- grades computed outside the student's kernel: record the answers there, replay the tests here
+* ``grading`` -- grades computed outside the student's kernel: choose the inputs here, replay the tests here
+* ``kernel`` -- what runs in the student's kernel while it is graded: its answers called on the grader's inputs
+* ``processes`` -- the grader's hold on a notebook's processes: none outlives its last cell
 * ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) score with ``grading``
 
 A chapter's check cell reads ``from chainrule.exercises import feedback``. This file imports
-nothing, so that the grader's recording cell (``grading``) loads without numpy.
+nothing, so that the grader's first cell imports ``kernel`` without the checks.
 """

@@ -10,6 +10,7 @@ all explained (:func:`call` runs a student's function under a time limit), never
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import textwrap
 import threading
@@ -295,6 +296,7 @@ class Report:
 
 class _Part(threading.local):
     name: str | None = None  # the quantity being scored, or None for all of them
+    secret: bytes | None = None  # the grader's secret while it runs a hidden test
 
     def __init__(self):
         self.seen: list[list[str]] = []
@@ -315,6 +317,47 @@ def scoring_part(name: str | None):
         yield
     finally:
         _part.name = previous
+
+
+def not_allowed(*paths: str):
+    """Mark a check: the answers it checks may not use ``paths`` (``"chainrule.Value.backward"``).
+
+    ``make assignments`` writes them into the question's test; the grader fails an answer
+    whose code uses one, and makes each raise while it calls the answer
+    (:mod:`chainrule.exercises.grading`, :mod:`chainrule.exercises.kernel`).
+    """
+
+    def mark(check: Callable) -> Callable:
+        check.not_allowed = paths
+        return check
+
+    return mark
+
+
+@contextlib.contextmanager
+def hidden_inputs(secret: bytes):
+    """Within the block, every seed a check draws its inputs from is mixed with ``secret`` (:func:`seeded`).
+
+    The grader runs its hidden tests so, with a secret that exists only in its own process:
+    the seeds in a hidden test's source (which is public) no longer tell what the inputs are.
+    """
+    previous, _part.secret = _part.secret, secret
+    try:
+        yield
+    finally:
+        _part.secret = previous
+
+
+def seeded(seed: int) -> int:
+    """``seed``; inside :func:`hidden_inputs`, a 63-bit seed drawn from it and the grader's secret.
+
+    A check calls it where it makes its random generator, and names the result in its
+    messages, so that a student can rebuild the inputs of a failed hidden test.
+    """
+    if _part.secret is None:
+        return seed
+    digest = hashlib.sha256(_part.secret + b"/" + str(seed).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
 
 
 @contextlib.contextmanager

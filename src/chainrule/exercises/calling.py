@@ -156,8 +156,8 @@ class _TimeUp(Exception):
 
 
 @contextlib.contextmanager
-def _time_limit(name: str, seconds: float):
-    """Stop the body after ``seconds`` with an :class:`AnswerError` (Unix main thread; elsewhere no limit)."""
+def time_limit(seconds: float):
+    """Raise :class:`_TimeUp` in the body after ``seconds`` (Unix main thread; elsewhere no limit)."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -169,13 +169,21 @@ def _time_limit(name: str, seconds: float):
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def _time_limit(name: str, seconds: float):
+    """Stop the body after ``seconds`` with an :class:`AnswerError` that says so."""
+    try:
+        with time_limit(seconds):
+            yield
     except _TimeUp:
         raise AnswerError(
             name, f"{name} did not return within {seconds:g} s and was stopped. Look for a loop that never ends."
         ) from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _raised(name: str, error: Exception) -> str:

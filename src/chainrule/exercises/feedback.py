@@ -36,6 +36,8 @@ from .answers import (
     Report,
     check_array,
     check_scalars,
+    not_allowed,
+    seeded,
 )
 from .answers import (
     NotAnswered as NotAnswered,
@@ -180,7 +182,7 @@ def d2l_problem(seed: int, small: bool = False) -> dict:
     :data:`SMALL`). ``d2l_weight_grads(p["X"], p["y"], p["W1"], p["W2"], p["lam"])`` with
     ``p = d2l_problem(seed)`` repeats what a check called.
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seeded(seed))
     sizes = dict(SMALL)
     while not small:
         sizes = dict(zip("Ndhq", (int(v) for v in rng.integers([6, 3, 5, 2], [13, 7, 10, 5]))))
@@ -201,8 +203,8 @@ def d2l_problem(seed: int, small: bool = False) -> dict:
 def _problems(seed: int) -> list[tuple[dict, str]]:
     """The problems a function check tries, smallest first, each with the call that rebuilds it."""
     return [
-        (d2l_problem(seed, small=True), f"feedback.d2l_problem({seed}, small=True)"),
-        (d2l_problem(seed), f"feedback.d2l_problem({seed})"),
+        (d2l_problem(seed, small=True), f"feedback.d2l_problem({seeded(seed)}, small=True)"),
+        (d2l_problem(seed), f"feedback.d2l_problem({seeded(seed)})"),
     ]
 
 
@@ -215,6 +217,7 @@ def _on(function: str, problem: dict, rebuild: str, arguments: str) -> tuple[str
     )
 
 
+@not_allowed("chainrule.Tensor.backward")
 def check_d2l_weight_grads_function(d2l_weight_grads: Callable, seed: int = 0) -> None:
     """``d2l_weight_grads(X, y, W1, W2, lam)`` must return (∂J/∂W1, ∂J/∂W2): on a small batch, then on ``seed``'s."""
     for p, rebuild in _problems(seed):
@@ -225,6 +228,7 @@ def check_d2l_weight_grads_function(d2l_weight_grads: Callable, seed: int = 0) -
         check_d2l_weight_grads(dJ_dW1, dJ_dW2, p["X"], p["y"], p["W1"], p["W2"], p["lam"], title, after)
 
 
+@not_allowed("chainrule.Tensor.backward")
 def check_hidden_bias_grad_function(hidden_bias_grad: Callable, seed: int = 0) -> None:
     """``hidden_bias_grad(X, y, W1, b1, W2, lam)`` must return ∂J/∂b1: on a small batch, then on ``seed``'s."""
     for p, rebuild in _problems(seed):
@@ -240,20 +244,21 @@ def check_hidden_bias_grad_function(hidden_bias_grad: Callable, seed: int = 0) -
 def _two_sizes(seed: int, first: tuple[int, ...], count: int, low: int, high: int) -> list[tuple[int, ...]]:
     """``first``, then a second size drawn from ``seed``: ``count`` sizes in [low, high), all different,
     and none equal to the first's, so that an answer written for one size fails on the other."""
-    rng = np.random.default_rng([seed, 2])  # apart from the problem's numbers, which stay as they were
+    rng = np.random.default_rng([seeded(seed), 2])  # apart from the problem's numbers, which stay as they were
     while True:
         second = tuple(int(v) for v in rng.integers(low, high, size=count))
         if len(set(second)) == count and not set(second) & set(first):
             return [first, second]
 
 
+@not_allowed("chainrule.Tensor.backward")
 def check_matmul_vjp(matmul_vjp: Callable, seed: int = 0) -> None:
     """``matmul_vjp(A, B, G)`` must return ``(G Bᵀ, Aᵀ G)``, the VJP of C = A B for the upstream gradient G.
 
     ``seed`` picks the shapes and the numbers: two sizes each time (seed 0: A is 2×3 and B is
     3×4 first), so that an answer written for one shape fails on the other.
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seeded(seed))
     first = (2, 3, 4) if seed == 0 else tuple(int(v) for v in rng.integers(2, 7, size=3))
     for size in _two_sizes(seed, first, 3, 2, 9):
         _check_matmul_vjp_on(matmul_vjp, rng, *size)
@@ -273,13 +278,14 @@ def _check_matmul_vjp_on(matmul_vjp: Callable, rng, m: int, k: int, n: int) -> N
     report.close()
 
 
+@not_allowed("chainrule.Tensor.backward")
 def check_softmax_cross_entropy_vjp(ce_grad: Callable, seed: int = 1) -> None:
     """``ce_grad(logits, labels)`` must return ∂L/∂logits of the *mean* cross-entropy: (softmax − onehot)/N.
 
     Two sizes each time (seed 1: 5 examples of 3 classes first), so that an answer written
     for one size (``np.eye(3)``, ``/ 5``) fails on the other.
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seeded(seed))
     first = (5, 3) if seed == 1 else tuple(int(v) for v in rng.integers(3, 9, size=2))
     for n, q in _two_sizes(seed, first, 2, 2, 10):
         _check_ce_grad_on(ce_grad, rng, n, q)
@@ -413,12 +419,25 @@ def memory_mistakes(N: int, d: int, h: int, q: int) -> list[tuple[str, dict[str,
 MEMORY_SIZES = ((1, 2, 8, 11), (7, 3, 5, 9), (64, 4, 8, 3), (1000, 784, 256, 10))
 
 
-def check_memory_count_function(memory_count: Callable, sizes=MEMORY_SIZES) -> None:
-    """``memory_count(N, d, h, q)`` must return the (prediction, training) counts for each (N, d, h, q) in ``sizes``."""
-    for N, d, h, q in sizes:
+def check_memory_count_function(memory_count: Callable, sizes=MEMORY_SIZES, seed: int | None = None) -> None:
+    """``memory_count(N, d, h, q)`` must return the (prediction, training) counts for each (N, d, h, q) in ``sizes``,
+    or, with ``seed``, for three sizes drawn from it (one with d < q, one with d > q, one with N = 1)."""
+    for N, d, h, q in sizes if seed is None else memory_sizes(seed):
         result = call("memory_count", memory_count, N, d, h, q, names=("N", "d", "h", "q"))
         prediction, training = returned("memory_count", result, ("prediction", "training"))
         check_memory_count(prediction, training, N, d, h, q)
+
+
+def memory_sizes(seed: int) -> list[tuple[int, int, int, int]]:
+    """Three sizes (N, d, h, q) drawn from ``seed``: d < q, then d > q, then N = 1 (every known mistake shows)."""
+    rng = np.random.default_rng(seeded(seed))
+    sizes = []
+    while len(sizes) < 3:
+        N, d, h, q = (int(v) for v in rng.integers([2, 2, 2, 2], [600, 800, 300, 40]))
+        wanted = (d < q, d > q, True)[len(sizes)]
+        if wanted and len({d, h, q}) == 3 and h != 2 * d:
+            sizes.append((1 if len(sizes) == 2 else N, d, h, q))
+    return sizes
 
 
 def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
@@ -428,7 +447,7 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
     and one far over it.
     """
     name = "clip_by_norm"
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seeded(seed))
     max_norm = 5.0 if seed == 2 else float(rng.uniform(0.5, 3.0))
     small = [rng.normal(size=(3, 2)) * 0.02 * max_norm, rng.normal(size=4) * 0.02 * max_norm]
     large = [rng.normal(size=shape) * 2 * max_norm for shape in ((2, 5), (3,), (1, 4))]

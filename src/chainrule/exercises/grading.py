@@ -1,20 +1,28 @@
-"""Scores that student code cannot reach: record in the student's kernel, compare outside it.
+"""Scores that student code cannot reach: the answers are called in the student's kernel, judged outside it.
 
 Grading runs in two places that do not trust each other:
 
-1. **In the student's kernel**, after the student's cells, :func:`record` calls every test
-   of the assignment once, with each answer wrapped so that what it was given and what it
-   returned are written down (:func:`encode`: numbers, strings, lists, tuples, dicts and
-   numpy arrays, as JSON). Nothing it computes there counts.
-2. **In the grader's own process**, which never runs student code, :func:`score` runs the
-   same tests again from the grader's copy. Each answer is now a stand-in that gives back
-   what was recorded for the same inputs. Expected values, comparisons and points are all
-   computed here, by a fresh import of :mod:`chainrule.exercises.feedback` and numpy.
+1. **In the grader's own process**, before the notebook runs, :func:`inputs` runs every
+   test of the assignment, public and hidden, with each answer replaced by the reference
+   solution, and writes down the inputs each answer is called on. A hidden test draws its
+   inputs from the seeds in its source mixed with a secret of this process
+   (:func:`chainrule.exercises.answers.hidden_inputs`), so its inputs are known nowhere else.
+2. **In the student's kernel**, after the student's cells, :func:`chainrule.exercises.kernel.record`
+   calls each answer on those inputs and writes down what it returned (:func:`encode`:
+   numbers, strings, lists, tuples, dicts and numpy arrays, as JSON). The kernel is given
+   inputs only: no test, expected value, reference or seed, and it cannot import the checks.
+3. **Back in the grader's process**, :func:`score` runs the same tests again. Each answer is
+   now a stand-in that gives back what was recorded for the same inputs; expected values,
+   comparisons and points are all computed here.
 
-So a notebook that rewrites ``chainrule.exercises.feedback``, patches numpy, edits the tests folder,
-prints fake results or overwrites otter's results file changes nothing that is scored: at
-most it changes the recorded answers, and those are compared here. A notebook that stops
-its kernel (``os._exit``) leaves no record and earns nothing, with the reason.
+So a notebook that rewrites the checks, patches numpy, reads the checker's stack frames or
+prints fake results changes nothing that is scored, and a notebook that stops its kernel
+(``os._exit``) leaves no record and earns nothing, with the reason. A part whose hidden
+cases fail earns nothing for its public cases either: an answer must be right on inputs it
+has not seen, not only on those printed in its notebook. What an exercise does not allow
+(``chainrule_not_allowed``: the engine's ``Value.backward`` for a derivative worked out by
+hand) fails every case of its test when the answer's code uses it (:func:`answer_uses`),
+and raises in the kernel when it is called.
 
 **Points per quantity.** A test file of the autograder may name its parts
 (``chainrule_parts``, written by ``make assignments``): the quantities of one answer (its
@@ -26,14 +34,18 @@ answers replaced by the reference solution (``chainrule_reference``), so that a 
 
 The otter-grader plugin :class:`chainrule.exercises.otter_plugin.TrustedScores` runs this inside
 ``otter run`` (Gradescope); ``make grade`` (``tools/grade.py``) runs the kernel in a sandbox
-and scores outside it. Both call :func:`score`, so they give the same points.
+and scores outside it. Both call :func:`inputs` and :func:`score`, so they give the same points.
 """
 
 from __future__ import annotations
 
+import ast
 import builtins
+import contextlib
+import io
 import json
 import math
+import re
 from pathlib import Path
 
 RECORD_LIMIT = 64 * 2**20  # bytes: a larger record is refused, not read
@@ -147,120 +159,7 @@ def key(args: tuple, kwargs: dict) -> str:
     return json.dumps([encode(list(args)), encode(kwargs)], sort_keys=True)
 
 
-# --------------------------------------------------------------------------- in the student's kernel
-
-
-class _Recorder:
-    """Stands for one answer function in the kernel: calls it, and writes down each call."""
-
-    def __init__(self, name: str, function, calls: list):
-        self.__name__ = name
-        self._function = function
-        self._calls = calls
-        self._timed_out = False
-
-    def __call__(self, *args, **kwargs):
-        from . import calling
-
-        entry = {"key": key(args, kwargs)}
-        before = [calling.copied(argument) for argument in args]  # what call() compares, the same way
-        self._calls.append(entry)
-        if self._timed_out:  # it ran out of time once: do not wait for it again
-            entry["error"] = {"type": "_TimeUp", "message": "", "where": ""}
-            raise calling._TimeUp
-        try:
-            result = self._function(*args, **kwargs)
-        except BaseException as error:
-            self._timed_out = isinstance(error, calling._TimeUp)
-            entry["error"] = {"type": type(error).__name__, "message": str(error)[:2000], "where": _where(error)}
-            raise
-        changed = [i for i, argument in enumerate(args) if not calling.unchanged(before[i], argument)]
-        if changed:  # the check says so in the kernel; the replay says the same (calling.ChangedInPlace)
-            entry["changed"] = changed
-        entry["result"] = _encoded_or_marker(result)
-        return result
-
-
-def _where(error: BaseException) -> str:
-    from . import calling
-
-    try:
-        return calling.where(error)
-    except Exception:  # noqa: BLE001 - a hint only
-        return ""
-
-
-def _encoded_or_marker(value):
-    try:
-        return encode(value)
-    except Unreadable:
-        return {"t": "other", "type": type(value).__name__[:60]}
-
-
-def record(namespace: dict, tests: dict[str, str], path: str) -> None:
-    """Run each test once against ``namespace`` (the kernel's globals) and write what the answers gave.
-
-    ``tests`` maps a test file's name to its source (the grader's copy, not the folder's).
-    """
-    from otter.test_files import ExceptionTestFile
-
-    names = sorted({name for source in tests.values() for name in _parameters(source)})
-    values, calls = {}, {}
-    environment = {}
-    for name in names:
-        if name not in namespace:
-            continue
-        value = namespace[name]
-        if callable(value):
-            calls[name] = []
-            environment[name] = _Recorder(name, value, calls[name])
-        else:
-            values[name] = _encoded_or_marker(value)
-            environment[name] = value
-    for name, source in tests.items():
-        test_file = ExceptionTestFile.from_string(source, path=name)
-        for case in test_file.test_cases:
-            for part in Part.of(source):
-                try:
-                    part.run(case, environment)
-                except BaseException:  # noqa: BLE001 - only the record counts, and it is compared elsewhere
-                    pass
-    used = sorted(module for module in BLOCKED_MODULES if module in __import__("sys").modules)
-    Path(path).write_text(json.dumps({"values": values, "calls": calls, "used": used, "changed": changed(tests)}))
-
-
-def changed(tests: dict[str, str]) -> list[str]:
-    """What of the grader's code the notebook changed, for the instructor (it changes no score)."""
-    import numpy as np
-
-    from . import answers, calling, feedback, scalar
-
-    modules = (feedback, scalar, answers, calling)
-    ours = {module.__name__ for module in modules}
-    found = [
-        f"{module.__name__}.{name}"
-        for module in modules
-        for name in dir(module)
-        if (name.startswith("check") or name == "call")
-        and callable(getattr(module, name))
-        and getattr(getattr(module, name), "__module__", "") not in ours
-    ]
-    found += [
-        f"numpy.{name}"
-        for name in ("allclose", "isclose", "array_equal", "max", "abs", "asarray")
-        if not (getattr(getattr(np, name), "__module__", "") or "").startswith("numpy")
-    ]
-    found += [
-        f"tests/{name}"
-        for name, source in tests.items()
-        if not Path("tests", name).is_file() or Path("tests", name).read_text() != source
-    ]
-    return found
-
-
 def _parameters(source: str) -> list[str]:
-    import ast
-
     return [arg.arg for node in ast.parse(source).body if isinstance(node, ast.FunctionDef) for arg in node.args.args]
 
 
@@ -269,6 +168,22 @@ def _parameters(source: str) -> list[str]:
 
 PARTS = "chainrule_parts"
 REFERENCE = "chainrule_reference"
+NOT_ALLOWED = "chainrule_not_allowed"
+
+
+def settings(source: str) -> dict:
+    """What ``make assignments`` wrote into a test file for the grader: ``chainrule_parts``,
+    ``chainrule_reference`` and ``chainrule_not_allowed``, by name (otter ignores them)."""
+    found: dict[str, object] = {}
+    for node in ast.parse(source).body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in (PARTS, REFERENCE, NOT_ALLOWED)
+        ):
+            found[node.targets[0].id] = ast.literal_eval(node.value)
+    return found
 
 
 class Part:
@@ -287,20 +202,10 @@ class Part:
     @staticmethod
     def of(source: str) -> list[Part]:
         """The parts a test file's source names (``chainrule_parts = [[answer, quantity], ...]``)."""
-        import ast
-
-        found: dict[str, object] = {}
-        for node in ast.parse(source).body:
-            if (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id in (PARTS, REFERENCE)
-            ):
-                found[node.targets[0].id] = ast.literal_eval(node.value)
-        reference = found.get(REFERENCE, "")
+        found = settings(source)
+        reference = str(found.get(REFERENCE, ""))
         parts = [
-            Part(str(answer), None if quantity is None else str(quantity), str(reference))
+            Part(str(answer), None if quantity is None else str(quantity), reference)
             for answer, quantity in found.get(PARTS, [])
         ]
         return parts or [Part()]
@@ -322,6 +227,11 @@ class Part:
 _REFERENCES: dict[str, dict] = {}
 
 
+def reference_names(code: str) -> dict:
+    """The names the reference solution ``code`` defines, functions and values."""
+    return dict(_reference(code))
+
+
 def _reference(code: str) -> dict:
     """The names the reference solution ``code`` defines (run once; it is the grader's own code)."""
     if code not in _REFERENCES:
@@ -335,49 +245,151 @@ def _reference(code: str) -> dict:
     return _REFERENCES[code]
 
 
-BLOCKER_CELL = f"""\
-# Added by the grader: {BLOCKED_MESSAGE.split(";")[0]}.
-import importlib.abc as _grader_abc
-import sys as _grader_sys
+# --------------------------------------------------------------------------- the inputs (before the notebook runs)
 
 
-class _GraderBlock(_grader_abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {BLOCKED_MODULES!r}:
-            raise ModuleNotFoundError(f"No module named {{name!r}}: {BLOCKED_MESSAGE}", name=name)
+class _Collector:
+    """Stands for one answer while :func:`inputs` runs the tests: writes down its inputs, answers as the reference."""
+
+    def __init__(self, name: str, function, keys: dict):
+        self.__name__ = name
+        self._function, self._keys = function, keys
+
+    def __call__(self, *args, **kwargs):
+        found = key(args, kwargs)
+        if '"t": "other"' in found:
+            raise Unreadable(
+                f"a check gives {self.__name__} a value the grader cannot send to a notebook: {found[:200]}"
+            )
+        self._keys.setdefault(found, None)
+        return self._function(*args, **kwargs)
 
 
-_grader_sys.meta_path.insert(0, _GraderBlock())"""
+def inputs(tests: dict[str, str], secret: bytes) -> dict:
+    """What the student's kernel is given: for each answer, the inputs the tests call it on.
+
+    Every test (hidden ones with ``secret``: :func:`chainrule.exercises.answers.hidden_inputs`)
+    runs here with the reference solution standing in for the answers, so the inputs are those
+    a right answer is called on; a wrong one is judged at its first wrong result. The result,
+    as JSON data: ``calls`` (answer -> keys, :func:`key`), ``values`` (answers that are not
+    functions) and ``not_allowed`` (answer -> what it may not use).
+    """
+    from otter.test_files import ExceptionTestFile
+
+    calls: dict[str, dict[str, None]] = {}
+    values: set[str] = set()
+    not_allowed: dict[str, list[str]] = {}
+    for name, source in sorted(tests.items()):
+        found = settings(source)
+        reference = _reference(str(found.get(REFERENCE, "")))
+        environment = {}
+        for answer in dict.fromkeys(_parameters(source)):
+            if answer not in reference:
+                raise Unreadable(f"tests/{name} has no reference solution for {answer}: run make assignments again")
+            if callable(reference[answer]):
+                environment[answer] = _Collector(answer, reference[answer], calls.setdefault(answer, {}))
+                paths = not_allowed.setdefault(answer, [])
+                paths += [str(path) for path in found.get(NOT_ALLOWED, []) if str(path) not in paths]
+            else:
+                values.add(answer)
+                environment[answer] = reference[answer]
+        for case in ExceptionTestFile.from_string(source, path=name).test_cases:
+            for part in Part.of(source):
+                try:
+                    with _hidden(case, secret), contextlib.redirect_stdout(io.StringIO()):
+                        part.run(case, environment)
+                except Exception as error:
+                    raise Unreadable(f"the reference solution fails {case.name} ({part.label}): {error}") from error
+    return {"calls": {n: list(keys) for n, keys in calls.items()}, "values": sorted(values), "not_allowed": not_allowed}
 
 
-def recording_cell(tests: dict[str, str], path: str) -> str:
-    """The last cell of a graded notebook: it records the answers into ``path``."""
-    return (
-        "# Added by the grader: it records what your answers give; the grade is computed elsewhere.\n"
-        "from chainrule.exercises import grading as _grader_record\n"
-        f"_grader_record.record(globals(), {tests!r}, {path!r})"
-    )
+def _hidden(case, secret: bytes):
+    """A hidden case draws its inputs with the grader's ``secret``; a public one as the notebook did."""
+    from . import answers
+
+    return answers.hidden_inputs(secret) if case.hidden else contextlib.nullcontext()
 
 
-KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+# --------------------------------------------------------------------------- what an answer's code uses
+
+#: Names of the grader's modules and reference answers: no answer needs them.
+GRADER_NAMES = ("exercises", "otter_plugin", "d2l_gradients", "d2l_memory", "_REFERENCES")
 
 
-def graded_notebook(notebook, tests: dict[str, str], path: str):
-    """``notebook`` with the blocker cell first and the recording cell last, in the course's kernel (a new notebook)."""
-    import copy
+def answer_uses(cells: list[str], answers: list[str]) -> tuple[set[str], set[str]]:
+    """The names and the attributes that the code of ``answers`` reads.
 
-    import nbformat
+    ``cells`` are a notebook's code cells. The code of an answer is its top-level definition
+    (a ``def``, or what is assigned to its name), and, transitively, the notebook's
+    definitions of the names it reads (a helper, an import). An imported name counts as a
+    name; a string that is one identifier (``getattr(v, "backward")``) as an attribute;
+    a docstring as neither.
+    """
+    definitions: dict[str, list] = {}
+    for source in cells:
+        try:
+            tree = ast.parse(re.sub(r"(?m)^\s*[%!].*$", "", source))  # IPython's magics and shell lines
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            for defined in _defines(node):
+                definitions.setdefault(defined, []).append(node)
+    names: set[str] = set()
+    attributes: set[str] = set()
+    todo, seen = list(answers), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for node in definitions.get(name, []):
+            docstrings = {id(inner.value) for inner in ast.walk(node) if isinstance(inner, ast.Expr)}
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Name):
+                    names.add(inner.id)
+                    todo.append(inner.id)
+                elif isinstance(inner, ast.alias):
+                    names.update(inner.name.split("."))
+                elif isinstance(inner, ast.ImportFrom) and inner.module:
+                    names.update(inner.module.split("."))
+                elif isinstance(inner, ast.Attribute):
+                    attributes.add(inner.attr)
+                elif isinstance(inner, ast.Constant) and isinstance(inner.value, str) and id(inner) not in docstrings:
+                    attributes.update(word for word in re.findall(r"\w+", inner.value) if inner.value.isidentifier())
+    return names, attributes
 
-    graded = copy.deepcopy(notebook)
-    # The course's kernel, whatever the student's machine called theirs (conda's "myenv", a hub's):
-    # otter runs the kernel a notebook names, and a name this machine lacks would fail honest work.
-    graded.metadata["kernelspec"] = dict(KERNELSPEC)
-    graded.cells.insert(0, nbformat.v4.new_code_cell(BLOCKER_CELL))
-    graded.cells.append(nbformat.v4.new_code_cell(recording_cell(tests, path)))
-    if graded.get("nbformat_minor", 0) < 5:  # cell ids came with nbformat 4.5
-        for cell in (graded.cells[0], graded.cells[-1]):
-            cell.pop("id", None)
-    return graded
+
+def _defines(node) -> list[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    return [
+        inner.id
+        for target in targets
+        if target is not None
+        for inner in ast.walk(target)
+        if isinstance(inner, ast.Name)
+    ]
+
+
+def not_allowed_used(cells: list[str], answers: list[str], paths: list[str]) -> list[str]:
+    """What of ``paths`` (``chainrule.Value.backward``) and :data:`GRADER_NAMES` the code of ``answers`` uses.
+
+    A method (its owner's name starts with a capital) is found as an attribute
+    (``y.backward()``, ``getattr(y, "backward")``), so that a local variable called
+    ``backward`` is no match; a function or a module as a name or an attribute
+    (``topological_order(v)``, ``graph.topological_order(v)``).
+    """
+    names, attributes = answer_uses(cells, answers)
+    found = []
+    for path in [*paths, *GRADER_NAMES]:
+        parts = path.split(".")
+        method = len(parts) > 1 and parts[-2][:1].isupper()
+        if parts[-1] in attributes or (not method and parts[-1] in names):
+            found.append(path.removeprefix("chainrule."))
+    return found
 
 
 # --------------------------------------------------------------------------- in the grader's process
@@ -457,18 +469,18 @@ def read_record(path: Path) -> tuple[dict | None, str]:
     return data, ""
 
 
-def score(tests: dict[str, str], data: dict | None, problem: str = "") -> dict:
+def score(
+    tests: dict[str, str], data: dict | None, problem: str = "", secret: bytes = b"", cells: list[str] | None = None
+) -> dict:
     """Run each test in this process against the recorded answers: test name -> otter ``ExceptionTestFile``.
 
     The result has otter's scores and messages, as ``otter run`` gives them, so that the
     points are the same wherever they are computed. With no record (``data`` None), every
-    test case fails with ``problem``. Each test file also gets ``mistakes``: the known
-    mistakes its failed cases named (:attr:`chainrule.exercises.answers.AnswerError.mistake`), as data,
-    in the order found, each once.
+    test case fails with ``problem``. ``secret`` must be the one :func:`inputs` was given;
+    ``cells``, the notebook's code, is read for what an exercise does not allow. Each test file
+    also gets ``mistakes``: the known mistakes its failed cases named
+    (:attr:`chainrule.exercises.answers.AnswerError.mistake`), as data, in the order found, each once.
     """
-    import contextlib
-    import io
-
     from otter.test_files import ExceptionTestFile
     from otter.test_files.abstract_test import TestCaseResult
 
@@ -492,7 +504,7 @@ def score(tests: dict[str, str], data: dict | None, problem: str = "") -> dict:
             for (case, part), scored in zip(runs, test_file.test_cases):
                 message, passed = "✅ Test case passed", True
                 try:
-                    with contextlib.redirect_stdout(io.StringIO()):
+                    with _hidden(case, secret), contextlib.redirect_stdout(io.StringIO()):
                         part.run(case, environment)
                 except Exception as error:  # noqa: BLE001 - any failure of a check is a failed case
                     message, passed = "❌ Test case failed\n" + _failure(test_file, error), False
@@ -500,10 +512,34 @@ def score(tests: dict[str, str], data: dict | None, problem: str = "") -> dict:
                     if named and named not in test_file.mistakes:
                         test_file.mistakes.append(named)
                 test_file.test_case_results.append(TestCaseResult(test_case=scored, message=message, passed=passed))
+            _public_only(runs, test_file.test_case_results)
             if data.get("used"):
-                _refuse(test_file, data["used"])
+                _refuse(test_file, f"The notebook imported {', '.join(map(str, data['used']))}: {BLOCKED_MESSAGE}.")
+            names = list(dict.fromkeys(_parameters(source)))
+            used = not_allowed_used(cells or [], names, settings(source).get(NOT_ALLOWED, []))
+            if used:
+                answers = " and ".join(names)
+                _refuse(test_file, f"{answers} uses {', '.join(used)}, which this exercise does not allow: {NOT_YOURS}")
         files[test_file.name] = test_file
     return files
+
+
+NOT_YOURS = "it asks for your own code."
+PUBLIC_ONLY = (
+    "Right on the public test's inputs, but wrong on the hidden test's, so neither earns points: an "
+    "answer must be right on inputs it has not seen."
+)
+
+
+def _public_only(runs: list, results: list) -> None:
+    """A part whose hidden cases failed earns nothing for its public cases either (:data:`PUBLIC_ONLY`)."""
+    from otter.test_files.abstract_test import TestCaseResult
+
+    failed = {part.label for (case, part), result in zip(runs, results) if case.hidden and not result.passed}
+    for index, ((case, part), result) in enumerate(zip(runs, results)):
+        if not case.hidden and result.passed and part.label in failed:
+            message = "❌ Test case failed\n" + PUBLIC_ONLY
+            results[index] = TestCaseResult(test_case=result.test_case, message=message, passed=False)
 
 
 def _share(case, part: Part, count: int):
@@ -542,16 +578,11 @@ def _environment(data: dict, names: list[str]) -> dict:
     return environment
 
 
-def _refuse(test_file, used: list) -> None:
-    """Fail every case of a notebook that imported a blocked framework (it got round the blocker)."""
+def _refuse(test_file, why: str) -> None:
+    """Fail every case of ``test_file`` for ``why`` (a blocked framework imported, what the exercise does not allow)."""
     from otter.test_files.abstract_test import TestCaseResult
 
-    modules = ", ".join(str(module) for module in used)
     test_file.test_case_results = [
-        TestCaseResult(
-            test_case=result.test_case,
-            passed=False,
-            message=f"❌ Test case failed\nThe notebook imported {modules}: {BLOCKED_MESSAGE}.",
-        )
+        TestCaseResult(test_case=result.test_case, passed=False, message=f"❌ Test case failed\n{why}")
         for result in test_file.test_case_results
     ]

@@ -4,10 +4,13 @@ The assignments' ``otter_config.json`` names it. otter runs the student's notebo
 kernel and the plugin's events in its own process:
 
 - when the plugin starts, before any student code runs, it reads the tests (``./tests``);
-- ``before_execution`` adds the grader's first cell (PyTorch, JAX and TensorFlow refused)
-  and last cell (:func:`chainrule.exercises.grading.record`);
-- ``after_grading`` throws away what the kernel reported and puts in the scores that
-  :func:`chainrule.exercises.grading.score` computes here from the record.
+- ``before_execution`` chooses the inputs (:func:`chainrule.exercises.grading.inputs`, the
+  hidden tests' with a secret of this process), and adds the grader's first cell (PyTorch,
+  JAX, TensorFlow and the checks refused) and last cell
+  (:func:`chainrule.exercises.kernel.record`, given only the inputs);
+- ``after_grading`` kills every process the notebook left behind, throws away what the
+  kernel reported and puts in the scores that :func:`chainrule.exercises.grading.score`
+  computes here from the record.
 
 Three more guards for this process, set before the student's kernel starts:
 
@@ -33,9 +36,8 @@ from pathlib import Path
 from otter.plugins import AbstractOtterPlugin
 
 from ..compat import patches
-from . import grading
+from . import grading, kernel, processes
 
-RECORD_VARIABLE = "CHAINRULE_GRADING_RECORD"
 OTTER_LOG = ".OTTER_LOG"  # otter.check.notebook.OTTER_LOG_FILENAME
 
 
@@ -61,16 +63,18 @@ class TrustedScores(AbstractOtterPlugin):
         config.grade_from_log = False
 
     def before_execution(self, submission):
-        chosen = os.environ.get(RECORD_VARIABLE)
-        self.record_path = Path(chosen or tempfile.mkdtemp(prefix="chainrule-record-")) / "record.json"
-        self.record_path.unlink(missing_ok=True)
+        self.record_path = Path(tempfile.mkdtemp(prefix="chainrule-record-")) / "record.json"
+        self.secret = os.urandom(32)
+        inputs = grading.inputs(self.tests, self.secret)
+        self.cells = [cell.source for cell in submission.cells if cell.cell_type == "code"]
         patches.outlive_the_kernel()
         patches.read_nothing_from_the_kernel()
-        return grading.graded_notebook(submission, self.tests, str(self.record_path))
+        processes.adopt_orphans()  # what the kernel leaves behind is this process's to stop
+        return kernel.graded_notebook(submission, inputs, str(self.record_path))
 
     def after_grading(self, results):
+        processes.stop_descendants()  # before the record is read: nothing of the notebook's can change it
         data, problem = grading.read_record(self.record_path)
-        results.results = grading.score(self.tests, data, problem)
+        results.results = grading.score(self.tests, data, problem, self.secret, self.cells)
         patches.forget_the_kernel_error(results)
-        if not os.environ.get(RECORD_VARIABLE):
-            shutil.rmtree(self.record_path.parent, ignore_errors=True)
+        shutil.rmtree(self.record_path.parent, ignore_errors=True)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ..graph import VISIT, depth_first_events, topological_order
 from ..value import Value
-from .answers import AnswerError, check_scalars, require_answer
+from .answers import AnswerError, check_scalars, not_allowed, require_answer, seeded
 from .calling import call, returned
 
 # --------------------------------------------------------------------------- 1.2: y = tanh(wx + b)
@@ -32,7 +32,7 @@ def neuron_points(seed: int) -> list[tuple[float, float, float]]:
     A drawn point keeps every named mistake apart from the right answer: x and w differ in
     size (swapped), and z = wx + b is neither near 0 (tanh' ≈ 1) nor large (tanh' ≈ 0).
     """
-    rng = random.Random(f"neuron {seed}")
+    rng = random.Random(f"neuron {seeded(seed)}")
     drawn = []
     while len(drawn) < 2:
         x, w, b = (round(rng.uniform(-2.0, 2.0), 2) for _ in range(3))
@@ -79,6 +79,7 @@ def check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x: float, w: float, b: float, t
     )
 
 
+@not_allowed("chainrule.Value.backward")
 def check_tanh_neuron_grads_function(tanh_neuron_grads: Callable, seed: int = 0) -> None:
     """``tanh_neuron_grads(x, w, b)`` must return (dy/dx, dy/dw, dy/db) of y = tanh(wx + b), at two points."""
     for x, w, b in neuron_points(seed):
@@ -98,7 +99,7 @@ def cube_points(seed: int) -> list[float]:
 
     A drawn x is at least 0.3 away from 0, 1 and -1, where x, x² and 3x² would coincide.
     """
-    rng = random.Random(f"cube {seed}")
+    rng = random.Random(f"cube {seeded(seed)}")
     drawn = []
     while len(drawn) < 2:
         x = round(rng.uniform(-2.5, 2.5), 2)
@@ -142,6 +143,7 @@ def check_cube_grads(dy_ds, dy_dx, x: float, title: str = "") -> None:
     )
 
 
+@not_allowed("chainrule.Value.backward")
 def check_cube_grads_function(cube_grads: Callable, seed: int = 0) -> None:
     """``cube_grads(x)`` must return (dy/ds, dy/dx) for s = x·x and y = s·x, at two values of x."""
     for x in cube_points(seed):
@@ -277,7 +279,7 @@ def dfs_graphs(seed: int) -> list[tuple[str, dict[str, list[str]], str]]:
             ("a diamond: d's parents b and c share the input a", DIAMOND, "d"),
             (f"a chain of {CHAIN_LENGTH:,} nodes, n0 to n{CHAIN_LENGTH - 1}", chain, f"n{CHAIN_LENGTH - 1}"),
         ]
-    rng = random.Random(f"dfs {seed}")
+    rng = random.Random(f"dfs {seeded(seed)}")
     graphs = []
     for size in (9, 14):
         names = [f"v{i}" for i in rng.sample(range(100), size)]
@@ -285,7 +287,7 @@ def dfs_graphs(seed: int) -> list[tuple[str, dict[str, list[str]], str]]:
         for i, node in enumerate(names[1:], start=1):  # one parent is the node before: the root reaches all
             parents[node] = rng.sample(names[: i - 1], min(i - 1, rng.randint(0, 2))) + [names[i - 1]]
             rng.shuffle(parents[node])
-        graphs.append((f"a graph of {size} nodes drawn from seed {seed}", parents, names[-1]))
+        graphs.append((f"a graph of {size} nodes drawn from seed {seeded(seed)}", parents, names[-1]))
     for i in range(1, CHAIN_LENGTH, 7):
         chain[f"side{i}"] = []
         chain[f"n{i}"] = [f"side{i}", f"n{i - 1}"] if i % 2 else [f"n{i - 1}", f"side{i}"]
@@ -293,6 +295,7 @@ def dfs_graphs(seed: int) -> list[tuple[str, dict[str, list[str]], str]]:
     return graphs
 
 
+@not_allowed("chainrule.graph.topological_order", "chainrule.graph.depth_first_events")
 def check_dfs_order_function(dfs_order_with_stack: Callable, seed: int = 0) -> None:
     """``dfs_order_with_stack(root, parents)`` must return the order of the chapter's recursive search."""
     for what, parents, root in dfs_graphs(seed):
