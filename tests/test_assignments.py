@@ -592,11 +592,12 @@ PLANTED.update(
             {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
             {},
         ),
+        # The cell that stops the kernel is left out and the notebook run again: its unanswered questions fail.
         "exits": (
             "mlp",
             lambda: submission("mlp", edit=added_cell("import os\nos._exit(0)")),
             {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
-            {"ex6_2": ["did not reach the grader's last cell"]},
+            {"ex6_2": ["is not answered yet"]},
         ),
         "sys-exit": (
             "mlp",
@@ -610,7 +611,7 @@ PLANTED.update(
                 "mlp", {**MLP_RIGHT, MEMORY: "def memory_count(N, d, h, q):\n    import torch\n    return 0"}
             ),
             {"ex6_3": 0, "ex6_2": 2},
-            {"ex6_3": ["No module named 'torch': this assignment is graded without PyTorch"]},
+            {"ex6_3": ["memory_count uses torch, which this exercise does not allow"]},
         ),
         "escapes": (
             "mlp",
@@ -665,6 +666,32 @@ def cube_grads(x):
     return s.grad, xv.grad"""
 
 
+# The engine's backward pass for a VJP of Exercise 5.5, with the right ce_grad:
+TENSOR_BACKWARD = """from chainrule import Tensor
+
+
+def matmul_vjp(A, B, G):
+    At, Bt = Tensor(A, requires_grad=True), Tensor(B, requires_grad=True)
+    (At @ Bt).backward(G)
+    return At.grad, Bt.grad"""
+# PyTorch, once the grader's import blocker is taken out of sys.meta_path and torch out of sys.modules:
+TORCH_UNBLOCKED = """import sys
+sys.meta_path.pop(0)
+import torch
+
+
+def d2l_weight_grads(X, y, W1, W2, lam):
+    W1t = torch.tensor(W1, requires_grad=True)
+    W2t = torch.tensor(W2, requires_grad=True)
+    H = torch.relu(torch.tensor(X) @ W1t.T)
+    loss = torch.nn.functional.cross_entropy(H @ W2t.T, torch.tensor(y))
+    (loss + lam / 2 * ((W1t**2).sum() + (W2t**2).sum())).backward()
+    return W1t.grad.numpy(), W2t.grad.numpy()
+
+
+del sys.modules["torch"]"""
+
+
 def memory_table() -> dict:
     from chainrule.exercises import feedback
 
@@ -696,6 +723,21 @@ PLANTED.update(
             lambda: submission("mlp", MLP_RIGHT, edit=added_cell(REWRITES_THE_RECORD)),
             {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
             {},
+        ),
+        "tensor-backward": (
+            "tensors",
+            lambda: submission(
+                "tensors",
+                {0: TENSOR_BACKWARD + "\n\n\n" + "def ce_grad" + solutions("tensors")[0].split("def ce_grad")[1]},
+            ),
+            {"ex5_5": 1},
+            {"ex5_5": ["matmul_vjp uses Tensor.backward, which this exercise does not allow", "(ce_grad): passed"]},
+        ),
+        "torch-unblocked": (
+            "mlp",
+            lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: TORCH_UNBLOCKED}),
+            {"ex6_6": 0, "ex6_2": 2},
+            {"ex6_6": ["d2l_weight_grads uses Tensor.backward and torch, which this exercise does not allow"]},
         ),
         "engine-backward": (
             "backward",
@@ -734,7 +776,7 @@ PLANTED["kernel-myenv"] = (
     {},
 )
 PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {})
-QUESTIONS = {"mlp": ("ex6_2", "ex6_3", "ex6_6"), "graph": ("ex2_2",), "backward": ("ex3_2",)}
+QUESTIONS = {"mlp": ("ex6_2", "ex6_3", "ex6_6"), "graph": ("ex2_2",), "backward": ("ex3_2",), "tensors": ("ex5_5",)}
 CHEATS = [
     "patches-feedback",
     "patches-numpy",
@@ -745,6 +787,7 @@ CHEATS = [
     "table-of-answers",
     "reads-the-checker",
     "rewrites-the-record",
+    "torch-unblocked",
     "solution",
     "untouched",
     "no-weight-decay",
@@ -841,7 +884,7 @@ def test_csv_rows_and_totals(graded):
 def test_cheats_are_reported(graded):
     """Each cheat earns nothing, and the status or the feedback tells the instructor what it did."""
     assert graded["patches-feedback"][0]["status"] == "review: the grader's own code (chainrule.exercises)"
-    assert "did not reach the grader's last cell" in graded["exits"][0]["status"]
+    assert graded["exits"][0]["status"] == "review: a cell stopped the kernel and was left out (import os)"
     assert graded["solution"][0]["status"] == "graded"
     assert graded["rewrites-the-record"][0]["status"].startswith("review: processes of its own")
     assert graded["reads-frames"][0]["status"] == "review: stack frames or the garbage collector (sys._getframe, " + (
@@ -872,15 +915,19 @@ def test_the_sandbox(tmp_path):
         "for path in {secrets!r}:\n"
         "    print('read' if os.path.exists(path) else 'hidden', path)\n"
         "print(sorted(os.listdir('/tmp')), sorted(os.environ))\n"
+        "print(*(os.statvfs(p).f_blocks * os.statvfs(p).f_frsize for p in ('/scratch', '/dev/shm')))\n"
+        "try:\n    open('{work}/x', 'w')\nexcept OSError:\n    print('work is read-only')\n"
     )
     work = tmp_path / "work"
     work.mkdir()
-    code = probe.format(root=ROOT, tmp=tmp_path, secrets=secrets)
+    code = probe.format(root=ROOT, tmp=tmp_path, secrets=secrets, work=work)
     command = grade.sandbox_command(work, [sys.executable, "-c", code])
-    run = subprocess.run(command, capture_output=True, text=True, check=True, env=grade.sandbox_environment(work))
+    run = subprocess.run(
+        command, capture_output=True, text=True, check=True, env=grade.sandbox_environment(sandbox.SCRATCH)
+    )
     lines = run.stdout.splitlines()
     assert lines[0] == "65534" and lines[1:3] == [f"refused {ROOT}/x", f"refused {tmp_path}/../x"], lines
-    assert lines[3] == "wrote mine" and (work / "mine").is_file()
+    assert lines[3] == "wrote mine" and not (work / "mine").exists()  # in its scratch tmpfs, not on the disk
     assert lines[4].startswith("network "), lines
     assert all(Path(p).exists() for p in secrets[1:]) and len(secrets) == 5, "each exists outside the sandbox"
     assert lines[5:10] == [f"hidden {path}" for path in secrets], lines
@@ -889,6 +936,9 @@ def test_the_sandbox(tmp_path):
     allowed = {p.relative_to("/tmp").parts[0] for p in bound if p.is_relative_to("/tmp")}
     assert set(tmp_listed.strip("[]").replace("'", "").split(", ")) - {""} <= allowed, (tmp_listed, allowed)
     assert "MAKEFLAGS" not in environment and "HOME" in environment
+    scratch, shm = map(int, lines[11].split())
+    assert scratch == sandbox.SCRATCH_LIMIT and shm == sandbox.SHM_LIMIT, lines[11]
+    assert lines[12] == "work is read-only", lines
 
 
 @pytest.fixture(scope="module")
@@ -941,7 +991,7 @@ def test_local_and_otter_run_scores_are_equal(graded, grading_venv, tmp_path):
 
     # The cheats, and two answers to the scalar chapters' functions: a recursion too deep, pasted numbers.
     runs = [("mlp", stem) for stem in [*CHEATS, "kernel-myenv"]]
-    runs += [("graph", "recursive-order"), ("backward", "engine-backward")]
+    runs += [("graph", "recursive-order"), ("backward", "engine-backward"), ("tensors", "tensor-backward")]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         remote = dict(zip(runs, pool.map(otter_scores, runs)))
     for name, stem in runs:

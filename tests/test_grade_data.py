@@ -183,7 +183,7 @@ def test_a_submission_sees_none_of_the_instructors_environment(tmp_path, monkeyp
     assert environment["PATH"] == "/usr/bin:/bin"
     assert environment["HOME"] == str(tmp_path)
     assert not {"MAKEFLAGS", "GITHUB_TOKEN"} & set(environment)
-    assert set(environment) <= set(sandbox.PASSED_ON) | {"HOME", "PYTHONNOUSERSITE"}
+    assert set(environment) <= set(sandbox.PASSED_ON) | {"HOME", "TMPDIR", "PYTHONNOUSERSITE"}
 
 
 def test_a_run_that_stops_half_way_keeps_the_rows_it_graded(tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from chainrule.exercises import answers, calling, grading, kernel
+from chainrule.exercises import answer_code, answers, calling, grading, kernel
 
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 leaves = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | floats | st.text(max_size=5) | st.just(...)
@@ -387,17 +387,21 @@ def test_answer_uses_reads_only_the_answers_code():
         "def answer(x):\n    '''backward, not used'''\n    backward = 2 * x\n    return helper(x) + [backward]",
         "%timeit answer(1)\ndef other(v):\n    return getattr(v, 'backward')()",
     ]
-    names, attributes = grading.answer_uses(cells, ["answer"])
+    names, attributes = answer_code.answer_uses(cells, ["answer"])
     assert {"helper", "order", "topological_order", "graph", "chainrule"} <= names and "unrelated" not in names
     assert "backward" not in attributes  # a local variable and a docstring are not the method
-    assert grading.not_allowed_used(cells, ["answer"], ["chainrule.Value.backward"]) == []
-    assert grading.not_allowed_used(cells, ["answer"], ["chainrule.graph.topological_order"]) == [
+    assert answer_code.not_allowed_used(cells, ["answer"], ["chainrule.Value.backward"]) == []
+    assert answer_code.not_allowed_used(cells, ["answer"], ["chainrule.graph.topological_order"]) == [
         "graph.topological_order"
     ]
-    assert grading.not_allowed_used(cells, ["other"], ["chainrule.Value.backward"]) == ["Value.backward"]
-    assert grading.not_allowed_used(["def f():\n    from chainrule.exercises import feedback"], ["f"], []) == [
+    assert answer_code.not_allowed_used(cells, ["other"], ["chainrule.Value.backward"]) == ["Value.backward"]
+    assert answer_code.not_allowed_used(["def f():\n    from chainrule.exercises import feedback"], ["f"], []) == [
         "exercises"
     ]
+    # A definition inside an if block, and the framework the blocker refuses, imported once it is removed:
+    swapped = "import sys\nif '_grader_kernel' in globals():\n    sys.meta_path.pop(0)\n    import torch as t\n"
+    swapped += "    def f(x):\n        return t.tensor(x)"
+    assert answer_code.not_allowed_used([swapped], ["f"], []) == ["torch"]
 
 
 def test_the_first_cell_refuses_the_checks_and_the_frameworks():
@@ -441,3 +445,56 @@ def test_no_process_of_the_notebook_outlives_it(tmp_path):
 
     pid = int(pid_file.read_text())
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_one_answer_that_is_too_large_or_crashes_costs_only_itself():
+    """A 150 MB answer fails alone; an answer that kills the kernel leaves the others' parts of the record."""
+    import nbformat
+
+    tests = {"q.py": RULES + "\nchainrule_parts = [['matmul_vjp', None], ['ce_grad', None]]\n"}
+    given = grading.inputs(tests, SECRET)
+    right = grading.reference_names(REFERENCE)
+    huge = {"matmul_vjp": lambda A, B, G: (np.zeros(20_000_000), A.T @ G), "ce_grad": right["ce_grad"]}
+    data = json.loads(json.dumps(kernel.record(huge, given, show=False)))
+    results = grading.score(tests, data, "", SECRET)["q"].test_case_results
+    assert [r.passed for r in results] == [False, True]
+    assert "returned more than 1,000,000 numbers" in results[0].message
+    # The kernel died while it called ce_grad: what it showed before is read, part by part.
+    shown = [
+        {"output_type": "display_data", "metadata": {}, "data": {kernel.RECORD_TYPE: json.dumps(part)}}
+        for part in (
+            {"values": {}, "calls": {}, "used": [], "defined": ["matmul_vjp", "ce_grad"]},
+            {"calls": {"matmul_vjp": kernel.record(right, given, show=False)["calls"]["matmul_vjp"]}},
+        )
+    ]
+    cell = nbformat.v4.new_code_cell("", outputs=[nbformat.from_dict(output) for output in shown])
+    data, problem = grading.parse_record(kernel.shown_record(cell))
+    results = grading.score(tests, data, problem, SECRET)["q"].test_case_results
+    assert [r.passed for r in results] == [True, False]
+    assert "the kernel stopped while the grader called ce_grad" in results[1].message
+    assert kernel.shown_record(nbformat.v4.new_code_cell("")) is None
+    assert grading.parse_record(None) == (None, grading.NO_RECORD)
+
+
+def test_the_otter_plugin_imports_the_checks_before_the_kernel_runs(tmp_path):
+    """Under otter run (Gradescope) the plugin imports all that scoring needs before the kernel starts, and
+    gives the kernel the inputs alone: a notebook that rewrites the installed checks changes nothing."""
+    import subprocess
+    import sys
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "q.py").write_text(NEURON_TESTS["q.py"])
+    script = (
+        "import sys, nbformat\nfrom chainrule.exercises.otter_plugin import TrustedScores\n"
+        "before = 'chainrule.exercises.feedback' in sys.modules\n"
+        f"plugin = TrustedScores({str(tmp_path / 's.ipynb')!r}, {{}}, {{}})\n"
+        "graded = plugin.before_execution(nbformat.v4.new_notebook())\n"
+        "print(before, 'chainrule.exercises.feedback' in sys.modules, 'chainrule.exercises.scalar' in sys.modules)\n"
+        "print(graded.cells[-1].source)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    imported, last_cell = run.stdout.split("\n", 1)
+    assert imported == "False True True"
+    assert "_grader_kernel.record(" in last_cell
+    for secret_part in ("math.tanh", "feedback", "seed", "chainrule_reference"):
+        assert secret_part not in last_cell

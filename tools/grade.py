@@ -62,9 +62,10 @@ from reports import (  # tools/reports.py
     write_table,
     write_written,
 )
-from sandbox import limits, sandbox_available, sandbox_command, sandbox_environment  # tools/sandbox.py
+from sandbox import SCRATCH, limits, sandbox_available, sandbox_command, sandbox_environment  # tools/sandbox.py
 
 ROOT = Path(__file__).resolve().parents[1]
+RUNNER = Path(__file__).resolve().parent / "run_notebook.py"  # runs one notebook, in the sandbox
 ASSIGNMENTS = ROOT / "_build" / "assignments"
 CELL_TIMEOUT = 60
 SUBMISSION_TIMEOUT = 600
@@ -171,46 +172,6 @@ def _names(notebook: Path, student: str) -> bool:
     return name.casefold() == wanted or wanted in (part.strip() for part in name.casefold().split("_"))
 
 
-# --------------------------------------------------------------------------- one submission (in the sandbox)
-
-
-def execute(notebook: Path, work: Path, cell_timeout: int) -> None:
-    """Run the graded notebook (in the sandbox); write the record its last cell shows to ``work/record.json``.
-
-    The record comes from the kernel's messages to this process, and is written only after
-    every process the notebook started is dead, so that nothing can change it afterwards.
-    This process's memory is closed to the kernel, which runs as the same user.
-    """
-    import nbformat
-    from nbclient import NotebookClient
-
-    from chainrule.exercises import kernel, processes
-
-    processes.guarded()
-    processes.adopt_orphans()
-    graded = nbformat.read(notebook, as_version=4)
-    client = NotebookClient(
-        graded,
-        timeout=cell_timeout,
-        interrupt_on_timeout=True,  # a cell that runs too long is stopped, and the next one runs
-        allow_errors=True,
-        resources={"metadata": {"path": str(work)}},
-    )
-    try:
-        client.execute()
-    except Exception as error:  # noqa: BLE001 - a kernel that died (os._exit): no record, and the log says why
-        print(f"the notebook's run stopped: {type(error).__name__}: {error}"[:2000], flush=True)
-    processes.stop_descendants()
-    text = kernel.shown_record(graded.cells[-1]) if graded.cells else None
-    target = work / "record.json"
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    if text is not None:
-        handle = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(handle, "w") as file:
-            file.write(text)
-
-
 # --------------------------------------------------------------------------- one submission (the grader's side)
 
 
@@ -303,23 +264,31 @@ def grade_one(
         result.status = status
         return result, None
     # The sandbox sees no test, reference or assignment folder: only the notebook, with the inputs.
-    command = [sys.executable, __file__, "--execute", str(copy), str(work), "--cell-timeout", str(options.cell_timeout)]
-    environment = sandbox_environment(work)
+    # The record comes back by a pipe that only tools/run_notebook.py holds.
+    reader, writer = os.pipe()
+    home = SCRATCH if options.sandboxed else str(work)
+    command = [sys.executable, str(RUNNER), str(copy), home, str(options.cell_timeout), str(writer)]
     if options.sandboxed:
         command = sandbox_command(work, command)
-    child = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        errors="replace",
-        cwd=work,
-        env=environment,
-        start_new_session=True,
-        preexec_fn=limits(options.timeout),
-    )
+    try:
+        child = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            cwd=work,
+            env=sandbox_environment(home),
+            start_new_session=True,
+            preexec_fn=limits(options.timeout),
+            pass_fds=(writer,),
+        )
+    finally:
+        os.close(writer)
     tail = _Tail(child.stdout)  # read as it comes: a kernel that prints 800 MB costs the grader 64 KB
     tail.start()
+    record = _Record(reader)
+    record.start()
     try:
         child.wait(timeout=options.timeout)
     except subprocess.TimeoutExpired:
@@ -331,9 +300,28 @@ def grade_one(
             pass
         child.wait()
         tail.join(timeout=10)  # a daemon of the notebook's that left the group may still hold the pipe
+        record.join(timeout=10)
     result.log = tail.kept()
+    result.record = record.data
     result.seconds = time.monotonic() - start
     return result, work
+
+
+class _Record(threading.Thread):
+    """Reads the record from its pipe, at most :data:`chainrule.exercises.grading.RECORD_LIMIT` bytes
+    of it (more is read and dropped, so that the writer is never stuck)."""
+
+    def __init__(self, descriptor: int):
+        super().__init__(daemon=True)
+        self.descriptor, self.data = descriptor, b""
+
+    def run(self) -> None:
+        from chainrule.exercises.grading import RECORD_LIMIT
+
+        with os.fdopen(self.descriptor, "rb") as pipe:
+            for chunk in iter(lambda: pipe.read(2**20), b""):
+                if len(self.data) <= RECORD_LIMIT:
+                    self.data += chunk
 
 
 class _Tail(threading.Thread):
@@ -363,10 +351,12 @@ def score(result: Result, work: Path | None, tests: dict[str, str], secret: byte
     if work is None:
         data, problem = None, result.status
     else:
-        data, problem = grading.read_record(work / "record.json")
+        data, problem = grading.parse_record(result.record)
         shutil.rmtree(work, ignore_errors=True)
         if data is None and result.status == "graded":
             result.status = problem
+        for cell in (data or {}).get("skipped", [])[:3]:
+            result.review.append(f"a cell stopped the kernel and was left out ({str(cell)[:80]})")
     for name, test_file in grading.score(tests, data, problem, secret, result.code).items():
         result.scores[name] = float(test_file.score)
         result.messages[name] = [
@@ -519,7 +509,6 @@ def grade_folders(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--execute", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("assignment", help="an assignment name (a folder of _build/assignments)")
     parser.add_argument("submissions", type=Path, help="the folder of submitted notebooks")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -530,9 +519,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto")
     parser.add_argument("--assignments", type=Path, default=ASSIGNMENTS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.execute:
-        execute(Path(args.assignment), args.submissions, args.cell_timeout)
-        return 0
     grade_folder(
         args.assignment,
         args.submissions,

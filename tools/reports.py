@@ -45,6 +45,7 @@ class Result:
     review: list[str] = field(default_factory=list)  # what of the notebook a human should look at
     log: str = ""  # the end of the sandbox's output, for finding out why a notebook failed
     code: list[str] = field(default_factory=list, repr=False)  # the notebook's code cells, for the grader's reading
+    record: bytes = field(default=b"", repr=False)  # what the answers returned, from the sandbox
 
 
 # --------------------------------------------------------------------------- grades, feedback, summary

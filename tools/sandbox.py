@@ -2,9 +2,10 @@
 
 A submission's process runs as user nobody in namespaces of its own (no network), with no
 capabilities, under CPU, memory and file-size limits. It sees the system's programs and
-libraries, a few files of /etc, the Python it runs in and the grader's code, all read-only,
-and one writable folder of its own (``work``); not the repository's other folders (the
-solutions in _build), the home folder, other submissions or other notebooks' work folders.
+libraries, a few files of /etc, the Python it runs in, the grader's code and its own
+notebook, all read-only, and writes only to a tmpfs of its own (:data:`SCRATCH`, capped);
+not the repository's other folders (the solutions in _build), the home folder, other
+submissions or other notebooks' work folders. Its record leaves by a pipe, not a file.
 Its environment holds none of the grader's variables but :data:`PASSED_ON`.
 """
 
@@ -21,6 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MEMORY_LIMIT = 8 * 2**30  # bytes of address space per process in the sandbox
 FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
+#: The one writable folder of a submission: a tmpfs of at most this many bytes, its home, its
+#: temporary folder and its notebook's working folder. Nothing it writes reaches the disk.
+SCRATCH = "/scratch"
+SCRATCH_LIMIT = 1 * 2**30
+SHM_LIMIT = 64 * 2**20  # bytes of /dev/shm
 
 
 #: The system's programs and libraries: all a submission's process sees of the machine, read-only.
@@ -40,9 +46,9 @@ def sandbox_paths() -> list[str]:
 
 
 def sandbox_command(work: Path, command: list[str]) -> list[str]:
-    """``command`` under bubblewrap: ``work`` (same path inside) is its only writable folder, and
-    it sees only :data:`SYSTEM`, :data:`ETC` and :func:`sandbox_paths`, read-only, with an empty /tmp."""
-    (work / "tmp").mkdir(exist_ok=True)
+    """``command`` under bubblewrap. It sees only :data:`SYSTEM`, :data:`ETC`, :func:`sandbox_paths` and
+    ``work`` (same path inside), read-only, with an empty /tmp; it writes only to :data:`SCRATCH`, a
+    tmpfs of :data:`SCRATCH_LIMIT` bytes, and a /dev/shm of :data:`SHM_LIMIT`."""
     shown = []
     for path in SYSTEM:
         shown += ["--symlink", os.readlink(path), path] if os.path.islink(path) else ["--ro-bind-try", path, path]
@@ -56,11 +62,19 @@ def sandbox_command(work: Path, command: list[str]) -> list[str]:
         *shown,
         "--dev",
         "/dev",
+        "--size",
+        str(SHM_LIMIT),
+        "--tmpfs",
+        "/dev/shm",
         "--proc",
         "/proc",
-        "--bind",
+        "--ro-bind",
         str(work),
         str(work),
+        "--size",
+        str(SCRATCH_LIMIT),
+        "--tmpfs",
+        SCRATCH,
         "--remount-ro",  # the sandbox's own root and /tmp, where bwrap made the folders it binds onto
         "/",
         "--remount-ro",
@@ -75,13 +89,13 @@ def sandbox_command(work: Path, command: list[str]) -> list[str]:
         "--die-with-parent",
         "--new-session",
         "--chdir",
-        str(work),
+        SCRATCH,
         "--setenv",
         "HOME",
-        str(work),
+        SCRATCH,
         "--setenv",
         "TMPDIR",
-        str(work / "tmp"),
+        SCRATCH,
         "--setenv",
         "MPLBACKEND",
         "Agg",
@@ -96,10 +110,10 @@ def sandbox_command(work: Path, command: list[str]) -> list[str]:
 PASSED_ON = ("PATH", "LANG", "LC_ALL", "TZ", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def sandbox_environment(work: Path) -> dict[str, str]:
-    """The environment of one submission's process: :data:`PASSED_ON`, and its home, ``work``."""
+def sandbox_environment(home: Path | str) -> dict[str, str]:
+    """The environment of one submission's process: :data:`PASSED_ON`, and its ``home``."""
     passed = {name: os.environ[name] for name in PASSED_ON if name in os.environ}
-    return {**passed, "HOME": str(work), "PYTHONNOUSERSITE": "1"}
+    return {**passed, "HOME": str(home), "TMPDIR": str(home), "PYTHONNOUSERSITE": "1"}
 
 
 def sandbox_available() -> str:

@@ -9,6 +9,7 @@ The modules, in order: each imports only the engine and modules above it in this
 * ``calling`` -- calling a student's function safely: on copies, under a time limit, every failure explained
 * ``scalar`` -- the checks of the scalar chapters (1.2, 2.2, 3.2), whose answers are functions of their inputs
 * ``feedback`` -- the checks of the chapters' exercises, built on the three above; it re-exports ``scalar``'s
+* ``answer_code`` -- what an answer's code uses, read from a notebook with ``ast``
 * ``grading`` -- grades computed outside the student's kernel: choose the inputs here, replay the tests here
 * ``kernel`` -- what runs in the student's kernel while it is graded: its answers called on the grader's inputs
 * ``processes`` -- the grader's hold on a notebook's processes: none outlives its last cell

@@ -21,7 +21,7 @@ prints fake results changes nothing that is scored, and a notebook that stops it
 cases fail earns nothing for its public cases either: an answer must be right on inputs it
 has not seen, not only on those printed in its notebook. What an exercise does not allow
 (``chainrule_not_allowed``: the engine's ``Value.backward`` for a derivative worked out by
-hand) fails every case of its test when the answer's code uses it (:func:`answer_uses`),
+hand) fails every case of its test when the answer's code uses it (:mod:`.answer_code`),
 and raises in the kernel when it is called.
 
 **Points per quantity.** A test file of the autograder may name its parts
@@ -45,8 +45,9 @@ import contextlib
 import io
 import json
 import math
-import re
 from pathlib import Path
+
+from .answer_code import not_allowed_used
 
 RECORD_LIMIT = 64 * 2**20  # bytes: a larger record is refused, not read
 MAX_DEPTH = 20
@@ -310,96 +311,15 @@ def _hidden(case, secret: bytes):
     return answers.hidden_inputs(secret) if case.hidden else contextlib.nullcontext()
 
 
-# --------------------------------------------------------------------------- what an answer's code uses
-
-#: Names of the grader's modules and reference answers: no answer needs them.
-GRADER_NAMES = ("exercises", "otter_plugin", "d2l_gradients", "d2l_memory", "_REFERENCES")
-
-
-def answer_uses(cells: list[str], answers: list[str]) -> tuple[set[str], set[str]]:
-    """The names and the attributes that the code of ``answers`` reads.
-
-    ``cells`` are a notebook's code cells. The code of an answer is its top-level definition
-    (a ``def``, or what is assigned to its name), and, transitively, the notebook's
-    definitions of the names it reads (a helper, an import). An imported name counts as a
-    name; a string that is one identifier (``getattr(v, "backward")``) as an attribute;
-    a docstring as neither.
-    """
-    definitions: dict[str, list] = {}
-    for source in cells:
-        try:
-            tree = ast.parse(re.sub(r"(?m)^\s*[%!].*$", "", source))  # IPython's magics and shell lines
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            for defined in _defines(node):
-                definitions.setdefault(defined, []).append(node)
-    names: set[str] = set()
-    attributes: set[str] = set()
-    todo, seen = list(answers), set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for node in definitions.get(name, []):
-            docstrings = {id(inner.value) for inner in ast.walk(node) if isinstance(inner, ast.Expr)}
-            for inner in ast.walk(node):
-                if isinstance(inner, ast.Name):
-                    names.add(inner.id)
-                    todo.append(inner.id)
-                elif isinstance(inner, ast.alias):
-                    names.update(inner.name.split("."))
-                elif isinstance(inner, ast.ImportFrom) and inner.module:
-                    names.update(inner.module.split("."))
-                elif isinstance(inner, ast.Attribute):
-                    attributes.add(inner.attr)
-                elif isinstance(inner, ast.Constant) and isinstance(inner.value, str) and id(inner) not in docstrings:
-                    attributes.update(word for word in re.findall(r"\w+", inner.value) if inner.value.isidentifier())
-    return names, attributes
-
-
-def _defines(node) -> list[str]:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [(alias.asname or alias.name).split(".")[0] for alias in node.names]
-    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-    return [
-        inner.id
-        for target in targets
-        if target is not None
-        for inner in ast.walk(target)
-        if isinstance(inner, ast.Name)
-    ]
-
-
-def not_allowed_used(cells: list[str], answers: list[str], paths: list[str]) -> list[str]:
-    """What of ``paths`` (``chainrule.Value.backward``) and :data:`GRADER_NAMES` the code of ``answers`` uses.
-
-    A method (its owner's name starts with a capital) is found as an attribute
-    (``y.backward()``, ``getattr(y, "backward")``), so that a local variable called
-    ``backward`` is no match; a function or a module as a name or an attribute
-    (``topological_order(v)``, ``graph.topological_order(v)``).
-    """
-    names, attributes = answer_uses(cells, answers)
-    found = []
-    for path in [*paths, *GRADER_NAMES]:
-        parts = path.split(".")
-        method = len(parts) > 1 and parts[-2][:1].isupper()
-        if parts[-1] in attributes or (not method and parts[-1] in names):
-            found.append(path.removeprefix("chainrule."))
-    return found
-
-
 # --------------------------------------------------------------------------- in the grader's process
 
 
 class _Replay:
     """Stands for one answer function in the grader: gives back what the kernel recorded."""
 
-    def __init__(self, name: str, calls: list):
+    def __init__(self, name: str, calls: list, stopped: bool = False):
         self.__name__ = name
+        self._stopped = stopped
         self._calls = {}
         for entry in calls:
             if isinstance(entry, dict) and isinstance(entry.get("key"), str):
@@ -407,6 +327,10 @@ class _Replay:
 
     def __call__(self, *args, **kwargs):
         entry = self._calls.get(key(args, kwargs))
+        if entry is None and self._stopped:
+            raise Unreadable(
+                f"the kernel stopped while the grader called {self.__name__} (a crash, or it ran out of memory)"
+            )
         if entry is None:
             raise Unreadable(
                 f"{self.__name__} was not called with these inputs while the notebook ran: the "
@@ -450,23 +374,39 @@ def _rebuilt(name: str, message: str) -> BaseException:
     return type(safe, (Exception,), {"__module__": "student"})(message)
 
 
+NO_RECORD = (
+    "the notebook did not reach the grader's last cell (a cell stopped the kernel, for example with "
+    "os._exit or sys.exit, or it ran out of time or memory)"
+)
+
+
 def read_record(path: Path) -> tuple[dict | None, str]:
-    """The record at ``path`` and "", or None and why it cannot be used."""
+    """The record in the file at ``path`` and "", or None and why it cannot be used."""
     path = Path(path)
     if not path.is_file():
-        return None, (
-            "the notebook did not reach the grader's last cell (a cell stopped the kernel, for "
-            "example with os._exit or sys.exit, or it ran out of time or memory)"
-        )
+        return None, NO_RECORD
     if path.stat().st_size > RECORD_LIMIT:
-        return None, f"the notebook's answers are too large to grade (over {RECORD_LIMIT // 2**20} MB)"
+        return None, _too_large()
+    return parse_record(path.read_bytes())
+
+
+def parse_record(text: bytes | str | None) -> tuple[dict | None, str]:
+    """The record ``text`` (as :func:`chainrule.exercises.kernel.record` writes it) and "", or None and why not."""
+    if text is None or not text:
+        return None, NO_RECORD
+    if len(text) > RECORD_LIMIT:
+        return None, _too_large()
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(text)
     except (ValueError, UnicodeDecodeError):
         return None, "the notebook's answers could not be read (the record was changed)"
     if not (isinstance(data, dict) and isinstance(data.get("values"), dict) and isinstance(data.get("calls"), dict)):
         return None, "the notebook's answers could not be read (the record was changed)"
     return data, ""
+
+
+def _too_large() -> str:
+    return f"the notebook's answers are too large to grade (over {RECORD_LIMIT // 2**20} MB)"
 
 
 def score(
@@ -515,11 +455,7 @@ def score(
             _public_only(runs, test_file.test_case_results)
             if data.get("used"):
                 _refuse(test_file, f"The notebook imported {', '.join(map(str, data['used']))}: {BLOCKED_MESSAGE}.")
-            names = list(dict.fromkeys(_parameters(source)))
-            used = not_allowed_used(cells or [], names, settings(source).get(NOT_ALLOWED, []))
-            if used:
-                answers = " and ".join(names)
-                _refuse(test_file, f"{answers} uses {', '.join(used)}, which this exercise does not allow: {NOT_YOURS}")
+            _not_allowed(runs, test_file.test_case_results, source, cells or [])
         files[test_file.name] = test_file
     return files
 
@@ -529,6 +465,28 @@ PUBLIC_ONLY = (
     "Right on the public test's inputs, but wrong on the hidden test's, so neither earns points: an "
     "answer must be right on inputs it has not seen."
 )
+
+
+def _not_allowed(runs: list, results: list, source: str, cells: list[str]) -> None:
+    """Fail the cases of each answer whose code uses what the test does not allow (``chainrule_not_allowed``).
+
+    A part that scores one answer (``matmul_vjp``) fails for that answer's code only; a part of
+    the whole test, or of a quantity, fails when any answer's does.
+    """
+    from otter.test_files.abstract_test import TestCaseResult
+
+    paths = settings(source).get(NOT_ALLOWED, [])
+    used = {name: not_allowed_used(cells, [name], paths) for name in dict.fromkeys(_parameters(source))}
+    for index, ((case, part), result) in enumerate(zip(runs, results)):
+        offending = [name for name in ([part.answer] if part.answer in used else used) if used[name]]
+        if offending:
+            said = "; ".join(f"{name} uses {_joined(used[name])}" for name in offending)
+            message = f"❌ Test case failed\n{said}, which this exercise does not allow: {NOT_YOURS}"
+            results[index] = TestCaseResult(test_case=result.test_case, message=message, passed=False)
+
+
+def _joined(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def _public_only(runs: list, results: list) -> None:
@@ -570,6 +528,8 @@ def _environment(data: dict, names: list[str]) -> dict:
         if name in data["calls"]:
             calls = data["calls"][name]
             environment[name] = _Replay(name, calls if isinstance(calls, list) else [])
+        elif name in data.get("defined", []):  # the kernel stopped while it called this answer
+            environment[name] = _Replay(name, [], stopped=True)
         elif name in data["values"]:
             try:
                 environment[name] = decode(data["values"][name])

@@ -33,6 +33,7 @@ ANSWER_KEYS = ("chainrule.exercises.feedback", "chainrule.exercises.scalar", "ch
 KEY_MESSAGE = "the course's checks hold the answers, so a notebook cannot import them while it is graded"
 #: The output the recording cell shows the record in: the grader reads it from there.
 RECORD_TYPE = "text/x-chainrule-record"
+ANSWER_LIMIT = 1_000_000  # numbers in one answer's result: a larger one fails that answer alone
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
@@ -93,35 +94,52 @@ def record(namespace: dict, inputs: str | dict, path: str = "", show: bool = Tru
     ``inputs`` (JSON): ``calls``, answer name -> the keys of its calls
     (:func:`chainrule.exercises.grading.key`); ``values``, the names of answers that are
     values; ``not_allowed``, answer name -> what it may not use (``chainrule.Value.backward``).
-    The record is shown as the cell's output (``show``), where the grader reads it.
+    The record is shown as the cell's outputs (``show``), where the grader reads it: one part
+    as each answer is done, so that an answer that crashes the kernel costs only itself.
     """
     inputs = json.loads(inputs) if isinstance(inputs, str) else inputs
-    calls = {
-        name: _calls(namespace[name], keys, inputs.get("not_allowed", {}).get(name, []))
-        for name, keys in inputs.get("calls", {}).items()
-        if name in namespace
-    }
-    values = {name: _encoded(namespace[name]) for name in inputs.get("values", []) if name in namespace}
     used = sorted(module for module in BLOCKED_MODULES if module in sys.modules)
-    data = {"values": values, "calls": calls, "used": used}
-    text = json.dumps(data)
+    values = {name: _encoded(namespace[name]) for name in inputs.get("values", []) if name in namespace}
+    defined = [name for name in inputs.get("calls", {}) if name in namespace]
+    data: dict = {"values": values, "calls": {}, "used": used, "defined": defined}
+    _show(dict(data), show)
+    for name, keys in inputs.get("calls", {}).items():
+        if name in namespace:
+            data["calls"][name] = _calls(namespace[name], keys, inputs.get("not_allowed", {}).get(name, []))
+            _show({"calls": {name: data["calls"][name]}}, show)
     if path:
-        Path(path).write_text(text)
-    if show:
-        from IPython.display import display
-
-        display({RECORD_TYPE: text}, raw=True)
+        Path(path).write_text(json.dumps(data))
     return data
 
 
+def _show(part: dict, show: bool) -> None:
+    if show:
+        from IPython.display import display
+
+        display({RECORD_TYPE: json.dumps(part)}, raw=True)
+
+
 def shown_record(cell) -> str | None:
-    """The record that the recording cell ``cell`` (run) shows, or None when it shows none."""
-    texts = [
+    """The record that the recording cell ``cell`` (run) showed, its parts joined, or None when it showed none."""
+    parts = [
         output["data"][RECORD_TYPE]
         for output in cell.get("outputs", [])
         if output.get("output_type") == "display_data" and isinstance(output.get("data", {}).get(RECORD_TYPE), str)
     ]
-    return texts[-1] if texts else None
+    if not parts:
+        return None
+    data: dict = {"values": {}, "calls": {}, "used": [], "defined": []}
+    for text in parts:
+        try:
+            part = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(part, dict):
+            data["values"].update(part.get("values") if isinstance(part.get("values"), dict) else {})
+            data["calls"].update(part.get("calls") if isinstance(part.get("calls"), dict) else {})
+            data["used"] = part.get("used", data["used"])
+            data["defined"] = part.get("defined", data["defined"])
+    return json.dumps(data)
 
 
 def _calls(function, keys: list[str], not_allowed: list[str]) -> list[dict]:
@@ -149,7 +167,12 @@ def _calls(function, keys: list[str], not_allowed: list[str]) -> list[dict]:
         changed = [i for i, argument in enumerate(args) if not calling.unchanged(before[i], argument)]
         if changed:  # the grader's replay says so (calling.ChangedInPlace)
             entry["changed"] = changed
-        entry["result"] = _encoded(result)
+        numbers = _numbers(result, ANSWER_LIMIT)
+        if numbers > ANSWER_LIMIT:
+            message = f"returned more than {ANSWER_LIMIT:,} numbers; the grader reads at most that many of one answer"
+            entry["error"] = {"type": "AnswerTooLarge", "message": message, "where": ""}
+        else:
+            entry["result"] = _encoded(result)
     return entries
 
 
@@ -190,6 +213,23 @@ def _refusal(path: str):
         raise NotAllowed(f"{shown} is not allowed in this exercise: work it out in your own code")
 
     return refused
+
+
+def _numbers(value, limit: int, depth: int = 0) -> int:
+    """How many numbers (or other leaves) ``value`` holds, counted up to a little over ``limit``."""
+    size = getattr(value, "size", None)
+    if isinstance(size, int) and hasattr(value, "dtype"):  # an array, without looking at its entries
+        return size
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if not isinstance(value, (list, tuple)) or depth > 20:
+        return len(value) // 8 if isinstance(value, (str, bytes)) else 1
+    count = 0
+    for item in value:
+        count += _numbers(item, limit, depth + 1)
+        if count > limit:
+            break
+    return count
 
 
 def _where(error: BaseException) -> str:

@@ -5,7 +5,8 @@ kernel and the plugin's events in its own process:
 
 - when the plugin starts, before any student code runs, it reads the tests (``./tests``);
 - ``before_execution`` chooses the inputs (:func:`chainrule.exercises.grading.inputs`, the
-  hidden tests' with a secret of this process), and adds the grader's first cell (PyTorch,
+  hidden tests' with a secret of this process), which imports all that scoring needs before
+  the kernel starts; and adds the grader's first cell (PyTorch,
   JAX, TensorFlow and the checks refused) and last cell
   (:func:`chainrule.exercises.kernel.record`, given only the inputs);
 - ``after_grading`` kills every process the notebook left behind, throws away what the
@@ -65,6 +66,8 @@ class TrustedScores(AbstractOtterPlugin):
     def before_execution(self, submission):
         self.record_path = Path(tempfile.mkdtemp(prefix="chainrule-record-")) / "record.json"
         self.secret = os.urandom(32)
+        # Everything scoring needs is imported now, before the kernel runs (inputs runs the checks), so
+        # a notebook that rewrites the installed checks on disk changes nothing that scores.
         inputs = grading.inputs(self.tests, self.secret)
         self.cells = [cell.source for cell in submission.cells if cell.cell_type == "code"]
         patches.outlive_the_kernel()
