@@ -21,6 +21,7 @@ import csv
 import fcntl
 import importlib.metadata
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -939,6 +940,39 @@ def test_the_sandbox(tmp_path):
     scratch, shm = map(int, lines[11].split())
     assert scratch == sandbox.SCRATCH_LIMIT and shm == sandbox.SHM_LIMIT, lines[11]
     assert lines[12] == "work is read-only", lines
+
+
+def test_a_submission_is_capped_as_a_whole(tmp_path):
+    """Where cgroups can be written (root, cgroup v1: this machine and its CI), a submission's processes
+    share one cap on memory and on tasks: 100 processes or 400 MB in one of them are refused."""
+    caps = sandbox.group(f"chainrule-test-{os.getpid()}", memory=256 * 2**20, tasks=64)
+    if caps is None:
+        pytest.skip("cgroups v1 cannot be written here: make grade says so and keeps the per-process limits")
+    probe = (
+        "import os, time\nforked = 0\nfor _ in range(100):\n    try:\n        if os.fork() == 0:\n"
+        "            time.sleep(5)\n            os._exit(0)\n        forked += 1\n    except OSError:\n"
+        "        break\nprint(forked, flush=True)\nblock = b'x' * (400 * 2**20)\nprint('allocated')\n"
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    command = grade.sandbox_command(work, [sys.executable, "-c", probe])
+    try:
+        run = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            env=grade.sandbox_environment(sandbox.SCRATCH),
+            preexec_fn=sandbox.limits(60, caps),
+            timeout=60,
+        )
+        peak = caps.peak()
+    finally:
+        caps.close()
+    lines = run.stdout.split()
+    assert 0 < int(lines[0]) < 64, run.stdout
+    assert "allocated" not in lines and run.returncode != 0, (run.returncode, run.stdout, run.stderr[-500:])
+    assert 0 < peak <= 256 * 2**20
+    assert not any(folder.exists() for folder in caps.folders)
 
 
 @pytest.fixture(scope="module")

@@ -62,7 +62,14 @@ from reports import (  # tools/reports.py
     write_table,
     write_written,
 )
-from sandbox import SCRATCH, limits, sandbox_available, sandbox_command, sandbox_environment  # tools/sandbox.py
+from sandbox import (  # tools/sandbox.py
+    SCRATCH,
+    group,
+    limits,
+    sandbox_available,
+    sandbox_command,
+    sandbox_environment,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNNER = Path(__file__).resolve().parent / "run_notebook.py"  # runs one notebook, in the sandbox
@@ -270,6 +277,7 @@ def grade_one(
     command = [sys.executable, str(RUNNER), str(copy), home, str(options.cell_timeout), str(writer)]
     if options.sandboxed:
         command = sandbox_command(work, command)
+    caps = group(f"chainrule-grade-{os.getpid()}-{work.name}") if options.capped else None
     try:
         child = subprocess.Popen(
             command,
@@ -280,7 +288,7 @@ def grade_one(
             cwd=work,
             env=sandbox_environment(home),
             start_new_session=True,
-            preexec_fn=limits(options.timeout),
+            preexec_fn=limits(options.timeout, caps),
             pass_fds=(writer,),
         )
     finally:
@@ -299,6 +307,8 @@ def grade_one(
         except ProcessLookupError:
             pass
         child.wait()
+        if caps is not None:
+            caps.close()  # what is left of the submission, wherever it went
         tail.join(timeout=10)  # a daemon of the notebook's that left the group may still hold the pipe
         record.join(timeout=10)
     result.log = tail.kept()
@@ -420,6 +430,21 @@ def _read_folder(
     return _Folder(assignment, folder, archive_path, found, skipped, submissions, tests, questions(tests))
 
 
+def _cgroups() -> bool:
+    """Whether each submission gets caps of its own on memory and tasks (cgroups); says so when not."""
+    found = group(f"chainrule-grade-{os.getpid()}-probe")
+    if found is None:
+        print(
+            "note: no memory and task caps per submission (cgroups cannot be written here); each process "
+            "still has its limits",
+            file=sys.stderr,
+            flush=True,
+        )
+        return False
+    found.close()
+    return True
+
+
 def _inputs(one: _Folder, secret: bytes) -> dict:
     """The inputs a notebook of ``one``'s assignment is given (:func:`chainrule.exercises.grading.inputs`)."""
     from chainrule.exercises import grading
@@ -469,6 +494,7 @@ def grade_folders(
         cell_timeout=cell_timeout,
         timeout=timeout,
         sandboxed=not why_not and sandbox != "none",
+        capped=_cgroups(),
         handed_out={one.assignment: handed_out_lines(one.assignment, assignments) for one in folders},
     )
     start = time.monotonic()
@@ -500,7 +526,9 @@ def grade_folders(
         print(
             f"graded {sum(1 for r in one.results if r.file)} notebooks of {one.assignment} in "
             f"{time.monotonic() - start:.1f} s with {jobs} at a time"
-            f"{' in the sandbox' if options.sandboxed else ''}; skipped {len(one.skipped)} other files; wrote "
+            f"{' in the sandbox' if options.sandboxed else ''}"
+            f"{', each capped as a whole (memory and tasks)' if options.capped else ''}; "
+            f"skipped {len(one.skipped)} other files; wrote "
             f"{table}, {one.folder / 'summary.html'}, {one.folder / 'feedback'}/"
             + (f" and the written work to grade by hand, {written}" if written else "")
         )

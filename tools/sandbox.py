@@ -1,7 +1,8 @@
 """The sandbox tools/grade.py runs each submission in: bubblewrap, and what it lets a notebook see.
 
 A submission's process runs as user nobody in namespaces of its own (no network), with no
-capabilities, under CPU, memory and file-size limits. It sees the system's programs and
+capabilities, under CPU, memory and file-size limits per process and, where cgroups can be
+written, memory and task caps for the whole submission (:class:`Group`). It sees the system's programs and
 libraries, a few files of /etc, the Python it runs in, the grader's code and its own
 notebook, all read-only, and writes only to a tmpfs of its own (:data:`SCRATCH`, capped);
 not the repository's other folders (the solutions in _build), the home folder, other
@@ -17,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,11 +127,98 @@ def sandbox_available() -> str:
     return "" if run.returncode == 0 else f"bwrap cannot make a sandbox here: {run.stderr.strip()[:300]}"
 
 
-def limits(cpu_seconds: float):
+def limits(cpu_seconds: float, group: Group | None = None):
+    """What the child does before it runs the sandbox: its rlimits, and it joins ``group``."""
+
     def apply():
         resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_seconds), int(cpu_seconds) + 5))
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
         resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if group is not None:
+            group.join()
 
     return apply
+
+
+# --------------------------------------------------------------------------- caps per submission
+
+#: Memory (RAM and tmpfs) and tasks (processes and threads) of one submission, all its processes together.
+SUBMISSION_MEMORY = 4 * 2**30
+SUBMISSION_TASKS = 256
+CGROUPS = Path("/sys/fs/cgroup")
+
+
+class Group:
+    """A cgroup (version 1) per submission, in the memory and pids hierarchies: caps on the memory and
+    the number of tasks of everything the submission starts, which per-process rlimits cannot give.
+
+    :func:`group` makes one where this process may (root, with cgroup v1 mounted), else None.
+    """
+
+    def __init__(self, folders: list[Path]):
+        self.folders = folders
+
+    def join(self) -> None:
+        """Move this process (the child, before it runs bwrap) into the group."""
+        for folder in self.folders:
+            (folder / "cgroup.procs").write_text(str(os.getpid()))
+
+    def peak(self) -> int:
+        """The most memory the submission used, in bytes (0 when unknown)."""
+        for folder in self.folders:
+            if (folder / "memory.max_usage_in_bytes").is_file():
+                return int((folder / "memory.max_usage_in_bytes").read_text())
+        return 0
+
+    def close(self) -> None:
+        """Kill what is left in the group, and remove it."""
+        for folder in self.folders:
+            for _ in range(50):
+                pids = [int(pid) for pid in (folder / "cgroup.procs").read_text().split()]
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, 9)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.1)
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+
+
+def group(name: str, memory: int = SUBMISSION_MEMORY, tasks: int = SUBMISSION_TASKS) -> Group | None:
+    """A :class:`Group` named ``name`` capped at ``memory`` bytes and ``tasks`` tasks, or None where
+    cgroups v1 cannot be written here (not root, or cgroup v2 only): then only the rlimits hold."""
+    made = []
+    try:
+        for controller, settings in (
+            ("memory", {"memory.limit_in_bytes": memory}),
+            ("pids", {"pids.max": tasks}),
+        ):
+            folder = _own(controller) / name
+            folder.mkdir()
+            made.append(folder)
+            for setting, value in settings.items():
+                (folder / setting).write_text(str(value))
+        for optional in ("memory.memsw.limit_in_bytes",):  # swap too, where the kernel accounts it
+            try:
+                (made[0] / optional).write_text(str(memory))
+            except OSError:
+                pass
+    except OSError:
+        Group(made).close()
+        return None
+    return Group(made)
+
+
+def _own(controller: str) -> Path:
+    """This process's cgroup folder in ``controller``'s v1 hierarchy (OSError when there is none)."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        number, controllers, path = line.split(":", 2)
+        if controller in controllers.split(","):
+            return CGROUPS / controller / path.lstrip("/")
+    raise OSError(f"no {controller} cgroup")
