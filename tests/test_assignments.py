@@ -22,6 +22,7 @@ import fcntl
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -125,6 +126,9 @@ def test_the_instructors_page_lists_every_assignment_and_question():
     ]
     listed = {row[0].strip().strip("`"): [q.strip().strip("`") for q in row[2].split(",")] for row in rows}
     assert listed == {name: [q.name for q in a.questions] for name, a in ASSIGNMENTS.items()}
+    # Its workflow is numbered, step by step, none left out.
+    steps = re.findall(r"(?m)^## (\d+)\. ", (ROOT / "chapters" / "instructors.md").read_text())
+    assert steps == [str(n) for n in range(1, len(steps) + 1)] and len(steps) >= 8, steps
 
 
 @pytest.mark.parametrize("name", sorted(ASSIGNMENTS))
