@@ -334,3 +334,82 @@ def test_the_grader_replays_public_and_hidden_checks_with_the_same_verdicts(answ
             getattr(feedback, check)(function)
         assert str(in_the_notebook.value) in messages[0], (messages[0], str(in_the_notebook.value))
         assert all(re.search(mistake, message) for message in messages), (mistake, messages)
+
+
+# --------------------------------------------------------------------------- without numpy
+
+#: Answers to Exercises 1.2, 3.2 and 2.2, right and wrong in the ways a reader's are, as source.
+WITHOUT_NUMPY = """
+import math
+from chainrule import Value
+
+
+def neuron(x, w, b):
+    slope = 1 - math.tanh(w * x + b) ** 2
+    return slope * w, slope * x, slope
+
+
+ANSWERS = {
+    "check_tanh_neuron_grads_function": [
+        neuron,
+        lambda x, w, b: tuple(-v for v in neuron(x, w, b)),
+        lambda x, w, b: ("0.5", 1, 2),
+        lambda x, w, b: ([1.0, 2.0], 1.0, 2.0),
+        lambda x, w, b: (None, 1.0, 2.0),
+        lambda x, w, b: (Value(1.0), 1.0, 2.0),
+        lambda x, w, b: tuple(round(v, 2) for v in neuron(x, w, b)),
+        lambda x, w, b: 3.0,
+    ],
+    "check_cube_grads_function": [lambda x: (x, 3 * x**2), lambda x: (x, 2 * x**2), lambda x: (x, 1 / 0)],
+    "check_dfs_order_function": [lambda root, parents: [root], lambda root, parents: None],
+}
+
+
+def verdicts(feedback):
+    found = []
+    for check, answers in ANSWERS.items():
+        for answer in answers:
+            for seed in (0, 11):
+                try:
+                    getattr(feedback, check)(answer, seed=seed)
+                    found.append("passes")
+                except feedback.AnswerError as error:
+                    found.append(str(error))
+    return found
+"""
+NO_NUMPY = """
+import importlib.abc, json, sys
+
+
+class NoNumpy(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("numpy", "torch"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+sys.meta_path.insert(0, NoNumpy())
+from chainrule.exercises import feedback
+
+namespace = {}
+exec(sys.argv[1], namespace)
+found = namespace["verdicts"](feedback)
+with feedback.exercise("1.2"):
+    feedback.check_tanh_neuron_grads_function(namespace["neuron"])
+print(json.dumps({"verdicts": found, "numpy": "numpy" in sys.modules}))
+"""
+
+
+def test_the_scalar_chapters_checks_need_no_numpy():
+    """As in the page's Python, which has no numpy: feedback imports, and the checks of Exercises 1.2, 2.2
+    and 3.2 give the verdicts, word for word, that they give where numpy is."""
+    import subprocess
+
+    run = subprocess.run([sys.executable, "-c", NO_NUMPY, WITHOUT_NUMPY], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    without = json.loads(run.stdout.splitlines()[-1])
+    assert without["numpy"] is False
+    namespace: dict = {}
+    exec(WITHOUT_NUMPY, namespace)  # noqa: S102 - the test's own answers
+    expected = namespace["verdicts"](feedback)
+    assert without["verdicts"] == expected
+    assert expected.count("passes") == 4 and len(set(expected)) > 12  # right twice each; the mistakes all differ

@@ -12,15 +12,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import sys
 import textwrap
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..tensor import Tensor
 from ..value import Value
+
+# numpy is imported where an array is compared, not here: the scalar chapters' checks
+# (chainrule.exercises.scalar) run where there is no numpy, such as the page's Python.
 
 #: Answers may differ from the right one by this much, relative (float32 passes).
 RTOL = 1e-5
@@ -81,17 +82,28 @@ class Mistake:
     answer: object
 
 
-def _as_array(name: str, received, expected: np.ndarray) -> np.ndarray:
+def _tensor_data(received):
+    """A chainrule Tensor's array, or ``received`` (the Tensor's module is loaded when one exists)."""
+    tensor = sys.modules.get("chainrule.tensor")
+    return received.data if tensor is not None and isinstance(received, tensor.Tensor) else received
+
+
+def _given(name: str, received, wanted: str) -> None:
+    """Raise for an answer that is not given: not answered yet, None, or a Value instead of its number."""
     require_answer(name, received)
     if received is None:
-        wanted = "a number" if expected.shape == () else f"an array of shape {expected.shape}"
         raise AnswerError(name, f"{name} is None: assign your answer to it ({wanted}).")
     if isinstance(received, Value):
         raise AnswerError(
             name, f"{name} is a Value ({received!r:.60}): give its number, .data (or .grad for a gradient)."
         )
-    if isinstance(received, Tensor):
-        received = received.data
+
+
+def _as_array(name: str, received, expected):
+    import numpy as np
+
+    _given(name, received, "a number" if expected.shape == () else f"an array of shape {expected.shape}")
+    received = _tensor_data(received)
     if hasattr(received, "detach"):  # a torch tensor, which numpy reads only once detached
         received = received.detach()
     if _holds_text(received):  # numpy would read "5.07" as the number: a pasted string is not an answer
@@ -112,32 +124,34 @@ def _as_array(name: str, received, expected: np.ndarray) -> np.ndarray:
 
 
 def _holds_text(value) -> bool:
-    if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+    if isinstance(value, (str, bytes)):  # numpy's str_ and bytes_ are these too
         return True
-    if isinstance(value, np.ndarray):
-        return value.dtype.kind in "SU"
+    if getattr(getattr(value, "dtype", None), "kind", None) in ("S", "U"):
+        return True
     return isinstance(value, (list, tuple)) and any(_holds_text(item) for item in value)
 
 
 def _precision(received) -> str | None:
     """ "float32" when the answer holds numbers of less than double precision, else None."""
-    dtype = getattr(received, "dtype", None)
-    if isinstance(received, Tensor):
-        dtype = received.data.dtype
+    dtype = getattr(_tensor_data(received), "dtype", None)
     name = str(dtype).removeprefix("torch.") if dtype is not None else ""
     return name if name in ("float32", "float16", "bfloat16") else None
 
 
-def _tolerance(expected: np.ndarray, rtol: float, atol: float) -> float:
+def _tolerance(expected, rtol: float, atol: float) -> float:
     """The absolute tolerance: ``atol``, and ``rtol`` of the largest expected entry.
 
     Scaling by the largest entry lets a float32 answer pass: its rounding error is about
     1e-7 of the largest numbers it adds up, which can be far more than 1e-7 of a small entry.
     """
+    import numpy as np
+
     return max(atol, rtol * float(np.max(np.abs(expected), initial=0.0)))
 
 
-def _matches(array: np.ndarray, answer, rtol: float, atol: float) -> bool:
+def _matches(array, answer, rtol: float, atol: float) -> bool:
+    import numpy as np
+
     answer = np.asarray(answer, dtype=float)
     return array.shape == answer.shape and np.allclose(array, answer, rtol=rtol, atol=_tolerance(answer, rtol, atol))
 
@@ -200,6 +214,8 @@ def check_array(
     transpose of the expected one is named as transposed. ``sizes`` (``{"N": 11, ...}``)
     let a shape message say which size each length is.
     """
+    import numpy as np
+
     expected = np.asarray(expected, dtype=float)
     array = _as_array(name, received, expected)
     found = [m.description for m in mistakes if _matches(array, m.answer, rtol, atol)]
@@ -389,10 +405,10 @@ def check_scalars(
     for name in expected:
         if name not in received:
             raise AnswerError(name, f"{name} is missing from the answer.")
-    numbers: dict[str, np.ndarray | AnswerError] = {}
+    numbers: dict[str, float | tuple | AnswerError] = {}
     for name in expected:
         try:
-            numbers[name] = _as_array(name, received[name], np.asarray(0.0))
+            numbers[name] = _as_number(name, received[name])
         except AnswerError as error:  # reported as this name's verdict, so the others still get theirs
             numbers[name] = error
     found: dict[str, list[str]] = {name: [] for name in expected}
@@ -400,10 +416,9 @@ def check_scalars(
         for name in wrong:
             number = numbers[name]
             if (
-                not np.isclose(wrong[name], expected[name], rtol=rtol)
-                and isinstance(number, np.ndarray)
-                and number.shape == ()
-                and np.isclose(number, wrong[name], rtol=rtol)
+                not _close(wrong[name], expected[name], rtol, 1e-8)
+                and isinstance(number, float)
+                and _close(number, wrong[name], rtol, 1e-8)
             ):
                 found[name].append(description)
     report = Report(title)
@@ -419,13 +434,56 @@ def _shown(value: float) -> str:
     return f"{value:.6g}"
 
 
-def _check_scalar(name: str, number: np.ndarray | AnswerError, value: float, found: list[str], rtol: float) -> None:
+def _close(a: float, b: float, rtol: float, atol: float) -> bool:
+    """numpy's ``isclose(a, b)`` for two numbers: |a - b| ≤ atol + rtol·|b|; equal infinities are close, nan is not."""
+    return a == b or abs(a - b) <= atol + rtol * abs(b)
+
+
+def _as_number(name: str, received) -> float | tuple:
+    """``received`` as one float, or the shape it has when it is not one number (an array, a list)."""
+    if type(received) in (int, float):  # the common answer, and all there is where numpy is not
+        return float(received)
+    if "numpy" not in sys.modules and _plain(received):
+        return _plain_number(name, received)
+    import numpy as np
+
+    array = _as_array(name, received, np.asarray(0.0))
+    return float(array) if array.shape == () else array.shape
+
+
+def _plain(value) -> bool:
+    """Whether ``value`` is made of Python's own numbers, strings, lists and tuples (no array in it)."""
+    if isinstance(value, (list, tuple)):
+        return all(_plain(item) for item in value)
+    return value is None or isinstance(value, (bool, int, float, str, bytes, Value))
+
+
+def _plain_number(name: str, received) -> float | tuple:
+    """:func:`_as_number` of a value without numpy: what numpy would say of it, for these types."""
+    _given(name, received, "a number")
+    if _holds_text(received):
+        try:
+            float(received)
+            hint = "remove the quotes"
+        except (TypeError, ValueError):
+            hint = "compute it in Python (one number)"
+        raise AnswerError(name, f"{name} is text ({received!r:.60}), not a number: {hint}.")
+    if isinstance(received, (list, tuple)):
+        shape, items = [], received
+        while isinstance(items, (list, tuple)):
+            shape.append(len(items))
+            items = items[0] if items else None
+        return tuple(shape)
+    return float(received)
+
+
+def _check_scalar(name: str, number: float | tuple | AnswerError, value: float, found: list[str], rtol: float) -> None:
     if isinstance(number, AnswerError):
         raise number
-    if np.isclose(number, value, rtol=rtol, atol=ATOL) if number.shape == () else False:
+    if isinstance(number, float) and _close(number, value, rtol, ATOL):
         return
-    if number.shape != ():
-        raise AnswerError(name, f"{name} should be one number, but it has shape {number.shape}.")
+    if not isinstance(number, float):
+        raise AnswerError(name, f"{name} should be one number, but it has shape {number}.")
     rounded = next((k for k in range(1, 7) if abs(round(value, k) - float(number)) < 1e-12 * max(1, abs(value))), None)
     if rounded is not None and not found:
         raise AnswerError(

@@ -18,8 +18,6 @@ import traceback
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
-import numpy as np
-
 from .answers import AnswerError, NotAnswered, require_answer
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # chainrule: its frames are not the student's
@@ -36,6 +34,17 @@ class ChangedInPlace(Exception):
 
 
 IN_PLACE = "an argument changed in place"
+
+
+def _is_array(value) -> bool:
+    """Whether ``value`` is a numpy array. numpy is not imported here: where it is not loaded, no array exists."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.ndarray)
+
+
+def _is_numpy_number(value) -> bool:
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.generic)
 
 
 def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_limit: float = TIME_LIMIT):
@@ -88,7 +97,7 @@ def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_l
 def returned(name: str, result, names: Sequence[str]) -> tuple:
     """The values a function returned, one per name: a tuple, a list (any collection) or a 1-D array of them."""
     wanted = f"{name} should return {len(names)} values, ({', '.join(names)})"
-    if isinstance(result, np.ndarray):
+    if _is_array(result):
         if result.shape == (len(names),):
             return tuple(result)
         raise AnswerError(name, f"{wanted}, but it returned one array of shape {result.shape}.")
@@ -97,13 +106,13 @@ def returned(name: str, result, names: Sequence[str]) -> tuple:
         return tuple(result)  # a tuple, a list, dict.values(), ...
     if not one:
         raise AnswerError(name, f"{wanted}, but it returned {len(result)}.")
-    number = f" ({result:.6g})" if isinstance(result, (int, float, np.number)) else ""
+    number = f" ({result:.6g})" if isinstance(result, (int, float)) or _is_numpy_number(result) else ""
     raise AnswerError(name, f"{wanted}, but it returned one {type(result).__name__}{number}.")
 
 
 def copied(value):
     """``value`` with its arrays copied, also inside lists, tuples and dicts (numbers need no copy)."""
-    if isinstance(value, np.ndarray):
+    if _is_array(value):
         return value.copy()
     if isinstance(value, (list, tuple)):
         return type(value)(copied(item) for item in value)
@@ -114,7 +123,9 @@ def copied(value):
 
 def unchanged(before, after) -> bool:
     """Whether ``after`` (a copy of ``before`` that a function was given) still holds what ``before`` does."""
-    if isinstance(before, np.ndarray):
+    if _is_array(before):
+        import numpy as np
+
         return (
             isinstance(after, np.ndarray)
             and before.shape == after.shape
@@ -133,7 +144,7 @@ def unchanged(before, after) -> bool:
             and after.keys() == before.keys()
             and all(unchanged(before[k], after[k]) for k in before)
         )
-    if isinstance(before, (int, float, complex, np.generic)):  # an entry of a list that was copied
+    if isinstance(before, (int, float, complex)) or _is_numpy_number(before):  # an entry of a list that was copied
         return type(after) is type(before) and (after == before or (after != after and before != before))
     return True  # an object that was not copied: the function had the caller's own
 

@@ -3,8 +3,9 @@
 The grader adds two cells to a notebook it grades (:func:`graded_notebook`):
 
 - **first**, :data:`FIRST_CELL`: it imports this module, then refuses every module that
-  holds an answer key (the checks of :mod:`chainrule.exercises.feedback` and
-  :mod:`chainrule.exercises.scalar` compute the right answers) and PyTorch, JAX and
+  holds an answer key (the checks of :mod:`chainrule.exercises.feedback`,
+  :mod:`chainrule.exercises.scalar` and :mod:`chainrule.exercises.array_checks` compute the
+  right answers) and PyTorch, JAX and
   TensorFlow, for the rest of the notebook;
 - **last**, :func:`recording_cell`: it calls :func:`record` with the inputs the grader
   chose (:func:`chainrule.exercises.grading.inputs`) and nothing else: no test, no
@@ -29,7 +30,12 @@ from .grading import BLOCKED_MESSAGE, BLOCKED_MODULES, Unreadable, decode, encod
 
 #: The grader's modules that compute the right answers: a notebook cannot import them while it is
 #: graded (nor the frameworks of BLOCKED_MODULES, which would do the work).
-ANSWER_KEYS = ("chainrule.exercises.feedback", "chainrule.exercises.scalar", "chainrule.exercises.otter_plugin")
+ANSWER_KEYS = (
+    "chainrule.exercises.feedback",
+    "chainrule.exercises.scalar",
+    "chainrule.exercises.array_checks",
+    "chainrule.exercises.otter_plugin",
+)
 KEY_MESSAGE = "the course's checks hold the answers, so a notebook cannot import them while it is graded"
 #: The output the recording cell shows the record in: the grader reads it from there.
 RECORD_TYPE = "text/x-chainrule-record"
