@@ -414,16 +414,29 @@ def test_backward_predict_then_reveal(backward_page):
     expect(status).to_contain_text("Step 2 of 6. Type a number")
     expect(status).to_contain_text("guess the product \u2202L/\u2202L \u00b7 \u2202L/\u2202n")
     guess = widget.get_by_label("Your guess for \u2202L/\u2202L \u00b7 \u2202L/\u2202n")
+    verdict, score = widget.locator('[data-role="verdict"]'), widget.locator('[data-role="score"]')
     guess.fill("0.5")
     widget.get_by_role("button", name="Check").click()
-    expect(status).to_contain_text("Not quite: you said 0.5, and it is 0.7864.")
+    # A first wrong guess may be tried again: the answer stays hidden, the verdict is red with a cross.
+    expect(status).to_contain_text("Not quite: 0.5 is not it. Try once more")
+    expect(verdict).to_have_text("\u2717 Not quite")
+    expect(verdict).to_have_class("cr-x-verdict cr-wrong")
+    assert texts(widget)["text-grad-n"] == "grad ?"
+    guess.fill("0.4")
+    widget.get_by_role("button", name="Check").click()
+    expect(status).to_contain_text("Not quite: you said 0.4, and it is 0.7864.")
+    expect(score).to_have_text("Score: 0 of 1 right")
     assert "cr-complete" in node_classes(widget)["node-n"]
     assert texts(widget)["text-grad-n"] == "grad 0.7864" and texts(widget)["text-local-n-L"] == "0.7864"
     widget.get_by_role("button", name="Next step").click()
     expect(formula).to_contain_text("= 0.7864 \u00d7 ? = ?")
+    expect(verdict).to_be_hidden()  # a verdict stays on the step it was given at
     widget.get_by_label("Your guess", exact=False).fill("0.786")
     widget.get_by_label("Your guess", exact=False).press("Enter")
     expect(status).to_contain_text("Right: 0.786.")
+    expect(verdict).to_have_text("\u2713 Right")
+    expect(verdict).to_have_class("cr-x-verdict cr-right")
+    expect(score).to_have_text("Score: 1 of 2 right")
     # Next on a step still to guess shows its answer first, then moves on.
     widget.get_by_role("button", name="Next step").click()
     expect(formula).to_contain_text("? = ?")
@@ -433,6 +446,14 @@ def test_backward_predict_then_reveal(backward_page):
     widget.get_by_role("button", name="Reset").click()
     widget.get_by_role("button", name="Next step").click()
     expect(formula).to_contain_text("1 \u00d7 ? = ?")  # Reset hides the answers again
+    expect(score).to_be_hidden()  # and starts the score again
+    # A minus sign on any keyboard: the ± button changes the sign of the guess.
+    guess = widget.get_by_label("Your guess", exact=False)
+    guess.fill("0.39")
+    widget.get_by_role("button", name="Change the sign of the guess").click()
+    expect(guess).to_have_value("\u22120.39")
+    widget.get_by_role("button", name="Change the sign of the guess").click()
+    expect(guess).to_have_value("0.39")
     widget.get_by_label("Predict, then reveal").uncheck()
     assert texts(widget)["text-local-a-p"] == "\u22120.5"
     assert not visit.problems(), "\n".join(visit.problems())

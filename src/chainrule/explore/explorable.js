@@ -43,7 +43,8 @@
         slider: find('[data-role="slider"]'), predict: find('[data-role="predict"]'),
         guessForm: find('[data-role="guess-form"]'), guess: find('[data-role="guess"]'),
         example: find('[data-role="example"]'), cells: root.querySelectorAll("[data-cell]"),
-        revealed: {}, chosen: 0, elements: {}, buttons: {}, edgeIds: {}, originals: {}
+        verdict: find('[data-role="verdict"]'), score: find('[data-role="score"]'),
+        revealed: {}, tries: {}, right: {}, chosen: 0, elements: {}, buttons: {}, edgeIds: {}, originals: {}
       };
       ["reset", "previous", "play", "next"].forEach(function (action) {
         w.buttons[action] = find('[data-action="' + action + '"]');
@@ -178,6 +179,7 @@
     };
     var go = function (w, target) {
       pause(w);
+      if (w.verdict) w.verdict.hidden = true;  // a verdict is on the step it was given at
       // Moving on from a step still to guess shows its answer first.
       if (target > w.index && hidden(w, w.index)) {
         w.revealed[w.index] = true;
@@ -191,7 +193,10 @@
     // The buttons, the slider, the arrow keys and the example chooser.
     var wireControls = function (w) {
       w.buttons.reset.addEventListener("click", function () {
-        w.revealed = {};  // a fresh start: every answer is hidden again in predict mode
+        w.revealed = {};  // a fresh start: every answer is hidden again in predict mode, the score is 0
+        w.tries = {};
+        w.right = {};
+        if (w.verdict) showVerdict(w, null, "");
         go(w, 0);
       });
       w.buttons.previous.addEventListener("click", function () { go(w, w.index - 1); });
@@ -219,7 +224,23 @@
       w.find('[data-role="controls"]').hidden = false;
     };
 
-    // The reader's guess in "Predict, then reveal" mode: judged, then the step is shown.
+    // The verdict beside the guess, in colour and with an icon as well as in words, and the score.
+    var showVerdict = function (w, right, words) {
+      w.verdict.hidden = right === null;
+      w.verdict.className = "cr-x-verdict " + (right ? "cr-right" : "cr-wrong");
+      w.verdict.innerHTML = "";
+      var icon = document.createElement("span");
+      icon.setAttribute("aria-hidden", "true");
+      icon.textContent = right ? "\u2713 " : "\u2717 ";
+      w.verdict.appendChild(icon);
+      w.verdict.appendChild(document.createTextNode(words));
+      var asked = Object.keys(w.tries).length;
+      w.score.hidden = asked === 0;
+      w.score.textContent = "Score: " + Object.keys(w.right).length + " of " + asked + " right";
+    };
+
+    // The reader's guess in "Predict, then reveal" mode: a wrong first guess may be tried
+    // again; a right guess, or a second wrong one, shows the step.
     var checkGuess = function (w) {
       var step = w.steps[w.index];
       if (!hidden(w, w.index)) return;
@@ -229,17 +250,37 @@
         w.guess.focus();
         return;
       }
-      w.revealed[w.index] = true;
-      var verdict = closeEnough(number, step.quiz.answer) ? "Right: " + w.guess.value.trim() + "." :
-        "Not quite: you said " + w.guess.value.trim() + ", and it is " +
-        step.formula.split(" = ").pop() + ".";
-      show(w, w.index, verdict);
-      w.buttons.next.focus();
+      var said = w.guess.value.trim();
+      w.tries[w.index] = (w.tries[w.index] || 0) + 1;
+      if (closeEnough(number, step.quiz.answer)) {
+        w.right[w.index] = true;
+        w.revealed[w.index] = true;
+        showVerdict(w, true, "Right");
+        show(w, w.index, "Right: " + said + ".");
+        w.buttons.next.focus();
+      } else if (w.tries[w.index] === 1) {
+        showVerdict(w, false, "Not quite");
+        show(w, w.index, "Not quite: " + said + " is not it. Try once more, or press Next step to see it.");
+        w.guess.select();
+      } else {
+        w.revealed[w.index] = true;
+        showVerdict(w, false, "Not quite");
+        show(w, w.index, "Not quite: you said " + said + ", and it is " + step.formula.split(" = ").pop() + ".");
+        w.buttons.next.focus();
+      }
+    };
+    var negate = function (w) {
+      var text = w.guess.value.trim();
+      w.guess.value = /^[-\u2212]/.test(text) ? text.slice(1) : "\u2212" + text;
+      w.guess.focus();
     };
     var wireQuiz = function (w) {
       if (!w.predict) return;
       w.predict.addEventListener("change", function () {
         w.revealed = {};
+        w.tries = {};
+        w.right = {};
+        showVerdict(w, null, "");
         show(w, w.index);
         if (hidden(w, w.index)) w.guess.focus();
       });
@@ -247,6 +288,7 @@
         event.preventDefault();
         checkGuess(w);
       });
+      w.find('[data-action="negate"]').addEventListener("click", function () { negate(w); });
       w.find('[data-role="quiz-controls"]').hidden = false;
     };
 

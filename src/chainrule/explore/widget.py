@@ -30,6 +30,25 @@ def asset(name):
     return (_ASSETS / name).read_text(encoding="utf-8")
 
 
+#: The "Predict, then reveal" controls: the mode, the guess (with a ± button, since a phone's
+#: decimal keypad may have no minus sign), the verdict and the score.
+QUIZ = (
+    '<div class="cr-x-quiz" data-role="quiz-controls" hidden>'
+    '<label class="cr-x-predict"><input type="checkbox" data-role="predict"> '
+    "Predict, then reveal</label>"
+    '<form class="cr-x-guess" data-role="guess-form" hidden>'
+    '<label>Your guess <input type="text" inputmode="decimal" autocomplete="off" '
+    'size="8" data-role="guess"></label> '
+    '<button type="button" data-action="negate" aria-label="Change the sign of the guess">'
+    "\u00b1</button> "
+    '<button type="submit" data-action="check">Check</button>'
+    "</form>"
+    '<span class="cr-x-verdict" data-role="verdict" hidden></span>'
+    '<span class="cr-x-score" data-role="score" hidden></span>'
+    "</div>"
+)
+
+
 class Explorable:
     """A recorded run of the engine that a page shows as a widget to step through.
 
@@ -111,18 +130,7 @@ class Explorable:
         formula = ""
         if "formula" in final:
             formula = f'<p class="cr-x-formula" data-role="formula">{html.escape(final["formula"])}</p>\n'
-        quiz = ""
-        if self._quiz:
-            quiz = (
-                '<div class="cr-x-quiz" data-role="quiz-controls" hidden>'
-                '<label class="cr-x-predict"><input type="checkbox" data-role="predict"> '
-                "Predict, then reveal</label>"
-                '<form class="cr-x-guess" data-role="guess-form" hidden>'
-                '<label>Your guess <input type="text" inputmode="decimal" autocomplete="off" '
-                'size="8" data-role="guess"></label> '
-                '<button type="submit" data-action="check">Check</button>'
-                "</form></div>"
-            )
+        quiz = QUIZ if self._quiz else ""
         example = ""
         if self._examples:
             options = "".join(
