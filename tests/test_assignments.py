@@ -1038,6 +1038,101 @@ def test_local_and_otter_run_scores_are_equal(graded, grading_venv, tmp_path):
     assert not FORGED_MARK.exists()
 
 
+# Reads the hidden tests' reference solution from the autograder's folder, which on Gradescope is
+# beside the notebook, and writes into the installed packages: as nobody it can do neither.
+READS_THE_AUTOGRADER = """import ast, glob, os, sysconfig
+
+
+def tanh_neuron_grads(x, w, b):
+    for path in glob.glob("tests/*.py") + glob.glob("../source/tests/*.py"):
+        for node in ast.parse(open(path).read()).body:
+            if isinstance(node, ast.Assign) and node.targets[0].id == "chainrule_reference":
+                found = {}
+                exec(ast.literal_eval(node.value), found)
+                return found["tanh_neuron_grads"](x, w, b)
+    return 0.0, 0.0, 0.0
+
+
+try:
+    open(os.path.join(sysconfig.get_paths()["purelib"], "chainrule_probe.txt"), "w").write("x")
+except OSError:
+    pass"""
+
+
+@pytest.fixture(scope="module")
+def nobody_venv():
+    """A grading venv that user nobody may run, as Gradescope's is: the book's Python and the test's
+    folders are root's alone here, so the venv is built on a copy of that Python (hard links,
+    without its site-packages and tests) in a folder every user may enter."""
+    folder = Path(tempfile.mkdtemp(prefix="chainrule-nobody-venv-"))
+    folder.chmod(0o755)
+    try:
+        base = Path(sys.base_prefix)
+        for path in sorted(base.rglob("*")):
+            relative = path.relative_to(base)
+            if relative.parts[:1] not in (("bin",), ("lib",)) or {"site-packages", "test"} & set(relative.parts):
+                continue
+            target = folder / "python" / relative
+            if path.is_dir() and not path.is_symlink():
+                target.mkdir(parents=True, exist_ok=True)
+            elif path.is_symlink():
+                target.symlink_to(os.readlink(path))
+            else:
+                try:
+                    os.link(path, target)
+                except OSError:
+                    shutil.copy2(path, target)
+        grading_env.build(
+            _zip("intro"),
+            folder / "venv",
+            env=offline.environment(offline.WHEELHOUSE),
+            uv=offline.UV,
+            uv_options=("--offline", "--no-index", "--find-links", str(offline.wheelhouse())),
+            base=str(folder / "python" / "bin" / Path(sys.executable).resolve().name),
+        )
+        yield folder / "venv"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _zip(name: str) -> Path:
+    return OUTPUT / name / "autograder" / f"{name}-autograder.zip"
+
+
+def test_under_otter_run_as_root_the_kernel_is_nobody(nobody_venv, tmp_path):
+    """otter run as root (Gradescope's autograder) runs the kernel as nobody: honest work scores, and
+    a notebook can neither read the hidden tests and the reference nor write the installed packages."""
+    if os.geteuid() != 0:
+        pytest.skip("otter does not run as root here: the kernel runs as otter's user")
+    otter = nobody_venv / "bin" / "otter"
+    environment = offline.environment(offline.WHEELHOUSE, nobody_venv)
+    honest = tmp_path / "honest.ipynb"
+    nbformat.write(submission("intro", dict(enumerate(solutions("intro")))), honest)
+    cheat = tmp_path / "cheat.ipynb"
+    nbformat.write(submission("intro", {0: READS_THE_AUTOGRADER}), cheat)
+    scores = {}
+    for notebook in (honest, cheat):
+        out = tmp_path / notebook.stem
+        out.mkdir()
+        run = subprocess.run(
+            [str(otter), "run", "-a", str(_zip("intro")), "-o", str(out), str(notebook)],
+            capture_output=True,
+            text=True,
+            env=environment,
+        )
+        assert "chainrule: " not in run.stdout, run.stdout[-2000:]  # the kernel did run as nobody
+        results = json.loads((out / "results.json").read_text())["tests"]
+        scores[notebook.stem] = {t["name"]: t["score"] for t in results if "score" in t}
+    assert scores == {"honest": {"ex1_2": 2.0}, "cheat": {"ex1_2": 0.0}}
+    purelib = subprocess.run(
+        [str(nobody_venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert not (Path(purelib) / "chainrule_probe.txt").exists()
+
+
 def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(tmp_path):
     """make grade's own command line: tools/grading_env.py --uv .venv/bin/uv, from the checkout (uv runs in a
     temporary folder, so the relative path must be resolved first); offline (UV_OFFLINE), with the wheelhouse

@@ -493,7 +493,8 @@ def test_the_otter_plugin_imports_the_checks_before_the_kernel_runs(tmp_path):
         "print(graded.cells[-1].source)\n"
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    imported, last_cell = run.stdout.split("\n", 1)
+    said = "".join(line + "\n" for line in run.stdout.splitlines() if not line.startswith("chainrule: "))
+    imported, last_cell = said.split("\n", 1)
     assert imported == "False True True"
     assert "_grader_kernel.record(" in last_cell
     for secret_part in ("math.tanh", "feedback", "seed", "chainrule_reference"):

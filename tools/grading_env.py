@@ -51,11 +51,13 @@ def build(
     env: dict[str, str] | None = None,
     uv: Path | None = None,
     uv_options: tuple[str, ...] = (),
+    base: str = sys.executable,
 ) -> Path:
     """The venv at ``folder`` with the zip's requirements installed (again only when they changed); its python.
 
     ``env`` is the installer's environment (default: this process's). With ``uv``, uv builds the
-    venv (``uv_options`` go to its install command); without, venv and pip do.
+    venv on the Python ``base`` (``uv_options`` go to its install command); without, venv and pip
+    do, on this Python.
     """
     archive_path, folder = Path(archive_path).resolve(), Path(folder).resolve()
     uv = Path(uv).resolve() if uv else None  # it runs in a temporary folder: a relative path would miss
@@ -76,7 +78,7 @@ def build(
             arguments = ["--reinstall", "--no-deps", *wheels] if uv else ["--force-reinstall", "--no-deps", *wheels]
         else:
             if uv:
-                _run([str(uv), "venv", "--quiet", "--clear", "--python", sys.executable, str(folder)], work, env)
+                _run([str(uv), "venv", "--quiet", "--clear", "--python", base, str(folder)], work, env)
             else:
                 venv.EnvBuilder(with_pip=True, clear=True).create(folder)
             arguments = ["-r", "requirements.txt", *EXTRA]

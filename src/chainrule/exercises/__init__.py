@@ -15,6 +15,7 @@ The modules, in order: each imports only the engine and modules above it in this
 * ``grading`` -- grades computed outside the student's kernel: choose the inputs here, replay the tests here
 * ``kernel`` -- what runs in the student's kernel while it is graded: its answers called on the grader's inputs
 * ``processes`` -- the grader's hold on a notebook's processes: none outlives its last cell
+* ``unprivileged`` -- the student's kernel as user nobody where otter runs as root (Gradescope)
 * ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) score with ``grading``
 
 A chapter's check cell reads ``from chainrule.exercises import feedback``. This file imports

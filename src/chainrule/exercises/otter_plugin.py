@@ -6,7 +6,9 @@ kernel and the plugin's events in its own process:
 - when the plugin starts, before any student code runs, it reads the tests (``./tests``);
 - ``before_execution`` chooses the inputs (:func:`chainrule.exercises.grading.inputs`, the
   hidden tests' with a secret of this process), which imports all that scoring needs before
-  the kernel starts; and adds the grader's first cell (PyTorch,
+  the kernel starts; where otter runs as root (Gradescope), it makes the kernel run as
+  nobody, without the autograder's files (:mod:`chainrule.exercises.unprivileged`); and it
+  adds the grader's first cell (PyTorch,
   JAX, TensorFlow and the checks refused) and last cell
   (:func:`chainrule.exercises.kernel.record`, given only the inputs);
 - ``after_grading`` kills every process the notebook left behind, throws away what the
@@ -37,7 +39,7 @@ from pathlib import Path
 from otter.plugins import AbstractOtterPlugin
 
 from ..compat import patches
-from . import grading, kernel, processes
+from . import grading, kernel, processes, unprivileged
 
 OTTER_LOG = ".OTTER_LOG"  # otter.check.notebook.OTTER_LOG_FILENAME
 
@@ -69,6 +71,12 @@ class TrustedScores(AbstractOtterPlugin):
         # Everything scoring needs is imported now, before the kernel runs (inputs runs the checks), so
         # a notebook that rewrites the installed checks on disk changes nothing that scores.
         inputs = grading.inputs(self.tests, self.secret)
+        # As root (Gradescope), the kernel runs as nobody, without the autograder's files.
+        why_not = unprivileged.prepare(Path(self.submission_path)) if self.submission_path else "no submission"
+        if why_not:
+            print(f"chainrule: {why_not}", flush=True)
+        else:
+            unprivileged.give(self.record_path.parent)
         self.cells = [cell.source for cell in submission.cells if cell.cell_type == "code"]
         patches.outlive_the_kernel()
         patches.read_nothing_from_the_kernel()
