@@ -48,6 +48,7 @@ import math
 from pathlib import Path
 
 from .answer_code import not_allowed_used
+from .calling import joined
 
 RECORD_LIMIT = 64 * 2**20  # bytes: a larger record is refused, not read
 MAX_DEPTH = 20
@@ -473,31 +474,23 @@ def _not_allowed(runs: list, results: list, source: str, cells: list[str]) -> No
     A part that scores one answer (``matmul_vjp``) fails for that answer's code only; a part of
     the whole test, or of a quantity, fails when any answer's does.
     """
-    from otter.test_files.abstract_test import TestCaseResult
 
     paths = settings(source).get(NOT_ALLOWED, [])
     used = {name: not_allowed_used(cells, [name], paths) for name in dict.fromkeys(_parameters(source))}
     for index, ((case, part), result) in enumerate(zip(runs, results)):
         offending = [name for name in ([part.answer] if part.answer in used else used) if used[name]]
         if offending:
-            said = "; ".join(f"{name} uses {_joined(used[name])}" for name in offending)
-            message = f"❌ Test case failed\n{said}, which this exercise does not allow: {NOT_YOURS}"
-            results[index] = TestCaseResult(test_case=result.test_case, message=message, passed=False)
-
-
-def _joined(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+            said = "; ".join(f"{name} uses {joined(used[name])}" for name in offending)
+            results[index] = _failed(result, f"{said}, which this exercise does not allow: {NOT_YOURS}")
 
 
 def _public_only(runs: list, results: list) -> None:
     """A part whose hidden cases failed earns nothing for its public cases either (:data:`PUBLIC_ONLY`)."""
-    from otter.test_files.abstract_test import TestCaseResult
 
     failed = {part.label for (case, part), result in zip(runs, results) if case.hidden and not result.passed}
     for index, ((case, part), result) in enumerate(zip(runs, results)):
         if not case.hidden and result.passed and part.label in failed:
-            message = "❌ Test case failed\n" + PUBLIC_ONLY
-            results[index] = TestCaseResult(test_case=result.test_case, message=message, passed=False)
+            results[index] = _failed(result, PUBLIC_ONLY)
 
 
 def _share(case, part: Part, count: int):
@@ -540,9 +533,12 @@ def _environment(data: dict, names: list[str]) -> dict:
 
 def _refuse(test_file, why: str) -> None:
     """Fail every case of ``test_file`` for ``why`` (a blocked framework imported, what the exercise does not allow)."""
+
+    test_file.test_case_results = [_failed(result, why) for result in test_file.test_case_results]
+
+
+def _failed(result, why: str):
+    """The case of ``result`` failed, for ``why``, as otter words a failure."""
     from otter.test_files.abstract_test import TestCaseResult
 
-    test_file.test_case_results = [
-        TestCaseResult(test_case=result.test_case, passed=False, message=f"❌ Test case failed\n{why}")
-        for result in test_file.test_case_results
-    ]
+    return TestCaseResult(test_case=result.test_case, passed=False, message=f"❌ Test case failed\n{why}")
