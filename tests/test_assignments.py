@@ -782,20 +782,19 @@ PLANTED["kernel-myenv"] = (
 )
 PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {})
 QUESTIONS = {"mlp": ("ex6_2", "ex6_3", "ex6_6"), "graph": ("ex2_2",), "backward": ("ex3_2",), "tensors": ("ex5_5",)}
+# The submissions run again under otter run (Gradescope's path): those whose attack reaches the kernel or
+# otter's own files (patches, exits, pickles, the record, the blocked imports) and the honest ones. The
+# grader-side refusals (an answer that imports torch, a table of public answers, a wrong answer, an
+# untouched stub, the frames above an answer) are the same code in both paths, tested by the local run.
 CHEATS = [
     "patches-feedback",
     "patches-numpy",
     "exits",
-    "uses-torch",
     "forges-pickles",
     "calls-the-key",
-    "table-of-answers",
-    "reads-the-checker",
     "rewrites-the-record",
     "torch-unblocked",
     "solution",
-    "untouched",
-    "no-weight-decay",
 ]
 
 
