@@ -12,16 +12,25 @@ adds a "Live code" button. Everything else it needs is copied into the build's
 * chainrule's wheel, built from this checkout (again only when ``src/`` changed);
 * the worker and the styles, ``chainrule/book/live_worker.js`` and ``live.css``.
 
+The script's ``data-exercises`` attribute carries the page's checked exercises (those with
+an answer cell and a check cell, as ``tools/questions.py`` finds them for the assignments):
+label, the names the answer defines, the answer cell and the check cell. The book removes those cells from
+the page (``remove-cell``); in Live code mode the script puts the answer cell, with a
+Check button that runs the check, under each exercise.
+
 Registered in ``_config.yml`` under ``sphinx: local_extensions``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
 import package  # tools/package.py: _config.yml's local extension `book_model` puts tools/ on the path
+from book_model import read_chapter
+from questions import defined_names, questions_of
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
@@ -83,12 +92,34 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
     if pagename not in app.config.live_code_pages:
         return
     app.add_css_file(f"{STATIC_FOLDER}/live.css")
-    app.add_js_file(f"{STATIC_FOLDER}/live.js", **{"data-wheel": app.env.live_code_wheel})
+    exercises = json.dumps(app.env.live_code_exercises.get(pagename, []), separators=(",", ":"))
+    app.add_js_file(f"{STATIC_FOLDER}/live.js", **{"data-wheel": app.env.live_code_wheel, "data-exercises": exercises})
+
+
+def checked_exercises(root: Path, pages: list[str]) -> dict[str, list[dict]]:
+    """Per live page, its exercises that have an answer cell and a check cell.
+
+    Their numbers are the page's own (the script reads them from the exercise's title): the
+    build has not numbered them yet when this runs.
+    """
+    found = {}
+    for page in pages:
+        found[page] = [
+            {
+                "label": q.label,
+                "names": defined_names(q.stub),
+                "answer": q.stub.strip(),
+                "check": q.check.strip(),
+            }
+            for q in questions_of(None, page, read_chapter(root, page))
+        ]
+    return found
 
 
 def find_wheel(app: Sphinx) -> None:
     node_modules(app)  # fail early, before anything executes, when npm's packages are missing
     app.env.live_code_wheel = chainrule_wheel(repository(app)).name
+    app.env.live_code_exercises = checked_exercises(repository(app), list(app.config.live_code_pages))
 
 
 def copy_assets(app: Sphinx, exception: Exception | None) -> None:

@@ -91,3 +91,23 @@ def test_shallow_release_frees_unused_values_and_keeps_used_ones():
         assert release.values == []
     finally:
         value_module.Value._from_op = original
+
+
+def test_a_solution_cell_never_replaces_the_readers_answer():
+    namespace, solutions = live.new_namespace(), {}
+    run("def answer():\n    return 'mine'\nx = 1", namespace)
+    result = live.run_solution_cell("def answer():\n    return 'key'\nhelper = x + 1\nanswer()", namespace, solutions)
+    assert result["text"] == "'key'" and run("answer()", namespace)["text"] == "'mine'"
+    assert "helper" not in namespace and solutions["helper"] == 2
+    # A later solution sees the earlier solutions' names and the page's; the page sees neither.
+    run("x = 10", namespace)
+    assert live.run_solution_cell("helper, x", namespace, solutions)["text"] == "(2, 10)"
+
+
+def test_an_exercise_checks_verdict_is_shown_as_jupyter_shows_it():
+    from chainrule.exercises import answers
+
+    namespace = live.new_namespace()
+    namespace["AnswerError"] = answers.AnswerError
+    error = run("raise AnswerError('q', 'q is wrong: expected 1, received 2.')", namespace)["error"]
+    assert error == "AnswerError: q is wrong: expected 1, received 2."  # no "(line 1: ...)" after it

@@ -13,6 +13,12 @@ For each of the four scalar chapters: nothing of the runtime is requested before
   what they need and link to Colab instead of running;
 * no request leaves 127.0.0.1, and the time to the first output is printed.
 
+After Run all, each checked exercise (1.2, 2.2, 3.2) is answered in the page as a reader
+would: the answer cell still holds the empty answer (no solution replaced it), so Check says
+it is not answered; a wrong answer gets the message the notebook's check gives for that
+mistake (computed here, in CPython); the solution's answer passes; after a reload and
+Live code the answer is still there, and Reset answer empties it.
+
 Editing a cell and running it again shows the new output (the engine chapter's first cell
 as ``print(6 * 7)``), and a runaway loop is stopped by "Stop".
 
@@ -26,9 +32,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+import questions  # tools/questions.py
+from book_model import ROOT, read_chapter
 from playwright.sync_api import Browser, expect
 from test_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
 from test_explorables_browser import Visit, serve  # noqa: F401  (an HTTP server per folder)
+
+from chainrule.book import live
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
@@ -40,6 +50,18 @@ MAY_DIFFER: dict[str, dict[int, str]] = {
         8: "the |diff| column is the rounding error of a central difference, "
         "which differs between the build's libm and WebAssembly's"
     },
+}
+#: A wrong answer per checked exercise, and the mistake the check names for it.
+WRONG_ANSWERS = {
+    "intro": ("def tanh_neuron_grads(x, w, b):\n    return w, x, 1.0", "the factor tanh'(z)"),
+    "graph": (
+        "def dfs_order_with_stack(root, parents):\n    order, stack, seen = [], [root], {root}\n"
+        "    while stack:\n        node = stack.pop()\n        order.append(node)\n"
+        "        for parent in parents[node]:\n            if parent not in seen:\n"
+        "                seen.add(parent)\n                stack.append(parent)\n    return order",
+        "",
+    ),
+    "backward": ("def cube_grads(x):\n    return x, x * x + x * x", ""),
 }
 FIRST_OUTPUT_LIMIT_S = 30
 RUN_ALL_TIMEOUT_MS = 120_000
@@ -160,7 +182,51 @@ def test_run_all_cells_matches_the_build(live_page, name):
     )
     assert not unexpected, f"live output differs from the build's on {name}: {unexpected}"
     assert same >= 0.9 * len(with_text)
+    if name in WRONG_ANSWERS:
+        answer_the_exercise(visit, name)
     assert not visit.problems(), "\n".join(visit.problems())
+
+
+def notebook_message(answer: str, check: str) -> str:
+    """What the notebook's check cell says of ``answer``: run here, in CPython, as the page runs it."""
+    namespace = live.new_namespace()
+    assert live.run_cell(answer, namespace)["error"] is None
+    return live.run_cell(check, namespace)["error"]
+
+
+def answer_the_exercise(visit: LiveVisit, name: str) -> None:
+    (question,) = questions.questions_of(None, f"chapters/{name}", read_chapter(ROOT, f"chapters/{name}"))
+    page = visit.page
+    editor = page.locator(f"#{question.label} ~ .cr-live-answer textarea").first
+    check = page.locator(f"#{question.label} ~ .cr-live-answer button[data-live-action=check]").first
+    verdict = page.locator(f"#{question.label} ~ .cr-live-answer [data-live-verdict]").first
+
+    def checked(answer: str | None, kind: str) -> str:
+        if answer is not None:
+            editor.fill(answer)
+        check.click()
+        expect(verdict).to_have_attribute("data-live-verdict", kind, timeout=30_000)
+        text = verdict.text_content()
+        verdict.evaluate("element => element.remove()")
+        return text
+
+    # Run all ran the solution's cells: the answer cell still holds the empty answer.
+    assert editor.input_value() == question.stub.strip()
+    assert "is not answered yet" in checked(None, "wrong")
+    wrong, mistake = WRONG_ANSWERS[name]
+    expected = notebook_message(wrong, question.check)
+    said = checked(wrong, "wrong")
+    assert said.startswith("✗ Not yet.") and " ".join(expected.split()) in " ".join(said.split()), (said, expected)
+    assert mistake in said, said
+    right = questions.solution_code(question, name)
+    assert checked(right, "right").startswith("✓ Right. " + question.check.splitlines()[-1].split('"')[1])
+    page.reload()
+    hint = page.locator(f"[data-live-hint={question.label}]")
+    expect(hint).to_contain_text("press Live code")
+    page.get_by_role("button", name="Live code").click()
+    assert editor.input_value() == right, "the answer did not outlive the reload"
+    page.locator(f"#{question.label} ~ .cr-live-answer button[data-live-action=reset-answer]").first.click()
+    assert editor.input_value() == question.stub.strip()
 
 
 def test_an_edited_cell_runs_the_edit(live_page):
@@ -200,14 +266,20 @@ def test_the_backward_widget_steps_through_an_expression_the_reader_typed(live_p
 
 
 def test_a_runaway_loop_is_stopped(live_page):
+    """A runaway cell far down the page: the toolbar, still in view, says it runs and stops it."""
     visit = live_page("intro", width=390)
     page = visit.page
     press_live_code(visit)
-    page.get_by_role("textbox", name="Code of cell 1", exact=True).fill("while True:\n    pass")
-    page.get_by_role("button", name="Run cell 1", exact=True).click()
+    last = page.locator("div.cell:not(.tag_solution) textarea.cr-live-editor").last
+    label = last.get_attribute("aria-label")
+    last.fill("while True:\n    pass")
+    page.get_by_role("button", name=label.replace("Code of", "Run"), exact=True).click()
     stop = page.get_by_role("button", name="Stop")
     expect(stop).to_be_visible()
-    page.wait_for_timeout(500)
+    expect(page.locator("[data-live-status]")).to_contain_text(f"Running {label[len('Code of ') :]} (1 s)")
+    box, height = stop.bounding_box(), page.viewport_size["height"]
+    assert 0 <= box["y"] and box["y"] + box["height"] <= height, f"Stop is at {box}, out of view"
+    assert page.evaluate("() => window.scrollY") > 2000, "the cell should be far down the page"
     stop.click()
     status = page.locator("[data-live-status]")
     expect(status).to_contain_text("Stopped. Python has restarted")

@@ -57,8 +57,11 @@ class Assignment:
         return Path(self.chapter).name
 
 
-def questions_of(book: Book, chapter: str, notebook) -> list[Question]:
-    """The chapter's exercises that have an answer cell and a check cell, in order."""
+def questions_of(book: Book | None, chapter: str, notebook) -> list[Question]:
+    """The chapter's exercises that have an answer cell and a check cell, in order.
+
+    Without ``book`` (during the book build, before it has numbered them), their numbers are "".
+    """
     check_solution_marks(chapter, notebook)
     found: dict[str, Question] = {}
     current: Question | None = None
@@ -66,7 +69,8 @@ def questions_of(book: Book, chapter: str, notebook) -> list[Question]:
         exercises = directives(cell.source, "exercise") if cell.cell_type == "markdown" else []
         label = next((exercise.options["label"] for exercise in exercises if "label" in exercise.options), None)
         if label:
-            current = found[label] = Question(label, book.targets[label].number, cell.source)
+            number = book.targets[label].number if book is not None else ""
+            current = found[label] = Question(label, number, cell.source)
             continue
         if "solution" in tags(cell):
             label = solution_label(cell)

@@ -1,69 +1,81 @@
 /* chainrule live code: run a page's code cells in the browser, with Python in WebAssembly.
  *
- * The page carries this script (a few KB) and nothing else of the runtime. Pressing
- * "Live code" starts a Web Worker (live_worker.js) that loads Pyodide's core, Graphviz
- * in WebAssembly and chainrule's wheel from the book's own _static/live/ folder: no
- * CDN, no server. Every code cell (myst-nb's div.cell) then becomes an editable text
- * box with a "Run cell" button, and its output goes into an element [data-live-output]
- * under it. The cells share one interpreter, in the order they run, as in a notebook.
- * "Run all cells" runs them top to bottom and stops at an error; "Stop" ends a cell
- * that runs too long (it restarts Python: the cells must run again); "Reset" restores
- * the page's code and starts afresh. Cells tagged no-live (they need numpy, PyTorch or
- * JAX, which the page's Python does not have) say so, with the Colab link.
+ * "Live code" starts a Web Worker (live_worker.js) that loads Pyodide, Graphviz in WebAssembly
+ * and chainrule's wheel from the book's own _static/live/ folder (no CDN, no server). Each code
+ * cell (myst-nb's div.cell) becomes an editor with "Run cell"; its output goes in [data-live-output]
+ * under it; the cells share one interpreter, as in a notebook. The toolbar under the title stays
+ * in view: Run all cells (stops at an error), Run cells above (the cell last edited or clicked),
+ * Stop (restarts Python), Reset (the page's code and empty answers back), and a status that says
+ * which cell runs and for how long. Under each checked exercise (data-exercises: label, names,
+ * answer and check cells, from _ext/live_code.py) goes the answer cell with Check, which runs the
+ * answer, then the notebook's check, and shows the verdict. A solution's cells run apart from the
+ * page's names (space "solution"), so they never replace an answer. Edits and answers are kept in
+ * localStorage per page until Reset; a cell edited after it ran marks the outputs below as out of
+ * date. Cells tagged no-live (numpy, PyTorch, JAX) say what they need, with the Colab link.
  */
 (function () {
   "use strict";
   var me = document.currentScript;
   var base = new URL(".", me.src).href;
   var wheel = me.getAttribute("data-wheel");
+  var exercises = JSON.parse(me.getAttribute("data-exercises") || "[]");
+  var STORE = "chainrule-live:" + location.pathname;
   // The page loads this script in its head: wait for the page's cells.
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", function () { setUpPage(base, wheel); });
+    document.addEventListener("DOMContentLoaded", function () { setUpPage(base, wheel, exercises); });
   } else {
-    setUpPage(base, wheel);
+    setUpPage(base, wheel, exercises);
   }
   return;
 
-  function setUpPage(base, wheel) {
+  function setUpPage(base, wheel, exercises) {
     var article = document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
     var cells = Array.prototype.slice.call(article.querySelectorAll("div.cell"))
       .filter(function (cell) { return cell.querySelector(".cell_input pre"); });
     if (!cells.length || !wheel) return;
     // The page's state: its controls, the interpreter, the cells that run.
     var page = {
-      base: base, wheel: wheel, cells: cells, entries: [], controls: buildPanel(article),
+      base: base, wheel: wheel, cells: cells, entries: [], answers: [], controls: buildPanel(article),
+      exercises: exercises.filter(function (e) { return numberExercise(e); }),
       worker: null, ready: null, running: null, pending: {}, counter: 0, pressedAt: 0, firstOutput: null,
+      current: null, clock: null, saved: loadSaved(), generation: 0,
       colab: document.querySelector('a[href*="colab.research.google.com"]')
     };
+    page.exercises.forEach(function (exercise) { addHint(exercise); });
     wirePanel(page);
   }
 
-  function makeButton(text, action) {
+  function makeButton(text, action, label) {
     var element = document.createElement("button");
     element.type = "button";
     element.textContent = text;
     element.setAttribute("data-live-action", action);
+    if (label) element.setAttribute("aria-label", label);
     return element;
   }
 
-  // The panel under the title: Live code, then Run all cells, Stop, Reset and the status line.
+  // The panel under the title: Live code, then the toolbar's buttons and the status line.
   function buildPanel(article) {
     var panel = document.createElement("div");
     panel.className = "cr-live";
     panel.setAttribute("role", "region");
     panel.setAttribute("aria-label", "Live code");
     var controls = {
+      panel: panel,
       live: makeButton("Live code", "live"), runAll: makeButton("Run all cells", "run-all"),
+      above: makeButton("Run cells above", "run-above"),
       stop: makeButton("Stop", "stop"), reset: makeButton("Reset", "reset"),
       note: document.createElement("span"), status: document.createElement("p")
     };
+    controls.above.title = "Run every cell above the one you last edited or clicked in";
+    controls.reset.title = "Bring back the page's code and empty answer cells, and restart Python";
     controls.note.className = "cr-live-note";
     controls.note.textContent = "Run and edit this page's Python in your browser (it downloads about 13 MB, once).";
     controls.status.className = "cr-live-status";
     controls.status.setAttribute("aria-live", "polite");
     controls.status.setAttribute("data-live-status", "");
-    [controls.runAll, controls.stop, controls.reset].forEach(function (b) { b.hidden = true; });
-    [controls.live, controls.runAll, controls.stop, controls.reset, controls.note, controls.status]
+    [controls.runAll, controls.above, controls.stop, controls.reset].forEach(function (b) { b.hidden = true; });
+    [controls.live, controls.runAll, controls.above, controls.stop, controls.reset, controls.note, controls.status]
       .forEach(function (e) { panel.appendChild(e); });
     var heading = article.querySelector("h1");
     if (heading && heading.parentNode) heading.parentNode.insertBefore(panel, heading.nextSibling);
@@ -79,6 +91,27 @@
     return "numpy and matplotlib";
   }
 
+  // --- what the reader typed, kept per page ------------------------------------------------
+  function loadSaved() {
+    try {
+      var saved = JSON.parse(window.localStorage.getItem(STORE) || "{}");
+      return { cells: saved.cells || {}, answers: saved.answers || {} };
+    } catch (error) {
+      return { cells: {}, answers: {} };
+    }
+  }
+
+  function save(page) {
+    try {
+      window.localStorage.setItem(STORE, JSON.stringify(page.saved));
+    } catch (error) { /* storage full or refused: the edits last until the page closes */ }
+  }
+
+  function forget(page) {
+    page.saved = { cells: {}, answers: {} };
+    try { window.localStorage.removeItem(STORE); } catch (error) { /* nothing was kept */ }
+  }
+
   // --- the interpreter -------------------------------------------------------------
   function startWorker(page) {
     page.worker = new Worker(page.base + "live_worker.js");
@@ -88,7 +121,7 @@
     });
     page.worker.postMessage({ type: "start", base: page.base, wheel: page.wheel });
     page.ready.then(function (ms) {
-      say(page, "Python is ready (" + (ms / 1000).toFixed(1) + " s). Run a cell, or Run all cells.");
+      if (!page.running) say(page, "Python is ready (" + (ms / 1000).toFixed(1) + " s). Run a cell, or Run all cells.");
     }, function (error) {
       say(page, "Python could not start: " + error.message);
     });
@@ -104,29 +137,50 @@
       var waiting = page.pending[message.id];
       delete page.pending[message.id];
       restart(page, "Python crashed (" + message.message + ") and has restarted; " +
-              "the cells above must run again.");
+              "the cells above must run again (Run cells above).");
       if (waiting) waiting({ error: "Python crashed while running this cell: " + message.message });
     }
   }
 
-  function execute(page, code) {
+  function execute(page, code, space) {
     return page.ready.then(function () {
       return new Promise(function (resolve) {
         page.counter += 1;
         page.pending[page.counter] = resolve;
-        page.worker.postMessage({ type: "run", id: page.counter, code: code });
+        page.worker.postMessage({ type: "run", id: page.counter, code: code, space: space || "page" });
       });
     });
   }
 
+  // Stop and Reset restart Python: a run begun before (an older generation) says nothing more.
   function restart(page, message) {
+    page.generation += 1;
     if (page.worker) page.worker.terminate();
     Object.keys(page.pending).forEach(function (id) { page.pending[id]({ error: "Stopped." }); });
     page.pending = {};
     page.running = null;
-    page.controls.stop.hidden = true;
+    stopClock(page);
     startWorker(page);
     say(page, message);
+  }
+
+  // The status while a cell runs: which one, and for how long; Stop shows meanwhile.
+  function startClock(page, what) {
+    stopClock(page);
+    var began = performance.now();
+    var tick = function () {
+      var seconds = Math.floor((performance.now() - began) / 1000);
+      say(page, "Running " + what + (seconds ? " (" + seconds + " s)" : "") + "\u2026");
+    };
+    tick();
+    page.clock = window.setInterval(tick, 1000);
+    page.controls.stop.hidden = false;
+  }
+
+  function stopClock(page) {
+    if (page.clock) window.clearInterval(page.clock);
+    page.clock = null;
+    page.controls.stop.hidden = true;
   }
 
   // --- the cells ---------------------------------------------------------------------
@@ -148,130 +202,316 @@
     return null;
   }
 
-  function setUpCell(page, cell, index) {
-    var input = cell.querySelector(".cell_input");
-    var original = cell.querySelector(".cell_input pre").textContent.replace(/\n$/, "");
+  function makeOutput() {
     var output = document.createElement("div");
     output.className = "cr-live-output";
     output.setAttribute("data-live-output", "");
     output.setAttribute("aria-live", "polite");
-    if (cell.classList.contains("tag_no-live")) return skipCell(page, cell, input, original, output);
+    return output;
+  }
+
+  // An editable text box for code: Shift+Enter or Ctrl+Enter runs it; edits call onEdit.
+  function makeEditor(code, label, onRun, onEdit) {
     var editor = document.createElement("textarea");
     editor.className = "cr-live-editor";
-    editor.value = original;
-    editor.rows = Math.min(30, original.split("\n").length + 1);
+    editor.value = code;
     editor.spellcheck = false;
-    editor.setAttribute("aria-label", "Code of cell " + (index + 1));
-    var runButton = makeButton("Run cell", "run-cell");
-    runButton.setAttribute("aria-label", "Run cell " + (index + 1));
-    var box = document.createElement("div");
-    box.className = "cr-live-cell";
-    box.appendChild(editor);
-    box.appendChild(runButton);
-    input.parentNode.insertBefore(box, input.nextSibling);
-    box.parentNode.insertBefore(output, box.nextSibling);
-    var entry = { cell: cell, editor: editor, output: output, original: original, index: index };
-    runButton.addEventListener("click", function () { runCells(page, [entry]); });
+    editor.setAttribute("aria-label", label);
+    var fit = function () { editor.rows = Math.min(30, editor.value.split("\n").length + 1); };
+    fit();
     editor.addEventListener("keydown", function (event) {
       if (event.key === "Enter" && (event.shiftKey || event.ctrlKey)) {
         event.preventDefault();
-        runCells(page, [entry]);
+        onRun();
       }
     });
+    editor.addEventListener("input", function () { fit(); onEdit(editor.value); });
+    return editor;
+  }
+
+  function setUpCell(page, cell, index) {
+    var input = cell.querySelector(".cell_input");
+    var original = cell.querySelector(".cell_input pre").textContent.replace(/\n$/, "");
+    var output = makeOutput();
+    if (cell.classList.contains("tag_no-live")) return skipCell(page, cell, input, original, output);
+    var kept = page.saved.cells[index];
+    var entry = {
+      cell: cell, output: output, original: original, index: index,
+      space: cell.classList.contains("tag_solution") ? "solution" : "page", ran: false
+    };
+    var code = kept && kept.original === original ? kept.code : original;
+    entry.editor = makeEditor(code, "Code of cell " + (index + 1), function () { runCells(page, [entry]); },
+                              function (value) { cellEdited(page, entry, value); });
+    entry.editor.addEventListener("focus", function () { page.current = entry; });
+    var runButton = makeButton("Run cell", "run-cell", "Run cell " + (index + 1));
+    runButton.title = "Run this cell (Shift+Enter in the cell)";
+    var box = document.createElement("div");
+    box.className = "cr-live-cell";
+    box.appendChild(entry.editor);
+    box.appendChild(runButton);
+    input.parentNode.insertBefore(box, input.nextSibling);
+    box.parentNode.insertBefore(output, box.nextSibling);
+    runButton.addEventListener("click", function () { page.current = entry; runCells(page, [entry]); });
     return entry;
+  }
+
+  // An edit is kept; once a cell has run, editing it makes the outputs below it out of date.
+  function cellEdited(page, entry, value) {
+    page.current = entry;
+    if (value === entry.original) delete page.saved.cells[entry.index];
+    else page.saved.cells[entry.index] = { original: entry.original, code: value };
+    save(page);
+    if (!entry.ran) return;
+    page.entries.forEach(function (other) {
+      if (other.index > entry.index && other.ran) other.output.setAttribute("data-live-stale", "");
+    });
   }
 
   function showResult(page, entry, result) {
     var output = entry.output;
     output.textContent = "";
+    output.removeAttribute("data-live-stale");
     var stream = (result.stdout || "") + (result.stderr || "");
-    var add = function (tag, className, text) {
-      var element = document.createElement(tag);
-      element.className = className;
-      element.textContent = text;
-      output.appendChild(element);
-      return element;
-    };
-    if (stream) add("pre", "cr-live-stream", stream.replace(/\n$/, ""));
-    if (result.error) add("pre", "cr-live-error", result.error);
-    if (result.text) add("pre", "cr-live-result", result.text);
+    if (stream) addText(output, "pre", "cr-live-stream", stream.replace(/\n$/, ""));
+    if (result.error) addText(output, "pre", "cr-live-error", result.error);
+    if (result.text) addText(output, "pre", "cr-live-result", result.text);
     if (result.html) {
-      var shown = add("div", "cr-live-html", "");
+      var shown = addText(output, "div", "cr-live-html", "");
       shown.innerHTML = result.html;
       if (window.chainruleExplorable) window.chainruleExplorable.setupAll(shown);
     }
+    entry.ran = true;
     entry.cell.setAttribute("data-live-state", result.error ? "error" : "done");
-    if (page.firstOutput === null) {
-      page.firstOutput = (performance.now() - page.pressedAt) / 1000;
-      document.documentElement.setAttribute("data-live-first-output", page.firstOutput.toFixed(2));
-    }
+    noteFirstOutput(page);
   }
 
-  // Runs the cells of ``list`` one after another, after whatever runs now; stops at an error.
-  function runCells(page, list) {
+  function addText(parent, tag, className, text) {
+    var element = document.createElement(tag);
+    element.className = className;
+    element.textContent = text;
+    parent.appendChild(element);
+    return element;
+  }
+
+  function noteFirstOutput(page) {
+    if (page.firstOutput !== null) return;
+    page.firstOutput = (performance.now() - page.pressedAt) / 1000;
+    document.documentElement.setAttribute("data-live-first-output", page.firstOutput.toFixed(2));
+  }
+
+  // Runs ``work`` after whatever runs now; what it returns (a promise) is the new "running".
+  function enqueue(page, work) {
     var chain = page.running || Promise.resolve(true);
-    page.running = chain.then(function () {
+    var mine = chain.then(work).then(function (value) {
+      if (page.running === mine) { page.running = null; stopClock(page); }
+      return value;
+    }, function (error) {
+      if (page.running === mine) { page.running = null; stopClock(page); }
+      say(page, "Python stopped: " + error.message);
+      return false;
+    });
+    page.running = mine;
+    return mine;
+  }
+
+  // Runs the cells of ``list`` one after another; a list of several stops at an error.
+  function runCells(page, list, done) {
+    var generation = page.generation;
+    return enqueue(page, function () {
       return list.reduce(function (previous, entry) {
         return previous.then(function (goOn) {
-          if (!goOn) return false;
+          if (!goOn || generation !== page.generation) return false;
           entry.cell.setAttribute("data-live-state", "running");
           entry.output.textContent = "Running\u2026";
-          page.controls.stop.hidden = false;
-          return execute(page, entry.editor.value).then(function (result) {
+          startClock(page, "cell " + (entry.index + 1));
+          return execute(page, entry.editor.value, entry.space).then(function (result) {
+            if (generation !== page.generation) return false;
             showResult(page, entry, result);
             var expected = entry.cell.classList.contains("tag_raises-exception");
             return !result.error || expected || list.length === 1;
           });
         });
-      }, Promise.resolve(true));
-    }).then(function (finished) {
-      page.controls.stop.hidden = true;
-      page.running = null;
-      if (list.length > 1) {
-        say(page, finished ? "All cells ran." : "Stopped at a cell that raised an error; fix it and run again.");
-      }
-      return finished;
-    }, function (error) {
-      page.running = null;
-      say(page, "Python stopped: " + error.message);
+      }, Promise.resolve(true)).then(function (finished) {
+        if (generation !== page.generation) return false;
+        if (list.length === 1 && !done) say(page, "Cell " + (list[0].index + 1) + " ran.");
+        else if (done) say(page, finished ? done : "Stopped at a cell that raised an error; fix it and run again.");
+        return finished;
+      });
     });
-    return page.running;
+  }
+
+  // --- exercises ----------------------------------------------------------------------
+  // The exercise's number, from its title on the page ("Exercise 1.2"); false when it is not there.
+  function numberExercise(exercise) {
+    var box = document.getElementById(exercise.label);
+    var caption = box && box.querySelector(".caption-number");
+    if (!box) return false;
+    var match = caption && /(\d+(\.\d+)*)/.exec(caption.textContent);
+    exercise.number = match ? match[1] : exercise.label;
+    return true;
+  }
+
+  // Before Live code: where the answer cell and the check are.
+  function addHint(exercise) {
+    var hint = document.createElement("p");
+    hint.className = "cr-live-hint";
+    hint.setAttribute("data-live-hint", exercise.label);
+    hint.textContent = "Answer Exercise " + exercise.number + " in this page: press Live code under the " +
+      "chapter\u2019s title, write " + exercise.names.join(", ") + " in the answer cell that appears here, " +
+      "and press Check. In a notebook, the answer cell is right under the exercise.";
+    var box = document.getElementById(exercise.label);
+    box.parentNode.insertBefore(hint, box.nextSibling);
+  }
+
+  function setUpAnswer(page, exercise) {
+    var box = document.getElementById(exercise.label);
+    var hint = document.querySelector('[data-live-hint="' + exercise.label + '"]');
+    var entry = { exercise: exercise, output: makeOutput() };
+    var kept = page.saved.answers[exercise.label];
+    var onRun = function () { checkAnswer(page, entry); };
+    entry.editor = makeEditor(kept ? kept.code : exercise.answer, "Answer to Exercise " + exercise.number, onRun,
+                              function (value) { answerEdited(page, entry, value); });
+    var check = makeButton("Check", "check", "Check Exercise " + exercise.number);
+    check.title = "Run your answer, then the exercise's check (Shift+Enter in the answer)";
+    var again = makeButton("Reset answer", "reset-answer", "Reset the answer to Exercise " + exercise.number);
+    var block = document.createElement("div");
+    block.className = "cr-live-answer";
+    block.setAttribute("role", "group");
+    block.setAttribute("aria-label", "Your answer to Exercise " + exercise.number);
+    var title = addText(block, "p", "cr-live-answer-title", "Your answer to Exercise " + exercise.number +
+                        " (kept in this browser)");
+    title.id = exercise.label + "-answer";
+    block.appendChild(entry.editor);
+    block.appendChild(check);
+    block.appendChild(again);
+    block.appendChild(entry.output);
+    if (hint) hint.remove();
+    box.parentNode.insertBefore(block, box.nextSibling);
+    check.addEventListener("click", onRun);
+    again.addEventListener("click", function () {
+      entry.editor.value = exercise.answer;
+      answerEdited(page, entry, exercise.answer);
+      entry.editor.dispatchEvent(new Event("input"));
+      entry.output.textContent = "";
+    });
+    return entry;
+  }
+
+  function answerEdited(page, entry, value) {
+    var label = entry.exercise.label;
+    if (value === entry.exercise.answer) delete page.saved.answers[label];
+    else page.saved.answers[label] = { code: value };
+    save(page);
+  }
+
+  // Check: the answer cell, then the check cell, in the page's Python; a verdict with an icon.
+  function checkAnswer(page, entry) {
+    var exercise = entry.exercise;
+    var generation = page.generation;
+    return enqueue(page, function () {
+      if (generation !== page.generation) return false;
+      entry.output.textContent = "Checking\u2026";
+      startClock(page, "the check of Exercise " + exercise.number);
+      return execute(page, entry.editor.value, "page").then(function (answered) {
+        if (generation !== page.generation) return false;
+        if (answered.error) return verdict(page, entry, false, "Your answer cell raised an error: " + answered.error);
+        return execute(page, exercise.check, "page").then(function (checked) {
+          if (generation !== page.generation) return false;
+          if (checked.error) return verdict(page, entry, false, checked.error);
+          return verdict(page, entry, true, (checked.stdout || "The check passed.").replace(/\n$/, ""));
+        });
+      });
+    });
+  }
+
+  function verdict(page, entry, right, text) {
+    var output = entry.output;
+    output.textContent = "";
+    var line = addText(output, "pre", right ? "cr-live-right" : "cr-live-wrong", "");
+    line.setAttribute("data-live-verdict", right ? "right" : "wrong");
+    var icon = addText(line, "span", "cr-live-icon", right ? "\u2713 " : "\u2717 ");
+    icon.setAttribute("aria-hidden", "true");
+    line.appendChild(document.createTextNode((right ? "Right. " : "Not yet. ") + text));
+    say(page, "Exercise " + entry.exercise.number + ": " + (right ? "your answer passes the check." :
+        "your answer does not pass the check yet; the message is under the answer."));
+    noteFirstOutput(page);
+    return right;
   }
 
   // --- the panel's buttons -------------------------------------------------------------
+  function startLive(page) {
+    var controls = page.controls;
+    page.pressedAt = performance.now();
+    controls.live.hidden = true;
+    controls.note.hidden = true;
+    [controls.runAll, controls.above, controls.reset].forEach(function (b) { b.hidden = false; });
+    document.body.classList.add("cr-live-on");
+    keepUnderHeader(controls.panel);
+    page.entries = page.cells.map(function (cell, index) { return setUpCell(page, cell, index); }).filter(Boolean);
+    page.answers = page.exercises.map(function (exercise) { return setUpAnswer(page, exercise); });
+    say(page, "Loading Python\u2026");
+    startWorker(page);
+    controls.runAll.focus();
+  }
+
+  // The toolbar sticks just under the theme's own sticky header, whatever its height.
+  function keepUnderHeader(panel) {
+    var place = function () {
+      var header = document.querySelector(".bd-header-article");
+      var height = header && getComputedStyle(header).position === "sticky" ? header.offsetHeight : 0;
+      panel.style.setProperty("--cr-live-top", height + "px");
+    };
+    place();
+    window.addEventListener("resize", place);
+  }
+
+  function stopRunning(page) {
+    page.entries.forEach(function (entry) {
+      if (entry.cell.getAttribute("data-live-state") === "running") {
+        entry.output.textContent = "Stopped.";
+        entry.cell.setAttribute("data-live-state", "stopped");
+      }
+    });
+    page.answers.forEach(function (entry) {
+      if (entry.output.textContent === "Checking\u2026") entry.output.textContent = "Stopped.";
+    });
+    page.entries.forEach(function (entry) { entry.ran = false; });
+    restart(page, "Stopped. Python has restarted, so the cells above must run again (Run cells above).");
+  }
+
+  function resetPage(page) {
+    forget(page);
+    page.entries.forEach(function (entry) {
+      entry.editor.value = entry.original;
+      entry.editor.dispatchEvent(new Event("input"));
+      entry.output.textContent = "";
+      entry.output.removeAttribute("data-live-stale");
+      entry.ran = false;
+      entry.cell.removeAttribute("data-live-state");
+    });
+    page.answers.forEach(function (entry) {
+      entry.editor.value = entry.exercise.answer;
+      entry.editor.dispatchEvent(new Event("input"));
+      entry.output.textContent = "";
+    });
+    forget(page);
+    restart(page, "Reset: the page's code and empty answers are back, and Python has restarted.");
+  }
+
   function wirePanel(page) {
     var controls = page.controls;
-    controls.live.addEventListener("click", function () {
-      page.pressedAt = performance.now();
-      controls.live.hidden = true;
-      controls.note.hidden = true;
-      [controls.runAll, controls.reset].forEach(function (b) { b.hidden = false; });
-      document.body.classList.add("cr-live-on");
-      page.entries = page.cells.map(function (cell, index) { return setUpCell(page, cell, index); }).filter(Boolean);
-      say(page, "Loading Python\u2026");
-      startWorker(page);
-      controls.runAll.focus();
-    });
+    controls.live.addEventListener("click", function () { startLive(page); });
     controls.runAll.addEventListener("click", function () {
-      say(page, "Running all cells\u2026");
-      runCells(page, page.entries);
+      runCells(page, page.entries, "All cells ran.");
     });
-    controls.stop.addEventListener("click", function () {
-      page.entries.forEach(function (entry) {
-        if (entry.cell.getAttribute("data-live-state") === "running") {
-          entry.output.textContent = "Stopped.";
-          entry.cell.setAttribute("data-live-state", "stopped");
-        }
-      });
-      restart(page, "Stopped. Python has restarted, so the cells above must run again.");
+    controls.above.addEventListener("click", function () {
+      var current = page.current;
+      var above = page.entries.filter(function (entry) { return !current || entry.index < current.index; });
+      if (!current) { say(page, "Click in a cell first: Run cells above runs the cells above it."); return; }
+      if (!above.length) { say(page, "No cell is above cell " + (current.index + 1) + "."); return; }
+      runCells(page, above, "The " + above.length + " cells above cell " + (current.index + 1) + " ran.");
     });
-    controls.reset.addEventListener("click", function () {
-      page.entries.forEach(function (entry) {
-        entry.editor.value = entry.original;
-        entry.output.textContent = "";
-        entry.cell.removeAttribute("data-live-state");
-      });
-      restart(page, "Reset: the page's code is back, and Python has restarted.");
-    });
+    controls.stop.addEventListener("click", function () { stopRunning(page); });
+    controls.reset.addEventListener("click", function () { resetPage(page); });
   }
 })();

@@ -30,7 +30,7 @@ import io
 import sys
 import traceback
 
-__all__ = ["ShallowRelease", "new_namespace", "run_cell"]
+__all__ = ["ShallowRelease", "new_namespace", "run_cell", "run_solution_cell"]
 
 
 class ShallowRelease:
@@ -90,6 +90,22 @@ def run_cell(source, namespace, name="<cell>", release=None):
             release.sweep()
 
 
+def run_solution_cell(source, namespace, solutions, name="<cell>", release=None):
+    """Run a solution's cell so that it changes none of the page's names.
+
+    It sees the page's names and those the solutions before it bound (``solutions``, one
+    dict for the page); what it binds or rebinds goes into ``solutions`` only. A reader's
+    answer in ``namespace`` (the exercise's function) is therefore never replaced by the
+    solution's, whichever order the cells run in.
+    """
+    scope = {**namespace, **solutions}
+    result = run_cell(source, scope, name, release)
+    for key, value in scope.items():
+        if namespace.get(key, scope) is not value:
+            solutions[key] = value
+    return result
+
+
 def _run_cell(source, namespace, name):
     stdout, stderr = io.StringIO(), io.StringIO()
     result = {"stdout": "", "stderr": "", "text": None, "html": None, "error": None}
@@ -132,7 +148,17 @@ def _display(value, result):
 
 
 def _one_line(error, name, lines):
-    """``Type: message (line N: source)`` for the last frame of the cell in the traceback."""
+    """``Type: message (line N: source)`` for the last frame of the cell in the traceback.
+
+    An exception that says how IPython should show it (``_render_traceback_``, as an
+    exercise check's verdict does) is shown that way, as in Jupyter.
+    """
+    render = getattr(error, "_render_traceback_", None)
+    if callable(render):
+        try:
+            return "\n".join(render())
+        except Exception:  # noqa: BLE001 -- then the plain line below
+            pass
     where = ""
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         if frame.filename == name and frame.lineno and 0 < frame.lineno <= len(lines):

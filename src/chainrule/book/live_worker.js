@@ -8,7 +8,10 @@
  * one level at a time (chainrule.book.live.ShallowRelease): a worker's stack is small. Running in a worker keeps
  * the page responsive, and lets the page stop a runaway cell by ending the worker.
  *
- * Messages in:  {type: "start", base, wheel}, {type: "run", id, code}
+ * A solution's cell (space "solution") runs with chainrule.book.live.run_solution_cell: it
+ * sees the page's names but binds its own apart, so it never replaces a reader's answer.
+ *
+ * Messages in:  {type: "start", base, wheel}, {type: "run", id, code, space ("page" or "solution")}
  * Messages out: {type: "ready", ms}, {type: "failed", message}, {type: "result", id, result, ms},
  *               {type: "crashed", id, message} (Pyodide died; the page starts a new worker)
  */
@@ -23,7 +26,8 @@ var SETUP = [
   "_chainrule_dot.Digraph.pipe = _render_with_viz",
   "from chainrule.value import Value as _chainrule_Value",
   "_chainrule_release = _chainrule_live.ShallowRelease().install(_chainrule_Value)",
-  "_chainrule_namespace = _chainrule_live.new_namespace()"
+  "_chainrule_namespace = _chainrule_live.new_namespace()",
+  "_chainrule_solutions = {}"
 ].join("\n");
 
 var python = null;
@@ -50,14 +54,17 @@ var start = function (base, wheel) {
     });
 };
 
-var run = function (id, code) {
+var run = function (id, code, space) {
   var began = performance.now();
   var result;
   try {
-    var runCell = python.globals.get("_chainrule_live").run_cell;
+    var live = python.globals.get("_chainrule_live");
     var namespace = python.globals.get("_chainrule_namespace");
     var release = python.globals.get("_chainrule_release");
-    var proxy = runCell(code, namespace, "<cell " + id + ">", release);
+    var name = "<cell " + id + ">";
+    var proxy = space === "solution"
+      ? live.run_solution_cell(code, namespace, python.globals.get("_chainrule_solutions"), name, release)
+      : live.run_cell(code, namespace, name, release);
     result = proxy.toJs({ dict_converter: Object.fromEntries });
     proxy.destroy();
   } catch (error) {
@@ -75,7 +82,7 @@ self.onmessage = function (event) {
     queue = start(message.base, message.wheel);
   } else if (message.type === "run") {
     queue = queue.then(function () {
-      if (python) run(message.id, message.code);
+      if (python) run(message.id, message.code, message.space);
       else postMessage({ type: "result", id: message.id, result: { error: "Python did not start" } });
     });
   }
