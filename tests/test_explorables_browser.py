@@ -29,7 +29,7 @@ from playwright.sync_api import Browser, expect
 from test_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
 from test_draw import SEED_PARENTS
 
-from chainrule import explore
+from chainrule import Value, explore
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
@@ -295,7 +295,7 @@ def test_explorable_reads_in_dark_mode(book_page, page_name, kind):
 @pytest.mark.parametrize("page_name, kind", KINDS[1:])
 def test_explorable_without_javascript_is_the_final_state(book_page, page_name, kind):
     visit = book_page(page_name, java_script_enabled=False)
-    widget = visit.page.locator(f'[data-explorable="{kind}"]')
+    widget = visit.page.locator(f'[data-explorable="{kind}"]').first
     status = widget.locator('[data-role="status"]')
     last = {"forward": "Step 6 of 6.", "backward": "Step 6 of 6.", "training": "Step 31 of 31."}[kind]
     expect(status).to_contain_text(last)
@@ -367,7 +367,7 @@ def test_forward_fills_in_the_values(backward_page):
 def test_backward_fills_in_the_gradients_edge_by_edge(backward_page):
     visit = backward_page()
     page = visit.page
-    widget = page.locator('[data-explorable="backward"][data-ready="true"]')
+    widget = page.locator('[data-explorable="backward"][data-ready="true"]').first
     status = widget.locator('[data-role="status"]')
     expect(status).to_contain_text("Step 1 of 6. Start at the root")
     assert texts(widget)["text-grad-a"] == "grad 0" and texts(widget)["text-grad-L"] == "grad 1"
@@ -398,7 +398,7 @@ def test_backward_fills_in_the_gradients_edge_by_edge(backward_page):
 
 def test_backward_predict_then_reveal(backward_page):
     visit = backward_page()
-    widget = visit.page.locator('[data-explorable="backward"][data-ready="true"]')
+    widget = visit.page.locator('[data-explorable="backward"][data-ready="true"]').first
     status = widget.locator('[data-role="status"]')
     formula = widget.locator('[data-role="formula"]')
     widget.get_by_label("Predict, then reveal").check()
@@ -456,18 +456,47 @@ def test_backward_predict_then_reveal(backward_page):
     expect(guess).to_have_value("0.39")
     widget.get_by_label("Predict, then reveal").uncheck()
     assert texts(widget)["text-local-a-p"] == "\u22120.5"
+    predict_the_second_term(visit.page.locator('[data-explorable="backward"][data-ready="true"]').nth(1))
     assert not visit.problems(), "\n".join(visit.problems())
+
+
+def predict_the_second_term(widget):
+    """The fan-out widget, L = tanh(ab + a): the step where a's running sum gains its second
+    term asks for the new sum, and the sum is right."""
+    a, b = Value(2.0, label="a"), Value(-0.5, label="b")
+    p = a * b
+    p.label = "p"
+    n = p + a
+    n.label = "n"
+    L = n.tanh()
+    L.label = "L"
+    steps = explore.backward(L).steps
+    (second,) = [number for number, step in enumerate(steps) if step.get("parent") == "a" and step["before"]]
+    widget.get_by_label("Predict, then reveal").check()
+    status = widget.locator('[data-role="status"]')
+    for _ in range(2 * len(steps)):  # Next shows a hidden answer first, then moves on
+        if f"Step {second + 1} of {len(steps)}." in status.text_content():
+            break
+        widget.get_by_role("button", name="Next step").click()
+    expect(status).to_contain_text("a already holds")
+    expect(widget.locator('[data-role="formula"]')).to_have_text(steps[second]["quiz"]["formula"])
+    guess = widget.get_by_label("Your guess for \u2202L/\u2202a after this step")
+    guess.fill(f"{a.grad:.4f}")
+    guess.press("Enter")
+    expect(status).to_contain_text(f"Right: {a.grad:.4f}.")
 
 
 @pytest.mark.parametrize("width", [390, 1280])
 def test_backward_page_fits_and_has_unique_ids(backward_page, width):
     visit = backward_page(width=width)
     page = visit.page
-    expect(page.locator('[data-explorable][data-ready="true"]')).to_have_count(2)
+    # forward, backward, and the backward pass of the fan-out example
+    expect(page.locator('[data-explorable][data-ready="true"]')).to_have_count(3)
     widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
-    for kind in ("forward", "backward"):
-        box = page.locator(f'[data-explorable="{kind}"]').bounding_box()
+    for widget in page.locator("[data-explorable]").all():
+        box = widget.bounding_box()
+        kind = widget.get_attribute("data-explorable")
         assert box["x"] >= 0 and box["x"] + box["width"] <= width, f"{kind} sticks out: {box}"
     repeated = page.evaluate("""() => {
         // (sphinx-exercise repeats ids of its own; the widgets' ids must be unique on the page.)

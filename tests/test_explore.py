@@ -294,6 +294,12 @@ def test_backward_adds_up_the_fan_out():
     assert recorded.steps[-1]["gradients"]["x"] == 7.0 == 2 * 3.0 + 1
     assert "x waits for its other children" in into_x[0]["sentence"]
     assert "its gradient is complete" in into_x[-1]["sentence"]
+    # The quiz asks for the product of a first term, and for the new sum after a later one.
+    assert into_x[0]["quiz"]["answer"] == into_x[0]["product"] == 1.0
+    assert [step["quiz"]["answer"] for step in into_x[1:]] == [4.0, 7.0]
+    assert into_x[2]["quiz"]["formula"] == "\u2202y/\u2202x = 4 + 1 \u00d7 ? = ?", into_x[2]["quiz"]
+    assert "x already holds 4 from another edge" in into_x[2]["quiz"]["sentence"]
+    assert into_x[2]["quiz"]["label"] == "\u2202y/\u2202x after this step"
     # A second recording starts again from zero: leaves do not accumulate across recordings.
     assert explore.backward(y).steps[-1]["gradients"]["x"] == 7.0 and y.parents[1].grad == 7.0
 

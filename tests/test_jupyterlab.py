@@ -729,7 +729,7 @@ def test_an_explorable_steps_in_jupyterlab(lab: Lab) -> None:
             page.on("pageerror", lambda error: errors.append(error) if not labs_own(error) else None)
             open_notebook(page, lab, EXPLORABLE_CHAPTER)
             click_run_all(page)
-            widget = page.locator('.jp-OutputArea-output [data-explorable="backward"][data-ready="true"]')
+            widget = page.locator('.jp-OutputArea-output [data-explorable="backward"][data-ready="true"]').first
             try:
                 widget.wait_for(state="attached", timeout=STUDENT_RUN_TIMEOUT_MS)
                 # Then the rest of Run All: while it runs, Lab scrolls to each running cell and may

@@ -125,7 +125,8 @@ def backward(root, *, rankdir="BT", max_nodes=30):
     ``gradients`` holds every node's running sum after the step, so the last step's are
     the gradients; they are checked against the ``.grad`` that ``backward()`` stored, and
     a difference raises AssertionError. A step with a ``"quiz"`` can be guessed before it
-    is shown, in the widget's "Predict, then reveal" mode.
+    is shown, in the widget's "Predict, then reveal" mode: the product, or, where the
+    parent already holds a term from another edge (fan-out), its new running sum.
 
     Returns an :class:`Explorable`. Raises TypeError for anything but a Value, and
     :class:`~chainrule.figures.GraphTooLargeError` for more than ``max_nodes`` values.
@@ -322,11 +323,21 @@ def _edge_step(node, index, names, top, local, grad, product, before, after, com
         f"{child} sends its gradient back to {parent} through {op_words}, whose local "
         f"gradient is {local_text}. {total}. {status}"
     )
-    hidden = (
-        f"{child} sends its gradient back to {parent} through {op_words}. Work out the "
-        f"local gradient {d_local}, then guess the product {d_child} · {d_local}: "
-        f"what {d_parent} gains."
-    )
+    if before == 0.0:
+        hidden = (
+            f"{child} sends its gradient back to {parent} through {op_words}. Work out the "
+            f"local gradient {d_local}, then guess the product {d_child} · {d_local}: "
+            f"what {d_parent} gains."
+        )
+        quiz = {"answer": product, "formula": masked, "label": f"{d_child} \u00b7 {d_local}"}
+    else:  # a second (or later) contribution: the quiz asks for the sum
+        hidden = (
+            f"{child} sends its gradient back to {parent} through {op_words}. {parent} already "
+            f"holds {_number(before)} from another edge. Work out the local gradient {d_local}, "
+            f"then guess {d_parent} after this step: {_number(before)} + {d_child} · {d_local}."
+        )
+        masked = f"{d_parent} = {_number(before)} + {_operand(grad)} \u00d7 ? = ?"
+        quiz = {"answer": after, "formula": masked, "label": f"{d_parent} after this step"}
     return {
         "event": "edge",
         "child": child,
@@ -338,7 +349,7 @@ def _edge_step(node, index, names, top, local, grad, product, before, after, com
         "after": after,
         "formula": formula,
         "sentence": sentence,
-        "quiz": {"answer": product, "formula": masked, "sentence": hidden, "label": f"{d_child} \u00b7 {d_local}"},
+        "quiz": {**quiz, "sentence": hidden},
     }
 
 
