@@ -343,25 +343,25 @@ def test_trace_counts_a_repeated_parent_once():
 def test_format_dfs_trace():
     lines = format_dfs_trace(dfs_trace("f", SEED_PARENTS)).splitlines()
     assert len(lines) == 12
-    assert lines[0] == "visit  f   visited=[f]"
-    assert lines[3] == "finish x   order=[x]"
-    assert lines[-1] == "finish f   order=[x, a, b, c, d, f]"
+    assert lines[0] == " 1  visit  f   visited=[f]"
+    assert lines[3] == " 4  finish x   order=[x]"
+    assert lines[-1] == "12  finish f   order=[x, a, b, c, d, f]"
 
 
 def test_format_names_unlabelled_values_by_their_topological_position():
     a = Value(2.0, "a")
     lines = format_dfs_trace(dfs_trace(a * a)).splitlines()
     assert lines == [
-        "visit  n1  visited=[n1]",
-        "visit  a   visited=[n1, a]",
-        "finish a   order=[a]",
-        "finish n1  order=[a, n1]",
+        "1  visit  n1  visited=[n1]",
+        "2  visit  a   visited=[n1, a]",
+        "3  finish a   order=[a]",
+        "4  finish n1  order=[a, n1]",
     ]
 
 
 def test_dict_names_need_not_be_strings():
     lines = format_dfs_trace(dfs_trace(3, {3: [1, 2], 1: [], 2: []})).splitlines()
-    assert lines[-1] == "finish 3   order=[1, 2, 3]"
+    assert lines[-1] == "6  finish 3   order=[1, 2, 3]"
 
 
 def test_dict_errors_name_the_problem():
@@ -398,7 +398,7 @@ def test_step_figure_colours_the_right_nodes():
     leaves = {name for name in "abcdefx" if look[name].get("peripheries") == "2"}
     assert leaves == {"a", "b", "x"}
     assert "topological order so far: [x]" in source
-    assert "visit a" in source
+    assert "Step 6 of 12: visit a" in source  # numbered from 1, as the widget and the trace
 
 
 def test_step_figure_marks_the_search_path_edges():

@@ -175,22 +175,23 @@ def trace_names(trace):
 
 
 def format_dfs_trace(trace):
-    """Return a trace as text, one line per step.
+    """Return a trace as text, one line per step, numbered from 1 as the figures and widgets number them.
 
     A visit shows the visited list, a finish shows the order so far::
 
-        visit  f   visited=[f]
-        finish x   order=[x]
+         1  visit  f   visited=[f]
+         4  finish x   order=[x]
     """
     names = trace_names(trace)
     width = max([3] + [len(name) for name in names.values()]) + 1
+    digits = len(str(len(trace)))
     lines = []
-    for step in trace:
+    for number, step in enumerate(trace, start=1):
         if step.event == VISIT:
             what = "visited=" + name_list(step.visited, names)
         else:
             what = "order=" + name_list(step.order, names)
-        lines.append(f"{step.event:<7}{names[step.node]:<{width}}{what}")
+        lines.append(f"{number:>{digits}}  {step.event:<7}{names[step.node]:<{width}}{what}")
     return "\n".join(lines)
 
 

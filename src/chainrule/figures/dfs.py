@@ -40,7 +40,9 @@ _DFS_LEGEND = [
 def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150, *, caption=True, element_ids=False):
     """Draw the graph as the depth-first search leaves it after step number ``step``.
 
-    ``step`` is a 0-based index into :func:`dfs_trace` ``(root, parents)``.  Nodes not
+    ``step`` is a 0-based index into :func:`dfs_trace` ``(root, parents)``; the caption
+    numbers steps from 1, as :func:`~chainrule.graph.format_dfs_trace` and the widgets
+    do (index 0 is "Step 1 of n").  Nodes not
     yet visited are white; nodes on the search path (visited, not finished) are light
     red with a bold outline, and the edges of that path are bold; finished nodes are
     dark blue.  The node of this step has a thick orange outline, leaves a double
@@ -205,7 +207,7 @@ def _dfs_caption(trace, step, names, has_unreached):
     """An HTML-like graph label: the step, the order so far and a legend."""
     current = trace[step]
     rows = [
-        f'<TR><TD COLSPAN="4">Step {step} (of 0\u2013{len(trace) - 1}): '
+        f'<TR><TD COLSPAN="4">Step {step + 1} of {len(trace)}: '
         f"{current.event} {dot_html(names[current.node])}</TD></TR>",
         f'<TR><TD COLSPAN="4">topological order so far: {dot_html(name_list(current.order, names))}</TD></TR>',
     ]
@@ -241,7 +243,7 @@ def _dfs_alt(trace, step, names, not_reached):
     current = trace[step]
     finished = ", ".join(names[node] for node in current.order) or "none yet"
     sentence = (
-        f"Depth-first search from {names[trace[0].node]}, step {step} of 0 to {len(trace) - 1}, "
+        f"Depth-first search from {names[trace[0].node]}, step {step + 1} of {len(trace)}, "
         f"{current.event} {names[current.node]}: visited "
         f"{', '.join(names[node] for node in current.visited)}; finished {finished}"
     )
