@@ -9,8 +9,13 @@ adds a "Live code" button. Everything else it needs is copied into the build's
   ``npm ci`` on the pinned ``package-lock.json``);
 * Graphviz in WebAssembly (npm ``@viz-js/viz``, ``lib/viz-standalone.js``), which draws
   chainrule's DOT figures in the page;
+* CodeMirror 6 and its Python mode (npm ``@codemirror/*``, ``@lezer/*`` and their three small
+  dependencies), the cells' editor: each package's ES module, unbundled, into ``cm/``, with
+  ``cm/modules.json``, the import map (bare name to file) that ``live.js`` installs before it
+  imports ``live_editor.js``;
 * chainrule's wheel, built from this checkout (again only when ``src/`` changed);
-* the worker and the styles, ``chainrule/book/live_worker.js`` and ``live.css``.
+* the worker, the editor and the styles, ``chainrule/book/live_worker.js``, ``live_editor.js``
+  and ``live.css``.
 
 The script's ``data-exercises`` attribute carries the page's checked exercises (those with
 an answer cell and a check cell, as ``tools/questions.py`` finds them for the assignments):
@@ -40,7 +45,25 @@ logger = logging.getLogger(__name__)
 STATIC_FOLDER = "live"
 PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
 VIZ_FILE = Path("@viz-js") / "viz" / "lib" / "viz-standalone.js"
-PACKAGE_FILES = ["live.js", "live_worker.js", "live.css"]  # in src/chainrule/book
+PACKAGE_FILES = ["live.js", "live_worker.js", "live_editor.js", "live.css"]  # in src/chainrule/book
+#: The editor's ES modules: bare name (as the modules import each other) -> file in node_modules.
+EDITOR_MODULES = {
+    "@codemirror/autocomplete": "@codemirror/autocomplete/dist/index.js",
+    "@codemirror/commands": "@codemirror/commands/dist/index.js",
+    "@codemirror/lang-python": "@codemirror/lang-python/dist/index.js",
+    "@codemirror/language": "@codemirror/language/dist/index.js",
+    "@codemirror/state": "@codemirror/state/dist/index.js",
+    "@codemirror/streamparser": "@codemirror/streamparser/dist/index.js",
+    "@codemirror/view": "@codemirror/view/dist/index.js",
+    "@lezer/common": "@lezer/common/dist/index.js",
+    "@lezer/highlight": "@lezer/highlight/dist/index.js",
+    "@lezer/lr": "@lezer/lr/dist/index.js",
+    "@lezer/python": "@lezer/python/dist/index.js",
+    "@marijn/find-cluster-break": "@marijn/find-cluster-break/src/index.js",
+    "crelt": "crelt/index.js",
+    "style-mod": "style-mod/src/style-mod.js",
+    "w3c-keyname": "w3c-keyname/index.js",
+}
 
 
 def repository(app: Sphinx) -> Path:
@@ -53,7 +76,7 @@ def node_modules(app: Sphinx) -> Path:
     folder = repository(app) / "node_modules"
     missing = [
         name
-        for name in ["pyodide/" + file for file in PYODIDE_FILES] + [str(VIZ_FILE)]
+        for name in ["pyodide/" + file for file in PYODIDE_FILES] + [str(VIZ_FILE)] + list(EDITOR_MODULES.values())
         if not (folder / name).is_file()
     ]
     if missing:
@@ -132,6 +155,7 @@ def copy_assets(app: Sphinx, exception: Exception | None) -> None:
     for name in PYODIDE_FILES:
         _copy(modules / "pyodide" / name, target / "pyodide" / name)
     _copy(modules / VIZ_FILE, target / VIZ_FILE.name)
+    copy_editor(modules, target / "cm")
     root = repository(app)
     for name in PACKAGE_FILES:
         _copy(root / "src" / "chainrule" / "book" / name, target / name)
@@ -139,6 +163,17 @@ def copy_assets(app: Sphinx, exception: Exception | None) -> None:
         old.unlink()
     wheel = chainrule_wheel(root)
     _copy(wheel, target / wheel.name)
+
+
+def copy_editor(modules: Path, target: Path) -> None:
+    """CodeMirror's modules, one file per package, and ``modules.json``, their import map."""
+    target.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name, path in EDITOR_MODULES.items():
+        file = name.lstrip("@").replace("/", "-") + ".js"
+        _copy(modules / path, target / file)
+        files[name] = f"cm/{file}"
+    (target / "modules.json").write_text(json.dumps(files, indent=1) + "\n")
 
 
 def _copy(source: Path, target: Path) -> None:

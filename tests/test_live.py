@@ -111,3 +111,36 @@ def test_an_exercise_checks_verdict_is_shown_as_jupyter_shows_it():
     namespace["AnswerError"] = answers.AnswerError
     error = run("raise AnswerError('q', 'q is wrong: expected 1, received 2.')", namespace)["error"]
     assert error == "AnswerError: q is wrong: expected 1, received 2."  # no "(line 1: ...)" after it
+
+
+def test_the_editors_import_map_covers_every_import_and_the_lock_pins_it():
+    """live.js imports CodeMirror unbundled, through the import map of _ext/live_code.py: every
+    bare name that a copied module imports must be in it, and each package must be pinned in
+    package.json and package-lock.json (with an integrity hash) at one version."""
+    import importlib.util
+    import json
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("live_code", root / "_ext" / "live_code.py")
+    live_code = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(live_code)
+    modules = live_code.EDITOR_MODULES
+    imported = set()
+    for path in modules.values():
+        source = (root / "node_modules" / path).read_text()
+        imported |= set(
+            re.findall(r"""(?:^|;)\s*(?:import|export)\b[^'";]*?from\s*['"]([^'"./][^'"]*)['"]""", source, re.M)
+        )
+    assert imported and not imported - set(modules), f"imported but not in the import map: {imported - set(modules)}"
+    editor = (root / "src" / "chainrule" / "book" / "live_editor.js").read_text()
+    assert set(re.findall(r'from "([^"]+)"', editor)) <= set(modules)
+    lock = json.loads((root / "package-lock.json").read_text())["packages"]
+    pinned = json.loads((root / "package.json").read_text())["dependencies"]
+    for name in modules:
+        entry = lock[f"node_modules/{name}"]
+        assert entry["integrity"].startswith("sha512-"), name
+        if name in pinned:
+            assert pinned[name] == entry["version"], (name, pinned[name], entry["version"])
+    assert {"@codemirror/view", "@codemirror/lang-python", "@codemirror/commands"} <= set(pinned)

@@ -19,8 +19,8 @@ it is not answered; a wrong answer gets the message the notebook's check gives f
 mistake (computed here, in CPython); the solution's answer passes; after a reload and
 Live code the answer is still there, and Reset answer empties it.
 
-Editing a cell and running it again shows the new output (the engine chapter's first cell
-as ``print(6 * 7)``), and a runaway loop is stopped by "Stop".
+The editor (CodeMirror) indents, colours and runs as a reader expects, in the engine chapter
+(``test_the_editor``), and a runaway loop is stopped by "Stop".
 
 Uses Debian's chromium through Playwright. Build the book first (``make book``).
 """
@@ -187,6 +187,11 @@ def test_run_all_cells_matches_the_build(live_page, name):
     assert not visit.problems(), "\n".join(visit.problems())
 
 
+def code_of(editor) -> str:
+    """The text in a cell's editor (CodeMirror: ``editor`` is its ``.cm-content``)."""
+    return editor.evaluate("element => element.closest('.cm-editor').chainruleCode()")
+
+
 def notebook_message(answer: str, check: str) -> str:
     """What the notebook's check cell says of ``answer``: run here, in CPython, as the page runs it."""
     namespace = live.new_namespace()
@@ -197,7 +202,7 @@ def notebook_message(answer: str, check: str) -> str:
 def answer_the_exercise(visit: LiveVisit, name: str) -> None:
     (question,) = questions.questions_of(None, f"chapters/{name}", read_chapter(ROOT, f"chapters/{name}"))
     page = visit.page
-    editor = page.locator(f"#{question.label} ~ .cr-live-answer textarea").first
+    editor = page.locator(f"#{question.label} ~ .cr-live-answer .cm-content").first
     check = page.locator(f"#{question.label} ~ .cr-live-answer button[data-live-action=check]").first
     verdict = page.locator(f"#{question.label} ~ .cr-live-answer [data-live-verdict]").first
 
@@ -211,7 +216,7 @@ def answer_the_exercise(visit: LiveVisit, name: str) -> None:
         return text
 
     # Run all ran the solution's cells: the answer cell still holds the empty answer.
-    assert editor.input_value() == question.stub.strip()
+    assert code_of(editor) == question.stub.strip()
     assert "is not answered yet" in checked(None, "wrong")
     wrong, mistake = WRONG_ANSWERS[name]
     expected = notebook_message(wrong, question.check)
@@ -224,20 +229,91 @@ def answer_the_exercise(visit: LiveVisit, name: str) -> None:
     hint = page.locator(f"[data-live-hint={question.label}]")
     expect(hint).to_contain_text("press Live code")
     page.get_by_role("button", name="Live code").click()
-    assert editor.input_value() == right, "the answer did not outlive the reload"
+    assert code_of(editor) == right, "the answer did not outlive the reload"
     page.locator(f"#{question.label} ~ .cr-live-answer button[data-live-action=reset-answer]").first.click()
-    assert editor.input_value() == question.stub.strip()
+    assert code_of(editor) == question.stub.strip()
 
 
-def test_an_edited_cell_runs_the_edit(live_page):
+#: The contrast of a token's colour with what is painted under it: the editor's translucent
+#: background laid over the page's (alpha compositing), in JavaScript.
+CONTRASTS = """selector => {
+    const rgba = colour => { const v = colour.match(/[\\d.]+/g).map(Number); return [...v.slice(0, 3), v[3] ?? 1]; };
+    const under = element => {
+        const layers = [];
+        for (; element; element = element.parentElement) {
+            const colour = rgba(getComputedStyle(element).backgroundColor);
+            if (colour[3] > 0) layers.push(colour);
+            if (colour[3] === 1) break;
+        }
+        return layers.reverse().reduce((base, [r, g, b, a]) =>
+            [r * a + base[0] * (1 - a), g * a + base[1] * (1 - a), b * a + base[2] * (1 - a)], [255, 255, 255]);
+    };
+    const luminance = channels => {
+        const [r, g, b] = channels.map(v => v / 255)
+            .map(v => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const ratio = element => {
+        const [a, b] = [luminance(rgba(getComputedStyle(element).color).slice(0, 3)), luminance(under(element))];
+        return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    };
+    const seen = {};
+    document.querySelectorAll(selector).forEach(element => {
+        const name = [...element.classList].find(c => c.startsWith('tok-')) || 'text';
+        seen[name] = Math.min(seen[name] ?? Infinity, ratio(element));
+    });
+    return seen;
+}"""
+
+
+def test_the_editor(live_page):
+    """CodeMirror in a cell, as a reader types: auto-indent after a colon, Tab indents and keeps
+    the focus, Escape then Tab leaves, Shift+Enter runs, an edit above marks the outputs below
+    out of date and outlives a reload, and every token's colour reads in both themes."""
     visit = live_page("engine")
     page = visit.page
     press_live_code(visit)
+    expect(page.locator(".cr-live-note")).to_contain_text("Shift+Enter runs it, Tab indents, Esc then Tab")
     editor = page.get_by_role("textbox", name="Code of cell 1", exact=True)
+    editor.fill("total = 0")
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("for i in range(3):")
+    page.keyboard.press("Enter")
+    page.keyboard.type("total += i")
+    assert code_of(editor) == "total = 0\nfor i in range(3):\n    total += i", code_of(editor)
+    page.keyboard.press("Home")
+    page.keyboard.press("Tab")
+    assert code_of(editor).endswith("\n        total += i"), "Tab did not indent"
+    assert page.evaluate("() => document.activeElement.classList.contains('cm-content')"), "Tab left the editor"
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-label')") == "Run cell 1"
+
+    # Shift+Enter runs the cell; cell 2 runs too; then an edit of cell 1 makes cell 2's output stale.
     editor.fill("print(6 * 7)")
-    page.get_by_role("button", name="Run cell 1", exact=True).click()
+    editor.press("Shift+Enter")
     output = page.locator("div.cell").first.locator("[data-live-output]")
     expect(output).to_have_text("42", timeout=30_000)
+    second = page.get_by_role("textbox", name="Code of cell 2", exact=True)
+    second.fill("6 * 8")
+    second.press("Control+Enter")
+    below = page.locator("div.cell").nth(1).locator("[data-live-output]")
+    expect(below).to_have_text("48", timeout=30_000)
+    assert below.get_attribute("data-live-stale") is None
+    editor.fill("print(6 * 8)")
+    expect(below).to_have_attribute("data-live-stale", "")
+    colours = {"light": page.evaluate(CONTRASTS, ".cr-live-editor .cm-line, .cr-live-editor [class*=tok-]")}
+    page.evaluate("() => document.documentElement.dataset.theme = 'dark'")
+    colours["dark"] = page.evaluate(CONTRASTS, ".cr-live-editor .cm-line, .cr-live-editor [class*=tok-]")
+    assert {"tok-keyword", "tok-number", "tok-string", "tok-comment"} <= set(colours["light"]), colours
+    low = {theme: {k: round(v, 2) for k, v in seen.items() if v < 4.5} for theme, seen in colours.items()}
+    assert not low["light"] and not low["dark"], f"tokens under 4.5:1: {low}"
+
+    page.reload()
+    page.get_by_role("button", name="Live code").click()
+    assert code_of(page.get_by_role("textbox", name="Code of cell 1", exact=True)) == "print(6 * 8)"
+    assert code_of(page.get_by_role("textbox", name="Code of cell 2", exact=True)) == "6 * 8"
     assert not visit.problems(), "\n".join(visit.problems())
 
 
@@ -247,13 +323,14 @@ def test_the_backward_widget_steps_through_an_expression_the_reader_typed(live_p
     press_live_code(visit)
     page.get_by_role("button", name="Run all cells").click()
     expect(page.locator("[data-live-status]")).to_contain_text("All cells ran", timeout=RUN_ALL_TIMEOUT_MS)
-    label = page.evaluate("""() => [...document.querySelectorAll('textarea')]
-        .find(area => area.value.startsWith('flow = explore.backward(L)')).getAttribute('aria-label')""")
+    label = page.evaluate("""() => [...document.querySelectorAll('.cm-editor')]
+        .find(box => box.chainruleCode().startsWith('flow = explore.backward(L)'))
+        .querySelector('.cm-content').getAttribute('aria-label')""")
     page.get_by_role("textbox", name=label, exact=True).fill(
         'flow = explore.backward((Value(0.5, label="x") * Value(-3.0, label="y")).exp())\nflow'
     )
     page.get_by_role("button", name=label.replace("Code of", "Run"), exact=True).click()
-    widget = page.locator(f"div.cell:has(textarea[aria-label='{label}']) [data-live-output] [data-explorable]")
+    widget = page.locator(f"div.cell:has(.cm-content[aria-label='{label}']) [data-live-output] [data-explorable]")
     expect(widget).to_have_count(1, timeout=30_000)
     status = widget.locator('[data-role="status"]')
     # The root's seed, then one step per edge: into the product, then to x and to y.
@@ -270,7 +347,7 @@ def test_a_runaway_loop_is_stopped(live_page):
     visit = live_page("intro", width=390)
     page = visit.page
     press_live_code(visit)
-    last = page.locator("div.cell:not(.tag_solution) textarea.cr-live-editor").last
+    last = page.locator("div.cell:not(.tag_solution) .cr-live-editor .cm-content").last
     label = last.get_attribute("aria-label")
     last.fill("while True:\n    pass")
     page.get_by_role("button", name=label.replace("Code of", "Run"), exact=True).click()

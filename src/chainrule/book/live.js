@@ -2,8 +2,8 @@
  *
  * "Live code" starts a Web Worker (live_worker.js) that loads Pyodide, Graphviz in WebAssembly
  * and chainrule's wheel from the book's own _static/live/ folder (no CDN, no server). Each code
- * cell (myst-nb's div.cell) becomes an editor with "Run cell"; its output goes in [data-live-output]
- * under it; the cells share one interpreter, as in a notebook. The toolbar under the title stays
+ * cell (myst-nb's div.cell) becomes an editor (CodeMirror, live_editor.js; a plain text box if it
+ * cannot load) with "Run cell"; its output goes in [data-live-output] under it; the cells share one interpreter, as in a notebook. The toolbar under the title stays
  * in view: Run all cells (stops at an error), Run cells above (the cell last edited or clicked),
  * Stop (restarts Python), Reset (the page's code and empty answers back), and a status that says
  * which cell runs and for how long. Under each checked exercise (data-exercises: label, names,
@@ -210,23 +210,48 @@
     return output;
   }
 
-  // An editable text box for code: Shift+Enter or Ctrl+Enter runs it; edits call onEdit.
-  function makeEditor(code, label, onRun, onEdit) {
-    var editor = document.createElement("textarea");
-    editor.className = "cr-live-editor";
-    editor.value = code;
-    editor.spellcheck = false;
-    editor.setAttribute("aria-label", label);
-    var fit = function () { editor.rows = Math.min(30, editor.value.split("\n").length + 1); };
+  // The editor of a cell: CodeMirror (live_editor.js) once loaded, a plain text box if it
+  // could not load. Either way {element, value, focus(), onFocus()}; setting value calls onEdit.
+  function makeEditor(page, code, label, onRun, onEdit) {
+    if (page.codeEditor) return page.codeEditor.makeCodeEditor(code, label, onRun, onEdit);
+    var area = document.createElement("textarea");
+    area.className = "cr-live-editor";
+    area.value = code;
+    area.spellcheck = false;
+    area.setAttribute("aria-label", label);
+    var fit = function () { area.rows = Math.min(30, area.value.split("\n").length + 1); };
     fit();
-    editor.addEventListener("keydown", function (event) {
+    area.addEventListener("keydown", function (event) {
       if (event.key === "Enter" && (event.shiftKey || event.ctrlKey)) {
         event.preventDefault();
         onRun();
       }
     });
-    editor.addEventListener("input", function () { fit(); onEdit(editor.value); });
-    return editor;
+    area.addEventListener("input", function () { fit(); onEdit(area.value); });
+    return {
+      element: area,
+      get value() { return area.value; },
+      set value(text) { area.value = text; fit(); onEdit(text); },
+      focus: function () { area.focus(); },
+      onFocus: function (callback) { area.addEventListener("focus", callback); }
+    };
+  }
+
+  // CodeMirror's modules (copied from npm's packages into cm/ by _ext/live_code.py) by their
+  // bare names, through an import map; then live_editor.js. Resolves to the module, or null.
+  function loadEditor(base) {
+    return fetch(base + "cm/modules.json").then(function (response) {
+      if (!response.ok) throw new Error("no cm/modules.json");
+      return response.json();
+    }).then(function (modules) {
+      var imports = {};
+      Object.keys(modules).forEach(function (name) { imports[name] = new URL(modules[name], base).href; });
+      var map = document.createElement("script");
+      map.type = "importmap";
+      map.textContent = JSON.stringify({ imports: imports });
+      document.head.appendChild(map);
+      return import(base + "live_editor.js");
+    }).catch(function () { return null; });
   }
 
   function setUpCell(page, cell, index) {
@@ -240,14 +265,14 @@
       space: cell.classList.contains("tag_solution") ? "solution" : "page", ran: false
     };
     var code = kept && kept.original === original ? kept.code : original;
-    entry.editor = makeEditor(code, "Code of cell " + (index + 1), function () { runCells(page, [entry]); },
+    entry.editor = makeEditor(page, code, "Code of cell " + (index + 1), function () { runCells(page, [entry]); },
                               function (value) { cellEdited(page, entry, value); });
-    entry.editor.addEventListener("focus", function () { page.current = entry; });
+    entry.editor.onFocus(function () { page.current = entry; });
     var runButton = makeButton("Run cell", "run-cell", "Run cell " + (index + 1));
     runButton.title = "Run this cell (Shift+Enter in the cell)";
     var box = document.createElement("div");
     box.className = "cr-live-cell";
-    box.appendChild(entry.editor);
+    box.appendChild(entry.editor.element);
     box.appendChild(runButton);
     input.parentNode.insertBefore(box, input.nextSibling);
     box.parentNode.insertBefore(output, box.nextSibling);
@@ -369,8 +394,8 @@
     var entry = { exercise: exercise, output: makeOutput() };
     var kept = page.saved.answers[exercise.label];
     var onRun = function () { checkAnswer(page, entry); };
-    entry.editor = makeEditor(kept ? kept.code : exercise.answer, "Answer to Exercise " + exercise.number, onRun,
-                              function (value) { answerEdited(page, entry, value); });
+    entry.editor = makeEditor(page, kept ? kept.code : exercise.answer, "Answer to Exercise " + exercise.number,
+                              onRun, function (value) { answerEdited(page, entry, value); });
     var check = makeButton("Check", "check", "Check Exercise " + exercise.number);
     check.title = "Run your answer, then the exercise's check (Shift+Enter in the answer)";
     var again = makeButton("Reset answer", "reset-answer", "Reset the answer to Exercise " + exercise.number);
@@ -381,7 +406,7 @@
     var title = addText(block, "p", "cr-live-answer-title", "Your answer to Exercise " + exercise.number +
                         " (kept in this browser)");
     title.id = exercise.label + "-answer";
-    block.appendChild(entry.editor);
+    block.appendChild(entry.editor.element);
     block.appendChild(check);
     block.appendChild(again);
     block.appendChild(entry.output);
@@ -390,8 +415,6 @@
     check.addEventListener("click", onRun);
     again.addEventListener("click", function () {
       entry.editor.value = exercise.answer;
-      answerEdited(page, entry, exercise.answer);
-      entry.editor.dispatchEvent(new Event("input"));
       entry.output.textContent = "";
     });
     return entry;
@@ -443,15 +466,19 @@
     var controls = page.controls;
     page.pressedAt = performance.now();
     controls.live.hidden = true;
-    controls.note.hidden = true;
-    [controls.runAll, controls.above, controls.reset].forEach(function (b) { b.hidden = false; });
     document.body.classList.add("cr-live-on");
     keepUnderHeader(controls.panel);
-    page.entries = page.cells.map(function (cell, index) { return setUpCell(page, cell, index); }).filter(Boolean);
-    page.answers = page.exercises.map(function (exercise) { return setUpAnswer(page, exercise); });
     say(page, "Loading Python\u2026");
     startWorker(page);
-    controls.runAll.focus();
+    loadEditor(page.base).then(function (module) {
+      page.codeEditor = module;
+      page.entries = page.cells.map(function (cell, index) { return setUpCell(page, cell, index); })
+        .filter(Boolean);
+      page.answers = page.exercises.map(function (exercise) { return setUpAnswer(page, exercise); });
+      [controls.runAll, controls.above, controls.reset].forEach(function (b) { b.hidden = false; });
+      controls.note.textContent = "In a cell: Shift+Enter runs it, Tab indents, Esc then Tab leaves it.";
+      controls.runAll.focus();
+    });
   }
 
   // The toolbar sticks just under the theme's own sticky header, whatever its height.
@@ -483,7 +510,6 @@
     forget(page);
     page.entries.forEach(function (entry) {
       entry.editor.value = entry.original;
-      entry.editor.dispatchEvent(new Event("input"));
       entry.output.textContent = "";
       entry.output.removeAttribute("data-live-stale");
       entry.ran = false;
@@ -491,7 +517,6 @@
     });
     page.answers.forEach(function (entry) {
       entry.editor.value = entry.exercise.answer;
-      entry.editor.dispatchEvent(new Event("input"));
       entry.output.textContent = "";
     });
     forget(page);

@@ -1,0 +1,61 @@
+/* chainrule live code: the code editor of a cell, CodeMirror 6 with its Python mode.
+ *
+ * An ES module, imported by live.js when the reader presses "Live code"; the bare names
+ * ("@codemirror/view", ...) resolve through the import map live.js adds, to the copies of
+ * npm's packages (package-lock.json) that _ext/live_code.py puts in _static/live/cm/.
+ *
+ * Tab indents and Shift+Tab dedents (CodeMirror's indentWithTab); Escape, then Tab, leaves
+ * the editor, as CodeMirror documents for keyboard users. Enter keeps the indentation and
+ * indents after a colon; Shift+Enter or Ctrl+Enter runs the cell. The editor grows with
+ * its content. Colours come from classes (tok-keyword, ...) that live.css sets for the
+ * light and the dark theme.
+ */
+import { EditorState } from "@codemirror/state";
+import { EditorView, keymap } from "@codemirror/view";
+import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+import { bracketMatching, indentOnInput, indentUnit, syntaxHighlighting } from "@codemirror/language";
+import { python } from "@codemirror/lang-python";
+import { classHighlighter } from "@lezer/highlight";
+
+/* An editor holding ``code``, named ``label`` for screen readers. ``onRun()`` on Shift+Enter
+ * or Ctrl+Enter, ``onEdit(text)`` after every change. Returns what live.js needs: the
+ * element to place, the text (``value``, which can be set), focus() and onFocus(). */
+export function makeCodeEditor(code, label, onRun, onEdit) {
+  const run = () => { onRun(); return true; };
+  const view = new EditorView({
+    doc: code,
+    extensions: [
+      history(),
+      indentOnInput(),
+      bracketMatching(),
+      syntaxHighlighting(classHighlighter),
+      python(),
+      indentUnit.of("    "),
+      EditorState.tabSize.of(4),
+      keymap.of([
+        { key: "Shift-Enter", run: run },
+        { key: "Ctrl-Enter", run: run },
+        { key: "Mod-Enter", run: run },
+        indentWithTab,
+        ...historyKeymap,
+        ...defaultKeymap,
+      ]),
+      EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": "true" }),
+      EditorView.updateListener.of((update) => {
+        if (update.docChanged) onEdit(update.state.doc.toString());
+      }),
+    ],
+  });
+  view.dom.classList.add("cr-live-editor");
+  // The text, for the page's tests and tools: element.chainruleCode().
+  view.dom.chainruleCode = () => view.state.doc.toString();
+  return {
+    element: view.dom,
+    get value() { return view.state.doc.toString(); },
+    set value(text) {
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+    },
+    focus() { view.focus(); },
+    onFocus(callback) { view.contentDOM.addEventListener("focus", callback); },
+  };
+}
