@@ -279,7 +279,7 @@ def d2l_memory(N: int, d: int, h: int, q: int) -> dict[str, int]:
     is not in place), then H with O.  Training with plain SGD keeps what
     ``chainrule.cost.memory_parts`` counts (the cost chapter's model) plus X: the
     weights, their gradients, the saved activations H and the log-probabilities, and
-    two gradients in flight the size of the largest of them.
+    two gradients in flight the size of the larger of H and O (X gets no gradient).
     """
     weights = h * d + q * h
     return {
@@ -317,7 +317,7 @@ def memory_mistakes(N: int, d: int, h: int, q: int) -> list[tuple[str, dict[str,
         ("training is counted without the weight gradients", {"training": right_training - weights}),
         (
             "training is counted without the gradients in flight: the backward pass holds the gradient it "
-            "receives and the one it computes, two arrays the size of the largest activation",
+            "receives and the one it computes, two arrays the size of the larger of H and O",
             {"training": right_training - 2 * N * max(h, q)},
         ),
         (
