@@ -28,8 +28,9 @@ import pytest
 from playwright.sync_api import Browser, expect
 from test_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
 from test_draw import SEED_PARENTS
+from test_explore import worked_example
 
-from chainrule import Value, explore
+from chainrule import explore
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
@@ -463,13 +464,8 @@ def test_backward_predict_then_reveal(backward_page):
 def predict_the_second_term(widget):
     """The fan-out widget, L = tanh(ab + a): the step where a's running sum gains its second
     term asks for the new sum, and the sum is right."""
-    a, b = Value(2.0, label="a"), Value(-0.5, label="b")
-    p = a * b
-    p.label = "p"
-    n = p + a
-    n.label = "n"
-    L = n.tanh()
-    L.label = "L"
+    L = worked_example(fan_out=True)
+    a = L.parents[0].parents[1]
     steps = explore.backward(L).steps
     (second,) = [number for number, step in enumerate(steps) if step.get("parent") == "a" and step["before"]]
     widget.get_by_label("Predict, then reveal").check()

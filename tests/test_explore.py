@@ -232,12 +232,13 @@ def test_the_wheel_ships_the_script_and_styles(tmp_path):
 # --- forward and backward: the values and gradients of a Value graph -------------
 
 
-def worked_example():
-    """The backward chapter's L = tanh(ab + c) at a = 2, b = -0.5, c = 0.5, with its labels."""
+def worked_example(fan_out=False):
+    """The backward chapter's L = tanh(ab + c) at a = 2, b = -0.5, c = 0.5, with its labels;
+    with ``fan_out``, its fan-out example L = tanh(ab + a)."""
     a, b, c = Value(2.0, label="a"), Value(-0.5, label="b"), Value(0.5, label="c")
     p = a * b
     p.label = "p"
-    n = p + c
+    n = p + (a if fan_out else c)
     n.label = "n"
     L = n.tanh()
     L.label = "L"
