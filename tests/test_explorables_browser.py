@@ -13,6 +13,10 @@ step of the backward pass shows every gradient; in "Predict, then reveal" mode a
 hides its local gradient and product until a guess is checked, and says whether the
 guess was right. No id is used twice on the page.
 
+For every explorable, in the light and in the dark theme: every text and control is at
+least 4.5:1 against what is painted behind it, and buttons with nothing to do say
+``aria-disabled="true"``.
+
 Uses Debian's chromium through Playwright (no browser download). Build the book first
 (``make book``).
 """
@@ -248,49 +252,151 @@ def test_toposort_without_javascript_is_the_final_state(graph_page):
 KINDS = [("graph", "toposort"), ("backward", "forward"), ("backward", "backward"), ("engine", "training")]
 
 
-@pytest.mark.parametrize("page_name, kind", KINDS)
-def test_explorable_reads_in_dark_mode(book_page, page_name, kind):
-    """In the dark theme the text keeps its contrast with whatever the widget sits on.
+# The contrast of every text and control of a widget (its own text nodes, buttons, selects and
+# text inputs, the SVG's texts), against what is painted behind it: the colours of the
+# elements under its centre, composited from the page's background up, and the element's
+# own (and its ancestors') opacity. WCAG 2.1's relative luminance and contrast ratio.
+CONTRAST = r"""root => {
+    const parse = text => {
+        const v = (text.match(/[\d.]+/g) || []).map(Number);
+        const k = text.startsWith('color(') ? 255 : 1;  // color(srgb r g b / a), from color-mix()
+        return v.length < 3 ? null : {r: v[0] * k, g: v[1] * k, b: v[2] * k, a: v.length > 3 ? v[3] : 1};
+    };
+    const over = (top, under) => ({r: top.r * top.a + under.r * (1 - top.a),
+        g: top.g * top.a + under.g * (1 - top.a), b: top.b * top.a + under.b * (1 - top.a), a: 1});
+    const channel = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    const lum = c => 0.2126 * channel(c.r) + 0.7152 * channel(c.g) + 0.0722 * channel(c.b);
+    const ratio = (a, b) => {
+        const [x, y] = [lum(a), lum(b)];
+        return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+    };
+    const paintOf = el => {  // the colour an element paints its box with, or null
+        const s = getComputedStyle(el);
+        if (el instanceof SVGElement && !(el instanceof SVGSVGElement)) {
+            if (['text', 'tspan', 'g', 'title', 'line', 'polyline'].includes(el.tagName)) return null;
+            const c = s.fill === 'none' ? null : parse(s.fill);
+            if (c) c.a *= +s.fillOpacity * +s.opacity;
+            return c && c.a > 0 ? c : null;
+        }
+        const c = parse(s.backgroundColor);
+        if (c) c.a *= +s.opacity;
+        return c && c.a > 0 ? c : null;
+    };
+    const behind = (el, x, y) => {  // what is painted under (x, y), the page's canvas up
+        const stack = document.elementsFromPoint(x, y).filter(e => e !== el && !el.contains(e));
+        let colour = {r: 255, g: 255, b: 255, a: 1};
+        for (const e of stack.reverse()) { const p = paintOf(e); if (p) colour = over(p, colour); }
+        return colour;
+    };
+    const shown = el => {
+        const r = el.getBoundingClientRect();
+        return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden';
+    };
+    const ownText = el => [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    const control = el => ['BUTTON', 'SELECT'].includes(el.tagName) || el.tagName === 'INPUT' && el.type === 'text';
+    return [...root.querySelectorAll('*')]
+        .filter(el => shown(el) && (ownText(el) || control(el)) && !el.closest('script, style, title, option'))
+        .map(el => {
+            el.scrollIntoView({block: 'center', inline: 'nearest'});
+            const r = el.getBoundingClientRect();
+            const [x, y] = [r.left + Math.min(r.width / 2, 6), r.top + r.height / 2];
+            const s = getComputedStyle(el);
+            const own = el instanceof SVGElement ? null : paintOf(el);
+            const bg = own ? over(own, behind(el, x, y)) : behind(el, x, y);
+            let opacity = 1;
+            for (let e = el; e; e = e.parentElement) opacity *= +getComputedStyle(e).opacity;
+            const ink = parse(el instanceof SVGElement ? s.fill : s.color);
+            const fg = over({...ink, a: ink.a * opacity}, bg);
+            return {tag: el.tagName, text: (el.textContent || el.value || '').trim().slice(0, 30),
+                    ratio: Math.round(ratio(fg, bg) * 100) / 100,
+                    fg: [fg.r, fg.g, fg.b].map(Math.round).join(), bg: [bg.r, bg.g, bg.b].map(Math.round).join(),
+                    disabled: el.getAttribute('aria-disabled') || (el.disabled ? 'disabled' : '')};
+        });
+}"""
 
-    (The theme puts HTML outputs on a light card in dark mode; the widget takes its colours
-    from there, so the check measures against the nearest background actually painted.)
-    """
-    visit = book_page(page_name, color_scheme="dark")
-    page = visit.page
-    page.wait_for_selector(f'[data-explorable="{kind}"][data-ready="true"]')
-    assert page.evaluate("() => document.documentElement.dataset.theme") == "dark"
-    ratios = page.evaluate(
-        """kind => {
-        const rgb = colour => colour.match(/[\\d.]+/g).map(Number);
-        const luminance = colour => {
-            const [r, g, b] = rgb(colour).slice(0, 3).map(v => {
-                v /= 255;
-                return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
-            });
-            return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-        };
-        const painted = element => {
-            for (; element; element = element.parentElement) {
-                const colour = getComputedStyle(element).backgroundColor;
-                const alpha = rgb(colour)[3];
-                if (alpha === undefined || alpha > 0) return colour;
-            }
-            return 'rgb(255, 255, 255)';
-        };
-        const contrast = element => {
-            const [a, b] = [luminance(getComputedStyle(element).color), luminance(painted(element))];
-            return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
-        };
-        const root = document.querySelector(`[data-explorable="${kind}"]`);
-        return ['[data-role="status"]', 'button', '[data-list]', '.cr-x-legend li',
-                '[data-role="formula"]', 'label', 'select', 'figcaption']
-            .filter(selector => root.querySelector(selector))
-            .map(selector => [selector, contrast(root.querySelector(selector))]);
-    }""",
-        kind,
+
+def contrasts(widget) -> list[dict]:
+    return widget.evaluate(CONTRAST)
+
+
+def luminance_behind(widget, selector) -> float:
+    """The relative luminance of what is painted behind the first ``selector`` of the widget."""
+    return widget.evaluate(
+        "(root, selector) => { const el = root.querySelector(selector); el.scrollIntoView({block: 'center'});"
+        " const r = el.getBoundingClientRect();"
+        " const stack = document.elementsFromPoint(r.left + 2, r.top + r.height / 2).reverse();"
+        " let c = [255, 255, 255];"
+        " for (const e of stack) { const m = getComputedStyle(e).backgroundColor.match(/[\\d.]+/g).map(Number);"
+        "   const a = m.length > 3 ? m[3] : 1; c = c.map((v, i) => m[i] * a + v * (1 - a)); }"
+        " const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };"
+        " return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); }",
+        selector,
     )
-    low = [(selector, round(ratio, 1)) for selector, ratio in ratios if ratio < 4.5]
-    assert not low, f"text with too little contrast in dark mode: {low}"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("page_name, kind", KINDS)
+def test_explorable_text_and_controls_have_contrast(book_page, page_name, kind, scheme):
+    """Every text and control of the widget is at least 4.5:1 against its background, at the
+    first, a middle and the last step, in the light and in the dark theme (greyed-out buttons
+    too); in the dark theme the widget sits on the dark page, not on a light card."""
+    # (Reduced motion: no colour is caught half-way through a transition.)
+    visit = book_page(page_name, color_scheme=scheme, reduced_motion="reduce")
+    page = visit.page
+    widget = page.locator(f'[data-explorable="{kind}"][data-ready="true"]').first
+    widget.wait_for()
+    assert page.evaluate("() => document.documentElement.dataset.theme") == scheme
+    behind = luminance_behind(widget, '[data-role="status"]')
+    assert (behind < 0.05) if scheme == "dark" else (behind > 0.9), f"the widget sits on luminance {behind:.2f}"
+    measured = []
+    widget.focus()
+    for key in ("Home", "ArrowRight", "ArrowRight", "End"):
+        page.keyboard.press(key)
+        measured += contrasts(widget)
+    if kind == "backward":  # the guess, its buttons and the verdict of "Predict, then reveal"
+        page.keyboard.press("Home")
+        widget.get_by_label("Predict, then reveal").check()
+        widget.get_by_role("button", name="Next step").click()
+        widget.get_by_label("Your guess", exact=False).fill("0.5")
+        widget.get_by_role("button", name="Check").click()
+        measured += contrasts(widget)
+        assert any(m["text"] == "Check" for m in measured) and any("Not quite" in m["text"] for m in measured)
+    texts_seen = {m["text"] for m in measured}
+    assert {"Reset", "Previous step", "Next step"} <= texts_seen and len(measured) > 40
+    low = sorted({(m["tag"], m["text"], m["ratio"], m["fg"], m["bg"]) for m in measured if m["ratio"] < 4.5})
+    assert not low, f"text with less than 4.5:1 contrast in the {scheme} theme: {low[:10]}"
+    assert any(m["disabled"] == "true" for m in measured), "no greyed-out button was measured"
+    assert not visit.problems(), "\n".join(visit.problems())
+
+
+@pytest.mark.parametrize("page_name, kind", KINDS)
+def test_buttons_with_nothing_to_do_are_aria_disabled(book_page, page_name, kind):
+    """At the first step Reset and Previous step, at the last Next step, say aria-disabled="true";
+    they keep the keyboard focus, and pressing one changes nothing."""
+    visit = book_page(page_name)
+    page = visit.page
+    widget = page.locator(f'[data-explorable="{kind}"][data-ready="true"]').first
+    names = ("Reset", "Previous step", "Next step")
+    buttons = {name: widget.get_by_role("button", name=name, exact=True) for name in names}
+
+    def states():
+        return {name: button.get_attribute("aria-disabled") for name, button in buttons.items()}
+
+    assert states() == {"Reset": "true", "Previous step": "true", "Next step": "false"}
+    first = status_of(widget)
+    buttons["Previous step"].focus()
+    page.keyboard.press("Enter")
+    assert status_of(widget) == first
+    assert page.evaluate("() => document.activeElement.textContent") == "Previous step"
+    buttons["Next step"].click()
+    assert states() == {"Reset": "false", "Previous step": "false", "Next step": "false"}
+    widget.focus()
+    page.keyboard.press("End")
+    assert states() == {"Reset": "false", "Previous step": "false", "Next step": "true"}
+    last = status_of(widget)
+    buttons["Next step"].click(force=True)  # (Playwright waits for an aria-disabled button to be enabled)
+    assert status_of(widget) == last
+    assert not visit.problems(), "\n".join(visit.problems())
 
 
 @pytest.mark.parametrize("page_name, kind", KINDS[1:])

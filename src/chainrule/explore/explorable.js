@@ -145,10 +145,11 @@
         w.svg.setAttribute("aria-label", step.alt);
         if (w.svgTitle) w.svgTitle.textContent = step.alt;
       }
-      // Greyed at the ends, but never disabled: a disabled button drops the keyboard focus.
-      w.buttons.previous.classList.toggle("cr-x-idle", w.index === 0);
-      w.buttons.reset.classList.toggle("cr-x-idle", w.index === 0);
-      w.buttons.next.classList.toggle("cr-x-idle", w.index === w.last);
+      // aria-disabled at the ends (greyed by the CSS), never disabled: a disabled button
+      // drops the keyboard focus. Pressed, it does nothing (go() stays at the end).
+      w.buttons.previous.setAttribute("aria-disabled", String(w.index === 0));
+      w.buttons.reset.setAttribute("aria-disabled", String(w.index === 0));
+      w.buttons.next.setAttribute("aria-disabled", String(w.index === w.last));
     };
 
     var show = function (w, target, message) {
