@@ -404,7 +404,7 @@ def test_explorable_without_javascript_is_the_final_state(book_page, page_name, 
     visit = book_page(page_name, java_script_enabled=False)
     widget = visit.page.locator(f'[data-explorable="{kind}"]').first
     status = widget.locator('[data-role="status"]')
-    last = {"forward": "Step 6 of 6.", "backward": "Step 6 of 6.", "training": "Step 31 of 31."}[kind]
+    last = {"forward": "Step 6 of 6.", "backward": "Step 6 of 6.", "training": "Step 60 of 60."}[kind]
     expect(status).to_contain_text(last)
     expect(widget.locator('[data-role="controls"]')).to_be_hidden()
     for svg in widget.locator("svg").all():
@@ -637,7 +637,7 @@ def test_training_steps_and_shows_the_chosen_example(engine_page):
     page = visit.page
     widget = page.locator('[data-explorable="training"][data-ready="true"]')
     status = widget.locator('[data-role="status"]')
-    expect(status).to_contain_text("Step 1 of 31. After 0 updates of the weights")
+    expect(status).to_contain_text("Step 0 of 60. After 0 updates of the weights")
     seen = [training_view(widget)]
     for _ in range(3):
         widget.get_by_role("button", name="Next step").click()
@@ -646,7 +646,7 @@ def test_training_steps_and_shows_the_chosen_example(engine_page):
             assert now[key] != seen[-1][key], f"Next step did not change the {key}"
         seen.append(now)
     assert seen[-1]["cells"] != seen[0]["cells"], "the regions did not move in three steps"
-    expect(status).to_contain_text("Step 4 of 31. After 6 updates")
+    expect(status).to_contain_text("Step 6 of 60. After 6 updates")
     widget.get_by_role("button", name="Previous step").click()
     assert training_view(widget) == seen[2]
     widget.get_by_role("combobox", name="Example").select_option(index=2)
@@ -655,9 +655,9 @@ def test_training_steps_and_shows_the_chosen_example(engine_page):
     assert chosen["cells"] == seen[2]["cells"], "choosing an example changed the step"
     widget.focus()
     page.keyboard.press("ArrowRight")
-    expect(status).to_contain_text("Step 4 of 31")
+    expect(status).to_contain_text("Step 6 of 60")
     page.keyboard.press("End")
-    expect(status).to_contain_text("Step 31 of 31. After 60 updates")
+    expect(status).to_contain_text("Step 60 of 60. After 60 updates")
     assert not visit.problems(), "\n".join(visit.problems())
 
 
@@ -671,6 +671,6 @@ def test_training_fits_a_phone(engine_page):
     box = widget.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 390, f"the widget sticks out: {box}"
     widget.get_by_role("button", name="Play").click()
-    expect(widget.locator('[data-role="status"]')).to_contain_text("Step 2 of 31", timeout=5000)
+    expect(widget.locator('[data-role="status"]')).to_contain_text("Step 2 of 60", timeout=5000)
     widget.get_by_role("button", name="Pause").click()
     assert not visit.problems(), "\n".join(visit.problems())

@@ -445,6 +445,9 @@ def test_training_widget_shows_every_step_and_example():
     data = json_data(markup)
     ids = element_ids(markup)
     assert data["kind"] == "training" and len(data["steps"]) == 4 and len(data["examples"]) == 3
+    # The status counts training steps, as the chapter's prose does, not the widget's frames.
+    assert [step["counter"] for step in data["steps"]] == [f"Step {k} of 3" for k in range(4)]
+    assert "Step 3 of 3. After 3 updates" in markup  # the final state, without JavaScript
     soup = widget_soup(markup)
     assert len(soup.select("[data-cell]")) == 64 and len(soup.select("select option")) == 3
     assert len(soup.select("figure.cr-x-panel svg[role=img][aria-label]")) == 4

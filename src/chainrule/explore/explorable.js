@@ -132,7 +132,7 @@
         if (list) list.textContent = step[key].length ? step[key].join(", ") : "none yet";
       });
       if (w.formula) w.formula.textContent = masked ? step.quiz.formula : step.formula;
-      var counter = "Step " + (w.index + 1) + " of " + w.steps.length;
+      var counter = step.counter || "Step " + (w.index + 1) + " of " + w.steps.length;
       w.status.textContent = counter + ". " + (message ? message + " " : "") +
         (masked ? step.quiz.sentence : step.sentence);
       w.slider.value = String(w.index);

@@ -155,7 +155,16 @@ def _training_explorable(recorder):
             f"{total} points is {_number(snap['loss'])}, and {snap['correct']} of them "
             "are in the region of their class."
         )
-        steps.append({"step": snap["step"], "loss": snap["loss"], "correct": snap["correct"], "sentence": sentence})
+        counter = f"Step {snap['step']} of {snapshots[-1]['step']}"  # the training step, as the prose counts
+        steps.append(
+            {
+                "step": snap["step"],
+                "counter": counter,
+                "loss": snap["loss"],
+                "correct": snap["correct"],
+                "sentence": sentence,
+            }
+        )
         frames.append(
             {
                 "nodes": {},

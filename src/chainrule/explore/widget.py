@@ -114,7 +114,7 @@ class Explorable:
         """The widget: figure, lists, status and controls, the steps as JSON, script and styles inline."""
         last = len(self.steps) - 1
         final = dict(self.steps[last], **self._frames[last])
-        counter = _counter(last, len(self.steps))
+        counter = final.get("counter") or _counter(last, len(self.steps))
         lists = "".join(
             f'<p class="cr-x-list"><span class="cr-x-list-name">{html.escape(label)}</span> '
             f'<span data-list="{key}">{html.escape(_joined(final[key]))}</span></p>'
@@ -254,6 +254,7 @@ def _and(names):
 
 
 def _counter(index, count):
+    """The status's step number, from 1; a step's own ``"counter"`` (the training step) wins."""
     return f"Step {index + 1} of {count}"
 
 
