@@ -3,13 +3,15 @@
  * "Live code" starts a Web Worker (live_worker.js) that loads Pyodide, Graphviz in WebAssembly
  * and chainrule's wheel from the book's own _static/live/ folder (no CDN, no server). Each code
  * cell (myst-nb's div.cell) becomes an editor (CodeMirror, live_editor.js; a plain text box if it
- * cannot load) with "Run cell"; its output goes in [data-live-output] under it; the cells share one interpreter, as in a notebook. The toolbar under the title stays
+ * cannot load) with "Run cell"; its output goes in [data-live-output] under it; the cells share
+ * one interpreter, as in a notebook. The toolbar under the title stays
  * in view: Run all cells (stops at an error), Run cells above (the cell last edited or clicked),
  * Stop (restarts Python), Reset (the page's code and empty answers back), and a status that says
  * which cell runs and for how long. Under each checked exercise (data-exercises: label, names,
  * answer and check cells, from _ext/live_code.py) goes the answer cell with Check, which runs the
- * answer, then the notebook's check, and shows the verdict. A solution's cells run apart from the
- * page's names (space "solution"), so they never replace an answer. Edits and answers are kept in
+ * answer, then the notebook's check, and shows the verdict. A solution's cells run only from their
+ * own Run cell, never from Run all, and apart from the page's names (space "solution"), so they
+ * never replace an answer. Edits and answers are kept in
  * localStorage per page until Reset; a cell edited after it ran marks the outputs below as out of
  * date. Cells tagged no-live (numpy, PyTorch, JAX) say what they need, with the Colab link.
  */
@@ -526,12 +528,17 @@
   function wirePanel(page) {
     var controls = page.controls;
     controls.live.addEventListener("click", function () { startLive(page); });
+    // Run all and Run cells above leave the solutions' cells alone: they run from their own button.
+    var notSolution = function (entry) { return entry.space !== "solution"; };
     controls.runAll.addEventListener("click", function () {
-      runCells(page, page.entries, "All cells ran.");
+      runCells(page, page.entries.filter(notSolution),
+               "All cells ran; a solution's cells run only from their own Run cell.");
     });
     controls.above.addEventListener("click", function () {
       var current = page.current;
-      var above = page.entries.filter(function (entry) { return !current || entry.index < current.index; });
+      var above = page.entries.filter(function (entry) {
+        return notSolution(entry) && (!current || entry.index < current.index);
+      });
       if (!current) { say(page, "Click in a cell first: Run cells above runs the cells above it."); return; }
       if (!above.length) { say(page, "No cell is above cell " + (current.index + 1) + "."); return; }
       runCells(page, above, "The " + above.length + " cells above cell " + (current.index + 1) + " ran.");
