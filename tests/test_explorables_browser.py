@@ -13,6 +13,11 @@ step of the backward pass shows every gradient; in "Predict, then reveal" mode a
 hides its local gradient and product until a guess is checked, and says whether the
 guess was right. No id is used twice on the page.
 
+For the ``training`` explorable of the engine chapter: the steps move the regions, the
+weights and the loss curve's cursor; a weight chosen by pointing at its line or in the
+list shows its value and its recorded gradient; a click on the loss curve goes to that
+step; the widget fits 640 px at 1280 px and a phone screen at 390 px.
+
 For every explorable, in the light and in the dark theme: every text and control is at
 least 4.5:1 against what is painted behind it, and buttons with nothing to do say
 ``aria-disabled="true"``.
@@ -617,7 +622,7 @@ def engine_page(book_page):
 
 
 def training_view(widget) -> dict:
-    """What the training widget shows: region fills, the cursor, a weight's colour, the units' texts, the ring."""
+    """What the training widget shows: region fills, the cursor, a weight's line, the readout."""
     return widget.evaluate(
         "root => {"
         + PREFIX
@@ -625,34 +630,37 @@ def training_view(widget) -> dict:
         const by = id => root.querySelector(`[id="${prefix}${id}"]`);
         return {cells: [...root.querySelectorAll('[data-cell]')].map(c => c.getAttribute('fill')).join(),
                 cursor: by('part-cursor').getAttribute('x1'),
-                weight: by('part-w0-0-0').getAttribute('fill'),
-                units: by('text-value-h1').textContent + '|' + by('text-grad-oA').textContent,
-                ring: by('part-ring').getAttribute('cx') + ',' + by('part-ring').getAttribute('cy')};
+                weight: by('part-w0').getAttribute('stroke-width') + by('part-w0').getAttribute('stroke'),
+                readout: root.querySelector('[data-role="parameter-readout"]').textContent};
         }"""
     )
 
 
-def test_training_steps_and_shows_the_chosen_example(engine_page):
+def recorded(widget) -> dict:
+    """The widget's recorded steps and the names of its weights (its JSON)."""
+    return widget.evaluate("root => JSON.parse(root.querySelector('script[data-role=\"steps\"]').textContent)")
+
+
+TRAINING = '[data-explorable="training"][data-ready="true"]'
+
+
+def test_training_steps_through_the_run(engine_page):
     visit = engine_page()
     page = visit.page
-    widget = page.locator('[data-explorable="training"][data-ready="true"]')
+    widget = page.locator(TRAINING)
     status = widget.locator('[data-role="status"]')
     expect(status).to_contain_text("Step 0 of 60. After 0 updates of the weights")
     seen = [training_view(widget)]
     for _ in range(3):
         widget.get_by_role("button", name="Next step").click()
         now = training_view(widget)
-        for key in ("cursor", "weight", "units"):
+        for key in ("cursor", "weight", "readout"):
             assert now[key] != seen[-1][key], f"Next step did not change the {key}"
         seen.append(now)
     assert seen[-1]["cells"] != seen[0]["cells"], "the regions did not move in three steps"
     expect(status).to_contain_text("Step 6 of 60. After 6 updates")
     widget.get_by_role("button", name="Previous step").click()
     assert training_view(widget) == seen[2]
-    widget.get_by_role("combobox", name="Example").select_option(index=2)
-    chosen = training_view(widget)
-    assert chosen["units"] != seen[2]["units"] and chosen["ring"] != seen[2]["ring"]
-    assert chosen["cells"] == seen[2]["cells"], "choosing an example changed the step"
     widget.focus()
     page.keyboard.press("ArrowRight")
     expect(status).to_contain_text("Step 6 of 60")
@@ -661,15 +669,98 @@ def test_training_steps_and_shows_the_chosen_example(engine_page):
     assert not visit.problems(), "\n".join(visit.problems())
 
 
-def test_training_fits_a_phone(engine_page):
-    visit = engine_page(width=390)
+def test_training_shows_a_weight_and_its_recorded_gradient(engine_page):
+    """Pointing at a weight's line, or choosing it in the list (the keyboard's way), reads out
+    its value and the gradient of the loss with respect to it, as recorded at that step."""
+    visit = engine_page()
     page = visit.page
-    widget = page.locator('[data-explorable="training"][data-ready="true"]')
+    widget = page.locator(TRAINING)
+    data = recorded(widget)
+    readout = widget.locator('[data-role="parameter-readout"]')
+    assert readout.get_attribute("aria-live") == "polite"
+    choice = widget.get_by_role("combobox", name="Weight")
+    for _ in range(5):
+        widget.get_by_role("button", name="Next step").click()
+    step = data["steps"][5]
+    line = widget.locator('[data-param="4"]')
+    # The pointer 70% along the line from x2 to h2, away from where it crosses another line.
+    point = line.locator("line").last.evaluate("""line => {
+        const [x1, y1, x2, y2] = ['x1', 'y1', 'x2', 'y2'].map(name => +line.getAttribute(name));
+        const p = line.ownerSVGElement.createSVGPoint();
+        [p.x, p.y] = [x1 + 0.7 * (x2 - x1), y1 + 0.7 * (y2 - y1)];
+        const screen = p.matrixTransform(line.getScreenCTM());
+        return [screen.x, screen.y];
+    }""")
+    page.mouse.move(*point)
+    expect(choice).to_have_value("4")
+    name = data["parameters"][4]
+    assert name == "h2 \u2190 x2"
+    expect(readout).to_have_text(f"= {step['weights'][4]}, gradient of the loss {step['grads'][4]}")
+    assert "cr-x-chosen" in line.get_attribute("class")
+    last = len(data["parameters"]) - 1
+    choice.select_option(label="bias of oC")
+    expect(readout).to_have_text(f"= {step['weights'][last]}, gradient of the loss {step['grads'][last]}")
+    assert "cr-x-chosen" in widget.locator(f'[data-param="{last}"]').get_attribute("class")
+    widget.get_by_role("button", name="Next step").click()  # the readout follows the steps
+    after = data["steps"][6]
+    expect(readout).to_have_text(f"= {after['weights'][last]}, gradient of the loss {after['grads'][last]}")
+    assert after["grads"][last] != step["grads"][last]
+    assert not visit.problems(), "\n".join(visit.problems())
+
+
+def test_training_loss_curve_goes_to_the_clicked_step(engine_page):
+    visit = engine_page()
+    page = visit.page
+    widget = page.locator(TRAINING)
+    status = widget.locator('[data-role="status"]')
+    chart = widget.locator('[data-role="loss-chart"] svg')
+    chart.scroll_into_view_if_needed()
+    data = recorded(widget)
+    box = chart.bounding_box()
+    width = chart.evaluate("svg => svg.viewBox.baseVal.width")
+    for index in (10, 30, 0, 17):
+        x = data["steps"][index]["attrs"]["part-cursor"]["x1"]
+        page.mouse.click(box["x"] + x * box["width"] / width + 1, box["y"] + box["height"] / 2)
+        expect(status).to_contain_text(f"Step {data['steps'][index]['step']} of 60.")
+        assert training_view(widget)["cursor"] == str(x)
+    # The keyboard's way to a step: the Step slider (and the arrow keys, Home and End).
+    slider = widget.get_by_label("Step", exact=True)
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    expect(status).to_contain_text("Step 36 of 60.")  # the next recorded step after 34
+    assert not visit.problems(), "\n".join(visit.problems())
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_training_is_compact(engine_page, width):
+    """At 1280 px the whole widget is at most 640 px tall; at 390 px the page never scrolls
+    sideways and the controls are within one phone screen (844 px) of the top of the regions.
+    No text is under 9 px."""
+    visit = engine_page(width=width)
+    page = visit.page
+    widget = page.locator(TRAINING)
     widget.scroll_into_view_if_needed()
-    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
-    assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
-    box = widget.bounding_box()
-    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, f"the widget sticks out: {box}"
+    sizes = widget.evaluate("""root => {
+        const box = s => root.querySelector(s).getBoundingClientRect();
+        const top = box('.cr-x-regions svg').top;
+        const scale = svg => svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+        const svgText = [...root.querySelectorAll('svg text')].map(t =>
+            parseFloat(t.getAttribute('font-size') || getComputedStyle(t).fontSize) * scale(t.ownerSVGElement));
+        const htmlText = [...root.querySelectorAll('p, span, label, button, select, figcaption, li')]
+            .filter(e => e.getBoundingClientRect().height > 0).map(e => parseFloat(getComputedStyle(e).fontSize));
+        return {height: root.getBoundingClientRect().height, left: root.getBoundingClientRect().left,
+                right: root.getBoundingClientRect().right, smallest: Math.min(...svgText, ...htmlText),
+                toControls: Math.max(box('[data-role="slider"]').bottom, box('[data-action="next"]').bottom,
+                                     box('[data-action="previous"]').bottom) - top,
+                page: document.documentElement.scrollWidth};
+    }""")
+    if width == 1280:
+        assert sizes["height"] <= 640, f"the widget is {sizes['height']:.0f} px tall at 1280 px"
+    else:
+        assert sizes["page"] <= width, f"the page is {sizes['page']} px wide in a {width} px window"
+        assert sizes["left"] >= 0 and sizes["right"] <= width, f"the widget sticks out: {sizes}"
+        assert sizes["toControls"] <= 844, f"the controls end {sizes['toControls']:.0f} px below the regions' top"
+    assert sizes["smallest"] >= 9, f"text of {sizes['smallest']:.1f} px"
     widget.get_by_role("button", name="Play").click()
     expect(widget.locator('[data-role="status"]')).to_contain_text("Step 2 of 60", timeout=5000)
     widget.get_by_role("button", name="Pause").click()

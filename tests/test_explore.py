@@ -24,6 +24,7 @@ from test_draw import SEED_PARENTS, SEED_PRINTED, seed_as_values
 
 from chainrule import Value, explore
 from chainrule.figures import GraphTooLargeError
+from chainrule.figures.figure import format_number
 from chainrule.graph import depth_first_events, topological_order
 
 MAX_WIDGET_BYTES = 300 * 1024
@@ -427,6 +428,8 @@ def test_training_records_the_run_without_changing_it():
         assert before == after, "record() changed the gradients the update uses"
     snapshots = recorder.snapshots
     assert [snap["weights"] for snap in snapshots] == [data for _, _, data in runs]
+    # The gradients recorded are those backward() gave and the update then used.
+    assert [snap["grads"] for snap in snapshots] == [before for before, _, _ in runs]
     assert snapshots[-1]["loss"] < snapshots[0]["loss"]
     assert recorder.examples == [labels.index(k) for k in range(3)]
     for snap in snapshots:
@@ -436,7 +439,7 @@ def test_training_records_the_run_without_changing_it():
     assert seed == 1.0 and [len(layer) for layer in layers] == [2, 3, 3]
 
 
-def test_training_widget_shows_every_step_and_example():
+def test_training_widget_shows_every_step_and_weight():
     points, labels, weights, forward, loss = small_classifier()
     recorder = explore.TrainingRecorder(points, labels, forward=forward, loss=loss, weights=weights, grid=8)
     train(recorder, weights, points, labels, forward, loss, steps=4)
@@ -444,19 +447,33 @@ def test_training_widget_shows_every_step_and_example():
     markup = widget.html()
     data = json_data(markup)
     ids = element_ids(markup)
-    assert data["kind"] == "training" and len(data["steps"]) == 4 and len(data["examples"]) == 3
+    count = 3 * 3 + 3 * 4  # 2 inputs + bias into 3 hidden units, 3 hidden + bias into 3 scores
+    assert data["kind"] == "training" and len(data["steps"]) == 4 and len(data["parameters"]) == count
     # The status counts training steps, as the chapter's prose does, not the widget's frames.
     assert [step["counter"] for step in data["steps"]] == [f"Step {k} of 3" for k in range(4)]
     assert "Step 3 of 3. After 3 updates" in markup  # the final state, without JavaScript
+    assert data["parameters"][:3] == ["h1 \u2190 x1", "h1 \u2190 x2", "bias of h1"]
+    assert data["parameters"][-1] == "bias of oC"
     soup = widget_soup(markup)
-    assert len(soup.select("[data-cell]")) == 64 and len(soup.select("select option")) == 3
-    assert len(soup.select("figure.cr-x-panel svg[role=img][aria-label]")) == 4
-    for step in data["steps"]:
-        assert len(step["grid"]) == 64 and len(step["examples"]) == 3
-        assert set(step["attrs"]) <= ids
-        for texts in step["examples"]:
-            assert set(texts) <= ids and texts["text-grad-loss"] == "grad 1"
-    assert {"part-ring", "part-cursor", "text-value-h1", "text-grad-oC"} <= ids
+    assert len(soup.select("[data-cell]")) == 64 and len(soup.select('select[data-role="parameter"] option')) == count
+    assert len(soup.select("figure.cr-x-panel svg[role=img][aria-label]")) == 3
+    # Every weight is a line of the network (a bias its unit's outline) that a pointer can choose.
+    assert len(soup.select("[data-param] line[id]")) == 3 * 2 + 3 * 3
+    assert len(soup.select("[data-param] circle[id]")) == 3 + 3
+    assert {f"part-w{i}" for i in range(count)} | {"part-cursor", "part-cursor-dot"} <= ids
+    assert soup.select_one('[data-role="loss-chart"] svg') is not None
+    for step, snap in zip(data["steps"], recorder.snapshots):
+        assert len(step["grid"]) == 64 and set(step["attrs"]) <= ids
+        # As the figures print numbers: 4 significant digits, a true minus sign.
+        assert step["weights"] == [format_number(w).replace("-", "\u2212") for w in snap["weights"]]
+        assert step["grads"] == [format_number(g).replace("-", "\u2212") for g in snap["grads"]]
+        widths = [step["attrs"][f"part-w{i}"]["stroke-width"] for i in range(count)]
+        order = sorted(range(count), key=lambda i: abs(snap["weights"][i]))
+        assert [widths[i] for i in order] == sorted(widths), "a larger weight is drawn thinner"
+        assert all(
+            step["attrs"][f"part-w{i}"]["stroke"] == ("#c0001a" if w >= 0 else "#1f4e9c")
+            for i, w in enumerate(snap["weights"])
+        )
     assert len(markup.encode("utf-8")) <= MAX_WIDGET_BYTES
 
 

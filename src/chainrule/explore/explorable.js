@@ -42,9 +42,10 @@
         status: find('[data-role="status"]'), formula: find('[data-role="formula"]'),
         slider: find('[data-role="slider"]'), predict: find('[data-role="predict"]'),
         guessForm: find('[data-role="guess-form"]'), guess: find('[data-role="guess"]'),
-        example: find('[data-role="example"]'), cells: root.querySelectorAll("[data-cell]"),
+        cells: root.querySelectorAll("[data-cell]"), lossChart: find('[data-role="loss-chart"] svg'),
+        parameter: find('[data-role="parameter"]'), readout: find('[data-role="parameter-readout"]'),
         verdict: find('[data-role="verdict"]'), score: find('[data-role="score"]'),
-        revealed: {}, tries: {}, right: {}, chosen: 0, elements: {}, buttons: {}, edgeIds: {}, originals: {}
+        revealed: {}, tries: {}, right: {}, elements: {}, buttons: {}, edgeIds: {}, originals: {}
       };
       ["reset", "previous", "play", "next"].forEach(function (action) {
         w.buttons[action] = find('[data-action="' + action + '"]');
@@ -102,16 +103,21 @@
       });
     };
 
-    // The texts in the figures at this step: values, gradients, regions, examples.
+    // The texts in the figures at this step: values, gradients, regions, weights.
     var paintTexts = function (w, step, masked) {
       Object.keys(step.texts || {}).forEach(function (id) { setText(w, id, step.texts[id]); });
       setAttributes(w, step.attrs);
       if (step.grid) {
         for (var i = 0; i < w.cells.length; i += 1) w.cells[i].setAttribute("fill", w.data.palette[+step.grid[i]]);
       }
-      if (step.examples) {
-        var shown = step.examples[w.chosen];
-        Object.keys(shown).forEach(function (id) { setText(w, id, shown[id]); });
+      if (step.weights && w.parameter) {
+        // The chosen weight (training): its line stands out, and its value and gradient are read out.
+        var chosen = parseInt(w.parameter.value, 10);
+        var lines = w.root.querySelectorAll("[data-param]");
+        for (var k = 0; k < lines.length; k += 1) {
+          lines[k].classList.toggle("cr-x-chosen", lines[k].getAttribute("data-param") === String(chosen));
+        }
+        w.readout.textContent = "= " + step.weights[chosen] + ", gradient of the loss " + step.grads[chosen];
       }
       if (step.later) {
         // Local gradients of the edges still to come: shown, unless the reader predicts them.
@@ -191,7 +197,7 @@
       if (hidden(w, w.index) && w.guess) { w.guess.value = ""; }
     };
 
-    // The buttons, the slider, the arrow keys and the example chooser.
+    // The buttons, the slider and the arrow keys (and the training widget's weights and loss curve).
     var wireControls = function (w) {
       w.buttons.reset.addEventListener("click", function () {
         w.revealed = {};  // a fresh start: every answer is hidden again in predict mode, the score is 0
@@ -215,14 +221,35 @@
         event.preventDefault();
         go(w, keys[event.key]);
       });
-      if (w.example) {
-        w.example.addEventListener("change", function () {
-          w.chosen = parseInt(w.example.value, 10);
-          setAttributes(w, w.data.rings[w.chosen]);
-          show(w, w.index);
-        });
-      }
+      if (w.parameter) wireTraining(w);
       w.find('[data-role="controls"]').hidden = false;
+    };
+
+    // Training: point at a weight's line (or choose it in the list) to read it; click the
+    // loss curve to go to the step nearest the click.
+    var wireTraining = function (w) {
+      var choose = function (event) {
+        var line = event.target.closest && event.target.closest("[data-param]");
+        if (!line) return;
+        w.parameter.value = line.getAttribute("data-param");
+        show(w, w.index);
+      };
+      w.parameter.addEventListener("change", function () { show(w, w.index); });
+      w.root.addEventListener("click", choose);
+      w.root.addEventListener("mouseover", choose);
+      if (!w.lossChart) return;
+      w.lossChart.addEventListener("click", function (event) {
+        var point = w.lossChart.createSVGPoint();
+        point.x = event.clientX;
+        point.y = event.clientY;
+        var x = point.matrixTransform(w.lossChart.getScreenCTM().inverse()).x;
+        var nearest = 0;
+        w.steps.forEach(function (step, i) {
+          var here = Math.abs(step.attrs["part-cursor"].x1 - x);
+          if (here < Math.abs(w.steps[nearest].attrs["part-cursor"].x1 - x)) nearest = i;
+        });
+        go(w, nearest);
+      });
     };
 
     // The verdict beside the guess, in colour and with an icon as well as in words, and the score.

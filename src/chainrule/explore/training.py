@@ -3,9 +3,9 @@
 import math
 
 from ..figures import svgchart
-from ..figures.figure import GLOBAL_GRAD_COLOR, INK, new_digraph
+from ..figures.figure import GLOBAL_GRAD_COLOR
 from ..figures.svg import accessible_svg
-from .widget import Explorable, _grad_text, _html, _number, _tag_texts, _TextFigure, _value_text
+from .widget import Explorable, _html, _number, _TextFigure
 
 #: Region fills (light) and point colours (dark) of up to four classes; each class also
 #: has its own marker shape, so the classes read without colour.
@@ -18,6 +18,10 @@ _POINT_COLOURS = ["#1f4e9c", "#b34d00", "#2e7d32", "#6a3d9a"]
 _CLASS_NAMES = "ABCD"
 
 
+#: A weight's colour by its sign (red positive, blue negative, both at least 5:1 on white).
+_SIGN_COLOURS = {True: "#c0001a", False: "#1f4e9c"}
+
+
 class TrainingRecorder:
     """Record a classifier of 2-D points while it trains, for the ``training`` explorable.
 
@@ -28,11 +32,13 @@ class TrainingRecorder:
     unit of its Values (weights then bias): the network's parameters.
 
     Call :meth:`record` after a step's ``backward()`` and before its update; it stores
-    the loss, the weights, the class the network gives every cell of a grid over the
-    points (the decision regions), and, for each example offered to the reader, every
-    unit's value and gradient: a backward pass of that example's loss alone, after which
-    the parameters' gradients are put back as they were, so the update is not changed.
-    :meth:`explorable` returns the widget.
+    the loss, the weights and their gradients (those the update is about to use), the
+    class the network gives every cell of a grid over the points (the decision regions),
+    and, for each of ``examples`` (one point per class unless given), every unit's value
+    and gradient: a backward pass of that example's loss alone, after which the
+    parameters' gradients are put back as they were, so the update is not changed.
+    :meth:`explorable` returns the widget: the regions, the network with its weights on
+    its edges, and the loss curve.
     """
 
     def __init__(self, points, labels, *, forward, loss, weights, examples=None, grid=20):
@@ -86,12 +92,13 @@ class TrainingRecorder:
                 "correct": correct,
                 "cells": cells,
                 "weights": [p.data for p in self.parameters],
+                "grads": saved,
                 "units": units,
             }
         )
 
     def explorable(self):
-        """The ``training`` widget: regions, loss curve with a cursor, weights, one example's network."""
+        """The ``training`` widget: regions, the network's weights and their gradients, the loss curve."""
         if not self.snapshots:
             raise ValueError("TrainingRecorder.explorable: nothing recorded yet; call record() in the training loop")
         return _training_explorable(self)
@@ -111,44 +118,33 @@ def _unit_names(sizes):
     return names
 
 
-def _diverging(value, scale):
-    """A blue (negative) to white to red (positive) colour for a weight."""
-    t = max(-1.0, min(1.0, value / scale)) if scale else 0.0
-    blue, red = (31, 78, 156), (192, 0, 26)
-    end = red if t > 0 else blue
-    mix = [round(255 + (c - 255) * abs(t)) for c in end]
-    return "#{:02x}{:02x}{:02x}".format(*mix)
+def _stroke(value, scale, thinnest=0.8, thickest=5.0):
+    """A weight's line: its colour says its sign, its width its size (up to ``scale``)."""
+    share = min(1.0, abs(value) / scale) if scale else 0.0
+    return {"stroke": _SIGN_COLOURS[value >= 0], "stroke-width": round(thinnest + (thickest - thinnest) * share, 2)}
+
+
+def _parameter_names(recorder, names):
+    """Each parameter's name, in the order of ``recorder.parameters``: ``h1 ← x2``, ``bias of h1``."""
+    labels = []
+    for depth, units in enumerate(recorder.weights):
+        for unit, row in enumerate(units):
+            head = names[depth + 1][unit]
+            inputs = names[depth]
+            labels += [f"{head} \u2190 {inputs[k]}" if k < len(inputs) else f"bias of {head}" for k in range(len(row))]
+    return labels
 
 
 def _training_explorable(recorder):
     snapshots = recorder.snapshots
-    first_units = snapshots[0]["units"][0][0]
-    sizes = [len(layer) for layer in first_units]
+    sizes = [len(layer) for layer in snapshots[0]["units"][0][0]]
     names = _unit_names(sizes)
     scale = math.ceil(2 * max(abs(w) for snap in snapshots for w in snap["weights"])) / 2 or 1.0
-    examples = recorder.examples
     total = len(recorder.points)
-
-    steps, frames = [], []
     chart, cursor = _loss_chart(snapshots)
-    weight_ids = [
-        f"part-w{layer}-{unit}-{k}"
-        for layer, units in enumerate(recorder.weights)
-        for unit, row in enumerate(units)
-        for k in range(len(row))
-    ]
+    steps, frames = [], []
     for number, snap in enumerate(snapshots):
-        per_example = []
-        for layers, (loss_value, loss_grad) in snap["units"]:
-            texts = {}
-            for layer_names, layer in zip(names, layers):
-                for name, (data, grad) in zip(layer_names, layer):
-                    texts[f"text-value-{name}"] = _value_text(data)
-                    texts[f"text-grad-{name}"] = _grad_text(grad) if grad is not None else "grad \u2013"
-            texts["text-value-loss"] = _value_text(loss_value)
-            texts["text-grad-loss"] = _grad_text(loss_grad)
-            per_example.append(texts)
-        attrs = {weight_ids[i]: {"fill": _diverging(w, scale)} for i, w in enumerate(snap["weights"])}
+        attrs = {f"part-w{i}": _stroke(w, scale) for i, w in enumerate(snap["weights"])}
         attrs.update(cursor(number))
         sentence = (
             f"After {snap['step']} updates of the weights, the mean loss over the "
@@ -171,27 +167,23 @@ def _training_explorable(recorder):
                 "edges": [],
                 "grid": snap["cells"],
                 "attrs": attrs,
-                "examples": per_example,
+                "weights": [_number(w) for w in snap["weights"]],
+                "grads": [_number(g) for g in snap["grads"]],
                 "alt": f"Training step {snap['step']}: loss {_number(snap['loss'])}, "
                 f"{snap['correct']} of {total} points in their class's region.",
             }
         )
-    figure_html = _training_panels(recorder, names, weight_ids, chart, snapshots[-1], scale)
-    title = "A classifier learning, step by step"
     legend = [(f"cr-class-{k}", f"class {_CLASS_NAMES[k]}") for k in range(recorder.classes)]
-    choices = [f"point {index + 1} (class {_CLASS_NAMES[recorder.labels[index]]})" for index in examples]
-    rings = [_ring_position(recorder, recorder.points[index]) for index in examples]
+    legend += [("cr-weight-plus", "weight > 0"), ("cr-weight-minus", "weight < 0, thicker: larger")]
     return Explorable(
         "training",
-        title,
-        _TextFigure(figure_html),
+        "A classifier learning, step by step",
+        _TextFigure(_training_panels(recorder, names, chart, scale)),
         steps,
         frames,
         legend=legend,
-        text_roles={"node": ["value", "grad"]},
-        examples=choices,
-        rings=rings,
         palette=_REGION_FILLS[: recorder.classes],
+        parameters=_parameter_names(recorder, names),
         note="The end of training. With JavaScript on, the buttons step through it.",
     )
 
@@ -200,14 +192,15 @@ def _loss_chart(snapshots):
     """The loss curve as a line chart (:mod:`chainrule.figures.svgchart`), and the cursor's place per step.
 
     Returns the SVG and a function of a step's number that gives the attributes which put
-    the cursor (a dashed line and a dot, ids ``part-cursor``) on that step.
+    the cursor (a dashed line and a dot, ids ``part-cursor``) on that step. The script
+    moves to the step nearest a click on the chart.
     """
     steps, losses = [snap["step"] for snap in snapshots], [snap["loss"] for snap in snapshots]
     width, height = _LOSS_SIZE
     top = max(losses) or 1.0
     axes = svgchart.Axes(width, height, (steps[0], steps[-1]), (0.0, top), False, False)
-    xticks, yticks = svgchart.nice_ticks(steps[0], steps[-1], 3), svgchart.nice_ticks(0.0, top, 3)
-    parts = axes.frame(xticks, yticks, "updates", "mean loss")
+    xticks, yticks = svgchart.nice_ticks(steps[0], steps[-1], 4), svgchart.nice_ticks(0.0, top, 2)
+    parts = axes.frame(xticks, yticks, "updates", "loss")
     line = " ".join(f"{axes.x(step):.1f},{axes.y(loss):.1f}" for step, loss in zip(steps, losses))
     parts.append(f'<polyline points="{line}" fill="none" stroke="{GLOBAL_GRAD_COLOR}" stroke-width="1.6"/>')
 
@@ -218,34 +211,26 @@ def _loss_chart(snapshots):
     last = cursor(len(steps) - 1)
     x, y = last["part-cursor"]["x1"], last["part-cursor-dot"]["cy"]
     parts.append(
-        f'<line id="part-cursor" x1="{x}" x2="{x}" y1="{axes.y(top):.1f}" y2="{axes.y(0.0):.1f}" stroke="#e08a00" '
+        f'<line id="part-cursor" x1="{x}" x2="{x}" y1="{axes.y(top):.1f}" y2="{axes.y(0.0):.1f}" stroke="#b35c00" '
         'stroke-width="1.5" stroke-dasharray="3,2"/>'
     )
-    parts.append(f'<circle id="part-cursor-dot" cx="{x}" cy="{y}" r="3.5" fill="#e08a00"/>')
+    parts.append(f'<circle id="part-cursor-dot" cx="{x}" cy="{y}" r="4" fill="#b35c00"/>')
     return svgchart.svg_document(width, height, parts), cursor
 
 
-#: The sizes of the loss chart and of the regions panel, in pixels (the plot areas are
-#: these less svgchart's margins for ticks and labels).
-_LOSS_SIZE = (300, 170)
-_REGIONS_SIZE = (290, 272)
-
-
-def _regions_axes(recorder):
-    x0, x1, y0, y1 = recorder.extent
-    return svgchart.Axes(*_REGIONS_SIZE, (x0, x1), (y0, y1), False, False)
-
-
-def _ring_position(recorder, point):
-    axes = _regions_axes(recorder)
-    return {"part-ring": {"cx": round(axes.x(point[0]), 1), "cy": round(axes.y(point[1]), 1)}}
+#: The sizes of the panels, in pixels (the plot areas are these less svgchart's margins for
+#: ticks and labels). Side by side they fill a column of the book; on a phone they stack,
+#: scaled to its width, their 11 px text never under 9 px.
+_REGIONS_SIZE = (262, 262)
+_NETWORK_SIZE = (380, 176)
+_LOSS_SIZE = (380, 118)
 
 
 def _regions_svg(recorder, final):
-    """The decision regions (:mod:`chainrule.figures.svgchart`'s cells, which each step fills again),
-    the points, each class with its marker and colour, and a ring around the chosen example."""
+    """The decision regions (:mod:`chainrule.figures.svgchart`'s cells, which each step fills again)
+    and the points, each class with its marker and colour."""
     n, (x0, x1, y0, y1) = recorder.grid, recorder.extent
-    axes = _regions_axes(recorder)
+    axes = svgchart.Axes(*_REGIONS_SIZE, (x0, x1), (y0, y1), False, False)
     box = (axes.x(x0), axes.y(y1), (axes.x(x1) - axes.x(x0)) / n, (axes.y(y0) - axes.y(y1)) / n)
     classes = [int(c) for c in final["cells"]]
     parts = ['<g data-role="cells">', *svgchart.region_cells(classes, n, box, _REGION_FILLS, ' data-cell=""'), "</g>"]
@@ -253,120 +238,97 @@ def _regions_svg(recorder, final):
     for (x, y), label in zip(recorder.points, recorder.labels):
         shape = svgchart.MARKERS[label % len(svgchart.MARKERS)]
         parts.append(svgchart.marker(shape, axes.x(x), axes.y(y), _POINT_COLOURS[label], 4.0, edge="white"))
-    ring = _ring_position(recorder, recorder.points[recorder.examples[0]])["part-ring"]
-    parts.append(
-        f'<circle id="part-ring" cx="{ring["cx"]}" cy="{ring["cy"]}" r="8" fill="none" stroke="#000" stroke-width="2"/>'
-    )
     return svgchart.svg_document(*_REGIONS_SIZE, parts)
 
 
-def _weights_svg(recorder, weight_ids, final, scale):
-    size, gap, rows = 18, 24, []
-    y, number, width = 14, 0, 0
+def _unit_places(names):
+    """The centre of each unit's circle in the network panel: a column per layer."""
+    width, height = _NETWORK_SIZE
+    places = {}
+    for depth, layer in enumerate(names):
+        x = 24 + (width - 48) * depth / (len(names) - 1)
+        gap = min(42, (height - 30) / max(1, len(layer) - 1))
+        for i, name in enumerate(layer):
+            places[name] = (x, height / 2 + (i - (len(layer) - 1) / 2) * gap)
+    return places
+
+
+def _network_svg(recorder, names, final, scale):
+    """The network: a circle per unit, a line per weight (colour its sign, width its size),
+    the bias of a unit as its circle's outline. Each parameter's line or outline has the id
+    ``part-w<i>``, i its place in ``recorder.parameters``, and a wider invisible line to
+    point at (``data-param``)."""
+    places, radius, lines, circles, number = _unit_places(names), 13, [], [], 0
     for depth, units in enumerate(recorder.weights):
-        inputs = len(units[0]) - 1
-        rows.append(
-            f'<text x="0" y="{y - 3}" font-size="10">layer {depth + 1}: '
-            f"{len(units)} units \u00d7 ({inputs} weights + bias)</text>"
-        )
         for unit, row in enumerate(units):
-            for k, _ in enumerate(row):
-                x = k * size + (4 if k == inputs else 0)  # the bias a little apart
-                rows.append(
-                    f'<rect id="{weight_ids[number]}" x="{x}" y="{y + unit * size}" '
-                    f'width="{size - 1}" height="{size - 1}" '
-                    f'fill="{_diverging(final["weights"][number], scale)}" stroke="#999" '
-                    'stroke-width="0.5"/>'
-                )
-                width = max(width, x + size)
+            head = names[depth + 1][unit]
+            hx, hy = places[head]
+            for k in range(len(row)):
+                stroke = _stroke(final["weights"][number], scale)
+                if k < len(names[depth]):
+                    tx, ty = places[names[depth][k]]
+                    ends = f'x1="{tx + radius}" y1="{ty:.1f}" x2="{hx - radius}" y2="{hy:.1f}"'
+                    lines.append(
+                        f'<g data-param="{number}"><line class="cr-x-halo" {ends}/>'
+                        f'<line id="part-w{number}" {ends} stroke="{stroke["stroke"]}" '
+                        f'stroke-width="{stroke["stroke-width"]}"/><line class="cr-x-hit" {ends}/></g>'
+                    )
+                else:
+                    circles.append(
+                        f'<g data-param="{number}"><circle class="cr-x-halo" cx="{hx}" cy="{hy:.1f}" r="{radius}"/>'
+                        f'<circle id="part-w{number}" cx="{hx}" cy="{hy:.1f}" r="{radius}" fill="white" '
+                        f'stroke="{stroke["stroke"]}" stroke-width="{stroke["stroke-width"]}"/></g>'
+                    )
                 number += 1
-        y += len(units) * size + gap
-    width = max(width, 190)
-    rows.append(
-        f'<text x="0" y="{y - 8}" font-size="10">blue &lt; 0 &lt; red, '
-        f"full colour at \u00b1{_html(_number(scale))}</text>"
-    )
-    return (
-        f'<svg viewBox="0 0 {width} {y}" width="{width}" height="{y}" '
-        f'xmlns="http://www.w3.org/2000/svg">{"".join(rows)}</svg>'
-    )
-
-
-def _units_svg(recorder, names, final_texts, widest):
-    dot = new_digraph("LR")
-    dot.attr(nodesep="0.12", ranksep="0.5", ordering="out")
-    width = round(10 + 6.3 * widest)
-    for layer in names + [["loss"]]:
-        for name in layer:
-            rows = [f"<B>{_html(name)}</B>", _html(final_texts.get(f"text-value-{name}", ""))]
-            rows.append(f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>{_html(final_texts[f"text-grad-{name}"])}</B></FONT>')
-            body = "".join(f'<TR><TD ALIGN="LEFT" WIDTH="{width}">{row}</TD></TR>' for row in rows)
-            dot.node(
-                name,
-                f'<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2" '
-                f'BGCOLOR="white" COLOR="{INK}">{body}</TABLE>>',
-                shape="plain",
-                id=f"node-{name}",
-                fontsize="11",
-            )
-    for before, after in zip(names, names[1:] + [["loss"]]):
-        for tail in before:
-            for head in after:
-                dot.edge(tail, head, color="grey60", arrowsize="0.4")
-    return _tag_texts(dot.pipe(), {"node": ["value", "grad"]})
-
-
-def _training_panels(recorder, names, weight_ids, chart, final, scale):
-    """The four panels of the training widget, each an SVG with alt text, in a wrapping row."""
-    snapshots = recorder.snapshots
-    texts = {}
-    widest = 0
-    for snap in snapshots:
-        for layers, (loss_value, _) in snap["units"]:
-            for layer in layers:
-                for data, grad in layer:
-                    widest = max(widest, len(_value_text(data)), len(_grad_text(grad or 0.0)))
-    layers, (loss_value, loss_grad) = final["units"][0]
-    texts["text-grad-loss"] = _grad_text(loss_grad)
-    for layer_names, layer in zip(names, layers):
-        for name, (data, grad) in zip(layer_names, layer):
-            texts[f"text-value-{name}"] = _value_text(data)
-            texts[f"text-grad-{name}"] = _grad_text(grad) if grad is not None else "grad \u2013"
-    texts["text-value-loss"] = _value_text(loss_value)
-    total = len(recorder.points)
-    panels = [
-        (
-            "Decision regions",
-            _regions_svg(recorder, final),
-            f"Decision regions of the network after {final['step']} steps over {total} points of "
-            f"{recorder.classes} classes; {final['correct']} of {total} points lie in their "
-            "class's region. The ringed point is the example shown in the network.",
-        ),
-        (
-            "Mean loss",
-            chart,
-            f"The training loss over {len(snapshots)} recorded steps, from "
-            f"{_number(snapshots[0]['loss'])} to {_number(snapshots[-1]['loss'])}, with a cursor "
-            "at the current step.",
-        ),
-        (
-            "Weights",
-            _weights_svg(recorder, weight_ids, final, scale),
-            "The weights of each layer as a grid of coloured cells, one row per unit: blue negative, red positive.",
-        ),
-        (
-            "The network on the chosen example, with its own loss",
-            _units_svg(recorder, names, texts, widest),
-            "The network's units for the chosen example: the inputs x, the hidden units h and the "
-            "scores oA, oB, oC of the classes; each box shows the unit's value and its gradient, "
-            "the derivative of that example's loss with respect to it.",
-        ),
+    for name in names[0]:
+        x, y = places[name]
+        circles.append(f'<circle cx="{x}" cy="{y:.1f}" r="{radius}" fill="white" stroke="#595959"/>')
+    labels = [
+        f'<text x="{x}" y="{y + 4:.1f}" font-size="11" text-anchor="middle">{_html(name)}</text>'
+        for name, (x, y) in places.items()
     ]
+    return svgchart.svg_document(*_NETWORK_SIZE, lines + circles + labels)
+
+
+def _training_panels(recorder, names, chart, scale):
+    """The three panels of the training widget, each an SVG with alt text, and the weight readout."""
+    snapshots, final = recorder.snapshots, recorder.snapshots[-1]
+    total = len(recorder.points)
+    count = len(recorder.parameters)
+    layout = " \u2192 ".join(str(len(layer)) for layer in names)
+    regions = accessible_svg(
+        _regions_svg(recorder, final),
+        f"Decision regions of the network after {final['step']} steps over {total} points of "
+        f"{recorder.classes} classes; {final['correct']} of {total} points lie in their class's region.",
+    )
+    network = accessible_svg(
+        _network_svg(recorder, names, final, scale),
+        f"The network, {layout} units, with its {count} weights "
+        "drawn as its lines (a bias as its unit's outline): red positive, blue negative, thicker larger. "
+        "Choose a weight in the list below the picture to read its value and gradient.",
+    )
+    loss = accessible_svg(
+        chart,
+        f"The mean loss over {len(snapshots)} recorded steps, from {_number(snapshots[0]['loss'])} to "
+        f"{_number(snapshots[-1]['loss'])}, with a cursor at the current step. Click it to go to a step; "
+        "the Step slider and the arrow keys do the same.",
+    )
+    options = "".join(
+        f'<option value="{i}">{_html(name)}</option>' for i, name in enumerate(_parameter_names(recorder, names))
+    )
+    readout = (
+        '<p class="cr-x-readout"><label>Weight <select data-role="parameter">'
+        f"{options}</select></label> "
+        f'<span data-role="parameter-readout" aria-live="polite">= {_html(_number(final["weights"][0]))}, '
+        f"gradient of the loss {_html(_number(final['grads'][0]))}</span></p>"
+    )
     return (
         '<div class="cr-x-panels">'
-        + "".join(
-            f'<figure class="cr-x-panel"><figcaption>{_html(title)}</figcaption>{accessible_svg(svg, alt)}</figure>'
-            for title, svg, alt in panels
-        )
-        + "</div>"
+        f'<figure class="cr-x-panel cr-x-regions"><figcaption>Decision regions</figcaption>{regions}</figure>'
+        '<div class="cr-x-column">'
+        f'<figure class="cr-x-panel"><figcaption>Weights, on the network\'s lines</figcaption>{network}'
+        f"{readout}</figure>"
+        f'<figure class="cr-x-panel cr-x-loss" data-role="loss-chart"><figcaption>Mean loss (click to go to a step)'
+        f"</figcaption>{loss}</figure>"
+        "</div></div>"
     )

@@ -62,7 +62,9 @@ class Explorable:
     highlighted edges, the texts to write into the SVG, the alt text. ``text_roles``
     names the texts of each node and edge group the script rewrites (see
     :func:`_tag_texts`). ``quiz=True`` adds the "Predict, then reveal" mode: steps with a
-    ``"quiz"`` ask for a number before they show it.
+    ``"quiz"`` ask for a number before they show it. ``palette`` (the fills of the
+    ``[data-cell]`` cells that a step's ``"grid"`` names) and ``parameters`` (the names of
+    the weights whose ``"weights"`` and ``"grads"`` a step lists) are the training widget's.
     """
 
     def __init__(
@@ -78,9 +80,8 @@ class Explorable:
         text_roles=None,
         quiz=False,
         note="",
-        examples=None,
-        rings=None,
         palette=None,
+        parameters=None,
     ):
         self.kind = kind
         self.title = title
@@ -91,7 +92,7 @@ class Explorable:
         self._legend = list(legend)
         self._text_roles = text_roles or {}
         self._quiz = quiz
-        self._examples, self._rings, self._palette = examples, rings, palette
+        self._palette, self._parameters = palette, parameters
         self._note = note or "The final state. With JavaScript on, the buttons step through it."
         digest = hashlib.sha1((kind + figure.source).encode("utf-8")).hexdigest()[:8]
         self.prefix = f"x{digest}_"  #: what the SVG's element ids start with, unique per widget
@@ -106,8 +107,8 @@ class Explorable:
         """What the page's script reads: the kind and every step with its view of the picture."""
         steps = [dict(step, **frame) for step, frame in zip(self.steps, self._frames)]
         data = {"kind": self.kind, "prefix": self.prefix, "lists": [key for key, _ in self._lists], "steps": steps}
-        if self._examples:
-            data.update(examples=self._examples, rings=self._rings, palette=self._palette)
+        if self._palette:
+            data.update(palette=self._palette, parameters=self._parameters)
         return data
 
     def html(self):
@@ -131,18 +132,13 @@ class Explorable:
         if "formula" in final:
             formula = f'<p class="cr-x-formula" data-role="formula">{html.escape(final["formula"])}</p>\n'
         quiz = QUIZ if self._quiz else ""
-        example = ""
-        if self._examples:
-            options = "".join(
-                f'<option value="{i}">{html.escape(text)}</option>' for i, text in enumerate(self._examples)
-            )
-            example = f'<label class="cr-x-example">Example <select data-role="example">{options}</select></label>'
         controls = (
             '<div class="cr-x-controls" data-role="controls" hidden>'
             '<button type="button" data-action="reset">Reset</button>'
             '<button type="button" data-action="previous">Previous step</button>'
             '<button type="button" data-action="play">Play</button>'
-            '<button type="button" data-action="next">Next step</button>' + example + '<label class="cr-x-slider">Step '
+            '<button type="button" data-action="next">Next step</button>'
+            '<label class="cr-x-slider">Step '
             f'<input type="range" min="0" max="{last}" step="1" value="{last}" '
             f'aria-valuetext="{html.escape(counter)}" data-role="slider"></label>'
             "</div>"
