@@ -174,7 +174,7 @@ def _training_explorable(recorder):
             }
         )
     legend = [(f"cr-class-{k}", f"class {_CLASS_NAMES[k]}") for k in range(recorder.classes)]
-    legend += [("cr-weight-plus", "weight > 0"), ("cr-weight-minus", "weight < 0, thicker: larger")]
+    legend += [("cr-weight-plus", "weight > 0"), ("cr-weight-minus", "weight < 0 (thicker: larger)")]
     return Explorable(
         "training",
         "A classifier learning, step by step",
