@@ -9,6 +9,11 @@ tests/test_live_browser.py runs it in Pyodide, in Chromium, on the built pages.
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import re
+from pathlib import Path
+
 from chainrule import Value
 from chainrule.book import live
 
@@ -117,11 +122,6 @@ def test_the_editors_import_map_covers_every_import_and_the_lock_pins_it():
     """live.js imports CodeMirror unbundled, through the import map of _ext/live_code.py: every
     bare name that a copied module imports must be in it, and each package must be pinned in
     package.json and package-lock.json (with an integrity hash) at one version."""
-    import importlib.util
-    import json
-    import re
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[1]
     spec = importlib.util.spec_from_file_location("live_code", root / "_ext" / "live_code.py")
     live_code = importlib.util.module_from_spec(spec)
