@@ -320,26 +320,35 @@ def test_fan_out_sums_every_path(a, b):
     check_with_gradcheck(fn, [a, b])
 
 
-def test_second_backward_recomputes_interior_and_accumulates_leaves():
+def test_a_second_backward_accumulates_everywhere_and_propagates_only_its_own_gradient():
     a, b = Value(2.0, "a"), Value(3.0, "b")
     c = a * b
-    d = c + a
+    e = c.tanh()
+    d = e + a * c
     d.backward()
-    assert (a.grad, b.grad, c.grad, d.grad) == (4.0, 2.0, 1.0, 1.0)
+    once = {node: node.grad for node in (a, b, c, e, d)}
+    assert (c.grad, d.grad) == (1.0 - math.tanh(6.0) ** 2 + 2.0, 1.0)
     d.backward()
-    assert (c.grad, d.grad) == (1.0, 1.0)  # interior: d(d)/dnode again, not doubled
-    assert (a.grad, b.grad) == (8.0, 4.0)  # leaves: accumulated, as in PyTorch
+    # every node, interior ones too, doubles (up to rounding: a leaf adds term by term)
+    for node, grad in once.items():
+        assert math.isclose(node.grad, 2 * grad, rel_tol=1e-14), node
 
+    # PyTorch agrees, with retain_grad() on the interior tensors
     ta, tb = torch_leaf(2.0), torch_leaf(3.0)
-    td = ta * tb + ta
+    tc = ta * tb
+    te = torch.tanh(tc)
+    td = te + ta * tc
+    for t in (tc, te, td):
+        t.retain_grad()
     td.backward(retain_graph=True)
     td.backward()
-    assert (ta.grad.item(), tb.grad.item()) == (a.grad, b.grad)
+    for ours, theirs in [(a, ta), (b, tb), (c, tc), (e, te), (d, td)]:
+        assert math.isclose(ours.grad, theirs.grad.item(), rel_tol=1e-12)
 
     d.zero_grad()
-    assert all(node.grad == 0.0 for node in (a, b, c, d))
+    assert all(node.grad == 0.0 for node in (a, b, c, d, e))
     d.backward()
-    assert (a.grad, b.grad, c.grad, d.grad) == (4.0, 2.0, 1.0, 1.0)
+    assert {node: node.grad for node in once} == once  # the same sums, in the same order
     c.zero_grad()  # only c and what it depends on
     assert (a.grad, b.grad, c.grad, d.grad) == (0.0, 0.0, 0.0, 1.0)
     d.zero_grad()
@@ -353,15 +362,28 @@ def test_backward_of_a_leaf_accumulates_like_any_leaf():
     assert x.grad == 2.0
 
 
-def test_backward_from_an_interior_node_only_touches_what_it_depends_on():
+def test_backward_from_an_interior_node_adds_its_gradients_and_leaves_the_rest():
     a, b = Value(2.0), Value(3.0)
     c = a * b
     d = c.tanh()
     d.backward()
-    d_grad = d.grad
+    first = (a.grad, b.grad, c.grad, d.grad)
     c.backward()
-    assert c.grad == 1.0
-    assert d.grad == d_grad  # downstream of c: untouched
+    # c adds dc/dc = 1 to its own gradient and passes on only that: a gains b, b gains a
+    assert (a.grad, b.grad, c.grad) == (first[0] + 3.0, first[1] + 2.0, first[2] + 1.0)
+    assert d.grad == first[3]  # downstream of c: untouched
+
+
+def test_a_failed_backward_keeps_the_gradients_of_earlier_calls():
+    a = Value(2.0)
+    c = a * 3.0
+    c.backward()
+    x = Value(1e-200)
+    root = (x * 1.0).log() * 1e200 + c  # the log's gradient overflows at x * 1.0
+    with pytest.raises(FloatingPointError):
+        root.backward()
+    # c keeps the first call's 1, plus the 1 the failed pass had sent it from root
+    assert c.grad == 2.0
 
 
 # --------------------------------------------------------------------------- bad input

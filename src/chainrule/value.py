@@ -10,11 +10,12 @@ backward pass needs: the chain rule says
 so :meth:`Value.backward` walks the graph once, from the root towards the leaves, in
 reverse topological order, and adds ``node.grad * local`` into each parent.
 
-Gradients of repeated calls.  ``backward()`` recomputes the gradient of every interior
-node (a node with parents) from scratch, so ``node.grad`` always means d(root)/d(node)
-for the latest call.  Leaves (Values you created yourself, such as weights and inputs)
-*accumulate*: a second ``backward()`` adds to their ``.grad``, as in PyTorch.  Call
-:meth:`Value.zero_grad` on the root (or :func:`zero_grad`) between steps.
+Gradients of repeated calls.  Every node *accumulates*: a second ``backward()`` adds
+its gradients to the ``.grad`` already there, as PyTorch does for leaves and for
+interior tensors that ``retain_grad()``.  What each pass *propagates* is its own
+gradient only, never the accumulated total, so two calls give every node exactly twice
+one call's gradient.  Call :meth:`Value.zero_grad` on the root (or :func:`zero_grad`)
+between steps.
 """
 
 import math
@@ -199,33 +200,39 @@ class Value:
         return self._from_op(math.log(a), "log", (self,), (1.0 / a,))
 
     def backward(self):
-        """Fill ``.grad`` of every node this Value depends on with d(self)/d(node).
+        """Add d(self)/d(node) to ``.grad`` of every node this Value depends on.
 
         One pass in reverse topological order: when a node is reached, every node that
         uses it has already added its contribution, so its gradient is complete and it
-        can pass ``node.grad * local`` on to each parent.  Interior gradients are reset
-        first; leaf gradients accumulate across calls (see the module docstring).
+        can pass ``node.grad * local`` on to each parent.  For the pass to propagate
+        this call's gradient only, what the interior nodes (those with parents) hold
+        from earlier calls is set aside first and added back at the end; leaves pass
+        nothing on, so they accumulate directly (see the module docstring).
         """
         order = topological_order(self)
-        for node in order:
-            if node.parents:
-                node.grad = 0.0
+        earlier = [(node, node.grad) for node in order if node.parents]
+        for node, _ in earlier:
+            node.grad = 0.0
         self.grad += 1.0
-        for node in reversed(order):
-            parents = node.parents
-            if not parents:  # a leaf: check the .grad that users read
-                if not isfinite(node.grad):
-                    _report_nonfinite_gradient(order)
-                continue
-            grad = node.grad
-            if len(parents) == 2:  # written out, not zip(): the backward pass's hot loop (make bench's Value row)
-                a, b = parents
-                local_a, local_b = node.local_grads
-                a.grad += grad * local_a
-                b.grad += grad * local_b
-            else:
-                for parent, local in zip(parents, node.local_grads):
-                    parent.grad += grad * local
+        try:
+            for node in reversed(order):
+                parents = node.parents
+                if not parents:  # a leaf: check the .grad that users read
+                    if not isfinite(node.grad):
+                        _report_nonfinite_gradient(order)
+                    continue
+                grad = node.grad
+                if len(parents) == 2:  # written out, not zip(): the hot loop (make bench's Value row)
+                    a, b = parents
+                    local_a, local_b = node.local_grads
+                    a.grad += grad * local_a
+                    b.grad += grad * local_b
+                else:
+                    for parent, local in zip(parents, node.local_grads):
+                        parent.grad += grad * local
+        finally:
+            for node, grad in earlier:
+                node.grad += grad
 
     def zero_grad(self):
         """Set ``.grad`` to 0 on this Value and every node it depends on."""

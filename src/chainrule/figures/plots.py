@@ -127,8 +127,9 @@ def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4
         ticks = sorted({v for _, x, _ in lines for v in x})
         axes.set_xticks(ticks, [f"{v:g}" for v in ticks])
         axes.minorticks_off()
-    if xticks is not None:
-        axes.set_xticks(list(xticks))
+    if xticks is not None:  # on a log axis, labelled like its default ticks
+        ticks = list(xticks)
+        axes.set_xticks(ticks, [f"{v:g}" for v in ticks] if logx else None)
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     axes.legend(frameon=False)
