@@ -114,6 +114,9 @@ def test_there_are_at_least_six_assignments_with_the_required_topics():
         "hidden_bias_grad",
         "memory_count",
         "clip_by_norm",
+        "numeric_grad",
+        "normalised_grads",
+        "softplus_vjp",
     ):
         assert required in answers, required
 
@@ -221,6 +224,7 @@ def test_each_question_names_its_parts_in_the_autograder_only():
     assert found["ex6_6"] == [("d2l_weight_grads", "dJ/dW1", True), ("d2l_weight_grads", "dJ/dW2", True)]
     assert found["ex6_3"] == [("memory_count", "prediction", True), ("memory_count", "training", True)]
     assert found["ex5_5"] == [("matmul_vjp", None, True), ("ce_grad", None, True)]
+    assert found["ex5_6"] == found["ex8_5"] == found["ex8_6"] == [(None, None, True)]
     assert found["ex1_2"] == [("tanh_neuron_grads", q, True) for q in ("dy/dx", "dy/dw", "dy/db")]
     assert found["ex3_2"] == [("cube_grads", "dy/ds", True), ("cube_grads", "dy/dx", True)]
     assert found["ex6_2"] == found["ex8_4"] == [(None, None, False)]  # one quantity; arrays scaled together
@@ -443,6 +447,23 @@ PLANTED = {
         lambda: submission("tensors", {0: replace(solutions("tensors")[0], "/ len(labels)", "")}),
         {"ex5_5": 1},
         {"ex5_5": ["It matches a known mistake: the 1/N of the mean is missing", "(matmul_vjp): passed"]},
+    ),
+    # A one-sided difference: no points for 5.6, named as an instructor would; 5.5 right.
+    "forward-difference": (
+        "tensors",
+        lambda: submission(
+            "tensors",
+            {
+                0: solutions("tensors")[0],
+                1: replace(
+                    replace(solutions("tensors")[1], "behind[index] -= step", "behind = x"),
+                    "/ (2 * step)",
+                    "/ step",
+                ),
+            },
+        ),
+        {"ex5_5": 2, "ex5_6": 0},
+        {"ex5_6": ["It matches a known mistake: it is a forward difference"]},
     ),
     # Points per part: a right matmul_vjp earns its half while ce_grad is not answered.
     "matmul-only": (
@@ -781,7 +802,12 @@ PLANTED["kernel-myenv"] = (
     {},
 )
 PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {})
-QUESTIONS = {"mlp": ("ex6_2", "ex6_3", "ex6_6"), "graph": ("ex2_2",), "backward": ("ex3_2",), "tensors": ("ex5_5",)}
+QUESTIONS = {
+    "mlp": ("ex6_2", "ex6_3", "ex6_6"),
+    "graph": ("ex2_2",),
+    "backward": ("ex3_2",),
+    "tensors": ("ex5_5", "ex5_6"),
+}
 # The submissions run again under otter run (Gradescope's path): those whose attack reaches the kernel or
 # otter's own files (patches, exits, pickles, the record, the blocked imports) and the honest ones. The
 # grader-side refusals (an answer that imports torch, a table of public answers, a wrong answer, an

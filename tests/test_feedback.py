@@ -290,6 +290,111 @@ def test_memory_count_mistakes():
     raises(feedback.check_memory_count, 56 + 64 * 12, right["training"], N, d, h, q, match="in-place ReLU")
 
 
+def target(A, x):
+    return np.tanh(A @ x.ravel()).sum() + (x**3).sum() / 3
+
+
+def numeric_right(A, x, step):
+    grad = np.zeros(x.shape)
+    for index in np.ndindex(x.shape):
+        ahead, behind = x.copy(), x.copy()
+        ahead[index] += step
+        behind[index] -= step
+        grad[index] = (target(A, ahead) - target(A, behind)) / (2 * step)
+    return grad
+
+
+def numeric_wrong(kind):
+    """numeric_grad with one planted mistake."""
+
+    def answer(A, x, step):
+        grad = np.zeros(x.shape)
+        for index in np.ndindex(x.shape):
+            ahead, behind = x.copy(), x.copy()
+            ahead[index] += step
+            if kind == "forward":
+                grad[index] = (target(A, ahead) - target(A, x)) / step
+            elif kind == "one step":
+                behind[index] -= step
+                grad[index] = (target(A, ahead) - target(A, behind)) / step
+            elif kind == "back to x":
+                moved = ahead.copy()
+                moved[index] -= step
+                grad[index] = (target(A, ahead) - target(A, moved)) / (2 * step)
+        if kind == "all at once":
+            grad[...] = (target(A, x + step) - target(A, x - step)) / (2 * step)
+        return grad
+
+    return answer
+
+
+def test_numeric_grad_right_in_other_forms_and_each_mistake_named():
+    for seed in (0, 19, 20):  # the public check and the hidden ones
+        feedback.check_numeric_grad(numeric_right, seed=seed)
+    feedback.check_numeric_grad(lambda A, x, step: numeric_right(A, x, step).astype(np.float32))
+    feedback.check_numeric_grad(lambda A, x, step: torch.tensor(numeric_right(A, x, step)))
+    named = {
+        "forward": "it is a forward difference",
+        "one step": "it divides by step, but the two points are 2 * step apart",
+        "back to x": "the second point is x itself",
+        "all at once": "it moves every entry of x at once",
+    }
+    for kind, mistake in named.items():
+        error = raises(feedback.check_numeric_grad, numeric_wrong(kind), match=r"^the gradient numeric_grad returns")
+        assert "It matches a known mistake: " + mistake in str(error), (kind, str(error))
+
+    def in_place(A, x, step):
+        x[0] += step  # left moved
+        return numeric_right(A, x, step)
+
+    raises(feedback.check_numeric_grad, in_place, match="numeric_grad changed x in place")
+    raises(feedback.check_numeric_grad, lambda A, x, step: numeric_right(A, x, step).ravel(), match=r"has shape")
+
+
+def test_normalised_grads_right_in_other_forms_and_each_mistake_named():
+    def grads(x, w, sign=1.0, power=3):
+        r = np.sqrt(x @ x)
+        return w / r, w / r - sign * (w @ x) * x / r**power
+
+    for seed in (0, 25, 26):  # the public check and the hidden ones
+        feedback.check_normalised_grads(grads, seed=seed)
+    feedback.check_normalised_grads(lambda x, w: [g.astype(np.float32) for g in grads(x, w)])
+    feedback.check_normalised_grads(lambda x, w: tuple(torch.tensor(g) for g in grads(x, w)))
+    wrong = {
+        "swapped": (lambda x, w: grads(x, w)[::-1], "it is the gradient without detaching"),
+        "detached is w": (lambda x, w: (w, grads(x, w)[1]), "it is w: the division by |x| still applies"),
+        "term missing": (lambda x, w: (grads(x, w)[0],) * 2, "the term through |x|, -(w·x) x / |x|³, is missing"),
+        "sign": (lambda x, w: grads(x, w, sign=-1.0), "the term through |x| has the wrong sign"),
+        "power": (lambda x, w: grads(x, w, power=2), "divided by |x|² instead of |x|³"),
+        "one value": (lambda x, w: grads(x, w)[1], "should return two gradients"),
+    }
+    for kind, (answer, message) in wrong.items():
+        error = raises(feedback.check_normalised_grads, answer, match=r"normalised_grads|the gradient")
+        assert message in str(error), (kind, str(error))
+
+
+def test_softplus_vjp_right_in_other_forms_and_each_mistake_named():
+    def right(x, g):
+        e = np.exp(-np.abs(x))
+        return g * np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+    for seed in (0, 27, 28):  # the public check and the hidden ones
+        feedback.check_softplus_vjp(right, seed=seed)
+    feedback.check_softplus_vjp(lambda x, g: right(x, g).astype(np.float32))
+    feedback.check_softplus_vjp(lambda x, g: torch.tensor(right(x, g)))
+    wrong = {
+        "overflows": (lambda x, g: g * np.exp(x) / (1 + np.exp(x)), "exp of a large number overflows"),
+        "no g": (lambda x, g: right(x, np.ones_like(g)), "without multiplying by the incoming gradient g"),
+        "sign": (lambda x, g: right(-x, g), "the sign of x is flipped"),
+        "sigmoid's own": (lambda x, g: right(x, g) * right(-x, np.ones_like(g)), "the derivative of the sigmoid"),
+        "the value": (lambda x, g: g * np.logaddexp(0, x), "the function instead of its derivative"),
+    }
+    for kind, (answer, message) in wrong.items():
+        with np.errstate(all="ignore"):
+            error = raises(feedback.check_softplus_vjp, answer, match=r"softplus_vjp")
+        assert message in str(error), (kind, str(error))
+
+
 def clip_right(grads, max_norm):
     norm = np.sqrt(sum((g**2).sum() for g in grads))
     return [g * min(1.0, max_norm / norm) for g in grads]

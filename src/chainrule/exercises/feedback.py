@@ -16,8 +16,9 @@ This is the module a check cell imports (``from chainrule.exercises import feedb
 it loads without numpy: with it come the helpers every check cell uses (``exercise``,
 ``Summary``, ``call``, ...) and the scalar chapters' checks (:mod:`chainrule.exercises.scalar`),
 so that those chapters' exercises are checked where there is no numpy (the page's Python).
-The array chapters' checks (:mod:`chainrule.exercises.array_checks`) load, with numpy, the
-first time one is asked for (``feedback.check_matmul_vjp``).
+The array chapters' checks (:mod:`chainrule.exercises.array_checks` and
+:mod:`chainrule.exercises.gradient_checks`) load, with numpy, the first time one is asked
+for (``feedback.check_matmul_vjp``).
 """
 
 from __future__ import annotations
@@ -40,18 +41,20 @@ from .scalar import check_topological_order as check_topological_order
 
 
 def __getattr__(name: str):
-    """An array chapters' check or helper (``feedback.check_matmul_vjp``), from :mod:`.array_checks`."""
+    """An array chapters' check or helper (``feedback.check_matmul_vjp``), from :mod:`.array_checks`
+    or :mod:`.gradient_checks`."""
     if name.startswith("__"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import array_checks
+    from . import array_checks, gradient_checks
 
-    try:
-        return getattr(array_checks, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    for module in (array_checks, gradient_checks):
+        if hasattr(module, name):
+            return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    from . import array_checks
+    from . import array_checks, gradient_checks
 
-    return sorted(set(globals()) | {name for name in dir(array_checks) if not name.startswith("__")})
+    found = {name for module in (array_checks, gradient_checks) for name in dir(module) if not name.startswith("__")}
+    return sorted(set(globals()) | found)
