@@ -3,9 +3,10 @@
 * :func:`build_venv` builds a venv outside the repo with what Colab preinstalls
   (``tests/colab_requirements.txt``; no chainrule): ``python -m venv`` (pip included, for the
   notebooks' ``%pip install``), then uv, offline, from the tests' wheelhouse alone
-  (tests/offline.py), compiled. uv links the files from its cache, so this takes seconds, and
-  it is done once per test run: :func:`shared_venv` lets the first pytest-xdist worker build it
-  in the run's temporary folder, and the others reuse it.
+  (tests/offline.py), not compiled (its kernels compile what they import, once). uv links the
+  files from its cache, so this takes seconds, and it is done once per test run:
+  :func:`shared_venv` lets the first pytest-xdist worker build it in the run's temporary
+  folder, and the others reuse it.
 * :func:`build_wheel` builds a chainrule wheel from a copy of the checkout (nothing is written
   into the repo).
 * :func:`make_ipython_dir` writes an IPython profile whose start-up file puts fake ``google``,
@@ -62,6 +63,14 @@ def _clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _sim_env(**extra: str) -> dict[str, str]:
+    """:func:`_clean_env` for the sim venv's own processes (its notebook driver and kernels): they may
+    write bytecode into the sim venv, which is outside the repo and built without it (:func:`build_venv`)."""
+    env = _clean_env(**extra)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def _inside_repo(path: str) -> bool:
     try:
         Path(path).resolve().relative_to(ROOT)
@@ -90,10 +99,13 @@ def build_venv(target: Path, log=print) -> Path:
     log(f"colab-sim: building {target} with uv from the wheelhouse")
     env = _clean_env()
     _run([_base_python(), "-m", "venv", str(target)], env=env)
-    # Compiled on every core once, here: where PYTHONDONTWRITEBYTECODE is set (as on these machines),
-    # every kernel would otherwise compile torch and jax again (4.2 s against 2.0 s to import them).
+    # Not compiled here: compiling every module of torch, jax and the rest took 16 s on 2 cores (58 s
+    # under the test suite's load), for the few modules a notebook imports. The sim's processes write
+    # bytecode instead (:func:`_sim_env`, although these machines set PYTHONDONTWRITEBYTECODE), so the
+    # first kernel to import a module compiles it, once, and every later kernel reads it (torch
+    # imports in 1.4 s then, as from a compiled venv; 3.2 s the first time).
     offline.uv_install(
-        venv_python(target), "-r", str(REQUIREMENTS), byte_compile=True, env=offline.environment(offline.WHEELHOUSE)
+        venv_python(target), "-r", str(REQUIREMENTS), byte_compile=False, env=offline.environment(offline.WHEELHOUSE)
     )
     _run([str(offline.UV), "pip", "check", "--python", str(venv_python(target))], env=env)
     # A kernelspec inside the venv that runs the venv's python.
@@ -464,7 +476,7 @@ def _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep,
                 str(then_from),
                 str(then_after),
             ]
-        env = _clean_env(
+        env = _sim_env(
             IPYTHONDIR=str(ipython_dir),
             CHAINRULE_PIP_SPEC=pip_spec if pip_spec is not None else str(wheel),
             PIP_NO_INDEX="1",
