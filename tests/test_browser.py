@@ -214,24 +214,35 @@ def figure_text_too_small(page) -> list[str]:
     return [f"figure text below {MIN_TEXT_PX} px: {line}" for line in small[:5]]
 
 
-@pytest.mark.parametrize("width", list(WIDTHS.values()), ids=list(WIDTHS))
-def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path, width: int):
-    """Offline loading, no JavaScript errors, typeset math, figures inside the column, nothing too wide or too small."""
-    visit = PageVisit(browser, chapter_page.as_uri(), width)
+def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
+    """Offline loading, no JavaScript errors, typeset math, figures inside the column, nothing too wide or too small.
+
+    One visit per page, at both widths: the page is loaded at the phone's width and checked, then
+    the window is widened to the desktop's (the layout follows the window's width) and checked
+    again. The math, the requests and the errors are checked at each width, over the whole visit.
+    """
+    phone, desktop = WIDTHS["phone"], WIDTHS["desktop"]
+    visit = PageVisit(browser, chapter_page.as_uri(), phone)
+    problems: dict[int, list[str]] = {}
     try:
-        problems = untypeset_math(visit.page)
-        problems += figures_outside_column(visit.page)
-        problems += page_wider_than_window(visit.page)
-        if width == WIDTHS["desktop"]:
-            problems += blocks_that_scroll_sideways(visit.page)
-        else:
-            problems += figure_text_too_small(visit.page)
-        problems += visit.settle()
-        problems += [f"requested a network resource (blocked): {url}" for url in visit.blocked]
-        problems += visit.errors
+        for width in (phone, desktop):
+            if width != phone:
+                visit.page.set_viewport_size({"width": width, "height": 1000})
+            found = untypeset_math(visit.page)
+            found += figures_outside_column(visit.page)
+            found += page_wider_than_window(visit.page)
+            found += blocks_that_scroll_sideways(visit.page) if width == desktop else figure_text_too_small(visit.page)
+            found += visit.settle()
+            found += [f"requested a network resource (blocked): {url}" for url in visit.blocked]
+            found += visit.errors
+            problems[width] = found
     finally:
         visit.close()
-    assert not problems, f"{chapter_page.relative_to(ROOT)} at {width}px wide:\n" + "\n".join(problems)
+    assert not any(problems.values()), "\n".join(
+        f"{chapter_page.relative_to(ROOT)} at {width}px wide:\n" + "\n".join(found)
+        for width, found in problems.items()
+        if found
+    )
 
 
 def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
