@@ -117,6 +117,7 @@ def test_there_are_at_least_six_assignments_with_the_required_topics():
         "numeric_grad",
         "normalised_grads",
         "softplus_vjp",
+        "longest_chain",
     ):
         assert required in answers, required
 
@@ -224,10 +225,10 @@ def test_each_question_names_its_parts_in_the_autograder_only():
     assert found["ex6_6"] == [("d2l_weight_grads", "dJ/dW1", True), ("d2l_weight_grads", "dJ/dW2", True)]
     assert found["ex6_3"] == [("memory_count", "prediction", True), ("memory_count", "training", True)]
     assert found["ex5_5"] == [("matmul_vjp", None, True), ("ce_grad", None, True)]
-    assert found["ex5_6"] == found["ex8_5"] == found["ex8_6"] == [(None, None, True)]
     assert found["ex1_2"] == [("tanh_neuron_grads", q, True) for q in ("dy/dx", "dy/dw", "dy/db")]
     assert found["ex3_2"] == [("cube_grads", "dy/ds", True), ("cube_grads", "dy/dx", True)]
     assert found["ex6_2"] == found["ex8_4"] == [(None, None, False)]  # one quantity; arrays scaled together
+    assert found["ex5_6"] == found["ex7_4"] == found["ex8_5"] == found["ex8_6"] == [(None, None, False)]
 
 
 def test_a_solution_that_defines_nothing_is_refused():
@@ -497,7 +498,7 @@ PLANTED = {
         {"ex8_4": ["It matches a known mistake: it scales every gradient, also when the norm is already under"]},
     ),
 }
-for other in ("intro", "backward", "graph", "tensors", "frameworks"):
+for other in ("intro", "backward", "graph", "tensors", "cost", "frameworks"):
     PLANTED[f"{other}-solution"] = (
         other,
         lambda other=other: submission(other, dict(enumerate(solutions(other)))),

@@ -9,6 +9,7 @@ pass silently.
 from __future__ import annotations
 
 import functools
+import math
 import re
 
 import numpy as np
@@ -348,6 +349,19 @@ def test_numeric_grad_right_in_other_forms_and_each_mistake_named():
         return numeric_right(A, x, step)
 
     raises(feedback.check_numeric_grad, in_place, match="numeric_grad changed x in place")
+
+    def restored_by_arithmetic(A, x, step):  # the classic loop, which can leave x off by an ulp
+        grad = np.zeros(x.shape)
+        for index in np.ndindex(x.shape):
+            x[index] += step
+            ahead = target(A, x)
+            x[index] -= 2 * step
+            behind = target(A, x)
+            x[index] += step
+            grad[index] = (ahead - behind) / (2 * step)
+        return grad
+
+    raises(feedback.check_numeric_grad, restored_by_arithmetic, match="in place, though only by rounding")
     raises(feedback.check_numeric_grad, lambda A, x, step: numeric_right(A, x, step).ravel(), match=r"has shape")
 
 
@@ -393,6 +407,34 @@ def test_softplus_vjp_right_in_other_forms_and_each_mistake_named():
         with np.errstate(all="ignore"):
             error = raises(feedback.check_softplus_vjp, answer, match=r"softplus_vjp")
         assert message in str(error), (kind, str(error))
+
+
+def test_longest_chain_right_in_other_forms_and_each_mistake_named():
+    def right(c, r):
+        return math.comb(c + r, c)
+
+    for seed in (0, 29, 30):  # the public check and the hidden ones
+        feedback.check_longest_chain(right, seed=seed)
+    feedback.check_longest_chain(lambda c, r: float(right(c, r)))
+    feedback.check_longest_chain(lambda c, r: np.int64(right(c, r)))
+    wrong = {
+        "input slot": (lambda c, r: right(c + 1, r), "the input's slot is counted as a free one"),
+        "first pass": (lambda c, r: right(c, r + 1), "the first forward pass is not counted as a run"),
+        "multiplied": (lambda c, r: (r + 1) ** c, "the tail and the head multiply"),
+        "split twice": (split_twice, "counted in both the tail and the head"),
+    }
+    for kind, (answer, message) in wrong.items():
+        error = raises(feedback.check_longest_chain, answer, match=r"^longest_chain\(2, 3\): D is wrong")
+        assert message in str(error), (kind, str(error))
+
+
+def split_twice(c, r):
+    """The recursion with the split step in both parts: D(c-1, r) + D(c, r-1) - 1."""
+    if c == 1:
+        return r + 1
+    if r == 0:
+        return 1
+    return split_twice(c - 1, r) + split_twice(c, r - 1) - 1
 
 
 def clip_right(grads, max_norm):

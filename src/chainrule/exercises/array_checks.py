@@ -461,3 +461,48 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
                 ),
             )
         report.close()
+
+
+# --------------------------------------------------------------------------- binomial checkpointing (7.4)
+
+
+def _split_twice(c: int, r: int) -> int:
+    """D(c, r) when the step at the split is counted in both the tail and the head."""
+    table = {(1, runs): runs + 1 for runs in range(r + 1)} | {(slots, 0): 1 for slots in range(1, c + 1)}
+    for slots in range(2, c + 1):
+        for runs in range(1, r + 1):
+            table[slots, runs] = table[slots - 1, runs] + table[slots, runs - 1] - 1
+    return table[c, r]
+
+
+def check_longest_chain(longest_chain: Callable, seed: int = 0) -> None:
+    """``longest_chain(c, runs)`` must return C(c + runs, c): the chain c slots reverse, each step run <= runs times."""
+    import math
+
+    rng = np.random.default_rng(seeded(seed))
+    pairs = (
+        [(2, 3), (4, 2), (3, 5)] if seed == 0 else [tuple(int(v) for v in rng.integers(2, 7, size=2)) for _ in "abc"]
+    )
+    for c, r in pairs:
+        result = call("longest_chain", longest_chain, c, r, names=("c", "runs"))
+        check_scalars(
+            {"D": result},
+            {"D": math.comb(c + r, c)},
+            [
+                (
+                    "the input's slot is counted as a free one: that is the chain for c + 1 slots",
+                    {"D": math.comb(c + 1 + r, c + 1)},
+                ),
+                (
+                    "the first forward pass is not counted as a run: that is the chain for runs + 1",
+                    {"D": math.comb(c + r + 1, c)},
+                ),
+                (
+                    "the tail and the head multiply, (runs + 1)^c, but the chain is the tail followed by the head: "
+                    "their lengths add",
+                    {"D": (r + 1) ** c},
+                ),
+                ("the step where the chain splits is counted in both the tail and the head", {"D": _split_twice(c, r)}),
+            ],
+            title=f"longest_chain({c}, {r})",
+        )

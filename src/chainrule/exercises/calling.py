@@ -28,9 +28,10 @@ TIME_LIMIT = 10.0
 class ChangedInPlace(Exception):
     """Raised in the grader's replay for a call that changed its arguments (``positions``) in the kernel."""
 
-    def __init__(self, positions: Sequence[int]):
+    def __init__(self, positions: Sequence[int], rounded: Sequence[int] = ()):
         super().__init__(f"changed the arguments at {list(positions)} in place")
         self.positions = list(positions)
+        self.rounded = list(rounded)
 
 
 IN_PLACE = "an argument changed in place"
@@ -72,7 +73,8 @@ def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_l
     except AnswerError:
         raise
     except ChangedInPlace as error:  # the grader's replay of a call that did this in the kernel
-        raise AnswerError(name, _in_place_message(name, error.positions, names), IN_PLACE) from None
+        message = _in_place_message(name, error.positions, names, error.rounded)
+        raise AnswerError(name, message, IN_PLACE) from None
     except NotImplementedError as error:
         if "not answered yet" in str(error):
             raise NotAnswered(name, str(error)) from None
@@ -88,7 +90,8 @@ def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_l
         raise AnswerError(name, _raised(name, error)) from None
     changed = [i for i, (argument, copy) in enumerate(zip(args, given)) if not unchanged(argument, copy)]
     if changed:
-        raise AnswerError(name, _in_place_message(name, changed, names), IN_PLACE)
+        rounded = [i for i in changed if by_rounding(args[i], given[i])]
+        raise AnswerError(name, _in_place_message(name, changed, names, rounded), IN_PLACE)
     if result is None:
         raise AnswerError(name, f"{name} returned None: is a `return` missing at its end?")
     return result
@@ -149,8 +152,23 @@ def unchanged(before, after) -> bool:
     return True  # an object that was not copied: the function had the caller's own
 
 
-def _in_place_message(name: str, positions: Sequence[int], names: Sequence[str]) -> str:
+def by_rounding(before, after) -> bool:
+    """Whether the array ``after`` differs from ``before`` only by rounding (as ``x += h; x -= h`` leaves it)."""
+    if not (_is_array(before) and _is_array(after)) or before.shape != after.shape or before.dtype.kind != "f":
+        return False
+    import numpy as np
+
+    return bool(np.allclose(before, after, rtol=1e-12, atol=0.0))
+
+
+def _in_place_message(name: str, positions: Sequence[int], names: Sequence[str], rounded: Sequence[int] = ()) -> str:
     said = [names[i] if i < len(names) else f"its argument {i + 1}" for i in positions]
+    if rounded and set(rounded) == set(positions):
+        return (
+            f"{name} changed {joined(said)} in place, though only by rounding: `x[i] += h` followed by "
+            "`x[i] -= h` does not always give back x[i] exactly. Save the old value and put it back "
+            "(`old = x[i]`, then `x[i] = old`), or move a copy instead."
+        )
     return (
         f"{name} changed {joined(said)} in place, but the caller's arrays must stay as they were. "
         "Compute new arrays instead: `a = a * 2`, not `a *= 2`, `a[...] = ...` or `out=a`."

@@ -345,7 +345,9 @@ class _Replay:
         if isinstance(changed, list) and changed and all(type(i) is int and 0 <= i < len(args) for i in changed):
             from .calling import ChangedInPlace
 
-            raise ChangedInPlace(changed)
+            rounded = entry.get("rounded")
+            rounded = [i for i in rounded if type(i) is int and i in changed] if isinstance(rounded, list) else []
+            raise ChangedInPlace(changed, rounded)
         return decode(entry["result"])
 
 

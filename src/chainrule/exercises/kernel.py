@@ -173,6 +173,7 @@ def _calls(function, keys: list[str], not_allowed: list[str]) -> list[dict]:
         changed = [i for i, argument in enumerate(args) if not calling.unchanged(before[i], argument)]
         if changed:  # the grader's replay says so (calling.ChangedInPlace)
             entry["changed"] = changed
+            entry["rounded"] = [i for i in changed if calling.by_rounding(before[i], args[i])]
         numbers = _numbers(result, ANSWER_LIMIT)
         if numbers > ANSWER_LIMIT:
             message = f"returned more than {ANSWER_LIMIT:,} numbers; the grader reads at most that many of one answer"
