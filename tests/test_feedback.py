@@ -437,6 +437,42 @@ def split_twice(c, r):
     return split_twice(c - 1, r) + split_twice(c, r - 1) - 1
 
 
+def layernorm_right(x, gamma, y_bar, eps, axis=1, mean_path=True, variance_path=True):
+    s = np.sqrt(x.var(axis=axis, keepdims=True) + eps)
+    x_hat = (x - x.mean(axis=axis, keepdims=True)) / s
+    xh_bar = gamma * y_bar
+    x_bar = xh_bar - (xh_bar.mean(axis=axis, keepdims=True) if mean_path else 0)
+    x_bar = x_bar - (x_hat * (xh_bar * x_hat).mean(axis=axis, keepdims=True) if variance_path else 0)
+    return x_bar / s, (y_bar * x_hat).sum(axis=0), y_bar.sum(axis=0)
+
+
+def test_layernorm_backward_right_in_other_forms_and_each_mistake_named():
+    for seed in (0, 31, 32):  # the public check and the hidden ones
+        feedback.check_layernorm_backward(layernorm_right, seed=seed)
+    feedback.check_layernorm_backward(lambda *a: [g.astype(np.float32) for g in layernorm_right(*a)])
+    feedback.check_layernorm_backward(lambda *a: tuple(torch.tensor(g) for g in layernorm_right(*a)))
+
+    def with_x_bar(**planted):
+        def answer(x, gamma, y_bar, eps):
+            return (layernorm_right(x, gamma, y_bar, eps, **planted)[0], *layernorm_right(x, gamma, y_bar, eps)[1:])
+
+        return answer
+
+    wrong = {
+        "batch axis": (with_x_bar(axis=0), "it normalises each column over the batch"),
+        "no mean path": (with_x_bar(mean_path=False), "the path through the mean is missing"),
+        "no variance path": (with_x_bar(variance_path=False), "the path through the variance is missing"),
+        "no gamma": (
+            lambda x, g, y, e: with_x_bar()(x, 1.0, y, e)[:1] + layernorm_right(x, g, y, e)[1:],
+            "gamma is left",
+        ),
+        "two values": (lambda *a: layernorm_right(*a)[:2], "should return three arrays"),
+    }
+    for kind, (answer, message) in wrong.items():
+        error = raises(feedback.check_layernorm_backward, answer, match=r"x_bar|layernorm_backward")
+        assert message in str(error), (kind, str(error))
+
+
 def clip_right(grads, max_norm):
     norm = np.sqrt(sum((g**2).sum() for g in grads))
     return [g * min(1.0, max_norm / norm) for g in grads]

@@ -1,7 +1,8 @@
-"""The checks of the exercises on trusting and shaping gradients: 5.6, 8.5 and 8.6.
+"""The checks of the exercises on trusting and shaping gradients: 5.6, 8.5, 8.6 and 9.3.
 
 A numeric gradient by central differences (5.6), the gradient through a detached norm
-(8.5), and a stable custom VJP for softplus (8.6). Like
+(8.5), a stable custom VJP for softplus (8.6), and the backward pass of layer
+normalisation (9.3). Like
 :mod:`chainrule.exercises.array_checks` they load numpy, and
 :mod:`chainrule.exercises.feedback` loads them the first time a check cell asks for one.
 """
@@ -12,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..tensor import Tensor
 from .answers import AnswerError, Mistake, check_array, not_allowed, seeded
 from .calling import call
 
@@ -175,4 +177,81 @@ def check_softplus_vjp(softplus_vjp: Callable, seed: int = 0) -> None:
                 ),
                 Mistake("it returns g * softplus(x), the function instead of its derivative", g * np.logaddexp(0, x)),
             ],
+        )
+
+
+# --------------------------------------------------------------------------- layer normalisation (9.3)
+
+
+def _normalised_backward(x, gamma, y_bar, eps, axis, mean_path=True, variance_path=True):
+    """The input gradient of normalising x along ``axis``, with either path left out (the planted mistakes)."""
+    s = np.sqrt(x.var(axis=axis, keepdims=True) + eps)
+    x_hat = (x - x.mean(axis=axis, keepdims=True)) / s
+    xh_bar = gamma * y_bar
+    x_bar = xh_bar.copy()
+    if mean_path:
+        x_bar = x_bar - xh_bar.mean(axis=axis, keepdims=True)
+    if variance_path:
+        x_bar = x_bar - x_hat * (xh_bar * x_hat).mean(axis=axis, keepdims=True)
+    return x_bar / s
+
+
+def check_layernorm_backward(layernorm_backward: Callable, seed: int = 0) -> None:
+    """``layernorm_backward(x, gamma, y_bar, eps)`` must return (x_bar, gamma_bar, beta_bar) of layer norm.
+
+    The expected gradients come from chainrule's backward pass through the composed
+    normalisation; two shapes (n, d) are tried, with n != d so that the axes cannot be confused.
+    """
+    name = "layernorm_backward"
+    rng = np.random.default_rng(seeded(seed))
+    shapes = [(6, 4), (3, 7)] if seed == 0 else [(int(rng.integers(5, 9)), int(rng.integers(2, 5))), (3, 6)]
+    for n, d in shapes:
+        x, gamma = rng.normal(1.0, 2.0, size=(n, d)), rng.normal(size=d)
+        y_bar, eps = rng.normal(size=(n, d)), 1e-5
+        xt, gt, bt = (Tensor(a.copy(), requires_grad=True) for a in (x, gamma, np.zeros(d)))
+        centred = xt - xt.mean(axis=1, keepdims=True)
+        scale = ((centred**2).mean(axis=1, keepdims=True) + eps) ** 0.5
+        (gt * centred / scale + bt).backward(gradient=y_bar)
+        result = call(name, layernorm_backward, x, gamma, y_bar, eps, names=("x", "gamma", "y_bar", "eps"))
+        if not isinstance(result, (tuple, list)) or len(result) != 3:
+            got = f"{len(result)} values" if isinstance(result, (tuple, list)) else f"one {type(result).__name__}"
+            raise AnswerError(name, f"{name} should return three arrays (x_bar, gamma_bar, beta_bar), not {got}.")
+        where = f"for x of shape ({n}, {d})"
+        x_hat = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + eps)
+        check_array(
+            f"x_bar {where}",
+            result[0],
+            xt.grad,
+            [
+                Mistake(
+                    "it normalises each column over the batch (axis 0), as batch normalisation does; "
+                    "layer normalisation normalises each row",
+                    _normalised_backward(x, gamma, y_bar, eps, axis=0),
+                ),
+                Mistake(
+                    "the path through the mean is missing: subtract the row mean of gamma * y_bar",
+                    _normalised_backward(x, gamma, y_bar, eps, axis=1, mean_path=False),
+                ),
+                Mistake(
+                    "the path through the variance is missing: subtract x_hat times the row mean of "
+                    "gamma * y_bar * x_hat",
+                    _normalised_backward(x, gamma, y_bar, eps, axis=1, variance_path=False),
+                ),
+                Mistake(
+                    "gamma is left out: the gradient reaching x_hat is gamma * y_bar",
+                    _normalised_backward(x, 1.0, y_bar, eps, axis=1),
+                ),
+            ],
+        )
+        check_array(
+            f"gamma_bar {where}",
+            result[1],
+            gt.grad,
+            [Mistake("it sums over the features (axis 1); gamma is shared by the rows", (y_bar * x_hat).sum(axis=1))],
+        )
+        check_array(
+            f"beta_bar {where}",
+            result[2],
+            bt.grad,
+            [Mistake("it sums over the features (axis 1); beta is shared by the rows", y_bar.sum(axis=1))],
         )
