@@ -64,8 +64,8 @@ def check_numeric_grad(numeric_grad: Callable, seed: int = 0) -> None:
         def f(values, A=A):
             return numeric_target(A, values)
 
-        forward = _one_sided(f, x, step, 1)
-        expected = (forward + _one_sided(f, x, step, -1)) / 2  # the central difference
+        forward, backward = _one_sided(f, x, step, 1), _one_sided(f, x, step, -1)
+        expected = (forward + backward) / 2  # the central difference
         ones = np.ones_like(x)
         along_ones = (f(x + step * ones) - f(x - step * ones)) / (2 * step)
         result = call(name, numeric_grad, A, x, step, names=("A", "x", "step"))
@@ -75,10 +75,7 @@ def check_numeric_grad(numeric_grad: Callable, seed: int = 0) -> None:
             expected,
             [
                 Mistake("it is a forward difference (f(x + step) - f(x)) / step, not a central one", forward),
-                Mistake(
-                    "it is a backward difference (f(x) - f(x - step)) / step, not a central one",
-                    _one_sided(f, x, step, -1),
-                ),
+                Mistake("it is a backward difference (f(x) - f(x - step)) / step, not a central one", backward),
                 Mistake("it divides by step, but the two points are 2 * step apart", 2 * expected),
                 Mistake(
                     "the second point is x itself: after x[i] += step, x[i] -= step only brings it back; "

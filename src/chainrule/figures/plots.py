@@ -124,12 +124,11 @@ def line_chart(series, *, xlabel, ylabel, alt, logy=False, logx=False, size=(6.4
         axes.set_yscale("log")
     if logx:
         axes.set_xscale("log", base=2)
-        ticks = sorted({v for _, x, _ in lines for v in x})
+        ticks = list(xticks) if xticks is not None else sorted({v for _, x, _ in lines for v in x})
         axes.set_xticks(ticks, [f"{v:g}" for v in ticks])
         axes.minorticks_off()
-    if xticks is not None:  # on a log axis, labelled like its default ticks
-        ticks = list(xticks)
-        axes.set_xticks(ticks, [f"{v:g}" for v in ticks] if logx else None)
+    elif xticks is not None:
+        axes.set_xticks(list(xticks))
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
     axes.legend(frameon=False)
