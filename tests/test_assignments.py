@@ -119,6 +119,7 @@ def test_there_are_at_least_six_assignments_with_the_required_topics():
         "softplus_vjp",
         "longest_chain",
         "layernorm_backward",
+        "tanh_hvp",
     ):
         assert required in answers, required
 
@@ -230,7 +231,7 @@ def test_each_question_names_its_parts_in_the_autograder_only():
     assert found["ex3_2"] == [("cube_grads", "dy/ds", True), ("cube_grads", "dy/dx", True)]
     assert found["ex6_2"] == found["ex8_4"] == [(None, None, False)]  # one quantity; arrays scaled together
     assert found["ex5_6"] == found["ex7_4"] == found["ex8_5"] == found["ex8_6"] == [(None, None, False)]
-    assert found["ex9_3"] == [(None, None, False)]
+    assert found["ex8_7"] == found["ex9_3"] == [(None, None, False)]
 
 
 def test_a_solution_that_defines_nothing_is_refused():

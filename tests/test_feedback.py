@@ -409,6 +409,34 @@ def test_softplus_vjp_right_in_other_forms_and_each_mistake_named():
         assert message in str(error), (kind, str(error))
 
 
+def test_tanh_hvp_right_in_other_forms_and_each_mistake_named():
+    def right(W, x, v, scale=-2.0, first=False, tangent=True):
+        t = np.tanh(W @ x)
+        if first:
+            return W.T @ ((1 - t * t) * (W @ v))
+        return scale * W.T @ (t * ((1 - t * t) if tangent else 1.0) * (W @ v))
+
+    for seed in (0, 33, 34):  # the public check and the hidden ones
+        feedback.check_tanh_hvp(right, seed=seed)
+    feedback.check_tanh_hvp(lambda W, x, v: right(W, x, v).astype(np.float32))
+    feedback.check_tanh_hvp(lambda W, x, v: torch.tensor(right(W, x, v)))
+    feedback.check_tanh_hvp(lambda W, x, v: right(W, x, v).tolist())
+    wrong = {
+        "half": (lambda W, x, v: right(W, x, v, scale=-1.0), "it is half the product"),
+        "sign": (lambda W, x, v: right(W, x, v, scale=2.0), "the sign is flipped"),
+        "no tanh tangent": (
+            lambda W, x, v: right(W, x, v, tangent=False),
+            "the factor (1 - t * t) of t_dot is missing",
+        ),
+        "first derivative": (lambda W, x, v: right(W, x, v, first=True), "it applies tanh's first derivative"),
+        "the gradient": (lambda W, x, v: W.T @ (1 - np.tanh(W @ x) ** 2), "not its derivative along v"),
+        "W not W.T": (lambda W, x, v: right(W.T, x, v), "tanh_hvp raised ValueError"),
+    }
+    for kind, (answer, message) in wrong.items():
+        error = raises(feedback.check_tanh_hvp, answer, match=r"tanh_hvp")
+        assert message in str(error), (kind, str(error))
+
+
 def test_longest_chain_right_in_other_forms_and_each_mistake_named():
     def right(c, r):
         return math.comb(c + r, c)

@@ -5,6 +5,7 @@ this list, and none imports the rooms below (``tests/test_layers.py`` checks it)
 
 * ``graph``  -- topological order by iterative depth-first search, and the search as data
 * ``value``  -- the scalar engine, :class:`Value`
+* ``forward`` -- forward mode: :class:`Dual` numbers, and a Value graph's evaluation trace
 * ``gradcheck`` -- central-difference gradient checks
 * ``grad_mode`` -- recording on or off (:class:`no_grad`), observers of ops, and the backward phase
 * ``node`` -- what the array engine records per op (a Tensor's ``grad_fn``)
@@ -32,6 +33,7 @@ is built on:
 # page's Python.
 import importlib
 
+from .forward import Dual, evaluation_trace, jvp
 from .grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradientCheckError, assert_gradients_close, gradcheck
 from .graph import DFSStep, depth_first_events, dfs_trace, format_dfs_trace, topological_order
@@ -66,6 +68,9 @@ __all__ = [
     "assert_gradients_close",
     "GradientCheckError",
     "Value",
+    "Dual",
+    "jvp",
+    "evaluation_trace",
     "Tensor",
     "grad",
     "no_grad",

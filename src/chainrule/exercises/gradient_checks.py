@@ -1,8 +1,8 @@
-"""The checks of the exercises on trusting and shaping gradients: 5.6, 8.5, 8.6 and 9.3.
+"""The checks of the exercises on trusting and shaping gradients: 5.6, 8.5, 8.6, 8.7 and 9.3.
 
 A numeric gradient by central differences (5.6), the gradient through a detached norm
-(8.5), a stable custom VJP for softplus (8.6), and the backward pass of layer
-normalisation (9.3). Like
+(8.5), a stable custom VJP for softplus (8.6), a Hessian-vector product by hand (8.7), and
+the backward pass of layer normalisation (9.3). Like
 :mod:`chainrule.exercises.array_checks` they load numpy, and
 :mod:`chainrule.exercises.feedback` loads them the first time a check cell asks for one.
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, grad
 from .answers import AnswerError, Mistake, check_array, not_allowed, seeded
 from .calling import call
 
@@ -251,4 +251,47 @@ def check_layernorm_backward(layernorm_backward: Callable, seed: int = 0) -> Non
             result[2],
             bt.grad,
             [Mistake("it sums over the features (axis 1); beta is shared by the rows", y_bar.sum(axis=1))],
+        )
+
+
+# --------------------------------------------------------------------------- a Hessian-vector product (8.7)
+
+
+def check_tanh_hvp(tanh_hvp: Callable, seed: int = 0) -> None:
+    """``tanh_hvp(W, x, v)`` must return the Hessian of sum(tanh(W @ x)) times v.
+
+    The expected product comes from chainrule's backward pass run twice (reverse over
+    reverse); two shapes of W are tried, neither square, so that W and its transpose
+    cannot be confused.
+    """
+    name = "tanh_hvp"
+    rng = np.random.default_rng(seeded(seed))
+    shapes = [(5, 3), (2, 4)] if seed == 0 else [(int(rng.integers(4, 8)), 3), (2, int(rng.integers(3, 7)))]
+    for m, k in shapes:
+        W, x, v = rng.normal(size=(m, k)), rng.normal(size=k), rng.normal(size=k)
+        leaf = Tensor(x.copy(), requires_grad=True)
+        (g,) = grad((Tensor(W) @ leaf).tanh().sum(), leaf, create_graph=True)
+        (expected,) = grad((g * Tensor(v)).sum(), leaf)
+        result = call(name, tanh_hvp, W, x, v, names=("W", "x", "v"))
+        t, Wv = np.tanh(W @ x), W @ v
+        check_array(
+            f"the product {name} returns for W of shape ({m}, {k})",
+            result,
+            expected.data,
+            [
+                Mistake("it is half the product: the tangent of t * t is 2 t * t_dot", -W.T @ (t * (1 - t * t) * Wv)),
+                Mistake(
+                    "the sign is flipped: the tangent of 1 - t * t is -2 t * t_dot", 2 * W.T @ (t * (1 - t * t) * Wv)
+                ),
+                Mistake(
+                    "the factor (1 - t * t) of t_dot is missing: tanh's tangent is (1 - t * t) * (W v), not W v",
+                    -2 * W.T @ (t * Wv),
+                ),
+                Mistake(
+                    "it applies tanh's first derivative, W.T ((1 - t * t) * W v); the product needs the "
+                    "tangent of (1 - t * t), which is -2 t * t_dot",
+                    W.T @ ((1 - t * t) * Wv),
+                ),
+                Mistake("it is the gradient W.T (1 - t * t), not its derivative along v", W.T @ (1 - t * t)),
+            ],
         )
