@@ -431,6 +431,12 @@ def test_tanh_hvp_right_in_other_forms_and_each_mistake_named():
         "first derivative": (lambda W, x, v: right(W, x, v, first=True), "it applies tanh's first derivative"),
         "the gradient": (lambda W, x, v: W.T @ (1 - np.tanh(W @ x) ** 2), "not its derivative along v"),
         "W not W.T": (lambda W, x, v: right(W.T, x, v), "tanh_hvp raised ValueError"),
+        "half and flipped": (lambda W, x, v: right(W, x, v, scale=1.0), "half the product with the sign flipped"),
+        "swapped": (lambda W, x, v: right(W, v, x), "x and v are swapped"),
+        "diagonal": (
+            lambda W, x, v: -2 * ((W * W).T @ (np.tanh(W @ x) * (1 - np.tanh(W @ x) ** 2))) * v,
+            "only the Hessian's diagonal",
+        ),
     }
     for kind, (answer, message) in wrong.items():
         error = raises(feedback.check_tanh_hvp, answer, match=r"tanh_hvp")

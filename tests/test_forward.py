@@ -92,6 +92,8 @@ def test_relu_takes_zero_at_the_kink_as_value_does():
         (lambda: Dual(2.0, 1.0) ** Dual(2.0), TypeError, "Dual ** (power)"),
         (lambda: jvp(composite, (1.0, 2.0), (1.0,)), ValueError, "2 primals but 1 tangents"),
         (lambda: jvp(lambda a: "out", (1.0,), (1.0,)), TypeError, "jvp: the output of f"),
+        (lambda: jvp(lambda a: a, 1.0, 1.0), TypeError, "write jvp(f, (x,), (v,))"),
+        (lambda: Dual(-8.0, 1.0) ** 0.5, ValueError, "is not a real number"),
     ],
 )
 def test_bad_input_names_the_operation(make, error, words):
@@ -132,3 +134,17 @@ def test_a_trace_refuses_two_inputs_of_the_same_name():
     a, b = Value(1.0, "a"), Value(2.0, "a")
     with pytest.raises(ValueError, match="same name"):
         evaluation_trace(a * b, [a, b])
+
+
+def test_a_trace_refuses_input_labels_that_name_operation_lines():
+    a, b = Value(1.0, "v1"), Value(2.0, "b")
+    with pytest.raises(ValueError, match="names of operation lines"):
+        evaluation_trace(a * b, [a, b])
+
+
+def test_a_trace_runs_an_exponent_again_exactly_or_refuses():
+    x = Value(2.0, "x")
+    steps = evaluation_trace(x**1.5, [x])
+    assert run_trace(steps, [2.0])[steps[-1].name] == 2.0**1.5
+    with pytest.raises(ValueError, match="rounds its exponent"):
+        evaluation_trace(x**1.23456789, [x])

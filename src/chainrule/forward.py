@@ -17,8 +17,12 @@ with the same local derivatives that :class:`~chainrule.value.Value` records for
 backward pass.
 
 A Dual's two parts may be floats, or Values, or Duals themselves: the rules use only
-arithmetic and the parts' own ``tanh``/``exp``/... methods, so forward mode can run on
-top of reverse mode and the other way round (Hessian-vector products).
+arithmetic and the parts' own ``tanh``/``exp``/... methods.  With Values as parts,
+``backward()`` on the tangent differentiates a directional derivative (reverse over
+forward); a reverse pass written in plain arithmetic and run on Duals gives forward
+over reverse.  Duals carry no tag that tells two perturbations apart, so a ``jvp``
+nested inside another through a closure mixes them up (perturbation confusion); JAX
+tags them by level.
 
 :func:`evaluation_trace` writes a Value graph as its *evaluation trace* (a Wengert
 list): one line per operation, in an order in which it can be run, each line naming
@@ -85,6 +89,13 @@ class Dual:
         self.primal = _check_part(primal, "Dual() primal")
         self.tangent = _check_part(tangent, "Dual() tangent")
 
+    @staticmethod
+    def _make(primal, tangent):
+        """The Dual an operation produces, without the checks of ``Dual()`` (its parts are numbers already)."""
+        out = object.__new__(Dual)
+        out.primal, out.tangent = primal, tangent
+        return out
+
     def __repr__(self):
         return f"Dual({self.primal!r}, {self.tangent!r})"
 
@@ -97,18 +108,18 @@ class Dual:
     def __add__(self, other):
         """``c = a + b``;  ċ = ȧ + ḃ."""
         other = self._operand(other, "+ (add)")
-        return Dual(self.primal + other.primal, self.tangent + other.tangent)
+        return Dual._make(self.primal + other.primal, self.tangent + other.tangent)
 
     def __sub__(self, other):
         """``c = a - b``;  ċ = ȧ - ḃ."""
         other = self._operand(other, "- (subtract)")
-        return Dual(self.primal - other.primal, self.tangent - other.tangent)
+        return Dual._make(self.primal - other.primal, self.tangent - other.tangent)
 
     def __mul__(self, other):
         """``c = a * b``;  ċ = b ȧ + a ḃ."""
         other = self._operand(other, "* (multiply)")
         a, b = self.primal, other.primal
-        return Dual(a * b, self.tangent * b + a * other.tangent)
+        return Dual._make(a * b, self.tangent * b + a * other.tangent)
 
     def __truediv__(self, other):
         """``c = a / b``;  ċ = (ȧ - c ḃ) / b.  Raises for b == 0."""
@@ -116,21 +127,23 @@ class Dual:
         if _real(other.primal) == 0.0:
             raise ZeroDivisionError(f"Dual / (divide): division of {_real(self.primal)!r} by zero")
         quotient = self.primal / other.primal
-        return Dual(quotient, (self.tangent - quotient * other.tangent) / other.primal)
+        return Dual._make(quotient, (self.tangent - quotient * other.tangent) / other.primal)
 
     def __pow__(self, exponent):
         """``c = a ** k`` for a constant k;  ċ = k a^(k-1) ȧ."""
         if not isinstance(exponent, Real) or isinstance(exponent, bool):
             raise TypeError(f"Dual ** (power): the exponent must be a constant int or float, got {exponent!r}")
         k, a = float(exponent), self.primal
-        if _real(a) == 0.0 and 0.0 < k < 1.0:
+        if _real(a) == 0.0 and k < 1.0 and k != 0.0:
             raise ZeroDivisionError(f"Dual ** (power): 0 ** {k!r} has no finite derivative")
+        if _real(a) < 0.0 and not k.is_integer():
+            raise ValueError(f"Dual ** (power): {_real(a)!r} ** {k!r} is not a real number")
         local = k * a ** (k - 1.0) if k != 0.0 else 0.0
-        return Dual(a**k, local * self.tangent)
+        return Dual._make(a**k, local * self.tangent)
 
     def __neg__(self):
         """``c = -a``;  ċ = -ȧ."""
-        return Dual(-self.primal, -self.tangent)
+        return Dual._make(-self.primal, -self.tangent)
 
     def __radd__(self, other):
         return self._operand(other, "+ (add)") + self
@@ -147,29 +160,29 @@ class Dual:
     def tanh(self):
         """``c = tanh(a)``;  ċ = (1 - c²) ȧ."""
         t = call("tanh", self.primal)
-        return Dual(t, (1.0 - t * t) * self.tangent)
+        return Dual._make(t, (1.0 - t * t) * self.tangent)
 
     def exp(self):
         """``c = exp(a)``;  ċ = c ȧ."""
         e = call("exp", self.primal)
-        return Dual(e, e * self.tangent)
+        return Dual._make(e, e * self.tangent)
 
     def log(self):
         """``c = log(a)``;  ċ = ȧ / a.  Raises for a <= 0."""
         if _real(self.primal) <= 0.0:
             raise ValueError(f"Dual.log: the input must be positive, got {_real(self.primal)!r}")
-        return Dual(call("log", self.primal), self.tangent / self.primal)
+        return Dual._make(call("log", self.primal), self.tangent / self.primal)
 
     def sigmoid(self):
         """``c = 1 / (1 + exp(-a))``;  ċ = c (1 - c) ȧ."""
         s = call("sigmoid", self.primal)
-        return Dual(s, s * (1.0 - s) * self.tangent)
+        return Dual._make(s, s * (1.0 - s) * self.tangent)
 
     def relu(self):
         """``c = max(a, 0)``;  ċ = ȧ if a > 0 else 0 (0 at the kink, as Value)."""
         if _real(self.primal) > 0.0:
-            return Dual(self.primal, self.tangent)
-        return Dual(0.0 * self.primal, 0.0 * self.tangent)
+            return Dual._make(self.primal, self.tangent)
+        return Dual._make(0.0 * self.primal, 0.0 * self.tangent)
 
 
 def _split(out, where):
@@ -185,7 +198,11 @@ def jvp(f, primals, tangents):
     ``f`` takes the numbers as separate arguments and returns a number or a tuple of
     numbers; the tangent out is then a number or a list.
     """
-    primals, tangents = tuple(primals), tuple(tangents)
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(
+            f"jvp: primals and tangents must be tuples or lists, one entry per argument of f, "
+            f"got {type(primals).__name__} and {type(tangents).__name__}; write jvp(f, (x,), (v,))"
+        )
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents; give one tangent per input")
     out = f(*(Dual(p, t) for p, t in zip(primals, tangents)))
@@ -224,11 +241,21 @@ def evaluation_trace(output, inputs):
     names = {id(x): x.label or f"x{i + 1}" for i, x in enumerate(inputs)}
     if len(set(names.values())) < len(inputs):
         raise ValueError(f"evaluation_trace: two inputs have the same name: {sorted(names.values())}")
+    reserved = sorted(n for n in names.values() if n[:1] == "v" and n[1:].isdigit())
+    if reserved:
+        raise ValueError(
+            f"evaluation_trace: the input labels {reserved} are the names of operation lines (v1, v2, ...)"
+        )
     steps = [Step(names[id(x)], "input", (), x.data) for x in inputs]
     for node in topological_order(output):
         if id(node) in names or not node.parents:
             continue
         args = tuple(names.get(id(p), p.data) for p in node.parents)
+        if node.op.startswith("**") and node.parents[0].data ** float(node.op[2:]) != node.data:
+            raise ValueError(
+                f"evaluation_trace: the operation {node.op} rounds its exponent in its name "
+                "(6 significant digits), so the trace could not run it again exactly"
+            )
         names[id(node)] = f"v{len(steps) - len(inputs) + 1}"
         steps.append(Step(names[id(node)], node.op, args, node.data))
     return steps

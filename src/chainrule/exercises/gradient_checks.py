@@ -257,6 +257,7 @@ def check_layernorm_backward(layernorm_backward: Callable, seed: int = 0) -> Non
 # --------------------------------------------------------------------------- a Hessian-vector product (8.7)
 
 
+@not_allowed("chainrule.Tensor.backward")
 def check_tanh_hvp(tanh_hvp: Callable, seed: int = 0) -> None:
     """``tanh_hvp(W, x, v)`` must return the Hessian of sum(tanh(W @ x)) times v.
 
@@ -274,6 +275,8 @@ def check_tanh_hvp(tanh_hvp: Callable, seed: int = 0) -> None:
         (expected,) = grad((g * Tensor(v)).sum(), leaf)
         result = call(name, tanh_hvp, W, x, v, names=("W", "x", "v"))
         t, Wv = np.tanh(W @ x), W @ v
+        s = t * (1 - t * t)  # -2 s is tanh'' at W x
+        tv = np.tanh(Wv)
         check_array(
             f"the product {name} returns for W of shape ({m}, {k})",
             result,
@@ -293,5 +296,17 @@ def check_tanh_hvp(tanh_hvp: Callable, seed: int = 0) -> None:
                     W.T @ ((1 - t * t) * Wv),
                 ),
                 Mistake("it is the gradient W.T (1 - t * t), not its derivative along v", W.T @ (1 - t * t)),
+                Mistake(
+                    "it is half the product with the sign flipped: the tangent of 1 - t * t is -2 t * t_dot",
+                    W.T @ (s * Wv),
+                ),
+                Mistake("the tangent of t * t is 2 t * t_dot, not t * t times it", -2 * W.T @ (t * s * Wv)),
+                Mistake("the factor t of -2 t * t_dot is missing", -2 * W.T @ ((1 - t * t) * Wv)),
+                Mistake(
+                    "it is only the Hessian's diagonal times v; the product needs the whole Hessian, "
+                    "W.T diag(-2 t (1 - t * t)) W, applied to v",
+                    -2 * ((W * W).T @ s) * v,
+                ),
+                Mistake("x and v are swapped", -2 * W.T @ (tv * (1 - tv * tv) * (W @ x))),
             ],
         )
