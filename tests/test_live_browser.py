@@ -11,7 +11,8 @@ For each of the four scalar chapters: nothing of the runtime is requested before
 * at most 10 % of a page's code cells are tagged ``no-live``;
 * no cell raises, outside those tagged ``raises-exception``; cells tagged ``no-live`` say
   what they need and link to Colab instead of running;
-* no request leaves 127.0.0.1, and the time to the first output is printed.
+* no request leaves 127.0.0.1, and the time to the first output is printed;
+* axe-core finds no WCAG 2.1 AA violation, in light or dark mode, after Run all.
 
 After Run all, each checked exercise (1.2, 2.2, 3.2) is answered in the page as a reader
 would: the answer cell still holds the empty answer (no solution replaced it), so Check says
@@ -35,6 +36,7 @@ import pytest
 import questions  # tools/questions.py
 from book_model import ROOT, read_chapter
 from playwright.sync_api import Browser, expect
+from test_accessibility import axe_violations
 from test_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
 from test_explorables_browser import Visit, serve  # noqa: F401  (an HTTP server per folder)
 
@@ -199,6 +201,9 @@ def test_run_all_cells_matches_the_build(live_page, name):
     if name in WRONG_ANSWERS:
         answer_the_exercise(visit, name)
     assert not visit.problems(), "\n".join(visit.problems())
+    # WCAG 2.1 AA after Run all and the exercise (tests/test_accessibility.py measures before).
+    found = axe_violations(page)
+    assert not found, f"live {name}: " + "\n".join(found)
 
 
 def code_of(editor) -> str:

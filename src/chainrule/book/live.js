@@ -400,7 +400,7 @@
                               onRun, function (value) { answerEdited(page, entry, value); });
     var check = makeButton("Check", "check", "Check Exercise " + exercise.number);
     check.title = "Run your answer, then the exercise's check (Shift+Enter in the answer)";
-    var again = makeButton("Reset answer", "reset-answer", "Reset the answer to Exercise " + exercise.number);
+    var again = makeButton("Reset answer", "reset-answer", "Reset answer to Exercise " + exercise.number);
     var block = document.createElement("div");
     block.className = "cr-live-answer";
     block.setAttribute("role", "group");
