@@ -189,7 +189,7 @@ assignments: book-html  ## write the otter-grader assignments into _build/assign
 # MathJax typeset, solutions open, code wrapped. A copy goes to $(BOOK_HTML)/_downloads/,
 # and the first page's Download PDF link, which the site build writes hidden, is shown:
 # run it after any site build that is to be published. About 40 s on 2 cores; 3 MB.
-pdf: book-html  ## the whole book as one PDF, _build/pdf/backprop-book.pdf, linked from the site's first page
+pdf: book-html  ## the whole book as one PDF, _build/pdf/backprop-book.pdf (linked from the site's first page), and the student's without solutions
 	$(PY) tools/pdf.py .
 
 # Grades with the autograder zip that `make assignments` wrote, each notebook in a bubblewrap

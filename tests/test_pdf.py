@@ -4,8 +4,11 @@ The PDF is read with Debian's poppler-utils (`pdftotext`, `pdfinfo`, `pdfimages`
 reader's viewer would: every chapter in order, each on a new page; the math typeset (no TeX
 left); the figure and equation numbers the site gives; every solution printed and marked;
 no text past the page's edge; no raster picture where the site has vector graphics; and
-the site's first page linking to this very file. The checks are functions of the text, so
-``test_the_checks_can_fail`` shows each one failing on a made-up bad PDF's text.
+the site's first page linking to this very file; a Contents that gives each chapter's and
+section's page, and an outline (bookmarks) of them that agrees, in the book's PDF and in the
+student's (_build/pdf/backprop-book-student.pdf), which has every exercise and no solution. The
+checks are functions of the text, so ``test_the_checks_can_fail`` and
+``test_the_contents_check_can_fail`` show each one failing on a made-up bad PDF's text.
 """
 
 from __future__ import annotations
@@ -21,10 +24,13 @@ import pytest
 import yaml
 from bs4 import BeautifulSoup
 from conftest import BOOK_HTML, ROOT, TOC_FILE, chapter_source
+from pypdf import PdfReader
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
 PDF = ROOT / "_build" / "pdf" / "backprop-book.pdf"
+#: The student's edition (make pdf writes both): the same book without the solutions.
+STUDENT_PDF = ROOT / "_build" / "pdf" / "backprop-book-student.pdf"
 SINGLE_PAGE = ROOT / "_build" / "singlehtml" / "book.html"
 NUMBERS = ROOT / "_build" / "numbers.json"
 MIN_PAGES, MAX_PAGES = 60, 500
@@ -47,19 +53,24 @@ def run(*command: str) -> str:
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout
 
 
+def fresh(path: Path) -> Path:
+    """``path``, once it exists and is newer than every chapter."""
+    if not path.is_file():
+        pytest.fail(f"{path.relative_to(ROOT)} does not exist: run `make pdf` (make test runs it)", pytrace=False)
+    for chapter in numbered_chapters():
+        source = chapter_source(chapter)
+        if path.stat().st_mtime < source.stat().st_mtime:
+            pytest.fail(
+                f"{path.relative_to(ROOT)} is older than {source.relative_to(ROOT)}: run `make pdf`", pytrace=False
+            )
+    return path
+
+
 @pytest.fixture(scope="module")
 def pdf() -> Path:
     if shutil.which("pdftotext") is None:
         pytest.fail("pdftotext is missing: install Debian's poppler-utils (make setup does)", pytrace=False)
-    if not PDF.is_file():
-        pytest.fail(f"{PDF.relative_to(ROOT)} does not exist: run `make pdf` (make test runs it)", pytrace=False)
-    for chapter in numbered_chapters():
-        source = chapter_source(chapter)
-        if PDF.stat().st_mtime < source.stat().st_mtime:
-            pytest.fail(
-                f"{PDF.relative_to(ROOT)} is older than {source.relative_to(ROOT)}: run `make pdf`", pytrace=False
-            )
-    return PDF
+    return fresh(PDF)
 
 
 @pytest.fixture(scope="module")
@@ -289,3 +300,107 @@ def test_the_checks_can_fail():
 def test_the_first_page_names_the_licences(pages: list[str]):
     first = " ".join(pages[0].split())
     assert "licensed under CC BY-SA 4.0 and the code under the MIT licence" in first, first[:800]
+
+
+# The Contents, the outline, and the student's edition.
+
+
+def outline_of(path: Path) -> list[tuple[str, int, list[tuple[str, int]]]]:
+    """Each bookmark of the PDF at ``path``: (title, page from 1, its children as (title, page))."""
+    reader = PdfReader(path)
+    entries, items = [], reader.outline
+    for index, item in enumerate(items):
+        if isinstance(item, list):
+            continue
+        children = items[index + 1] if index + 1 < len(items) and isinstance(items[index + 1], list) else []
+        entries.append(
+            (
+                item.title,
+                reader.get_destination_page_number(item) + 1,
+                [(child.title, reader.get_destination_page_number(child) + 1) for child in children],
+            )
+        )
+    return entries
+
+
+def contents_numbers(pages: list[str], outline) -> list[str]:
+    """Each bookmark whose title the Contents does not follow with the bookmark's page number.
+
+    ``pages`` as ``pdftotext -layout`` reads them (a line's title and number on one line); the
+    Contents run from the page that starts with "Contents" to the first bookmark's page.
+    """
+    start = next(index for index, text in enumerate(pages) if flat(text).startswith("Contents"))
+    text = flat(" ".join(pages[start : outline[0][1] - 1]))
+    problems = []
+    for title, number, children in outline:
+        for name, page in [(title, number), *children]:
+            if not re.search(re.escape(flat(name)) + rf"\s*{page}\b", text):
+                problems.append(f"{name!r}: not followed by {page} in the Contents")
+    return problems
+
+
+def section_counts() -> list[int]:
+    """The number of sections (## headings outside code) of each page, in _toc.yml's order."""
+    toc = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))
+    counts = []
+    for part in toc["parts"]:
+        for entry in part["chapters"]:
+            source = re.sub(
+                r"^(`{3,}).*?^\1",
+                "",
+                chapter_source(entry["file"]).read_text(encoding="utf-8"),
+                flags=re.MULTILINE | re.DOTALL,
+            )
+            counts.append(len(re.findall(r"^## \S", source, re.MULTILINE)))
+    return counts
+
+
+@pytest.fixture(scope="module")
+def student_pages() -> list[str]:
+    return run("pdftotext", "-enc", "UTF-8", str(fresh(STUDENT_PDF)), "-").split("\f")[:-1]
+
+
+@pytest.mark.parametrize("edition", ["book", "student"])
+def test_the_outline_and_the_contents_give_every_chapter_and_section_its_page(edition: str, pdf: Path):
+    path = fresh(STUDENT_PDF if edition == "student" else pdf)
+    outline = outline_of(path)
+    pages = run("pdftotext", "-enc", "UTF-8", str(path), "-").split("\f")[:-1]
+    laid_out = run("pdftotext", "-layout", "-enc", "UTF-8", str(path), "-").split("\f")[:-1]
+    assert [flat(title) for title, _, _ in outline] == headings(), "the outline's chapters"
+    assert [len(children) for _, _, children in outline] == section_counts(), "the outline's sections per chapter"
+    for title, number, children in outline:
+        assert flat(pages[number - 1]).startswith(flat(title)), f"{title!r} is bookmarked at page {number}"
+        for name, page in children:
+            assert flat(name) in flat(pages[page - 1]), f"{name!r} is bookmarked at page {page}"
+    problems = contents_numbers(laid_out, outline)
+    assert not problems, problems[:10]
+    assert PdfReader(path).page_mode == "/UseOutlines"
+
+
+def test_the_student_pdf_has_the_exercises_but_no_solution(pages: list[str], student_pages: list[str]):
+    book, student = flat("".join(pages)), flat("".join(student_pages))
+    exercises = sorted(set(re.findall(r"Exercise \d+\.\d+", book)))
+    assert len(exercises) >= 20 and all(exercise in student for exercise in exercises)
+    assert "Solution to Exercise" in book and "Solution to Exercise" not in student
+    solutions = {}
+    for chapter in numbered_chapters():
+        solutions.update(solution_words(chapter_source(chapter).read_text(encoding="utf-8")))
+
+    def count(words: str, text: str) -> int:
+        return len(re.findall(GAP.join(map(re.escape, words.split())), text))
+
+    # Three words of a solution may occur elsewhere in the book too; in the student's PDF they
+    # occur fewer times than in the book's, which prints the solution.
+    leaked = [words for words in solutions.values() if count(words, student) >= count(words, book)]
+    assert len(solutions) >= 20 and not leaked, leaked
+    assert len(student_pages) < len(pages)
+
+
+def test_the_contents_check_can_fail():
+    outline = [("1. One", 4, [("1.1 Start", 4), ("1.2 End", 5)])]
+    good = ["Title", "Contents 1. One 4 1.1 Start 4", "1.2 End 5", "1. One"]
+    assert not contents_numbers(good, outline)
+    assert contents_numbers(["Title", "Contents 1. One 3 1.1 Start 4", "1.2 End", "1. One"], outline) == [
+        "'1. One': not followed by 4 in the Contents",
+        "'1.2 End': not followed by 5 in the Contents",
+    ]

@@ -1,4 +1,4 @@
-"""The whole book as one PDF (``make pdf``): ``_build/pdf/backprop-book.pdf``.
+"""The whole book as one PDF (``make pdf``): ``_build/pdf/backprop-book.pdf``, and the student's.
 
     python tools/pdf.py [BOOK]    # after the site's build (make book-html)
 
@@ -16,12 +16,16 @@ No TeX: the book is printed by a browser, as a reader would print a page.
    and prints it to A4 with page numbers. Explorables keep their still figure of the final
    state (their script is not run). Inline SVG figures stay vector graphics, and the text,
    the math's included, can be selected.
-3. The PDF is copied into the site, ``_build/html/_downloads/backprop-book.pdf``, and the
-   first page's "Download PDF" link, which every site build writes hidden (the PDF is made
-   after the site, and may not exist), is shown.
-
-The PDF is not tagged: Chromium's tags (and the bookmarks it derives from them) made it
-three times the size, about 10 MB instead of 3 MB.
+3. The Contents link to every chapter and section (each heading is the link's target), so
+   Chromium makes a named destination of each: pypdf reads each entry's page from them,
+   writes the numbers into the Contents' empty boxes, and adds an outline (bookmarks) of
+   the same entries. The PDF is not tagged: Chromium's tags, from which it would derive
+   bookmarks, made it three times the size, about 10 MB instead of 3 MB.
+4. The solutions are removed from the page and it is printed again, with its own page
+   numbers and outline: the student's PDF, ``_build/pdf/backprop-book-student.pdf``.
+5. The book's PDF is copied into the site, ``_build/html/_downloads/backprop-book.pdf``, and
+   the first page's "Download PDF" link, which every site build writes hidden (the PDF is
+   made after the site, and may not exist), is shown.
 """
 
 from __future__ import annotations
@@ -35,8 +39,12 @@ from pathlib import Path
 import book_model  # tools/book_model.py
 import build_book  # tools/build_book.py
 from playwright.sync_api import sync_playwright
+from pypdf import PdfReader, PdfWriter
+from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, NameObject
 
 NAME = "backprop-book.pdf"
+#: The student's edition: the same book without the solutions.
+STUDENT_NAME = "backprop-book-student.pdf"
 CHROMIUM = "/usr/bin/chromium"
 STYLES = Path(__file__).with_name("pdf.css")
 #: The first page's link, as chapters/index.md writes it and once the PDF is in the site.
@@ -49,21 +57,51 @@ FOOTER = (
     '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
 )
 TIMEOUT_MS = 120_000
-#: Run in the page before printing: every folded solution and cell opened, and a list of
-#: the chapters, linked to them, before the first (the site's sidebar is empty here).
+PRINT_OPTIONS = {
+    "prefer_css_page_size": True,
+    "print_background": True,
+    "display_header_footer": True,
+    "header_template": "<span></span>",
+    "footer_template": FOOTER,
+}
+#: Run in the page before printing: every folded solution and cell opened, and the Contents,
+#: before the first chapter: each chapter and its sections, linked to them, with an empty box
+#: for the page number (the site's sidebar is empty here). Returns the entries, for the outline.
 PREPARE = """() => {
     document.querySelectorAll('.toggle-hidden').forEach(e => e.classList.remove('toggle-hidden'));
     document.querySelectorAll('details').forEach(e => { e.open = true; });
-    const chapters = [...document.querySelectorAll('.toctree-wrapper > section')];
-    const items = chapters.filter(section => section.querySelector(':scope > h2')).map(section => {
-        const title = section.querySelector(':scope > h2').cloneNode(true);
-        title.querySelectorAll('.headerlink').forEach(link => link.remove());
-        return `<li><a href="#${section.id}">${title.textContent.trim()}</a></li>`;
-    });
+    const titleOf = heading => {
+        const copy = heading.cloneNode(true);
+        copy.querySelectorAll('.headerlink').forEach(link => link.remove());
+        return copy.textContent.trim();
+    };
+    const entry = (id, title, level) => `<li class="pdf-contents-${level}"><a href="#${id}">` +
+        `<span class="pdf-contents-title">${title}</span><span class="pdf-contents-page"></span></a></li>`;
+    // Each heading is the anchor of its entry (a block, so the PDF's destination is where it
+    // prints): in the one-page build, sections of different chapters share ids ("summary").
+    let count = 0;
+    const anchor = heading => {
+        heading.id = heading.id || `pdf-entry-${count++}`;
+        return {id: heading.id, title: titleOf(heading)};
+    };
+    const chapters = [...document.querySelectorAll('.toctree-wrapper > section')]
+        .filter(section => section.querySelector(':scope > h2'));
+    const entries = chapters.map(chapter => ({
+        ...anchor(chapter.querySelector(':scope > h2')),
+        sections: [...chapter.querySelectorAll(':scope > section > h3')].map(anchor),
+    }));
+    const items = entries.map(chapter => entry(chapter.id, chapter.title, 'chapter') +
+        chapter.sections.map(section => entry(section.id, section.title, 'section')).join(''));
     const contents = document.createElement('nav');
     contents.className = 'pdf-contents';
-    contents.innerHTML = `<h2>Contents</h2><ul>${items.join('')}</ul>`;
+    contents.id = 'pdf-contents';  // linked from its own heading: the PDF then knows its first page
+    contents.innerHTML = `<h2><a href="#pdf-contents">Contents</a></h2><ul>${items.join('')}</ul>`;
     chapters[0].parentElement.before(contents);
+    return entries;
+}"""
+#: Removes the solutions, for the student's PDF: each folded solution and each solution cell.
+WITHOUT_SOLUTIONS = """() => {
+    document.querySelectorAll('.solution, .cell.tag_solution').forEach(e => e.remove());
 }"""
 
 
@@ -87,8 +125,99 @@ def build_single_page(book: Path) -> Path:
     return target
 
 
-def print_to_pdf(page_path: Path, pdf_path: Path) -> None:
-    """Open the page in headless Chromium, let MathJax typeset it, open the solutions and print it."""
+def destinations(pdf_path: Path) -> dict[str, int]:
+    """The page (from 1) of each anchor the PDF links to: Chromium makes a named destination of each."""
+    reader = PdfReader(pdf_path)
+    return {
+        name.lstrip("/"): reader.get_destination_page_number(destination) + 1
+        for name, destination in reader.named_destinations.items()
+    }
+
+
+def add_outline(writer: PdfWriter, entries: list[dict], pages: dict[str, int]) -> None:
+    """Bookmark every chapter, and its sections under it, at their pages; the viewer opens with them shown."""
+    for chapter in entries:
+        parent = writer.add_outline_item(chapter["title"], pages[chapter["id"]] - 1)
+        for section in chapter["sections"]:
+            writer.add_outline_item(section["title"], pages[section["id"]] - 1, parent=parent)
+    writer.page_mode = "/UseOutlines"
+
+
+#: Helvetica's width of a digit, in units of the font size (every digit has the same width).
+DIGIT_WIDTH = 0.556
+
+
+def stamp_page_numbers(writer: PdfWriter, pages: dict[str, int], first: int, before: int) -> int:
+    """Write each Contents line's page number at the right end of its link, on pages ``first`` to ``before`` - 1.
+
+    Chromium prints each line of the Contents as a link to its anchor, whose box spans the line
+    and ends with the empty box left for the number (tools/pdf.css). The numbers are text in
+    Helvetica, one of the fonts every PDF reader has, so they can be selected and searched.
+    Returns how many were written.
+    """
+    font = DictionaryObject(
+        {
+            NameObject("/Type"): NameObject("/Font"),
+            NameObject("/Subtype"): NameObject("/Type1"),
+            NameObject("/BaseFont"): NameObject("/Helvetica"),
+            NameObject("/Encoding"): NameObject("/WinAnsiEncoding"),
+        }
+    )
+    font_ref = writer._add_object(font)
+    written = 0
+    for page in writer.pages[first - 1 : before - 1]:
+        text = []
+        for annotation in page.get("/Annots", []):
+            link = annotation.get_object()
+            anchor = str(link.get("/Dest", "")).lstrip("/")
+            if anchor not in pages:
+                continue
+            left, bottom, right, top = (float(v) for v in link["/Rect"])
+            size = min(10.0, 0.62 * (top - bottom))
+            number = str(pages[anchor])
+            x = right - len(number) * DIGIT_WIDTH * size
+            y = bottom + 0.3 * (top - bottom)
+            text.append(f"BT /CRContentsFont {size:.2f} Tf {x:.2f} {y:.2f} Td ({number}) Tj ET")
+        if not text:
+            continue
+        resources = page["/Resources"].get_object()
+        if "/Font" not in resources:
+            resources[NameObject("/Font")] = DictionaryObject()
+        resources["/Font"].get_object()[NameObject("/CRContentsFont")] = font_ref
+        # The page's own drawing inside q ... Q, so that what it leaves set does not move ours.
+        streams = []
+        for data in (b"q\n", b"\nQ\n", ("0 g\n" + "\n".join(text) + "\n").encode()):
+            stream = DecodedStreamObject()
+            stream.set_data(data)
+            streams.append(writer._add_object(stream))
+        contents = page[NameObject("/Contents")]
+        own = list(contents) if isinstance(contents, ArrayObject) else [page.raw_get("/Contents")]
+        page[NameObject("/Contents")] = ArrayObject([streams[0], *own, streams[1], streams[2]])
+        written += len(text)
+    return written
+
+
+def print_edition(page, entries: list[dict], pdf_path: Path) -> None:
+    """Print the page, then write the Contents' page numbers and the outline into the PDF."""
+    anchors = {entry["id"] for chapter in entries for entry in [chapter, *chapter["sections"]]}
+    page.pdf(path=str(pdf_path), **PRINT_OPTIONS)
+    found = destinations(pdf_path)
+    pages = {anchor: number for anchor, number in found.items() if anchor in anchors}
+    missing = sorted(anchors - set(pages))
+    if missing:
+        sys.exit(f"pdf: the Contents link to {missing}, which the PDF has no destination for")
+    writer = PdfWriter(clone_from=PdfReader(pdf_path))
+    written = stamp_page_numbers(writer, pages, first=found["pdf-contents"], before=min(pages.values()))
+    if written != len(anchors):
+        sys.exit(f"pdf: wrote {written} page numbers into the Contents, for {len(anchors)} entries")
+    add_outline(writer, entries, pages)
+    with pdf_path.open("wb") as file:
+        writer.write(file)
+
+
+def print_to_pdf(page_path: Path, pdf_path: Path, student_path: Path) -> None:
+    """Open the page in headless Chromium, let MathJax typeset it, open the solutions and print it;
+    then remove the solutions and print the student's edition."""
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
@@ -108,18 +237,13 @@ def print_to_pdf(page_path: Path, pdf_path: Path) -> None:
                 "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=TIMEOUT_MS
             )
             page.evaluate("() => MathJax.startup.promise")
-            page.evaluate(PREPARE)
+            entries = page.evaluate(PREPARE)
             page.add_style_tag(content=STYLES.read_text(encoding="utf-8"))
             page.evaluate("() => document.fonts.ready.then(() => true)")
             pdf_path.parent.mkdir(parents=True, exist_ok=True)
-            page.pdf(
-                path=str(pdf_path),
-                prefer_css_page_size=True,
-                print_background=True,
-                display_header_footer=True,
-                header_template="<span></span>",
-                footer_template=FOOTER,
-            )
+            print_edition(page, entries, pdf_path)
+            page.evaluate(WITHOUT_SOLUTIONS)
+            print_edition(page, entries, student_path)
         finally:
             browser.close()
 
@@ -148,12 +272,14 @@ def main(argv: list[str]) -> int:
     page = build_single_page(book)
     built = time.monotonic()
     pdf_path = book / "_build" / "pdf" / NAME
-    print_to_pdf(page, pdf_path)
+    student_path = pdf_path.with_name(STUDENT_NAME)
+    print_to_pdf(page, pdf_path, student_path)
     printed = time.monotonic()
     copy = publish(book, pdf_path)
     size = pdf_path.stat().st_size / 1e6
     print(
-        f"pdf: {pdf_path} ({size:.1f} MB), also {copy}; single-page build {built - start:.0f} s, "
+        f"pdf: {pdf_path} ({size:.1f} MB), also {copy}; the student's, without solutions: {student_path}; "
+        f"single-page build {built - start:.0f} s, "
         f"printing {printed - built:.0f} s"
     )
     return 0
