@@ -404,3 +404,73 @@ def test_the_contents_check_can_fail():
         "'1. One': not followed by 4 in the Contents",
         "'1.2 End': not followed by 5 in the Contents",
     ]
+
+
+#: Sentences for the screen (_ext/media_only.py), and what paper prints instead.
+WEB_ONLY = [
+    "click to go to a step",
+    "click to open it",
+    "Tick Predict",
+    "Press Next step",
+    "press Live code",
+    "Colab · download",
+    "click the curve",
+    "Point at a line",
+]
+PRINT_ONLY = [
+    "from the book's website",
+    "The book's website has a table of every chapter's notebooks",
+    "the widget steps through it",
+    "On the book's website the widget steps through it edge by edge",
+]
+
+
+def test_web_only_sentences_print_as_sentences_fit_for_paper(pages: list[str], student_pages: list[str]):
+    for edition, found in [("book", pages), ("student", student_pages)]:
+        text = flat("".join(found)).replace("’", "'")  # Sphinx curls the apostrophes
+        printed = [phrase for phrase in WEB_ONLY if phrase in text]
+        assert not printed, f"web-only sentences in the {edition}'s PDF: {printed}"
+        missing = [phrase for phrase in PRINT_ONLY if phrase not in text]
+        assert not missing, f"the {edition}'s PDF lacks its sentences for paper: {missing}"
+    site = " ".join(
+        BeautifulSoup((BOOK_HTML / "chapters" / f"{name}.html").read_text(encoding="utf-8"), "html.parser").get_text()
+        for name in ("index", "intro", "graph", "backward", "engine")
+    )
+    site = flat(site)
+    assert all(phrase in site for phrase in WEB_ONLY), [phrase for phrase in WEB_ONLY if phrase not in site]
+    css = (ROOT / "_static" / "course.css").read_text(encoding="utf-8")
+    assert ".print-only { display: none; }" in css, "the site must hide the text for paper"
+
+
+def test_every_widget_fits_on_one_printed_page():
+    """Each explorable prints as its still figure, which must not be split between two pages.
+
+    The one-page build is laid out as tools/pdf.py prints it (its styles, print media, the width
+    between A4's margins): every widget is kept whole (``break-inside: avoid``) and is no taller
+    than the space between the top and bottom margins, so Chromium can keep it on one page.
+    """
+    import pdf as printer  # tools/pdf.py
+    from playwright.sync_api import sync_playwright
+    from test_browser import chromium_path
+
+    width_mm, height_mm = 210 - 14 - 14, 297 - 16 - 18  # A4 inside the @page margins of tools/pdf.css
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": round(width_mm * 96 / 25.4), "height": 1000})
+            page.add_init_script("window.chainruleExplorable = {setup() {}, setupAll() {}};")
+            page.goto(SINGLE_PAGE.as_uri(), wait_until="load")
+            page.emulate_media(media="print")
+            page.evaluate(printer.PREPARE)
+            page.add_style_tag(content=printer.STYLES.read_text(encoding="utf-8"))
+            widgets = page.evaluate(
+                """() => [...document.querySelectorAll('.cr-explorable')].map(w => ({
+                    height: w.getBoundingClientRect().height, avoid: getComputedStyle(w).breakInside,
+                    text: w.textContent.trim().slice(0, 60)}))"""
+            )
+        finally:
+            browser.close()
+    limit = height_mm * 96 / 25.4
+    assert len(widgets) >= 4, f"found only {len(widgets)} explorables in the one-page build"
+    split = [w for w in widgets if w["avoid"] != "avoid" or w["height"] > limit]
+    assert not split, f"widgets that can be split (page height {limit:.0f} px): {split}"

@@ -199,6 +199,10 @@ def convert_directive(directive: Directive, context: Context, line: int) -> list
         return [f"#### Solution to Exercise {target.number}"]
     if name == "solution-end":
         return []
+    if name == "web-only":  # a notebook is read on a screen (_ext/media_only.py)
+        return [convert_markdown(directive.body, context, body_at)]
+    if name == "print-only":
+        return []
     if name == "figure":
         path = (context.book.root / context.chapter).parent / argument
         relative = path.resolve().relative_to(context.book.root.resolve()).as_posix()
@@ -245,6 +249,8 @@ def convert_role(role: Token, context: Context, line: int) -> str:
         return target[:-1].rpartition("<")[0].rstrip() if target.endswith(">") and "<" in target else target
     if name in ("glue", "glue:text"):
         return glued_text(target, context, line)
+    if name in ("web", "print"):  # a notebook is read on a screen (_ext/media_only.py)
+        return target if name == "web" else ""
     if name not in ("eq", "numref", "ref", "doc"):
         raise ConversionError(f"{where(context, line)}: the role {{{name}}} has no plain-Markdown form for Colab")
     text, label = None, target

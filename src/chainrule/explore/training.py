@@ -328,7 +328,8 @@ def _training_panels(recorder, names, chart, scale):
         '<div class="cr-x-column">'
         f'<figure class="cr-x-panel"><figcaption>Weights, on the network\'s lines</figcaption>{network}'
         f"{readout}</figure>"
-        f'<figure class="cr-x-panel cr-x-loss" data-role="loss-chart"><figcaption>Mean loss (click to go to a step)'
+        '<figure class="cr-x-panel cr-x-loss" data-role="loss-chart"><figcaption>Mean loss'
+        '<span class="web-only"> (click to go to a step)</span>'  # not on paper (tools/pdf.css)
         f"</figcaption>{loss}</figure>"
         "</div></div>"
     )
