@@ -13,6 +13,10 @@ cannot change them:
   ``doc-biblioentry`` (so the list has no list items): each entry becomes a
   ``listitem``.
 
+The same templates folder leaves the theme's ``fontawesome.js`` (1.49 MB) off every page
+(``static/webpack-macros.html``, as the theme imports it): the theme's stylesheet draws the
+icons from Font Awesome's web fonts without it (``tests/test_weight.py``).
+
 Registered in ``_config.yml`` under ``sphinx: local_extensions``.
 """
 
