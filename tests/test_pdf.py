@@ -458,11 +458,8 @@ def test_every_widget_fits_on_one_printed_page():
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": round(width_mm * 96 / 25.4), "height": 1000})
-            page.add_init_script("window.chainruleExplorable = {setup() {}, setupAll() {}};")
-            page.goto(SINGLE_PAGE.as_uri(), wait_until="load")
             page.emulate_media(media="print")
-            page.evaluate(printer.PREPARE)
-            page.add_style_tag(content=printer.STYLES.read_text(encoding="utf-8"))
+            printer.prepare(page, SINGLE_PAGE)
             widgets = page.evaluate(
                 """() => [...document.querySelectorAll('.cr-explorable')].map(w => ({
                     height: w.getBoundingClientRect().height, avoid: getComputedStyle(w).breakInside,

@@ -13,6 +13,10 @@ that goal. The weights are printed (``pytest -s``).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pydata_sphinx_theme
 import pytest
 from conftest import ROOT
 from playwright.sync_api import Browser
@@ -67,11 +71,6 @@ def test_page_weight_and_icons(browser: Browser, serve, name: str):  # noqa: F81
 def test_the_template_is_the_themes_without_fontawesome():
     """_ext/templates/static/webpack-macros.html is the installed theme's, less its fontawesome.js line:
     a new theme version (a new digest, other scripts) fails here instead of mixing versions."""
-    import re
-    from pathlib import Path
-
-    import pydata_sphinx_theme
-
     theme = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static"
     theirs = (theme / "webpack-macros.html").read_text(encoding="utf-8")
     ours = (ROOT / "_ext" / "templates" / "static" / "webpack-macros.html").read_text(encoding="utf-8")

@@ -215,6 +215,26 @@ def print_edition(page, entries: list[dict], pdf_path: Path) -> None:
         writer.write(file)
 
 
+def prepare(page, page_path: Path) -> list[dict]:
+    """Open the one-page build in ``page`` as it is printed; return the Contents' entries.
+
+    MathJax has typeset every formula, the solutions are open, the Contents are in place and
+    tools/pdf.css is applied (tests/test_pdf.py lays the widgets out with it too).
+    """
+    # The book is self-contained: anything not from the disk would be a mistake, not a wait.
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+    # Explorables stay as their page has them, each a still figure of its final state: their
+    # script (chainrule/explore/explorable.js) would set them up at their first step.
+    page.add_init_script("window.chainruleExplorable = {setup() {}, setupAll() {}};")
+    page.goto(page_path.resolve().as_uri(), wait_until="load", timeout=TIMEOUT_MS)
+    page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=TIMEOUT_MS)
+    page.evaluate("() => MathJax.startup.promise")
+    entries = page.evaluate(PREPARE)
+    page.add_style_tag(content=STYLES.read_text(encoding="utf-8"))
+    page.evaluate("() => document.fonts.ready.then(() => true)")
+    return entries
+
+
 def print_to_pdf(page_path: Path, pdf_path: Path, student_path: Path) -> None:
     """Open the page in headless Chromium, let MathJax typeset it, open the solutions and print it;
     then remove the solutions and print the student's edition."""
@@ -225,21 +245,7 @@ def print_to_pdf(page_path: Path, pdf_path: Path, student_path: Path) -> None:
         )
         try:
             page = browser.new_page()
-            # The book is self-contained: anything not from the disk would be a mistake, not a wait.
-            page.route(
-                "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
-            )
-            # Explorables stay as their page has them, each a still figure of its final state: their
-            # script (chainrule/explore/explorable.js) would set them up at their first step.
-            page.add_init_script("window.chainruleExplorable = {setup() {}, setupAll() {}};")
-            page.goto(page_path.resolve().as_uri(), wait_until="load", timeout=TIMEOUT_MS)
-            page.wait_for_function(
-                "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=TIMEOUT_MS
-            )
-            page.evaluate("() => MathJax.startup.promise")
-            entries = page.evaluate(PREPARE)
-            page.add_style_tag(content=STYLES.read_text(encoding="utf-8"))
-            page.evaluate("() => document.fonts.ready.then(() => true)")
+            entries = prepare(page, page_path)
             pdf_path.parent.mkdir(parents=True, exist_ok=True)
             print_edition(page, entries, pdf_path)
             page.evaluate(WITHOUT_SOLUTIONS)

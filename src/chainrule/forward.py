@@ -34,7 +34,7 @@ from numbers import Real
 from typing import NamedTuple
 
 from .graph import topological_order
-from .value import Value
+from .value import Value, stable_sigmoid
 
 __all__ = ["Dual", "jvp", "Step", "evaluation_trace", "format_trace", "run_trace"]
 
@@ -53,15 +53,11 @@ def _real(x):
     return float(x)
 
 
-def _stable_sigmoid(a):
-    return 1.0 / (1.0 + math.exp(-a)) if a >= 0.0 else math.exp(a) / (1.0 + math.exp(a))
-
-
 _FLOAT_FUNCTIONS = {
     "tanh": math.tanh,
     "exp": math.exp,
     "log": math.log,
-    "sigmoid": _stable_sigmoid,
+    "sigmoid": stable_sigmoid,
     "relu": lambda a: max(a, 0.0),
 }
 

@@ -40,6 +40,11 @@ def _as_float(x, operation):
         raise OverflowError(f"{operation}: {type(x).__name__} {text} is too large for a float") from None
 
 
+def stable_sigmoid(a):
+    """``1 / (1 + exp(-a))`` for a float, computed without overflow on either side (exp of at most 0)."""
+    return 1.0 / (1.0 + math.exp(-a)) if a >= 0.0 else math.exp(a) / (1.0 + math.exp(a))
+
+
 class Value:
     """A scalar in a computational graph.
 
@@ -180,8 +185,7 @@ class Value:
 
     def sigmoid(self):
         """``s = 1 / (1 + exp(-a))``;  d/da = s * (1 - s)."""
-        a = self.data
-        s = 1.0 / (1.0 + math.exp(-a)) if a >= 0.0 else math.exp(a) / (1.0 + math.exp(a))
+        s = stable_sigmoid(self.data)
         return self._from_op(s, "sigmoid", (self,), (s * (1.0 - s),))
 
     def exp(self):

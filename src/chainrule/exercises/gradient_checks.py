@@ -282,10 +282,8 @@ def check_tanh_hvp(tanh_hvp: Callable, seed: int = 0) -> None:
             result,
             expected.data,
             [
-                Mistake("it is half the product: the tangent of t * t is 2 t * t_dot", -W.T @ (t * (1 - t * t) * Wv)),
-                Mistake(
-                    "the sign is flipped: the tangent of 1 - t * t is -2 t * t_dot", 2 * W.T @ (t * (1 - t * t) * Wv)
-                ),
+                Mistake("it is half the product: the tangent of t * t is 2 t * t_dot", -W.T @ (s * Wv)),
+                Mistake("the sign is flipped: the tangent of 1 - t * t is -2 t * t_dot", 2 * W.T @ (s * Wv)),
                 Mistake(
                     "the factor (1 - t * t) of t_dot is missing: tanh's tangent is (1 - t * t) * (W v), not W v",
                     -2 * W.T @ (t * Wv),
