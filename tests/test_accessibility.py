@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 from conftest import ROOT
 from playwright.sync_api import Browser, Page
-from test_browser import browser, wait_for_mathjax  # noqa: F401  (the module's Chromium, a fixture)
+from test_browser import browser, wait_for_fonts  # noqa: F401  (the module's Chromium, a fixture)
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
@@ -69,8 +69,7 @@ def test_page_has_no_wcag_violations(browser: Browser, edition: str, name: str):
     try:
         page = context.new_page()
         page.goto(page_file.as_uri(), wait_until="load")
-        if page.locator("script[src*=mathjax]").count():  # the pages with maths load MathJax
-            wait_for_mathjax(page)
+        wait_for_fonts(page)  # the maths' fonts too: their colours are measured as drawn
         found = axe_violations(page)
     finally:
         context.close()

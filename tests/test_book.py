@@ -1,7 +1,7 @@
 """Checks on the built book in _build/html (build it with `make book`).
 
 Each chapter page must exist, show no trace of a failed execution or a build problem,
-load MathJax from the book itself (no CDN), and show graph figures as inline <svg>
+come with their maths typeset (no MathJax script), and show graph figures as inline <svg>
 (an <img> of an SVG file cannot be styled or read by screen readers the same way, and
 graphviz output drawn that way means a figure bypassed chainrule's drawing module).
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 from bs4 import BeautifulSoup
@@ -87,16 +86,25 @@ def test_no_external_scripts_or_stylesheets(chapter: str, chapter_page: Path):
     assert not external, f"{chapter_page.relative_to(ROOT)} loads files from the network: {external}"
 
 
-def test_mathjax_is_served_locally(chapter: str, chapter_page: Path):
+def test_maths_are_typeset_in_the_page(chapter: str, chapter_page: Path):
+    """The maths come typeset (_ext/prerendered_math.py): no MathJax script, no placeholder left,
+    each formula MathJax's output with its MathML, and the fonts its stylesheet names in the build."""
     soup = parse(chapter_page)
-    if not math_elements(soup):
-        return  # no math on this page; test_the_book_has_math guards against a vacuous pass
+    name = chapter_page.relative_to(ROOT)
     scripts = [tag["src"] for tag in soup.find_all("script", src=True) if "mathjax" in tag["src"].lower()]
-    assert scripts, f"{chapter_page.relative_to(ROOT)} has math but loads no MathJax script"
-    for src in scripts:
-        assert not EXTERNAL.match(src), f"{chapter_page.relative_to(ROOT)} loads MathJax from the network: {src}"
-        target = (chapter_page.parent / urlsplit(src).path).resolve()
-        assert target.is_file(), f"{chapter_page.relative_to(ROOT)} loads MathJax from {src}, which is not in the build"
+    assert not scripts, f"{name} loads MathJax, although its maths are typeset: {scripts}"
+    assert not soup.find("mjx-tex"), f"{name} has maths left for Node to typeset: {soup.find('mjx-tex')}"
+    maths = math_elements(soup)
+    if not maths:
+        return  # no math on this page; test_the_book_has_math guards against a vacuous pass
+    bare = [m.get_text()[:60] for m in maths if not m.select_one("mjx-container mjx-assistive-mml math")]
+    assert not bare, f"{name}: maths without MathJax's output and MathML: {bare}"
+    style = soup.find("style", id="MJX-CHTML-styles")
+    assert style, f"{name} has maths but no MathJax stylesheet"
+    fonts = re.findall(r'url\("([^"]+)"\)', style.string)
+    assert fonts, f"{name}: the MathJax stylesheet names no font"
+    missing = [font for font in fonts if not (chapter_page.parent / font).resolve().is_file()]
+    assert not missing, f"{name}: MathJax's stylesheet names fonts that are not in the build: {missing}"
 
 
 def test_the_book_has_math(book_html: Path):

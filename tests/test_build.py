@@ -85,7 +85,8 @@ class ScratchBook:
         (root / "chapters" / "dot.svg").write_text(DOT)
         config = book_config()
         config["sphinx"]["local_extensions"] = {
-            name: str(ROOT / "_ext") for name in ("incremental", "parallel_reading", "edition_numbers")
+            name: str(ROOT / "_ext")
+            for name in ("incremental", "parallel_reading", "edition_numbers", "prerendered_math")
         }
         config["sphinx"]["config"] = {"execution_fingerprint_files": ["engine.py"]}
         for key in ("bibtex_bibfiles", "html", "launch_buttons", "exclude_patterns"):
@@ -209,6 +210,19 @@ def test_a_link_that_lost_its_target_fails_although_its_page_did_not_change(scra
     assert status != 0 and "sec-a" in log and "b.md" in log, log[-3000:]
     chapter_a.write_text(chapter_a.read_text().replace("(sec-a-renamed)=", "(sec-a)="))
     assert built(scratch_book) == set()
+
+
+def test_a_tex_error_fails_the_build_and_names_the_page(scratch_book):
+    """The maths are typeset at build time (_ext/prerendered_math.py): an undefined macro is a
+    warning naming the page and the TeX, so the build fails instead of drawing it in red."""
+    chapter_b = scratch_book.root / "chapters" / "b.md"
+    chapter_b.write_text(chapter_b.read_text().replace("a + b", r"a + \notamacro b"))
+    status, log, _ = scratch_book.build()
+    chapter_b.write_text(chapter_b.read_text().replace(r"a + \notamacro b", "a + b"))
+    assert status != 0 and "chapters/b.html" in log and "Undefined control sequence" in log, log[-3000:]
+    status, log, _ = scratch_book.build()
+    page = (scratch_book.root / "_build" / "html" / "chapters" / "b.html").read_text(encoding="utf-8")
+    assert status == 0 and "<mjx-assistive-mml" in page and "<mjx-tex" not in page, log[-3000:]
 
 
 def test_a_single_page_build_leaves_the_site_numbers_alone(tmp_path):

@@ -10,7 +10,7 @@ No TeX: the book is printed by a browser, as a reader would print a page.
    only writes. Sphinx writes that page's links as if it sat at the book's root although
    it is ``chapters/index.html``, so it is written again as ``book.html`` at the root, with
    its links inside itself as ``#anchor`` (they become the PDF's own links).
-2. Headless Chromium (Playwright) opens it, waits until MathJax has typeset every formula,
+2. Headless Chromium (Playwright) opens it, waits until the maths' fonts have loaded,
    opens every folded solution, adds a linked list of the chapters and ``tools/pdf.css``
    (no sidebars or buttons, a chapter per new page, code lines wrapped, solutions marked),
    and prints it to A4 with page numbers. Explorables keep their still figure of the final
@@ -137,9 +137,9 @@ def destinations(pdf_path: Path) -> dict[str, int]:
 def add_outline(writer: PdfWriter, entries: list[dict], pages: dict[str, int]) -> None:
     """Bookmark every chapter, and its sections under it, at their pages; the viewer opens with them shown."""
     for chapter in entries:
-        parent = writer.add_outline_item(chapter["title"], pages[chapter["id"]] - 1)
+        parent = writer.add_outline_item(title=chapter["title"], page_number=pages[chapter["id"]] - 1)
         for section in chapter["sections"]:
-            writer.add_outline_item(section["title"], pages[section["id"]] - 1, parent=parent)
+            writer.add_outline_item(title=section["title"], page_number=pages[section["id"]] - 1, parent=parent)
     writer.page_mode = "/UseOutlines"
 
 
@@ -218,8 +218,9 @@ def print_edition(page, entries: list[dict], pdf_path: Path) -> None:
 def prepare(page, page_path: Path) -> list[dict]:
     """Open the one-page build in ``page`` as it is printed; return the Contents' entries.
 
-    MathJax has typeset every formula, the solutions are open, the Contents are in place and
-    tools/pdf.css is applied (tests/test_pdf.py lays the widgets out with it too).
+    The maths' fonts have loaded (the maths were typeset when the book was built), the
+    solutions are open, the Contents are in place and tools/pdf.css is applied
+    (tests/test_pdf.py lays the widgets out with it too).
     """
     # The book is self-contained: anything not from the disk would be a mistake, not a wait.
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
@@ -227,8 +228,7 @@ def prepare(page, page_path: Path) -> list[dict]:
     # script (chainrule/explore/explorable.js) would set them up at their first step.
     page.add_init_script("window.chainruleExplorable = {setup() {}, setupAll() {}};")
     page.goto(page_path.resolve().as_uri(), wait_until="load", timeout=TIMEOUT_MS)
-    page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=TIMEOUT_MS)
-    page.evaluate("() => MathJax.startup.promise")
+    page.wait_for_function("() => document.fonts.status === 'loaded'", timeout=TIMEOUT_MS)
     entries = page.evaluate(PREPARE)
     page.add_style_tag(content=STYLES.read_text(encoding="utf-8"))
     page.evaluate("() => document.fonts.ready.then(() => true)")
@@ -236,7 +236,7 @@ def prepare(page, page_path: Path) -> list[dict]:
 
 
 def print_to_pdf(page_path: Path, pdf_path: Path, student_path: Path) -> None:
-    """Open the page in headless Chromium, let MathJax typeset it, open the solutions and print it;
+    """Open the page in headless Chromium, open the solutions and print it;
     then remove the solutions and print the student's edition."""
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
