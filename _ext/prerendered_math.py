@@ -53,6 +53,7 @@ INLINE = ('<mjx-tex display="false">', "</mjx-tex>")
 DISPLAY = ('<mjx-tex display="true">', "</mjx-tex>")
 PLACEHOLDER = re.compile(r'<mjx-tex display="(true|false)">(.*?)</mjx-tex>', re.DOTALL)
 NODE_TIMEOUT_S = 600
+STATIC_LINK = re.compile(r'<(?:script|link)\b[^>]*\b(?:src|href)="((?:\.\./)*)_static/')
 
 
 def mathjax_folder() -> Path:
@@ -117,6 +118,18 @@ def fill_page(text: str, typeset_page: dict, font_url: str) -> str:
     return text.replace("</head>", style + "</head>", 1)
 
 
+def static_prefix(text: str, path: Path, outdir: Path) -> str:
+    """The path from ``path`` to the build's ``_static`` folder, as the page's own links write it.
+
+    That is ``../`` per folder, except on the single-page build (make pdf), whose page Sphinx
+    writes as ``chapters/index.html`` with every link as if it sat at the root.
+    """
+    link = STATIC_LINK.search(text)
+    if link:
+        return link.group(1) + "_static/"
+    return os.path.relpath(outdir / "_static", path.parent).replace(os.sep, "/") + "/"
+
+
 def typeset_pages(app: Sphinx, exception: Exception | None) -> None:
     """After an HTML build, typeset the maths of every page that still holds placeholders."""
     if exception is not None or app.builder.format != "html":
@@ -135,7 +148,7 @@ def typeset_pages(app: Sphinx, exception: Exception | None) -> None:
         page_name = path.relative_to(outdir).as_posix()
         for index, message in typeset_page["errors"]:
             logger.warning("prerendered_math: %s: TeX error in %r: %s", page_name, page[index][0], message)
-        font_url = os.path.relpath(fonts, path.parent).replace(os.sep, "/")
+        font_url = static_prefix(text, path, outdir) + FONTS
         path.write_text(fill_page(text, typeset_page, font_url), encoding="utf-8")
     logger.info("prerendered_math: typeset %d formulas on %d pages", sum(map(len, formulas)), len(paths))
 

@@ -199,6 +199,36 @@ def test_math_is_typeset(pages: list[str]):
     assert text.count("∂") > 100, "hardly any ∂ in the PDF: the math is missing"
 
 
+def test_the_pdf_is_not_printed_when_the_maths_fonts_are_missing(tmp_path):
+    """tools/pdf.py stops when MathJax's fonts fail to load (a wrong path from the page, as the
+    one-page build once had): the maths would print in a fallback font, misplaced in their boxes."""
+    import pdf as pdf_tool  # tools/pdf.py
+    from playwright.sync_api import sync_playwright
+    from test_browser import chromium_path
+
+    (tmp_path / "MathJax_Main-Regular.woff").write_bytes(
+        (ROOT / "_build" / "html" / "_static" / "mathjax" / "woff-v2" / "MathJax_Main-Regular.woff").read_bytes()
+    )
+    page_text = (
+        "<style>@font-face {{font-family: MJXTEX; src: url('{font}')}} mjx-c {{font-family: MJXTEX}}</style>"
+        "<mjx-container><mjx-c>x</mjx-c></mjx-container>"
+    )
+    found = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        try:
+            for font in ("MathJax_Main-Regular.woff", "missing/MathJax_Main-Regular.woff"):
+                (tmp_path / "page.html").write_text(page_text.format(font=font))
+                page = browser.new_page()
+                page.goto((tmp_path / "page.html").as_uri(), wait_until="load")
+                found[font] = pdf_tool.math_fonts_problem(page)
+                page.close()
+        finally:
+            browser.close()
+    assert found["MathJax_Main-Regular.woff"] is None, found
+    assert "did not load" in found["missing/MathJax_Main-Regular.woff"], found
+
+
 def test_figure_and_equation_numbers_as_on_the_site(pages: list[str]):
     labels = [label for chapter in numbers()["numbered"].values() for label in chapter.values()]
     figures = sorted({label["number"] for label in labels if label["kind"] == "figure"})

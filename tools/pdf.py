@@ -215,6 +215,21 @@ def print_edition(page, entries: list[dict], pdf_path: Path) -> None:
         writer.write(file)
 
 
+def math_fonts_problem(page) -> str | None:
+    """Why the page's maths would print in the wrong font, or None: every formula is drawn in
+    MathJax's fonts, which its stylesheet (_ext/prerendered_math.py) finds from the page."""
+    fonts = page.evaluate(
+        """() => document.fonts.ready.then(fonts => [...fonts].filter(f => f.family.startsWith('MJXTEX'))
+                 .map(f => [f.family, f.status]))"""
+    )
+    failed = sorted({family for family, status in fonts if status == "error"})
+    if failed:
+        return f"MathJax's fonts did not load, so the maths would print in another font: {failed}"
+    if page.locator("mjx-container").count() and not any(status == "loaded" for _, status in fonts):
+        return "the page has maths but no MathJax font loaded"
+    return None
+
+
 def prepare(page, page_path: Path) -> list[dict]:
     """Open the one-page build in ``page`` as it is printed; return the Contents' entries.
 
@@ -229,6 +244,9 @@ def prepare(page, page_path: Path) -> list[dict]:
     page.add_init_script("window.chainruleExplorable = {setup() {}, setupAll() {}};")
     page.goto(page_path.resolve().as_uri(), wait_until="load", timeout=TIMEOUT_MS)
     page.wait_for_function("() => document.fonts.status === 'loaded'", timeout=TIMEOUT_MS)
+    problem = math_fonts_problem(page)
+    if problem:
+        sys.exit(f"pdf: {problem}")
     entries = page.evaluate(PREPARE)
     page.add_style_tag(content=STYLES.read_text(encoding="utf-8"))
     page.evaluate("() => document.fonts.ready.then(() => true)")
