@@ -31,6 +31,7 @@ Registered in ``_config.yml`` under ``sphinx: local_extensions``.
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import subprocess
@@ -108,7 +109,7 @@ def subset_font(source: Path, target: Path, glyphs: set[int]) -> None:
     from fontTools import subset  # a dependency of matplotlib; brotli (requirements.txt) writes WOFF2
     from fontTools.ttLib import TTFont
 
-    font = TTFont(source)
+    font = TTFont(io.BytesIO(source.read_bytes()))  # read whole: the target may be the source
     options = subset.Options()
     options.flavor = "woff2" if source.suffix == ".woff2" else None
     options.layout_features = ["*"]
@@ -120,16 +121,16 @@ def subset_font(source: Path, target: Path, glyphs: set[int]) -> None:
 
 
 def subset_icon_fonts(app: Sphinx, exception: Exception | None) -> None:
-    """After an HTML build, cut the theme's icon fonts to the icons the site shows."""
+    """After an HTML build, cut the theme's icon fonts to the icons the site shows.
+
+    Sphinx copies the theme's fonts into the build at every build, so each is cut from the whole.
+    """
     if exception is not None or app.builder.format != "html":
         return
-    import pydata_sphinx_theme
-
-    theirs = Path(pydata_sphinx_theme.__file__).parent / "theme" / "pydata_sphinx_theme" / "static"
     outdir = Path(app.outdir)
     glyphs = used_glyphs(outdir)
-    for target in sorted((outdir / FONTS).glob("fa-*")):
-        subset_font(theirs / FONTS.relative_to("_static") / target.name, target, glyphs)
+    for font in sorted((outdir / FONTS).glob("fa-*")):
+        subset_font(font, font, glyphs)
     logger.info("page_weight: the icon fonts cut to %d glyphs", len(glyphs))
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from pdf import math_fonts_problem
 from playwright.sync_api import Browser, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -132,12 +133,9 @@ def untypeset_math(page) -> list[str]:
     )
     if tex_errors:
         problems.append(f"MathJax reported TeX errors: {tex_errors}")
-    drawn = page.evaluate(
-        """() => document.fonts.ready.then(fonts => [...fonts]
-                 .filter(f => f.family.startsWith('MJXTEX') && f.status === 'loaded').length)"""
-    )
-    if not drawn:
-        problems.append("no MathJax font was loaded: the maths are drawn in another font")
+    problem = math_fonts_problem(page)  # tools/pdf.py's check before it prints
+    if problem:
+        problems.append(problem)
     failed_fonts = page.evaluate(
         "() => document.fonts.ready.then(fonts => [...fonts].filter(f => f.status === 'error').map(f => f.family))"
     )

@@ -6,12 +6,7 @@ tests/test_browser.py check the built pages. Here: the node script's answers the
 
 from __future__ import annotations
 
-import sys
-
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "_ext"))
-import prerendered_math  # noqa: E402  (_ext/prerendered_math.py)
+import prerendered_math  # _ext/prerendered_math.py (pyproject's pytest pythonpath)
 
 
 def test_inline_and_display_maths_get_mathml_and_one_stylesheet_per_page():
