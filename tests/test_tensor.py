@@ -785,6 +785,28 @@ def test_no_grad_records_nothing_and_restores_the_mode():
     assert is_grad_enabled()
 
 
+def test_no_grad_in_one_thread_leaves_another_recording():
+    """Grad mode belongs to a thread, as in PyTorch: tools/assignments.py runs checks in threads."""
+    import threading
+
+    inside, done = threading.Event(), threading.Event()
+
+    def without_grad():
+        with no_grad():
+            inside.set()
+            done.wait(10)
+
+    other = threading.Thread(target=without_grad)
+    other.start()
+    try:
+        assert inside.wait(10)
+        x = Tensor(np.ones(2), requires_grad=True)
+        assert is_grad_enabled() and (x * 2).requires_grad
+    finally:
+        done.set()
+        other.join()
+
+
 def test_detach_shares_data_but_cuts_the_graph():
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     y = x * 3

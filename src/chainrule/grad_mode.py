@@ -6,7 +6,13 @@ callback see every op that :func:`~chainrule.tensor.apply` runs.  The backward p
 inside :class:`backward_phase`, so that :mod:`chainrule.cost` can book the ops it runs
 (and those that checkpoint recomputes) as backward work.  Pure Python, like the scalar
 engine.
+
+Grad mode and the backward phase belong to a thread, as PyTorch's grad mode does: a
+``no_grad`` block in one thread (tools/assignments.py runs the exercises' checks in a
+pool of threads) does not stop another thread from recording its graph.
 """
+
+import threading
 
 __all__ = [
     "no_grad",
@@ -18,12 +24,20 @@ __all__ = [
     "backward_phase",
 ]
 
-_state = {"grad_enabled": True, "in_backward": False}
+
+class _Modes(threading.local):
+    """Each thread's modes; a new thread starts recording, outside any backward pass."""
+
+    grad_enabled = True
+    in_backward = False
+
+
+_state = _Modes()
 
 
 def is_grad_enabled():
     """True when operations record a graph (the default); False inside :class:`no_grad`."""
-    return _state["grad_enabled"]
+    return _state.grad_enabled
 
 
 class set_grad_enabled:
@@ -33,12 +47,12 @@ class set_grad_enabled:
         self.mode = bool(mode)
 
     def __enter__(self):
-        self.previous = _state["grad_enabled"]
-        _state["grad_enabled"] = self.mode
+        self.previous = _state.grad_enabled
+        _state.grad_enabled = self.mode
         return self
 
     def __exit__(self, *exc_info):
-        _state["grad_enabled"] = self.previous
+        _state.grad_enabled = self.previous
         return False
 
 
@@ -77,7 +91,7 @@ class observe_ops:
 
 def in_backward():
     """True while a backward pass runs (its VJP rules, and what checkpoint recomputes)."""
-    return _state["in_backward"]
+    return _state.in_backward
 
 
 class backward_phase:
@@ -88,8 +102,8 @@ class backward_phase:
     """
 
     def __enter__(self):
-        self.previous, _state["in_backward"] = _state["in_backward"], True
+        self.previous, _state.in_backward = _state.in_backward, True
 
     def __exit__(self, *exc_info):
-        _state["in_backward"] = self.previous
+        _state.in_backward = self.previous
         return False
