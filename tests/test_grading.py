@@ -1,13 +1,23 @@
-"""chainrule.exercises.grading: answers carried from the student's kernel to the grader as data.
+"""chainrule.exercises.grading: each answer's cell runs apart, with only what its exercise allows; scores as data.
 
-* Every value a check can receive survives encode/decode: arrays keep dtype and shape,
-  tuples stay tuples, and a value of another type becomes an object of the same type name.
-* A replayed call gives back what was recorded, raises what the student's code raised (so
-  "not answered yet" is still NotAnswered), and refuses inputs that were never recorded.
-* A record that is missing, too large or not what ``record`` writes scores nothing, with why.
+* Every value a check can receive survives encode/decode: arrays keep dtype and shape, tuples
+  stay tuples, a deque, a dict's values, a generator or a Fraction arrive as a check reads them,
+  and a value of another type becomes an object of the same type name. No student object
+  crosses: a float subclass arrives as its plain value.
+* The answer cell runs alone: what the notebook's other cells do (a stash of a forbidden
+  function, a magic line, a hook, a forged record) never reaches it, and a name it takes from
+  another cell is said to be there.
+* Only the exercise's modules exist: torch, jax, sympy, chainrule and numpy are refused where
+  not allowed, with the rule's message; the recursion limit is Python's default.
+* Inputs reach the answer only after its cell has run, one call at a time, each under its limit.
 """
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +26,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from chainrule.exercises import answer_code, answers, calling, grading, kernel
+from chainrule.exercises import answers, apart, calling, grading, runner
 
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 leaves = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | floats | st.text(max_size=5) | st.just(...)
@@ -47,67 +57,259 @@ def test_values_survive_the_trip_as_json(value):
     assert same(value, grading.decode(json.loads(json.dumps(grading.encode(value)))))
 
 
-def test_numpy_scalars_and_other_types():
+def test_what_a_check_reads_as_a_sequence_arrives_as_a_list_and_no_student_object_crosses():
+    from collections import deque
+
+    class Sneaky(float):
+        def __float__(self):
+            raise AssertionError("a student's method ran")
+
+    assert grading.decode(grading.encode(deque([1, 2]))) == [1, 2]
+    assert grading.decode(grading.encode({"a": 1.5}.values())) == [1.5]
+    assert grading.decode(grading.encode(x * 2 for x in range(3))) == [0, 2, 4]
+    assert grading.decode(grading.encode((Fraction(1, 4), Sneaky(2.5)))) == (0.25, 2.5)
+    assert type(grading.decode(grading.encode(Sneaky(2.5)))) is float
     assert grading.decode(grading.encode(np.float32(1.5))).dtype == np.float32
     other = grading.decode(grading.encode(object()))
-    assert type(other).__name__ == "object" or repr(other) == "<object>"
+    assert repr(other) == "<object>"
     with pytest.raises(answers.AnswerError, match="should be numbers"):
         answers.check_array("x", grading.decode(grading.encode({1, 2})), np.zeros(2))
 
 
-def recorded(function, *calls):
-    """Call ``function`` on each call's arguments as the kernel would; the replay of it."""
-    data = kernel.record({"f": function}, {"calls": {"f": [grading.key(args, {}) for args in calls]}}, show=False)
-    return grading._Replay("f", json.loads(json.dumps(data))["calls"]["f"])
+# --------------------------------------------------------------------------- one answer, apart
 
 
-def test_replay_returns_what_was_recorded_and_raises_what_was_raised():
-    replay = recorded(lambda x: x * 2, (np.arange(3.0),))
-    assert np.array_equal(replay(np.arange(3.0)), [0.0, 2.0, 4.0])
-    with pytest.raises(grading.Unreadable, match="was not called with these inputs"):
-        replay(np.arange(4.0))
+def called(cell: str, name: str, *args, allowed=(), limit=apart.TIME_LIMIT, others=()):
+    """``name`` of ``cell`` called apart on ``args``, through calling.call as a check calls it."""
+    answer = apart.Answer(apart.answer_code(cell, [name]), apart.Rule(tuple(allowed)), limit=limit)
+    try:
+        elsewhere = grading.elsewhere([*others, cell], cell)
 
-    def unanswered(x):
-        raise NotImplementedError("Exercise 6.2 is not answered yet: write f")
+        class Stand:
+            __name__ = name
 
+            def __call__(self, *given):
+                return apart.result_of(name, answer.call(name, apart.key(given, {})), elsewhere)
+
+        return calling.call(name, Stand(), *args, time_limit=limit)
+    finally:
+        answer.close()
+
+
+def test_a_call_returns_what_the_answer_returned_and_raises_what_it_raised():
+    assert called("def f(x):\n    return x * 2\n", "f", 4) == 8
     with pytest.raises(answers.NotAnswered):
-        calling.call("f", recorded(unanswered, (1,)), 1)
-
-    def divides(x):
-        return 1 / x
-
+        called("def f(x):\n    raise NotImplementedError('Exercise 6.2 is not answered yet: write f')\n", "f", 1)
     with pytest.raises(
-        answers.AnswerError,
-        match=r"f raised ZeroDivisionError in line \d+ of divides \(`return 1 / x`\): division by zero$",
+        answers.AnswerError, match=r"f raised ZeroDivisionError in line 2 of f \(`return 1 / x`\): division by zero$"
     ):
-        calling.call("f", recorded(divides, (0,)), 0)
-
-    def leaves(x):
-        raise SystemExit(3)
-
+        called("def f(x):\n    return 1 / x\n", "f", 0)
     with pytest.raises(answers.AnswerError, match="f raised SystemExit"):
-        calling.call("f", recorded(leaves, (0,)), 0)
+        called("import sys\ndef f(x):\n    sys.exit(3)\n", "f", 0)
+    with pytest.raises(answers.AnswerError, match="f changed its argument 1 in place"):
+        calling.call("f", lambda x: apart.result_of("f", _entry("def f(x):\n    x[0] = 1\n", x), {}), np.zeros(2))
 
 
-def test_a_bad_record_scores_nothing(tmp_path):
-    tests = {
-        "q.py": "from otter.test_files import test_case\nOK_FORMAT = False\nname = 'q'\npoints = 2\n\n"
-        "@test_case(points=None, hidden=False)\ndef test_q(f):\n    assert f(1) == 2\n"
-    }
-    assert grading.read_record(tmp_path / "none.json")[1].startswith("the notebook did not reach")
-    (tmp_path / "bad.json").write_text("[1, 2]")
-    data, problem = grading.read_record(tmp_path / "bad.json")
-    assert data is None and "could not be read" in problem
-    [result] = grading.score(tests, data, problem).values()
-    assert result.score == 0 and problem in result.test_case_results[0].message
-    good = {"values": {}, "calls": {"f": [{"key": grading.key((1,), {}), "result": 2}]}, "used": [], "changed": []}
-    assert grading.score(tests, good)["q"].score == 2
-    assert grading.score(tests, dict(good, used=["torch"]))["q"].score == 0
+def _entry(cell, *args, allowed=("numpy",)):
+    answer = apart.Answer(cell, apart.Rule(allowed))
+    try:
+        return answer.call("f", apart.key(args, {}))
+    finally:
+        answer.close()
 
 
-# --------------------------------------------------------------------------- points per part
+@pytest.mark.parametrize(
+    "cell, allowed, refused",
+    [
+        ("import torch\ndef f(x):\n    return torch.tensor(x)", ("numpy",), "torch"),
+        ("def f(x):\n    import jax.numpy as jnp\n    return x", ("numpy",), "jax.numpy"),
+        ("import sympy\ndef f(x):\n    return sympy.diff(x)", ("numpy",), "sympy"),
+        ("from chainrule import grad\ndef f(x):\n    return grad(x)", ("numpy",), "chainrule.grad"),
+        ("from chainrule import Value\ndef f(x):\n    return Value(x)", ("math",), "chainrule.Value"),
+        ("import numpy as np\ndef f(x):\n    return np.tanh(x)", ("math",), "numpy"),
+        (
+            "import importlib\ndef f(x):\n    return importlib.import_module('chainrule.exercises.scalar')",
+            (),
+            "chainrule",
+        ),
+        ("def f(x):\n    return __import__('networkx')", (), "networkx"),
+    ],
+)
+def test_only_what_the_exercise_allows_exists(cell, allowed, refused):
+    """The answer cell's process has the standard library and the allowed modules: what the answer uses beyond
+    them is refused, by name, in the rule's words (before, the ast search missed a built name or importlib)."""
+    with pytest.raises(answers.AnswerError) as error:
+        called(cell, "f", 1, allowed=allowed)
+    assert str(error.value).startswith(f"Your answer uses {refused}, which this exercise does not allow"), error.value
+    assert error.value.mistake == apart.NOT_ALLOWED
+
+
+def test_the_answer_cell_runs_alone():
+    """A stash of Value.backward, a magic line and a hook in other cells never run; their names are said to be there."""
+    others = [
+        "from chainrule import Value\n_bw = Value.backward",
+        "%time stash = Value.backward",
+        "get_ipython().events.register('post_run_cell', lambda result: None)",
+        "def helper(x):\n    return 2 * x",
+    ]
+    for name, said in (
+        ("_bw", "`_bw`, which is defined in another cell"),
+        ("stash", "`stash`, which is defined in another cell"),
+        ("Value", "`Value`, which another cell imports"),
+        ("helper", "`helper`, which is defined in another cell: the answer cell runs on its own, so move `helper`"),
+    ):
+        with pytest.raises(answers.AnswerError, match=said) as error:
+            called(f"def f(x):\n    return {name}(x)\n", "f", 1, others=others)
+        assert error.value.mistake == apart.ANOTHER_CELL
+
+
+def test_of_the_answer_cell_only_what_the_answer_reaches_runs():
+    """A check of the answer against the engine in the same cell, a print, a plot: they do not run apart;
+    the answer's helpers, constants and imports in its cell do, and keep their line numbers."""
+    cell = (
+        "import math\nK = 3\n\ndef helper(v):\n    return K * v\n\n"
+        "def f(x):\n    return helper(math.sqrt(x)), [x for x in range(2)]\n\n"
+        "x = Value(1.3)\n(x * x).backward()\nprint(f(4))\n"
+    )
+    code = apart.answer_code(cell, ["f"])
+    assert "Value" not in code and "print" not in code and code.splitlines()[6] == "def f(x):"
+    assert called(cell, "f", 4.0, allowed=("math",)) == (6.0, [0, 1])
+    with pytest.raises(answers.AnswerError, match=r"in line 8 of f \(`return helper\(math.sqrt\(x\)\)"):
+        called(cell, "f", -1.0, allowed=("math",))
+
+
+def test_the_recursion_limit_is_python_s_default_whatever_the_cell_sets():
+    cell = "import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
+    assert called(cell, "f", 500) == 500
+    with pytest.raises(answers.AnswerError, match="RecursionError"):
+        called(cell, "f", 5000)
+
+
+def test_the_inputs_reach_the_answer_only_after_its_cell_has_run():
+    """A cell that reads the process's input while it runs finds nothing there: it waits, and runs out of time."""
+    cell = "import sys\nSEEN = sys.stdin.readline()\ndef f(x):\n    return SEEN\n"
+    with pytest.raises(answers.AnswerError, match="did not return within 0.5 s"):
+        called(cell, "f", 1, limit=0.5)
+
+
+def test_each_call_has_its_own_limit():
+    """Five calls of 0.3 s each under a 0.5 s limit are all kept (before, a part shared one cell's limit)."""
+    answer = apart.Answer("import time\ndef f(x):\n    time.sleep(0.3)\n    return x\n", apart.Rule(()), limit=0.5)
+    try:
+        assert [apart.result_of("f", answer.call("f", apart.key((i,), {}))) for i in range(5)] == list(range(5))
+    finally:
+        answer.close()
+    slow = apart.Answer("import time\ndef f(x):\n    time.sleep(5)\n", apart.Rule(()), limit=0.5)
+    try:
+        entries = [slow.call("f", apart.key((i,), {})) for i in range(3)]
+    finally:
+        slow.close()
+    assert [entry["error"]["type"] for entry in entries] == ["_TimeUp"] * 3
+
+
+def test_a_crash_costs_the_call_that_crashed():
+    answer = apart.Answer("import os\ndef f(x):\n    if x == 1:\n        os._exit(9)\n    return x\n", apart.Rule(()))
+    try:
+        entries = [answer.call("f", apart.key((x,), {})) for x in (0, 1, 2)]
+    finally:
+        answer.close()
+    assert entries[0] == {"result": 0} and entries[2] == {"result": 2}
+    assert entries[1]["error"]["message"] == "the answer's process stopped during this call (exit code 9)"
+
+
+def test_too_large_an_answer_fails_alone():
+    entry = _entry("import numpy as np\ndef f(x):\n    return np.zeros(2_000_000)\n", 1)
+    assert entry["error"]["type"] == "AnswerTooLarge"
+
+
+def test_the_web_page_s_python_runs_the_same_rule_in_a_namespace_of_its_own():
+    answer = apart.InProcess("import math\ndef f(x):\n    return math.sqrt(x)\n", apart.Rule(("math",)))
+    assert apart.result_of("f", answer.call("f", apart.key((4.0,), {}))) == 2.0
+    refused = apart.InProcess("import numpy\ndef f(x):\n    return x\n", apart.Rule(("math",)))
+    with pytest.raises(apart.Refused, match="uses numpy, which this exercise does not allow"):
+        apart.result_of("f", refused.call("f", apart.key((1,), {})))
+
+
+# --------------------------------------------------------------------------- scoring
 
 HEAD = "from otter.test_files import test_case\n\nOK_FORMAT = False\n\nname = 'q'\npoints = 2\n\n"
+NEURON = """def tanh_neuron_grads(x, w, b):
+    slope = 1 - math.tanh(w * x + b) ** 2
+    return slope * w, slope * x, slope
+"""
+NEURON_TESTS = {
+    "q.py": HEAD
+    + """@test_case(points=None, hidden=False)
+def test_q(tanh_neuron_grads):
+    from chainrule.exercises import feedback
+    feedback.check_tanh_neuron_grads_function(tanh_neuron_grads)
+
+@test_case(points=None, hidden=True)
+def test_q_hidden(tanh_neuron_grads):
+    from chainrule.exercises import feedback
+    for seed in (11, 12):
+        feedback.check_tanh_neuron_grads_function(tanh_neuron_grads, seed=seed)
+"""
+    + f"chainrule_reference = {'import math' + chr(10) + NEURON!r}\nchainrule_allowed = ['math']\n"
+}
+SECRET = b"the grader's secret"
+
+
+def graded(tests: dict, cells: list[str], secret: bytes = SECRET) -> dict:
+    """Inputs chosen, each answer's cell run apart, scored as the grader does: test name -> test file."""
+    given = grading.inputs(tests, secret)
+    data = grading.record_apart(cells, given, lambda source, rule, values: apart.Answer(source, rule, values))
+    return grading.score(tests, json.loads(json.dumps(data)), "", secret)
+
+
+def test_the_inputs_hold_nothing_but_inputs():
+    """No check, reference, seed or expected value is among the inputs; the hidden ones come from the secret."""
+    from chainrule.exercises import scalar
+
+    given = grading.inputs(NEURON_TESTS, SECRET)
+    text = json.dumps(given)
+    assert set(given) == {"calls", "values", "allowed"} and given["allowed"] == {"tanh_neuron_grads": ["math"]}
+    for secret_part in ("math.tanh", "feedback", "seed", "check", "slope"):
+        assert secret_part not in text
+    points = [tuple(grading.decode(json.loads(k)[0])) for k in given["calls"]["tanh_neuron_grads"]]
+    assert points[:2] == scalar.neuron_points(0) and len(points) == 6
+    unsalted = scalar.neuron_points(11) + scalar.neuron_points(12)
+    assert not set(points[2:]) & set(unsalted), "the hidden inputs are not those of the seeds in the source"
+    assert graded(NEURON_TESTS, ["import math\n" + NEURON])["q"].score == 2
+
+
+def test_an_answer_right_only_on_the_public_inputs_earns_nothing():
+    from chainrule.exercises import scalar
+
+    table = {}
+    for x, w, b in scalar.neuron_points(0):
+        slope = 1 - np.tanh(w * x + b) ** 2
+        table[(x, w, b)] = (float(slope * w), float(slope * x), float(slope))
+    cell = f"TABLE = {table!r}\ndef tanh_neuron_grads(x, w, b):\n    return TABLE[(x, w, b)]\n"
+    (result,) = graded(NEURON_TESTS, [cell]).values()
+    assert result.score == 0
+    public = [r.message for r in result.test_case_results if not r.test_case.hidden]
+    assert public and all(grading.PUBLIC_ONLY in message for message in public)
+
+
+def test_the_last_cell_that_defines_an_answer_is_its_cell():
+    first = "def tanh_neuron_grads(x, w, b):\n    return 0.0, 0.0, 0.0\n"
+    assert graded(NEURON_TESTS, [first, "import math\n" + NEURON])["q"].score == 2
+    assert graded(NEURON_TESTS, ["import math\n" + NEURON, first])["q"].score == 0
+    assert graded(NEURON_TESTS, ["x = 1"])["q"].score == 0  # no cell defines it
+
+
+def test_a_broken_cell_fails_with_where_it_broke():
+    (result,) = graded(NEURON_TESTS, ["def tanh_neuron_grads(x, w, b):\n    return (\n"]).values()
+    assert result.score == 0 and "SyntaxError" in result.test_case_results[0].message
+    assert "while its cell ran" in result.test_case_results[0].message
+
+
+def test_a_record_that_is_missing_scores_nothing_with_why():
+    [result] = grading.score(NEURON_TESTS, None, "not a readable notebook").values()
+    assert result.score == 0 and "not a readable notebook" in result.test_case_results[0].message
+
+
 WEIGHTS = (
     HEAD
     + """@test_case(points=None, hidden=False)
@@ -116,133 +318,158 @@ def test_q(d2l_weight_grads):
     feedback.check_d2l_weight_grads_function(d2l_weight_grads, seed=0)
 """
 )
-REFERENCE = """import numpy as np
-
-
-def matmul_vjp(A, B, G):
-    return G @ B.T, A.T @ G
-
-
-def ce_grad(logits, labels):
-    P = np.exp(logits - logits.max(axis=1, keepdims=True))
+WEIGHTS_ANSWER = """def d2l_weight_grads(X, y, W1, W2, lam):
+    Z = X @ W1.T
+    H = np.maximum(Z, 0)
+    O = H @ W2.T
+    P = np.exp(O - O.max(axis=1, keepdims=True))
     P /= P.sum(axis=1, keepdims=True)
-    return (P - np.eye(logits.shape[1])[labels]) / len(labels)
+    dO = (P - np.eye(W2.shape[0])[y]) / len(X)
+    dZ = (dO @ W2) * (Z > 0)
+    return dZ.T @ X + lam * W1, dO.T @ H + lam * W2{wrong}
 """
-WEIGHTS_REFERENCE = """from chainrule.exercises import feedback
+WEIGHTS += f"chainrule_reference = {'import numpy as np' + chr(10) + WEIGHTS_ANSWER.format(wrong='')!r}\n"
+WEIGHTS += "chainrule_allowed = ['numpy']\n"
 
 
-def d2l_weight_grads(X, y, W1, W2, lam):
-    g = feedback.d2l_gradients(X, y, W1, W2, lam)
-    return g["W1"], g["W2"]
-"""
-WEIGHTS += f"chainrule_reference = {WEIGHTS_REFERENCE!r}\n"
-RULES = (
-    HEAD
-    + """@test_case(points=None, hidden=False)
-def test_q(matmul_vjp, ce_grad):
-    from chainrule.exercises import feedback
-    feedback.check_matmul_vjp(matmul_vjp)
-    feedback.check_softmax_cross_entropy_vjp(ce_grad)
-"""
-    + f"chainrule_reference = {REFERENCE!r}\n"
-)
-SECRET = b"the grader's secret"
-
-
-@pytest.fixture(autouse=True)
-def no_blocked_modules(monkeypatch):
-    """This test process may have imported torch for other tests: the record must not count it here.
-
-    (That a notebook which imports torch scores nothing is tested in test_assignments.py.)
-    """
-    monkeypatch.setattr(grading, "BLOCKED_MODULES", ())
-    monkeypatch.setattr(kernel, "BLOCKED_MODULES", ())
-
-
-def recorded_and_scored(tests: dict, namespace: dict, secret: bytes = SECRET, cells=None) -> dict:
-    """Inputs chosen, answers called as the kernel would, scored as the grader does: test name -> test file."""
-    data = kernel.record(namespace, grading.inputs(tests, secret), show=False)
-    return grading.score(tests, json.loads(json.dumps(data)), "", secret, cells)
-
-
-def scored(source: str, namespace: dict, tmp_path) -> tuple[float, list[tuple[str, bool, str]]]:
-    """Record ``namespace`` as the kernel would, score it as the grader does: points and (case, passed, message)."""
-    (test_file,) = recorded_and_scored({"q.py": source}, namespace).values()
-    return test_file.score, [(r.test_case.name, r.passed, r.message) for r in test_file.test_case_results]
-
-
-def weight_grads(wrong_w2: bool):
-    from chainrule.exercises import feedback
-
-    def d2l_weight_grads(X, y, W1, W2, lam):
-        g = feedback.d2l_gradients(X, y, W1, W2, lam)
-        return g["W1"], g["W2"] - lam * W2 if wrong_w2 else g["W2"]
-
-    return d2l_weight_grads
-
-
-def test_each_quantity_earns_its_share(tmp_path):
-    """One answer, two quantities: a right ∂J/∂W1 earns its point when ∂J/∂W2 misses λ·W2, on every batch."""
+def test_each_quantity_earns_its_share():
+    """One answer, two quantities: a right ∂J/∂W1 earns its point when ∂J/∂W2 misses λ·W2."""
     parts = "\nchainrule_parts = [['d2l_weight_grads', 'dJ/dW1'], ['d2l_weight_grads', 'dJ/dW2']]\n"
-    points, cases = scored(WEIGHTS + parts, {"d2l_weight_grads": weight_grads(wrong_w2=True)}, tmp_path)
-    assert points == 1
-    assert [(name, passed) for name, passed, _ in cases] == [("q - 1 (dJ/dW1)", True), ("q - 1 (dJ/dW2)", False)]
-    assert "the weight-decay term λ·W2 is missing" in cases[1][2] and "dJ/dW1" not in cases[1][2]
-    # Without parts the same answer earns nothing, and a right one everything, either way.
-    assert scored(WEIGHTS, {"d2l_weight_grads": weight_grads(wrong_w2=True)}, tmp_path)[0] == 0
-    assert scored(WEIGHTS + parts, {"d2l_weight_grads": weight_grads(wrong_w2=False)}, tmp_path)[0] == 2
+    wrong = WEIGHTS_ANSWER.format(wrong=" - lam * W2")
+    (result,) = graded({"q.py": WEIGHTS + parts}, [wrong]).values()
+    assert result.score == 1 and [r.passed for r in result.test_case_results] == [True, False]
+    assert "the weight-decay term λ·W2 is missing" in result.test_case_results[1].message
+    assert result.mistakes == ["the weight-decay term λ·W2 is missing"]
+    assert graded({"q.py": WEIGHTS}, [wrong])["q"].score == 0
+    assert graded({"q.py": WEIGHTS + parts}, [WEIGHTS_ANSWER.format(wrong="")])["q"].score == 2
 
 
-def test_each_answer_earns_its_share(tmp_path):
-    """Two answers: a right matmul_vjp earns its point while ce_grad is not answered (the reference stands in)."""
-
-    def matmul_vjp(A, B, G):
-        return G @ B.T, A.T @ G
-
-    def ce_grad(logits, labels):
-        raise NotImplementedError("Exercise 5.5 is not answered yet: write ce_grad")
-
-    parts = "\nchainrule_parts = [['matmul_vjp', None], ['ce_grad', None]]\n"
-    points, cases = scored(RULES + parts, {"matmul_vjp": matmul_vjp, "ce_grad": ce_grad}, tmp_path)
-    assert points == 1 and [passed for _, passed, _ in cases] == [True, False]
-    assert "not answered yet" in cases[1][2]
-    # The reference never stands in for the answer being scored: a wrong matmul_vjp fails its part.
-    points, cases = scored(
-        RULES + parts, {"matmul_vjp": lambda A, B, G: (G @ B.T, -A.T @ G), "ce_grad": ce_grad}, tmp_path
-    )
-    assert points == 0 and "dB is wrong" in cases[0][2]
-
-
-def test_the_named_mistake_reaches_the_grader_as_data():
-    """The grader counts the known mistakes from the checks' AnswerError.mistake, not from their prose."""
-    tests = {"q.py": WEIGHTS}
-    wrong = recorded_and_scored(tests, {"d2l_weight_grads": weight_grads(wrong_w2=True)})
-    assert wrong["q"].mistakes == ["the weight-decay term λ·W2 is missing"]
-    assert recorded_and_scored(tests, {"d2l_weight_grads": weight_grads(wrong_w2=False)})["q"].mistakes == []
-    assert grading.score(tests, None, "no record")["q"].mistakes == []
-
-
-def test_the_replay_says_what_the_kernel_said_of_a_function_that_changed_its_inputs():
-    """A function that changes X in place fails in the grader as in the notebook, with the same named mistake."""
-    from chainrule.exercises import feedback
-
-    def scales_x_first(X, y, W1, W2, lam):
-        X /= 255.0
-        g = feedback.d2l_gradients(X, y, W1, W2, lam)
-        return g["W1"], g["W2"]
-
-    tests = {"q.py": WEIGHTS}
-    data = json.loads(
-        json.dumps(kernel.record({"d2l_weight_grads": scales_x_first}, grading.inputs(tests, SECRET), show=False))
-    )
-    result = grading.score(tests, data, "", SECRET)["q"]
+def test_a_function_that_changed_its_inputs_fails_as_in_the_notebook():
+    scales = WEIGHTS_ANSWER.format(wrong="").replace("    Z = X @ W1.T", "    X /= 255.0\n    Z = X @ W1.T")
+    (result,) = graded({"q.py": WEIGHTS}, [scales]).values()
     assert result.score == 0 and result.mistakes == ["an argument changed in place"]
     assert "d2l_weight_grads changed X in place" in result.test_case_results[0].message
-    calls = data["calls"]["d2l_weight_grads"]
-    assert calls[0]["changed"] == [0]  # the kernel wrote down which argument changed
-    del calls[0]["changed"]  # without it, the replay judges the numbers alone (wrong: they are for X / 255)
-    message = grading.score(tests, data, "", SECRET)["q"].test_case_results[0].message
-    assert "in place" not in message and "is wrong" in message
+
+
+# --------------------------------------------------------------------------- the notebook's check, the same way
+
+
+def run_cells(cells: list[str]) -> list[str]:
+    """Run ``cells`` in a fresh kernel, as a student does; what each printed or raised."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    NotebookClient(notebook, timeout=120, allow_errors=True).execute()
+    said = []
+    for cell in notebook.cells:
+        outputs = cell.get("outputs", [])
+        said.append(" ".join(o.get("text", "") or f"{o.get('ename')}: {o.get('evalue')}" for o in outputs))
+    return said
+
+
+def test_the_notebook_s_check_and_the_grader_give_the_same_verdict():
+    """A deque, dict.values() and a Fraction; a helper in another cell; chainrule where 1.2 allows math only."""
+    check = "from chainrule.exercises import feedback\nfeedback.check_tanh_neuron_grads_function(tanh_neuron_grads)\n"
+    body = "    s = 1 - math.tanh(w * x + b) ** 2\n"
+    answers_ = {
+        "deque": "import math\nfrom collections import deque\ndef tanh_neuron_grads(x, w, b):\n"
+        + body
+        + "    return deque([s * w, s * x, s])\n",
+        "values": "import math\ndef tanh_neuron_grads(x, w, b):\n"
+        + body
+        + "    return {1: s * w, 2: s * x, 3: s}.values()\n",
+        "fraction": "import math\nfrom fractions import Fraction\ndef tanh_neuron_grads(x, w, b):\n"
+        + body
+        + "    return Fraction(s * w), Fraction(s * x), Fraction(s)\n",
+        "helper": "def tanh_neuron_grads(x, w, b):\n    return helper(x, w, b)\n",
+        "engine": "from chainrule import Value\ndef tanh_neuron_grads(x, w, b):\n    return Value(1.0), 0.0, 0.0\n",
+    }
+    helper = "import math\ndef helper(x, w, b):\n" + body + "    return s * w, s * x, s\n"
+    cells = [helper]
+    for answer in answers_.values():
+        cells += [answer, check + "print('right')"]
+    said = run_cells(cells)
+    in_the_notebook = dict(zip(answers_, said[2::2]))
+    for name, answer in answers_.items():
+        (result,) = graded(NEURON_TESTS, [helper, answer]).values()
+        right = in_the_notebook[name].strip() == "right"
+        assert right == (result.score == 2), (name, in_the_notebook[name], result.test_case_results[0].message)
+        if not right:
+            notebook_message = in_the_notebook[name].split("AnswerError: ", 1)[1].strip()
+            assert notebook_message in result.test_case_results[0].message, (notebook_message, result)
+    assert [name for name in answers_ if in_the_notebook[name].strip() == "right"] == ["deque", "values", "fraction"]
+    assert "move `helper` into the answer cell" in in_the_notebook["helper"]
+    assert "uses chainrule.Value, which this exercise does not allow" in in_the_notebook["engine"]
+
+
+# --------------------------------------------------------------------------- the sandbox's user, and Gradescope's
+
+
+def test_an_answer_in_the_sandbox_is_not_root_on_the_host_and_sees_no_site_packages():
+    import sandbox  # tools/sandbox.py
+
+    assert sandbox.sandbox_available() == "", sandbox.sandbox_available()
+    cell = textwrap.dedent(
+        """\
+        import os, sys, time
+        def f(x):
+            if x == 1:
+                time.sleep(2)
+            seen = [p for p in sys.path if os.path.isdir(p)]
+            found = [p for p in ('/work', os.path.expanduser('~'), sys.base_prefix + '/lib') if os.path.isdir(p)]
+            return os.getuid(), sorted(os.listdir(sys.base_prefix + '/lib/python3.11/site-packages')), seen
+        """
+    )
+    answer = apart.Answer(cell, apart.Rule(("numpy",)), sandbox=sandbox.answer_command)
+    try:
+        answer.start()
+        uid, packages, _ = apart.result_of("f", answer.call("f", apart.key((0,), {})))
+        on_the_host = subprocess.run(["ps", "-o", "uid=", "-p", str(_runner_pid(answer))], capture_output=True)
+    finally:
+        answer.close()
+    assert uid == sandbox.NOBODY and packages == []
+    assert on_the_host.stdout.strip() == str(sandbox.NOBODY).encode(), on_the_host.stdout
+
+
+def _runner_pid(answer) -> int:
+    """The runner's process under bwrap (bwrap's own child), found by its command line."""
+    import psutil
+
+    for child in psutil.Process(answer.process.pid).children(recursive=True):
+        command = child.cmdline()
+        if command and "python" in Path(command[0]).name and command[-1].endswith("runner.py"):
+            return child.pid
+    raise AssertionError("no runner process under bwrap")
+
+
+def test_the_otter_plugin_grades_nothing_as_root_when_nobody_cannot_run_its_python(tmp_path, monkeypatch):
+    """Gradescope's zip put its Python under /root (0700): every part gets 0 with why, not 6/6."""
+    from chainrule.exercises import otter_plugin
+
+    if os.geteuid() != 0:
+        pytest.fail("this test plays Gradescope's autograder, which runs as root")
+    hidden = tmp_path / "root-only"
+    hidden.mkdir(mode=0o700)
+    python = hidden / "python3"
+    python.symlink_to(os.path.realpath(sys.executable))
+    monkeypatch.setattr(otter_plugin.sys, "executable", str(python))
+    monkeypatch.setattr(apart.sys, "executable", str(python))
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "q.py").write_text(NEURON_TESTS["q.py"])
+    plugin = otter_plugin.TrustedScores(str(tmp_path / "s.ipynb"), {}, {})
+    import nbformat
+
+    submission = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import math\n" + NEURON)])
+    emptied = plugin.before_execution(submission)
+    assert emptied.cells == [], "otter's kernel runs none of the student's code"
+    results = type("Results", (), {"results": None})()
+    monkeypatch.setattr(otter_plugin.patches, "forget_the_kernel_error", lambda results: None)
+    plugin.after_grading(results)
+    (result,) = results.results.values()
+    assert result.score == 0
+    assert "not graded: student code would run as root here" in result.test_case_results[0].message
 
 
 class _Forged:
@@ -271,231 +498,9 @@ def test_a_forged_otter_log_is_gone_before_otter_would_unpickle_it(tmp_path, mon
     config = types.SimpleNamespace(grade_from_log=True)
     TrustedScores(None, {}, {}).before_grading(config)
     assert not Path(OTTER_LOG).exists() and config.grade_from_log is False and not mark.exists()
-    Path(OTTER_LOG).mkdir()  # nor a folder of that name
-    TrustedScores(None, {}, {}).before_grading(config)
-    assert not Path(OTTER_LOG).exists()
 
 
-# --------------------------------------------------------------------------- the answer key out of the kernel
-
-NEURON = """import math
-
-
-def tanh_neuron_grads(x, w, b):
-    slope = 1 - math.tanh(w * x + b) ** 2
-    return slope * w, slope * x, slope
-"""
-NEURON_TESTS = {
-    "q.py": HEAD
-    + """@test_case(points=None, hidden=False)
-def test_q(tanh_neuron_grads):
-    from chainrule.exercises import feedback
-    feedback.check_tanh_neuron_grads_function(tanh_neuron_grads)
-
-@test_case(points=None, hidden=True)
-def test_q_hidden(tanh_neuron_grads):
-    from chainrule.exercises import feedback
-    for seed in (11, 12):
-        feedback.check_tanh_neuron_grads_function(tanh_neuron_grads, seed=seed)
-"""
-    + f"chainrule_reference = {NEURON!r}\nchainrule_not_allowed = ['chainrule.Value.backward']\n"
-}
-
-
-def neuron_right():
-    namespace: dict = {}
-    exec(NEURON, namespace)  # noqa: S102 - the test's own reference
-    return namespace["tanh_neuron_grads"]
-
-
-def test_the_kernel_is_given_inputs_and_nothing_else():
-    """No check, reference, seed or expected value reaches the kernel; the hidden inputs come from the secret."""
-    from chainrule.exercises import scalar
-
-    given = grading.inputs(NEURON_TESTS, SECRET)
-    text = json.dumps(given)
-    assert set(given) == {"calls", "values", "not_allowed"} and list(given["calls"]) == ["tanh_neuron_grads"]
-    assert given["not_allowed"] == {"tanh_neuron_grads": ["chainrule.Value.backward"]}
-    for secret_part in ("math.tanh", "feedback", "seed", "check", "slope"):
-        assert secret_part not in text
-    points = [tuple(grading.decode(json.loads(k)[0])) for k in given["calls"]["tanh_neuron_grads"]]
-    public = scalar.neuron_points(0)
-    assert points[:2] == public and len(points) == 6  # the public points, then two for each hidden seed
-    unsalted = scalar.neuron_points(11) + scalar.neuron_points(12)
-    assert not set(points[2:]) & set(unsalted), "the hidden inputs are not those of the seeds in the source"
-    other = grading.inputs(NEURON_TESTS, b"another run")["calls"]["tanh_neuron_grads"]
-    assert other[:2] == given["calls"]["tanh_neuron_grads"][:2] and other[2:] != given["calls"]["tanh_neuron_grads"][2:]
-    assert recorded_and_scored(NEURON_TESTS, {"tanh_neuron_grads": neuron_right()})["q"].score == 2
-
-
-def test_an_answer_right_only_on_the_public_inputs_earns_nothing():
-    """A table of the public points' answers passes the public test and fails the hidden one: 0 points."""
-    from chainrule.exercises import scalar
-
-    right = neuron_right()
-    table = {point: right(*point) for point in scalar.neuron_points(0)}
-    (result,) = recorded_and_scored(NEURON_TESTS, {"tanh_neuron_grads": lambda *point: table[point]}).values()
-    assert result.score == 0
-    public = [r.message for r in result.test_case_results if not r.test_case.hidden]
-    assert public and all(grading.PUBLIC_ONLY in message for message in public)
-    hidden = [r.message for r in result.test_case_results if r.test_case.hidden]
-    assert all("KeyError" in message for message in hidden)
-
-
-def test_the_checker_s_frames_hold_nothing_while_the_kernel_calls_an_answer():
-    """The kernel calls an answer from kernel.record, whose frames hold the inputs and no expected value."""
-    import sys
-
-    def peeks(x, w, b):
-        frame, seen = sys._getframe(1), []
-        while frame is not None:
-            seen += [value for value in frame.f_locals.values() if isinstance(value, (tuple, float))]
-            frame = frame.f_back
-        right = neuron_right()(x, w, b)
-        return next((value for value in seen if value == right), (0.0, 0.0, 0.0))
-
-    assert recorded_and_scored(NEURON_TESTS, {"tanh_neuron_grads": peeks})["q"].score == 0
-
-
-def test_what_an_exercise_does_not_allow_earns_nothing():
-    """Value.backward in Exercise 1.2: found in the answer's code by the grader, and refused in the kernel."""
-    engine = (
-        "from chainrule import Value\n\n\ndef helper(x, w, b):\n"
-        "    leaves = [Value(v) for v in (x, w, b)]\n    (leaves[1] * leaves[0] + leaves[2]).tanh().backward()\n"
-        "    return tuple(leaf.grad for leaf in leaves)\n\n\n"
-        "def tanh_neuron_grads(x, w, b):\n    return helper(x, w, b)\n"
-    )
-    namespace: dict = {}
-    exec(engine, namespace)  # noqa: S102
-    (result,) = recorded_and_scored(NEURON_TESTS, {"tanh_neuron_grads": namespace["tanh_neuron_grads"]}).values()
-    assert result.score == 0 and "Value.backward is not allowed in this exercise" in result.test_case_results[0].message
-    (result,) = recorded_and_scored(NEURON_TESTS, {"tanh_neuron_grads": neuron_right()}, cells=[engine]).values()
-    assert result.score == 0
-    assert "tanh_neuron_grads uses Value.backward, which this exercise does not allow" in (
-        result.test_case_results[0].message
-    )
-    # The engine's own method is back once the answer has been called.
-    from chainrule import Value
-
-    assert Value.backward.__name__ == "backward"
-
-
-def test_answer_uses_reads_only_the_answers_code():
-    cells = [
-        "import chainrule.graph as g\nfrom chainrule.graph import topological_order as order",
-        "def helper(v):\n    return order(v)\n\n\ndef unrelated(v):\n    return v.backward()",
-        "def answer(x):\n    '''backward, not used'''\n    backward = 2 * x\n    return helper(x) + [backward]",
-        "%timeit answer(1)\ndef other(v):\n    return getattr(v, 'backward')()",
-    ]
-    names, attributes = answer_code.answer_uses(cells, ["answer"])
-    assert {"helper", "order", "topological_order", "graph", "chainrule"} <= names and "unrelated" not in names
-    assert "backward" not in attributes  # a local variable and a docstring are not the method
-    assert answer_code.not_allowed_used(cells, ["answer"], ["chainrule.Value.backward"]) == []
-    assert answer_code.not_allowed_used(cells, ["answer"], ["chainrule.graph.topological_order"]) == [
-        "graph.topological_order"
-    ]
-    assert answer_code.not_allowed_used(cells, ["other"], ["chainrule.Value.backward"]) == ["Value.backward"]
-    assert answer_code.not_allowed_used(["def f():\n    from chainrule.exercises import feedback"], ["f"], []) == [
-        "exercises"
-    ]
-    # A definition inside an if block, and the framework the blocker refuses, imported once it is removed:
-    swapped = "import sys\nif '_grader_kernel' in globals():\n    sys.meta_path.pop(0)\n    import torch as t\n"
-    swapped += "    def f(x):\n        return t.tensor(x)"
-    assert answer_code.not_allowed_used([swapped], ["f"], []) == ["torch"]
-
-
-def test_the_first_cell_refuses_the_checks_and_the_frameworks():
-    """In a fresh interpreter, as in a kernel: after the grader's first cell no answer key can be imported."""
-    import subprocess
-    import sys
-
-    probe = (
-        kernel.FIRST_CELL
-        + "\nimport sys\nprint(sorted(m for m in sys.modules if m.startswith('chainrule.exercises.')))\n"
-        + "for name in ('chainrule.exercises.feedback', 'chainrule.exercises.scalar', 'torch'):\n"
-        + "    try:\n        __import__(name)\n    except ModuleNotFoundError as error:\n        print(error)\n"
-    )
-    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    loaded, *refused = run.stdout.splitlines()
-    assert "feedback" not in loaded and "scalar" not in loaded and "kernel" in loaded
-    assert [line.split(":")[0] for line in refused] == [
-        "No module named 'chainrule.exercises.feedback'",
-        "No module named 'chainrule.exercises.scalar'",
-        "No module named 'torch'",
-    ]
-
-
-def test_no_process_of_the_notebook_outlives_it(tmp_path):
-    """A daemon that left its parent's session is adopted, and stopped, before the record is read."""
-    import subprocess
-    import sys
-
-    pid_file = tmp_path / "daemon"
-    script = (
-        "import os, sys, time\nfrom chainrule.exercises import processes\n"
-        "assert processes.adopt_orphans()\n"
-        "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
-        f"        open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n        time.sleep(60)\n    os._exit(0)\n"
-        f"while not os.path.exists({str(pid_file)!r}):\n    time.sleep(0.05)\n"
-        "time.sleep(0.2)\nprint(processes.stop_descendants())\n"
-    )
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
-    assert int(run.stdout.strip() or 0) >= 1, run.stderr  # the daemon (and its parent, a zombie)
-    import psutil
-
-    pid = int(pid_file.read_text())
-    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-
-
-def test_one_answer_that_is_too_large_or_crashes_costs_only_itself():
-    """A 150 MB answer fails alone; an answer that kills the kernel leaves the others' parts of the record."""
-    import nbformat
-
-    tests = {"q.py": RULES + "\nchainrule_parts = [['matmul_vjp', None], ['ce_grad', None]]\n"}
-    given = grading.inputs(tests, SECRET)
-    right = grading.reference_names(REFERENCE)
-    huge = {"matmul_vjp": lambda A, B, G: (np.zeros(20_000_000), A.T @ G), "ce_grad": right["ce_grad"]}
-    data = json.loads(json.dumps(kernel.record(huge, given, show=False)))
-    results = grading.score(tests, data, "", SECRET)["q"].test_case_results
-    assert [r.passed for r in results] == [False, True]
-    assert "returned more than 1,000,000 numbers" in results[0].message
-    # The kernel died while it called ce_grad: what it showed before is read, part by part.
-    shown = [
-        {"output_type": "display_data", "metadata": {}, "data": {kernel.RECORD_TYPE: json.dumps(part)}}
-        for part in (
-            {"values": {}, "calls": {}, "used": [], "defined": ["matmul_vjp", "ce_grad"]},
-            {"calls": {"matmul_vjp": kernel.record(right, given, show=False)["calls"]["matmul_vjp"]}},
-        )
-    ]
-    cell = nbformat.v4.new_code_cell("", outputs=[nbformat.from_dict(output) for output in shown])
-    data, problem = grading.parse_record(kernel.shown_record(cell))
-    results = grading.score(tests, data, problem, SECRET)["q"].test_case_results
-    assert [r.passed for r in results] == [True, False]
-    assert "the kernel stopped while the grader called ce_grad" in results[1].message
-    assert kernel.shown_record(nbformat.v4.new_code_cell("")) is None
-    assert grading.parse_record(None) == (None, grading.NO_RECORD)
-
-
-def test_the_otter_plugin_imports_the_checks_before_the_kernel_runs(tmp_path):
-    """Under otter run (Gradescope) the plugin imports all that scoring needs before the kernel starts, and
-    gives the kernel the inputs alone: a notebook that rewrites the installed checks changes nothing."""
-    import subprocess
-    import sys
-
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "q.py").write_text(NEURON_TESTS["q.py"])
-    script = (
-        "import sys, nbformat\nfrom chainrule.exercises.otter_plugin import TrustedScores\n"
-        "before = 'chainrule.exercises.feedback' in sys.modules\n"
-        f"plugin = TrustedScores({str(tmp_path / 's.ipynb')!r}, {{}}, {{}})\n"
-        "graded = plugin.before_execution(nbformat.v4.new_notebook())\n"
-        "print(before, 'chainrule.exercises.feedback' in sys.modules, 'chainrule.exercises.scalar' in sys.modules)\n"
-        "print(graded.cells[-1].source)\n"
-    )
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    said = "".join(line + "\n" for line in run.stdout.splitlines() if not line.startswith("chainrule: "))
-    imported, last_cell = said.split("\n", 1)
-    assert imported == "False True True"
-    assert "_grader_kernel.record(" in last_cell
-    for secret_part in ("math.tanh", "feedback", "seed", "chainrule_reference"):
-        assert secret_part not in last_cell
+def test_the_runner_needs_only_the_standard_library():
+    """The runner starts as ``python -I -S``: it imports nothing of chainrule's, nor numpy."""
+    source = Path(runner.__file__).read_text()
+    assert "from chainrule" not in source and "from ." not in source and "\nimport numpy" not in source

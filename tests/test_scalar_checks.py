@@ -286,30 +286,64 @@ def test_an_error_in_the_students_code_shows_their_line_first_and_numpys_signatu
 
 # --------------------------------------------------------------------------- the grader's replay
 
+
+def source_of(function, name: str) -> str:
+    """An answer cell that defines ``name`` as ``function`` (a top-level function of this file)."""
+    return f"import math\n\n{inspect.getsource(function)}\n{name} = {function.__name__}\n"
+
+
+NEURON_CELL = "def tanh_neuron_grads(x, w, b):\n    factor = {}\n    return factor * w, factor * x, factor\n"
+#: Answer cells, right ("") and wrong, as a notebook holds them.
 REPLAYED = {
-    "tanh_neuron_grads": ("check_tanh_neuron_grads_function", (11, 12), NEURON_WRONG, neuron),
-    "cube_grads": ("check_cube_grads_function", (31, 32), CUBE_WRONG, cube),
+    "tanh_neuron_grads": (
+        "check_tanh_neuron_grads_function",
+        (11, 12),
+        {
+            "tanh\\(z\\) was used for tanh'\\(z\\)": "import math\n" + NEURON_CELL.format("math.tanh(w * x + b)"),
+            "not 1 - z²": NEURON_CELL.format("1 - (w * x + b) ** 2"),
+            "": source_of(neuron, "tanh_neuron_grads"),
+        },
+    ),
+    "cube_grads": (
+        "check_cube_grads_function",
+        (31, 32),
+        {
+            "lost fan-out contribution: x also feeds y directly": "def cube_grads(x):\n    return x, 2 * x**2\n",
+            "backward\\(\\) ran twice": "def cube_grads(x):\n    return 2 * x, 6 * x**2\n",
+            "": source_of(cube, "cube_grads"),
+        },
+    ),
     "dfs_order_with_stack": (
         "check_dfs_order_function",
         (21, 22),
-        {"first visits": pre_order, "RecursionError": recursive, "last first": pushed_all_at_once},
-        with_stack,
+        {
+            "first visits": source_of(pre_order, "dfs_order_with_stack"),
+            "RecursionError": source_of(recursive, "dfs_order_with_stack"),
+            "last first": source_of(pushed_all_at_once, "dfs_order_with_stack"),
+            "": source_of(with_stack, "dfs_order_with_stack"),
+        },
     ),
 }
-#: The grader's reference solutions: the right answers above, as source.
-REFERENCE_CODE = {
-    answer: f"import math\n\n{inspect.getsource(right)}\n{answer} = {right.__name__}\n"
-    for answer, (*_, right) in REPLAYED.items()
-}
+
+
+def as_cell(source: str, name: str):
+    """``name`` as a notebook cell defines it: its source kept in linecache without a time, as IPython keeps it."""
+    import linecache
+
+    filename = f"<cell {abs(hash(source))}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"__name__": "__main__"}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]
 
 
 @pytest.mark.parametrize("answer", REPLAYED)
-def test_the_grader_replays_public_and_hidden_checks_with_the_same_verdicts(answer, tmp_path, monkeypatch):
-    """Each planted mistake fails the public and the hidden test in the grader's process, named as in the notebook."""
-    from chainrule.exercises import grading, kernel
+def test_the_grader_and_the_notebook_give_the_same_verdicts(answer):
+    """Each planted mistake, its cell run apart, fails the public and the hidden test in the grader's process,
+    named as the notebook's check names it, and the right answer earns every point in both."""
+    from chainrule.exercises import apart, grading
 
-    monkeypatch.setattr(kernel, "BLOCKED_MODULES", ())  # this process imported torch for other tests
-    check, seeds, wrong, right = REPLAYED[answer]
+    check, seeds, cells = REPLAYED[answer]
     head = "from otter.test_files import test_case\n\nOK_FORMAT = False\n\nname = 'q'\npoints = 2\n\n"
     tests = {
         "q.py": head
@@ -318,20 +352,21 @@ def test_the_grader_replays_public_and_hidden_checks_with_the_same_verdicts(answ
         + f"@test_case(points=None, hidden=True)\ndef test_hidden({answer}):\n"
         + f"    from chainrule.exercises import feedback\n    for seed in {seeds}:\n"
         + f"        feedback.{check}({answer}, seed=seed)\n"
-        + f"chainrule_reference = {REFERENCE_CODE[answer]!r}\n"
+        + f"chainrule_reference = {cells['']!r}\n"
+        + f"chainrule_allowed = {list(getattr(feedback, check).allowed)!r}\n"
     }
-    for mistake, function in [*wrong.items(), ("", right)]:
-        inputs = grading.inputs(tests, b"secret")
-        (tmp_path / "record.json").write_text(json.dumps(kernel.record({answer: function}, inputs, show=False)))
-        data, problem = grading.read_record(tmp_path / "record.json")
-        result = grading.score(tests, data, problem, b"secret")["q"]
+    inputs = grading.inputs(tests, b"secret")
+    for mistake, cell in cells.items():
+        data = grading.record_apart([cell], inputs, lambda source, rule, values: apart.Answer(source, rule, values))
+        result = grading.score(tests, data, "", b"secret")["q"]
         messages = [r.message for r in result.test_case_results]
         if not mistake:
             assert result.score == 2, messages
+            getattr(feedback, check)(as_cell(cell, answer))
             continue
         assert result.score == 0, (mistake, messages)
         with pytest.raises(answers.AnswerError) as in_the_notebook:
-            getattr(feedback, check)(function)
+            getattr(feedback, check)(as_cell(cell, answer))
         assert str(in_the_notebook.value) in messages[0], (messages[0], str(in_the_notebook.value))
         assert all(re.search(mistake, message) for message in messages), (mistake, messages)
 

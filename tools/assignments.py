@@ -51,11 +51,12 @@ from book_model import ROOT, Book, load_book
 from myst import ConversionError
 from plain_markdown import Context, convert_markdown, reference_list
 from questions import (
+    REFERENCE_PRELUDE,
     Assignment,
     AssignmentError,
     Question,
+    allowed,
     load_assignments,
-    not_allowed,
     question_parts,
     solution_code,
     test_function,
@@ -135,7 +136,7 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
 
     - in each question's test file, for ``chainrule.exercises.grading`` (otter ignores them; the
       student's copies of the public tests do not carry them): its parts and reference
-      solution (:func:`question_parts`) and what its answers may not use (:func:`not_allowed`);
+      solution (:func:`question_parts`) and the modules its answer cells may import (:func:`allowed`);
     - ``written.json``, the questions with written work graded by hand, which ``make grade``
       exports (``tools/grade.py``).
     """
@@ -153,7 +154,7 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
             "# separately, the reference solution it finds the inputs with, and what an answer may not use.",
             f"chainrule_parts = {parts!r}",
             f"chainrule_reference = {reference!r}",
-            f"chainrule_not_allowed = {not_allowed(question)!r}",
+            f"chainrule_allowed = {allowed(question)!r}",
         ]
         name = f"tests/{question.name}.py"
         if name not in files:
@@ -392,12 +393,13 @@ def check_autograder(files: dict[str, bytes], assignment: Assignment) -> None:
     """Grade the reference solution as a notebook's answers are graded; every test must give it full marks.
 
     It runs every test, public and hidden (with a fresh secret), on the reference
-    (:func:`chainrule.exercises.grading.inputs`), records the reference's answers as the
-    student's kernel would (:func:`chainrule.exercises.kernel.record`) and scores them
-    (:func:`chainrule.exercises.grading.score`), so a check that fails on its own solution, or
-    an input the grader cannot send to a notebook, stops the build.
+    (:func:`chainrule.exercises.grading.inputs`), runs the reference's cell apart as an answer cell
+    runs, with only what its exercise allows (:func:`chainrule.exercises.grading.record_apart`), and
+    scores it (:func:`chainrule.exercises.grading.score`), so a check that fails on its own solution,
+    a solution that needs more than its exercise allows, or an input the grader cannot send to an
+    answer stops the build.
     """
-    from chainrule.exercises import grading, kernel
+    from chainrule.exercises import apart, grading
 
     tests = {Path(name).name: data.decode() for name, data in files.items() if name.startswith("tests/")}
     secret = os.urandom(32)
@@ -405,10 +407,11 @@ def check_autograder(files: dict[str, bytes], assignment: Assignment) -> None:
         inputs = grading.inputs(tests, secret)
     except grading.Unreadable as error:
         raise AssignmentError(f"the autograder of {assignment.name} cannot be used: {error}") from None
-    namespace = {}
-    for source in tests.values():
-        namespace.update(grading.reference_names(grading.settings(source).get(grading.REFERENCE, "")))
-    record = json.loads(json.dumps(kernel.record(namespace, inputs, show=False)))
+    cells = [
+        str(grading.settings(source).get(grading.REFERENCE, "")).removeprefix(REFERENCE_PRELUDE)
+        for source in tests.values()
+    ]
+    record = grading.record_apart(cells, inputs, lambda source, rule, values: apart.Answer(source, rule, values))
     for test_file in grading.score(tests, record, "", secret).values():
         wrong = [result.message for result in test_file.test_case_results if not result.passed]
         if wrong:

@@ -1,28 +1,27 @@
 """Grade a folder of submitted notebooks with an assignment's autograder: sandboxed, and scored outside the sandbox.
 
 Usage: ``make grade ASSIGNMENT=<name> SUBMISSIONS=<dir> [JOBS=N] [TIMEOUT=S] [ROSTER=csv] [ONLY="id ..."]``,
-or ``python tools/grade.py <name> <dir> [--jobs N] [--timeout S] [--cell-timeout S] [--roster CSV]
+or ``python tools/grade.py <name> <dir> [--jobs N] [--timeout S] [--call-timeout S] [--roster CSV]
 [--only ID ...] [--sandbox auto|bwrap|none]``.
 
 Every notebook under ``<dir>`` is graded (any case of ``.ipynb``, in subfolders too, as an LMS
 exports them); a ``.py`` or ``.zip`` gets a row that says it is not a notebook; every other
-file is listed as skipped. Each notebook runs in its own process, ``--jobs`` at a time, with
-nbclient, given only the inputs its answers are called on (the autograder zip that ``make
-assignments`` wrote stays outside):
+file is listed as skipped. A notebook is read as text, never run: ``--jobs`` at a time,
 
-- **the inputs**, chosen here before any notebook runs: every test of the autograder, public
+- **the inputs** are chosen here before any answer runs: every test of the autograder, public
   and hidden, runs in this process on the reference solution, the hidden ones with a secret
   drawn for this run (:func:`chainrule.exercises.grading.inputs`);
-- **in a sandbox** (bubblewrap, tools/sandbox.py): no network, user ``nobody`` in a user
-  namespace of its own, no capabilities, limits on CPU time, memory and file size; it sees
-  the system, its Python and the grader's code read-only and one folder of its own, and none
-  of the grader's environment. Without bubblewrap, ``--sandbox auto`` says so loudly and
-  grades without it; ``--sandbox bwrap`` refuses. The notebook cannot import the checks
-  (:mod:`chainrule.exercises.kernel`); its last cell calls the answers on the inputs, and the
-  record it shows is written out only after every process the notebook started is dead;
-- **scored outside it**: this process runs the autograder's tests against that record
-  (:mod:`chainrule.exercises.grading`), so nothing the notebook does to the checks, numpy,
-  the tests or otter's files counts, and what an exercise does not allow fails it.
+- **each answer's cell runs apart** (:func:`chainrule.exercises.grading.record_apart`): alone,
+  in a process of its own, in a sandbox (bubblewrap, tools/sandbox.py) as user nobody on the
+  host too, with no network and no capabilities, under limits on CPU time, memory and file
+  size, seeing the system, the standard library and the modules its exercise allows, and
+  nothing else: no venv, no grader's code, no answer key, no other notebook. It is sent the
+  inputs only after its cell has run, one call at a time, each under ``--call-timeout``.
+  Without bubblewrap, ``--sandbox auto`` says so loudly and grades without it; ``--sandbox
+  bwrap`` refuses;
+- **scored outside it**: this process runs the autograder's tests against what the calls
+  returned (:mod:`chainrule.exercises.grading`). An error of the grader's on one notebook
+  becomes that row's status: the run always writes every file below.
 
 It writes, with tools/reports.py, ``<dir>/grades.csv`` (one row per notebook: student id, file, one column per
 question, ``total``, ``possible``, ``status``), ``<dir>/feedback/<id>-<hash>.txt`` (each test's
@@ -42,11 +41,7 @@ import concurrent.futures
 import csv
 import os
 import re
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 import zipfile
@@ -64,17 +59,16 @@ from reports import (  # tools/reports.py
 )
 from sandbox import (  # tools/sandbox.py
     SCRATCH,
+    answer_command,
     group,
     limits,
     sandbox_available,
-    sandbox_command,
     sandbox_environment,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNNER = Path(__file__).resolve().parent / "run_notebook.py"  # runs one notebook, in the sandbox
 ASSIGNMENTS = ROOT / "_build" / "assignments"
-CELL_TIMEOUT = 60
+CALL_TIMEOUT = 10.0  # seconds per call of an answer, as the notebook's check gives it (apart.TIME_LIMIT)
 SUBMISSION_TIMEOUT = 600
 OUTPUTS = ("grades.csv", "summary.html", "feedback", "written")
 OUTPUT_TAIL = 64 * 1024  # characters of a sandbox's output kept in feedback/<name>.log
@@ -204,10 +198,11 @@ REVIEW = {
 }
 
 
-def review_reasons(notebook, handed_out: frozenset[str] = frozenset()) -> list[str]:
+def review_reasons(cells: list[str], handed_out: frozenset[str] = frozenset()) -> list[str]:
     """What of :data:`REVIEW` the notebook's code uses, in lines that the handed-out notebook does not
-    hold (its set-up cell installs packages and reads the environment), for a human to look at."""
-    lines = [line for cell in notebook.cells if cell.cell_type == "code" for line in cell.source.splitlines()]
+    hold (its set-up cell installs packages and reads the environment), for a human to look at. A hint
+    only: it costs no points."""
+    lines = [line for source in cells for line in source.splitlines()]
     code = "\n".join(line for line in lines if line.strip() not in handed_out)
     return [reason for reason, pattern in REVIEW.items() if re.search(pattern, code)]
 
@@ -223,151 +218,79 @@ def handed_out_lines(assignment: str, assignments: Path = ASSIGNMENTS) -> frozen
     return frozenset(line.strip() for cell in cells if cell.cell_type == "code" for line in cell.source.splitlines())
 
 
-def prepare(
-    submission: Submission, assignment: str, folder: Path, handed_out: frozenset[str] = frozenset(), inputs=None
-) -> tuple[Path | None, str, list[str], list[str]]:
-    """The notebook to run in the sandbox, written into ``folder`` with the grader's cells and ``inputs``
-    (:func:`chainrule.exercises.kernel.graded_notebook`), or None and the status that says why not;
-    what of its code a human should review (:func:`review_reasons`); and its code cells."""
+def read_submission(submission: Submission, assignment: str, handed_out: frozenset[str] = frozenset()):
+    """The code cells of ``submission``'s notebook, read as text, and what of them a human should review;
+    or None and the status that says why it cannot be graded. Nothing of the notebook runs here."""
     import nbformat
-
-    from chainrule.exercises import kernel
 
     if submission.path.suffix.lower() in HANDED_IN:
         kind = submission.path.suffix.lower()
-        return None, f"not graded: a {kind} file, not a notebook (ask the student for the .ipynb)", [], []
+        return None, f"not graded: a {kind} file, not a notebook (ask the student for the .ipynb)", []
     if submission.path.resolve() != Path(os.path.abspath(submission.path)):
         # A link is not a student's work, and could lead to any file of the grader's (the solution).
-        return None, "not graded: a symbolic link, not a notebook (hand in the file itself)", [], []
+        return None, "not graded: a symbolic link, not a notebook (hand in the file itself)", []
     try:
         notebook = nbformat.read(submission.path, as_version=4)
     except Exception as error:  # noqa: BLE001 - not JSON, not a notebook: this submission's fault
-        return None, f"not a readable notebook ({type(error).__name__}: {_one_line(str(error))[:120]})", [], []
-    named = notebook.metadata.get("otter", {}).get("assignment_name")
-    if named and named != assignment:
-        why = f"submitted the {named} notebook for the {assignment} assignment (its metadata names '{named}')"
-        return None, why, [], []
-    # A notebook whose cells were copied into a new one has lost otter's metadata: grade it as this one.
-    notebook.metadata.setdefault("otter", {})["assignment_name"] = assignment
-    copy = folder / "submission.ipynb"
-    nbformat.write(kernel.graded_notebook(notebook, inputs or {}), copy)
-    cells = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
-    return copy, "", review_reasons(notebook, handed_out), cells
+        return None, f"not a readable notebook ({type(error).__name__}: {_one_line(str(error))[:120]})", []
+    otter = notebook.get("metadata", {}).get("otter") if isinstance(notebook.get("metadata"), dict) else None
+    named = otter.get("assignment_name") if isinstance(otter, dict) else None
+    if isinstance(named, str) and named and named != assignment:
+        return None, f"submitted the {named} notebook for the {assignment} assignment (its metadata names it)", []
+    cells = [
+        cell.source if isinstance(cell.get("source"), str) else ""
+        for cell in notebook.get("cells", [])
+        if isinstance(cell, dict) and cell.get("cell_type") == "code"
+    ]
+    return cells, "", review_reasons(cells, handed_out)
 
 
 def grade_one(
     inputs: dict, submission: Submission, assignment: str, options: argparse.Namespace
-) -> tuple[Result, Path | None]:
-    """Run one notebook in the sandbox, given only ``inputs``; returns the result without scores and its work folder."""
+) -> tuple[Result, bool]:
+    """Run each answer of one notebook apart, sandboxed, on ``inputs``; the result without scores, and whether
+    there is a record to score."""
+    from chainrule.exercises import apart, grading
+
     start = time.monotonic()
     result = Result(submission.student, submission.file)
     if submission.path is None:
         result.status = "no submission"
-        return result, None
-    work = Path(tempfile.mkdtemp(prefix="grade-"))
-    handed_out = options.handed_out.get(assignment, frozenset())
-    copy, status, result.review, result.code = prepare(submission, assignment, work, handed_out, inputs)
-    if copy is None:
+        return result, False
+    cells, status, result.review = read_submission(
+        submission, assignment, options.handed_out.get(assignment, frozenset())
+    )
+    if cells is None:
         result.status = status
-        return result, None
-    # The sandbox sees no test, reference or assignment folder: only the notebook, with the inputs.
-    # The record comes back by a pipe that only tools/run_notebook.py holds.
-    reader, writer = os.pipe()
-    home = SCRATCH if options.sandboxed else str(work)
-    command = [sys.executable, str(RUNNER), str(copy), home, str(options.cell_timeout), str(writer)]
-    if options.sandboxed:
-        command = sandbox_command(work, command)
-    caps = group(f"chainrule-grade-{os.getpid()}-{work.name}") if options.capped else None
+        return result, False
+    result.code = cells
+    caps = group(f"chainrule-grade-{os.getpid()}-{threading.get_ident()}") if options.capped else None
+    popen = {
+        "cwd": "/",
+        "env": sandbox_environment(SCRATCH),
+        "start_new_session": True,
+        "preexec_fn": limits(options.timeout, caps),
+    }
+    sandbox = answer_command if options.sandboxed else None
+
+    def started(source, rule, values):
+        return apart.Answer(source, rule, values, sandbox=sandbox, popen=popen, limit=options.call_timeout)
+
     try:
-        child = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            cwd=work,
-            env=sandbox_environment(home),
-            start_new_session=True,
-            preexec_fn=limits(options.timeout, caps),
-            pass_fds=(writer,),
-        )
+        result.record = grading.record_apart(cells, inputs, started)
     finally:
-        os.close(writer)
-    tail = _Tail(child.stdout)  # read as it comes: a kernel that prints 800 MB costs the grader 64 KB
-    tail.start()
-    record = _Record(reader)
-    record.start()
-    try:
-        child.wait(timeout=options.timeout)
-    except subprocess.TimeoutExpired:
-        result.status = f"stopped after {options.timeout:g} s"
-    finally:
-        try:
-            os.killpg(child.pid, signal.SIGKILL)  # a kernel left behind by the child
-        except ProcessLookupError:
-            pass
-        child.wait()
         if caps is not None:
-            caps.close()  # what is left of the submission, wherever it went
-        tail.join(timeout=10)  # a daemon of the notebook's that left the group may still hold the pipe
-        record.join(timeout=10)
-    result.log = tail.kept()
-    result.record = record.data
+            caps.close()  # what is left of the submission's processes, wherever they went
     result.seconds = time.monotonic() - start
-    return result, work
+    return result, True
 
 
-class _Record(threading.Thread):
-    """Reads the record from its pipe, at most :data:`chainrule.exercises.grading.RECORD_LIMIT` bytes
-    of it (more is read and dropped, so that the writer is never stuck)."""
-
-    def __init__(self, descriptor: int):
-        super().__init__(daemon=True)
-        self.descriptor, self.data = descriptor, b""
-
-    def run(self) -> None:
-        from chainrule.exercises.grading import RECORD_LIMIT
-
-        with os.fdopen(self.descriptor, "rb") as pipe:
-            for chunk in iter(lambda: pipe.read(2**20), b""):
-                if len(self.data) <= RECORD_LIMIT:
-                    self.data += chunk
-
-
-class _Tail(threading.Thread):
-    """Reads a child's output to its end, keeping only the last :data:`OUTPUT_TAIL` characters."""
-
-    def __init__(self, stream):
-        super().__init__(daemon=True)
-        self.stream, self.text, self.dropped = stream, "", 0
-
-    def run(self) -> None:
-        for chunk in iter(lambda: self.stream.read(8192), ""):
-            self.text += chunk
-            if len(self.text) > 2 * OUTPUT_TAIL:
-                self.dropped += len(self.text) - OUTPUT_TAIL
-                self.text = self.text[-OUTPUT_TAIL:]
-
-    def kept(self) -> str:
-        text = self.text[-OUTPUT_TAIL:]
-        dropped = self.dropped + len(self.text) - len(text)
-        return (f"[the first {dropped:,} characters of the output are not kept]\n" if dropped else "") + text
-
-
-def score(result: Result, work: Path | None, tests: dict[str, str], secret: bytes = b"") -> Result:
-    """Scores and messages for ``result``, computed in this process from the sandbox's record."""
+def score(result: Result, recorded: bool, tests: dict[str, str], secret: bytes = b"") -> Result:
+    """Scores and messages for ``result``, computed in this process from the record the grader wrote."""
     from chainrule.exercises import grading
 
-    if work is None:
-        data, problem = None, result.status
-    else:
-        data, problem = grading.parse_record(result.record)
-        shutil.rmtree(work, ignore_errors=True)
-        if data is None and result.status == "graded":
-            result.status = problem
-        for cell in (data or {}).get("skipped", [])[:3]:
-            result.review.append(f"a cell stopped the kernel and was left out ({str(cell)[:80]})")
-    for name, test_file in grading.score(tests, data, problem, secret, result.code).items():
+    data = result.record if recorded else None
+    for name, test_file in grading.score(tests, data, result.status, secret).items():
         result.scores[name] = float(test_file.score)
         result.messages[name] = [
             f"{'hidden' if r.test_case.hidden else 'public'} test {r.test_case.name}: "
@@ -375,11 +298,32 @@ def score(result: Result, work: Path | None, tests: dict[str, str], secret: byte
             for r in test_file.test_case_results
         ]
         result.mistakes[name] = list(test_file.mistakes)
-    if data is not None and data.get("used"):
-        result.status = f"refused: the notebook imported {', '.join(map(str, data['used']))}"
     if result.status == "graded" and result.review:
         result.status = "review: " + "; ".join(result.review)
     return result
+
+
+def grade_one_safely(inputs: dict, submission: Submission, assignment: str, options) -> tuple:
+    """:func:`grade_one`, or the error it raised: one notebook never stops the class."""
+    try:
+        return grade_one(inputs, submission, assignment, options)
+    except Exception as error:  # noqa: BLE001 - the row says why, for review
+        return error
+
+
+def scored(graded, submission: Submission, one, secret: bytes) -> Result:
+    """The scored result of one submission; any error of the grader's on it becomes its row's status."""
+    try:
+        if isinstance(graded, Exception):
+            raise graded
+        return score(*graded, one.tests, secret)
+    except Exception as error:  # noqa: BLE001 - one notebook never stops the class
+        result = Result(submission.student, submission.file)
+        why = f"{type(error).__name__}: {_one_line(str(error))[:200]}"
+        result.status = f"not graded (for review): the grader failed on {submission.file}: {why}"
+        result.scores = {question: 0.0 for question in one.points}
+        result.messages = {question: [result.status] for question in one.points}
+        return result
 
 
 def _one_line(text: str) -> str:
@@ -470,7 +414,7 @@ def _only(given: list[str], known: set[str]) -> list[str]:
 def grade_folders(
     batch: list[tuple[str, Path]],
     jobs: int = os.cpu_count() or 1,
-    cell_timeout: int = CELL_TIMEOUT,
+    call_timeout: float = CALL_TIMEOUT,
     timeout: float = SUBMISSION_TIMEOUT,
     assignments: Path = ASSIGNMENTS,
     roster: Path | None = None,
@@ -483,6 +427,10 @@ def grade_folders(
     why_not = "" if sandbox == "none" else sandbox_available()
     if why_not and sandbox == "bwrap":
         raise SystemExit(f"make grade: {why_not}")
+    if (why_not or sandbox == "none") and os.geteuid() == 0:
+        raise SystemExit(
+            f"make grade: as root, answers run only in the sandbox, as nobody ({why_not or '--sandbox none'})"
+        )
     if why_not or sandbox == "none":
         print(
             f"WARNING: grading WITHOUT a sandbox: {why_not or '--sandbox none'}. Student code runs with "
@@ -491,7 +439,7 @@ def grade_folders(
             flush=True,
         )
     options = argparse.Namespace(
-        cell_timeout=cell_timeout,
+        call_timeout=call_timeout,
         timeout=timeout,
         sandboxed=not why_not and sandbox != "none",
         capped=_cgroups(),
@@ -503,13 +451,13 @@ def grade_folders(
     inputs = {one.assignment: _inputs(one, secret) for one in folders}
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         futures = {
-            pool.submit(grade_one, inputs[one.assignment], s, one.assignment, options): one
+            pool.submit(grade_one_safely, inputs[one.assignment], s, one.assignment, options): (one, s)
             for one in folders
             for s in one.submissions
         }
         for future in concurrent.futures.as_completed(futures):
-            one = futures[future]
-            result = score(*future.result(), one.tests, secret)  # in this thread: the checks use signals
+            one, submission = futures[future]
+            result = scored(future.result(), submission, one, secret)  # in this thread: the checks use signals
             one.results.append(result)
             write_table(one.folder, one.points, one.results, keep=bool(only))  # a stopped run keeps its rows
             write_feedback(one.folder, one.points, result)
@@ -540,7 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("assignment", help="an assignment name (a folder of _build/assignments)")
     parser.add_argument("submissions", type=Path, help="the folder of submitted notebooks")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT, help="seconds per cell")
+    parser.add_argument("--call-timeout", type=float, default=CALL_TIMEOUT, help="seconds per call of an answer")
     parser.add_argument("--timeout", type=float, default=SUBMISSION_TIMEOUT, help="seconds per submission")
     parser.add_argument("--roster", type=Path, help="a CSV with an `id` column")
     parser.add_argument("--only", nargs="+", help="regrade these student ids; other rows stay")
@@ -551,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
         args.assignment,
         args.submissions,
         max(1, args.jobs),
-        args.cell_timeout,
+        args.call_timeout,
         args.timeout,
         args.assignments,
         args.roster,

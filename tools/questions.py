@@ -187,21 +187,25 @@ def question_parts(question: Question, chapter: str) -> tuple[list[list], str]:
 
 def reference_code(question: Question, chapter: str) -> str:
     """The reference solution as the grader runs it: the solution's definitions, with math and numpy."""
-    return "import math\n\nimport numpy as np\n\n\n" + solution_code(question, chapter) + "\n"
+    return REFERENCE_PRELUDE + solution_code(question, chapter) + "\n"
 
 
-def not_allowed(question: Question) -> list[str]:
-    """What the question's answers may not use: the ``not_allowed`` of the checks its check cells call
-    (:func:`chainrule.exercises.answers.not_allowed`), in order, each once."""
+#: What the grader's reference solution starts with; an answer cell gets its exercise's own imports instead.
+REFERENCE_PRELUDE = "import math\n\nimport numpy as np\n\n\n"
+
+
+def allowed(question: Question) -> list[str]:
+    """The modules the question's answer cells may import besides the standard library: the ``allowed`` of
+    the checks its check cells call (:func:`chainrule.exercises.answers.allowed`), in order, each once."""
     from chainrule.exercises import feedback
 
     found: list[str] = []
     for source in (question.check, *question.hidden):
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "feedback":
-                for path in getattr(getattr(feedback, node.attr, None), "not_allowed", ()):
-                    if path not in found:
-                        found.append(path)
+                for module in getattr(getattr(feedback, node.attr, None), "allowed", ()):
+                    if module not in found:
+                        found.append(module)
     return found
 
 

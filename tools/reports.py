@@ -45,7 +45,7 @@ class Result:
     review: list[str] = field(default_factory=list)  # what of the notebook a human should look at
     log: str = ""  # the end of the sandbox's output, for finding out why a notebook failed
     code: list[str] = field(default_factory=list, repr=False)  # the notebook's code cells, for the grader's reading
-    record: bytes = field(default=b"", repr=False)  # what the answers returned, from the sandbox
+    record: dict = field(default_factory=dict, repr=False)  # what the answers returned, written by the grader
 
 
 # --------------------------------------------------------------------------- grades, feedback, summary

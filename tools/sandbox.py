@@ -1,13 +1,14 @@
-"""The sandbox tools/grade.py runs each submission in: bubblewrap, and what it lets a notebook see.
+"""The sandbox tools/grade.py runs each answer in: bubblewrap, and what it lets an answer see.
 
-A submission's process runs as user nobody in namespaces of its own (no network), with no
-capabilities, under CPU, memory and file-size limits per process and, where cgroups can be
-written, memory and task caps for the whole submission (:class:`Group`). It sees the system's programs and
-libraries, a few files of /etc, the Python it runs in, the grader's code and its own
-notebook, all read-only, and writes only to a tmpfs of its own (:data:`SCRATCH`, capped);
-not the repository's other folders (the solutions in _build), the home folder, other
-submissions or other notebooks' work folders. Its record leaves by a pipe, not a file.
-Its environment holds none of the grader's variables but :data:`PASSED_ON`.
+An answer's process runs as user nobody (on the host too: bubblewrap runs as root without a
+user namespace, and setpriv drops to nobody before Python starts), in namespaces of its own
+(no network), with no capabilities, under CPU, memory and file-size limits per process and,
+where cgroups can be written, memory and task caps for the whole submission (:class:`Group`).
+It sees the system's programs and libraries, a few files of /etc, the standard library of
+the Python it runs with, the allowed modules' folders and the runner, all read-only; no
+site-packages, no venv, no grader's code, home folder or other submission. It writes only to
+a tmpfs of its own (:data:`SCRATCH`, capped). Its environment holds none of the grader's
+variables.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,7 +28,6 @@ FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
 #: temporary folder and its notebook's working folder. Nothing it writes reaches the disk.
 SCRATCH = "/scratch"
 SCRATCH_LIMIT = 1 * 2**30
-SHM_LIMIT = 64 * 2**20  # bytes of /dev/shm
 
 
 #: The system's programs and libraries: all a submission's process sees of the machine, read-only.
@@ -38,60 +37,80 @@ ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "grou
 ETC += ("host.conf", "gai.conf", "fonts", "mime.types", "alternatives")
 
 
-def sandbox_paths() -> list[str]:
-    """The folders the sandbox shows besides the system's: this Python (its venv and its base
-    installation) and the grader's code (``tools/``, and ``src/`` for an editable chainrule).
-    Not the repository's other folders (the solutions in _build), the home folder, other
-    submissions or other notebooks' work folders."""
-    found = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix, str(ROOT / "tools"), str(ROOT / "src")}
-    return sorted({os.path.realpath(path) for path in found} | found)
+# --------------------------------------------------------------------------- one answer's sandbox
+
+#: The user an answer runs as, on the host too: bubblewrap runs as root without a user namespace
+#: (in one, its uid 65534 is root outside), and setpriv drops to nobody before Python starts.
+NOBODY = 65534
+SETPRIV = "/usr/bin/setpriv"
 
 
-def sandbox_command(work: Path, command: list[str]) -> list[str]:
-    """``command`` under bubblewrap. It sees only :data:`SYSTEM`, :data:`ETC`, :func:`sandbox_paths` and
-    ``work`` (same path inside), read-only, with an empty /tmp; it writes only to :data:`SCRATCH`, a
-    tmpfs of :data:`SCRATCH_LIMIT` bytes, and a /dev/shm of :data:`SHM_LIMIT`."""
-    shown = []
+def base_python() -> Path:
+    """The Python binary behind this venv's: an answer's process needs its standard library, not the venv."""
+    return Path(os.path.realpath(sys.executable))
+
+
+def hidden_packages(roots: list[str]) -> list[str]:
+    """Every site-packages and dist-packages folder of the Pythons under ``roots``: hidden from an answer."""
+    found = set()
+    for root in roots:
+        for pattern in ("lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages"):
+            found.update(str(path) for path in Path(root).glob(pattern) if path.is_dir())
+    return sorted(found)
+
+
+def answer_command(shown: list[Path], command: list[str]) -> list[str]:
+    """``command`` (an answer's runner) in a sandbox that shows the system, the base Python's standard library
+    and ``shown`` (the allowed modules' folders and the runner), read-only; no site-packages, no network, no
+    venv, no grader's code; as user nobody with no capabilities."""
+    prefix = str(Path(sys.base_prefix).resolve())
+    binds = sorted({prefix, *(str(path) for path in shown)})
+    args = []
     for path in SYSTEM:
-        shown += ["--symlink", os.readlink(path), path] if os.path.islink(path) else ["--ro-bind-try", path, path]
+        args += ["--symlink", os.readlink(path), path] if os.path.islink(path) else ["--ro-bind-try", path, path]
     for name in ETC:
-        shown += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    shown += ["--tmpfs", "/tmp"]  # first, so that a venv or a work folder under /tmp is bound over it
-    for path in sandbox_paths():
-        shown += ["--ro-bind-try", path, path]
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    args += ["--tmpfs", "/tmp"]
+    made = set()
+    for path in binds:  # bwrap makes a bind's missing parents 0700: make them 0755, so that nobody may pass
+        for parent in reversed(Path(path).parents):
+            inside = any(str(parent).startswith(other + "/") or str(parent) == other for other in binds)
+            if str(parent) not in made and not inside and not any(str(parent).startswith(s) for s in SYSTEM):
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(str(parent))
+    for path in binds:
+        args += ["--ro-bind", path, path]
+    for path in hidden_packages([prefix, "/usr", "/usr/local"]):
+        if not any(path.startswith(str(p)) for p in shown):
+            args += ["--tmpfs", path]
+    drop = [SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all"]
+    drop += ["--bounding-set=-all", "--no-new-privs"]
     return [
         "bwrap",
-        *shown,
+        *args,
         "--dev",
         "/dev",
-        "--size",
-        str(SHM_LIMIT),
-        "--tmpfs",
-        "/dev/shm",
         "--proc",
         "/proc",
-        "--ro-bind",
-        str(work),
-        str(work),
         "--size",
-        str(SCRATCH_LIMIT),
+        str(SCRATCH_LIMIT // 4),
         "--tmpfs",
         SCRATCH,
-        "--remount-ro",  # the sandbox's own root and /tmp, where bwrap made the folders it binds onto
-        "/",
         "--remount-ro",
-        "/tmp",
-        "--unshare-all",
-        "--uid",
-        "65534",
-        "--gid",
-        "65534",
+        "/",
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
         "--cap-drop",
         "ALL",
+        *(["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if os.geteuid() == 0 else ["--unshare-user"]),
         "--die-with-parent",
         "--new-session",
         "--chdir",
         SCRATCH,
+        "--clearenv",
         "--setenv",
         "HOME",
         SCRATCH,
@@ -99,9 +118,13 @@ def sandbox_command(work: Path, command: list[str]) -> list[str]:
         "TMPDIR",
         SCRATCH,
         "--setenv",
-        "MPLBACKEND",
-        "Agg",
+        "OPENBLAS_NUM_THREADS",
+        "1",
+        "--setenv",
+        "OMP_NUM_THREADS",
+        "1",
         "--",
+        *(drop if os.geteuid() == 0 else []),
         *command,
     ]
 
@@ -119,11 +142,13 @@ def sandbox_environment(home: Path | str) -> dict[str, str]:
 
 
 def sandbox_available() -> str:
-    """ "" when bubblewrap can make the sandbox here, or why not."""
+    """ "" when bubblewrap can make an answer's sandbox here (as nobody, where the grader is root), or why not."""
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"
-    with tempfile.TemporaryDirectory() as work:
-        run = subprocess.run(sandbox_command(Path(work), ["true"]), capture_output=True, text=True)
+    if os.geteuid() == 0 and not os.access(SETPRIV, os.X_OK):
+        return f"{SETPRIV} (util-linux) is missing: the answers would run as root"
+    probe = [str(base_python()), "-I", "-S", "-c", "import os; assert os.getuid() != 0"]
+    run = subprocess.run(answer_command([], probe), capture_output=True, text=True)
     return "" if run.returncode == 0 else f"bwrap cannot make a sandbox here: {run.stderr.strip()[:300]}"
 
 

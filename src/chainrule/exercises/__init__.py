@@ -5,20 +5,19 @@ Built on: the engine, chainrule.compat (the otter plugin's patches to otter and 
 The modules, in order: each imports only the engine and modules above it in this list
 (``tests/test_layers.py`` checks it):
 
+* ``runner`` -- the answer runner, the untrusted side: one answer cell run alone, only the allowed modules importable,
+  its results encoded as data (standard library only)
+* ``apart`` -- running an answer apart (a process, or a namespace where there are none), and its results as data
 * ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
-* ``calling`` -- calling a student's function safely: on copies, under a time limit, every failure explained
+* ``calling`` -- calling a student's function safely: apart, on copies, under a time limit, every failure explained
 * ``scalar`` -- the checks of the scalar chapters (1.2, 2.2, 3.2), whose answers are functions of their inputs
 * ``array_checks`` -- the checks of the array chapters (5 to 8), with numpy
 * ``gradient_checks`` -- the checks of trusting and shaping gradients (5.6, 8.5, 8.6, 9.3), with numpy
 * ``feedback`` -- what a check cell imports, without numpy: ``scalar``'s checks and the helpers; ``array_checks``'s
   and ``gradient_checks``'s checks load when first asked for
-* ``answer_code`` -- what an answer's code uses, read from a notebook with ``ast``
-* ``grading`` -- grades computed outside the student's kernel: choose the inputs here, replay the tests here
-* ``kernel`` -- what runs in the student's kernel while it is graded: its answers called on the grader's inputs
-* ``processes`` -- the grader's hold on a notebook's processes: none outlives its last cell
-* ``unprivileged`` -- the student's kernel as user nobody where otter runs as root (Gradescope)
-* ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) score with ``grading``
+* ``grading`` -- grades by construction: choose the inputs, run each answer apart, score in the grader's process
+* ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) grade with ``grading``
 
 A chapter's check cell reads ``from chainrule.exercises import feedback``. This file imports
-nothing, so that the grader's first cell imports ``kernel`` without the checks.
+nothing.
 """

@@ -10,6 +10,7 @@ all explained (:func:`call` runs a student's function under a time limit), never
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import sys
@@ -19,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..value import Value
+from . import apart
 
 # numpy is imported where an array is compared, not here: the scalar chapters' checks
 # (chainrule.exercises.scalar) run where there is no numpy, such as the page's Python.
@@ -312,6 +314,8 @@ class Report:
 
 class _Part(threading.local):
     name: str | None = None  # the quantity being scored, or None for all of them
+    rule: apart.Rule | None = None  # the rule of the check that is running
+    opened: dict = {}  # the answers it has started, by cell
     secret: bytes | None = None  # the grader's secret while it runs a hidden test
 
     def __init__(self):
@@ -335,19 +339,37 @@ def scoring_part(name: str | None):
         _part.name = previous
 
 
-def not_allowed(*paths: str):
-    """Mark a check: the answers it checks may not use ``paths`` (``"chainrule.Value.backward"``).
+def allowed(*modules: str):
+    """Mark a check: the answer cells it checks run apart, with Python's standard library and ``modules`` only.
 
-    ``make assignments`` writes them into the question's test; the grader fails an answer
-    whose code uses one, and makes each raise while it calls the answer
-    (:mod:`chainrule.exercises.grading`, :mod:`chainrule.exercises.kernel`).
+    While the check runs, :func:`chainrule.exercises.calling.call` runs a function defined in a
+    notebook's cell as the grader does (:mod:`chainrule.exercises.apart`): that cell alone, in a
+    process of its own where nothing else exists, its results carried back as data. ``make
+    assignments`` writes the modules into the question's test, for the grader.
     """
+    rule = apart.Rule(tuple(modules))
 
     def mark(check: Callable) -> Callable:
-        check.not_allowed = paths
-        return check
+        @functools.wraps(check)
+        def checked(*args, **kwargs):
+            previous = (_part.rule, _part.opened)
+            _part.rule, _part.opened = rule, {}
+            try:
+                return check(*args, **kwargs)
+            finally:
+                for answer in _part.opened.values():
+                    answer.close()
+                _part.rule, _part.opened = previous
+
+        checked.allowed = tuple(modules)
+        return checked
 
     return mark
+
+
+def running_apart() -> tuple[apart.Rule | None, dict]:
+    """The rule of the check that is running (None outside one), and the answers it has started."""
+    return _part.rule, _part.opened
 
 
 @contextlib.contextmanager

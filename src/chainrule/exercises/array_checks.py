@@ -12,7 +12,7 @@ import numpy as np
 
 from ..nn import d2l_forward
 from ..tensor import Tensor
-from .answers import AnswerError, Mistake, Report, check_array, check_scalars, not_allowed, seeded
+from .answers import AnswerError, Mistake, Report, allowed, check_array, check_scalars, seeded
 from .calling import call, joined, returned
 
 # --------------------------------------------------------------------------- the d2l network
@@ -172,7 +172,7 @@ def _on(function: str, problem: dict, rebuild: str, arguments: str) -> tuple[str
     )
 
 
-@not_allowed("chainrule.Tensor.backward")
+@allowed("numpy")
 def check_d2l_weight_grads_function(d2l_weight_grads: Callable, seed: int = 0) -> None:
     """``d2l_weight_grads(X, y, W1, W2, lam)`` must return (∂J/∂W1, ∂J/∂W2): on a small batch, then on ``seed``'s."""
     for p, rebuild in _problems(seed):
@@ -183,7 +183,7 @@ def check_d2l_weight_grads_function(d2l_weight_grads: Callable, seed: int = 0) -
         check_d2l_weight_grads(dJ_dW1, dJ_dW2, p["X"], p["y"], p["W1"], p["W2"], p["lam"], title, after)
 
 
-@not_allowed("chainrule.Tensor.backward")
+@allowed("numpy")
 def check_hidden_bias_grad_function(hidden_bias_grad: Callable, seed: int = 0) -> None:
     """``hidden_bias_grad(X, y, W1, b1, W2, lam)`` must return ∂J/∂b1: on a small batch, then on ``seed``'s."""
     for p, rebuild in _problems(seed):
@@ -206,7 +206,7 @@ def _two_sizes(seed: int, first: tuple[int, ...], count: int, low: int, high: in
             return [first, second]
 
 
-@not_allowed("chainrule.Tensor.backward")
+@allowed("numpy")
 def check_matmul_vjp(matmul_vjp: Callable, seed: int = 0) -> None:
     """``matmul_vjp(A, B, G)`` must return ``(G Bᵀ, Aᵀ G)``, the VJP of C = A B for the upstream gradient G.
 
@@ -233,7 +233,7 @@ def _check_matmul_vjp_on(matmul_vjp: Callable, rng, m: int, k: int, n: int) -> N
     report.close()
 
 
-@not_allowed("chainrule.Tensor.backward")
+@allowed("numpy")
 def check_softmax_cross_entropy_vjp(ce_grad: Callable, seed: int = 1) -> None:
     """``ce_grad(logits, labels)`` must return ∂L/∂logits of the *mean* cross-entropy: (softmax − onehot)/N.
 
@@ -374,6 +374,7 @@ def memory_mistakes(N: int, d: int, h: int, q: int) -> list[tuple[str, dict[str,
 MEMORY_SIZES = ((1, 2, 8, 11), (7, 3, 5, 9), (64, 4, 8, 3), (1000, 784, 256, 10))
 
 
+@allowed("math")
 def check_memory_count_function(memory_count: Callable, sizes=MEMORY_SIZES, seed: int | None = None) -> None:
     """``memory_count(N, d, h, q)`` must return the (prediction, training) counts for each (N, d, h, q) in ``sizes``,
     or, with ``seed``, for three sizes drawn from it (one with d < q, one with d > q, one with N = 1)."""
@@ -395,6 +396,7 @@ def memory_sizes(seed: int) -> list[tuple[int, int, int, int]]:
     return sizes
 
 
+@allowed("numpy")
 def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
     """``clip_by_norm(grads, max_norm)`` must scale the list of arrays by min(1, max_norm / global norm).
 
@@ -475,6 +477,7 @@ def _split_twice(c: int, r: int) -> int:
     return table[c, r]
 
 
+@allowed("math")
 def check_longest_chain(longest_chain: Callable, seed: int = 0) -> None:
     """``longest_chain(c, runs)`` must return C(c + runs, c): the chain c slots reverse, each step run <= runs times."""
     import math

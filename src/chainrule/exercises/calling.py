@@ -18,23 +18,12 @@ import traceback
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
-from .answers import AnswerError, NotAnswered, require_answer
+from . import apart
+from .answers import AnswerError, NotAnswered, require_answer, running_apart
+from .apart import IN_PLACE, TIME_LIMIT, ChangedInPlace, Refused
+from .apart import TimeUp as _TimeUp
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # chainrule: its frames are not the student's
-#: Seconds a student's function may run in one call before the check gives up on it.
-TIME_LIMIT = 10.0
-
-
-class ChangedInPlace(Exception):
-    """Raised in the grader's replay for a call that changed its arguments (``positions``) in the kernel."""
-
-    def __init__(self, positions: Sequence[int], rounded: Sequence[int] = ()):
-        super().__init__(f"changed the arguments at {list(positions)} in place")
-        self.positions = list(positions)
-        self.rounded = list(rounded)
-
-
-IN_PLACE = "an argument changed in place"
 
 
 def _is_array(value) -> bool:
@@ -66,12 +55,15 @@ def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_l
         raise AnswerError(name, f"{name} is not defined: run the cell that defines it (or write it again).")
     if not callable(function):
         raise AnswerError(name, f"{name} should be a function, but it is a {type(function).__name__}.")
+    function = _apart(name, function, time_limit)
     given = [copied(argument) for argument in args]
     try:
-        with _time_limit(name, time_limit):
+        with _time_limit(name, time_limit, alarm=not isinstance(function, _Apart)):
             result = function(*given)
     except AnswerError:
         raise
+    except Refused as error:  # what the exercise does not allow, or a name from another cell
+        raise AnswerError(name, str(error), error.mistake) from None
     except ChangedInPlace as error:  # the grader's replay of a call that did this in the kernel
         message = _in_place_message(name, error.positions, names, error.rounded)
         raise AnswerError(name, message, IN_PLACE) from None
@@ -95,6 +87,82 @@ def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_l
     if result is None:
         raise AnswerError(name, f"{name} returned None: is a `return` missing at its end?")
     return result
+
+
+def cell_source(function) -> tuple[str, str] | None:
+    """The notebook cell that defined ``function`` (its file name and source), or None for a module's function.
+
+    IPython and the web page's Python keep each cell's source in :mod:`linecache` under the
+    name its code was compiled with, without a modification time; a module's file has one.
+    """
+    import linecache
+
+    code = getattr(function, "__code__", None)
+    entry = linecache.cache.get(getattr(code, "co_filename", None))
+    if entry is None or entry[1] is not None or len(entry) < 3:
+        return None
+    return code.co_filename, "".join(entry[2])
+
+
+class _Apart:
+    """Stands for a notebook's answer in a check: calls its cell, run apart, as the grader does."""
+
+    def __init__(self, name: str, function, answer):
+        self.__name__ = name
+        self._answer = answer
+        self._called = name if name.isidentifier() else function.__name__
+        defines = _defined_names(cell_source(function)[1])
+        self._elsewhere = {
+            other: _module_of(value)
+            for other, value in getattr(function, "__globals__", {}).items()
+            if other not in defines and not other.startswith("__")
+        }
+
+    def __call__(self, *args):
+        entry = self._answer.call(self._called, apart.key(args, {}))
+        return apart.result_of(self.__name__, entry, self._elsewhere)
+
+
+def _apart(name: str, function, time_limit: float):
+    """``function`` run apart when a check with a rule is running and it comes from a notebook cell."""
+    rule, opened = running_apart()
+    found = cell_source(function) if rule is not None else None
+    if found is None:
+        return function
+    called = name if name.isidentifier() else function.__name__
+    code = apart.answer_code(found[1], [called])
+    if (code, rule) not in opened:
+        kind = apart.Answer if apart.can_start_processes() else apart.InProcess
+        started = kind(code, rule, limit=time_limit) if kind is apart.Answer else kind(code, rule)
+        opened[code, rule] = started
+    return _Apart(name, function, opened[code, rule])
+
+
+def _defined_names(source: str) -> set[str]:
+    """The names a cell's top level binds (its functions, imports and assignments)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def _module_of(value) -> str | None:
+    """The module a notebook's name comes from (None for the notebook's own, ``__main__``)."""
+    import types
+
+    module = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+    return None if not isinstance(module, str) or module == "__main__" else module
 
 
 def returned(name: str, result, names: Sequence[str]) -> tuple:
@@ -180,13 +248,10 @@ def joined(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-class _TimeUp(Exception):
-    pass
-
-
 @contextlib.contextmanager
 def time_limit(seconds: float):
-    """Raise :class:`_TimeUp` in the body after ``seconds`` (Unix main thread; elsewhere no limit)."""
+    """Raise :class:`~chainrule.exercises.apart.TimeUp` in the body after ``seconds`` (Unix main thread;
+    elsewhere no limit, and an answer run apart keeps its own)."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -204,10 +269,11 @@ def time_limit(seconds: float):
 
 
 @contextlib.contextmanager
-def _time_limit(name: str, seconds: float):
-    """Stop the body after ``seconds`` with an :class:`AnswerError` that says so."""
+def _time_limit(name: str, seconds: float, alarm: bool = True):
+    """Stop the body after ``seconds`` with an :class:`AnswerError` that says so (``alarm``: this process's
+    own alarm; an answer run apart is stopped by its process's limit, which raises the same)."""
     try:
-        with time_limit(seconds):
+        with time_limit(seconds) if alarm else contextlib.nullcontext():
             yield
     except _TimeUp:
         raise AnswerError(

@@ -1,28 +1,26 @@
-"""Scores that student code cannot reach: the answers are called in the student's kernel, judged outside it.
+"""Grades by construction: each answer's cell runs apart, and is judged in the grader's process.
 
 Grading runs in two places that do not trust each other:
 
-1. **In the grader's own process**, before the notebook runs, :func:`inputs` runs every
-   test of the assignment, public and hidden, with each answer replaced by the reference
-   solution, and writes down the inputs each answer is called on. A hidden test draws its
-   inputs from the seeds in its source mixed with a secret of this process
-   (:func:`chainrule.exercises.answers.hidden_inputs`), so its inputs are known nowhere else.
-2. **In the student's kernel**, after the student's cells, :func:`chainrule.exercises.kernel.record`
-   calls each answer on those inputs and writes down what it returned (:func:`encode`:
-   numbers, strings, lists, tuples, dicts and numpy arrays, as JSON). The kernel is given
-   inputs only: no test, expected value, reference or seed, and it cannot import the checks.
+1. **In the grader's own process**, :func:`inputs` runs every test of the assignment, public
+   and hidden, with each answer replaced by the reference solution, and writes down the inputs
+   each answer is called on. A hidden test draws its inputs from the seeds in its source mixed
+   with a secret of this process (:func:`chainrule.exercises.answers.hidden_inputs`), so its
+   inputs are known nowhere else.
+2. **Apart, one process per answer** (:func:`record_apart`): the answer's cell, the last cell
+   of the notebook that defines it, runs alone, where only what its exercise allows exists
+   (:mod:`chainrule.exercises.apart`, :mod:`chainrule.exercises.runner`): none of the
+   notebook's other cells, no chainrule where it is not allowed, no torch or jax, no answer key.
+   Only after the cell has run is it sent the inputs, one call at a time, each under its time
+   limit; what it returns comes back as data. The grader writes the record; nothing the
+   notebook's other cells do (hooks, stashes, patches, files) reaches it.
 3. **Back in the grader's process**, :func:`score` runs the same tests again. Each answer is
    now a stand-in that gives back what was recorded for the same inputs; expected values,
    comparisons and points are all computed here.
 
-So a notebook that rewrites the checks, patches numpy, reads the checker's stack frames or
-prints fake results changes nothing that is scored, and a notebook that stops its kernel
-(``os._exit``) leaves no record and earns nothing, with the reason. A part whose hidden
-cases fail earns nothing for its public cases either: an answer must be right on inputs it
-has not seen, not only on those printed in its notebook. What an exercise does not allow
-(``chainrule_not_allowed``: the engine's ``Value.backward`` for a derivative worked out by
-hand) fails every case of its test when the answer's code uses it (:mod:`.answer_code`),
-and raises in the kernel when it is called.
+A part whose hidden cases fail earns nothing for its public cases either: an answer must be
+right on inputs it has not seen. The notebook's check runs the answer the same way
+(:func:`chainrule.exercises.calling.call`), so a notebook "right" is a graded "right".
 
 **Points per quantity.** A test file of the autograder may name its parts
 (``chainrule_parts``, written by ``make assignments``): the quantities of one answer (its
@@ -33,132 +31,23 @@ answers replaced by the reference solution (``chainrule_reference``), so that a 
 ``ce_grad`` costs only ``ce_grad``'s points.
 
 The otter-grader plugin :class:`chainrule.exercises.otter_plugin.TrustedScores` runs this inside
-``otter run`` (Gradescope); ``make grade`` (``tools/grade.py``) runs the kernel in a sandbox
-and scores outside it. Both call :func:`inputs` and :func:`score`, so they give the same points.
+``otter run`` (Gradescope); ``make grade`` (``tools/grade.py``) runs each answer in a sandbox.
+Both call :func:`inputs`, :func:`record_apart` and :func:`score`, so they give the same points.
 """
 
 from __future__ import annotations
 
 import ast
-import builtins
 import contextlib
 import io
-import json
 import math
-from pathlib import Path
+import re
 
-from .answer_code import not_allowed_used
-from .calling import joined
+from . import apart, runner
 
 RECORD_LIMIT = 64 * 2**20  # bytes: a larger record is refused, not read
-MAX_DEPTH = 20
-BLOCKED_MODULES = ("torch", "jax", "tensorflow")
-BLOCKED_MESSAGE = (
-    "this assignment is graded without PyTorch, JAX and TensorFlow (they are not installed "
-    "where it is graded); write your answer with numpy"
-)
-
-
-class Unreadable(ValueError):
-    """A record that is not what :func:`record` writes, or an answer of a type the grader cannot carry."""
-
-
-# --------------------------------------------------------------------------- values as JSON
-
-
-def encode(value, depth: int = 0):
-    """``value`` as JSON data that :func:`decode` turns back into an equal value.
-
-    Arrays keep their dtype and shape; a value of any other type becomes a marker naming
-    its type, so that a check still says "it is a Value" rather than crash.
-    """
-    if depth > MAX_DEPTH:
-        raise Unreadable(f"a value nested more than {MAX_DEPTH} deep")
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if type(value) is int or type(value) is float:
-        return value
-    if value is Ellipsis:
-        return {"t": "ellipsis"}
-    if isinstance(value, (list, tuple)):
-        return {"t": "tuple" if isinstance(value, tuple) else "list", "v": [encode(item, depth + 1) for item in value]}
-    if isinstance(value, dict):
-        return {"t": "dict", "v": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
-    import numpy as np
-
-    if hasattr(value, "data") and type(value).__name__ == "Tensor" and isinstance(value.data, np.ndarray):
-        value = value.data  # a chainrule Tensor: its array
-    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-        return {"t": "array", "dtype": value.dtype.str, "shape": list(value.shape), "v": value.ravel().tolist()}
-    if isinstance(value, np.generic) and value.dtype.kind in "biuf":
-        return {"t": "scalar", "dtype": value.dtype.str, "v": value.item()}
-    if isinstance(value, (int, float)):  # a subclass, such as a bool-like or a float subclass
-        return float(value) if isinstance(value, float) else int(value)
-    return {"t": "other", "type": type(value).__name__[:60]}
-
-
-def decode(data, depth: int = 0):
-    """The value that :func:`encode` wrote; :class:`Unreadable` for anything else."""
-    if depth > MAX_DEPTH:
-        raise Unreadable(f"a value nested more than {MAX_DEPTH} deep")
-    if data is None or isinstance(data, (bool, int, float, str)):
-        return data
-    if not isinstance(data, dict) or not isinstance(data.get("t"), str):
-        raise Unreadable(f"an encoded value of type {type(data).__name__}")
-    kind = data["t"]
-    if kind == "ellipsis":
-        return Ellipsis
-    if kind in ("list", "tuple"):
-        items = [decode(item, depth + 1) for item in _list(data.get("v"))]
-        return items if kind == "list" else tuple(items)
-    if kind == "dict":
-        pairs = [_list(pair) for pair in _list(data.get("v"))]
-        if any(len(pair) != 2 for pair in pairs):
-            raise Unreadable("a dict entry that is not a pair")
-        return {_hashable(decode(k, depth + 1)): decode(v, depth + 1) for k, v in pairs}
-    if kind in ("array", "scalar"):
-        return _number(data, kind)
-    if kind == "other":
-        name = str(data.get("type", "object"))
-        return type(name if name.isidentifier() else "object", (), {"__repr__": lambda self: f"<{name}>"})()
-    raise Unreadable(f"an encoded value of kind {kind!r}")
-
-
-def _list(data) -> list:
-    if not isinstance(data, list):
-        raise Unreadable(f"expected a list, found {type(data).__name__}")
-    return data
-
-
-def _hashable(key):
-    try:
-        hash(key)
-    except TypeError:
-        raise Unreadable("a dict key that is not hashable") from None
-    return key
-
-
-def _number(data: dict, kind: str):
-    import numpy as np
-
-    try:
-        dtype = np.dtype(data["dtype"])
-    except (KeyError, TypeError):
-        raise Unreadable("an array without a valid dtype") from None
-    if dtype.kind not in "biuf":
-        raise Unreadable(f"an array of dtype {dtype}")
-    if kind == "scalar":
-        return dtype.type(data.get("v"))
-    shape = tuple(_list(data.get("shape")))
-    values = _list(data.get("v"))
-    if not all(type(n) is int and n >= 0 for n in shape) or math.prod(shape) != len(values):
-        raise Unreadable(f"an array whose shape {shape} does not hold its {len(values)} entries")
-    return np.array(values, dtype=dtype).reshape(shape)
-
-
-def key(args: tuple, kwargs: dict) -> str:
-    """The inputs of one call, as the text both sides compare."""
-    return json.dumps([encode(list(args)), encode(kwargs)], sort_keys=True)
+Unreadable = runner.Unreadable
+encode, decode, key = runner.encode, runner.decode, apart.key
 
 
 def _parameters(source: str) -> list[str]:
@@ -170,19 +59,19 @@ def _parameters(source: str) -> list[str]:
 
 PARTS = "chainrule_parts"
 REFERENCE = "chainrule_reference"
-NOT_ALLOWED = "chainrule_not_allowed"
+ALLOWED = "chainrule_allowed"
 
 
 def settings(source: str) -> dict:
     """What ``make assignments`` wrote into a test file for the grader: ``chainrule_parts``,
-    ``chainrule_reference`` and ``chainrule_not_allowed``, by name (otter ignores them)."""
+    ``chainrule_reference`` and ``chainrule_allowed``, by name (otter ignores them)."""
     found: dict[str, object] = {}
     for node in ast.parse(source).body:
         if (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id in (PARTS, REFERENCE, NOT_ALLOWED)
+            and node.targets[0].id in (PARTS, REFERENCE, ALLOWED)
         ):
             found[node.targets[0].id] = ast.literal_eval(node.value)
     return found
@@ -268,19 +157,19 @@ class _Collector:
 
 
 def inputs(tests: dict[str, str], secret: bytes) -> dict:
-    """What the student's kernel is given: for each answer, the inputs the tests call it on.
+    """What the answers are called on: for each answer, the inputs the tests give it.
 
     Every test (hidden ones with ``secret``: :func:`chainrule.exercises.answers.hidden_inputs`)
     runs here with the reference solution standing in for the answers, so the inputs are those
     a right answer is called on; a wrong one is judged at its first wrong result. The result,
     as JSON data: ``calls`` (answer -> keys, :func:`key`), ``values`` (answers that are not
-    functions) and ``not_allowed`` (answer -> what it may not use).
+    functions) and ``allowed`` (answer -> the modules its cell may import besides the standard library).
     """
     from otter.test_files import ExceptionTestFile
 
     calls: dict[str, dict[str, None]] = {}
     values: set[str] = set()
-    not_allowed: dict[str, list[str]] = {}
+    allowed: dict[str, list[str]] = {}
     for name, source in sorted(tests.items()):
         found = settings(source)
         reference = _reference(str(found.get(REFERENCE, "")))
@@ -288,10 +177,10 @@ def inputs(tests: dict[str, str], secret: bytes) -> dict:
         for answer in dict.fromkeys(_parameters(source)):
             if answer not in reference:
                 raise Unreadable(f"tests/{name} has no reference solution for {answer}: run make assignments again")
+            modules = allowed.setdefault(answer, [])
+            modules += [str(module) for module in found.get(ALLOWED, []) if str(module) not in modules]
             if callable(reference[answer]):
                 environment[answer] = _Collector(answer, reference[answer], calls.setdefault(answer, {}))
-                paths = not_allowed.setdefault(answer, [])
-                paths += [str(path) for path in found.get(NOT_ALLOWED, []) if str(path) not in paths]
             else:
                 values.add(answer)
                 environment[answer] = reference[answer]
@@ -302,7 +191,7 @@ def inputs(tests: dict[str, str], secret: bytes) -> dict:
                         part.run(case, environment)
                 except Exception as error:
                     raise Unreadable(f"the reference solution fails {case.name} ({part.label}): {error}") from error
-    return {"calls": {n: list(keys) for n, keys in calls.items()}, "values": sorted(values), "not_allowed": not_allowed}
+    return {"calls": {n: list(keys) for n, keys in calls.items()}, "values": sorted(values), "allowed": allowed}
 
 
 def _hidden(case, secret: bytes):
@@ -312,15 +201,95 @@ def _hidden(case, secret: bytes):
     return answers.hidden_inputs(secret) if case.hidden else contextlib.nullcontext()
 
 
+# --------------------------------------------------------------------------- the answers, run apart
+
+
+def answer_cells(cells: list[str], names) -> dict[str, str]:
+    """For each answer name, the last code cell whose top level defines it: the cell that is run for it."""
+    found = {}
+    for source in cells:
+        defined = _top_level(source)
+        for name in names:
+            if name in defined:
+                found[name] = source
+    return found
+
+
+def _top_level(source: str) -> dict[str, str | None]:
+    """The names a cell's top level binds, each with the module it imports it from (None: the cell's own)."""
+    try:
+        tree = ast.parse(_without_magics(source))
+    except SyntaxError:  # the cell is still the answer's: running it says where the error is
+        return {match: None for match in re.findall(r"(?m)^def\s+(\w+)|^(\w+)\s*=", source) for match in match if match}
+    names: dict[str, str | None] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names[node.name] = None
+        elif isinstance(node, ast.Import):
+            names.update({(a.asname or a.name).split(".")[0]: a.name for a in node.names})
+        elif isinstance(node, ast.ImportFrom):
+            names.update({a.asname or a.name: node.module or "" for a in node.names})
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update({n.id: None for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)})
+    return names
+
+
+def _without_magics(source: str) -> str:
+    """``source`` as Python: a timing magic's statement kept (``%time x = f()`` binds x), other magics dropped."""
+    source = re.sub(r"(?m)^(\s*)%%?(?:time|timeit|prun)\b(?:\s+-\S+(?:\s+\d+)?)*\s*", r"\1", source)
+    return re.sub(r"(?m)^\s*[%!].*$", "", source)
+
+
+def elsewhere(cells: list[str], answer_cell: str) -> dict[str, str | None]:
+    """What the notebook's other cells define: a name an answer cell misses is said to come from there."""
+    names: dict[str, str | None] = {}
+    for source in cells:
+        if source is not answer_cell:
+            names.update(_top_level(source))
+    for name in _top_level(answer_cell):
+        names.pop(name, None)
+    return names
+
+
+def record_apart(cells: list[str], given: dict, start) -> dict:
+    """Run each answer's cell apart and call it on the grader's inputs: the record that :func:`score` reads.
+
+    ``cells`` are the notebook's code cells, read as text; ``given`` is what :func:`inputs` chose;
+    ``start(source, rule, values)`` gives an :class:`chainrule.exercises.apart.Answer` (the grader's
+    sandbox around it). Each answer gets a process of its own, and each call its time limit.
+    """
+    names = [*given.get("calls", {}), *given.get("values", [])]
+    sources = answer_cells(cells, names)
+    data: dict = {"values": {}, "calls": {}, "defined": [], "elsewhere": {}, "allowed": given.get("allowed", {})}
+    for name in dict.fromkeys(names):
+        if name not in sources:
+            continue
+        rule = apart.Rule(tuple(given.get("allowed", {}).get(name, ())))
+        wanted = [name] if name in given.get("values", []) else []
+        answer = start(apart.answer_code(sources[name], [name]), rule, wanted)
+        try:
+            told = answer.start()
+            data["elsewhere"][name] = elsewhere(cells, sources[name])
+            if name in wanted:
+                data["values"].update(told.get("values", {}) if told.get("ready") else {})
+                continue
+            data["defined"].append(name)
+            data["calls"][name] = [{"key": k, **answer.call(name, k)} for k in given["calls"][name]]
+        finally:
+            answer.close()
+    return data
+
+
 # --------------------------------------------------------------------------- in the grader's process
 
 
 class _Replay:
-    """Stands for one answer function in the grader: gives back what the kernel recorded."""
+    """Stands for one answer function in the grader: gives back what its calls, run apart, returned."""
 
-    def __init__(self, name: str, calls: list, stopped: bool = False):
+    def __init__(self, name: str, calls: list, elsewhere: dict | None = None):
         self.__name__ = name
-        self._stopped = stopped
+        self._elsewhere = elsewhere or {}
         self._calls = {}
         for entry in calls:
             if isinstance(entry, dict) and isinstance(entry.get("key"), str):
@@ -328,99 +297,24 @@ class _Replay:
 
     def __call__(self, *args, **kwargs):
         entry = self._calls.get(key(args, kwargs))
-        if entry is None and self._stopped:
-            raise Unreadable(
-                f"the kernel stopped while the grader called {self.__name__} (a crash, or it ran out of memory)"
-            )
         if entry is None:
-            raise Unreadable(
-                f"{self.__name__} was not called with these inputs while the notebook ran: the "
-                "notebook stopped early, or changed the grader's code"
-            )
-        if "error" in entry:
-            raise _exception(entry["error"])
-        if "result" not in entry:
-            raise Unreadable(f"{self.__name__} did not return while the notebook ran (the kernel stopped)")
-        changed = entry.get("changed")
-        if isinstance(changed, list) and changed and all(type(i) is int and 0 <= i < len(args) for i in changed):
-            from .calling import ChangedInPlace
-
-            rounded = entry.get("rounded")
-            rounded = [i for i in rounded if type(i) is int and i in changed] if isinstance(rounded, list) else []
-            raise ChangedInPlace(changed, rounded)
-        return decode(entry["result"])
+            raise Unreadable(f"{self.__name__} was not called with these inputs")
+        return apart.result_of(self.__name__, entry, self._elsewhere)
 
 
-def _exception(error) -> BaseException:
-    """The student's exception, rebuilt as an ``Exception`` with the same name and message, and where it was."""
-    if not isinstance(error, dict):
-        return Unreadable("an error record that is not a dict")
-    rebuilt = _rebuilt(str(error.get("type", "Exception")), str(error.get("message", "")))
-    rebuilt.where = str(error.get("where", ""))  # what calling.where() reports
-    return rebuilt
-
-
-def _rebuilt(name: str, message: str) -> BaseException:
-    from . import calling
-
-    if name == "_TimeUp":
-        return calling._TimeUp()
-    kind = getattr(builtins, name, None)
-    if isinstance(kind, type) and issubclass(kind, Exception) and name not in ("KeyboardInterrupt",):
-        try:
-            return kind(message)
-        except Exception:  # noqa: BLE001 - an exception type that wants other arguments
-            pass
-    if isinstance(kind, type) and issubclass(kind, BaseException) and not issubclass(kind, Exception):
-        message = f"stopped the kernel's check ({name}){message and ': ' + message}"
-    safe = name if name.isidentifier() else "Error"
-    return type(safe, (Exception,), {"__module__": "student"})(message)
-
-
-NO_RECORD = (
-    "the notebook did not reach the grader's last cell (a cell stopped the kernel, for example with "
-    "os._exit or sys.exit, or it ran out of time or memory)"
-)
-
-
-def read_record(path: Path) -> tuple[dict | None, str]:
-    """The record in the file at ``path`` and "", or None and why it cannot be used."""
-    path = Path(path)
-    if not path.is_file():
-        return None, NO_RECORD
-    if path.stat().st_size > RECORD_LIMIT:
-        return None, _too_large()
-    return parse_record(path.read_bytes())
-
-
-def parse_record(text: bytes | str | None) -> tuple[dict | None, str]:
-    """The record ``text`` (as :func:`chainrule.exercises.kernel.record` writes it) and "", or None and why not."""
-    if text is None or not text:
-        return None, NO_RECORD
-    if len(text) > RECORD_LIMIT:
-        return None, _too_large()
-    try:
-        data = json.loads(text)
-    except (ValueError, UnicodeDecodeError):
-        return None, "the notebook's answers could not be read (the record was changed)"
-    if not (isinstance(data, dict) and isinstance(data.get("values"), dict) and isinstance(data.get("calls"), dict)):
-        return None, "the notebook's answers could not be read (the record was changed)"
-    return data, ""
+NO_RECORD = "the notebook could not be graded"
 
 
 def _too_large() -> str:
     return f"the notebook's answers are too large to grade (over {RECORD_LIMIT // 2**20} MB)"
 
 
-def score(
-    tests: dict[str, str], data: dict | None, problem: str = "", secret: bytes = b"", cells: list[str] | None = None
-) -> dict:
+def score(tests: dict[str, str], data: dict | None, problem: str = "", secret: bytes = b"") -> dict:
     """Run each test in this process against the recorded answers: test name -> otter ``ExceptionTestFile``.
 
     The result has otter's scores and messages, as ``otter run`` gives them, so that the
     points are the same wherever they are computed. With no record (``data`` None), every
-    test case fails with ``problem``. ``secret`` must be the one :func:`inputs` was given;
-    ``cells``, the notebook's code, is read for what an exercise does not allow. Each test file
+    test case fails with ``problem``. ``secret`` must be the one :func:`inputs` was given. Each test file
     also gets ``mistakes``: the known mistakes its failed cases named
     (:attr:`chainrule.exercises.answers.AnswerError.mistake`), as data, in the order found, each once.
     """
@@ -456,34 +350,14 @@ def score(
                         test_file.mistakes.append(named)
                 test_file.test_case_results.append(TestCaseResult(test_case=scored, message=message, passed=passed))
             _public_only(runs, test_file.test_case_results)
-            if data.get("used"):
-                _refuse(test_file, f"The notebook imported {', '.join(map(str, data['used']))}: {BLOCKED_MESSAGE}.")
-            _not_allowed(runs, test_file.test_case_results, source, cells or [])
         files[test_file.name] = test_file
     return files
 
 
-NOT_YOURS = "it asks for your own code."
 PUBLIC_ONLY = (
     "Right on the public test's inputs, but wrong on the hidden test's, so neither earns points: an "
     "answer must be right on inputs it has not seen."
 )
-
-
-def _not_allowed(runs: list, results: list, source: str, cells: list[str]) -> None:
-    """Fail the cases of each answer whose code uses what the test does not allow (``chainrule_not_allowed``).
-
-    A part that scores one answer (``matmul_vjp``) fails for that answer's code only; a part of
-    the whole test, or of a quantity, fails when any answer's does.
-    """
-
-    paths = settings(source).get(NOT_ALLOWED, [])
-    used = {name: not_allowed_used(cells, [name], paths) for name in dict.fromkeys(_parameters(source))}
-    for index, ((case, part), result) in enumerate(zip(runs, results)):
-        offending = [name for name in ([part.answer] if part.answer in used else used) if used[name]]
-        if offending:
-            said = "; ".join(f"{name} uses {joined(used[name])}" for name in offending)
-            results[index] = _failed(result, f"{said}, which this exercise does not allow: {NOT_YOURS}")
 
 
 def _public_only(runs: list, results: list) -> None:
@@ -522,21 +396,15 @@ def _environment(data: dict, names: list[str]) -> dict:
     for name in names:
         if name in data["calls"]:
             calls = data["calls"][name]
-            environment[name] = _Replay(name, calls if isinstance(calls, list) else [])
-        elif name in data.get("defined", []):  # the kernel stopped while it called this answer
-            environment[name] = _Replay(name, [], stopped=True)
+            environment[name] = _Replay(name, calls, data.get("elsewhere", {}).get(name))
         elif name in data["values"]:
             try:
                 environment[name] = decode(data["values"][name])
             except Unreadable as error:
                 environment[name] = type("Unreadable", (), {"__repr__": lambda self, e=error: f"<{e}>"})()
+        else:  # no cell of the notebook defines it: the check says so
+            environment[name] = None
     return environment
-
-
-def _refuse(test_file, why: str) -> None:
-    """Fail every case of ``test_file`` for ``why`` (a blocked framework imported, what the exercise does not allow)."""
-
-    test_file.test_case_results = [_failed(result, why) for result in test_file.test_case_results]
 
 
 def _failed(result, why: str):
