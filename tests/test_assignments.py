@@ -157,6 +157,7 @@ def test_layout(name):
         requirements = archive.read("requirements.txt").decode().split()
         wheel = next(n for n in archive.namelist() if n.startswith("chainrule-") and n.endswith(".whl"))
         setup_script = archive.read("setup.sh").decode()
+        run_script = archive.read("run_autograder").decode()
         config = json.loads(archive.read("otter_config.json"))
     python = f"python={sys.version_info.major}.{sys.version_info.minor}"
     numpy_pin = f"numpy=={importlib.metadata.version('numpy')}"
@@ -165,6 +166,11 @@ def test_layout(name):
     assert requirements == ["otter-grader[grading]==7.0.0", *patched, numpy_pin, f"./{wheel}"]
     assert "git+" not in environment and "playwright" not in setup_script
     assert config["plugins"] == [assignments.PLUGIN]
+    # The answers run as nobody on Gradescope: the grading Python is where every user may run it.
+    assert (
+        "mamba_install.sh -b -p /opt/miniforge3\n" in setup_script and "chmod -R a+rX /opt/miniforge3" in setup_script
+    )
+    assert "/root/miniforge3" not in setup_script + run_script and "/opt/miniforge3/bin" in run_script
 
 
 @pytest.mark.parametrize("name", sorted(ASSIGNMENTS))
@@ -733,7 +739,7 @@ PLANTED.update(
             "mlp",
             lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: CALLS_THE_KEY}),
             {"ex6_6": 0, "ex6_2": 2},
-            {"ex6_6": ["Your answer uses chainrule.exercises, which this exercise does not allow"]},
+            {"ex6_6": ["Your answer uses chainrule.exercises.feedback, which this exercise does not allow"]},
         ),
         "table-of-answers": (
             "mlp",
@@ -950,7 +956,7 @@ def test_the_sandbox(tmp_path):
         "    print('read' if os.path.exists(path) else 'hidden', path)\n"
         "print(sorted(os.listdir('/tmp')), sorted(os.environ))\n"
         "print(os.statvfs('/scratch').f_blocks * os.statvfs('/scratch').f_frsize)\n"
-        "print(sorted(p for p in sys.path if 'packages' in p))\n"
+        "print(sorted(n for p in sys.path if 'packages' in p and os.path.isdir(p) for n in os.listdir(p)))\n"
     )
     code = probe.format(root=ROOT, tmp=tmp_path, secrets=secrets)
     command = sandbox.answer_command([], [str(sandbox.base_python()), "-c", code])
@@ -965,7 +971,7 @@ def test_the_sandbox(tmp_path):
     assert tmp_listed.strip("[]") == "", tmp_listed
     assert "MAKEFLAGS" not in environment and "HOME" in environment
     assert int(lines[12]) == sandbox.SCRATCH_LIMIT // 4, lines[12]
-    assert lines[13] == "[]", "no site-packages on the path"
+    assert lines[13] == "[]", "a site-packages folder on the path holds nothing"
 
 
 def test_a_submission_is_capped_as_a_whole(tmp_path):

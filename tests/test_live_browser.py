@@ -214,8 +214,8 @@ def code_of(editor) -> str:
 def notebook_message(answer: str, check: str) -> str:
     """What the notebook's check cell says of ``answer``: run here, in CPython, as the page runs it."""
     namespace = live.new_namespace()
-    assert live.run_cell(answer, namespace)["error"] is None
-    return live.run_cell(check, namespace)["error"]
+    assert live.run_cell(answer, namespace, "<cell answer>")["error"] is None
+    return live.run_cell(check, namespace, "<cell check>")["error"]
 
 
 def answer_the_exercise(visit: LiveVisit, name: str) -> None:

@@ -131,6 +131,24 @@ for test_name, test_source in PUBLIC_TESTS.items():
             test_file.write(test_source)"""
 
 
+#: Where the autograder zip installs its Python on Gradescope: otter's setup.sh puts Miniforge in
+#: /root/miniforge3, and /root is root's alone (0700), so user nobody could not run the answers there.
+GRADING_PYTHON = "/opt/miniforge3"
+
+
+def unprivileged_python(script: str) -> str:
+    """otter's ``setup.sh`` or ``run_autograder`` with Miniforge in :data:`GRADING_PYTHON`, readable by every user."""
+    if "/root/miniforge3" not in script:
+        raise AssignmentError("otter's autograder scripts no longer install Miniforge in /root/miniforge3")
+    script = script.replace("mamba_install.sh -b\n", f"mamba_install.sh -b -p {GRADING_PYTHON}\n")
+    script = script.replace("/root/miniforge3", GRADING_PYTHON)
+    if "mamba shell init" in script:
+        script += (
+            f"\n# the answers run as nobody: every user may run the grading Python\nchmod -R a+rX {GRADING_PYTHON}\n"
+        )
+    return script
+
+
 def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     """Add what only the grader reads to the autograder zip's ``files`` (name -> bytes; see :func:`rewrite_zip`).
 
@@ -138,7 +156,9 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
       student's copies of the public tests do not carry them): its parts and reference
       solution (:func:`question_parts`) and the modules its answer cells may import (:func:`allowed`);
     - ``written.json``, the questions with written work graded by hand, which ``make grade``
-      exports (``tools/grade.py``).
+      exports (``tools/grade.py``);
+    - ``setup.sh`` and ``run_autograder`` with the grading Python where user nobody may run it
+      (:func:`unprivileged_python`): on Gradescope the answers run as nobody.
     """
     written = [
         {"name": q.written_name, "number": q.number, "points": WRITTEN_POINTS}
@@ -146,6 +166,8 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
         if q.solution_text
     ]
     files["written.json"] = json.dumps(written, indent=1).encode()
+    for name in ("setup.sh", "run_autograder"):
+        files[name] = unprivileged_python(files[name].decode()).encode()
     for question in assignment.questions:
         parts, reference = question_parts(question, assignment.chapter)
         lines = [

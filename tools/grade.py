@@ -69,7 +69,7 @@ from sandbox import (  # tools/sandbox.py
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = ROOT / "_build" / "assignments"
 CALL_TIMEOUT = 10.0  # seconds per call of an answer, as the notebook's check gives it (apart.TIME_LIMIT)
-SUBMISSION_TIMEOUT = 600
+SUBMISSION_TIMEOUT = 600  # CPU seconds of one answer's process
 OUTPUTS = ("grades.csv", "summary.html", "feedback", "written")
 OUTPUT_TAIL = 64 * 1024  # characters of a sandbox's output kept in feedback/<name>.log
 #: Work handed in that is not a notebook: it gets a row that says so, rather than none.
@@ -489,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("submissions", type=Path, help="the folder of submitted notebooks")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--call-timeout", type=float, default=CALL_TIMEOUT, help="seconds per call of an answer")
-    parser.add_argument("--timeout", type=float, default=SUBMISSION_TIMEOUT, help="seconds per submission")
+    parser.add_argument("--timeout", type=float, default=SUBMISSION_TIMEOUT, help="CPU seconds per answer's process")
     parser.add_argument("--roster", type=Path, help="a CSV with an `id` column")
     parser.add_argument("--only", nargs="+", help="regrade these student ids; other rows stay")
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto")

@@ -70,12 +70,13 @@ def answer_command(shown: list[Path], command: list[str]) -> list[str]:
         args += ["--symlink", os.readlink(path), path] if os.path.islink(path) else ["--ro-bind-try", path, path]
     for name in ETC:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    args += ["--tmpfs", "/tmp"]
+    args += ["--perms", "1777", "--tmpfs", "/tmp"]
     made = set()
     for path in binds:  # bwrap makes a bind's missing parents 0700: make them 0755, so that nobody may pass
         for parent in reversed(Path(path).parents):
             inside = any(str(parent).startswith(other + "/") or str(parent) == other for other in binds)
-            if str(parent) not in made and not inside and not any(str(parent).startswith(s) for s in SYSTEM):
+            skip = str(parent) == "/" or any(str(parent).startswith(s) for s in SYSTEM)
+            if str(parent) not in made and not inside and not skip:
                 args += ["--perms", "0755", "--dir", str(parent)]
                 made.add(str(parent))
     for path in binds:
@@ -94,6 +95,8 @@ def answer_command(shown: list[Path], command: list[str]) -> list[str]:
         "/proc",
         "--size",
         str(SCRATCH_LIMIT // 4),
+        "--perms",
+        "1777",
         "--tmpfs",
         SCRATCH,
         "--remount-ro",

@@ -86,6 +86,8 @@ class TrustedScores(AbstractOtterPlugin):
         patches.read_nothing_from_the_kernel()
         empty = copy.deepcopy(submission)
         empty.cells = []  # otter's kernel runs none of the student's code
+        # ... in the course's kernel, whatever the student's machine called theirs (conda's "myenv")
+        empty.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
         return empty
 
     def after_grading(self, results):
