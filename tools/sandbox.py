@@ -59,10 +59,9 @@ def hidden_packages(roots: list[str]) -> list[str]:
     return sorted(found)
 
 
-def answer_command(shown: list[Path], command: list[str]) -> list[str]:
-    """``command`` (an answer's runner) in a sandbox that shows the system, the base Python's standard library
-    and ``shown`` (the allowed modules' folders and the runner), read-only; no site-packages, no network, no
-    venv, no grader's code; as user nobody with no capabilities."""
+def _answer_mounts(shown: list[Path]) -> list[str]:
+    """bubblewrap's mounts for an answer: the system, a few files of /etc, the base Python and ``shown``,
+    read-only, with every site-packages hidden."""
     prefix = str(Path(sys.base_prefix).resolve())
     binds = sorted({prefix, *(str(path) for path in shown)})
     args = []
@@ -84,6 +83,14 @@ def answer_command(shown: list[Path], command: list[str]) -> list[str]:
     for path in hidden_packages([prefix, "/usr", "/usr/local"]):
         if not any(path.startswith(str(p)) for p in shown):
             args += ["--tmpfs", path]
+    return args
+
+
+def answer_command(shown: list[Path], command: list[str]) -> list[str]:
+    """``command`` (an answer's runner) in a sandbox that shows the system, the base Python's standard library
+    and ``shown`` (the allowed modules' folders and the runner), read-only; no site-packages, no network, no
+    venv, no grader's code; as user nobody with no capabilities."""
+    args = _answer_mounts(shown)
     drop = [SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all"]
     drop += ["--bounding-set=-all", "--no-new-privs"]
     return [
