@@ -71,7 +71,6 @@ ASSIGNMENTS = ROOT / "_build" / "assignments"
 CALL_TIMEOUT = 10.0  # seconds per call of an answer, as the notebook's check gives it (apart.TIME_LIMIT)
 SUBMISSION_TIMEOUT = 600  # CPU seconds of one answer's process
 OUTPUTS = ("grades.csv", "summary.html", "feedback", "written")
-OUTPUT_TAIL = 64 * 1024  # characters of a sandbox's output kept in feedback/<name>.log
 #: Work handed in that is not a notebook: it gets a row that says so, rather than none.
 HANDED_IN = (".py", ".zip")
 SKIPPED_FOLDERS = {".ipynb_checkpoints", "__MACOSX", "feedback"}

@@ -43,7 +43,6 @@ class Result:
     status: str = "graded"  # graded, "review: <why>", or why it could not be graded
     seconds: float = 0.0
     review: list[str] = field(default_factory=list)  # what of the notebook a human should look at
-    log: str = ""  # the end of the sandbox's output, for finding out why a notebook failed
     code: list[str] = field(default_factory=list, repr=False)  # the notebook's code cells, for the grader's reading
     record: dict = field(default_factory=dict, repr=False)  # what the answers returned, written by the grader
 
@@ -98,7 +97,7 @@ def write_table(
 
 
 def write_feedback(folder: Path, points: dict[str, float], result: Result) -> None:
-    """feedback/<name>.txt (each test's message), .json (the mistakes named) and .log (the output's end)."""
+    """feedback/<name>.txt (each test's message), and .json (the mistakes named)."""
     feedback = folder / "feedback"
     feedback.mkdir(exist_ok=True)
     possible = sum(points.values())
@@ -114,8 +113,6 @@ def write_feedback(folder: Path, points: dict[str, float], result: Result) -> No
     name = file_name(result.student, result.file)
     (feedback / f"{name}.txt").write_text("\n".join(lines))
     (feedback / f"{name}.json").write_text(json.dumps({"mistakes": result.mistakes}))
-    if result.log:
-        (feedback / f"{name}.log").write_text(result.log)
 
 
 def file_name(student: str, file: str = "") -> str:

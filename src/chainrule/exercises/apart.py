@@ -158,18 +158,39 @@ def _defaults(node) -> list:
     return [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)] if arguments else []
 
 
-def _bound(node) -> set[str]:
-    """The names a top-level statement binds, when it is a definition, an import or an assignment."""
+def _bound(node) -> dict[str, str | None]:
+    """The names a top-level statement binds, when it is a definition, an import or an assignment,
+    each with the module it imports it from (None: the cell's own)."""
     import ast
 
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {node.name}
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        return {node.name: None}
+    if isinstance(node, ast.Import):
+        return {(alias.asname or alias.name).split(".")[0]: alias.name for alias in node.names}
+    if isinstance(node, ast.ImportFrom):
+        return {alias.asname or alias.name: node.module or "" for alias in node.names}
     if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
-    return set()
+        return {n.id: None for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return {}
+
+
+def top_level(source: str) -> dict[str, str | None]:
+    """The names a cell's top level binds, each with the module it imports it from (None: the cell's own).
+
+    The notebook's check and the grader both read a cell so: to find the cell of an answer, and
+    to say that a name the answer cell misses is another cell's.
+    """
+    import ast
+    import re
+
+    # A timing magic's statement is kept (``%time x = f()`` binds x); other magics are dropped.
+    python = re.sub(r"(?m)^(\s*)%%?(?:time|timeit|prun)\b(?:\s+-\S+(?:\s+\d+)?)*\s*", r"\1", source)
+    try:
+        tree = ast.parse(re.sub(r"(?m)^\s*[%!].*$", "", python))
+    except SyntaxError:  # the cell is still the answer's: running it says where the error is
+        return {match: None for match in re.findall(r"(?m)^def\s+(\w+)|^(\w+)\s*=", source) for match in match if match}
+    return {name: module for node in tree.body for name, module in _bound(node).items()}
 
 
 # --------------------------------------------------------------------------- a call's entry, as a result

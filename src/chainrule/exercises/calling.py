@@ -111,7 +111,7 @@ class _Apart:
         self.__name__ = name
         self._answer = answer
         self._called = name if name.isidentifier() else function.__name__
-        defines = _defined_names(cell_source(function)[1])
+        defines = apart.top_level(cell_source(function)[1])
         self._elsewhere = {
             other: _module_of(value)
             for other, value in getattr(function, "__globals__", {}).items()
@@ -132,29 +132,11 @@ def _apart(name: str, function, time_limit: float):
     called = name if name.isidentifier() else function.__name__
     code = apart.answer_code(found[1], [called])
     if (code, rule) not in opened:
-        kind = apart.Answer if apart.can_start_processes() else apart.InProcess
-        started = kind(code, rule, limit=time_limit) if kind is apart.Answer else kind(code, rule)
-        opened[code, rule] = started
+        if apart.can_start_processes():
+            opened[code, rule] = apart.Answer(code, rule, limit=time_limit)
+        else:  # the web page's Python
+            opened[code, rule] = apart.InProcess(code, rule)
     return _Apart(name, function, opened[code, rule])
-
-
-def _defined_names(source: str) -> set[str]:
-    """The names a cell's top level binds (its functions, imports and assignments)."""
-    import ast
-
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.alias):
-            names.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-    return names
 
 
 def _module_of(value) -> str | None:

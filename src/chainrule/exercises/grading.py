@@ -41,11 +41,9 @@ import ast
 import contextlib
 import io
 import math
-import re
 
 from . import apart, runner
 
-RECORD_LIMIT = 64 * 2**20  # bytes: a larger record is refused, not read
 Unreadable = runner.Unreadable
 encode, decode, key = runner.encode, runner.decode, apart.key
 
@@ -208,37 +206,11 @@ def answer_cells(cells: list[str], names) -> dict[str, str]:
     """For each answer name, the last code cell whose top level defines it: the cell that is run for it."""
     found = {}
     for source in cells:
-        defined = _top_level(source)
+        defined = apart.top_level(source)
         for name in names:
             if name in defined:
                 found[name] = source
     return found
-
-
-def _top_level(source: str) -> dict[str, str | None]:
-    """The names a cell's top level binds, each with the module it imports it from (None: the cell's own)."""
-    try:
-        tree = ast.parse(_without_magics(source))
-    except SyntaxError:  # the cell is still the answer's: running it says where the error is
-        return {match: None for match in re.findall(r"(?m)^def\s+(\w+)|^(\w+)\s*=", source) for match in match if match}
-    names: dict[str, str | None] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names[node.name] = None
-        elif isinstance(node, ast.Import):
-            names.update({(a.asname or a.name).split(".")[0]: a.name for a in node.names})
-        elif isinstance(node, ast.ImportFrom):
-            names.update({a.asname or a.name: node.module or "" for a in node.names})
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names.update({n.id: None for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)})
-    return names
-
-
-def _without_magics(source: str) -> str:
-    """``source`` as Python: a timing magic's statement kept (``%time x = f()`` binds x), other magics dropped."""
-    source = re.sub(r"(?m)^(\s*)%%?(?:time|timeit|prun)\b(?:\s+-\S+(?:\s+\d+)?)*\s*", r"\1", source)
-    return re.sub(r"(?m)^\s*[%!].*$", "", source)
 
 
 def elsewhere(cells: list[str], answer_cell: str) -> dict[str, str | None]:
@@ -246,8 +218,8 @@ def elsewhere(cells: list[str], answer_cell: str) -> dict[str, str | None]:
     names: dict[str, str | None] = {}
     for source in cells:
         if source is not answer_cell:
-            names.update(_top_level(source))
-    for name in _top_level(answer_cell):
+            names.update(apart.top_level(source))
+    for name in apart.top_level(answer_cell):
         names.pop(name, None)
     return names
 
@@ -261,7 +233,7 @@ def record_apart(cells: list[str], given: dict, start) -> dict:
     """
     names = [*given.get("calls", {}), *given.get("values", [])]
     sources = answer_cells(cells, names)
-    data: dict = {"values": {}, "calls": {}, "defined": [], "elsewhere": {}, "allowed": given.get("allowed", {})}
+    data: dict = {"values": {}, "calls": {}, "elsewhere": {}, "allowed": given.get("allowed", {})}
     for name in dict.fromkeys(names):
         if name not in sources:
             continue
@@ -274,7 +246,6 @@ def record_apart(cells: list[str], given: dict, start) -> dict:
             if name in wanted:
                 data["values"].update(told.get("values", {}) if told.get("ready") else {})
                 continue
-            data["defined"].append(name)
             data["calls"][name] = [{"key": k, **answer.call(name, k)} for k in given["calls"][name]]
         finally:
             answer.close()
@@ -300,13 +271,6 @@ class _Replay:
         if entry is None:
             raise Unreadable(f"{self.__name__} was not called with these inputs")
         return apart.result_of(self.__name__, entry, self._elsewhere)
-
-
-NO_RECORD = "the notebook could not be graded"
-
-
-def _too_large() -> str:
-    return f"the notebook's answers are too large to grade (over {RECORD_LIMIT // 2**20} MB)"
 
 
 def score(tests: dict[str, str], data: dict | None, problem: str = "", secret: bytes = b"") -> dict:

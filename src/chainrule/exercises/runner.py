@@ -12,8 +12,8 @@ The protocol is one JSON document per line:
    import besides the standard library), ``paths`` (where they are), ``prelude`` (their imports,
    as a notebook's first cell has them) and ``values`` (answers that
    are values, not functions);
-2. it runs the cell in a fresh namespace and says ``ready``, with the encoded ``values`` and the
-   answers ``defined``, or the ``error`` the cell raised;
+2. it runs the cell in a fresh namespace and says ``ready``, with the encoded ``values``, or the
+   ``error`` the cell raised;
 3. only then is it sent the calls, one at a time (``name``, ``key``: the encoded arguments); for
    each it answers ``result`` (encoded: :func:`encode`) or ``error``, and ``changed`` (the
    positions of the arguments the answer changed in place).
@@ -270,8 +270,7 @@ def define(answer: dict, namespace: dict) -> dict:
                 values[name] = encode(namespace[name])
             except Unreadable as error:
                 values[name] = {"t": "other", "type": f"value with {error}"[:60]}
-    defined = [name for name, value in namespace.items() if callable(value) and not name.startswith("__")]
-    return {"ready": True, "values": values, "defined": defined}
+    return {"ready": True, "values": values}
 
 
 def call(function, key: str, filename: str) -> dict:
