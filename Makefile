@@ -66,7 +66,7 @@ setup:  ## only the set-up step: .venv (with uv), the Debian and npm packages
 setup-steps: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(NPM_STAMP)
 
 # Debian packages: graphviz for `dot` (chainrule.figures.dot runs it to draw figures), chromium for
-# the browser tests, bubblewrap for the grading sandbox (tools/grade.py), nodejs and npm for
+# the browser tests, bubblewrap for the grading sandbox (chainrule.grading.grade), nodejs and npm for
 # the live-code mode's npm packages, poppler-utils for `pdftotext` (tests/test_pdf.py reads the
 # book's PDF with it), python3-venv when python3 cannot create a venv.
 # Installed only when missing: as root, or with sudo where sudo needs no password (a CI
@@ -193,7 +193,7 @@ pdf: book-html  ## the whole book as one PDF, _build/pdf/backprop-book.pdf (link
 	$(PY) tools/pdf.py .
 
 # Grades with the autograder zip that `make assignments` wrote, each notebook in a bubblewrap
-# sandbox (tools/grade.py); no Docker needed. The assignments are built only when there are
+# sandbox (chainrule.grading.grade); no Docker needed. The assignments are built only when there are
 # none yet, so that a misspelt name fails at once, naming the ones there are. Grading runs
 # in its own venv, built from the zip's requirements.txt as Gradescope builds it
 # (tools/grading_env.py): it needs no book toolchain. uv builds it where the book's venv has uv,
@@ -208,8 +208,8 @@ grade: grade-packages  ## ASSIGNMENT=<name> SUBMISSIONS=<dir>: grade its noteboo
 	  echo "usage: make grade ASSIGNMENT=<name> SUBMISSIONS=<folder> [JOBS=n] [TIMEOUT=s] [ROSTER=csv] [ONLY='id,id ...']" >&2; \
 	  echo "assignments: $$(ls _build/assignments 2>/dev/null | tr '\n' ' ')" >&2; exit 2; fi
 	@ls -d _build/assignments/*/ >/dev/null 2>&1 || $(MAKE) assignments
-	@$(PYTHON) tools/grading_env.py "$$ASSIGNMENT" $(GRADE_VENV) $(if $(wildcard $(UV)),--uv $(UV)) >/dev/null
-	$(GRADE_VENV)/bin/python tools/grade.py "$$ASSIGNMENT" "$$SUBMISSIONS" $(GRADE_OPTIONS)
+	@$(PYTHON) tools/grading_env.py "_build/assignments/$$ASSIGNMENT/autograder/$$ASSIGNMENT-autograder.zip" $(GRADE_VENV) $(if $(wildcard $(UV)),--uv $(UV)) >/dev/null
+	$(GRADE_VENV)/bin/python -m chainrule.grading.grade "$$ASSIGNMENT" "$$SUBMISSIONS" $(GRADE_OPTIONS)
 
 # Prints its total time. The steps before the tests run two at a time (-j), each one's
 # output printed whole when it ends: the tests' wheelhouse beside notebooks-check, book-student,

@@ -1,4 +1,4 @@
-"""The otter-grader assignments (tools/assignments.py) and the grader (tools/grade.py).
+"""The otter-grader assignments (tools/assignments.py) and the grader (chainrule.grading.grade).
 
 ``make test`` runs ``make assignments`` first; these tests read ``_build/assignments`` and fail
 (they do not skip) when it is missing.
@@ -33,17 +33,14 @@ import zipfile
 from pathlib import Path
 
 import assignments
-import grade
 import grading_env
 import nbformat
 import offline
 import pytest
 import questions  # tools/questions.py
-import reports
-import sandbox  # tools/sandbox.py
 from conftest import ROOT
 
-from chainrule.exercises import grading
+from chainrule.grading import grade, reports, sandbox, scoring
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
@@ -225,7 +222,7 @@ def test_each_question_names_its_parts_in_the_autograder_only():
         with zipfile.ZipFile(folder(name) / "autograder" / f"{name}-autograder.zip") as archive:
             for member in archive.namelist():
                 if member.startswith("tests/") and member.endswith(".py"):
-                    parts = grading.Part.of(archive.read(member).decode())
+                    parts = scoring.Part.of(archive.read(member).decode())
                     found[Path(member).stem] = [(p.answer, p.quantity, bool(p.reference)) for p in parts]
         assert not [p for p in (folder(name) / "student" / "tests").glob("*.py") if "chainrule_" in p.read_text()]
     # Every test carries the reference solution the grader finds the inputs with.
@@ -859,7 +856,7 @@ def escape_server():
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, escape_server) -> dict[str, tuple[dict, str]]:
     """Grade every planted submission, one folder per assignment, all in one batch (one pool for every
-    folder, as tools/grade.py's grade_folders grades them); student id -> (CSV row, feedback text)."""
+    folder, as chainrule.grading.grade's grade_folders grades them); student id -> (CSV row, feedback text)."""
     rows, texts, batch = {}, {}, []
     for name in sorted({assignment for assignment, *_ in PLANTED.values()}):
         submissions = tmp_path_factory.mktemp(f"submissions-{name}")
@@ -1164,13 +1161,14 @@ def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(tmp_path):
     temporary folder, so the relative path must be resolved first); offline (UV_OFFLINE), with the wheelhouse
     as uv's find-links (UV_FIND_LINKS) beside what its cache holds."""
     uv = offline.UV.relative_to(ROOT)
+    zip_path = "_build/assignments/intro/autograder/intro-autograder.zip"  # as the Makefile names it
     environment = dict(
         offline.environment(offline.WHEELHOUSE),
         UV_OFFLINE="1",
         UV_FIND_LINKS=str(offline.wheelhouse()),
     )
     run = subprocess.run(
-        [sys.executable, "tools/grading_env.py", "intro", str(tmp_path / "venv"), "--uv", str(uv)],
+        [sys.executable, "tools/grading_env.py", zip_path, str(tmp_path / "venv"), "--uv", str(uv)],
         capture_output=True,
         text=True,
         env=environment,
@@ -1181,13 +1179,13 @@ def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(tmp_path):
     python = Path(run.stdout.strip())
     assert python == tmp_path / "venv" / "bin" / "python" and python.is_file()
     probe = subprocess.run(
-        [str(python), "-c", "import otter, chainrule.exercises.grading"], capture_output=True, text=True
+        [str(python), "-c", "import otter, chainrule.grading.scoring"], capture_output=True, text=True
     )
     assert probe.returncode == 0, probe.stderr[-2000:]
 
 
 def test_make_grade_needs_only_the_grading_venv(grading_venv, tmp_path):
-    """tools/grade.py in the grading venv alone (no jupyter-book, no torch): scores and written work."""
+    """chainrule.grading.grade in the grading venv alone (no jupyter-book, no torch): scores and written work."""
     python = grading_venv / "bin" / "python"
     environment = offline.environment(offline.WHEELHOUSE, grading_venv)
     for module in ("jupyter_book", "myst_nb", "torch"):  # the book's toolchain, and the oracles
@@ -1198,7 +1196,7 @@ def test_make_grade_needs_only_the_grading_venv(grading_venv, tmp_path):
     nbformat.write(submission("mlp", MLP_RIGHT, edit=written({1: "Both grow as $n$."})), tmp_path / "s1.ipynb")
     nbformat.write(submission("mlp"), tmp_path / "s2.ipynb")
     run = subprocess.run(
-        [str(python), str(ROOT / "tools" / "grade.py"), "mlp", str(tmp_path), "--jobs", "2"],
+        [str(python), "-m", "chainrule.grading.grade", "mlp", str(tmp_path), "--jobs", "2"],
         capture_output=True,
         text=True,
         env=environment,

@@ -6,11 +6,10 @@ from __future__ import annotations
 import csv
 import subprocess
 
-import grade  # tools/grade.py
 import pytest
-import reports  # tools/reports.py
-import sandbox  # tools/sandbox.py
 from conftest import ROOT
+
+from chainrule.grading import grade, reports, sandbox
 
 
 def notebooks(folder, *paths):

@@ -1,4 +1,4 @@
-"""chainrule.exercises.grading: each answer's cell runs apart, with only what its exercise allows; scores as data.
+"""chainrule.grading.scoring: each answer's cell runs apart, with only what its exercise allows; scores as data.
 
 * Every value a check can receive survives encode/decode: arrays keep dtype and shape, tuples
   stay tuples, a deque, a dict's values, a generator or a Fraction arrive as a check reads them,
@@ -26,7 +26,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from chainrule.exercises import answers, apart, calling, grading, runner
+from chainrule.exercises import answers, calling
+from chainrule.grading import apart, runner, scoring
 
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 leaves = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | floats | st.text(max_size=5) | st.just(...)
@@ -54,7 +55,7 @@ def same(a, b) -> bool:
 
 @given(values)
 def test_values_survive_the_trip_as_json(value):
-    assert same(value, grading.decode(json.loads(json.dumps(grading.encode(value)))))
+    assert same(value, scoring.decode(json.loads(json.dumps(scoring.encode(value)))))
 
 
 def test_what_a_check_reads_as_a_sequence_arrives_as_a_list_and_no_student_object_crosses():
@@ -64,16 +65,16 @@ def test_what_a_check_reads_as_a_sequence_arrives_as_a_list_and_no_student_objec
         def __float__(self):
             raise AssertionError("a student's method ran")
 
-    assert grading.decode(grading.encode(deque([1, 2]))) == [1, 2]
-    assert grading.decode(grading.encode({"a": 1.5}.values())) == [1.5]
-    assert grading.decode(grading.encode(x * 2 for x in range(3))) == [0, 2, 4]
-    assert grading.decode(grading.encode((Fraction(1, 4), Sneaky(2.5)))) == (0.25, 2.5)
-    assert type(grading.decode(grading.encode(Sneaky(2.5)))) is float
-    assert grading.decode(grading.encode(np.float32(1.5))).dtype == np.float32
-    other = grading.decode(grading.encode(object()))
+    assert scoring.decode(scoring.encode(deque([1, 2]))) == [1, 2]
+    assert scoring.decode(scoring.encode({"a": 1.5}.values())) == [1.5]
+    assert scoring.decode(scoring.encode(x * 2 for x in range(3))) == [0, 2, 4]
+    assert scoring.decode(scoring.encode((Fraction(1, 4), Sneaky(2.5)))) == (0.25, 2.5)
+    assert type(scoring.decode(scoring.encode(Sneaky(2.5)))) is float
+    assert scoring.decode(scoring.encode(np.float32(1.5))).dtype == np.float32
+    other = scoring.decode(scoring.encode(object()))
     assert repr(other) == "<object>"
     with pytest.raises(answers.AnswerError, match="should be numbers"):
-        answers.check_array("x", grading.decode(grading.encode({1, 2})), np.zeros(2))
+        answers.check_array("x", scoring.decode(scoring.encode({1, 2})), np.zeros(2))
 
 
 # --------------------------------------------------------------------------- one answer, apart
@@ -83,7 +84,7 @@ def called(cell: str, name: str, *args, allowed=(), limit=apart.TIME_LIMIT, othe
     """``name`` of ``cell`` called apart on ``args``, through calling.call as a check calls it."""
     answer = apart.Answer(apart.answer_code(cell, [name]), apart.Rule(tuple(allowed)), limit=limit)
     try:
-        elsewhere = grading.elsewhere([*others, cell], cell)
+        elsewhere = scoring.elsewhere([*others, cell], cell)
 
         class Stand:
             __name__ = name
@@ -257,21 +258,21 @@ SECRET = b"the grader's secret"
 
 def graded(tests: dict, cells: list[str], secret: bytes = SECRET) -> dict:
     """Inputs chosen, each answer's cell run apart, scored as the grader does: test name -> test file."""
-    given = grading.inputs(tests, secret)
-    data = grading.record_apart(cells, given, lambda source, rule, values: apart.Answer(source, rule, values))
-    return grading.score(tests, json.loads(json.dumps(data)), "", secret)
+    given = scoring.inputs(tests, secret)
+    data = scoring.record_apart(cells, given, lambda source, rule, values: apart.Answer(source, rule, values))
+    return scoring.score(tests, json.loads(json.dumps(data)), "", secret)
 
 
 def test_the_inputs_hold_nothing_but_inputs():
     """No check, reference, seed or expected value is among the inputs; the hidden ones come from the secret."""
     from chainrule.exercises import scalar
 
-    given = grading.inputs(NEURON_TESTS, SECRET)
+    given = scoring.inputs(NEURON_TESTS, SECRET)
     text = json.dumps(given)
     assert set(given) == {"calls", "values", "allowed"} and given["allowed"] == {"tanh_neuron_grads": ["math"]}
     for secret_part in ("math.tanh", "feedback", "seed", "check", "slope"):
         assert secret_part not in text
-    points = [tuple(grading.decode(json.loads(k)[0])) for k in given["calls"]["tanh_neuron_grads"]]
+    points = [tuple(scoring.decode(json.loads(k)[0])) for k in given["calls"]["tanh_neuron_grads"]]
     assert points[:2] == scalar.neuron_points(0) and len(points) == 6
     unsalted = scalar.neuron_points(11) + scalar.neuron_points(12)
     assert not set(points[2:]) & set(unsalted), "the hidden inputs are not those of the seeds in the source"
@@ -289,7 +290,7 @@ def test_an_answer_right_only_on_the_public_inputs_earns_nothing():
     (result,) = graded(NEURON_TESTS, [cell]).values()
     assert result.score == 0
     public = [r.message for r in result.test_case_results if not r.test_case.hidden]
-    assert public and all(grading.PUBLIC_ONLY in message for message in public)
+    assert public and all(scoring.PUBLIC_ONLY in message for message in public)
 
 
 def test_the_last_cell_that_defines_an_answer_is_its_cell():
@@ -306,7 +307,7 @@ def test_a_broken_cell_fails_with_where_it_broke():
 
 
 def test_a_record_that_is_missing_scores_nothing_with_why():
-    [result] = grading.score(NEURON_TESTS, None, "not a readable notebook").values()
+    [result] = scoring.score(NEURON_TESTS, None, "not a readable notebook").values()
     assert result.score == 0 and "not a readable notebook" in result.test_case_results[0].message
 
 
@@ -408,7 +409,7 @@ def test_the_notebook_s_check_and_the_grader_give_the_same_verdict():
 
 
 def test_an_answer_in_the_sandbox_is_not_root_on_the_host_and_sees_no_site_packages():
-    import sandbox  # tools/sandbox.py
+    from chainrule.grading import sandbox
 
     assert sandbox.sandbox_available() == "", sandbox.sandbox_available()
     cell = textwrap.dedent(
@@ -446,7 +447,7 @@ def _runner_pid(answer) -> int:
 
 def test_the_otter_plugin_grades_nothing_as_root_when_nobody_cannot_run_its_python(tmp_path, monkeypatch):
     """Gradescope's zip put its Python under /root (0700): every part gets 0 with why, not 6/6."""
-    from chainrule.exercises import otter_plugin
+    from chainrule.grading import otter_plugin
 
     if os.geteuid() != 0:
         pytest.fail("this test plays Gradescope's autograder, which runs as root")
@@ -489,7 +490,7 @@ def test_a_forged_otter_log_is_gone_before_otter_would_unpickle_it(tmp_path, mon
 
     from otter.check.notebook import OTTER_LOG_FILENAME
 
-    from chainrule.exercises.otter_plugin import OTTER_LOG, TrustedScores
+    from chainrule.grading.otter_plugin import OTTER_LOG, TrustedScores
 
     assert OTTER_LOG == OTTER_LOG_FILENAME
     monkeypatch.chdir(tmp_path)

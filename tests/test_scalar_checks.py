@@ -341,7 +341,7 @@ def as_cell(source: str, name: str):
 def test_the_grader_and_the_notebook_give_the_same_verdicts(answer):
     """Each planted mistake, its cell run apart, fails the public and the hidden test in the grader's process,
     named as the notebook's check names it, and the right answer earns every point in both."""
-    from chainrule.exercises import apart, grading
+    from chainrule.grading import apart, scoring
 
     check, seeds, cells = REPLAYED[answer]
     head = "from otter.test_files import test_case\n\nOK_FORMAT = False\n\nname = 'q'\npoints = 2\n\n"
@@ -355,10 +355,10 @@ def test_the_grader_and_the_notebook_give_the_same_verdicts(answer):
         + f"chainrule_reference = {cells['']!r}\n"
         + f"chainrule_allowed = {list(getattr(feedback, check).allowed)!r}\n"
     }
-    inputs = grading.inputs(tests, b"secret")
+    inputs = scoring.inputs(tests, b"secret")
     for mistake, cell in cells.items():
-        data = grading.record_apart([cell], inputs, lambda source, rule, values: apart.Answer(source, rule, values))
-        result = grading.score(tests, data, "", b"secret")["q"]
+        data = scoring.record_apart([cell], inputs, lambda source, rule, values: apart.Answer(source, rule, values))
+        result = scoring.score(tests, data, "", b"secret")["q"]
         messages = [r.message for r in result.test_case_results]
         if not mistake:
             assert result.score == 2, messages

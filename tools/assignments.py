@@ -12,7 +12,7 @@ it writes ``_build/assignments/<name>/``:
   which that first cell installs (the one the autograder zip grades with);
 - ``solution/<name>.ipynb``: the same notebook answered;
 - ``autograder/<name>-autograder.zip``: every test, public and hidden, for ``make grade``
-  (``tools/grade.py``) or Gradescope.
+  (:mod:`chainrule.grading.grade`) or Gradescope.
 
 The source is the chapter, one source with the book. A question is an exercise that has
 an answer cell (tag ``exercise-stub``) and a check cell (tag ``check``):
@@ -46,7 +46,6 @@ from pathlib import Path
 
 import nbformat
 import package  # tools/package.py: run as a script, or with tools/ on the path (the tests)
-import reports  # tools/reports.py (the standard library only)
 from book_model import ROOT, Book, load_book
 from myst import ConversionError
 from plain_markdown import Context, convert_markdown, reference_list
@@ -63,16 +62,17 @@ from questions import (
 )
 
 from chainrule.compat import patches
+from chainrule.grading import reports
 
 OUTPUT = ROOT / "_build" / "assignments"
 OTTER_VERSION = patches.WRITTEN_FOR["otter-grader"]  # the version the grader's patches were read against
 POINTS_PER_QUESTION = 2
 #: Points of a question's written work (its derivation or reasoning), graded by hand.
 WRITTEN_POINTS = 1
-#: The prompt above a written answer cell, defined once in tools/reports.py, which finds the answer by it.
+#: The prompt above a written answer cell, defined once in chainrule.grading.reports, which finds the answer by it.
 WRITTEN_PROMPT = reports.WRITTEN_PROMPT_TEXT
-# Scores come from the grader's own process, never from the student's kernel (chainrule.exercises.grading).
-PLUGIN = "chainrule.exercises.otter_plugin.TrustedScores"
+# Scores come from the grader's own process, never from the student's kernel (chainrule.grading.scoring).
+PLUGIN = "chainrule.grading.otter_plugin.TrustedScores"
 
 # The public tests ride in the set-up cell, not in otter's notebook metadata (`tests: files: false`),
 # because otter 7.0.0 reads no metadata tests on Colab: in otter/check/notebook.py, Notebook.__init__
@@ -152,11 +152,11 @@ def unprivileged_python(script: str) -> str:
 def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     """Add what only the grader reads to the autograder zip's ``files`` (name -> bytes; see :func:`rewrite_zip`).
 
-    - in each question's test file, for ``chainrule.exercises.grading`` (otter ignores them; the
+    - in each question's test file, for ``chainrule.grading.scoring`` (otter ignores them; the
       student's copies of the public tests do not carry them): its parts and reference
       solution (:func:`question_parts`) and the modules its answer cells may import (:func:`allowed`);
     - ``written.json``, the questions with written work graded by hand, which ``make grade``
-      exports (``tools/grade.py``);
+      exports (:mod:`chainrule.grading.grade`);
     - ``setup.sh`` and ``run_autograder`` with the grading Python where user nobody may run it
       (:func:`unprivileged_python`): on Gradescope the answers run as nobody.
     """
@@ -172,7 +172,7 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
         parts, reference = question_parts(question, assignment.chapter)
         lines = [
             "",
-            "# Written by make assignments for chainrule.exercises.grading: the parts it gives points to",
+            "# Written by make assignments for chainrule.grading.scoring: the parts it gives points to",
             "# separately, the reference solution it finds the inputs with, and what an answer may not use.",
             f"chainrule_parts = {parts!r}",
             f"chainrule_reference = {reference!r}",
@@ -304,7 +304,7 @@ def written_cells(question: Question, context: Context) -> list:
     """A manual otter question for the written work of a question whose solution explains itself in prose.
 
     The student gets otter's Markdown response cell; the solution notebook gets the book's
-    explanation. ``make grade`` exports the answers for grading by hand (``tools/grade.py``).
+    explanation. ``make grade`` exports the answers for grading by hand (:mod:`chainrule.grading.grade`).
     """
     if not question.solution_text:
         return []
@@ -415,26 +415,26 @@ def check_autograder(files: dict[str, bytes], assignment: Assignment) -> None:
     """Grade the reference solution as a notebook's answers are graded; every test must give it full marks.
 
     It runs every test, public and hidden (with a fresh secret), on the reference
-    (:func:`chainrule.exercises.grading.inputs`), runs the reference's cell apart as an answer cell
-    runs, with only what its exercise allows (:func:`chainrule.exercises.grading.record_apart`), and
-    scores it (:func:`chainrule.exercises.grading.score`), so a check that fails on its own solution,
+    (:func:`chainrule.grading.scoring.inputs`), runs the reference's cell apart as an answer cell
+    runs, with only what its exercise allows (:func:`chainrule.grading.scoring.record_apart`), and
+    scores it (:func:`chainrule.grading.scoring.score`), so a check that fails on its own solution,
     a solution that needs more than its exercise allows, or an input the grader cannot send to an
     answer stops the build.
     """
-    from chainrule.exercises import apart, grading
+    from chainrule.grading import apart, scoring
 
     tests = {Path(name).name: data.decode() for name, data in files.items() if name.startswith("tests/")}
     secret = os.urandom(32)
     try:
-        inputs = grading.inputs(tests, secret)
-    except grading.Unreadable as error:
+        inputs = scoring.inputs(tests, secret)
+    except scoring.Unreadable as error:
         raise AssignmentError(f"the autograder of {assignment.name} cannot be used: {error}") from None
     cells = [
-        str(grading.settings(source).get(grading.REFERENCE, "")).removeprefix(REFERENCE_PRELUDE)
+        str(scoring.settings(source).get(scoring.REFERENCE, "")).removeprefix(REFERENCE_PRELUDE)
         for source in tests.values()
     ]
-    record = grading.record_apart(cells, inputs, lambda source, rule, values: apart.Answer(source, rule, values))
-    for test_file in grading.score(tests, record, "", secret).values():
+    record = scoring.record_apart(cells, inputs, lambda source, rule, values: apart.Answer(source, rule, values))
+    for test_file in scoring.score(tests, record, "", secret).values():
         wrong = [result.message for result in test_file.test_case_results if not result.passed]
         if wrong:
             raise AssignmentError(f"{assignment.name}: the reference solution fails {test_file.name}: {wrong[0]}")

@@ -1,7 +1,7 @@
 """The grading environment: a venv built from an autograder zip's own ``requirements.txt``.
 
-Usage: ``python3 tools/grading_env.py <assignment> <venv> [--uv <uv>]`` (``make grade`` runs it),
-which finds ``_build/assignments/<assignment>/autograder/<assignment>-autograder.zip``.
+Usage: ``python3 tools/grading_env.py <zip> <venv> [--uv <uv>]`` (``make grade`` runs it with
+``_build/assignments/<assignment>/autograder/<assignment>-autograder.zip``).
 
 ``make grade`` grades in this venv, not in the book's: it holds only what grading needs,
 which is what Gradescope installs from the same zip (otter-grader, numpy and chainrule's
@@ -30,7 +30,7 @@ import venv
 import zipfile
 from pathlib import Path
 
-#: Installed beside the zip's requirements: MathJax for tools/grade.py's written/*.html.
+#: Installed beside the zip's requirements: MathJax for chainrule.grading.grade's written/*.html.
 EXTRA = ["django-static-mathjax==3.2.2.1"]
 STAMP = ".grading-env"
 
@@ -112,13 +112,14 @@ def _run(command: list[str], cwd: str, env: dict[str, str] | None) -> None:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grading_env.py", description=__doc__.split("\n\n")[0])
-    parser.add_argument("assignment", help="the assignment's name, as in _build/assignments/<name>")
+    parser.add_argument("zip", type=Path, help="_build/assignments/<name>/autograder/<name>-autograder.zip")
     parser.add_argument("venv", type=Path, help="the venv to build or bring up to date")
     parser.add_argument("--uv", type=Path, help="build it with this uv instead of venv and pip")
     options = parser.parse_args(argv)
-    from grade import autograder_zip  # tools/grade.py: the standard library only, until it grades
-
-    print(build(autograder_zip(options.assignment), options.venv, uv=options.uv))
+    if not options.zip.is_file():
+        known = sorted(path.name for path in options.zip.parents[2].glob("*/autograder/*-autograder.zip"))
+        raise SystemExit(f"make grade: no autograder zip at {options.zip}; run `make assignments` (there: {known})")
+    print(build(options.zip, options.venv, uv=options.uv))
     return 0
 
 

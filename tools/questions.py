@@ -196,7 +196,7 @@ REFERENCE_PRELUDE = "import math\n\nimport numpy as np\n\n\n"
 
 def allowed(question: Question) -> list[str]:
     """The modules the question's answer cells may import besides the standard library: the ``allowed`` of
-    the checks its check cells call (:func:`chainrule.exercises.answers.allowed`), in order, each once."""
+    the checks its check cells call (:func:`chainrule.grading.contract.allowed`), in order, each once."""
     from chainrule.exercises import feedback
 
     found: list[str] = []

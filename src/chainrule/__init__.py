@@ -23,7 +23,8 @@ is built on:
 
 * ``chainrule.figures`` -- graphs drawn through Graphviz, charts, accessible SVG
 * ``chainrule.explore`` -- explorables: recorded runs of the engine that the reader steps through
-* ``chainrule.exercises`` -- the exercises' checks, and grading outside the student's kernel
+* ``chainrule.grading`` -- grading by construction: the answer runner, its contract, the grader
+* ``chainrule.exercises`` -- the exercises' checks, which run an answer as the grader does
 * ``chainrule.book`` -- numbers glued into the prose, and the pages' Live code
 """
 

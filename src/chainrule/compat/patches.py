@@ -71,7 +71,7 @@ class _NoPickle:
 
     @staticmethod
     def load(file):
-        raise ValueError("not read: chainrule scores from its own record (chainrule.exercises.otter_plugin)")
+        raise ValueError("not read: chainrule scores from its own record (chainrule.grading.otter_plugin)")
 
 
 def read_nothing_from_the_kernel() -> None:

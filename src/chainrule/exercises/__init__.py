@@ -1,13 +1,10 @@
-"""Exercises: the checks of the chapters' exercises, and grades computed outside the student's kernel.
+"""Exercises: the checks of the chapters' exercises, which run a notebook's answer as the grader does.
 
-Built on: the engine, chainrule.compat (the otter plugin's patches to otter and nbconvert).
+Built on: the engine, chainrule.grading (its contract: an answer run apart, as the grader runs it).
 
 The modules, in order: each imports only the engine and modules above it in this list
 (``tests/test_layers.py`` checks it):
 
-* ``runner`` -- the answer runner, the untrusted side: one answer cell run alone, only the allowed modules importable,
-  its results encoded as data (standard library only)
-* ``apart`` -- running an answer apart (a process, or a namespace where there are none), and its results as data
 * ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
 * ``calling`` -- calling a student's function safely: apart, on copies, under a time limit, every failure explained
 * ``scalar`` -- the checks of the scalar chapters (1.2, 2.2, 3.2), whose answers are functions of their inputs
@@ -15,8 +12,6 @@ The modules, in order: each imports only the engine and modules above it in this
 * ``gradient_checks`` -- the checks of trusting and shaping gradients (5.6, 8.5, 8.6, 9.3), with numpy
 * ``feedback`` -- what a check cell imports, without numpy: ``scalar``'s checks and the helpers; ``array_checks``'s
   and ``gradient_checks``'s checks load when first asked for
-* ``grading`` -- grades by construction: choose the inputs, run each answer apart, score in the grader's process
-* ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) grade with ``grading``
 
 A chapter's check cell reads ``from chainrule.exercises import feedback``. This file imports
 nothing.

@@ -10,8 +10,6 @@ all explained (:func:`call` runs a student's function under a time limit), never
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import io
 import sys
 import textwrap
@@ -19,8 +17,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..grading.contract import scored_quantity
 from ..value import Value
-from . import apart
 
 # numpy is imported where an array is compared, not here: the scalar chapters' checks
 # (chainrule.exercises.scalar) run where there is no numpy, such as the page's Python.
@@ -262,7 +260,7 @@ class Report:
     ``title`` says what was called and on which data; a check of one quantity raises its own
     error, with the title in front.
 
-    Inside :func:`scoring_part` a report about that quantity raises only its verdict, so a
+    Inside :func:`chainrule.grading.contract.scoring_part` a report about that quantity raises only its verdict, so a
     grader can give each quantity its own points; :func:`quantities` lists the names the
     reports of a check use.
     """
@@ -275,7 +273,7 @@ class Report:
         try:
             run()
         except NotAnswered as error:
-            if _part.name is None or _part.name == name:
+            if scored_quantity() in (None, name):
                 raise
             self.verdicts.append((name, error))  # another quantity's: not this part's business
         except AnswerError as error:
@@ -284,10 +282,11 @@ class Report:
             self.verdicts.append((name, None))
 
     def close(self, after: str = "") -> None:
-        for names in _part.seen if self.separate else ():
+        for names in _seen.lists if self.separate else ():
             names += [name for name, _ in self.verdicts if name not in names]
-        if _part.name is not None and any(name == _part.name for name, _ in self.verdicts):
-            self.verdicts = [(name, error) for name, error in self.verdicts if name == _part.name]
+        scored = scored_quantity()
+        if scored is not None and any(name == scored for name, _ in self.verdicts):
+            self.verdicts = [(name, error) for name, error in self.verdicts if name == scored]
         errors = [error for _, error in self.verdicts if error is not None]
         if not errors:
             return
@@ -312,101 +311,23 @@ class Report:
         )
 
 
-class _Part(threading.local):
-    name: str | None = None  # the quantity being scored, or None for all of them
-    rule: apart.Rule | None = None  # the rule of the check that is running
-    opened: dict = {}  # the answers it has started, by cell
-    secret: bytes | None = None  # the grader's secret while it runs a hidden test
-
+class _Seen(threading.local):
     def __init__(self):
-        self.seen: list[list[str]] = []
+        self.lists: list[list[str]] = []  # the lists quantities() is filling
 
 
-_part = _Part()
-
-
-@contextlib.contextmanager
-def scoring_part(name: str | None):
-    """Within the block, a :class:`Report` that checks ``name`` raises only ``name``'s verdict.
-
-    A grader runs a check once per quantity this way, so that a right ∂J/∂W1 earns its
-    points when ∂J/∂W2 is wrong. A report without ``name`` is not affected.
-    """
-    previous, _part.name = _part.name, name
-    try:
-        yield
-    finally:
-        _part.name = previous
-
-
-def allowed(*modules: str):
-    """Mark a check: the answer cells it checks run apart, with Python's standard library and ``modules`` only.
-
-    While the check runs, :func:`chainrule.exercises.calling.call` runs a function defined in a
-    notebook's cell as the grader does (:mod:`chainrule.exercises.apart`): that cell alone, in a
-    process of its own where nothing else exists, its results carried back as data. ``make
-    assignments`` writes the modules into the question's test, for the grader.
-    """
-    rule = apart.Rule(tuple(modules))
-
-    def mark(check: Callable) -> Callable:
-        @functools.wraps(check)
-        def checked(*args, **kwargs):
-            previous = (_part.rule, _part.opened)
-            _part.rule, _part.opened = rule, {}
-            try:
-                return check(*args, **kwargs)
-            finally:
-                for answer in _part.opened.values():
-                    answer.close()
-                _part.rule, _part.opened = previous
-
-        checked.allowed = tuple(modules)
-        return checked
-
-    return mark
-
-
-def running_apart() -> tuple[apart.Rule | None, dict]:
-    """The rule of the check that is running (None outside one), and the answers it has started."""
-    return _part.rule, _part.opened
-
-
-@contextlib.contextmanager
-def hidden_inputs(secret: bytes):
-    """Within the block, every seed a check draws its inputs from is mixed with ``secret`` (:func:`seeded`).
-
-    The grader runs its hidden tests so, with a secret that exists only in its own process:
-    the seeds in a hidden test's source (which is public) no longer tell what the inputs are.
-    """
-    previous, _part.secret = _part.secret, secret
-    try:
-        yield
-    finally:
-        _part.secret = previous
-
-
-def seeded(seed: int) -> int:
-    """``seed``; inside :func:`hidden_inputs`, a 63-bit seed drawn from it and the grader's secret.
-
-    A check calls it where it makes its random generator, and names the result in its
-    messages, so that a student can rebuild the inputs of a failed hidden test.
-    """
-    if _part.secret is None:
-        return seed
-    digest = hashlib.sha256(_part.secret + b"/" + str(seed).encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
+_seen = _Seen()
 
 
 @contextlib.contextmanager
 def quantities():
     """Within the block, collect the names the reports check, in order: ``with quantities() as names:``."""
     names: list[str] = []
-    _part.seen.append(names)
+    _seen.lists.append(names)
     try:
         yield names
     finally:
-        _part.seen.remove(names)
+        _seen.lists.remove(names)
 
 
 def check_scalars(

@@ -3,7 +3,7 @@
 :func:`call` gives the function copies of its arguments and says so when it changed them,
 stops it after :data:`TIME_LIMIT` seconds, and turns whatever it raises into an
 :class:`~chainrule.exercises.answers.AnswerError` that names the line; :func:`returned`
-unpacks what it returned. The grader's recording (:mod:`chainrule.exercises.grading`)
+unpacks what it returned. The grader's recording (:mod:`chainrule.grading.scoring`)
 compares arguments with :func:`copied` and :func:`unchanged`, as :func:`call` does.
 """
 
@@ -18,10 +18,11 @@ import traceback
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
-from . import apart
-from .answers import AnswerError, NotAnswered, require_answer, running_apart
-from .apart import IN_PLACE, TIME_LIMIT, ChangedInPlace, Refused
-from .apart import TimeUp as _TimeUp
+from ..grading import apart
+from ..grading.apart import IN_PLACE, TIME_LIMIT, ChangedInPlace, Refused
+from ..grading.apart import TimeUp as _TimeUp
+from ..grading.contract import running_apart
+from .answers import AnswerError, NotAnswered, require_answer
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # chainrule: its frames are not the student's
 
@@ -232,7 +233,7 @@ def joined(words: Sequence[str]) -> str:
 
 @contextlib.contextmanager
 def time_limit(seconds: float):
-    """Raise :class:`~chainrule.exercises.apart.TimeUp` in the body after ``seconds`` (Unix main thread;
+    """Raise :class:`~chainrule.grading.apart.TimeUp` in the body after ``seconds`` (Unix main thread;
     elsewhere no limit, and an answer run apart keeps its own)."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield

@@ -13,8 +13,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..grading.contract import allowed, seeded
 from ..tensor import Tensor, grad
-from .answers import AnswerError, Mistake, allowed, check_array, seeded
+from .answers import AnswerError, Mistake, check_array
 from .calling import call
 
 # --------------------------------------------------------------------------- a numeric gradient (5.6)

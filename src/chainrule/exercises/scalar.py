@@ -15,9 +15,10 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 
+from ..grading.contract import allowed, seeded
 from ..graph import VISIT, depth_first_events, topological_order
 from ..value import Value
-from .answers import AnswerError, allowed, check_scalars, require_answer, seeded
+from .answers import AnswerError, check_scalars, require_answer
 from .calling import call, returned
 
 # --------------------------------------------------------------------------- 1.2: y = tanh(wx + b)

@@ -1,4 +1,4 @@
-"""What tools/grade.py writes for the instructor, from the results it computed: the reports.
+"""What chainrule.grading.grade writes for the instructor, from the results it computed: the reports.
 
 - ``grades.csv`` (one row per notebook), ``feedback/<id>.txt`` (each test's message) and
   ``feedback/<id>.json`` (the known mistakes its checks named, as data);
@@ -6,8 +6,7 @@
 - ``written/``: each student's written work, with the maths set by an offline MathJax, to grade
   by hand, and the prompt above each written answer cell (tools/assignments.py writes it).
 
-The standard library only, until a report is written: tools/grading_env.py imports tools/grade.py,
-and so this module, with any python3.
+The standard library only, until a report is written.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Grade a folder of submitted notebooks with an assignment's autograder: sandboxed, and scored outside the sandbox.
 
 Usage: ``make grade ASSIGNMENT=<name> SUBMISSIONS=<dir> [JOBS=N] [TIMEOUT=S] [ROSTER=csv] [ONLY="id ..."]``,
-or ``python tools/grade.py <name> <dir> [--jobs N] [--timeout S] [--call-timeout S] [--roster CSV]
-[--only ID ...] [--sandbox auto|bwrap|none]``.
+or, from the book's folder, ``python -m chainrule.grading.grade <name> <dir> [--jobs N] [--timeout S]
+[--call-timeout S] [--roster CSV] [--only ID ...] [--sandbox auto|bwrap|none]``.
 
 Every notebook under ``<dir>`` is graded (any case of ``.ipynb``, in subfolders too, as an LMS
 exports them); a ``.py`` or ``.zip`` gets a row that says it is not a notebook; every other
@@ -10,9 +10,9 @@ file is listed as skipped. A notebook is read as text, never run: ``--jobs`` at 
 
 - **the inputs** are chosen here before any answer runs: every test of the autograder, public
   and hidden, runs in this process on the reference solution, the hidden ones with a secret
-  drawn for this run (:func:`chainrule.exercises.grading.inputs`);
-- **each answer's cell runs apart** (:func:`chainrule.exercises.grading.record_apart`): alone,
-  in a process of its own, in a sandbox (bubblewrap, tools/sandbox.py) as user nobody on the
+  drawn for this run (:func:`chainrule.grading.scoring.inputs`);
+- **each answer's cell runs apart** (:func:`chainrule.grading.scoring.record_apart`): alone,
+  in a process of its own, in a sandbox (bubblewrap, :mod:`chainrule.grading.sandbox`) as user nobody on the
   host too, with no network and no capabilities, under limits on CPU time, memory and file
   size, seeing the system, the standard library and the modules its exercise allows, and
   nothing else: no venv, no grader's code, no answer key, no other notebook. It is sent the
@@ -20,11 +20,11 @@ file is listed as skipped. A notebook is read as text, never run: ``--jobs`` at 
   Without bubblewrap, ``--sandbox auto`` says so loudly and grades without it; ``--sandbox
   bwrap`` refuses;
 - **scored outside it**: this process runs the autograder's tests against what the calls
-  returned (:mod:`chainrule.exercises.grading`). An error of the grader's on one notebook
+  returned (:mod:`chainrule.grading.scoring`). An error of the grader's on one notebook
   becomes that row's status: the run always writes every file below.
 
-It writes, with tools/reports.py, ``<dir>/grades.csv`` (one row per notebook: student id, file, one column per
-question, ``total``, ``possible``, ``status``), ``<dir>/feedback/<id>-<hash>.txt`` (each test's
+It writes, with :mod:`chainrule.grading.reports`, ``<dir>/grades.csv`` (one row per notebook: student id,
+file, one column per question, ``total``, ``possible``, ``status``), ``<dir>/feedback/<id>-<hash>.txt`` (each test's
 message, public and hidden) and ``<dir>/summary.html`` (per question: mean, histogram and
 the commonest mistakes). ``--only`` regrades those students and keeps every other row.
 
@@ -48,7 +48,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reports import (  # tools/reports.py
+from .reports import (
     Result,
     Submission,
     read_written,
@@ -57,7 +57,7 @@ from reports import (  # tools/reports.py
     write_table,
     write_written,
 )
-from sandbox import (  # tools/sandbox.py
+from .sandbox import (
     SCRATCH,
     answer_command,
     group,
@@ -66,8 +66,8 @@ from sandbox import (  # tools/sandbox.py
     sandbox_environment,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-ASSIGNMENTS = ROOT / "_build" / "assignments"
+#: Where ``make assignments`` writes them, from the book's folder (the working directory of ``make grade``).
+ASSIGNMENTS = Path("_build") / "assignments"
 CALL_TIMEOUT = 10.0  # seconds per call of an answer, as the notebook's check gives it (apart.TIME_LIMIT)
 SUBMISSION_TIMEOUT = 600  # CPU seconds of one answer's process
 OUTPUTS = ("grades.csv", "summary.html", "feedback", "written")
@@ -179,8 +179,8 @@ def _names(notebook: Path, student: str) -> bool:
 #: for review (``review: ...`` in the status). Honest work never matches one (the planted solutions
 #: are graded "graded"); a match changes no score.
 REVIEW = {
-    "the grader's own code (chainrule.exercises)": (
-        r"chainrule\.exercises|\b(feedback|grading|answers)\.(check|score|record|_)"
+    "the grader's own code (chainrule.exercises, chainrule.grading)": (
+        r"chainrule\.(exercises|grading)|\b(feedback|scoring|answers)\.(check|score|record|_)"
     ),
     "stack frames or the garbage collector (sys._getframe, inspect, gc)": (
         r"_getframe|\binspect\b|\bf_back\b|\bf_locals\b|\bgc\."
@@ -249,7 +249,7 @@ def grade_one(
 ) -> tuple[Result, bool]:
     """Run each answer of one notebook apart, sandboxed, on ``inputs``; the result without scores, and whether
     there is a record to score."""
-    from chainrule.exercises import apart, grading
+    from . import apart, scoring
 
     start = time.monotonic()
     result = Result(submission.student, submission.file)
@@ -276,7 +276,7 @@ def grade_one(
         return apart.Answer(source, rule, values, sandbox=sandbox, popen=popen, limit=options.call_timeout)
 
     try:
-        result.record = grading.record_apart(cells, inputs, started)
+        result.record = scoring.record_apart(cells, inputs, started)
     finally:
         if caps is not None:
             caps.close()  # what is left of the submission's processes, wherever they went
@@ -286,10 +286,10 @@ def grade_one(
 
 def score(result: Result, recorded: bool, tests: dict[str, str], secret: bytes = b"") -> Result:
     """Scores and messages for ``result``, computed in this process from the record the grader wrote."""
-    from chainrule.exercises import grading
+    from . import scoring
 
     data = result.record if recorded else None
-    for name, test_file in grading.score(tests, data, result.status, secret).items():
+    for name, test_file in scoring.score(tests, data, result.status, secret).items():
         result.scores[name] = float(test_file.score)
         result.messages[name] = [
             f"{'hidden' if r.test_case.hidden else 'public'} test {r.test_case.name}: "
@@ -389,12 +389,12 @@ def _cgroups() -> bool:
 
 
 def _inputs(one: _Folder, secret: bytes) -> dict:
-    """The inputs a notebook of ``one``'s assignment is given (:func:`chainrule.exercises.grading.inputs`)."""
-    from chainrule.exercises import grading
+    """The inputs a notebook of ``one``'s assignment is given (:func:`chainrule.grading.scoring.inputs`)."""
+    from . import scoring
 
     try:
-        return grading.inputs(one.tests, secret)
-    except grading.Unreadable as error:
+        return scoring.inputs(one.tests, secret)
+    except scoring.Unreadable as error:
         raise SystemExit(f"make grade: the autograder of {one.assignment} cannot be used: {error}") from None
 
 

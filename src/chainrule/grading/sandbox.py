@@ -1,4 +1,4 @@
-"""The sandbox tools/grade.py runs each answer in: bubblewrap, and what it lets an answer see.
+"""The sandbox chainrule.grading.grade runs each answer in: bubblewrap, and what it lets an answer see.
 
 An answer's process runs as user nobody (on the host too: bubblewrap runs as root without a
 user namespace, and setpriv drops to nobody before Python starts), in namespaces of its own
@@ -21,7 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 MEMORY_LIMIT = 8 * 2**30  # bytes of address space per process in the sandbox
 FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
 #: The one writable folder of a submission: a tmpfs of at most this many bytes, its home, its

@@ -5,11 +5,11 @@ Grading runs in two places that do not trust each other:
 1. **In the grader's own process**, :func:`inputs` runs every test of the assignment, public
    and hidden, with each answer replaced by the reference solution, and writes down the inputs
    each answer is called on. A hidden test draws its inputs from the seeds in its source mixed
-   with a secret of this process (:func:`chainrule.exercises.answers.hidden_inputs`), so its
+   with a secret of this process (:func:`chainrule.grading.contract.hidden_inputs`), so its
    inputs are known nowhere else.
 2. **Apart, one process per answer** (:func:`record_apart`): the answer's cell, the last cell
    of the notebook that defines it, runs alone, where only what its exercise allows exists
-   (:mod:`chainrule.exercises.apart`, :mod:`chainrule.exercises.runner`): none of the
+   (:mod:`chainrule.grading.apart`, :mod:`chainrule.grading.runner`): none of the
    notebook's other cells, no chainrule where it is not allowed, no torch or jax, no answer key.
    Only after the cell has run is it sent the inputs, one call at a time, each under its time
    limit; what it returns comes back as data. The grader writes the record; nothing the
@@ -26,12 +26,12 @@ right on inputs it has not seen. The notebook's check runs the answer the same w
 (``chainrule_parts``, written by ``make assignments``): the quantities of one answer (its
 ∂J/∂W1 and ∂J/∂W2), or the answers of a question (``matmul_vjp`` and ``ce_grad``). Each test
 case then runs once per part and earns that part's share of its points. A quantity is
-scored with :func:`chainrule.exercises.answers.scoring_part`; an answer is scored with the other
+scored with :func:`chainrule.grading.contract.scoring_part`; an answer is scored with the other
 answers replaced by the reference solution (``chainrule_reference``), so that a missing
 ``ce_grad`` costs only ``ce_grad``'s points.
 
-The otter-grader plugin :class:`chainrule.exercises.otter_plugin.TrustedScores` runs this inside
-``otter run`` (Gradescope); ``make grade`` (``tools/grade.py``) runs each answer in a sandbox.
+The otter-grader plugin :class:`chainrule.grading.otter_plugin.TrustedScores` runs this inside
+``otter run`` (Gradescope); ``make grade`` (:mod:`chainrule.grading.grade`) runs each answer in a sandbox.
 Both call :func:`inputs`, :func:`record_apart` and :func:`score`, so they give the same points.
 """
 
@@ -42,7 +42,7 @@ import contextlib
 import io
 import math
 
-from . import apart, runner
+from . import apart, contract, runner
 
 Unreadable = runner.Unreadable
 encode, decode, key = runner.encode, runner.decode, apart.key
@@ -101,15 +101,13 @@ class Part:
 
     def run(self, case, environment: dict) -> None:
         """Run the test case ``case`` for this part: only this part's verdict can fail it."""
-        from . import answers
-
         if self.reference and self.answer is not None:
             solved = _reference(self.reference)
             environment = {
                 **environment,
                 **{name: value for name, value in solved.items() if name != self.answer and not name.startswith("_")},
             }
-        with answers.scoring_part(self.quantity):
+        with contract.scoring_part(self.quantity):
             case.body.call_func(environment)
 
 
@@ -157,7 +155,7 @@ class _Collector:
 def inputs(tests: dict[str, str], secret: bytes) -> dict:
     """What the answers are called on: for each answer, the inputs the tests give it.
 
-    Every test (hidden ones with ``secret``: :func:`chainrule.exercises.answers.hidden_inputs`)
+    Every test (hidden ones with ``secret``: :func:`chainrule.grading.contract.hidden_inputs`)
     runs here with the reference solution standing in for the answers, so the inputs are those
     a right answer is called on; a wrong one is judged at its first wrong result. The result,
     as JSON data: ``calls`` (answer -> keys, :func:`key`), ``values`` (answers that are not
@@ -194,9 +192,7 @@ def inputs(tests: dict[str, str], secret: bytes) -> dict:
 
 def _hidden(case, secret: bytes):
     """A hidden case draws its inputs with the grader's ``secret``; a public one as the notebook did."""
-    from . import answers
-
-    return answers.hidden_inputs(secret) if case.hidden else contextlib.nullcontext()
+    return contract.hidden_inputs(secret) if case.hidden else contextlib.nullcontext()
 
 
 # --------------------------------------------------------------------------- the answers, run apart
@@ -228,7 +224,7 @@ def record_apart(cells: list[str], given: dict, start) -> dict:
     """Run each answer's cell apart and call it on the grader's inputs: the record that :func:`score` reads.
 
     ``cells`` are the notebook's code cells, read as text; ``given`` is what :func:`inputs` chose;
-    ``start(source, rule, values)`` gives an :class:`chainrule.exercises.apart.Answer` (the grader's
+    ``start(source, rule, values)`` gives an :class:`chainrule.grading.apart.Answer` (the grader's
     sandbox around it). Each answer gets a process of its own, and each call its time limit.
     """
     names = [*given.get("calls", {}), *given.get("values", [])]
@@ -280,12 +276,10 @@ def score(tests: dict[str, str], data: dict | None, problem: str = "", secret: b
     points are the same wherever they are computed. With no record (``data`` None), every
     test case fails with ``problem``. ``secret`` must be the one :func:`inputs` was given. Each test file
     also gets ``mistakes``: the known mistakes its failed cases named
-    (:attr:`chainrule.exercises.answers.AnswerError.mistake`), as data, in the order found, each once.
+    (the ``mistake`` of :class:`chainrule.exercises.answers.AnswerError`), as data, in the order found, each once.
     """
     from otter.test_files import ExceptionTestFile
     from otter.test_files.abstract_test import TestCaseResult
-
-    from .answers import AnswerError
 
     files = {}
     for name, source in sorted(tests.items()):
@@ -309,7 +303,7 @@ def score(tests: dict[str, str], data: dict | None, problem: str = "", secret: b
                         part.run(case, environment)
                 except Exception as error:  # noqa: BLE001 - any failure of a check is a failed case
                     message, passed = "❌ Test case failed\n" + _failure(test_file, error), False
-                    named = error.mistake if isinstance(error, AnswerError) else None
+                    named = getattr(error, "mistake", None)
                     if named and named not in test_file.mistakes:
                         test_file.mistakes.append(named)
                 test_file.test_case_results.append(TestCaseResult(test_case=scored, message=message, passed=passed))

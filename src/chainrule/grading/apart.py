@@ -2,7 +2,7 @@
 
 The notebook's check and the grader both call an answer through :class:`Answer`, so a notebook
 "right" is a graded "right": the same cell, the same modules, the same encoder
-(:mod:`chainrule.exercises.runner`), the same messages (:func:`failure`). The grader adds its
+(:mod:`chainrule.grading.runner`), the same messages (:func:`failure`). The grader adds its
 sandbox around the process (``command``); a notebook runs it as a plain subprocess; where no
 process can be started (the web page's Python), the cell runs in a namespace of its own with
 the same import rule (:class:`InProcess`).
@@ -323,7 +323,7 @@ class Answer:
         return told
 
     def call(self, name: str, call_key: str) -> dict:
-        """The entry of one call: ``result`` or ``error``, and ``changed`` (:mod:`chainrule.exercises.runner`)."""
+        """The entry of one call: ``result`` or ``error``, and ``changed`` (:mod:`chainrule.grading.runner`)."""
         if self.timed_out:  # it ran out of time once: do not wait for it again
             return {"error": {"type": "_TimeUp", "message": "", "where": ""}}
         if self.process is None or self.process.poll() is not None:

@@ -3,7 +3,7 @@
 This file is the untrusted side of grading. It imports nothing but the standard library, so
 that it runs as ``python -I -S runner.py``: isolated (no environment variables, no user site)
 and without ``site`` (no site-packages), on a path made of the standard library and the
-folders of the modules the exercise allows (:mod:`chainrule.exercises.apart` builds it). The
+folders of the modules the exercise allows (:mod:`chainrule.grading.apart` builds it). The
 notebook's check and the grader start it the same way; the grader adds a sandbox around it.
 
 The protocol is one JSON document per line:

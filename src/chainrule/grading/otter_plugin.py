@@ -2,17 +2,17 @@
 
 The assignments' ``otter_config.json`` names it. otter would run the student's whole notebook
 in a kernel and score what that kernel reports; the plugin runs none of the student's code
-there and scores each answer run apart instead (:func:`chainrule.exercises.grading.record_apart`):
+there and scores each answer run apart instead (:func:`chainrule.grading.scoring.record_apart`):
 
 - when the plugin starts, before any student code runs, it reads the tests (``./tests``);
 - ``before_grading`` removes a ``.OTTER_LOG`` that came with the submission, which otter
   would otherwise unpickle in this process;
-- ``before_execution`` chooses the inputs (:func:`chainrule.exercises.grading.inputs`, the
+- ``before_execution`` chooses the inputs (:func:`chainrule.grading.scoring.inputs`, the
   hidden tests' with a secret of this process), keeps the notebook's code cells as text and
   hands otter a notebook without them: otter's kernel runs nothing of the student's;
 - ``after_grading`` runs each answer's cell in a process of its own, with only what its
   exercise allows, as user nobody where otter runs as root (Gradescope does), and puts in the
-  scores that :func:`chainrule.exercises.grading.score` computes here; the tests, the reference
+  scores that :func:`chainrule.grading.scoring.score` computes here; the tests, the reference
   solution and otter's results are then readable by root alone. Where student code
   would have to run as root (nobody cannot run this Python), every part gets 0 with a status
   that says why, so that the instructor sees it at once.
@@ -33,7 +33,7 @@ from pathlib import Path
 from otter.plugins import AbstractOtterPlugin
 
 from ..compat import patches
-from . import apart, grading
+from . import apart, scoring
 
 OTTER_LOG = ".OTTER_LOG"  # otter.check.notebook.OTTER_LOG_FILENAME
 NOBODY = 65534
@@ -76,7 +76,7 @@ class TrustedScores(AbstractOtterPlugin):
 
     def before_execution(self, submission):
         self.secret = os.urandom(32)
-        self.inputs = grading.inputs(self.tests, self.secret)
+        self.inputs = scoring.inputs(self.tests, self.secret)
         self.cells = [
             cell.get("source", "") if isinstance(cell.get("source"), str) else ""
             for cell in submission.get("cells", [])
@@ -103,6 +103,6 @@ class TrustedScores(AbstractOtterPlugin):
             def started(source, rule, values):
                 return apart.Answer(source, rule, values, popen=dict(popen))
 
-            data = grading.record_apart(self.cells, self.inputs, started)
-        results.results = grading.score(self.tests, data, why_not, self.secret)
+            data = scoring.record_apart(self.cells, self.inputs, started)
+        results.results = scoring.score(self.tests, data, why_not, self.secret)
         patches.forget_the_kernel_error(results)
