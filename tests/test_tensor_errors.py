@@ -8,6 +8,8 @@ import re
 import numpy as np
 import pytest
 
+from chainrule.functional import log_softmax
+from chainrule.rules import RULES
 from chainrule.tensor import Tensor, grad, unbroadcast
 
 
@@ -302,6 +304,37 @@ def test_overflow_of_a_product_in_backward():
         "derivative overflowed (in the gradient for its input 1, shape (1,))",
     ):
         (a * b).backward(gradient=np.array([1e10]))
+
+
+def test_log_softmax_backward_overflow_is_named():
+    """dA = G - softmax(A) * sum(G): a finite G can overflow the sum (the exact gradient is 0)."""
+    a = Tensor(np.zeros((1, 2)), requires_grad=True)
+    with raises(
+        FloatingPointError,
+        "backward of log_softmax produced nan/inf: the incoming gradient's sum along the axis overflowed",
+    ):
+        log_softmax(a, axis=1).backward(gradient=np.array([[1e308, 1e308]]))
+
+
+@pytest.mark.parametrize("op", ["+", "*"])
+def test_the_sum_that_undoes_broadcasting_is_checked_too(op):
+    """A bias broadcast to 4 rows gets the sum of 4 rows of gradient: 4e308 overflows."""
+    x = Tensor(np.ones((4, 1)), requires_grad=True)
+    bias = Tensor(np.ones(1), requires_grad=True)
+    y = x + bias if op == "+" else x * bias
+    with raises(
+        FloatingPointError,
+        f"backward of {RULES[op].name} produced nan/inf: summing the gradient over the broadcast axes, "
+        "from shape (4, 1), overflowed (in the gradient for its input 1, shape (1,))",
+    ):
+        y.backward(gradient=np.full((4, 1), 1e308))
+
+
+def test_gradients_that_overflow_when_two_consumers_add_them_are_named():
+    x = Tensor(np.full(3, 1e-300), requires_grad=True)
+    with raises(FloatingPointError, "to what another op sends the same input overflowed (shape (3,))"):
+        ((x * 1e308).sum() + (x * 1e308).sum()).backward()
+    assert x.grad is None
 
 
 # --------------------------------------------------------------------------- grad()

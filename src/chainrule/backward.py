@@ -69,25 +69,47 @@ def _saved_tensors(node, recording):
     return saved
 
 
-def _check_finite(g, node, saved, i):
-    """Raise FloatingPointError if the gradient rule of ``node`` produced nan or inf."""
-    data = g.data
-    if data.size == 0:
-        return
-    # The sum of squares is a cheap test (one pass, no temporary array): it is nan or inf
-    # whenever an element is.  It can also overflow when all elements are finite, so a
-    # positive answer is confirmed element by element.
+def _finite(data) -> bool:
+    """Whether every element of the array ``data`` is finite.
+
+    The sum of squares is a cheap test (one pass, no temporary array): it is nan or inf
+    whenever an element is.  It can also overflow when all elements are finite, so a
+    positive answer is confirmed element by element.
+    """
     flat = data.ravel()
-    if np.isfinite(np.dot(flat, flat)) or np.isfinite(data).all():
+    return data.size == 0 or np.isfinite(np.dot(flat, flat)) or np.isfinite(data).all()
+
+
+def _check_finite(node, saved, i, made, summed):
+    """Raise FloatingPointError if the gradient ``summed`` that ``node`` sends its input ``i`` has nan or inf.
+
+    ``made`` is what its rule returned for input ``i``, and ``summed`` that summed down to the
+    input's shape (``made`` itself when the input was not broadcast), so an overflow of the
+    sum is named too.
+    """
+    if _finite(summed.data):
         return
-    if not all(np.isfinite(t.data).all() for t in saved if t is not None):
+    if not all(_finite(t.data) for t in saved if t is not None):
         hint = "the forward pass of this op already had nan/inf values (an overflow upstream?)"
+    elif summed is not made and _finite(made.data):
+        hint = f"summing the gradient over the broadcast axes, from shape {made.shape}, overflowed"
     else:
         hint = node.rule.nonfinite_hint
     raise FloatingPointError(
         f"backward of {node.rule.name} produced nan/inf: {hint} "
         f"(in the gradient for its input {i}, shape {node.input_shapes[i]})"
     )
+
+
+def _added(total, g, node, i):
+    """``total + g``: the gradients two consumers send one input, added; FloatingPointError if that overflows."""
+    total = total + g
+    if not _finite(total.data):
+        raise FloatingPointError(
+            f"backward of {node.rule.name} produced nan/inf: adding its gradient for its input {i} to what "
+            f"another op sends the same input overflowed (shape {node.input_shapes[i]})"
+        )
+    return total
 
 
 def _store_grad(tensor, g, shared, create_graph):
@@ -185,14 +207,13 @@ def _push_through(node, g, pending, retain_graph, create_graph, on_edge):
     for i, (edge, input_grad) in enumerate(zip(node.next_functions, input_grads)):
         if edge is None or input_grad is None:
             continue
-        if rule.checks_finite:
-            _check_finite(input_grad, node, saved, i)
         shape = node.input_shapes[i]
-        if input_grad.shape != shape:
-            input_grad = unbroadcast(input_grad, shape)
+        summed = unbroadcast(input_grad, shape) if input_grad.shape != shape else input_grad
+        _check_finite(node, saved, i, input_grad, summed)
+        input_grad = summed
         if on_edge is not None:
             on_edge(node, i, input_grad)
         key = id(edge)
-        pending[key] = pending[key] + input_grad if key in pending else input_grad
+        pending[key] = _added(pending[key], input_grad, node, i) if key in pending else input_grad
     if not retain_graph and node.saved:
         node.saved = None

@@ -195,7 +195,8 @@ def mul_vjp(g, node, saved):
 def div_vjp(g, node, saved):
     """C = A / B.   dA = G / B,   dB = -G * A / B² = -(G * (A / B)) / B.
 
-    The last form never squares B, which underflows to 0 in float32 for |B| < 1e-19.
+    The last form never squares B: in float32, B² loses precision (subnormal) for |B| below
+    about 1.1e-19 and is 0 below about 2.6e-23.
     """
     a, b, _ = saved
     need_a, need_b = node.needs_input_grad
@@ -348,11 +349,9 @@ class Rule(NamedTuple):
     reads every input.  The node keeps only what the gradients that will be computed
     read (those of the inputs that need one), as PyTorch's saved tensors do: for
     ``Z * 0.5`` only dZ is computed, it reads the 0.5, and Z is not kept.
-    ``checks_finite`` says whether the backward pass checks the rule's results for nan/inf.
-    Rules whose results are bounded by G (add, sum, reshape, relu, tanh, ...) cannot
-    turn a finite G into nan/inf and are not checked; the others (a product, a
-    quotient, a power, exp, log) can overflow or divide by zero. ``nonfinite_hint`` is
-    the likely cause that the error then names.
+    The backward pass checks every gradient it passes on for nan/inf and names the op
+    that made it. ``nonfinite_hint`` is the likely cause that the error then names, where
+    the rule has one of its own (a quotient divides by a small B, a log by a small A).
 
     ``name`` is what messages call the op (``"multiply"`` for ``*``). ``shape_error``
     writes the message for a forward that numpy refused for its shapes:
@@ -366,7 +365,6 @@ class Rule(NamedTuple):
     forward: Callable
     vjp: Callable
     reads: tuple
-    checks_finite: bool
     name: str
     shape_error: Callable | None = None
     nonfinite_hint: str = "the incoming gradient times the local derivative overflowed"
@@ -383,28 +381,29 @@ class Rule(NamedTuple):
 
 
 RULES = {
-    # op                  forward             VJP rule            reads: dA, dB   checks_finite  name
-    "+":            Rule(np.add,             add_vjp,            ("", ""),       False, "add", _elementwise_error),
-    "-":            Rule(np.subtract,        sub_vjp,            ("", ""),       False, "subtract", _elementwise_error),
-    "*":            Rule(np.multiply,        mul_vjp,            ("B", "A"),     True,  "multiply", _elementwise_error),
-    "/":            Rule(_div_forward,       div_vjp,            ("B", "AB"),    True,  "divide", _elementwise_error,
+    # op                  forward             VJP rule            reads: dA, dB   name
+    "+":            Rule(np.add,             add_vjp,            ("", ""),       "add", _elementwise_error),
+    "-":            Rule(np.subtract,        sub_vjp,            ("", ""),       "subtract", _elementwise_error),
+    "*":            Rule(np.multiply,        mul_vjp,            ("B", "A"),     "multiply", _elementwise_error),
+    "/":            Rule(_div_forward,       div_vjp,            ("B", "AB"),    "divide", _elementwise_error,
                          "the divisor has values at or too close to 0"),
-    "@":            Rule(np.matmul,          matmul_vjp,         ("B", "A"),     True,  "matmul", _matmul_error),
-    "**":           Rule(_pow_forward,       pow_vjp,            ("A",),         True,  "power", None,
+    "@":            Rule(np.matmul,          matmul_vjp,         ("B", "A"),     "matmul", _matmul_error),
+    "**":           Rule(_pow_forward,       pow_vjp,            ("A",),         "power", None,
                          "the base has values at or too close to 0 and the exponent is below 1"),
-    "neg":          Rule(np.negative,        neg_vjp,            ("",),          False, "negate"),
-    "sum":          Rule(_sum_forward,       sum_vjp,            ("",),          False, "sum", _axis_error),
-    "mean":         Rule(_mean_forward,      mean_vjp,           ("",),          False, "mean", _axis_error),
-    "reshape":      Rule(np.reshape,         reshape_vjp,        ("",),          False, "reshape", _reshape_error),
-    "transpose":    Rule(np.transpose,       transpose_vjp,      ("",),          False, "transpose", _transpose_error),
-    "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ("",),          False, "broadcast_to",
+    "neg":          Rule(np.negative,        neg_vjp,            ("",),          "negate"),
+    "sum":          Rule(_sum_forward,       sum_vjp,            ("",),          "sum", _axis_error),
+    "mean":         Rule(_mean_forward,      mean_vjp,           ("",),          "mean", _axis_error),
+    "reshape":      Rule(np.reshape,         reshape_vjp,        ("",),          "reshape", _reshape_error),
+    "transpose":    Rule(np.transpose,       transpose_vjp,      ("",),          "transpose", _transpose_error),
+    "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ("",),          "broadcast_to",
                          _broadcast_to_error),
-    "relu":         Rule(_relu_forward,      relu_vjp,           ("C",),         False, "relu"),
-    "tanh":         Rule(np.tanh,            tanh_vjp,           ("C",),         False, "tanh"),
-    "sigmoid":      Rule(_sigmoid_forward,   sigmoid_vjp,        ("C",),         False, "sigmoid"),
-    "exp":          Rule(np.exp,             exp_vjp,            ("C",),         True,  "exp"),
-    "log":          Rule(_log_forward,       log_vjp,            ("A",),         True,  "log", None,
+    "relu":         Rule(_relu_forward,      relu_vjp,           ("C",),         "relu"),
+    "tanh":         Rule(np.tanh,            tanh_vjp,           ("C",),         "tanh"),
+    "sigmoid":      Rule(_sigmoid_forward,   sigmoid_vjp,        ("C",),         "sigmoid"),
+    "exp":          Rule(np.exp,             exp_vjp,            ("C",),         "exp"),
+    "log":          Rule(_log_forward,       log_vjp,            ("A",),         "log", None,
                          "input has values <= 0 or too close to 0 (d log(a)/da = 1/a)"),
-    "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  ("C",),         False, "log_softmax", _axis_error),
-    "checkpoint":   Rule(refuse_apply,        checkpoint_vjp,     ("*",),         False, "checkpoint"),
+    "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  ("C",),         "log_softmax", _axis_error,
+                         "the incoming gradient's sum along the axis overflowed (dA = G - softmax(A) * ΣG)"),
+    "checkpoint":   Rule(refuse_apply,        checkpoint_vjp,     ("*",),         "checkpoint"),
 }  # fmt: skip
