@@ -323,7 +323,7 @@ def test_fn_must_return_one_tensor(result):
     x = Tensor(np.ones(3), requires_grad=True)
     with pytest.raises(TypeError, match=f"checkpoint: fn must return one Tensor, got {type(result).__name__}"):
         checkpoint(lambda t: result, x)
-    assert grad_mode.observers == []
+    assert grad_mode.observers() == []
 
 
 def test_a_tensor_computed_outside_fn_must_be_passed_as_an_input():
@@ -362,4 +362,4 @@ def test_errors_inside_fn_come_through_unchanged():
     a, b = Tensor(np.ones((2, 3)), requires_grad=True), Tensor(np.ones((2, 3)))
     with pytest.raises(ValueError, match=r"matmul: shapes \(2, 3\) and \(2, 3\) are not aligned"):
         checkpoint(lambda s, t: s @ t, a, b)
-    assert grad_mode.observers == []
+    assert grad_mode.observers() == []

@@ -116,7 +116,7 @@ def test_an_op_without_a_formula_is_named_in_the_error(monkeypatch):
     with pytest.raises(NotImplementedError, match=r"no flop formula for op 'double'.*cost\.FLOPS"):
         with count_flops():
             apply("double", x)
-    assert grad_mode.observers == []  # the counter let go of the engine
+    assert grad_mode.observers() == []  # the counter let go of the engine
     np.testing.assert_array_equal(apply("double", x).data, 2 * x.data)  # and nothing else broke
 
 
@@ -147,7 +147,7 @@ def test_only_ops_inside_the_block_are_counted_and_counters_nest():
     loss.backward()  # outside both blocks: not counted
     assert inner.forward == 16 and inner.backward == 0
     assert outer.forward == 16 + 16 + 16 and outer.backward == 0
-    assert grad_mode.observers == []
+    assert grad_mode.observers() == []
     assert not grad_mode.in_backward()
 
 
@@ -155,7 +155,7 @@ def test_the_counter_is_released_when_the_block_raises():
     with pytest.raises(ValueError, match="matmul"):
         with count_flops():
             leaf((2, 3)) @ leaf((2, 3))
-    assert grad_mode.observers == []
+    assert grad_mode.observers() == []
 
 
 def test_an_mlp_training_step_costs_about_twice_its_forward_pass_backward():

@@ -806,6 +806,34 @@ def test_no_grad_in_one_thread_leaves_another_recording():
         other.join()
 
 
+def test_an_op_count_in_one_thread_sees_none_of_another_threads_ops():
+    """Observers belong to a thread too: count_flops (and checkpoint) rely on them."""
+    import threading
+
+    from chainrule.cost import count_flops
+
+    counting, done = threading.Event(), threading.Event()
+    counted = {}
+
+    def count():
+        with count_flops() as counter:
+            counting.set()
+            done.wait(10)
+            (Tensor(np.ones((2, 2))) @ Tensor(np.ones((2, 2)))).sum()
+        counted.update({op: calls for (op, _), (calls, _) in counter.counts.items()})
+
+    other = threading.Thread(target=count)
+    other.start()
+    try:
+        assert counting.wait(10)
+        for _ in range(3):  # this thread's work, while the other thread counts
+            Tensor(np.ones(4)) * 2
+    finally:
+        done.set()
+        other.join()
+    assert counted == {"@": 1, "sum": 1}, counted
+
+
 def test_detach_shares_data_but_cuts_the_graph():
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     y = x * 3

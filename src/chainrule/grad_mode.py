@@ -26,10 +26,13 @@ __all__ = [
 
 
 class _Modes(threading.local):
-    """Each thread's modes; a new thread starts recording, outside any backward pass."""
+    """Each thread's modes; a new thread starts recording, outside any backward pass, unobserved."""
 
     grad_enabled = True
     in_backward = False
+
+    def __init__(self):
+        self.observers = []  # this thread's: another thread's ops are not theirs to see
 
 
 _state = _Modes()
@@ -63,17 +66,20 @@ class no_grad(set_grad_enabled):
         super().__init__(False)
 
 
-# Each function here is called by ``apply`` as ``observer(op, inputs, args, output_array)``
-# after every op (``inputs`` are the Tensors).  chainrule.cost counts flops this way, and
-# checkpoint's forward notes which Tensors its function reads.
-observers = []
+def observers():
+    """This thread's observers: each is called by ``apply`` as ``observer(op, inputs, args, output_array)``
+    after every op this thread runs (``inputs`` are the Tensors).  chainrule.cost counts flops
+    this way, and checkpoint's forward notes which Tensors its function reads.  Another
+    thread's ops are not reported: a count in one thread is not spoilt by another's work."""
+    return _state.observers
 
 
 class observe_ops:
     """``with observe_ops(callback):`` calls ``callback(op, inputs, args, output_array)`` after every op.
 
     ``inputs`` are the op's input Tensors and ``args`` its constant arguments.  Ops of
-    the backward pass are reported too; :func:`in_backward` tells them apart.
+    the backward pass are reported too; :func:`in_backward` tells them apart.  Only the ops
+    of the thread that entered the block are reported.
     :mod:`chainrule.cost` counts flops this way.  Blocks can be nested.
     """
 
@@ -81,11 +87,11 @@ class observe_ops:
         self.callback = callback
 
     def __enter__(self):
-        observers.append(self.callback)
+        _state.observers.append(self.callback)
         return self
 
     def __exit__(self, *exc_info):
-        observers.remove(self.callback)
+        _state.observers.remove(self.callback)
         return False
 
 

@@ -142,7 +142,7 @@ def _finish(op, inputs, args, data):
     """What follows an op's forward: the observers see it, and a node records it when recording."""
     if type(data) is not np.ndarray:  # numpy returns scalars for 0-d results
         data = np.asarray(data)
-    for observer in observers:
+    for observer in observers():
         observer(op, inputs, args, data)
     out = _plain_tensor(data)
     if is_grad_enabled() and any(t.requires_grad for t in inputs):
