@@ -919,7 +919,8 @@ def test_csv_rows_and_totals(graded):
 
 def test_cheats_are_reported(graded):
     """Each cheat earns nothing, and the status or the feedback tells the instructor what it did."""
-    assert graded["patches-feedback"][0]["status"] == "review: the grader's own code (chainrule.exercises)"
+    own_code = "review: the grader's own code (chainrule.exercises, chainrule.grading)"
+    assert graded["patches-feedback"][0]["status"] == own_code
     assert graded["exits"][0]["status"] == "graded"  # its other cell never ran
     assert graded["solution"][0]["status"] == "graded"
     assert graded["rewrites-the-record"][0]["status"].startswith("review: processes of its own")

@@ -56,7 +56,8 @@ def test_rows_hold_analytic_numeric_error_and_tolerance():
     assert row.analytic == 3 * 1.5**2
     assert row.numeric == pytest.approx(6.75, rel=1e-8)
     assert row.abs_error == abs(row.analytic - row.numeric)
-    assert row.tolerance == 1e-6 + 1e-4 * abs(row.numeric)
+    assert 0 < row.numeric_error < 1e-7  # the difference's own error: rounding, as x**3 has no 5th derivative
+    assert row.tolerance == 1e-6 + 1e-4 * abs(row.numeric) + row.numeric_error
     assert result.worst is row
     assert x.grad == row.analytic  # the inputs keep the analytic gradient
 
@@ -96,7 +97,7 @@ def test_a_wrong_local_gradient_fails_with_a_message_naming_the_input():
     assert isinstance(caught.value, AssertionError)
     first_line = message.splitlines()[0]
     assert first_line.startswith("gradient check failed for input 'w': backward gave 3.0, central difference gave 6.0")
-    assert "|diff| 3.0 > tolerance 6.01e-05" in first_line
+    assert f"|diff| 3.0 > tolerance {result.rows[1].tolerance:.3g}" in first_line
     assert "'x'" not in first_line
 
 
@@ -165,6 +166,25 @@ def test_the_tolerance_is_atol_plus_rtol_times_the_numeric_gradient():
     assert not gradcheck(almost_triple, a, rtol=0.99e-4, atol=0.0).passed
     assert gradcheck(almost_triple, a, rtol=0.0, atol=3.01e-4).passed
     assert not gradcheck(almost_triple, a, rtol=0.0, atol=2.99e-4).passed
+
+
+def test_the_defaults_catch_rules_a_fixed_floor_lets_through():
+    """A relative error of 5e-6 (smooth tanh), and 1e-7 on a gradient of 3e-10, both fail by default."""
+
+    def tanh_scaled(a):
+        t = math.tanh(a.data)
+        return Value(t, op="tanh", parents=(a,), local_grads=((1 - t * t) * (1 + 5e-6),))
+
+    def cube_by_forward_difference(a, h=3e-4):
+        return Value(a.data**3, op="**3", parents=(a,), local_grads=(((a.data + h) ** 3 - a.data**3) / h,))
+
+    for planted, right, at in [(tanh_scaled, Value.tanh, 0.7), (cube_by_forward_difference, lambda a: a**3, 1e-5)]:
+        assert gradcheck(planted, [Value(at)], rtol=1e-5, atol=1e-7).passed  # the old defaults
+        assert not gradcheck(planted, [Value(at)]).passed
+        assert gradcheck(right, [Value(at)]).passed
+    # A right rule on a large f: f's rounding (1e8 * 2.2e-16, over 2 eps) is in the tolerance.
+    [row] = gradcheck(lambda a: a * a * 3.0 + 1e8, [Value(0.5)]).rows
+    assert row.ok and row.numeric_error > 1e-3 and row.tolerance > 1e-5 * abs(row.numeric) + 1e-7
 
 
 def test_str_is_a_table_with_one_row_per_input():

@@ -355,7 +355,7 @@ class Tensor:
 
         A one-element output needs no ``gradient``.  For a larger output pass
         ``gradient`` (an array of the output's shape, the vector v in the product
-        vᵀ J) or reduce it first, e.g. ``out.sum().backward()``.  The saved tensors
+        Jᵀ v) or reduce it first, e.g. ``out.sum().backward()``.  The saved tensors
         are freed afterwards unless ``retain_graph=True``; ``create_graph=True``
         (which implies ``retain_graph``) records the backward pass itself, and then
         ``.grad`` is a Tensor with its own graph that can be differentiated again.
