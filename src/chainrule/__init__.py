@@ -6,8 +6,8 @@ this list, and none imports the rooms below (``tests/test_layers.py`` checks it)
 * ``graph``  -- topological order by iterative depth-first search, and the search as data
 * ``value``  -- the scalar engine, :class:`Value`
 * ``forward`` -- forward mode: :class:`Dual` numbers, and a Value graph's evaluation trace
-* ``gradcheck`` -- central-difference gradient checks
 * ``grad_mode`` -- recording on or off (:class:`no_grad`), observers of ops, and the backward phase
+* ``gradcheck`` -- central-difference gradient checks
 * ``node`` -- what the array engine records per op (a Tensor's ``grad_fn``)
 * ``backward`` -- the backward pass over the recorded nodes
 * ``checkpointing`` -- a function of Tensors run as one op, and run again in the backward pass

@@ -10,19 +10,29 @@ cancel).  :func:`gradcheck` computes this *numeric* gradient for every number in
 inputs, one at a time, and compares it with the *analytic* gradient that
 ``backward()`` leaves in ``.grad``.  They agree when
 
-    |analytic - numeric|  <=  atol + rtol * |numeric| + error(numeric)
+    |analytic - numeric|  <=  atol + rtol * |numeric| + noise
 
-where ``error(numeric)`` is the central difference's own error, estimated from the
-same difference taken with the step ``2 * eps``: that one's truncation error is four
-times as large, so the two differ by about three times this one's, plus the noise of
-rounding, which a floor of ``32 * machine epsilon * |f| / eps`` adds to.  So the
-tolerance follows the function's size and curvature, and ``rtol`` (``1e-7`` by default,
-the level at which a relative error says "right" for a smooth float64 function) can be
-strict: a rule off by a factor of ``1 + 5e-6``, or by ``1e-7`` where the gradient is
-``3e-10``, fails.
+Two things make the comparison strict (``rtol`` is ``1e-7`` by default, the level at
+which a relative error says "right" for a smooth float64 function, and ``atol`` is 0):
+
+* **Richardson extrapolation.** The difference is taken with the steps ``eps`` and
+  ``2 * eps``; its error is ``eps**2`` times a sixth of the third derivative, plus
+  higher orders, so ``(4 * D(eps) - D(2 * eps)) / 3`` cancels the ``eps**2`` term and
+  leaves an error of order ``eps**4``: nothing, at ``eps = 1e-6``.
+* **The rounding of f, measured.** Each operation rounds its result by at most the
+  machine epsilon of its size, and a change at a node moves ``f`` by that node's
+  gradient, so ``f`` is computed to within ``machine epsilon * sum |v| * |v_bar|`` over
+  the nodes of its graph: the backward pass that gives the analytic gradient gives this
+  bound too.  ``noise`` is four times what that rounding can do to the extrapolated
+  difference.  The bound trusts each node to round only its result: a custom node that
+  loses digits inside (``log(1 + exp(u))`` for a very negative ``u``, where ``log1p``
+  would not) can fail a right rule, and the failure message says so.
+
+So a rule off by a factor of ``1 + 5e-6``, or by ``1e-7`` where the gradient is
+``3e-10``, fails, and a right one passes whatever the function's size.
 
 A disagreement means a derivative rule on the way from that input to the output is
-wrong -- or that ``f`` has a kink (``relu`` at 0) or a jump within ``eps`` of the
+wrong -- or that ``f`` has a kink (``relu`` at 0) or a jump within ``2 * eps`` of the
 point, where the central difference itself is meaningless.
 
 The inputs can be :class:`chainrule.Value` objects (one number each) or any
@@ -36,6 +46,8 @@ import math
 import sys
 from dataclasses import dataclass
 
+from .grad_mode import observe_ops
+from .graph import topological_order
 from .value import Value
 
 __all__ = [
@@ -58,8 +70,8 @@ class GradCheckRow:
     """The comparison for one number in the inputs.
 
     ``name`` is the input's label (or ``inputs[i]``), followed by the element index
-    for arrays, e.g. ``W1[2, 3]``. ``numeric_error`` is the central difference's own
-    error, as estimated (part of ``tolerance``).
+    for arrays, e.g. ``W1[2, 3]``. ``numeric_error`` is the noise that the rounding of
+    ``f`` puts in ``numeric`` (part of ``tolerance``).
     """
 
     name: str
@@ -167,7 +179,7 @@ class GradCheckResult:
         verdict = "passed" if self.passed else f"FAILED ({n_bad} of {len(self.rows)} disagree)"
         head = (
             f"gradient check {verdict}: backward() vs central differences "
-            f"(eps={self.eps:g}, tolerance = {self.atol:g} + {self.rtol:g} * |numeric| + its own error)"
+            f"(eps={self.eps:g}, tolerance = {self.atol:g} + {self.rtol:g} * |numeric| + noise)"
         )
         return head + "\n" + self.table()
 
@@ -189,8 +201,14 @@ class GradCheckResult:
             lines.append(f"{len(failures) - 1} more disagree: {others}")
         lines.append(
             "A derivative rule on the path from this input to the output is probably wrong "
-            f"(unless f has a kink, such as relu at 0, within eps={self.eps:g} of this point)."
+            f"(unless f has a kink, such as relu at 0, within 2 * eps={2 * self.eps:g} of this point)."
         )
+        if w.abs_error <= 1e-4 * max(abs(w.numeric), abs(w.analytic)):
+            lines.append(
+                "So small a difference can also be rounding that the check cannot see: a custom node "
+                "that loses digits inside (log(1 + exp(u)) rather than log1p(exp(u))) rounds f more "
+                "than its size says."
+            )
         lines.append(self.table(max_rows=10))
         raise GradientCheckError("\n".join(lines))
 
@@ -237,7 +255,7 @@ def _check_inputs(inputs):
                 raise TypeError(
                     f"gradcheck: inputs[{i}] ({_input_name(x, i)}) has dtype {x.data.dtype}; central differences "
                     "need float64 data (in float32, whose machine epsilon is 1.2e-7, the best step is about 7e-3 "
-                    "and no check is tighter than about five digits)"
+                    "and no check is tighter than four to five digits)"
                 )
             if not x.data.flags.writeable:
                 raise TypeError(
@@ -299,16 +317,27 @@ def _evaluate(f, inputs, where):
 
 
 def _analytic_gradients(f, inputs):
+    """The gradient of ``f`` for each input, and a bound on the rounding error of ``f``.
+
+    The bound is ``machine epsilon * sum |v| * |v_bar|`` over the nodes ``f`` computed
+    (Values, or Tensors the ops read), with ``v_bar`` the gradient the backward pass
+    gives each; see the module's docstring.
+    """
     np = sys.modules.get("numpy")  # imported wherever an input is a tensor
     for x in inputs:
         x.grad = 0.0 if isinstance(x, Value) else np.zeros_like(x.data)
-    out = f(*inputs)
+    read = {}  # the interior Tensors the ops read, by id
+    with observe_ops(lambda op, operands, args, out: read.update((id(t), t) for t in operands)):
+        out = f(*inputs)
     _scalar_output(out, "at the given inputs")
     if not callable(getattr(out, "backward", None)):
         raise TypeError(f"gradcheck: the {type(out).__name__} that f returned has no backward() method")
     zero = getattr(out, "zero_grad", None)
     if callable(zero):
         zero()
+    interior = [t for t in read.values() if getattr(t, "grad_fn", None) is not None]
+    for t in interior:
+        t.retain_grad()
     out.backward()
     gradients = []
     for i, x in enumerate(inputs):
@@ -322,7 +351,19 @@ def _analytic_gradients(f, inputs):
                 f"{grad.shape}, but its .data has shape {x.data.shape}"
             )
         gradients.append(grad.copy())
-    return gradients
+    return gradients, sys.float_info.epsilon * _sensitivity(out, interior)
+
+
+def _sensitivity(out, interior):
+    """``sum |v| * |v_bar|`` over the computed nodes of ``f``'s graph (its output counts once)."""
+    if isinstance(out, Value):
+        return sum(abs(node.data * node.grad) for node in topological_order(out) if node.parents)
+    total = abs(_scalar_output(out, "at the given inputs"))
+    for t in interior:
+        if t.grad is not None:
+            total += float(abs(t.data * t.grad).sum())
+            t.grad, t.retains_grad = None, False
+    return total
 
 
 def _add_note(error, note):
@@ -330,31 +371,38 @@ def _add_note(error, note):
         error.add_note(note)
 
 
-def _central_difference(f, inputs, x, index, name, eps):
-    """(f(x + eps) - f(x - eps)) / (2 eps) for one number of ``x``, and an estimate of its error.
+def _central_difference(f, inputs, x, index, name, eps, rounding):
+    """The derivative of ``f`` along one number of ``x``, extrapolated, and its noise.
 
-    The same difference with the step ``2 * eps`` has four times the truncation error
-    (``eps**2`` times a sixth of the third derivative), so the two differ by about three
-    times this one's, plus their rounding noise; the floor adds the rounding of ``f``
-    itself, about ``machine epsilon * |f| / eps``, with room for the many operations that
-    computed ``f``. ``x`` is restored afterwards.
+    ``D(h) = (f(x + h) - f(x - h)) / (2 h)`` for ``h = eps`` and ``2 * eps``, with the
+    steps as the floats actually hold them; ``(4 D(eps) - D(2 eps)) / 3`` cancels their
+    ``eps**2`` error.  ``rounding`` bounds the rounding error of each value of ``f``; the
+    extrapolation turns it into at most ``1.5 * rounding / eps``.  ``x`` is restored
+    afterwards.
     """
     if index is None:
         original = x.data
 
         def put(v):
             x.data = v
+
+        def held():
+            return x.data
     else:
         original = float(x.data[index])
 
         def put(v):
             x.data[index] = v
 
-    values = []
+        def held():
+            return float(x.data[index])
+
+    values, steps = [], []
     try:
         for step in (eps, -eps, 2 * eps, -2 * eps):
             where = f"with {name} {'+' if step > 0 else '-'} {abs(step):g}"
             put(original + step)
+            steps.append(held() - original)  # the step the float holds
             try:
                 values.append(_evaluate(f, inputs, where))
             except Exception as error:
@@ -362,11 +410,11 @@ def _central_difference(f, inputs, x, index, name, eps):
                 raise
     finally:
         put(original)
-    numeric = (values[0] - values[1]) / (2.0 * eps)
-    wider = (values[2] - values[3]) / (4.0 * eps)
-    # The spacing of floats: relative, and near zero (subnormals) absolute, epsilon * float_info.min.
-    rounding = 32 * sys.float_info.epsilon * (max(map(abs, values)) + sys.float_info.min) / eps
-    return numeric, abs(numeric - wider) + rounding
+    near = (values[0] - values[1]) / (steps[0] - steps[1])
+    far = (values[2] - values[3]) / (steps[2] - steps[3])
+    # Near zero the floats are evenly spaced (subnormals): epsilon * float_info.min apart.
+    per_value = rounding + sys.float_info.epsilon * sys.float_info.min
+    return (4 * near - far) / 3, 4 * 1.5 * per_value / eps
 
 
 def gradcheck(f, inputs, eps=1e-6, rtol=1e-7, atol=0.0):
@@ -375,9 +423,9 @@ def gradcheck(f, inputs, eps=1e-6, rtol=1e-7, atol=0.0):
     ``f(*inputs)`` must return a scalar :class:`Value` (or a one-element tensor) built
     from the inputs.  The analytic gradient comes from zeroing the gradients and calling
     ``backward()`` on that output once; the numeric one from ``f`` evaluated at
-    ``data + eps`` and ``data - eps`` for one number at a time (and ``data ± 2 eps``, for
-    the difference's own error).  A number passes when ``|analytic - numeric| <= atol +
-    rtol * |numeric| + error(numeric)``: see the module's docstring.  Returns a
+    ``data ± eps`` and ``data ± 2 eps`` for one number at a time, extrapolated.  A number
+    passes when ``|analytic - numeric| <= atol + rtol * |numeric| + noise``, ``noise``
+    being what the rounding of ``f`` does to the numeric value: see the module's docstring.  Returns a
     :class:`GradCheckResult`; call ``.raise_if_failed()`` on it (or use
     :func:`assert_gradients_close`) to turn a failure into an error.
     """
@@ -390,13 +438,13 @@ def gradcheck(f, inputs, eps=1e-6, rtol=1e-7, atol=0.0):
         raise ValueError("gradcheck: eps must be > 0, got 0")
     inputs = _check_inputs(inputs)
 
-    gradients = _analytic_gradients(f, inputs)
+    gradients, rounding = _analytic_gradients(f, inputs)
     position = {id(x): i for i, x in enumerate(inputs)}
     rows = []
     for name, x, index in _elements(inputs):
         grad = gradients[position[id(x)]]
         analytic = float(grad if index is None else grad[index])
-        numeric, own_error = _central_difference(f, inputs, x, index, name, eps)
+        numeric, own_error = _central_difference(f, inputs, x, index, name, eps, rounding)
         abs_error = abs(analytic - numeric)
         tolerance = atol + rtol * abs(numeric) + own_error
         ok = bool(abs_error <= tolerance)
