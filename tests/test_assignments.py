@@ -231,9 +231,9 @@ def test_each_question_names_its_parts_in_the_autograder_only():
     assert found["ex5_5"] == [("matmul_vjp", None, True), ("ce_grad", None, True)]
     assert found["ex1_2"] == [("tanh_neuron_grads", q, True) for q in ("dy/dx", "dy/dw", "dy/db")]
     assert found["ex3_2"] == [("cube_grads", "dy/ds", True), ("cube_grads", "dy/dx", True)]
-    assert found["ex6_2"] == found["ex8_4"] == [(None, None, False)]  # one quantity; arrays scaled together
-    assert found["ex5_6"] == found["ex7_4"] == found["ex8_5"] == found["ex8_6"] == [(None, None, False)]
-    assert found["ex8_7"] == found["ex9_3"] == [(None, None, False)]
+    assert found["ex6_2"] == found["ex9_3"] == [(None, None, False)]  # one quantity; arrays scaled together
+    assert found["ex5_6"] == found["ex8_4"] == found["ex9_4"] == found["ex9_5"] == [(None, None, False)]
+    assert found["ex7_2"] == found["ex10_3"] == [(None, None, False)]
 
 
 def test_a_solution_that_defines_nothing_is_refused():
@@ -499,11 +499,11 @@ PLANTED = {
         lambda: submission(
             "frameworks", {0: replace(solutions("frameworks")[0], "min(1.0, max_norm / norm)", "max_norm / norm")}
         ),
-        {"ex8_4": 0},
-        {"ex8_4": ["It matches a known mistake: it scales every gradient, also when the norm is already under"]},
+        {"ex9_3": 0},
+        {"ex9_3": ["It matches a known mistake: it scales every gradient, also when the norm is already under"]},
     ),
 }
-for other in ("intro", "backward", "graph", "tensors", "cost", "frameworks", "profiling"):
+for other in ("intro", "backward", "graph", "tensors", "forward", "cost", "frameworks", "profiling"):
     PLANTED[f"{other}-solution"] = (
         other,
         lambda other=other: submission(other, dict(enumerate(solutions(other)))),
