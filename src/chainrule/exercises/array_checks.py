@@ -1,4 +1,4 @@
-"""The checks of the array chapters' exercises (5 to 8): the d2l network, VJPs, memory counts, clipping.
+"""The checks of the array chapters' exercises (5 to 9): the d2l network, VJPs, memory counts, clipping.
 
 They compare arrays, so they load numpy; :mod:`chainrule.exercises.feedback` loads this module
 the first time a check cell asks for one of them (``feedback.check_matmul_vjp``).
