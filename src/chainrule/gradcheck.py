@@ -385,24 +385,19 @@ def _central_difference(f, inputs, x, index, name, eps, rounding):
 
         def put(v):
             x.data = v
-
-        def held():
-            return x.data
     else:
         original = float(x.data[index])
 
         def put(v):
             x.data[index] = v
 
-        def held():
-            return float(x.data[index])
-
     values, steps = [], []
     try:
         for step in (eps, -eps, 2 * eps, -2 * eps):
             where = f"with {name} {'+' if step > 0 else '-'} {abs(step):g}"
-            put(original + step)
-            steps.append(held() - original)  # the step the float holds
+            moved = original + step
+            put(moved)
+            steps.append(moved - original)  # the step the float holds, rounding and all
             try:
                 values.append(_evaluate(f, inputs, where))
             except Exception as error:
