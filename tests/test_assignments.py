@@ -226,14 +226,14 @@ def test_each_question_names_its_parts_in_the_autograder_only():
                     found[Path(member).stem] = [(p.answer, p.quantity, bool(p.reference)) for p in parts]
         assert not [p for p in (folder(name) / "student" / "tests").glob("*.py") if "chainrule_" in p.read_text()]
     # Every test carries the reference solution the grader finds the inputs with.
-    assert found["ex6_6"] == [("d2l_weight_grads", "dJ/dW1", True), ("d2l_weight_grads", "dJ/dW2", True)]
+    assert found["ex6_5"] == [("d2l_weight_grads", "dJ/dW1", True), ("d2l_weight_grads", "dJ/dW2", True)]
     assert found["ex6_3"] == [("memory_count", "prediction", True), ("memory_count", "training", True)]
     assert found["ex5_5"] == [("matmul_vjp", None, True), ("ce_grad", None, True)]
     assert found["ex1_2"] == [("tanh_neuron_grads", q, True) for q in ("dy/dx", "dy/dw", "dy/db")]
     assert found["ex3_2"] == [("cube_grads", "dy/ds", True), ("cube_grads", "dy/dx", True)]
-    assert found["ex6_2"] == found["ex9_3"] == [(None, None, False)]  # one quantity; arrays scaled together
-    assert found["ex5_6"] == found["ex8_4"] == found["ex9_4"] == found["ex9_5"] == [(None, None, False)]
-    assert found["ex7_2"] == found["ex10_3"] == [(None, None, False)]
+    assert found["ex6_2"] == found["ex8_3"] == [(None, None, False)]  # one quantity; arrays scaled together
+    assert found["ex5_6"] == found["ex9_4"] == found["ex10_2"] == found["ex10_3"] == [(None, None, False)]
+    assert found["ex7_2"] == found["ex8_1"] == [(None, None, False)]
 
 
 def test_a_solution_that_defines_nothing_is_refused():
@@ -282,11 +282,11 @@ RECURSIVE_ORDER = """def dfs_order_with_stack(root, parents):
     return order
 """
 PLANTED = {
-    "solution": ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {}),
+    "solution": ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2}, {}),
     "untouched": (
         "mlp",
         lambda: submission("mlp"),
-        {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+        {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
         {"ex6_2": ["NotAnswered: Exercise 6.2 is not answered yet"]},
     ),
     "no-weight-decay": (
@@ -294,8 +294,8 @@ PLANTED = {
         lambda: submission(
             "mlp", {**MLP_RIGHT, WEIGHTS: replace(replace(MLP_RIGHT[WEIGHTS], " + lam * W1", ""), " + lam * W2", "")}
         ),
-        {"ex6_6": 0, "ex6_2": 2},
-        {"ex6_6": ["It matches a known mistake: the weight-decay term λ·W2 is missing"]},
+        {"ex6_5": 0, "ex6_2": 2},
+        {"ex6_5": ["It matches a known mistake: the weight-decay term λ·W2 is missing"]},
     ),
     "transposed": (
         "mlp",
@@ -306,9 +306,9 @@ PLANTED = {
                 WEIGHTS: replace(MLP_RIGHT[WEIGHTS], "return dZ.T @ X + lam * W1,", "return (dZ.T @ X + lam * W1).T,"),
             },
         ),
-        {"ex6_6": 1},
+        {"ex6_5": 1},
         {
-            "ex6_6": [
+            "ex6_5": [
                 "It matches a known mistake: the gradient is transposed (rows and columns swapped)",
                 "(dJ/dW2): passed",
             ]
@@ -320,7 +320,7 @@ PLANTED = {
             "mlp",
             {**MLP_RIGHT, BIAS: replace(MLP_RIGHT[BIAS], "((dO @ W2) * (Z > 0)).sum(axis=0)", "(dO @ W2) * (Z > 0)")},
         ),
-        {"ex6_2": 0, "ex6_6": 2},
+        {"ex6_2": 0, "ex6_5": 2},
         {"ex6_2": ["It matches a known mistake: the bias gradient is not summed over the batch"]},
     ),
     "memory-without-batch": (
@@ -340,8 +340,8 @@ PLANTED = {
     "returns-none": (
         "mlp",
         lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: "def d2l_weight_grads(X, y, W1, W2, lam):\n    return None"}),
-        {"ex6_6": 0, "ex6_3": 2},
-        {"ex6_6": ["d2l_weight_grads returned None: is a `return` missing at its end?"]},
+        {"ex6_5": 0, "ex6_3": 2},
+        {"ex6_5": ["d2l_weight_grads returned None: is a `return` missing at its end?"]},
     ),
     "wrong-shape": (
         "mlp",
@@ -361,7 +361,7 @@ PLANTED = {
             },
             edit=raising_cell,
         ),
-        {"ex6_2": 0, "ex6_3": 2, "ex6_6": 2},
+        {"ex6_2": 0, "ex6_3": 2, "ex6_5": 2},
         {"ex6_2": ["hidden_bias_grad raised IndexError", "in line 3 of hidden_bias_grad (`Z = Z[len(Z)]`)"]},
     ),
     "loops-forever": (
@@ -374,23 +374,23 @@ PLANTED = {
                 MEMORY: "while True:\n    pass",
             },
         ),
-        {"ex6_2": 0, "ex6_3": 0, "ex6_6": 2},
+        {"ex6_2": 0, "ex6_3": 0, "ex6_5": 2},
         {"ex6_2": ["hidden_bias_grad did not return within 10 s"], "ex6_3": ["memory_count is not defined"]},
     ),
     "deleted-cells": (
         "mlp",
         lambda: submission("mlp", MLP_RIGHT, edit=delete_cells("d2l_weight_grads")),
-        {"ex6_6": 0, "ex6_2": 2, "ex6_3": 2},
-        {"ex6_6": ["d2l_weight_grads is not defined"]},
+        {"ex6_5": 0, "ex6_2": 2, "ex6_3": 2},
+        {"ex6_5": ["d2l_weight_grads is not defined"]},
     ),
     "lost-metadata": (
         "mlp",
         lambda: submission("mlp", MLP_RIGHT, edit=lambda nb: nb.metadata.pop("otter")),
-        {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
+        {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
         {},
     ),
-    "other-assignment": ("mlp", lambda: submission("intro"), {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
-    "corrupt": ("mlp", None, {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0}, {}),
+    "other-assignment": ("mlp", lambda: submission("intro"), {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0}, {}),
+    "corrupt": ("mlp", None, {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0}, {}),
     "sign-flip": (
         "intro",
         lambda: submission(
@@ -495,15 +495,15 @@ PLANTED = {
         {"ex6_3": ["training is counted without the weight gradients", "(prediction): passed"]},
     ),
     "clips-every-gradient": (
-        "frameworks",
+        "depth",
         lambda: submission(
-            "frameworks", {0: replace(solutions("frameworks")[0], "min(1.0, max_norm / norm)", "max_norm / norm")}
+            "depth", {1: replace(solutions("depth")[1], "min(1.0, max_norm / norm)", "max_norm / norm")}
         ),
-        {"ex9_3": 0},
-        {"ex9_3": ["It matches a known mistake: it scales every gradient, also when the norm is already under"]},
+        {"ex8_3": 0},
+        {"ex8_3": ["It matches a known mistake: it scales every gradient, also when the norm is already under"]},
     ),
 }
-for other in ("intro", "backward", "graph", "tensors", "forward", "cost", "frameworks", "profiling"):
+for other in ("intro", "backward", "graph", "tensors", "forward", "depth", "cost", "frameworks"):
     PLANTED[f"{other}-solution"] = (
         other,
         lambda other=other: submission(other, dict(enumerate(solutions(other)))),
@@ -592,16 +592,16 @@ PLANTED.update(
         "forges-pickles": (
             "mlp",
             lambda: submission("mlp", edit=added_cell(FORGE_PICKLES)),
-            {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
             {},
         ),
         "patches-feedback": (
             "mlp",
             lambda: submission("mlp", edit=added_cell(PATCH_FEEDBACK)),
-            {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
             {"ex6_2": ["is not answered yet"]},
         ),
-        # The wrong ex6_6 still fails: the checks run in the grader's process, with its own numpy.
+        # The wrong ex6_5 still fails: the checks run in the grader's process, with its own numpy.
         "patches-numpy": (
             "mlp",
             lambda: submission(
@@ -609,32 +609,32 @@ PLANTED.update(
                 {**MLP_RIGHT, WEIGHTS: replace(MLP_RIGHT[WEIGHTS], " + lam * W1", "")},
                 edit=added_cell(PATCH_NUMPY),
             ),
-            {"ex6_6": 1, "ex6_2": 2},  # its right dJ/dW2 counts: the patch changed nothing of the grader's
-            {"ex6_6": ["It matches a known mistake: the weight-decay term λ·W1 is missing"]},
+            {"ex6_5": 1, "ex6_2": 2},  # its right dJ/dW2 counts: the patch changed nothing of the grader's
+            {"ex6_5": ["It matches a known mistake: the weight-decay term λ·W1 is missing"]},
         ),
         "edits-tests": (
             "mlp",
             lambda: submission("mlp", edit=added_cell(EDIT_TESTS)),
-            {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
             {},
         ),
         "fakes-results": (
             "mlp",
             lambda: submission("mlp", edit=added_cell(FAKE_RESULTS)),
-            {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
             {},
         ),
         # The cell that would stop a kernel never runs: only answer cells do, each apart.
         "exits": (
             "mlp",
             lambda: submission("mlp", edit=added_cell("import os\nos._exit(0)")),
-            {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
             {"ex6_2": ["is not answered yet"]},
         ),
         "sys-exit": (
             "mlp",
             lambda: submission("mlp", edit=added_cell("import sys\nsys.exit(0)")),
-            {"ex6_2": 0, "ex6_3": 0, "ex6_6": 0},
+            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
             {},
         ),
         "uses-torch": (
@@ -648,7 +648,7 @@ PLANTED.update(
         "escapes": (
             "mlp",
             lambda: submission("mlp", MLP_RIGHT, edit=added_cell(escape_cell())),
-            {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
+            {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
             {},
         ),
     }
@@ -735,8 +735,8 @@ PLANTED.update(
         "calls-the-key": (
             "mlp",
             lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: CALLS_THE_KEY}),
-            {"ex6_6": 0, "ex6_2": 2},
-            {"ex6_6": ["Your answer uses chainrule.exercises.feedback, which this exercise does not allow"]},
+            {"ex6_5": 0, "ex6_2": 2},
+            {"ex6_5": ["Your answer uses chainrule.exercises.feedback, which this exercise does not allow"]},
         ),
         "table-of-answers": (
             "mlp",
@@ -747,13 +747,13 @@ PLANTED.update(
         "reads-the-checker": (
             "mlp",
             lambda: submission("mlp", {**MLP_RIGHT, BIAS: READS_THE_CHECKER}),
-            {"ex6_2": 0, "ex6_6": 2},
+            {"ex6_2": 0, "ex6_5": 2},
             {},
         ),
         "rewrites-the-record": (
             "mlp",
             lambda: submission("mlp", MLP_RIGHT, edit=added_cell(REWRITES_THE_RECORD)),
-            {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
+            {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
             {},
         ),
         "tensor-backward": (
@@ -768,8 +768,8 @@ PLANTED.update(
         "torch-unblocked": (
             "mlp",
             lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: TORCH_UNBLOCKED}),
-            {"ex6_6": 0, "ex6_2": 2},
-            {"ex6_6": ["Your answer uses torch, which this exercise does not allow"]},
+            {"ex6_5": 0, "ex6_2": 2},
+            {"ex6_5": ["Your answer uses torch, which this exercise does not allow"]},
         ),
         "engine-backward": (
             "backward",
@@ -786,14 +786,14 @@ BY_HAND = "Summed over the rows: $\\bar{b} = \\sum_i \\bar{Z}_{i,:}$.\n\n<script
 PLANTED["writes-by-hand"] = (
     "mlp",
     lambda: submission("mlp", MLP_RIGHT, edit=written({0: BY_HAND})),
-    {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
+    {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
     {},
 )
 # Right answers that also look at the checker's stack frames: the points stand, the row is up for review.
 PLANTED["reads-frames"] = (
     "mlp",
     lambda: submission("mlp", {**MLP_RIGHT, BIAS: "import sys\n_peek = sys._getframe(0).f_back\n" + MLP_RIGHT[BIAS]}),
-    {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
+    {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
     {},
 )
 # Honest work saved from a kernel that only the student's machine has (conda's "myenv"): full marks.
@@ -804,12 +804,12 @@ PLANTED["kernel-myenv"] = (
         MLP_RIGHT,
         edit=lambda nb: nb.metadata.update(kernelspec={"name": "myenv", "display_name": "myenv", "language": "python"}),
     ),
-    {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2},
+    {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
     {},
 )
-PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_6": 2}, {})
+PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2}, {})
 QUESTIONS = {
-    "mlp": ("ex6_2", "ex6_3", "ex6_6"),
+    "mlp": ("ex6_2", "ex6_3", "ex6_5"),
     "graph": ("ex2_2",),
     "backward": ("ex3_2",),
     "tensors": ("ex5_5", "ex5_6"),
@@ -1238,7 +1238,7 @@ def test_regrade_one_student_keeps_the_other_rows(graded):
     assert after["untouched"]["total"] == "6" and old["untouched"]["total"] == "0"
     assert {k: v for k, v in after.items() if k != "untouched"} == {k: v for k, v in old.items() if k != "untouched"}
     summary = (submissions / "summary.html").read_text()
-    assert "ex6_6: mean" in summary and "the weight-decay term" in summary
+    assert "ex6_5: mean" in summary and "the weight-decay term" in summary
 
 
 def test_finding_notebooks_and_the_roster(tmp_path):
@@ -1292,10 +1292,10 @@ def test_student_notebook_in_simulated_colab(colab):
     result = colab_sim.run_notebook(submission("mlp", wrong), venv, wheel, ipython_dir)
     assert result.stopped_at is None and not result.errors, result.describe()[:4000]
     checks = check_cells(result.notebook)
-    assert set(checks) == {"ex6_2", "ex6_3", "ex6_6"}, checks
+    assert set(checks) == {"ex6_2", "ex6_3", "ex6_5"}, checks
     assert "ex6_2 results: All test cases passed!" in checks["ex6_2"], checks["ex6_2"]
     assert "ex6_3 results: All test cases passed!" in checks["ex6_3"], checks["ex6_3"]
-    failed = checks["ex6_6"]
+    failed = checks["ex6_5"]
     assert (
         "AnswerError: d2l_weight_grads on the batch" in failed
         and "WRONG: dJ/dW1 is wrong at entry" in failed

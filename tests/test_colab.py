@@ -336,10 +336,10 @@ def answered(page: str, check_source_contains: str, answer: str) -> nbformat.Not
 
 
 def test_public_check_passes_a_right_answer_and_names_a_wrong_one(colab):
-    right = run(colab, answered("chapters/frameworks", "check_clip_by_norm", RIGHT_CLIP))
+    right = run(colab, answered("chapters/depth", "check_clip_by_norm", RIGHT_CLIP))
     assert right.stopped_at is None and not right.errors, clip(right.describe())
     assert "clip_by_norm passes the checks." in right.cell_text(2)
-    wrong = run(colab, answered("chapters/frameworks", "check_clip_by_norm", WRONG_CLIP))
+    wrong = run(colab, answered("chapters/depth", "check_clip_by_norm", WRONG_CLIP))
     assert wrong.stopped_at == 2, clip(wrong.describe())
     [error] = wrong.errors
     assert error.ename == "AnswerError", error

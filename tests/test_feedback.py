@@ -584,11 +584,11 @@ def test_placeholders_and_unanswered_functions_say_not_answered_yet(d2l):
     raises(feedback.check_topological_order, ..., PARENTS, "f", match="order is not answered yet")
 
     def unanswered(grads, max_norm):
-        raise NotImplementedError("Exercise 9.3 is not answered yet: write clip_by_norm")
+        raise NotImplementedError("Exercise 8.3 is not answered yet: write clip_by_norm")
 
-    error = raises(feedback.check_clip_by_norm, unanswered, match="^Exercise 9.3 is not answered yet")
+    error = raises(feedback.check_clip_by_norm, unanswered, match="^Exercise 8.3 is not answered yet")
     assert isinstance(error, feedback.NotAnswered)
-    assert error._render_traceback_() == ["NotAnswered: Exercise 9.3 is not answered yet: write", "  clip_by_norm"]
+    assert error._render_traceback_() == ["NotAnswered: Exercise 8.3 is not answered yet: write", "  clip_by_norm"]
     raises(
         feedback.call,
         "d2l_weight_grads",

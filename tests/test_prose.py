@@ -24,9 +24,11 @@ CODE_WIDTH = 72
 
 #: Numbers that look computed: 1,234 / 0.19 / 3.0e-06 (not 2, 16 or a year).
 NUMBER = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+(?:e[-+]?\d+)?)(?![\w,]*\d)")
-#: What in Markdown is not prose: math, code spans, roles with their targets, directive options, links.
+#: What in Markdown is not prose: math, code spans, roles with their targets, directive options, links,
+#: and the version numbers of the pinned packages ("torch 2.13"), which no cell computes.
 NOT_PROSE = re.compile(
-    r"\$\$.*?\$\$|\$[^$\n]+\$|``.*?``|`[^`\n]*`|\{[\w:-]+\}`[^`]*`|^:\w[\w-]*:.*$|\]\([^)]*\)|^```.*$|^\(.*\)=$",
+    r"\$\$.*?\$\$|\$[^$\n]+\$|``.*?``|`[^`\n]*`|\{[\w:-]+\}`[^`]*`|^:\w[\w-]*:.*$|\]\([^)]*\)|^```.*$|^\(.*\)=$"
+    r"|\b(?:torch|PyTorch|jax|JAX|numpy|Python) \d+(?:\.\d+)+",
     re.MULTILINE | re.DOTALL,
 )
 

@@ -9,7 +9,7 @@ The modules, in order: each imports only the engine and modules above it in this
 * ``calling`` -- calling a student's function safely: apart, on copies, under a time limit, every failure explained
 * ``scalar`` -- the checks of the scalar chapters (1.2, 2.2, 3.2), whose answers are functions of their inputs
 * ``array_checks`` -- the checks of the array chapters (5 to 9), with numpy
-* ``gradient_checks`` -- the checks of trusting and shaping gradients (5.6, 7.2, 9.4, 9.5, 10.3), with numpy
+* ``gradient_checks`` -- the checks of trusting and shaping gradients (5.6, 7.2, 8.1, 10.2, 10.3), with numpy
 * ``feedback`` -- what a check cell imports, without numpy: ``scalar``'s checks and the helpers; ``array_checks``'s
   and ``gradient_checks``'s checks load when first asked for
 

@@ -466,7 +466,7 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
         report.close()
 
 
-# --------------------------------------------------------------------------- binomial checkpointing (8.4)
+# --------------------------------------------------------------------------- binomial checkpointing (9.4)
 
 
 def _split_twice(c: int, r: int) -> int:

@@ -1,8 +1,8 @@
-"""The checks of the exercises on trusting and shaping gradients: 5.6, 7.2, 9.4, 9.5 and 10.3.
+"""The checks of the exercises on trusting and shaping gradients: 5.6, 7.2, 8.1, 10.2 and 10.3.
 
 A numeric gradient by central differences (5.6), the gradient through a detached norm
-(9.4), a stable custom VJP for softplus (9.5), a Hessian-vector product by hand (7.2), and
-the backward pass of layer normalisation (10.3). Like
+(10.2), a stable custom VJP for softplus (10.3), a Hessian-vector product by hand (7.2), and
+the backward pass of layer normalisation (8.1). Like
 :mod:`chainrule.exercises.array_checks` they load numpy, and
 :mod:`chainrule.exercises.feedback` loads them the first time a check cell asks for one.
 """
@@ -92,7 +92,7 @@ def check_numeric_grad(numeric_grad: Callable, seed: int = 0) -> None:
         )
 
 
-# --------------------------------------------------------------------------- a detached norm (9.4)
+# --------------------------------------------------------------------------- a detached norm (10.2)
 
 
 @allowed("numpy")
@@ -139,7 +139,7 @@ def check_normalised_grads(normalised_grads: Callable, seed: int = 0) -> None:
         )
 
 
-# --------------------------------------------------------------------------- a stable custom VJP (9.5)
+# --------------------------------------------------------------------------- a stable custom VJP (10.3)
 
 
 @allowed("numpy")
@@ -180,7 +180,7 @@ def check_softplus_vjp(softplus_vjp: Callable, seed: int = 0) -> None:
         )
 
 
-# --------------------------------------------------------------------------- layer normalisation (10.3)
+# --------------------------------------------------------------------------- layer normalisation (8.1)
 
 
 def _normalised_backward(x, gamma, y_bar, eps, axis, mean_path=True, variance_path=True):
