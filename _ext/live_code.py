@@ -17,6 +17,11 @@ adds a "Live code" button. Everything else it needs is copied into the build's
 * the worker, the editor and the styles, ``chainrule/book/live_worker.js``, ``live_editor.js``
   and ``live.css``.
 
+The pages listed in ``drill_pages`` get ``drill.js`` and ``drill.css`` (also in
+``chainrule/book``): each element ``<div class="cr-drill" data-drill-kinds="...">`` of the page
+becomes a drill, which starts the same runtime in a worker of its own at its first question
+and asks ``chainrule.drills.page`` for the questions, the verdicts and the steps.
+
 The script's ``data-exercises`` attribute carries the page's checked exercises (those with
 an answer cell and a check cell, as ``tools/questions.py`` finds them for the assignments):
 label, the names the answer defines, the answer cell and the check cell. The book removes those cells from
@@ -45,7 +50,14 @@ logger = logging.getLogger(__name__)
 STATIC_FOLDER = "live"
 PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
 VIZ_FILE = Path("@viz-js") / "viz" / "lib" / "viz-standalone.js"
-PACKAGE_FILES = ["live.js", "live_worker.js", "live_editor.js", "live.css"]  # in src/chainrule/book
+PACKAGE_FILES = [
+    "live.js",
+    "live_worker.js",
+    "live_editor.js",
+    "live.css",
+    "drill.js",
+    "drill.css",
+]  # in chainrule/book
 #: The editor's ES modules: bare name (as the modules import each other) -> file in node_modules.
 EDITOR_MODULES = {
     "@codemirror/autocomplete": "@codemirror/autocomplete/dist/index.js",
@@ -111,7 +123,10 @@ def chainrule_wheel(root: Path) -> Path:
 
 
 def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    """Give the live pages the script (and styles) of the "Live code" button."""
+    """Give the live pages the script (and styles) of the "Live code" button, and the drill pages the drills'."""
+    if pagename in app.config.drill_pages:
+        app.add_css_file(f"{STATIC_FOLDER}/drill.css")
+        app.add_js_file(f"{STATIC_FOLDER}/drill.js", **{"data-wheel": app.env.live_code_wheel})
     if pagename not in app.config.live_code_pages:
         return
     app.add_css_file(f"{STATIC_FOLDER}/live.css")
@@ -190,6 +205,7 @@ def _copy(source: Path, target: Path) -> None:
 def setup(app: Sphinx) -> dict:
     app.add_config_value("live_code_pages", [], "html")
     app.add_config_value("live_code_root", "", "html")
+    app.add_config_value("drill_pages", [], "html")
     app.connect("builder-inited", find_wheel)
     # Before dedupe_scripts, which replaces the page's list of scripts with a copy.
     app.connect("html-page-context", add_script, priority=400)

@@ -23,6 +23,7 @@ is built on:
 
 * ``chainrule.figures`` -- graphs drawn through Graphviz, charts, accessible SVG
 * ``chainrule.explore`` -- explorables: recorded runs of the engine that the reader steps through
+* ``chainrule.drills`` -- drills: questions on fresh random graphs, answered by the engine
 * ``chainrule.grading`` -- grading by construction: the answer runner, its contract, the grader
 * ``chainrule.exercises`` -- the exercises' checks, which run an answer as the grader does
 * ``chainrule.book`` -- numbers glued into the prose, and the pages' Live code

@@ -38,11 +38,11 @@ class ShallowRelease:
     """Hold every Value an operation makes; free the unused ones newest first, one level deep.
 
     ``install(value_class)`` wraps ``value_class._from_op``, the one place the scalar
-    engine makes a Value with parents. :meth:`sweep` (after each cell, and every
-    ``batch`` new Values during one) walks the held Values from the newest to the oldest
-    and drops those only it holds: a dropped Value frees its parents' references, and the
-    parents, older, are still held, so no free recurses; if nothing else holds them they
-    go later in the same walk. Values the cell's variables reach stay held.
+    engine makes a Value with parents. :meth:`sweep` (after each cell, and during one
+    every ``batch`` new Values, or as many as are held if that is more) walks the held
+    Values from the newest to the oldest and drops those only it holds: a dropped Value
+    frees its parents' references, and the parents, older, are still held, so no free
+    recurses; if nothing else holds them they go later in the same walk. Values the cell's variables reach stay held.
     """
 
     def __init__(self, batch=20_000):
@@ -70,7 +70,10 @@ class ShallowRelease:
             if sys.getrefcount(values[index]) <= 2:  # the list's reference and the call's argument
                 values[index] = None
         self.values = [value for value in values if value is not None]
-        self._next_sweep = len(self.values) + self.batch
+        # The next sweep waits for ``batch`` new Values, or for as many as are held now if
+        # that is more: each sweep walks every held Value, so sweeps spaced by the number
+        # held cost O(1) per Value made, and building a graph of n Values stays O(n).
+        self._next_sweep = len(self.values) + max(self.batch, len(self.values))
         return len(self.values)
 
 

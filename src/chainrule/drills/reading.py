@@ -1,0 +1,71 @@
+"""What a reader types, read as a number or as a list of node names.
+
+A number may be written as a person writes it: ``0.42``, ``-.5``, ``1/3``, ``2e-3``,
+``−0.5`` with a true minus sign, or ``0,5`` with a decimal comma. A list of numbers or
+names is separated by commas, semicolons, spaces or arrows. An answer is right within
+:data:`TOLERANCE`: 0.01, or 0.5 % of the answer when that is larger (the drill says so).
+"""
+
+import re
+
+__all__ = ["TOLERANCE", "ReadingError", "close", "read_names", "read_number", "read_numbers"]
+
+#: The tolerance in words, as the drill states it.
+TOLERANCE = "within 0.01, or 0.5 % for numbers above 2"
+
+_DECIMAL = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
+_NUMBER = re.compile(rf"^({_DECIMAL})(?:/({_DECIMAL}))?$", re.IGNORECASE)
+_SEPARATORS = re.compile(r"(?:\s*(?:[,;]|->|\u2192)\s*)|\s+")
+
+
+class ReadingError(ValueError):
+    """What a reader typed is not a number (or not a list of names); the message says why."""
+
+
+def _clean(text):
+    return str(text).strip().replace("\u2212", "-").replace("\u2013", "-")
+
+
+def read_number(text):
+    """The number a reader typed; ReadingError when it is not one."""
+    cleaned = _clean(text).replace(" ", "")
+    if re.fullmatch(r"[-+]?\d+,\d+", cleaned):
+        cleaned = cleaned.replace(",", ".")  # a decimal comma
+    match = _NUMBER.match(cleaned)
+    if not match:
+        raise ReadingError(f"{text.strip()!r} is not a number: write it as 0.25, -1.5, 1/3 or 2e-3")
+    value = float(match[1])
+    if match[2] is not None:
+        divisor = float(match[2])
+        if divisor == 0:
+            raise ReadingError(f"{text.strip()!r} divides by zero")
+        value /= divisor
+    return value
+
+
+def read_numbers(text, count):
+    """``count`` numbers, separated by commas, semicolons or spaces."""
+    parts = [part for part in re.split(r"[,;\s]+", _clean(text)) if part]
+    if len(parts) != count:
+        raise ReadingError(f"give {count} numbers, separated by commas; you gave {len(parts)}")
+    return [read_number(part) for part in parts]
+
+
+def read_names(text, known):
+    """Node names, in the order typed; ``l`` counts as ``L``. ReadingError names an unknown one."""
+    names = []
+    for part in _SEPARATORS.split(_clean(text)):
+        if not part:
+            continue
+        name = "L" if part == "l" else part
+        if name not in known:
+            raise ReadingError(f"{part!r} is not a node of this graph (its nodes: {', '.join(sorted(known))})")
+        names.append(name)
+    if not names:
+        raise ReadingError("type the nodes' names, separated by commas")
+    return names
+
+
+def close(guess, answer):
+    """Whether ``guess`` is right for ``answer``, within :data:`TOLERANCE`."""
+    return abs(guess - answer) <= max(0.01, 0.005 * abs(answer))
