@@ -38,25 +38,29 @@ import json
 import shutil
 from pathlib import Path
 
+import edition_numbers  # _ext/edition_numbers.py, beside this file
 import package  # tools/package.py: _config.yml's local extension `book_model` puts tools/ on the path
 from book_model import read_chapter
 from questions import defined_names, questions_of
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
+from sphinx.util.osutil import relative_uri
 
 logger = logging.getLogger(__name__)
 
 STATIC_FOLDER = "live"
 PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
 VIZ_FILE = Path("@viz-js") / "viz" / "lib" / "viz-standalone.js"
-PACKAGE_FILES = [
+PACKAGE_FILES = [  # in chainrule/book
     "live.js",
     "live_worker.js",
     "live_editor.js",
     "live.css",
     "drill.js",
     "drill.css",
+    "progress.js",
+    "progress.css",
 ]  # in chainrule/book
 #: The editor's ES modules: bare name (as the modules import each other) -> file in node_modules.
 EDITOR_MODULES = {
@@ -123,7 +127,9 @@ def chainrule_wheel(root: Path) -> Path:
 
 
 def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    """Give the live pages the script (and styles) of the "Live code" button, and the drill pages the drills'."""
+    """Give every page the progress script, the drill pages the drills' and the live pages Live code's."""
+    app.add_css_file(f"{STATIC_FOLDER}/progress.css")
+    app.add_js_file(f"{STATIC_FOLDER}/progress.js", **progress_attributes(app, pagename))
     if pagename in app.config.drill_pages:
         app.add_css_file(f"{STATIC_FOLDER}/drill.css")
         app.add_js_file(f"{STATIC_FOLDER}/drill.js", **{"data-wheel": app.env.live_code_wheel})
@@ -132,6 +138,31 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
     app.add_css_file(f"{STATIC_FOLDER}/live.css")
     exercises = json.dumps(app.env.live_code_exercises.get(pagename, []), separators=(",", ":"))
     app.add_js_file(f"{STATIC_FOLDER}/live.js", **{"data-wheel": app.env.live_code_wheel, "data-exercises": exercises})
+
+
+def progress_attributes(app: Sphinx, pagename: str) -> dict:
+    """On the page that shows the Progress section, every exercise of the book, in the book's order."""
+    if pagename != app.config.progress_page:
+        return {}
+    in_page = {exercise["label"] for found in app.env.live_code_exercises.values() for exercise in found}
+    numbers = edition_numbers.collect(app.env)
+    here = app.builder.get_target_uri(pagename)
+    found = []
+    for docname, elements in numbers["numbered"].items():
+        chapter = f"{numbers['chapters'].get(docname, '')}. {app.env.titles[docname].astext()}"
+        for element in elements.values():
+            if element["kind"] == "exercise" and "label" in element:
+                found.append(
+                    {
+                        "label": element["label"],
+                        "number": element["number"],
+                        "chapter": chapter,
+                        "page": relative_uri(here, app.builder.get_target_uri(docname)),
+                        "inPage": element["label"] in in_page,
+                    }
+                )
+    found.sort(key=lambda e: [int(part) for part in e["number"].split(".")])
+    return {"data-exercises": json.dumps(found, separators=(",", ":"))}
 
 
 def checked_exercises(root: Path, pages: list[str]) -> dict[str, list[dict]]:
@@ -206,6 +237,7 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("live_code_pages", [], "html")
     app.add_config_value("live_code_root", "", "html")
     app.add_config_value("drill_pages", [], "html")
+    app.add_config_value("progress_page", "", "html")
     app.connect("builder-inited", find_wheel)
     # Before dedupe_scripts, which replaces the page's list of scripts with a copy.
     app.connect("html-page-context", add_script, priority=400)

@@ -6,7 +6,9 @@ is asked and answered right (the answer computed here, in CPython, from the same
 wrong answer gets its named mistake within 3 s; a seed typed again after a reload gives the same
 graph; Show the steps steps through the graph; what was answered is kept in localStorage across
 the reload; axe-core finds nothing in light or dark mode after the drills ran; no request leaves
-127.0.0.1. The graph and backward chapters carry their drills.
+127.0.0.1. The Progress section lists every exercise of the book and every drill; an exercise
+ticked done gets its mark in its chapter; Export, Reset (confirmed) and Import round-trip the
+record. The graph and backward chapters carry their drills.
 
 Uses Debian's chromium through Playwright. Build the book first (``make book``).
 """
@@ -25,6 +27,8 @@ from test_browser import browser  # noqa: F401  (the module's Chromium, a fixtur
 from test_explorables_browser import Visit, serve  # noqa: F401  (an HTTP server per folder)
 
 from chainrule.drills import KINDS, question
+
+ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
@@ -72,7 +76,7 @@ def answer_with_keyboard(page, drill, text: str) -> tuple[str, float]:
     return status.inner_text(), time.perf_counter() - began
 
 
-def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html: Path, serve):  # noqa: F811
+def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html: Path, serve, tmp_path):  # noqa: F811
     url = serve(book_html) + "chapters/practice.html"
     visit = Visit(browser, url, 1280)
     requests: list[str] = []
@@ -142,8 +146,41 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
     expect(orders.locator(".cr-drill-lines li")).to_have_text(names.splitlines(), timeout=90_000)
     again = json.loads(page.evaluate("() => localStorage.getItem('chainrule-progress')"))
     assert again == progress, "the progress did not survive the reload"
+    the_progress_section(page, tmp_path)
     assert not visit.problems(), visit.problems()
     visit.close()
+
+
+def record(page) -> dict:
+    return json.loads(page.evaluate("() => localStorage.getItem('chainrule-progress') || '{}'"))
+
+
+def the_progress_section(page, folder: Path) -> None:
+    """Every exercise listed; done marks, export, reset (confirmed) and import round trip."""
+    numbers = json.loads((ROOT / "_build" / "numbers.json").read_text())["numbered"]
+    exercises = sum(e["kind"] == "exercise" for elements in numbers.values() for e in elements.values())
+    section = page.locator(".cr-progress")
+    rows = section.locator("table").nth(1).locator("tr:has(a)")
+    expect(rows).to_have_count(exercises)
+    drill_row = section.locator("table").nth(0).locator("tr", has_text="A node's global gradient")
+    assert int(drill_row.locator("td").nth(1).inner_text()) >= 1
+    section.get_by_label("Exercise 6.1 done").check()
+    assert record(page)["exercises"]["ex-mlp-shape"]["done"] is True
+    with page.expect_download() as download:
+        section.get_by_role("button", name="Export progress").click()
+    saved = folder / "progress.json"
+    download.value.save_as(saved)
+    assert json.loads(saved.read_text()) == record(page)
+    page.once("dialog", lambda dialog: dialog.accept())
+    section.get_by_role("button", name="Reset progress").click()
+    expect(section.locator(".cr-progress-status")).to_have_text("Progress reset.")
+    assert record(page) == {"drills": {}, "exercises": {}}
+    section.locator("input[type=file]").set_input_files(saved)
+    expect(section.locator(".cr-progress-status")).to_contain_text("Progress imported")
+    assert record(page) == json.loads(saved.read_text())
+    assert not axe_violations(page, modes=("light",)), "the Progress section"
+    page.goto(page.url.replace("practice.html", "mlp.html"), wait_until="load")
+    expect(page.locator("#ex-mlp-shape .cr-progress-mark")).to_have_text(" \u2713 done")
 
 
 @pytest.mark.parametrize(("name", "kinds"), [("graph", "finish topological reach"), ("backward", "adjoint")])

@@ -47,7 +47,7 @@ pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 PAGES = ["intro", "graph", "backward", "engine"]
 #: Cells whose live output may differ from the build's, by page and cell number, and why.
 MAY_DIFFER: dict[str, dict[int, str]] = {
-    "graph": {17: "times the forward pass and the sort, in milliseconds"},
+    "graph": {18: "times the forward pass and the sort, in milliseconds"},
     "backward": {
         8: "the |diff| column is the rounding error of a central difference, "
         "which differs between the build's libm and WebAssembly's"
@@ -128,7 +128,10 @@ def press_live_code(visit: LiveVisit) -> None:
     early = [
         url
         for url in visit.requests
-        if "/_static/live/" in url and not urlsplit(url).path.endswith(("/live.js", "/live.css"))
+        if "/_static/live/" in url
+        and not urlsplit(url).path.endswith(
+            ("/live.js", "/live.css", "/progress.js", "/progress.css", "/drill.js", "/drill.css")
+        )
     ]
     assert not early, f"the runtime was requested before 'Live code' was pressed: {early}"
     page.get_by_role("button", name="Live code").click()
@@ -244,9 +247,12 @@ def answer_the_exercise(visit: LiveVisit, name: str) -> None:
     assert mistake in said, said
     right = questions.solution_code(question, name)
     assert checked(right, "right").startswith("✓ Right. " + question.check.splitlines()[-1].split('"')[1])
+    kept = page.evaluate("() => JSON.parse(localStorage.getItem('chainrule-progress'))")["exercises"][question.label]
+    assert kept["attempts"] == 3 and kept["passed"] is True, kept  # the progress record counts the checks
     page.reload()
     hint = page.locator(f"[data-live-hint={question.label}]")
     expect(hint).to_contain_text("press Live code")
+    expect(page.locator(f"#{question.label} .cr-progress-mark")).to_have_text(" \u2713 check passed")
     page.get_by_role("button", name="Live code").click()
     assert code_of(editor) == right, "the answer did not outlive the reload"
     page.locator(f"#{question.label} ~ .cr-live-answer button[data-live-action=reset-answer]").first.click()

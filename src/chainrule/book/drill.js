@@ -7,14 +7,13 @@
  * this graph). Everything a drill knows comes from chainrule.drills.page (ask, check,
  * steps), run in a Web Worker of the drills' own (live_worker.js, the one Live code uses),
  * which starts at the first New graph: nothing is computed again in JavaScript.
- * Each answer checked is counted in localStorage ("chainrule-progress"), never sent anywhere.
+ * Each answer checked is counted by progress.js, in this browser only.
  */
 (function () {
   "use strict";
   var me = document.currentScript;
   var base = new URL(".", me.src).href;
   var wheel = me.getAttribute("data-wheel");
-  var PROGRESS = "chainrule-progress";
   var KINDS = {
     finish: "the order the search finishes the nodes", topological: "a topological order",
     reach: "what a change to a leaf reaches", value: "a node's value", local: "an edge's local gradient",
@@ -220,7 +219,7 @@
     var q = d.asked;
     call("check", [q.kind, q.level, q.seed, typed]).then(function (text) {
       var result = JSON.parse(text);
-      record(q.kind, result.right);
+      if (window.chainruleProgress) window.chainruleProgress.drill(q.kind, result.right);
       say(d, (result.right ? "" : "Not right. ") + result.message, result.right ? "right" : "wrong");
     }, function (error) {
       say(d, "Python could not check it: " + error.message);
@@ -257,19 +256,5 @@
       button.disabled = false;
       say(d, "Python could not record the steps: " + error.message);
     });
-  }
-
-  // --- progress, kept in this browser ---------------------------------------------------
-  function record(kind, right) {
-    try {
-      var saved = JSON.parse(window.localStorage.getItem(PROGRESS) || "{}");
-      saved.drills = saved.drills || {};
-      var entry = saved.drills[kind] || { attempts: 0, right: 0 };
-      entry.attempts += 1;
-      if (right) entry.right += 1;
-      entry.last = new Date().toISOString();
-      saved.drills[kind] = entry;
-      window.localStorage.setItem(PROGRESS, JSON.stringify(saved));
-    } catch (error) { /* storage refused: the drill works, nothing is kept */ }
   }
 })();

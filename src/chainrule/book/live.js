@@ -457,6 +457,7 @@
     var icon = addText(line, "span", "cr-live-icon", right ? "\u2713 " : "\u2717 ");
     icon.setAttribute("aria-hidden", "true");
     line.appendChild(document.createTextNode((right ? "Right. " : "Not yet. ") + text));
+    if (window.chainruleProgress) window.chainruleProgress.exercise(entry.exercise.label, right);
     say(page, "Exercise " + entry.exercise.number + ": " + (right ? "your answer passes the check." :
         "your answer does not pass the check yet; the message is under the answer."));
     noteFirstOutput(page);

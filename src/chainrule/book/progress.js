@@ -1,0 +1,198 @@
+/* chainrule progress: what a reader has practised, kept in this browser only (localStorage).
+ *
+ * One record, "chainrule-progress": {drills: {kind: {attempts, right, last}},
+ * exercises: {label: {attempts, passed, last, done}}}. The drills (drill.js) and the
+ * in-page exercise checks (live.js) add to it through window.chainruleProgress; on every
+ * page an exercise marked done, or whose last Check passed, gets a small mark by its
+ * title; on the Practice page the element .cr-progress becomes the Progress section: every
+ * exercise of the book (this script's data-exercises attribute) and every drill kind, with
+ * Export, Import and Reset. Nothing leaves the reader's machine.
+ */
+(function () {
+  "use strict";
+  var KEY = "chainrule-progress";
+  var me = document.currentScript;
+  var exercises = JSON.parse((me && me.getAttribute("data-exercises")) || "[]");
+  var DRILLS = {
+    finish: "The search's finish order", topological: "A topological order", reach: "What a change to a leaf reaches",
+    value: "A node's value", local: "An edge's local gradient", adjoint: "A node's global gradient",
+    adjoints: "Every global gradient, in backward order"
+  };
+
+  function load() {
+    try {
+      var saved = JSON.parse(window.localStorage.getItem(KEY) || "{}");
+      return { drills: saved.drills || {}, exercises: saved.exercises || {} };
+    } catch (error) {
+      return { drills: {}, exercises: {} };
+    }
+  }
+
+  function save(record) {
+    try { window.localStorage.setItem(KEY, JSON.stringify(record)); } catch (error) { /* refused: not kept */ }
+  }
+
+  function count(group, key, right, extra) {
+    var record = load();
+    var entry = record[group][key] || { attempts: 0, right: 0 };
+    entry.attempts += 1;
+    if (right) entry.right = (entry.right || 0) + 1;
+    entry.last = new Date().toISOString();
+    Object.keys(extra || {}).forEach(function (name) { entry[name] = extra[name]; });
+    record[group][key] = entry;
+    save(record);
+  }
+
+  window.chainruleProgress = {
+    load: load,
+    drill: function (kind, right) { count("drills", kind, right); },
+    exercise: function (label, passed) { count("exercises", label, passed, { passed: passed }); }
+  };
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setUp);
+  else setUp();
+  return;
+
+  function setUp() {
+    markExercises(load());
+    var section = document.querySelector(".cr-progress");
+    if (section) showProgress(section);
+  }
+
+  // A mark by the title of each exercise the reader finished: marked done, or its last Check passed.
+  function markExercises(record) {
+    Object.keys(record.exercises).forEach(function (label) {
+      var entry = record.exercises[label];
+      var box = document.getElementById(label);
+      var title = box && box.querySelector(".admonition-title, p.admonition-title");
+      if (!title || !(entry.done || entry.passed) || title.querySelector(".cr-progress-mark")) return;
+      var mark = make("span", "cr-progress-mark", entry.done ? " \u2713 done" : " \u2713 check passed");
+      title.appendChild(mark);
+    });
+  }
+
+  function make(tag, className, text) {
+    var element = document.createElement(tag);
+    if (className) element.className = className;
+    if (text) element.textContent = text;
+    return element;
+  }
+
+  function when(iso) { return iso ? new Date(iso).toLocaleString() : "\u2014"; }
+
+  function row(table, cells) {
+    var tr = make("tr");
+    cells.forEach(function (cell) {
+      var td = make("td");
+      if (typeof cell === "string") td.textContent = cell;
+      else td.appendChild(cell);
+      tr.appendChild(td);
+    });
+    table.appendChild(tr);
+  }
+
+  function table(caption, headings) {
+    var element = make("table", "cr-progress-table");
+    element.appendChild(make("caption", "", caption));
+    var head = make("tr");
+    headings.forEach(function (text) {
+      var th = make("th", "", text);
+      th.scope = "col";
+      head.appendChild(th);
+    });
+    element.appendChild(head);
+    return element;
+  }
+
+  // The Practice page's Progress section, drawn again after every change.
+  function showProgress(section) {
+    var record = load();
+    section.textContent = "";
+    var status = make("p", "cr-progress-status");
+    status.setAttribute("aria-live", "polite");
+    var drills = table("Drills", ["Drill", "Answers", "Right", "Last try"]);
+    Object.keys(DRILLS).forEach(function (kind) {
+      var entry = record.drills[kind] || {};
+      row(drills, [DRILLS[kind], String(entry.attempts || 0), String(entry.right || 0), when(entry.last)]);
+    });
+    var list = table("Exercises", ["Exercise", "Done", "Checked in the page"]);
+    var chapter = null;
+    exercises.forEach(function (exercise) {
+      if (exercise.chapter !== chapter) {  // one heading row per chapter
+        chapter = exercise.chapter;
+        var heading = make("tr", "cr-progress-chapter");
+        var cell = make("th", "", chapter);
+        cell.scope = "rowgroup";
+        cell.colSpan = 3;
+        heading.appendChild(cell);
+        list.appendChild(heading);
+      }
+      var entry = record.exercises[exercise.label] || {};
+      var link = make("a", "", "Exercise " + exercise.number);
+      link.href = exercise.page + "#" + exercise.label;
+      var done = make("input");
+      done.type = "checkbox";
+      done.checked = Boolean(entry.done);
+      done.setAttribute("aria-label", "Exercise " + exercise.number + " done");
+      done.addEventListener("change", function () { markDone(exercise.label, done.checked); });
+      var checks = !exercise.inPage ? "\u2014" : !entry.attempts ? "not yet"
+        : entry.attempts + (entry.attempts === 1 ? " check, " : " checks, ") +
+          (entry.passed ? "the last passed" : "the last did not pass") + " (" + when(entry.last) + ")";
+      row(list, [link, done, checks]);
+    });
+    var buttons = make("div", "cr-progress-buttons");
+    var exporter = make("button", "", "Export progress");
+    var importer = make("button", "", "Import progress");
+    var reset = make("button", "", "Reset progress");
+    var file = make("input");
+    file.type = "file";
+    file.accept = "application/json,.json";
+    file.hidden = true;
+    [exporter, importer, reset].forEach(function (b) { b.type = "button"; buttons.appendChild(b); });
+    buttons.appendChild(file);
+    exporter.addEventListener("click", function () { exportRecord(status); });
+    importer.addEventListener("click", function () { file.click(); });
+    file.addEventListener("change", function () { importRecord(file, section, status); });
+    reset.addEventListener("click", function () {
+      if (!window.confirm("Forget every answer and mark kept in this browser?")) return;
+      save({ drills: {}, exercises: {} });
+      showProgress(section);
+      section.querySelector(".cr-progress-status").textContent = "Progress reset.";
+    });
+    [buttons, status, drills, list].forEach(function (e) { section.appendChild(e); });
+  }
+
+  function markDone(label, done) {
+    var record = load();
+    var entry = record.exercises[label] || { attempts: 0, right: 0 };
+    entry.done = done;
+    record.exercises[label] = entry;
+    save(record);
+  }
+
+  function exportRecord(status) {
+    var blob = new Blob([JSON.stringify(load(), null, 1)], { type: "application/json" });
+    var link = make("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = "chainrule-progress.json";
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    status.textContent = "Progress saved as chainrule-progress.json.";
+  }
+
+  function importRecord(input, section, status) {
+    var chosen = input.files && input.files[0];
+    if (!chosen) return;
+    chosen.text().then(function (text) {
+      var record = JSON.parse(text);
+      if (typeof record !== "object" || !record || typeof record.drills !== "object" ||
+          typeof record.exercises !== "object") throw new Error("not a progress file");
+      save({ drills: record.drills, exercises: record.exercises });
+      showProgress(section);
+      section.querySelector(".cr-progress-status").textContent = "Progress imported from " + chosen.name + ".";
+    }).catch(function (error) {
+      status.textContent = "Could not import " + chosen.name + ": " + error.message + ".";
+    });
+  }
+})();
