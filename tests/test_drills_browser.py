@@ -90,6 +90,11 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
     )
 
     seed, cold = ask_with_keyboard(page, gradients, "adjoint", "2")
+    # What a screen reader meets: a named region, and an answer box described by its question and form.
+    expect(page.get_by_role("region", name="Drill: gradients on a new graph")).to_be_visible()
+    description = re.compile(r"What is the global gradient .* A number: 0\.25")
+    expect(gradients.get_by_role("textbox", name="Your answer")).to_have_accessible_description(description)
+    expect(gradients.locator("[aria-live=polite]").first).to_have_class(re.compile("cr-drill-status"))
     graphs = {lines_of(gradients)}
     warm = []
     for _ in range(4):
