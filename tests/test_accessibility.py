@@ -90,3 +90,53 @@ def test_axe_finds_a_violation_when_there_is_one(browser: Browser):  # noqa: F81
     finally:
         context.close()
     assert "label-content-name-mismatch" in found and "color-contrast" in found, found
+
+
+#: For the focused element: its outline, and the colour painted under it (opaque ancestors').
+FOCUS_RING = """() => {
+    const element = document.activeElement;
+    const style = getComputedStyle(element);
+    const rgba = colour => { const v = colour.match(/[\\d.]+/g).map(Number); return [...v.slice(0, 3), v[3] ?? 1]; };
+    let under = [255, 255, 255];
+    for (let e = element.parentElement; e; e = e.parentElement) {
+        const colour = rgba(getComputedStyle(e).backgroundColor);
+        if (colour[3] === 1) { under = colour.slice(0, 3); break; }
+    }
+    if (document.documentElement.dataset.theme === 'dark' && under.join() === '255,255,255') {
+        under = rgba(getComputedStyle(document.body).backgroundColor).slice(0, 3);
+    }
+    return {what: element.outerHTML.slice(0, 90), style: style.outlineStyle,
+            width: parseFloat(style.outlineWidth), colour: rgba(style.outlineColor).slice(0, 3), under};
+}"""
+
+
+def contrast(a, b) -> float:
+    def luminance(rgb):
+        channels = [v / 255 for v in rgb]
+        channels = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in channels]
+        return 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
+
+    light, dark = sorted([luminance(a), luminance(b)], reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_every_control_shows_its_focus(browser: Browser, mode: str):  # noqa: F811
+    """Tab through the backward chapter (header buttons, links, drills, widgets): every stop draws
+    an outline at least 2 px wide with at least 3:1 against what is under it (WCAG 2.4.7, 1.4.11)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto((EDITIONS["site"] / "chapters" / "backward.html").as_uri(), wait_until="load")
+        page.evaluate("mode => { document.documentElement.dataset.theme = mode; }", mode)
+        page.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
+        weak = []
+        for _ in range(80):
+            page.keyboard.press("Tab")
+            ring = page.evaluate(FOCUS_RING)
+            ratio = contrast(ring["colour"], ring["under"])
+            if ring["style"] == "none" or ring["width"] < 2 or ratio < 3:
+                weak.append(f"{ring['what']}: {ring['style']} {ring['width']}px, {ratio:.2f}:1")
+    finally:
+        context.close()
+    assert not weak, f"{len(weak)} of 80 focus stops show no clear focus:\n" + "\n".join(weak[:10])

@@ -561,7 +561,7 @@ def test_backward_predict_then_reveal(backward_page):
     guess.fill("0.4")
     widget.get_by_role("button", name="Check").click()
     expect(status).to_contain_text("Not quite: you said 0.4, and it is 0.7864.")
-    expect(score).to_have_text("Score: 0 of 1 right")
+    expect(score).to_have_text("Score: 0 of 1 right at the first try")
     assert "cr-complete" in node_classes(widget)["node-n"]
     assert texts(widget)["text-grad-n"] == "grad 0.7864" and texts(widget)["text-local-n-L"] == "0.7864"
     widget.get_by_role("button", name="Next step").click()
@@ -572,7 +572,7 @@ def test_backward_predict_then_reveal(backward_page):
     expect(status).to_contain_text("Right: 0.786.")
     expect(verdict).to_have_text("\u2713 Right")
     expect(verdict).to_have_class("cr-x-verdict cr-right")
-    expect(score).to_have_text("Score: 1 of 2 right")
+    expect(score).to_have_text("Score: 1 of 2 right at the first try")
     # Next on a step still to guess shows its answer first, then moves on.
     widget.get_by_role("button", name="Next step").click()
     expect(formula).to_contain_text("? = ?")
@@ -612,9 +612,15 @@ def predict_the_second_term(widget):
     expect(status).to_contain_text("a already holds")
     expect(widget.locator('[data-role="formula"]')).to_have_text(steps[second]["quiz"]["formula"])
     guess = widget.get_by_label("Your guess for \u2202L/\u2202a after this step")
+    # The slip the step is there for: the new term alone, where it must be added to the held one.
+    guess.fill(f"{steps[second]['product']:.4f}")
+    guess.press("Enter")
+    expect(status).to_contain_text("that is only what this edge adds")
     guess.fill(f"{a.grad:.4f}")
     guess.press("Enter")
     expect(status).to_contain_text(f"Right: {a.grad:.4f}.")
+    # Right at the second try: the score counts first tries only.
+    expect(widget.locator('[data-role="score"]')).to_have_text("Score: 0 of 1 right at the first try")
 
 
 @pytest.mark.parametrize("width", [390, 1280])
@@ -637,6 +643,8 @@ def test_backward_page_fits_and_has_unique_ids(backward_page, width):
         return ours.length > 20 ? ours.filter(id => seen[id] > 1) : ['too few ids in the widgets'];
     }""")
     assert not repeated, f"ids used more than once on the page: {repeated[:10]}"
+    names = [w.get_attribute("aria-label") for w in page.locator('[data-explorable="backward"]').all()]
+    assert len(set(names)) == len(names) == 2, f"the backward widgets share a name: {names}"
     assert not visit.problems(), "\n".join(visit.problems())
 
 

@@ -294,12 +294,22 @@ CONTRASTS = """selector => {
 def test_the_editor(live_page):
     """CodeMirror in a cell, as a reader types: auto-indent after a colon, Tab indents and keeps
     the focus, Escape then Tab leaves, Shift+Enter runs, an edit above marks the outputs below
-    out of date and outlives a reload, and every token's colour reads in both themes."""
+    out of date and outlives a reload, and every token's colour reads in both themes. The box
+    keeps its looks when focused; a long print is capped; Reset page asks and can be undone."""
     visit = live_page("engine")
     page = visit.page
     press_live_code(visit)
     expect(page.locator(".cr-live-note")).to_contain_text("Shift+Enter runs it, Tab indents, Esc then Tab")
     editor = page.get_by_role("textbox", name="Code of cell 1", exact=True)
+    # The editor keeps its looks when it is focused and typed in (CodeMirror rewrites its class).
+    looks = """() => { const box = document.querySelector('div.cell .cm-editor'); const s = getComputedStyle(box);
+        return [box.classList.contains('cr-live-editor'), s.borderTopColor, s.backgroundColor, s.fontFamily]; }"""
+    before = page.evaluate(looks)
+    editor.click()
+    page.keyboard.type("# ")
+    assert page.evaluate(looks) == before and before[0], (before, page.evaluate(looks))
+    focus = page.evaluate("() => getComputedStyle(document.querySelector('div.cell .cm-editor')).outlineColor")
+    assert focus == "rgb(184, 98, 0)", f"the focused editor's outline is {focus}"
     editor.fill("total = 0")
     page.keyboard.press("Control+End")
     page.keyboard.press("Enter")
@@ -339,6 +349,25 @@ def test_the_editor(live_page):
     page.get_by_role("button", name="Live code").click()
     assert code_of(page.get_by_role("textbox", name="Code of cell 1", exact=True)) == "print(6 * 8)"
     assert code_of(page.get_by_role("textbox", name="Code of cell 2", exact=True)) == "6 * 8"
+
+    # A 200,000-line print: the first 500 lines, in a box that scrolls, and a button for the rest.
+    editor = page.get_by_role("textbox", name="Code of cell 1", exact=True)
+    editor.fill("for i in range(200_000):\n    print(i)")
+    editor.press("Shift+Enter")
+    output = page.locator("div.cell").first.locator("[data-live-output]")
+    expect(output.get_by_role("button", name="Show all 200000 lines")).to_be_visible(timeout=60_000)
+    assert output.bounding_box()["height"] < 2000, output.bounding_box()
+
+    # Reset page asks first; Undo reset brings the edits back.
+    editor.fill("print(6 * 8)")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="Reset page").click()
+    assert code_of(editor) == "print(6 * 8)", "Reset page went ahead without a yes"
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Reset page").click()
+    assert code_of(editor) != "print(6 * 8)"
+    page.get_by_role("button", name="Undo reset").click()
+    assert code_of(editor) == "print(6 * 8)" and code_of(second) == "6 * 8"
     assert not visit.problems(), "\n".join(visit.problems())
 
 

@@ -66,18 +66,21 @@
       panel: panel,
       live: makeButton("Live code", "live"), runAll: makeButton("Run all cells", "run-all"),
       above: makeButton("Run cells above", "run-above"),
-      stop: makeButton("Stop", "stop"), reset: makeButton("Reset", "reset"),
+      stop: makeButton("Stop", "stop"), reset: makeButton("Reset page", "reset"),
+      undo: makeButton("Undo reset", "undo-reset"),
       note: document.createElement("span"), status: document.createElement("p")
     };
     controls.above.title = "Run every cell above the one you last edited or clicked in";
-    controls.reset.title = "Bring back the page's code and empty answer cells, and restart Python";
+    controls.reset.title = "Bring back the page's code and empty answer cells, and restart Python (asks first)";
+    controls.undo.title = "Bring back the edits and answers the last Reset page cleared";
     controls.note.className = "cr-live-note";
     controls.note.textContent = "Run and edit this page's Python in your browser (it downloads about 13 MB, once).";
     controls.status.className = "cr-live-status";
     controls.status.setAttribute("aria-live", "polite");
     controls.status.setAttribute("data-live-status", "");
-    [controls.runAll, controls.above, controls.stop, controls.reset].forEach(function (b) { b.hidden = true; });
-    [controls.live, controls.runAll, controls.above, controls.stop, controls.reset, controls.note, controls.status]
+    [controls.runAll, controls.above, controls.stop, controls.reset, controls.undo].forEach(function (b) { b.hidden = true; });
+    [controls.live, controls.runAll, controls.above, controls.stop, controls.reset, controls.undo, controls.note,
+     controls.status]
       .forEach(function (e) { panel.appendChild(e); });
     var heading = article.querySelector("h1");
     if (heading && heading.parentNode) heading.parentNode.insertBefore(panel, heading.nextSibling);
@@ -299,9 +302,9 @@
     output.textContent = "";
     output.removeAttribute("data-live-stale");
     var stream = (result.stdout || "") + (result.stderr || "");
-    if (stream) addText(output, "pre", "cr-live-stream", stream.replace(/\n$/, ""));
+    if (stream) addLong(output, "cr-live-stream", stream.replace(/\n$/, ""));
     if (result.error) addText(output, "pre", "cr-live-error", result.error);
-    if (result.text) addText(output, "pre", "cr-live-result", result.text);
+    if (result.text) addLong(output, "cr-live-result", result.text);
     if (result.html) {
       var shown = addText(output, "div", "cr-live-html", "");
       shown.innerHTML = result.html;
@@ -310,6 +313,23 @@
     entry.ran = true;
     entry.cell.setAttribute("data-live-state", result.error ? "error" : "done");
     noteFirstOutput(page);
+  }
+
+  // A long output shows its first MAX_LINES lines, in a box that scrolls past about 40 lines,
+  // and a button that shows the rest: a 200,000-line print must not make a page miles long.
+  function addLong(parent, className, text) {
+    var MAX_LINES = 500;  // here, not beside the function: the code after the IIFE's return never runs
+    var lines = text.split("\n");
+    var pre = addText(parent, "pre", className, lines.slice(0, MAX_LINES).join("\n"));
+    if (lines.length > MAX_LINES) {
+      var all = makeButton("Show all " + lines.length + " lines", "show-all");
+      all.addEventListener("click", function () { pre.textContent = text; all.remove(); });
+      parent.appendChild(all);
+    }
+    window.requestAnimationFrame(function () {  // a box that scrolls is reached by the keyboard too
+      if (pre.scrollHeight > pre.clientHeight) pre.tabIndex = 0;
+    });
+    return pre;
   }
 
   function addText(parent, tag, className, text) {
@@ -509,7 +529,10 @@
     restart(page, "Stopped. Python has restarted, so the cells above must run again (Run cells above).");
   }
 
+  // Reset page asks first, and keeps what it cleared until the page closes: Undo reset brings it back.
   function resetPage(page) {
+    if (!window.confirm("Bring back the page's code and empty every answer? Undo reset brings your edits back.")) return;
+    page.cleared = JSON.parse(JSON.stringify(page.saved));
     forget(page);
     page.entries.forEach(function (entry) {
       entry.editor.value = entry.original;
@@ -523,7 +546,24 @@
       entry.output.textContent = "";
     });
     forget(page);
-    restart(page, "Reset: the page's code and empty answers are back, and Python has restarted.");
+    page.controls.undo.hidden = false;
+    restart(page, "Reset: the page's code and empty answers are back, and Python has restarted. " +
+            "Undo reset brings your edits back.");
+  }
+
+  function undoReset(page) {
+    var cleared = page.cleared || { cells: {}, answers: {} };
+    page.entries.forEach(function (entry) {
+      var kept = cleared.cells[entry.index];
+      if (kept && kept.original === entry.original) entry.editor.value = kept.code;
+    });
+    page.answers.forEach(function (entry) {
+      var kept = cleared.answers[entry.exercise.label];
+      if (kept) entry.editor.value = kept.code;
+    });
+    page.cleared = null;
+    page.controls.undo.hidden = true;
+    say(page, "Your edits and answers are back; run the cells again to see their outputs.");
   }
 
   function wirePanel(page) {
@@ -546,5 +586,6 @@
     });
     controls.stop.addEventListener("click", function () { stopRunning(page); });
     controls.reset.addEventListener("click", function () { resetPage(page); });
+    controls.undo.addEventListener("click", function () { undoReset(page); });
   }
 })();

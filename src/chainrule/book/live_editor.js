@@ -41,12 +41,14 @@ export function makeCodeEditor(code, label, onRun, onEdit) {
         ...defaultKeymap,
       ]),
       EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": "true" }),
+      // The box's class through CodeMirror's own facet: CodeMirror rewrites the class attribute
+      // on focus and on every update, so a class added from outside is lost at the first touch.
+      EditorView.editorAttributes.of({ class: "cr-live-editor" }),
       EditorView.updateListener.of((update) => {
         if (update.docChanged) onEdit(update.state.doc.toString());
       }),
     ],
   });
-  view.dom.classList.add("cr-live-editor");
   // The text, for the page's tests and tools: element.chainruleCode().
   view.dom.chainruleCode = () => view.state.doc.toString();
   return {

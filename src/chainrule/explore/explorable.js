@@ -264,7 +264,7 @@
       w.verdict.appendChild(document.createTextNode(words));
       var asked = Object.keys(w.tries).length;
       w.score.hidden = asked === 0;
-      w.score.textContent = "Score: " + Object.keys(w.right).length + " of " + asked + " right";
+      w.score.textContent = "Score: " + Object.keys(w.right).length + " of " + asked + " right at the first try";
     };
 
     // The reader's guess in "Predict, then reveal" mode: a wrong first guess may be tried
@@ -280,15 +280,17 @@
       }
       var said = w.guess.value.trim();
       w.tries[w.index] = (w.tries[w.index] || 0) + 1;
+      var slip = (step.quiz.mistakes || []).filter(function (m) { return closeEnough(number, m[0]); })[0];
       if (closeEnough(number, step.quiz.answer)) {
-        w.right[w.index] = true;
+        if (w.tries[w.index] === 1) w.right[w.index] = true;  // the score counts first tries
         w.revealed[w.index] = true;
         showVerdict(w, true, "Right");
         show(w, w.index, "Right: " + said + ".");
         w.buttons.next.focus();
       } else if (w.tries[w.index] === 1) {
         showVerdict(w, false, "Not quite");
-        show(w, w.index, "Not quite: " + said + " is not it. Try once more, or press Next step to see it.");
+        show(w, w.index, "Not quite: " + (slip ? slip[1] : said + " is not it.") +
+             " Try once more, or press Next step to see it.");
         w.guess.select();
       } else {
         w.revealed[w.index] = true;

@@ -153,7 +153,7 @@ def backward(root, *, rankdir="BT", max_nodes=30):
     legend.append(("cr-local", "local gradient \u2202child/\u2202parent, on the edge"))
     return Explorable(
         "backward",
-        f"The backward pass of {names[root]}, one edge at a time",
+        f"The backward pass of {names[root]} from {_leaf_names(order, names)}, one edge at a time",
         figure,
         steps,
         frames,
@@ -163,6 +163,12 @@ def backward(root, *, rankdir="BT", max_nodes=30):
         note="The final state of the backward pass: every box shows its "
         "gradient. With JavaScript on, the buttons step through it.",
     )
+
+
+def _leaf_names(order, names):
+    """``"a, b and c"``: the graph's inputs, which tell two widgets of one page apart."""
+    leaves = [names[node] for node in order if not node.parents]
+    return leaves[0] if len(leaves) == 1 else ", ".join(leaves[:-1]) + " and " + leaves[-1]
 
 
 def _backward_edges(order, edge_ids):
@@ -337,7 +343,22 @@ def _edge_step(node, index, names, top, local, grad, product, before, after, com
             f"then guess {d_parent} after this step: {_number(before)} + {d_child} · {d_local}."
         )
         masked = f"{d_parent} = {_number(before)} + {_operand(grad)} \u00d7 ? = ?"
-        quiz = {"answer": after, "formula": masked, "label": f"{d_parent} after this step"}
+        # The slips a reader makes at a fan-out node, each named: the new term alone, or the
+        # held value times the new term, where the two must be added.
+        mistakes = [
+            [
+                product,
+                f"that is only what this edge adds, {d_child} \u00b7 {d_local}. {parent} already "
+                f"holds {_number(before)}, and the terms add: {_number(before)} + that.",
+            ],
+            [before * product, "that multiplies the two terms; a node adds its children's terms."],
+        ]
+        quiz = {
+            "answer": after,
+            "formula": masked,
+            "label": f"{d_parent} after this step",
+            "mistakes": [m for m in mistakes if abs(m[0] - after) > max(0.01, 0.005 * abs(after))],
+        }
     return {
         "event": "edge",
         "child": child,
