@@ -448,3 +448,31 @@ def test_the_scalar_chapters_checks_need_no_numpy():
     expected = namespace["verdicts"](feedback)
     assert without["verdicts"] == expected
     assert expected.count("passes") == 4 and len(set(expected)) > 12  # right twice each; the mistakes all differ
+
+
+def test_a_fraction_answer_is_checked_where_there_is_no_numpy():
+    """The page's Python has no numpy: a Fraction (a number) is read without it, right or wrong."""
+    code = """
+import math, sys
+class NoNumpy:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "numpy":
+            raise ModuleNotFoundError("No module named 'numpy'")
+sys.meta_path.insert(0, NoNumpy())
+from fractions import Fraction
+from chainrule.exercises import feedback
+def right(x, w, b):
+    s = 1 - math.tanh(w * x + b) ** 2
+    return Fraction(s * w), Fraction(s * x), Fraction(s)
+feedback.check_tanh_neuron_grads_function(right)
+try:
+    feedback.check_tanh_neuron_grads_function(lambda x, w, b: (Fraction(w), Fraction(x), Fraction(1)))
+except Exception as error:
+    print(type(error).__name__, str(error).splitlines()[0])
+"""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("AnswerError tanh_neuron_grads(0.5, -2.0, 0.5): 0 of 3 right"), done.stdout

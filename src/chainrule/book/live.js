@@ -68,7 +68,8 @@
       above: makeButton("Run cells above", "run-above"),
       stop: makeButton("Stop", "stop"), reset: makeButton("Reset page", "reset"),
       undo: makeButton("Undo reset", "undo-reset"),
-      note: document.createElement("span"), status: document.createElement("p")
+      note: document.createElement("span"), status: document.createElement("p"),
+      clock: document.createElement("span")
     };
     controls.above.title = "Run every cell above the one you last edited or clicked in";
     controls.reset.title = "Bring back the page's code and empty answer cells, and restart Python (asks first)";
@@ -78,9 +79,13 @@
     controls.status.className = "cr-live-status";
     controls.status.setAttribute("aria-live", "polite");
     controls.status.setAttribute("data-live-status", "");
+    // The seconds a cell has run tick here, outside the live region: a screen reader hears
+    // "Running cell 5" once, not every second.
+    controls.clock.className = "cr-live-clock";
+    controls.clock.setAttribute("data-live-clock", "");
     [controls.runAll, controls.above, controls.stop, controls.reset, controls.undo].forEach(function (b) { b.hidden = true; });
     [controls.live, controls.runAll, controls.above, controls.stop, controls.reset, controls.undo, controls.note,
-     controls.status]
+     controls.status, controls.clock]
       .forEach(function (e) { panel.appendChild(e); });
     var heading = article.querySelector("h1");
     if (heading && heading.parentNode) heading.parentNode.insertBefore(panel, heading.nextSibling);
@@ -173,11 +178,11 @@
   function startClock(page, what) {
     stopClock(page);
     var began = performance.now();
+    say(page, "Running " + what + "\u2026");
     var tick = function () {
       var seconds = Math.floor((performance.now() - began) / 1000);
-      say(page, "Running " + what + (seconds ? " (" + seconds + " s)" : "") + "\u2026");
+      page.controls.clock.textContent = seconds ? what + ": " + seconds + " s" : "";
     };
-    tick();
     page.clock = window.setInterval(tick, 1000);
     page.controls.stop.hidden = false;
   }
@@ -185,6 +190,7 @@
   function stopClock(page) {
     if (page.clock) window.clearInterval(page.clock);
     page.clock = null;
+    page.controls.clock.textContent = "";
     page.controls.stop.hidden = true;
   }
 
@@ -210,8 +216,7 @@
   function makeOutput() {
     var output = document.createElement("div");
     output.className = "cr-live-output";
-    output.setAttribute("data-live-output", "");
-    output.setAttribute("aria-live", "polite");
+    output.setAttribute("data-live-output", "");  // not a live region: the status says what ran
     return output;
   }
 
@@ -277,6 +282,11 @@
     runButton.title = "Run this cell (Shift+Enter in the cell)";
     var box = document.createElement("div");
     box.className = "cr-live-cell";
+    var number = document.createElement("span");
+    number.className = "cr-live-number";
+    number.textContent = "Cell " + (index + 1);
+    number.setAttribute("aria-hidden", "true");  // the editor and its button carry the number in their names
+    box.appendChild(number);
     box.appendChild(entry.editor.element);
     box.appendChild(runButton);
     input.parentNode.insertBefore(box, input.nextSibling);
@@ -365,6 +375,7 @@
   function runCells(page, list, done) {
     var generation = page.generation;
     return enqueue(page, function () {
+      var failed = null;
       return list.reduce(function (previous, entry) {
         return previous.then(function (goOn) {
           if (!goOn || generation !== page.generation) return false;
@@ -375,13 +386,21 @@
             if (generation !== page.generation) return false;
             showResult(page, entry, result);
             var expected = entry.cell.classList.contains("tag_raises-exception");
-            return !result.error || expected || list.length === 1;
+            var goOn = !result.error || expected || list.length === 1;
+            if (!goOn) failed = { entry: entry, error: result.error };
+            return goOn;
           });
         });
       }, Promise.resolve(true)).then(function (finished) {
         if (generation !== page.generation) return false;
         if (list.length === 1 && !done) say(page, "Cell " + (list[0].index + 1) + " ran.");
-        else if (done) say(page, finished ? done : "Stopped at a cell that raised an error; fix it and run again.");
+        else if (done && finished) say(page, done);
+        else if (done && failed) {
+          say(page, "Stopped at cell " + (failed.entry.index + 1) + ", which raised " +
+              String(failed.error).split(":")[0] + "; fix it and run again.");
+          failed.entry.cell.scrollIntoView({ block: "center" });
+          failed.entry.editor.focus();
+        } else if (done) say(page, "Stopped.");
         return finished;
       });
     });
@@ -450,23 +469,49 @@
   }
 
   // Check: the answer cell, then the check cell, in the page's Python; a verdict with an icon.
+  // The check has the notebook's time limit: past it, Python restarts (a worker cannot be
+  // interrupted in the middle of a call) and the verdict says what the notebook says.
   function checkAnswer(page, entry) {
     var exercise = entry.exercise;
     var generation = page.generation;
+    var LIMIT_S = 10;
     return enqueue(page, function () {
       if (generation !== page.generation) return false;
       entry.output.textContent = "Checking\u2026";
       startClock(page, "the check of Exercise " + exercise.number);
+      var timer = null;
+      page.ready.then(function () {
+        timer = window.setTimeout(function () {
+          if (generation !== page.generation) return;
+          verdict(page, entry, false, exercise.names.join(", ") + " did not return within " + LIMIT_S +
+                  " s and was stopped. Look for a loop that never ends.");
+          restart(page, "Exercise " + exercise.number + ": the check was stopped after " + LIMIT_S +
+                  " s, and Python has restarted; run the cells above again before the next check.");
+        }, LIMIT_S * 1000);
+      });
+      var done = function (right, text) {
+        window.clearTimeout(timer);
+        return generation === page.generation && verdict(page, entry, right, text);
+      };
       return execute(page, entry.editor.value, "page").then(function (answered) {
         if (generation !== page.generation) return false;
-        if (answered.error) return verdict(page, entry, false, "Your answer cell raised an error: " + answered.error);
+        if (answered.error) return done(false, "Your answer cell raised an error: " + missing(answered.error));
         return execute(page, exercise.check, "page").then(function (checked) {
           if (generation !== page.generation) return false;
-          if (checked.error) return verdict(page, entry, false, checked.error);
-          return verdict(page, entry, true, (checked.stdout || "The check passed.").replace(/\n$/, ""));
+          if (checked.error) return done(false, missing(checked.error));
+          return done(true, (checked.stdout || "The check passed.").replace(/\n$/, ""));
         });
       });
     });
+  }
+
+  // numpy, PyTorch and JAX are not in the page's Python: say so plainly, with where they are.
+  function missing(error) {
+    var found = new RegExp("No module named '(numpy|torch|jax)").exec(error);
+    if (!found) return error;
+    var name = { numpy: "numpy", torch: "PyTorch", jax: "JAX" }[found[1]];
+    return name + " is not available in the page's Python. Answer with Python's own numbers here, " +
+      "or run this chapter in Colab or Jupyter, where the same check runs with " + name + ".";
   }
 
   function verdict(page, entry, right, text) {

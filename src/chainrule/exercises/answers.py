@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import numbers
 import sys
 import textwrap
 import threading
@@ -386,6 +387,9 @@ def _as_number(name: str, received) -> float | tuple:
     """``received`` as one float, or the shape it has when it is not one number (an array, a list)."""
     if type(received) in (int, float):  # the common answer, and all there is where numpy is not
         return float(received)
+    numpy_type = type(received).__module__.partition(".")[0] == "numpy"
+    if isinstance(received, numbers.Real) and not isinstance(received, bool) and not numpy_type:
+        return float(received)  # a Fraction, say: a number, read without numpy (the page has none)
     if "numpy" not in sys.modules and _plain(received):
         return _plain_number(name, received)
     import numpy as np
