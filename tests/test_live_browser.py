@@ -370,6 +370,20 @@ def test_the_editor(live_page):
     expect(output.get_by_role("button", name="Show all 200000 lines")).to_be_visible(timeout=60_000)
     assert output.bounding_box()["height"] < 2000, output.bounding_box()
 
+    # The bars that follow the reader keep to 12 % of a 1280 x 800 screen, and Shift+Tab never
+    # leaves the focused element hidden under them (WCAG 2.4.11).
+    page.set_viewport_size({"width": 1280, "height": 800})
+    assert bars_bottom(page) <= 0.12 * 800, f"the bars reach {bars_bottom(page)} px of 800"
+    page.evaluate("""() => { const all = [...document.querySelectorAll('article a[href], article button')]
+        .filter(e => e.offsetParent); all[all.length - 1].focus(); }""")
+    hidden = []
+    for _ in range(120):
+        page.keyboard.press("Shift+Tab")
+        where = page.evaluate(FOCUSED_UNDER_BARS)
+        if where:
+            hidden.append(where)
+    assert not hidden, f"{len(hidden)} of 120 Shift+Tab stops hidden under the bars: {hidden[:3]}"
+
     # Cells show their numbers; Run all stops at a cell that raises, names it and goes there.
     expect(page.locator("div.cell").first.locator(".cr-live-number")).to_have_text("Cell 1")
     editor.fill("1 / 0")
@@ -390,6 +404,22 @@ def test_the_editor(live_page):
     page.get_by_role("button", name="Undo reset").click()
     assert code_of(editor) == "print(6 * 8)" and code_of(second) == "6 * 8"
     assert not visit.problems(), "\n".join(visit.problems())
+
+
+#: The lowest edge of the bars that stay in view (the theme's header and Live code's panel).
+BARS_BOTTOM = """() => Math.max(...['.bd-header-article', '.cr-live']
+    .map(s => document.querySelector(s)).filter(Boolean).map(e => e.getBoundingClientRect().bottom))"""
+#: The focused element when it lies wholly under the bars, else null (elements in the bars, or
+#: outside the article, such as the side bars, are never under them).
+FOCUSED_UNDER_BARS = (
+    "() => { const e = document.activeElement; if (!e || !e.closest('article') || e.closest('.cr-live')) "
+    "return null; const bottom = (" + BARS_BOTTOM + ")(); const r = e.getBoundingClientRect(); "
+    "return r.bottom <= bottom ? e.outerHTML.slice(0, 80) + ' at ' + Math.round(r.bottom) : null; }"
+)
+
+
+def bars_bottom(page) -> float:
+    return page.evaluate(BARS_BOTTOM)
 
 
 def test_the_backward_widget_steps_through_an_expression_the_reader_typed(live_page):
@@ -433,6 +463,8 @@ def test_a_runaway_loop_is_stopped(live_page):
     expect(page.locator("[data-live-status]")).to_have_text(f"Running {cell}\u2026")
     expect(page.locator("[data-live-clock]")).to_contain_text(f"{cell}: 1 s")
     assert page.locator("[data-live-clock][aria-live], [data-live-output][aria-live]").count() == 0
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert bars_bottom(page) <= 0.18 * 844, f"the bars reach {bars_bottom(page)} px of 844"
     box, height = stop.bounding_box(), page.viewport_size["height"]
     assert 0 <= box["y"] and box["y"] + box["height"] <= height, f"Stop is at {box}, out of view"
     assert page.evaluate("() => window.scrollY") > 2000, "the cell should be far down the page"

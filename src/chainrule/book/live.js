@@ -545,19 +545,24 @@
       page.answers = page.exercises.map(function (exercise) { return setUpAnswer(page, exercise); });
       [controls.runAll, controls.above, controls.reset].forEach(function (b) { b.hidden = false; });
       controls.note.textContent = "In a cell: Shift+Enter runs it, Tab indents, Esc then Tab leaves it.";
+      // The keys' note stays under the panel, out of the bar that follows the reader.
+      controls.panel.parentNode.insertBefore(controls.note, controls.panel.nextSibling);
       controls.runAll.focus();
     });
   }
 
-  // The toolbar sticks just under the theme's own sticky header, whatever its height.
+  // The toolbar sticks just under the theme's own sticky header, whatever its height, and the
+  // page scrolls an anchor's target or the focused element to below both bars, never under them.
   function keepUnderHeader(panel) {
     var place = function () {
       var header = document.querySelector(".bd-header-article");
       var height = header && getComputedStyle(header).position === "sticky" ? header.offsetHeight : 0;
       panel.style.setProperty("--cr-live-top", height + "px");
+      document.documentElement.style.scrollPaddingTop = (height + panel.offsetHeight + 8) + "px";
     };
     place();
     window.addEventListener("resize", place);
+    if (window.ResizeObserver) new ResizeObserver(place).observe(panel);
   }
 
   function stopRunning(page) {
