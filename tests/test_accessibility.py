@@ -137,6 +137,24 @@ def test_every_control_shows_its_focus(browser: Browser, mode: str):  # noqa: F8
             ratio = contrast(ring["colour"], ring["under"])
             if ring["style"] == "none" or ring["width"] < 2 or ratio < 3:
                 weak.append(f"{ring['what']}: {ring['style']} {ring['width']}px, {ratio:.2f}:1")
+        icon, text = search_field(page)
     finally:
         context.close()
     assert not weak, f"{len(weak)} of 80 focus stops show no clear focus:\n" + "\n".join(weak[:10])
+    assert icon < text, f"the search icon (right edge {icon:.0f} px) covers the query (from {text:.0f} px)"
+
+
+def search_field(page: Page) -> tuple[float, float]:
+    """Open the search (Ctrl+K) and type a query: the magnifier's right edge and where the text starts."""
+    page.keyboard.press("Control+k")
+    field = page.locator("#pst-search-dialog input[name=q]")
+    field.fill("Wide")
+    return page.evaluate(
+        """() => {
+            const field = document.querySelector('#pst-search-dialog input[name=q]');
+            const icon = field.closest('form').querySelector('.fa-magnifying-glass, svg');
+            const box = field.getBoundingClientRect();
+            return [icon.getBoundingClientRect().right,
+                    box.left + parseFloat(getComputedStyle(field).paddingLeft)];
+        }"""
+    )

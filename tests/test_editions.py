@@ -18,8 +18,10 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import book_model
 import jupytext
@@ -652,6 +654,30 @@ def test_every_colab_link_opens_a_committed_notebook(site: str, book_html: Path,
         if not href.startswith(prefix) or not href.endswith(".ipynb") or not (ROOT / href[len(prefix) :]).is_file()
     ]
     assert not bad, f"Colab links that do not open a notebook of {BOOK.repo}@{BOOK.branch}: {bad[:5]}"
+
+
+@pytest.mark.parametrize("site", ["book", "student"])
+def test_every_link_to_the_course_follows_the_one_repository_setting(site: str, book_html: Path, student_html: Path):
+    """The rocket, repository and issues buttons, the table of notebooks and the text all link to
+    the repository of _config.yml: a fork that sets its own ``repository.url`` moves every one of
+    them (tests/test_fork.py changes the setting and compares). Only the bibliography cites other
+    repositories."""
+    html = book_html if site == "book" else student_html
+    found, stray = Counter(), []
+    for path in sorted(html.rglob("*.html")):
+        if path.name == "bibliography.html":
+            continue
+        for anchor in BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").select("a[href]"):
+            parts = urlsplit(anchor["href"])
+            if parts.hostname not in ("github.com", "colab.research.google.com"):
+                continue
+            segments = parts.path.strip("/").split("/")
+            repo = "/".join(segments[1:3] if segments[0] == "github" else segments[:2])
+            found[parts.hostname] += 1
+            if repo != BOOK.repo:
+                stray.append((path.relative_to(html).as_posix(), anchor["href"]))
+    assert not stray, f"links to a repository other than {BOOK.repo}: {stray[:5]}"
+    assert found["github.com"] >= len(CHAPTERS) and found["colab.research.google.com"] >= len(CHAPTERS), found
 
 
 @pytest.mark.parametrize("site", ["book", "student"])

@@ -260,8 +260,10 @@ KINDS = [("graph", "toposort"), ("backward", "forward"), ("backward", "backward"
 # The contrast of every text and control of a widget (its own text nodes, buttons, selects and
 # text inputs, the SVG's texts), against what is painted behind it: the colours of the
 # elements under its centre, composited from the page's background up, and the element's
-# own (and its ancestors') opacity. WCAG 2.1's relative luminance and contrast ratio.
-CONTRAST = r"""root => {
+# own (and its ancestors') opacity. WCAG 2.1's relative luminance and contrast ratio. With
+# ``"swatches"``, the legend's swatches instead: the best contrast of their drawn parts (a border
+# or a fill) against what they sit on, which must reach 3:1 (WCAG 2.1 SC 1.4.11, non-text).
+CONTRAST = r"""(root, what) => {
     const parse = text => {
         const v = (text.match(/[\d.]+/g) || []).map(Number);
         const k = text.startsWith('color(') ? 255 : 1;  // color(srgb r g b / a), from color-mix()
@@ -297,6 +299,18 @@ CONTRAST = r"""root => {
         const r = el.getBoundingClientRect();
         return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden';
     };
+    if (what === 'swatches') return [...root.querySelectorAll('.cr-x-swatch')].filter(shown).map(el => {
+        el.scrollIntoView({block: 'center', inline: 'nearest'});
+        const r = el.getBoundingClientRect(), s = getComputedStyle(el);
+        const bg = behind(el, r.left + r.width / 2, r.top + r.height / 2);
+        const parts = ['Top', 'Left']
+            .filter(side => parseFloat(s[`border${side}Width`]) > 0 && s[`border${side}Style`] !== 'none')
+            .map(side => parse(s[`border${side}Color`]));
+        const fill = paintOf(el);
+        if (fill) parts.push(fill);
+        const best = Math.max(0, ...parts.map(c => ratio(over(c, bg), bg)));
+        return {swatch: el.parentElement.textContent.trim(), ratio: Math.round(best * 100) / 100};
+    });
     const ownText = el => [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
     const control = el => ['BUTTON', 'SELECT'].includes(el.tagName) || el.tagName === 'INPUT' && el.type === 'text';
     return [...root.querySelectorAll('*')]
@@ -321,7 +335,15 @@ CONTRAST = r"""root => {
 
 
 def contrasts(widget) -> list[dict]:
-    return widget.evaluate(CONTRAST)
+    return widget.evaluate(CONTRAST, "text")
+
+
+def check_swatches(widget, scheme: str) -> None:
+    """Every swatch of the legend is drawn at least 3:1 against what it sits on."""
+    found = widget.evaluate(CONTRAST, "swatches")
+    assert len(found) >= 4, f"only {len(found)} swatches in the legend"
+    low = [m for m in found if m["ratio"] < 3]
+    assert not low, f"legend swatches under 3:1 in the {scheme} theme: {low}"
 
 
 def luminance_behind(widget, selector) -> float:
@@ -412,8 +434,10 @@ def test_explorable_contrast_in_both_themes_and_aria_disabled_buttons(book_page,
     assert page.evaluate("() => document.documentElement.dataset.theme") == "light"
     check_buttons_with_nothing_to_do_are_aria_disabled(page, widget)
     measured = {"light": measure_contrasts(page, widget, "light")}
+    check_swatches(widget, "light")
     use_scheme(page, "dark")
     measured["dark"] = measure_contrasts(page, widget, "dark")
+    check_swatches(widget, "dark")
     if kind == "backward":  # the guess, its buttons and the verdict of "Predict, then reveal", in each theme
         page.keyboard.press("Home")
         widget.get_by_label("Predict, then reveal").check()
@@ -516,7 +540,7 @@ def test_backward_fills_in_the_gradients_edge_by_edge(backward_page):
     widget.focus()
     page.keyboard.press("ArrowRight")
     expect(widget.locator('[data-role="formula"]')).to_have_text(
-        "\u2202L/\u2202a += \u2202L/\u2202p \u00b7 \u2202p/\u2202a = 0.7864 \u00d7 (\u22120.5) = \u22120.3932"
+        "a\u0304 += p\u0304 \u00b7 \u2202p/\u2202a = 0.7864 \u00d7 (\u22120.5) = \u22120.3932"
     )
     page.keyboard.press("End")
     final = texts(widget)
@@ -540,16 +564,16 @@ def test_backward_predict_then_reveal(backward_page):
     widget.get_by_label("Predict, then reveal").check()
     assert texts(widget)["text-local-a-p"] == "?", "edges still to come show their local gradient"
     widget.get_by_role("button", name="Next step").click()
-    expect(formula).to_have_text("\u2202L/\u2202n += \u2202L/\u2202L \u00b7 \u2202L/\u2202n = 1 \u00d7 ? = ?")
+    expect(formula).to_have_text("n\u0304 += L\u0304 \u00b7 \u2202L/\u2202n = 1 \u00d7 ? = ?")
     assert texts(widget)["text-grad-n"] == "grad ?" and texts(widget)["text-local-n-L"] == "?"
     classes = node_classes(widget)["node-n"]
     assert "cr-waiting" in classes and "cr-complete" not in classes, "the box gives the answer away"
-    guess = widget.get_by_label("Your guess for \u2202L/\u2202L \u00b7 \u2202L/\u2202n")
+    guess = widget.get_by_label("Your guess for L\u0304 \u00b7 \u2202L/\u2202n")
     guess.fill("one")
     widget.get_by_role("button", name="Check").click()
     expect(status).to_contain_text("Step 2 of 6. Type a number")
-    expect(status).to_contain_text("guess the product \u2202L/\u2202L \u00b7 \u2202L/\u2202n")
-    guess = widget.get_by_label("Your guess for \u2202L/\u2202L \u00b7 \u2202L/\u2202n")
+    expect(status).to_contain_text("guess the product L\u0304 \u00b7 \u2202L/\u2202n")
+    guess = widget.get_by_label("Your guess for L\u0304 \u00b7 \u2202L/\u2202n")
     verdict, score = widget.locator('[data-role="verdict"]'), widget.locator('[data-role="score"]')
     guess.fill("0.5")
     widget.get_by_role("button", name="Check").click()
@@ -578,7 +602,7 @@ def test_backward_predict_then_reveal(backward_page):
     expect(formula).to_contain_text("? = ?")
     widget.get_by_role("button", name="Next step").click()
     expect(status).to_contain_text("Shown without a guess.")
-    expect(formula).to_have_text("\u2202L/\u2202c += \u2202L/\u2202n \u00b7 \u2202n/\u2202c = 0.7864 \u00d7 1 = 0.7864")
+    expect(formula).to_have_text("c\u0304 += n\u0304 \u00b7 \u2202n/\u2202c = 0.7864 \u00d7 1 = 0.7864")
     widget.get_by_role("button", name="Reset").click()
     widget.get_by_role("button", name="Next step").click()
     expect(formula).to_contain_text("1 \u00d7 ? = ?")  # Reset hides the answers again
@@ -611,7 +635,7 @@ def predict_the_second_term(widget):
         widget.get_by_role("button", name="Next step").click()
     expect(status).to_contain_text("a already holds")
     expect(widget.locator('[data-role="formula"]')).to_have_text(steps[second]["quiz"]["formula"])
-    guess = widget.get_by_label("Your guess for \u2202L/\u2202a after this step")
+    guess = widget.get_by_label("Your guess for a\u0304 after this step")
     # The slip the step is there for: the new term alone, where it must be added to the held one.
     guess.fill(f"{steps[second]['product']:.4f}")
     guess.press("Enter")

@@ -746,7 +746,7 @@ def test_an_explorable_steps_in_jupyterlab(lab: Lab) -> None:
             page.keyboard.press("ArrowRight")
             expect(status).to_contain_text("Step 3 of 6. n sends its gradient back to p")
             expect(widget.locator('[data-role="formula"]')).to_have_text(
-                "\u2202L/\u2202p += \u2202L/\u2202n \u00b7 \u2202n/\u2202p = 0.7864 \u00d7 1 = 0.7864"
+                "p\u0304 += n\u0304 \u00b7 \u2202n/\u2202p = 0.7864 \u00d7 1 = 0.7864"
             )
             assert not errors, [error.stack or str(error) for error in errors]
         finally:

@@ -125,6 +125,13 @@ def live_page(browser: Browser, book_html: Path, serve):  # noqa: F811
 
 def press_live_code(visit: LiveVisit) -> None:
     page = visit.page
+    nothing_requested_early(visit)
+    page.get_by_role("button", name="Live code").click()
+    expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
+
+
+def nothing_requested_early(visit: LiveVisit) -> None:
+    page = visit.page
     page.wait_for_load_state("load")
     early = [
         url
@@ -135,8 +142,6 @@ def press_live_code(visit: LiveVisit) -> None:
         )
     ]
     assert not early, f"the runtime was requested before 'Live code' was pressed: {early}"
-    page.get_by_role("button", name="Live code").click()
-    expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -448,10 +453,22 @@ def test_the_backward_widget_steps_through_an_expression_the_reader_typed(live_p
 
 
 def test_a_runaway_loop_is_stopped(live_page):
-    """A runaway cell far down the page: the toolbar, still in view, says it runs and stops it."""
+    """A runaway cell far down the page: the toolbar, still in view, says it runs and stops it.
+    The page is started from the keyboard: from the top, the skip link after "Skip to main
+    content" starts Live code and puts the cursor in Exercise 1.2's answer, in at most 5 presses."""
     visit = live_page("intro", width=390)
     page = visit.page
-    press_live_code(visit)
+    nothing_requested_early(visit)
+    for presses in range(1, 5):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.textContent") == "Skip to your answer to Exercise 1.2":
+            break
+    # (the bar slides in: wait until it is in view)
+    page.wait_for_function("() => document.activeElement.getBoundingClientRect().top >= 0", timeout=2_000)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("textbox", name="Answer to Exercise 1.2")).to_be_focused()
+    assert presses + 1 <= 5, f"{presses + 1} key presses to the answer"
+    expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
     last = page.locator("div.cell:not(.tag_solution) .cr-live-editor .cm-content").last
     label = last.get_attribute("aria-label")
     last.fill("while True:\n    pass")

@@ -31,6 +31,7 @@ pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 PDF = ROOT / "_build" / "pdf" / "backprop-book.pdf"
 #: The student's edition (make pdf writes both): the same book without the solutions.
 STUDENT_PDF = ROOT / "_build" / "pdf" / "backprop-book-student.pdf"
+STUDENT_HTML = ROOT / "_build" / "html-student"
 SINGLE_PAGE = ROOT / "_build" / "singlehtml" / "book.html"
 NUMBERS = ROOT / "_build" / "numbers.json"
 MIN_PAGES, MAX_PAGES = 60, 500
@@ -285,25 +286,45 @@ def test_no_site_controls_are_printed(pages: list[str]):
         assert control not in text, f"{control!r} printed"
 
 
-def test_first_page_links_to_the_pdf(pdf: Path):
+def first_page_links(site: Path) -> dict[str, tuple[bool, Path]]:
+    """The first page's PDF links: their class, whether shown, and the file each leads to."""
     root = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))["root"]
-    first = BOOK_HTML / f"{root}.html"
+    first = site / f"{root}.html"
     soup = BeautifulSoup(first.read_text(encoding="utf-8"), "html.parser")
-    paragraph = soup.find("p", class_="pdf-download")
-    assert paragraph is not None, f"no Download PDF link on {first.relative_to(ROOT)}"
-    assert not paragraph.has_attr("hidden"), "the Download PDF link is still hidden: run `make pdf`"
-    href = paragraph.find("a")["href"]
-    target = Path(unquote(urlsplit(urljoin(first.as_uri(), href)).path))
-    assert target.is_file(), f"the Download PDF link ({href}) leads to {target}, which does not exist"
-    assert target.resolve().is_relative_to(BOOK_HTML.resolve()), f"{target} is not part of the site"
-    assert target.read_bytes() == pdf.read_bytes(), f"{target} is not the PDF of _build/pdf"
+    links = {}
+    for paragraph in soup.select("p.pdf-download, p.pdf-download-student"):
+        href = paragraph.find("a")["href"]
+        target = Path(unquote(urlsplit(urljoin(first.as_uri(), href)).path))
+        links[paragraph["class"][0]] = (not paragraph.has_attr("hidden"), target)
+    return links
 
 
-def test_the_link_is_hidden_until_the_pdf_exists():
-    """A site build writes the link hidden; tools/pdf.py shows it once the PDF is in the site."""
+def test_first_pages_offer_the_pdfs(pdf: Path):
+    """The site offers both PDFs; the student site only the student's, and no link to solutions."""
+    student_pdf = fresh(STUDENT_PDF)
+    if not STUDENT_HTML.is_dir():
+        pytest.fail("no student site: run `make book-student`, then `make pdf` (make test runs both)", pytrace=False)
+    sites = {
+        BOOK_HTML: {"pdf-download": pdf, "pdf-download-student": student_pdf},
+        STUDENT_HTML: {"pdf-download-student": student_pdf},
+    }
+    for site, offered in sites.items():
+        links = first_page_links(site)
+        assert set(links) == set(offered), f"{site.name}: PDF links {sorted(links)}, expected {sorted(offered)}"
+        for kind, (shown, target) in links.items():
+            assert shown, f"{site.name}: the {kind} link is still hidden: run `make pdf`"
+            assert target.is_file(), f"{site.name}: the {kind} link leads to {target}, which does not exist"
+            assert target.resolve().is_relative_to(site.resolve()), f"{target} is not part of {site.name}"
+            assert target.read_bytes() == offered[kind].read_bytes(), f"{target} is not {offered[kind].name}"
+    assert not (STUDENT_HTML / "_downloads" / pdf.name).exists(), "the student site serves the solutions' PDF"
+
+
+def test_the_links_are_hidden_until_the_pdfs_exist():
+    """A site build writes the links hidden; tools/pdf.py shows them once the PDFs are in the site."""
     root = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))["root"]
     source = chapter_source(root).read_text(encoding="utf-8")
-    assert '<p class="pdf-download" hidden>' in source, f"{root}.md must write the Download PDF link hidden"
+    for kind in ("pdf-download", "pdf-download-student"):
+        assert f'<p class="{kind}" hidden>' in source, f"{root}.md must write the {kind} link hidden"
 
 
 def test_the_checks_can_fail():

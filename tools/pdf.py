@@ -23,14 +23,17 @@ No TeX: the book is printed by a browser, as a reader would print a page.
    bookmarks, made it three times the size, about 10 MB instead of 3 MB.
 4. The solutions are removed from the page and it is printed again, with its own page
    numbers and outline: the student's PDF, ``_build/pdf/backprop-book-student.pdf``.
-5. The book's PDF is copied into the site, ``_build/html/_downloads/backprop-book.pdf``, and
-   the first page's "Download PDF" link, which every site build writes hidden (the PDF is
-   made after the site, and may not exist), is shown.
+5. Both PDFs are copied into the site, ``_build/html/_downloads/``, and the first page's two
+   links to them, which every site build writes hidden (the PDFs are made after the site, and
+   may not exist), are shown. The student site (``_build/html-student``), when it has been
+   built, gets the student's PDF and its link only; the link to the book's PDF, with its
+   solutions, is removed from it.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import time
@@ -47,11 +50,10 @@ NAME = "backprop-book.pdf"
 STUDENT_NAME = "backprop-book-student.pdf"
 CHROMIUM = "/usr/bin/chromium"
 STYLES = Path(__file__).with_name("pdf.css")
-#: The first page's link, as chapters/index.md writes it and once the PDF is in the site.
-HIDDEN_LINK = '<p class="pdf-download" hidden>'
-SHOWN_LINK = '<p class="pdf-download">'
-#: Where the site serves the PDF, under _build/html (chapters/index.md links to ../_downloads/...).
-SITE_COPY = Path("_downloads") / NAME
+#: The first page's links, as chapters/index.md writes them (hidden), for each PDF.
+HIDDEN_LINKS = {NAME: '<p class="pdf-download" hidden>', STUDENT_NAME: '<p class="pdf-download-student" hidden>'}
+#: Where the sites serve the PDFs (chapters/index.md links to ../_downloads/...).
+DOWNLOADS = Path("_downloads")
 FOOTER = (
     '<div style="font-size: 8pt; width: 100%; text-align: center; color: #555;">'
     '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
@@ -272,18 +274,29 @@ def print_to_pdf(page_path: Path, pdf_path: Path, student_path: Path) -> None:
             browser.close()
 
 
-def publish(book: Path, pdf_path: Path) -> Path:
-    """Copy the PDF into the site and show the first page's link to it."""
-    site = book / "_build" / "html"
-    first = site / f"{first_page(book)}.html"
-    copy = site / SITE_COPY
-    copy.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(pdf_path, copy)
-    text = first.read_text(encoding="utf-8")
-    if HIDDEN_LINK not in text and SHOWN_LINK not in text:
-        sys.exit(f"pdf: {first} has no link to the PDF ({HIDDEN_LINK!r}, from {first_page(book)}.md)")
-    first.write_text(text.replace(HIDDEN_LINK, SHOWN_LINK), encoding="utf-8")
-    return copy
+def publish(book: Path, pdf_path: Path, student_path: Path) -> list[Path]:
+    """Copy the PDFs into the sites and show the first pages' links to them."""
+    copies = []
+    sites = [(book / "_build" / "html", [pdf_path, student_path])]
+    if (book / "_build" / "html-student").is_dir():
+        sites.append((book / "_build" / "html-student", [student_path]))
+    for site, offered in sites:
+        first = site / f"{first_page(book)}.html"
+        text = first.read_text(encoding="utf-8")
+        for path in (pdf_path, student_path):
+            hidden = HIDDEN_LINKS[path.name]
+            if hidden not in text and hidden.replace(" hidden", "") not in text:
+                sys.exit(f"pdf: {first} has no link to {path.name} ({hidden!r}, from {first_page(book)}.md)")
+            if path in offered:
+                copy = site / DOWNLOADS / path.name
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, copy)
+                copies.append(copy)
+                text = text.replace(hidden, hidden.replace(" hidden", ""))
+            else:  # the student site offers no solutions, not even hidden
+                text = re.sub(re.escape(hidden) + ".*?</p>", "", text, flags=re.DOTALL)
+        first.write_text(text, encoding="utf-8")
+    return copies
 
 
 def main(argv: list[str]) -> int:
@@ -299,10 +312,11 @@ def main(argv: list[str]) -> int:
     student_path = pdf_path.with_name(STUDENT_NAME)
     print_to_pdf(page, pdf_path, student_path)
     printed = time.monotonic()
-    copy = publish(book, pdf_path)
+    copies = publish(book, pdf_path, student_path)
     size = pdf_path.stat().st_size / 1e6
     print(
-        f"pdf: {pdf_path} ({size:.1f} MB), also {copy}; the student's, without solutions: {student_path}; "
+        f"pdf: {pdf_path} ({size:.1f} MB); the student's, without solutions: {student_path}; "
+        f"copied to {', '.join(map(str, copies))}; "
         f"single-page build {built - start:.0f} s, "
         f"printing {printed - built:.0f} s"
     )

@@ -44,7 +44,41 @@
       colab: document.querySelector('a[href*="colab.research.google.com"]')
     };
     page.exercises.forEach(function (exercise) { addHint(exercise); });
+    addSkipLinks(page);
     wirePanel(page);
+  }
+
+  // Right after the theme's "Skip to main content": a link to each exercise's answer cell,
+  // shown on the theme's bar when focused. It starts Live code if need be, then puts the
+  // cursor in the answer: Exercise 1.2's answer is four key presses from the top of its page.
+  function addSkipLinks(page) {
+    var first = document.getElementById("pst-skip-link");
+    if (!first || !page.exercises.length) return;
+    var nav = document.createElement("nav");
+    nav.className = "skip-link d-print-none cr-live-skips";
+    nav.setAttribute("aria-label", "Skip to an exercise's answer");
+    page.exercises.forEach(function (exercise) {
+      var link = document.createElement("a");
+      link.href = "#" + exercise.label + "-answer";
+      link.textContent = "Skip to your answer to Exercise " + exercise.number;
+      link.addEventListener("click", function (event) {
+        event.preventDefault();
+        goToAnswer(page, exercise);
+      });
+      nav.appendChild(link);
+    });
+    first.parentNode.insertBefore(nav, first.nextSibling);
+  }
+
+  function goToAnswer(page, exercise) {
+    var started = page.editorsReady || startLive(page);
+    started.then(function () {
+      var entry = page.answers.filter(function (answer) { return answer.exercise === exercise; })[0];
+      if (!entry) return;
+      // CodeMirror focuses without scrolling: bring the answer to the middle of the screen.
+      entry.editor.element.scrollIntoView({ block: "center" });
+      entry.editor.focus();
+    });
   }
 
   function makeButton(text, action, label) {
@@ -538,7 +572,7 @@
     keepUnderHeader(controls.panel);
     say(page, "Loading Python\u2026");
     startWorker(page);
-    loadEditor(page.base).then(function (module) {
+    page.editorsReady = loadEditor(page.base).then(function (module) {
       page.codeEditor = module;
       page.entries = page.cells.map(function (cell, index) { return setUpCell(page, cell, index); })
         .filter(Boolean);
@@ -549,6 +583,7 @@
       controls.panel.parentNode.insertBefore(controls.note, controls.panel.nextSibling);
       controls.runAll.focus();
     });
+    return page.editorsReady;
   }
 
   // The toolbar sticks just under the theme's own sticky header, whatever its height, and the

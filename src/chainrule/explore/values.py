@@ -120,7 +120,7 @@ def backward(root, *, rankdir="BT", max_nodes=30):
 
         {"child": "n", "parent": "p", "local": 1.0, "child_grad": 0.786, "product": 0.786,
          "before": 0.0, "after": 0.786, "gradients": {"L": 1.0, "n": 0.786, ...},
-         "formula": "∂L/∂p += ∂L/∂n · ∂n/∂p = 0.7864 × 1 = 0.7864", "sentence": "..."}
+         "formula": "p̄ += n̄ · ∂n/∂p = 0.7864 × 1 = 0.7864", "sentence": "..."}
 
     ``gradients`` holds every node's running sum after the step, so the last step's are
     the gradients; they are checked against the ``.grad`` that ``backward()`` stored, and
@@ -206,8 +206,11 @@ def _record_backward(order, names, node_ids, root, edges):
             "event": "seed",
             "node": top,
             "gradients": _gradients(running, names),
-            "formula": f"\u2202{top}/\u2202{top} = 1",
-            "sentence": f"Start at the root: \u2202{top}/\u2202{top} = 1. Every other gradient starts at 0.",
+            "formula": f"{_bar(top)} = \u2202{top}/\u2202{top} = 1",
+            "sentence": (
+                f"Start at the root: {_bar(top)} = \u2202{top}/\u2202{top} = 1. Every other "
+                "global gradient starts at 0."
+            ),
         }
     ]
     frames = [_backward_frame(order, running, heard, children, names, node_ids, root, None, edge_text, edge_order, 0)]
@@ -218,7 +221,7 @@ def _record_backward(order, names, node_ids, root, edges):
         running[parent] = before + product  # parent.grad += grad * local, as backward() does
         heard[parent] += 1
         step = _edge_step(
-            node, index, names, top, local, grad, product, before, running[parent], heard[parent] == children[parent]
+            node, index, names, local, grad, product, before, running[parent], heard[parent] == children[parent]
         )
         step["gradients"] = _gradients(running, names)
         if number == len(edge_order):
@@ -249,6 +252,12 @@ def _value_graph(where, root, max_nodes):
     names = _unique_names(trace_names(dfs_trace(root)))
     node_ids, edge_ids = dfs_element_ids(root, max_nodes=max_nodes)
     return order, names, node_ids, edge_ids
+
+
+def _bar(name):
+    """The global gradient of ``name`` in the bar notation: ``n̄``; a longer name is overlined whole."""
+    mark = "\u0304" if len(name) == 1 else "\u0305"
+    return "".join(char + mark for char in name)
 
 
 def _operand(x):
@@ -303,10 +312,11 @@ def _local_rule(node, index, names):
     return None
 
 
-def _edge_step(node, index, names, top, local, grad, product, before, after, complete):
+def _edge_step(node, index, names, local, grad, product, before, after, complete):
     """One step of the backward pass: ``node`` sends its gradient to its parent number ``index``."""
     child, parent = names[node], names[node.parents[index]]
-    d_child, d_parent = f"\u2202{top}/\u2202{child}", f"\u2202{top}/\u2202{parent}"
+    # Global gradients in the chapter's bar notation, local ones as derivatives.
+    d_child, d_parent = _bar(child), _bar(parent)
     d_local = f"\u2202{child}/\u2202{parent}"
     rule = _local_rule(node, index, names)
     local_text = f"{d_local} = {rule} = {_number(local)}" if rule else f"{d_local} = {_number(local)}"

@@ -21,7 +21,7 @@ _DFS_STATES = {
 }
 
 
-_CURRENT_COLOR = "#e08a00"  # orange, and a thick outline
+_CURRENT_COLOR = "#c77700"  # orange (3.5:1 on white), and a thick outline
 
 
 _CURRENT_PENWIDTH = "4"
