@@ -17,6 +17,13 @@ adds a "Live code" button. Everything else it needs is copied into the build's
 * the worker, the editor and the styles, ``chainrule/book/live_worker.js``, ``live_editor.js``
   and ``live.css``.
 
+Every page gets ``site.js``, which registers the site's service worker: the build writes
+``chainrule/book/service_worker.js`` to the site's root as ``service-worker.js``, with the
+fingerprint of ``_static/live/`` as its version. It keeps the runtime across chapters and
+visits, and makes the pages cross-origin isolated, so that Stop can interrupt a cell. The
+panel's note says how much the runtime weighs, as the build measures it
+(``data-runtime-size``).
+
 The pages listed in ``drill_pages`` get ``drill.js`` and ``drill.css`` (also in
 ``chainrule/book``): each element ``<div class="cr-drill" data-drill-kinds="...">`` of the page
 becomes a drill, which starts the same runtime in a worker of its own at its first question
@@ -61,6 +68,7 @@ PACKAGE_FILES = [  # in chainrule/book
     "drill.css",
     "progress.js",
     "progress.css",
+    "site.js",
 ]  # in chainrule/book
 #: The editor's ES modules: bare name (as the modules import each other) -> file in node_modules.
 EDITOR_MODULES = {
@@ -126,18 +134,32 @@ def chainrule_wheel(root: Path) -> Path:
     return package.build_wheel(folder)
 
 
+def runtime_size(modules: Path, wheel: Path, root: Path) -> str:
+    """What the page downloads when Python starts, as the panel says it: "14.2 MB"."""
+    files = [modules / "pyodide" / name for name in PYODIDE_FILES] + [modules / VIZ_FILE, wheel]
+    files += [modules / path for path in EDITOR_MODULES.values()]
+    files += [root / "src" / "chainrule" / "book" / name for name in ("live_worker.js", "live_editor.js")]
+    return f"{sum(path.stat().st_size for path in files) / 1e6:.1f} MB"
+
+
 def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    """Give every page the progress script, the drill pages the drills' and the live pages Live code's."""
+    """Give every page the site's and the progress script, the drill pages the drills' and the live
+    pages Live code's."""
+    app.add_js_file(f"{STATIC_FOLDER}/site.js")
     app.add_css_file(f"{STATIC_FOLDER}/progress.css")
     app.add_js_file(f"{STATIC_FOLDER}/progress.js", **progress_attributes(app, pagename))
     if pagename in app.config.drill_pages:
         app.add_css_file(f"{STATIC_FOLDER}/drill.css")
-        app.add_js_file(f"{STATIC_FOLDER}/drill.js", **{"data-wheel": app.env.live_code_wheel})
+        app.add_js_file(
+            f"{STATIC_FOLDER}/drill.js",
+            **{"data-wheel": app.env.live_code_wheel, "data-runtime-size": app.env.live_code_size},
+        )
     if pagename not in app.config.live_code_pages:
         return
     app.add_css_file(f"{STATIC_FOLDER}/live.css")
     exercises = json.dumps(app.env.live_code_exercises.get(pagename, []), separators=(",", ":"))
-    app.add_js_file(f"{STATIC_FOLDER}/live.js", **{"data-wheel": app.env.live_code_wheel, "data-exercises": exercises})
+    attributes = {"data-wheel": app.env.live_code_wheel, "data-runtime-size": app.env.live_code_size}
+    app.add_js_file(f"{STATIC_FOLDER}/live.js", **attributes, **{"data-exercises": exercises})
 
 
 def progress_attributes(app: Sphinx, pagename: str) -> dict:
@@ -186,8 +208,10 @@ def checked_exercises(root: Path, pages: list[str]) -> dict[str, list[dict]]:
 
 
 def find_wheel(app: Sphinx) -> None:
-    node_modules(app)  # fail early, before anything executes, when npm's packages are missing
-    app.env.live_code_wheel = chainrule_wheel(repository(app)).name
+    modules = node_modules(app)  # fail early, before anything executes, when npm's packages are missing
+    wheel = chainrule_wheel(repository(app))
+    app.env.live_code_wheel = wheel.name
+    app.env.live_code_size = runtime_size(modules, wheel, repository(app))
     app.env.live_code_exercises = checked_exercises(repository(app), list(app.config.live_code_pages))
 
 
@@ -209,6 +233,21 @@ def copy_assets(app: Sphinx, exception: Exception | None) -> None:
         old.unlink()
     wheel = chainrule_wheel(root)
     _copy(wheel, target / wheel.name)
+    write_service_worker(root, Path(app.outdir), target)
+
+
+def write_service_worker(root: Path, outdir: Path, runtime: Path) -> None:
+    """``service-worker.js`` at the site's root, its VERSION the fingerprint of ``_static/live/``:
+    a new build's runtime replaces what the readers' browsers cached of the last one."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in runtime.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(runtime).as_posix().encode() + b"\0" + path.read_bytes())
+    source = (root / "src" / "chainrule" / "book" / "service_worker.js").read_text(encoding="utf-8")
+    if source.count('var VERSION = "BUILD";') != 1:
+        raise ExtensionError('live_code: service_worker.js must set VERSION once, to "BUILD"')
+    version = digest.hexdigest()[:16]
+    text = source.replace('var VERSION = "BUILD";', f'var VERSION = "{version}";')
+    (outdir / "service-worker.js").write_text(text, encoding="utf-8")
 
 
 def copy_editor(modules: Path, target: Path) -> None:

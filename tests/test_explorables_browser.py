@@ -48,9 +48,16 @@ READY = WIDGET + '[data-ready="true"]'
 FINAL_ORDER = "x, a, b, c, d, f"
 
 
+#: Every path the test servers answered, as "port/path": what reached the network.
+SERVED: list[str] = []
+
+
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep the test output clean
         pass
+
+    def log_request(self, code="-", size="-"):
+        SERVED.append(f"{self.server.server_address[1]}{self.path}")
 
 
 @pytest.fixture(scope="module")
@@ -341,7 +348,7 @@ def contrasts(widget) -> list[dict]:
 def check_swatches(widget, scheme: str) -> None:
     """Every swatch of the legend is drawn at least 3:1 against what it sits on."""
     found = widget.evaluate(CONTRAST, "swatches")
-    assert len(found) >= 4, f"only {len(found)} swatches in the legend"
+    assert len(found) >= 3, f"only {len(found)} swatches in the legend"
     low = [m for m in found if m["ratio"] < 3]
     assert not low, f"legend swatches under 3:1 in the {scheme} theme: {low}"
 

@@ -144,3 +144,36 @@ def test_the_editors_import_map_covers_every_import_and_the_lock_pins_it():
         if name in pinned:
             assert pinned[name] == entry["version"], (name, pinned[name], entry["version"])
     assert {"@codemirror/view", "@codemirror/lang-python", "@codemirror/commands"} <= set(pinned)
+
+
+def test_stop_is_a_cells_error_not_the_end_of_python():
+    """An interrupt (Stop, on an isolated page) ends the cell with a one-line error; the names bound
+    before it stay."""
+    namespace = live.new_namespace()
+    live.run_cell("x = 41", namespace)
+    stopped = live.run_cell("x += 1\nraise KeyboardInterrupt", namespace)
+    assert stopped["error"] == "KeyboardInterrupt (line 2: raise KeyboardInterrupt)", stopped
+    assert namespace["x"] == 42
+
+
+def test_the_service_worker_is_versioned_by_the_runtime(tmp_path: Path):
+    """The build writes service-worker.js with the fingerprint of _static/live/: a change to any
+    file of the runtime gives the readers' browsers a new worker, which drops the old cache."""
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("live_code", root / "_ext" / "live_code.py")
+    live_code = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(live_code)
+    runtime = tmp_path / "_static" / "live"
+    runtime.mkdir(parents=True)
+    (runtime / "pyodide.asm.wasm").write_bytes(b"one")
+
+    def version() -> str:
+        live_code.write_service_worker(root, tmp_path, runtime)
+        found = re.findall(r'var VERSION = "([0-9a-f]{16})";', (tmp_path / "service-worker.js").read_text())
+        assert len(found) == 1
+        return found[0]
+
+    first = version()
+    assert version() == first
+    (runtime / "pyodide.asm.wasm").write_bytes(b"two")
+    assert version() != first

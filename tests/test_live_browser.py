@@ -36,10 +36,11 @@ from urllib.parse import urlsplit
 import pytest
 import questions  # tools/questions.py
 from book_model import ROOT, read_chapter
+from conftest import BOOK_HTML
 from playwright.sync_api import Browser, expect
 from test_accessibility import axe_violations
 from test_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
-from test_explorables_browser import Visit, serve  # noqa: F401  (an HTTP server per folder)
+from test_explorables_browser import SERVED, Visit, serve  # noqa: F401  (an HTTP server per folder)
 
 from chainrule.book import live
 
@@ -123,6 +124,10 @@ def live_page(browser: Browser, book_html: Path, serve):  # noqa: F811
         visit.close()
 
 
+#: What every page, or a live or drill page, loads before Live code is pressed.
+PAGE_SCRIPTS = ("/live.js", "/live.css", "/progress.js", "/progress.css", "/drill.js", "/drill.css", "/site.js")
+
+
 def press_live_code(visit: LiveVisit) -> None:
     page = visit.page
     nothing_requested_early(visit)
@@ -133,14 +138,7 @@ def press_live_code(visit: LiveVisit) -> None:
 def nothing_requested_early(visit: LiveVisit) -> None:
     page = visit.page
     page.wait_for_load_state("load")
-    early = [
-        url
-        for url in visit.requests
-        if "/_static/live/" in url
-        and not urlsplit(url).path.endswith(
-            ("/live.js", "/live.css", "/progress.js", "/progress.css", "/drill.js", "/drill.css")
-        )
-    ]
+    early = [url for url in visit.requests if "/_static/live/" in url and not urlsplit(url).path.endswith(PAGE_SCRIPTS)]
     assert not early, f"the runtime was requested before 'Live code' was pressed: {early}"
 
 
@@ -273,7 +271,15 @@ def answer_the_exercise(visit: LiveVisit, name: str) -> None:
     said = checked(hanging, "wrong")
     assert "tanh_neuron_grads did not return within 10 s and was stopped" in said, said
     assert time.monotonic() - began < 15, f"the verdict took {time.monotonic() - began:.0f} s"
-    expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
+    # The reload made the page cross-origin isolated (the site's service worker): the check was
+    # interrupted, not Python restarted, and the answer cell's names are still there.
+    assert page.evaluate("() => crossOriginIsolated")
+    expect(page.locator("[data-live-status]")).to_have_text(
+        "Exercise 1.2: the check was stopped after 10 s; every name is kept."
+    )
+    page.get_by_role("textbox", name="Code of cell 1", exact=True).fill("callable(tanh_neuron_grads)")
+    page.get_by_role("button", name="Run cell 1", exact=True).click()
+    expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("True", timeout=30_000)
 
 
 #: The contrast of a token's colour with what is painted under it: the editor's translucent
@@ -361,6 +367,15 @@ def test_the_editor(live_page):
     assert {"tok-keyword", "tok-number", "tok-string", "tok-comment"} <= set(colours["light"]), colours
     low = {theme: {k: round(v, 2) for k, v in seen.items() if v < 4.5} for theme, seen in colours.items()}
     assert not low["light"] and not low["dark"], f"tokens under 4.5:1: {low}"
+
+    # Before the page's first reload the service worker cannot have isolated it: Stop restarts
+    # Python, and says that the names are gone.
+    assert not page.evaluate("() => crossOriginIsolated")
+    second.fill("while True:\n    pass")
+    second.press("Shift+Enter")
+    page.get_by_role("button", name="Stop").click()
+    expect(page.locator("[data-live-status]")).to_contain_text("Stopped. Python has restarted")
+    second.fill("6 * 8")
 
     page.reload()
     page.get_by_role("button", name="Live code").click()
@@ -452,13 +467,23 @@ def test_the_backward_widget_steps_through_an_expression_the_reader_typed(live_p
     assert not visit.problems(), "\n".join(visit.problems())
 
 
-def test_a_runaway_loop_is_stopped(live_page):
+def test_a_runaway_loop_is_stopped_and_the_runtime_kept(live_page):
     """A runaway cell far down the page: the toolbar, still in view, says it runs and stops it.
+
+    The first load registers the site's service worker; from the next load on the page is
+    cross-origin isolated, so Stop interrupts the loop and the names defined before it are kept.
     The page is started from the keyboard: from the top, the skip link after "Skip to main
-    content" starts Live code and puts the cursor in Exercise 1.2's answer, in at most 5 presses."""
+    content" starts Live code and puts the cursor in Exercise 1.2's answer, in at most 5 presses.
+    The next chapter starts Python from the service worker's cache: the runtime reaches the
+    network once, and the panel says how much it weighs."""
     visit = live_page("intro", width=390)
     page = visit.page
     nothing_requested_early(visit)
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=10_000)
+    assert not page.evaluate("() => crossOriginIsolated"), "a first load cannot be isolated"
+    page.reload()
+    assert page.evaluate("() => crossOriginIsolated"), "the service worker did not isolate the page"
+    note = page.locator(".cr-live-note").text_content()
     for presses in range(1, 5):
         page.keyboard.press("Tab")
         if page.evaluate("() => document.activeElement.textContent") == "Skip to your answer to Exercise 1.2":
@@ -468,7 +493,12 @@ def test_a_runaway_loop_is_stopped(live_page):
     page.keyboard.press("Enter")
     expect(page.get_by_role("textbox", name="Answer to Exercise 1.2")).to_be_focused()
     assert presses + 1 <= 5, f"{presses + 1} key presses to the answer"
-    expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
+    status = page.locator("[data-live-status]")
+    expect(status).to_contain_text("Python is ready", timeout=60_000)
+    first = page.get_by_role("textbox", name="Code of cell 1", exact=True)
+    first.fill("x = 41")
+    page.get_by_role("button", name="Run cell 1", exact=True).click()
+    expect(status).to_have_text("Cell 1 ran.")
     last = page.locator("div.cell:not(.tag_solution) .cr-live-editor .cm-content").last
     label = last.get_attribute("aria-label")
     last.fill("while True:\n    pass")
@@ -477,7 +507,7 @@ def test_a_runaway_loop_is_stopped(live_page):
     expect(stop).to_be_visible()
     cell = label[len("Code of ") :]
     # The status (the page's one live region) says it once; the seconds tick beside it, not in it.
-    expect(page.locator("[data-live-status]")).to_have_text(f"Running {cell}\u2026")
+    expect(status).to_have_text(f"Running {cell}\u2026")
     expect(page.locator("[data-live-clock]")).to_contain_text(f"{cell}: 1 s")
     assert page.locator("[data-live-clock][aria-live], [data-live-output][aria-live]").count() == 0
     page.set_viewport_size({"width": 390, "height": 844})
@@ -486,12 +516,37 @@ def test_a_runaway_loop_is_stopped(live_page):
     assert 0 <= box["y"] and box["y"] + box["height"] <= height, f"Stop is at {box}, out of view"
     assert page.evaluate("() => window.scrollY") > 2000, "the cell should be far down the page"
     stop.click()
-    status = page.locator("[data-live-status]")
-    expect(status).to_contain_text("Stopped. Python has restarted")
-    expect(status).to_contain_text("Python is ready", timeout=60_000)
-    page.get_by_role("textbox", name="Code of cell 1", exact=True).fill("'still alive'")
+    expect(status).to_have_text("Stopped. Every name the cells defined is kept.")
+    expect(stop).to_be_hidden()
+    first.fill("x + 1")
     page.get_by_role("button", name="Run cell 1", exact=True).click()
-    expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("'still alive'")
+    expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("42")
     widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
     assert not visit.problems(), "\n".join(visit.problems())
+    next_chapter_starts_from_the_cache(visit, note)
+
+
+def next_chapter_starts_from_the_cache(visit: LiveVisit, note: str) -> None:
+    """The graph chapter, in the same browser: its Python starts without the runtime's download,
+    and the intro's panel gave the runtime's true size."""
+    page = visit.page
+    ours = f"{urlsplit(page.url).port}/"  # this visit's server's port
+
+    def served() -> list[str]:
+        paths = [path.split("?")[0] for path in SERVED if path.startswith(ours)]
+        return [path for path in paths if "/_static/live/" in path]
+
+    runtime = [path for path in served() if not path.endswith(PAGE_SCRIPTS)]
+    wasm = [path for path in runtime if path.endswith("pyodide.asm.wasm")]
+    assert len(wasm) == 1, f"the runtime reached the network {len(wasm)} times: {wasm}"
+    folder = BOOK_HTML / "_static" / "live"
+    size = sum((folder / path.split("/_static/live/", 1)[1]).stat().st_size for path in set(runtime))
+    assert f"{size / 1e6:.1f} MB" in note, f"the panel says {note!r}; the page downloaded {size / 1e6:.2f} MB"
+    page.goto(page.url.replace("intro.html", "graph.html"), wait_until="load")
+    page.get_by_role("button", name="Live code").click()
+    expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
+    page.get_by_role("button", name="Run cell 1", exact=True).click()
+    expect(page.locator("div.cell").first.locator("[data-live-output]")).not_to_be_empty()
+    again = [path for path in served() if path.endswith("pyodide.asm.wasm")]
+    assert again == wasm, "the next chapter fetched the runtime again"

@@ -14,6 +14,7 @@
   var me = document.currentScript;
   var base = new URL(".", me.src).href;
   var wheel = me.getAttribute("data-wheel");
+  var SIZE = me.getAttribute("data-runtime-size") || "about 15 MB";
   var KINDS = {
     finish: "the order the search finishes the nodes", topological: "a topological order",
     reach: "what a change to a leaf reaches", value: "a node's value", local: "an edge's local gradient",
@@ -132,7 +133,8 @@
     [d.fresh, d.go].forEach(function (b) { b.type = "button"; controls.appendChild(b); });
     root.appendChild(controls);
     d.status.setAttribute("aria-live", "polite");
-    d.status.textContent = "New graph draws a question; the first one starts Python in this page (about 13 MB, once).";
+    d.status.textContent = "New graph draws a question; the first one starts Python in this page (" + SIZE +
+      ", downloaded once).";
     d.question.hidden = true;
     root.appendChild(d.question);
     root.appendChild(d.status);

@@ -21,6 +21,7 @@
   var base = new URL(".", me.src).href;
   var wheel = me.getAttribute("data-wheel");
   var exercises = JSON.parse(me.getAttribute("data-exercises") || "[]");
+  var SIZE = me.getAttribute("data-runtime-size") || "about 15 MB";
   var STORE = "chainrule-live:" + location.pathname;
   // The page loads this script in its head: wait for the page's cells.
   if (document.readyState === "loading") {
@@ -109,7 +110,8 @@
     controls.reset.title = "Bring back the page's code and empty answer cells, and restart Python (asks first)";
     controls.undo.title = "Bring back the edits and answers the last Reset page cleared";
     controls.note.className = "cr-live-note";
-    controls.note.textContent = "Run and edit this page's Python in your browser (it downloads about 13 MB, once).";
+    controls.note.textContent = "Run and edit this page's Python in your browser (it downloads " + SIZE +
+      " once, and keeps it for every chapter).";
     controls.status.className = "cr-live-status";
     controls.status.setAttribute("aria-live", "polite");
     controls.status.setAttribute("data-live-status", "");
@@ -163,7 +165,10 @@
       page.worker.onmessage = function (event) { onWorkerMessage(page, event.data, resolve, reject); };
       page.worker.onerror = function (event) { reject(new Error(event.message || "the worker failed")); };
     });
-    page.worker.postMessage({ type: "start", base: page.base, wheel: page.wheel });
+    // Where the page is cross-origin isolated (service_worker.js), Stop can interrupt a cell.
+    page.interrupt = window.crossOriginIsolated ? new Uint8Array(new SharedArrayBuffer(1)) : null;
+    page.worker.postMessage({ type: "start", base: page.base, wheel: page.wheel,
+                              interrupt: page.interrupt && page.interrupt.buffer });
     page.ready.then(function (ms) {
       if (!page.running) say(page, "Python is ready (" + (ms / 1000).toFixed(1) + " s). Run a cell, or Run all cells.");
     }, function (error) {
@@ -206,6 +211,26 @@
     stopClock(page);
     startWorker(page);
     say(page, message);
+  }
+
+  // Stops the cell Python runs now. An isolated page interrupts it (a KeyboardInterrupt in the
+  // cell) and keeps every name; otherwise, or when Python has not answered 2 s later (it was
+  // inside a long call), Python restarts and ``onLost`` runs. A run begun before says nothing.
+  function stopPython(page, kept, lost, onLost) {
+    var inFlight = Object.keys(page.pending);
+    if (!page.interrupt || !inFlight.length) {
+      restart(page, lost);
+      if (onLost) onLost();
+      return;
+    }
+    page.generation += 1;
+    page.interrupt[0] = 2;
+    say(page, kept);
+    window.setTimeout(function () {
+      if (!inFlight.some(function (id) { return page.pending[id]; })) return;
+      restart(page, lost);
+      if (onLost) onLost();
+    }, 2000);
   }
 
   // The status while a cell runs: which one, and for how long; Stop shows meanwhile.
@@ -519,8 +544,9 @@
           if (generation !== page.generation) return;
           verdict(page, entry, false, exercise.names.join(", ") + " did not return within " + LIMIT_S +
                   " s and was stopped. Look for a loop that never ends.");
-          restart(page, "Exercise " + exercise.number + ": the check was stopped after " + LIMIT_S +
-                  " s, and Python has restarted; run the cells above again before the next check.");
+          var stopped = "Exercise " + exercise.number + ": the check was stopped after " + LIMIT_S + " s";
+          stopPython(page, stopped + "; every name is kept.", stopped + ", and Python has restarted; " +
+                     "run the cells above again before the next check.");
         }, LIMIT_S * 1000);
       });
       var done = function (right, text) {
@@ -610,8 +636,9 @@
     page.answers.forEach(function (entry) {
       if (entry.output.textContent === "Checking\u2026") entry.output.textContent = "Stopped.";
     });
-    page.entries.forEach(function (entry) { entry.ran = false; });
-    restart(page, "Stopped. Python has restarted, so the cells above must run again (Run cells above).");
+    stopPython(page, "Stopped. Every name the cells defined is kept.",
+               "Stopped. Python has restarted, so the cells above must run again (Run cells above).",
+               function () { page.entries.forEach(function (entry) { entry.ran = false; }); });
   }
 
   // Reset page asks first, and keeps what it cleared until the page closes: Undo reset brings it back.

@@ -130,7 +130,7 @@ def _run_cell(source, namespace, name):
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             exec(compile(tree, name, "exec"), namespace)
             value = eval(compile(last, name, "eval"), namespace) if last is not None else None
-    except (Exception, SystemExit) as error:  # noqa: BLE001 -- a cell's error is the reader's to read
+    except (Exception, SystemExit, KeyboardInterrupt) as error:  # noqa: BLE001 -- the reader's to read (or Stop)
         result["error"] = _one_line(error, name, lines)
         value = None
     result["stdout"], result["stderr"] = stdout.getvalue(), stderr.getvalue()

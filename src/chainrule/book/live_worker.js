@@ -11,7 +11,11 @@
  * A solution's cell (space "solution") runs with chainrule.book.live.run_solution_cell: it
  * sees the page's names but binds its own apart, so it never replaces a reader's answer.
  *
- * Messages in:  {type: "start", base, wheel}, {type: "run", id, code, space ("page" or "solution")}
+ * Where the page is cross-origin isolated (service_worker.js), "start" also carries
+ * ``interrupt``, a SharedArrayBuffer of one byte: Pyodide's interrupt buffer. The page writes 2
+ * (SIGINT) into it to stop the running cell with a KeyboardInterrupt, and every name is kept.
+ *
+ * Messages in:  {type: "start", base, wheel, interrupt?}, {type: "run", id, code, space ("page" or "solution")}
  * Messages out: {type: "ready", ms}, {type: "failed", message}, {type: "result", id, result, ms},
  *               {type: "crashed", id, message} (Pyodide died; the page starts a new worker)
  */
@@ -31,9 +35,10 @@ var SETUP = [
 ].join("\n");
 
 var python = null;
+var interrupt = null;
 var queue = Promise.resolve();
 
-var start = function (base, wheel) {
+var start = function (base, wheel, buffer) {
   var began = performance.now();
   importScripts(base + "pyodide/pyodide.js", base + "viz-standalone.js");
   var wheelBytes = fetch(base + wheel).then(function (response) {
@@ -44,6 +49,10 @@ var start = function (base, wheel) {
     .then(function (loaded) {
       var pyodide = loaded[0], viz = loaded[1];
       pyodide.unpackArchive(loaded[2], "wheel");
+      if (buffer) {
+        interrupt = new Uint8Array(buffer);
+        pyodide.setInterruptBuffer(interrupt);
+      }
       self.renderDot = function (source) { return viz.renderString(source, { format: "svg" }); };
       pyodide.runPython(SETUP);
       python = pyodide;
@@ -68,18 +77,24 @@ var run = function (id, code, space) {
     result = proxy.toJs({ dict_converter: Object.fromEntries });
     proxy.destroy();
   } catch (error) {
+    if (error && error.type === "KeyboardInterrupt") {  // Stop arrived between two cells' lines
+      interrupt[0] = 0;
+      postMessage({ type: "result", id: id, result: { error: "KeyboardInterrupt: stopped" }, ms: 0 });
+      return;
+    }
     // Pyodide itself failed (a fatal error): this interpreter is gone; the page restarts it.
     python = null;
     postMessage({ type: "crashed", id: id, message: String(error && error.message || error).split("\n")[0] });
     return;
   }
+  if (interrupt) interrupt[0] = 0;  // a Stop that came after the cell ended stops nothing else
   postMessage({ type: "result", id: id, result: result, ms: Math.round(performance.now() - began) });
 };
 
 self.onmessage = function (event) {
   var message = event.data;
   if (message.type === "start") {
-    queue = start(message.base, message.wheel);
+    queue = start(message.base, message.wheel, message.interrupt);
   } else if (message.type === "run") {
     queue = queue.then(function () {
       if (python) run(message.id, message.code, message.space);
