@@ -2,7 +2,7 @@
 
 The network is an MLP of 8 layers of width 512 (ReLU) on a batch of 512, float64.
 Memory is counted with tracemalloc (``chainrule.cost.peak_memory``), which sees numpy's
-arrays and Python's objects. The rows (issue 9 sets the goals):
+arrays and Python's objects. The rows, each with its goal:
 
 - *held after backward*: the bytes still allocated after ``loss.backward()`` while
   ``loss`` is alive, beyond the weights and their gradients. PyTorch holds nothing more.

@@ -752,7 +752,7 @@ RIGHT_TRAINING = lambda N, d, h, q, w: 2 * w + N * (d + h + q) + 2 * N * max(h, 
 @pytest.mark.parametrize(
     "prediction, training, named",
     [
-        # The answer that passed every size with d > q (issue 18): only the first layer's pair, no gradients in flight.
+        # An answer that once passed every size with d > q: only the first layer's pair, no gradients in flight.
         (
             lambda N, d, h, q, w: w + N * (d + h),
             lambda N, d, h, q, w: 2 * w + N * (d + h + q),
@@ -1013,7 +1013,7 @@ def test_an_answer_written_for_the_public_size_fails_on_the_second():
 
 
 def test_more_mistakes_are_named():
-    """Issue 37's messages: accumulation (3.2), tanh for tanh' and a Value for a number (1.2), and four of 8.4."""
+    """Named mistakes: accumulation (3.2), tanh for tanh' and a Value for a number (1.2), and four of 8.4."""
     x = 0.7
     error = raises(feedback.check_cube_grads, 2 * x, 6 * x**2, x, match="backward\\(\\) ran twice")
     assert error.mistake.startswith("every gradient is doubled")
@@ -1098,7 +1098,7 @@ def test_a_clip_written_for_two_arrays_fails_on_the_second_list():
 
 
 def test_a_count_off_by_a_few_is_shown_exactly():
-    """Issue 38: 'expected 1.24326e+06, received 1.24326e+06' for a count off by 4."""
+    """Not 'expected 1.24326e+06, received 1.24326e+06' for a count off by 4: the digits that differ."""
     counts = feedback.d2l_memory(1000, 784, 256, 10)
     message = str(
         raises(

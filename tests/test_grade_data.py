@@ -1,5 +1,5 @@
 """The instructor's data in make grade: ids matched exactly, file names that never collide, a CSV that
-runs nothing in a spreadsheet, and ids that never reach a shell (issue 38)."""
+runs nothing in a spreadsheet, and ids that never reach a shell."""
 
 from __future__ import annotations
 

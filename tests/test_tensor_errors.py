@@ -359,7 +359,7 @@ def test_grad_errors():
         grad(x * 2, x, grad_outputs=np.ones(3))
 
 
-# --------------------------------------------------------------------------- issue 9: inputs that escaped
+# --------------------------------------------------------------------------- inputs that once escaped the checks
 
 
 def test_reshape_and_axis_arguments_must_be_ints():

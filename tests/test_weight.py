@@ -2,8 +2,8 @@
 
 Every chapter page is opened in headless Chromium, from a local server with the cache off,
 and the bytes of every response are added up (uncompressed, as the files are on disk): at
-most ``BUDGET``, 1.5 MB, as issue 41 asks. The weights are printed (``pytest -s``). What
-made them light, and what is checked here:
+most ``BUDGET``, 1.5 MB, so that a page opens quickly on a phone's connection. The weights
+are printed (``pytest -s``). What made them light, and what is checked here:
 
 * no MathJax script: the maths are typeset when the book is built (_ext/prerendered_math.py;
   tests/test_book.py and tests/test_browser.py check them);
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
 PAGES = sorted(path.stem for path in (ROOT / "chapters").glob("*.md"))
 WEBFONTS = ROOT / "_build" / "html" / "_static" / "vendor" / "fontawesome" / "webfonts"
-BUDGET = 1_500_000  # bytes per page before Live code (issue 41)
+BUDGET = 1_500_000  # bytes per page before Live code
 
 
 def page_weight(browser: Browser, url: str) -> tuple[int, list[str], dict]:  # noqa: F811

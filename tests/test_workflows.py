@@ -293,8 +293,9 @@ def test_make_help_lists_every_target_the_readme_names_once_with_its_note():
 
 
 def layout_rows() -> dict[str, str]:
-    """The README's "Repository layout" table: path -> what it holds."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8").split("## Repository layout", 1)[1].split("\n## ", 1)[0]
+    """CONTRIBUTING.md's "Repository layout" table: path -> what it holds."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    text = text.split("## Repository layout", 1)[1].split("\n## ", 1)[0]
     return {line.split("|")[1].strip(): line.split("|")[2] for line in text.splitlines() if line.startswith("| `")}
 
 
@@ -307,4 +308,17 @@ def test_the_readme_layout_names_every_module(folder: str):
     files = [p.name for p in (ROOT / folder).iterdir() if p.suffix in (".py", ".js", ".css") and p.stem != "__init__"]
     assert files, f"no modules found in {folder}"
     missing = [name for name in files if f"`{name}`" not in row and f"`{Path(name).stem}`" not in row]
-    assert not missing, f"README.md's layout table does not name {missing} in its {folder}/ row"
+    assert not missing, f"CONTRIBUTING.md's layout table does not name {missing} in its {folder}/ row"
+
+
+def test_the_front_door_is_short_and_its_example_runs(capsys):
+    """A newcomer reads the README in two minutes and the Makefile in one: at most 150 lines each.
+    The README's first example is the engine, and prints what its comment says."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name, text in [("README.md", readme), ("Makefile", (ROOT / "Makefile").read_text(encoding="utf-8"))]:
+        assert len(text.splitlines()) <= 150, f"{name} has {len(text.splitlines())} lines (at most 150)"
+    code = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
+    assert readme.index(code) < 600, "the engine's example is not on the README's first screen"
+    exec(compile(code, "README.md", "exec"), {})
+    expected = re.search(r"# (.*)$", code.splitlines()[-1]).group(1)
+    assert capsys.readouterr().out.strip() == expected

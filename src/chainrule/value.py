@@ -27,7 +27,7 @@ from .graph import topological_order
 
 def _as_float(x, operation):
     """Return ``x`` as a float, or raise a TypeError that names ``operation``."""
-    # type() first: isinstance(x, Real) is an ABC check, slow on this hot path (make bench's Value row)
+    # type() first: isinstance(x, Real) is an ABC check, slow on this hot path (benchmarks/value_bench.py)
     if type(x) is float:
         return x
     if isinstance(x, bool) or not isinstance(x, Real):
@@ -84,7 +84,7 @@ class Value:
                 f"Value {op}: {operands} gives {data!r}, which overflows a float; "
                 "chainrule works with finite numbers only"
             )
-        out = object.__new__(Value)  # not Value(...): its input checks would slow every op (make bench's Value row)
+        out = object.__new__(Value)  # not Value(...): its input checks would slow every op
         out.data, out.grad, out.label = data, 0.0, ""
         out.op, out.parents, out.local_grads = op, parents, local_grads
         return out
@@ -226,7 +226,7 @@ class Value:
                         _report_nonfinite_gradient(order)
                     continue
                 grad = node.grad
-                if len(parents) == 2:  # written out, not zip(): the hot loop (make bench's Value row)
+                if len(parents) == 2:  # written out, not zip(): the hot loop
                     a, b = parents
                     local_a, local_b = node.local_grads
                     a.grad += grad * local_a
