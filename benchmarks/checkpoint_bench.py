@@ -41,7 +41,7 @@ def make_model(seed=0):
 
 
 def layers(h, weights, biases):
-    for w, b in zip(weights, biases):
+    for w, b in zip(weights, biases, strict=True):
         h = (h @ w + b).relu()
     return h
 

@@ -142,7 +142,9 @@ def format_table(rows):
     widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(headers[:-1])]
 
     def line(values):
-        left = [f"{v:<{w}}" if i in (0, 1) else f"{v:>{w}}" for i, (v, w) in enumerate(zip(values, widths))]
+        left = [
+            f"{v:<{w}}" if i in (0, 1) else f"{v:>{w}}" for i, (v, w) in enumerate(zip(values, widths, strict=True))
+        ]
         return "  ".join(left + [values[-1]]).rstrip()
 
     rule = "  ".join("-" * w for w in widths) + "  ------"

@@ -157,7 +157,7 @@ class JaxStep:
 
         def step(params, x, labels):
             loss, grads = jax.value_and_grad(loss_fn)(params, x, labels)
-            return tuple(p - LR * g for p, g in zip(params, grads)), loss
+            return tuple(p - LR * g for p, g in zip(params, grads, strict=True)), loss
 
         self.jitted = jax.jit(step)
         self.x = jnp.asarray(x)
@@ -191,16 +191,18 @@ def check_agreement(x, labels, params, steps=2):
     reference = NumpyStep(x, labels, params, dtype=np.float64)
     ref_losses = [reference.step() for _ in range(steps)]
     ref_weights = reference.weights()
-    ref_updates = [w - p for w, p in zip(ref_weights, params)]
+    ref_updates = [w - p for w, p in zip(ref_weights, params, strict=True)]
     worst = 0.0
     for name in NAMES:
         impl = CLASSES[name](x, labels, params)
         losses = [impl.step() for _ in range(steps)]
         weights = impl.weights()
-        for i, (loss, ref) in enumerate(zip(losses, ref_losses)):
+        for i, (loss, ref) in enumerate(zip(losses, ref_losses, strict=True)):
             if not abs(loss - ref) <= 1e-5 * abs(ref) + 1e-6:
                 raise AssertionError(f"tensor_bench: {name} loss at step {i + 1} is {loss!r}, expected {ref!r}")
-        for label, w, ref, p, ref_update in zip(("W1", "b1", "W2", "b2"), weights, ref_weights, params, ref_updates):
+        for label, w, ref, p, ref_update in zip(
+            ("W1", "b1", "W2", "b2"), weights, ref_weights, params, ref_updates, strict=True
+        ):
             if w.dtype != np.float32 or w.shape != ref.shape:
                 raise AssertionError(
                     f"tensor_bench: {name} {label} is {w.dtype} {w.shape}, expected float32 {ref.shape}"

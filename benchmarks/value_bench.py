@@ -25,6 +25,7 @@ import gc
 import random
 import sys
 import time
+from itertools import pairwise
 
 from micrograd.engine import Value as MicrogradValue
 from rows import timing_row
@@ -43,7 +44,7 @@ def make_layers(value_class, sizes, seed=0):
     rng = random.Random(seed)
     return [
         [[value_class(rng.uniform(-1, 1)) for _ in range(n_in + 1)] for _ in range(n_out)]
-        for n_in, n_out in zip(sizes[:-1], sizes[1:])
+        for n_in, n_out in pairwise(sizes)
     ]
 
 
@@ -54,7 +55,7 @@ def mlp_loss(layers, inputs):
         outputs = []
         for row in layer:
             total = row[-1]
-            for weight, activation in zip(row, activations):
+            for weight, activation in zip(row, activations, strict=True):
                 total = total + weight * activation
             outputs.append(total.relu() if depth < len(layers) - 1 else total)
         activations = outputs
@@ -80,7 +81,7 @@ def check_agreement(inputs):
 
     if not close(loss_ours.data, loss_theirs.data):
         raise AssertionError(f"value_bench: loss {loss_ours.data!r} (chainrule) != {loss_theirs.data!r} (micrograd)")
-    weights = list(zip(_flat(ours), _flat(theirs)))
+    weights = list(zip(_flat(ours), _flat(theirs), strict=True))
     for i, (a, b) in enumerate(weights):
         if not close(a.grad, b.grad):
             raise AssertionError(
@@ -142,7 +143,7 @@ def growth_row(sizes, repeats=5):
                 best[index] = min(best[index], time.perf_counter() - start)
     finally:
         gc.enable()
-    per_node = [seconds / n for seconds, n in zip(best, sizes)]
+    per_node = [seconds / n for seconds, n in zip(best, sizes, strict=True)]
     ratio = per_node[1] / per_node[0]
     return {
         "section": "value",

@@ -434,7 +434,7 @@ def run_then(
     """
     cells = nbformat.read(first, as_version=4).cells if isinstance(first, Path) else first.cells
     same = 0
-    for a, b in zip(cells, second.cells):
+    for a, b in zip(cells, second.cells, strict=True):
         if (a.cell_type, a.source, a.metadata.get("tags", [])) != (b.cell_type, b.source, b.metadata.get("tags", [])):
             break
         same += 1

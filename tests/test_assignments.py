@@ -1055,7 +1055,7 @@ def test_local_and_otter_run_scores_are_equal(graded, nobody_venv, tmp_path):
     runs = [("mlp", stem) for stem in [*CHEATS, "kernel-myenv"]]
     runs += [("graph", "recursive-order"), ("backward", "engine-backward"), ("tensors", "tensor-backward")]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        remote = dict(zip(runs, pool.map(otter_scores, runs)))
+        remote = dict(zip(runs, pool.map(otter_scores, runs), strict=True))
     for name, stem in runs:
         local = {q: float(graded[stem][0][q]) for q in QUESTIONS[name]}
         assert {q: remote[name, stem].get(q) for q in local} == local, (stem, remote[name, stem], local)

@@ -9,6 +9,7 @@ import gc
 import subprocess
 import sys
 import weakref
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -25,13 +26,13 @@ from chainrule.tensor import Tensor, apply, clear_grads, grad, no_grad
 
 def make_mlp(sizes, seed=0):
     rng = np.random.default_rng(seed)
-    weights = [Tensor(rng.standard_normal((m, n)) / np.sqrt(m), requires_grad=True) for m, n in zip(sizes, sizes[1:])]
+    weights = [Tensor(rng.standard_normal((m, n)) / np.sqrt(m), requires_grad=True) for m, n in pairwise(sizes)]
     biases = [Tensor(rng.standard_normal(n) * 0.1, requires_grad=True) for n in sizes[1:]]
     return weights, biases
 
 
 def layers(h, weights, biases):
-    for w, b in zip(weights, biases):
+    for w, b in zip(weights, biases, strict=True):
         h = (h @ w + b).tanh()
     return h
 
@@ -63,7 +64,7 @@ def grads_of(params):
 
 def assert_same_grads(actual, expected):
     assert len(actual) == len(expected)
-    for a, e in zip(actual, expected):
+    for a, e in zip(actual, expected, strict=True):
         np.testing.assert_allclose(a, e, rtol=1e-12, atol=1e-14)
 
 
@@ -100,7 +101,7 @@ def test_gradients_match_pytorch_with_and_without_its_checkpoint():
     tx = torch.tensor(x.data, requires_grad=True)
 
     def torch_layers(h, ws, bs):
-        for w, b in zip(ws, bs):
+        for w, b in zip(ws, bs, strict=True):
             h = torch.tanh(h @ w + b)
         return h
 
@@ -113,7 +114,7 @@ def test_gradients_match_pytorch_with_and_without_its_checkpoint():
             else:
                 h = torch_layers(h, ws, bs)
         theirs = torch.autograd.grad((h * h).mean(), tw + tb + [tx])
-        for a, e in zip(ours, theirs):
+        for a, e in zip(ours, theirs, strict=True):
             np.testing.assert_allclose(a, e.numpy(), rtol=1e-10, atol=1e-12)
 
 
@@ -215,7 +216,7 @@ def test_the_activations_inside_fn_are_freed_after_the_forward_pass():
 
     def segment(t):
         out = t
-        for w, b in zip(weights, biases):
+        for w, b in zip(weights, biases, strict=True):
             out = (out @ w + b).tanh()
             arrays.append(weakref.ref(out.data))
         return out

@@ -5,6 +5,7 @@ flop per output element for elementwise ops, ...), never copied from a run.
 """
 
 import tracemalloc
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -27,8 +28,7 @@ def leaf(shape, requires_grad=False, seed=0, dtype=np.float64):
 def make_mlp(sizes, seed=0, dtype=np.float64):
     rng = np.random.default_rng(seed)
     weights = [
-        Tensor((rng.standard_normal((m, n)) / np.sqrt(m)).astype(dtype), requires_grad=True)
-        for m, n in zip(sizes[:-1], sizes[1:])
+        Tensor((rng.standard_normal((m, n)) / np.sqrt(m)).astype(dtype), requires_grad=True) for m, n in pairwise(sizes)
     ]
     biases = [Tensor(np.zeros(n, dtype=dtype), requires_grad=True) for n in sizes[1:]]
     return weights, biases
@@ -36,7 +36,7 @@ def make_mlp(sizes, seed=0, dtype=np.float64):
 
 def mlp_forward(h, weights, biases):
     """relu(h W + b) for every layer but the last, which is linear."""
-    for i, (w, b) in enumerate(zip(weights, biases)):
+    for i, (w, b) in enumerate(zip(weights, biases, strict=True)):
         h = h @ w + b
         if i < len(weights) - 1:
             h = h.relu()
@@ -165,7 +165,7 @@ def test_an_mlp_training_step_costs_about_twice_its_forward_pass_backward():
     with count_flops() as counter:
         loss = (mlp_forward(x, weights, biases) ** 2).mean()
         loss.backward()
-    layers = list(zip(sizes[:-1], sizes[1:]))
+    layers = list(pairwise(sizes))
     matmul = [2 * batch * m * n for m, n in layers]
     # forward: one matmul per layer; backward: dW for every layer and dH for all but the
     # first (the data x does not need a gradient)

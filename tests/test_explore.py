@@ -389,7 +389,7 @@ def small_classifier(seed=0):
         for depth, layer in enumerate(weights):
             outputs = []
             for row in layer:
-                total = sum((w * x for w, x in zip(row, layers[-1])), row[-1])
+                total = sum((w * x for w, x in zip(row[:-1], layers[-1], strict=True)), row[-1])
                 outputs.append(total.tanh() if depth == 0 else total)
             layers.append(outputs)
         return layers
@@ -405,7 +405,7 @@ def train(recorder, weights, points, labels, forward, loss, steps=6, lr=0.5):
     parameters = [p for layer in weights for unit in layer for p in unit]
     recorded_grads = []
     for step in range(steps):
-        total = sum((loss(forward(x)[-1], y) for x, y in zip(points, labels)), Value(0.0))
+        total = sum((loss(forward(x)[-1], y) for x, y in zip(points, labels, strict=True)), Value(0.0))
         total = total / len(points)
         for p in parameters:
             p.grad = 0.0
@@ -460,7 +460,7 @@ def test_training_widget_shows_every_step_and_weight():
     assert len(soup.select("[data-param] circle[id]")) == 3 + 3
     assert {f"part-w{i}" for i in range(count)} | {"part-cursor", "part-cursor-dot"} <= ids
     assert soup.select_one('[data-role="loss-chart"] svg') is not None
-    for step, snap in zip(data["steps"], recorder.snapshots):
+    for step, snap in zip(data["steps"], recorder.snapshots, strict=True):
         assert len(step["grid"]) == 64 and set(step["attrs"]) <= ids
         # As the figures print numbers: 4 significant digits, a true minus sign.
         assert step["weights"] == [format_number(w).replace("-", "\u2212") for w in snap["weights"]]

@@ -88,7 +88,7 @@ def changed_lines(before: str, after: str, where: str) -> list[tuple[str, str]]:
             f"{where}: lines added or removed, not only changed:\n"
             + "\n".join(difflib.unified_diff(old[i1:i2], new[j1:j2], lineterm=""))
         )
-        pairs.extend(zip(old[i1:i2], new[j1:j2]))
+        pairs.extend(zip(old[i1:i2], new[j1:j2], strict=True))
     return pairs
 
 

@@ -29,7 +29,7 @@ def compare(chain_out, torch_out, chain_leaves, torch_leaves, rng, rtol=1e-10):
     upstream = np.asarray(rng.standard_normal(chain_out.shape))
     chain_out.backward(gradient=upstream)
     torch_out.backward(gradient=torch.tensor(upstream))
-    for leaf, reference in zip(chain_leaves, torch_leaves):
+    for leaf, reference in zip(chain_leaves, torch_leaves, strict=True):
         np.testing.assert_allclose(leaf.grad, reference.grad.numpy(), rtol=rtol, atol=1e-12)
 
 
@@ -133,7 +133,7 @@ def test_l2_penalty_value_and_gradient():
     assert penalty.item() == pytest.approx(expected.item(), rel=1e-12)
     penalty.backward()
     expected.backward()
-    for w, r in zip(weights, references):
+    for w, r in zip(weights, references, strict=True):
         np.testing.assert_allclose(w.grad, r.grad.numpy(), rtol=1e-12)
         np.testing.assert_allclose(w.grad, 0.1 * w.data, rtol=1e-12)  # weight decay
     single = Tensor(arrays[0], requires_grad=True)

@@ -45,7 +45,7 @@ def same(a, b) -> bool:
     if isinstance(a, np.ndarray):
         return isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
     if isinstance(a, (list, tuple)):
-        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, float) and np.isnan(a):
@@ -392,7 +392,7 @@ def test_the_notebook_s_check_and_the_grader_give_the_same_verdict():
     for answer in answers_.values():
         cells += [answer, check + "print('right')"]
     said = run_cells(cells)
-    in_the_notebook = dict(zip(answers_, said[2::2]))
+    in_the_notebook = dict(zip(answers_, said[2::2], strict=True))
     for name, answer in answers_.items():
         (result,) = graded(NEURON_TESTS, [helper, answer]).values()
         right = in_the_notebook[name].strip() == "right"

@@ -303,7 +303,7 @@ def check_collapsed_inputs(page: Page, notebook_path: Path, name: str = CHAPTER)
     wrong = [
         f"cell {index} ({'collapsed' if cell['collapsed'] else 'expanded'} in Lab, "
         f"source_hidden={want}): {cell['first_line']!r}"
-        for index, (cell, want) in enumerate(zip(cells, expected))
+        for index, (cell, want) in enumerate(zip(cells, expected, strict=True))
         if cell["collapsed"] != want
     ]
     assert not wrong, (

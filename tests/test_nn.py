@@ -55,7 +55,7 @@ def test_linear_matches_torch(bias, shape):
     out.backward(gradient=upstream)
     expected.backward(gradient=torch.tensor(upstream))
     assert_close(x.grad, x_t.grad)
-    for p, p_t in zip(layer.parameters(), params_t):
+    for p, p_t in zip(layer.parameters(), params_t, strict=True):
         assert_close(p.grad, p_t.grad, err_msg=p.label)
 
 
@@ -76,7 +76,7 @@ def test_mlp_matches_torch(activation):
     upstream = rng.standard_normal(out.shape)
     out.backward(gradient=upstream)
     h.backward(gradient=torch.tensor(upstream))
-    for p, p_t in zip(model.parameters(), params_t):
+    for p, p_t in zip(model.parameters(), params_t, strict=True):
         assert_close(p.grad, p_t.grad, err_msg=p.label)
 
 
@@ -88,7 +88,7 @@ def test_initialization_is_torch_range_and_reproducible():
         assert np.abs(p.data).max() <= bound
         assert np.abs(p.data).max() > bound / 2  # spread over the range, not squeezed near 0
     again = Linear(16, 8)
-    assert all(np.array_equal(a.data, b.data) for a, b in zip(layer.parameters(), again.parameters()))
+    assert all(np.array_equal(a.data, b.data) for a, b in zip(layer.parameters(), again.parameters(), strict=True))
     other = Linear(16, 8, rng=np.random.default_rng(5))
     assert not np.array_equal(layer.weight.data, other.weight.data)
     assert np.array_equal(Linear(16, 8, rng=5).weight.data, other.weight.data)
@@ -236,7 +236,7 @@ def test_d2l_gradients_match_torch(hidden_bias, activation, loss):
     J = torch_d2l(X, y, W1, W2, b1, model.lam, activation, loss)
     J.backward()
     assert_close(f.J.data, J)
-    for p, p_t in zip(model.parameters(), params_t):
+    for p, p_t in zip(model.parameters(), params_t, strict=True):
         assert_close(p.grad, p_t.grad, err_msg=p.label)
 
 
@@ -264,7 +264,7 @@ def test_d2l_gradients_match_jax(hidden_bias, activation, loss):
     assert params[0].dtype == jnp.float64
     J, grads = jax.value_and_grad(objective)(params)
     assert_close(f.J.data, J)
-    for p, g in zip(model.parameters(), grads):
+    for p, g in zip(model.parameters(), grads, strict=True):
         assert_close(p.grad, g, err_msg=p.label)
 
 
@@ -333,7 +333,7 @@ def test_training_matches_torch_step_for_step():
         losses_t.append(loss.item())
 
     assert_close(losses, losses_t, rtol=1e-9)
-    for p, p_t in zip(model.parameters(), params_t):
+    for p, p_t in zip(model.parameters(), params_t, strict=True):
         assert_close(p.data, p_t, rtol=1e-9, err_msg=p.label)
     assert losses[-1] < 0.5 * losses[0]  # it learns
     assert np.mean(np.diff(losses) < 0) > 0.8  # and mostly step by step
@@ -347,7 +347,7 @@ def test_weight_decay_equals_l2_penalty_in_the_loss():
     losses_penalty = train_chainrule(penalized, X, y, SGD(penalized.parameters(), 0.3), 30, lam=lam)
     train_chainrule(plain, X, y, SGD(plain.parameters(), 0.3), 30)
     assert_close(losses_decay, losses_penalty)
-    for a, b, c in zip(decayed.parameters(), penalized.parameters(), plain.parameters()):
+    for a, b, c in zip(decayed.parameters(), penalized.parameters(), plain.parameters(), strict=True):
         assert_close(a.data, b.data)
         assert np.abs(a.data - c.data).max() > 1e-3  # the decay does change the trajectory
 
@@ -403,7 +403,7 @@ def test_optimizers_with_state_match_torch_over_several_steps(name, ours, theirs
         h = F.linear(torch.tensor(X), tparams[0], tparams[1]).relu()
         F.cross_entropy(F.linear(h, tparams[2], tparams[3]), torch.tensor(y)).backward()
         topt.step()
-    for p, t in zip(net.parameters(), tparams):
+    for p, t in zip(net.parameters(), tparams, strict=True):
         np.testing.assert_allclose(p.data, t.detach().numpy(), rtol=1e-10, atol=1e-12)
     weights = sum(p.data.nbytes for p in net.parameters())
     assert opt.state_bytes() == {"momentum": 1, "adam": 2}[name] * weights
@@ -417,9 +417,9 @@ def test_zero_grad_can_keep_the_arrays_and_backward_then_adds_in_place():
     cross_entropy(net(X), y).backward()
     arrays = [p.grad for p in net.parameters()]
     opt.zero_grad(set_to_none=False)
-    assert all(p.grad is a and not a.any() for p, a in zip(net.parameters(), arrays))
+    assert all(p.grad is a and not a.any() for p, a in zip(net.parameters(), arrays, strict=True))
     cross_entropy(net(X), y).backward()
-    assert all(p.grad is a and a.any() for p, a in zip(net.parameters(), arrays))  # the same arrays
+    assert all(p.grad is a and a.any() for p, a in zip(net.parameters(), arrays, strict=True))  # the same arrays
     opt.zero_grad()
     assert all(p.grad is None for p in net.parameters())
 

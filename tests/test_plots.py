@@ -2,6 +2,7 @@
 
 import math
 import re
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -257,7 +258,7 @@ def test_nice_ticks_are_round_numbers_that_span_the_range(low, high):
     from chainrule.figures.svgchart import nice_ticks
 
     ticks = nice_ticks(low, high)
-    steps = {round(b - a, 9) for a, b in zip(ticks, ticks[1:])}
+    steps = {round(b - a, 9) for a, b in pairwise(ticks)}
     assert 3 <= len(ticks) <= 11 and len(steps) == 1
     step = steps.pop()
     assert f"{step / 10 ** math.floor(math.log10(step)):.6g}" in {"1", "2", "5"}

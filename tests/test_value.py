@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from chainrule import Value, topological_order
 from chainrule.gradcheck import assert_gradients_close
+from chainrule.graph import FINISH, depth_first_events, dfs_trace
 
 FAST = settings(max_examples=30, deadline=None)
 
@@ -40,7 +41,7 @@ def check_against_torch(fn, xs):
     expected = fn(*tensors)
     expected.backward()
     assert out.data == pytest.approx(expected.item(), rel=1e-12, abs=1e-300)
-    for value, tensor in zip(values, tensors):
+    for value, tensor in zip(values, tensors, strict=True):
         expected_grad = 0.0 if tensor.grad is None else tensor.grad.item()
         assert value.grad == pytest.approx(expected_grad, rel=1e-9, abs=1e-12), value.label
     return out
@@ -144,7 +145,7 @@ def test_each_op_records_its_name_parents_and_local_gradients():
     ]
     for out, op, parents, local_grads in cases:
         assert out.op == op
-        assert out.parents == parents and all(p is q for p, q in zip(out.parents, parents))
+        assert out.parents == parents and all(p is q for p, q in zip(out.parents, parents, strict=True))
         assert out.local_grads == pytest.approx(local_grads, rel=1e-15)
     leaf = Value(1.5)
     assert (leaf.op, leaf.parents, leaf.local_grads, leaf.grad, leaf.label) == ("", (), (), 0.0, "")
@@ -260,6 +261,30 @@ def test_topological_order_puts_every_node_after_its_parents(program):
     for node in order:
         for parent in node.parents:
             assert position[id(parent)] < position[id(node)]
+
+
+@st.composite
+def named_graphs(draw):
+    """A random DAG as ``{name: [parent names]}``: node k's parents are earlier nodes, repeats
+    and shared parents allowed, and some nodes the root never reaches."""
+    size = draw(st.integers(1, 14))
+    parents = {}
+    for k in range(size):
+        earlier = st.integers(0, k - 1) if k else st.nothing()
+        parents[k] = draw(st.lists(earlier, max_size=3)) if k else []
+    return parents
+
+
+@settings(max_examples=100, deadline=None)
+@given(parents=named_graphs())
+def test_the_lessons_search_and_the_engines_order_agree(parents):
+    """graph.py walks a graph twice: depth_first_events, which the lessons' trace and figures
+    step through, and topological_order, its fast loop for the engine. On every graph the
+    engine's order is the lesson's finish events, and dfs_trace ends on the same order."""
+    root = max(parents)
+    finished = [node for event, node in depth_first_events(root, parents.__getitem__) if event == FINISH]
+    assert topological_order(root, parents.__getitem__) == finished
+    assert list(dfs_trace(root, parents)[-1].order) == finished
 
 
 def test_topological_order_of_a_diamond():

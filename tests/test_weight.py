@@ -197,7 +197,11 @@ def test_the_cut_stylesheets_style_every_element_as_the_whole_ones(
     cut = computed_styles(browser, url, width, scheme, opened, None)
     kept = computed_styles(browser, url, width, scheme, opened, whole)
     assert len(cut) == len(kept) > 100, (len(cut), len(kept))
-    differ = [(a[0], *[(x, y) for x, y in zip(a[1:], b[1:]) if x != y]) for a, b in zip(cut, kept) if a != b]
+    differ = [
+        (a[0], *[(x, y) for x, y in zip(a[1:], b[1:], strict=True) if x != y])
+        for a, b in zip(cut, kept, strict=True)
+        if a != b
+    ]
     assert not differ, f"{len(differ)} elements styled otherwise by the cut stylesheets, e.g. {differ[:3]}"
 
 

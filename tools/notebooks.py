@@ -244,7 +244,7 @@ def edition(book: Book, chapter: str, notebook, student: bool):
     check_setup_cell(chapter, notebook)
     solution_number, solution_has_code, solution_has_text = None, False, False
     authored_stubs, checks = [], []
-    for cell, line in zip(notebook.cells, cell_lines(book.root / f"{chapter}.md", notebook.cells)):
+    for cell, line in zip(notebook.cells, cell_lines(book.root / f"{chapter}.md", notebook.cells), strict=True):
         if "numbering" in tags(cell) or "hidden-check" in tags(cell):
             continue  # hidden checks go only into the autograder (tools/assignments.py)
         if "exercise-stub" in tags(cell):

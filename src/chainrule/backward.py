@@ -37,7 +37,7 @@ def unbroadcast(grad, shape):
     """
     shape = tuple(shape)
     extra = grad.ndim - len(shape)
-    if extra < 0 or any(n != 1 and n != m for n, m in zip(shape, grad.shape[extra:])):
+    if extra < 0 or any(n != 1 and n != m for n, m in zip(shape, grad.shape[extra:], strict=True)):
         raise ValueError(f"unbroadcast: a gradient of shape {grad.shape} cannot come from broadcasting {shape}")
     if extra:  # axes added on the left: sum them away
         grad = grad.sum(axis=tuple(range(extra)))
@@ -177,7 +177,7 @@ def backpropagate(roots, seeds, retain_graph, create_graph, wanted=None, on_edge
     if len(roots) > 1:
         order.pop()  # the stand-in root
     pending = {}  # id(vertex) -> dL/d(vertex) so far, a Tensor
-    for vertex, seed in zip(roots, seeds):
+    for vertex, seed in zip(roots, seeds, strict=True):
         key = id(vertex)
         pending[key] = pending[key] + seed if key in pending else seed
     found = {}
@@ -204,7 +204,7 @@ def _push_through(node, g, pending, retain_graph, create_graph, on_edge):
     rule = node.rule
     saved = _saved_tensors(node, create_graph)
     input_grads = rule.vjp(g, node, saved)
-    for i, (edge, input_grad) in enumerate(zip(node.next_functions, input_grads)):
+    for i, (edge, input_grad) in enumerate(zip(node.next_functions, input_grads, strict=True)):
         if edge is None or input_grad is None:
             continue
         shape = node.input_shapes[i]

@@ -79,7 +79,7 @@ def checkpoint_vjp(g, node, saved):
     fn, n_inputs = node.args
     tensor_class = type(g)  # rules have no Tensor class to import (tensor.py imports them)
     leaves = []
-    for tensor, needs_grad in zip(saved[:n_inputs], node.needs_input_grad):
+    for tensor, needs_grad in zip(saved[:n_inputs], node.needs_input_grad[:n_inputs], strict=True):
         leaf = tensor.detach()
         leaf.requires_grad = needs_grad
         leaves.append(leaf)

@@ -201,7 +201,7 @@ def jvp(f, primals, tangents):
         )
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents; give one tangent per input")
-    out = f(*(Dual(p, t) for p, t in zip(primals, tangents)))
+    out = f(*(Dual(p, t) for p, t in zip(primals, tangents, strict=True)))
     if isinstance(out, (tuple, list)):
         pairs = [_split(o, f"jvp: output {i} of f") for i, o in enumerate(out)]
         return [p for p, _ in pairs], [t for _, t in pairs]
@@ -299,7 +299,7 @@ def run_trace(steps, inputs):
     names = [s.name for s in steps if s.op == "input"]
     if len(inputs) != len(names):
         raise ValueError(f"run_trace: the trace has {len(names)} inputs ({', '.join(names)}), got {len(inputs)} values")
-    values = dict(zip(names, inputs))
+    values = dict(zip(names, inputs, strict=True))
     for step in steps:
         if step.op != "input":
             args = [values[a] if isinstance(a, str) else a for a in step.args]

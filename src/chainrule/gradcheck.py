@@ -168,7 +168,7 @@ class GradCheckResult:
         widths = [max(len(c[i]) for c in cells) for i in range(1, 5)]
         lines = []
         for c in cells:
-            numbers = "  ".join(text.rjust(width) for text, width in zip(c[1:5], widths))
+            numbers = "  ".join(text.rjust(width) for text, width in zip(c[1:5], widths, strict=True))
             lines.append(f"{c[0].ljust(name_width)}  {numbers}  {c[5]}")
         if hidden:
             lines.append(f"... {hidden} more rows not shown (all no worse than those above)")

@@ -11,6 +11,7 @@ for every row x of X.  The column-vector formulas of the text (``z = W₁ x``,
 ``∂J/∂W₂ = (∂J/∂O)ᵀ H + λW₂`` -- the sum over the rows of the per-example products.
 """
 
+from itertools import pairwise
 from numbers import Integral, Real
 from typing import NamedTuple
 
@@ -142,7 +143,7 @@ class MLP:
         self.activation = activation
         self._phi = _activation(activation, "MLP")
         rng = _generator(rng, "MLP")
-        pairs = zip(sizes, sizes[1:])
+        pairs = pairwise(sizes)
         self.layers = [Linear(m, n, bias, rng=rng, dtype=dtype, label=f"{i + 1}") for i, (m, n) in enumerate(pairs)]
 
     def __call__(self, x):
@@ -336,7 +337,7 @@ def d2l_forward(X, y, W1, W2, *, lam=0.0, b1=None, activation="relu", loss="cros
     L = cross_entropy(o, y) if loss == "cross_entropy" else mse_loss(o, y)
     s = l2_penalty([W1, W2], lam)
     J = L + s
-    for name, tensor in zip("zhoLsJ", (z, h, o, L, s, J)):  # d2l's names, shown in drawings
+    for name, tensor in zip("zhoLsJ", (z, h, o, L, s, J), strict=True):  # d2l's names, shown in drawings
         tensor.label = name
     return D2LForward(z, h, o, L, s, J)
 

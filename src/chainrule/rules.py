@@ -343,10 +343,11 @@ def log_softmax_vjp(g, node, saved):
 class Rule(NamedTuple):
     """One row of :data:`RULES`: how to compute an op and how to push gradients through it.
 
-    ``reads`` says, per input, what that input's gradient reads from the forward pass:
-    the letters of the inputs (``"A"``, ``"B"``), ``"C"`` for the output (tanh's rule
-    needs C, not A), or ``""`` for nothing.  ``"*"`` alone means every input's gradient
-    reads every input.  The node keeps only what the gradients that will be computed
+    ``reads`` says, per input, which forward values that input's gradient reads: a tuple
+    of the names ``"A"`` and ``"B"`` (the inputs) and ``"C"`` (the output: tanh's rule
+    needs C, not A), empty for none.  Multiply's ``(("B",), ("A",))`` says that dA reads B
+    and dB reads A.  :data:`EVERY_INPUT` says that every input's gradient reads every
+    input (checkpoint's).  The node keeps only what the gradients that will be computed
     read (those of the inputs that need one), as PyTorch's saved tensors do: for
     ``Z * 0.5`` only dZ is computed, it reads the 0.5, and Z is not kept.
     The backward pass checks every gradient it passes on for nan/inf and names the op
@@ -374,36 +375,42 @@ class Rule(NamedTuple):
 
         A slot is filled when the gradient of an input that needs one reads it."""
         n = len(needs_input_grad)
-        if self.reads == ("*",):
+        if self.reads == EVERY_INPUT:
             return (any(needs_input_grad),) * n + (False,)
-        read = "".join(letters for letters, needed in zip(self.reads, needs_input_grad) if needed)
-        return tuple(letter in read for letter in "AB"[:n]) + ("C" in read,)
+        read = {name for names, needed in zip(self.reads, needs_input_grad, strict=True) if needed for name in names}
+        return tuple(name in read for name in ("A", "B")[:n]) + ("C" in read,)
+
+
+#: ``reads`` of a rule whose every input's gradient reads every input.
+EVERY_INPUT = "every input"
 
 
 RULES = {
-    # op                  forward             VJP rule            reads: dA, dB   name
-    "+":            Rule(np.add,             add_vjp,            ("", ""),       "add", _elementwise_error),
-    "-":            Rule(np.subtract,        sub_vjp,            ("", ""),       "subtract", _elementwise_error),
-    "*":            Rule(np.multiply,        mul_vjp,            ("B", "A"),     "multiply", _elementwise_error),
-    "/":            Rule(_div_forward,       div_vjp,            ("B", "AB"),    "divide", _elementwise_error,
+    # op                  forward             VJP rule            reads: dA, dB          name
+    "+":            Rule(np.add,             add_vjp,            ((), ()),              "add", _elementwise_error),
+    "-":            Rule(np.subtract,        sub_vjp,            ((), ()),              "subtract",
+                         _elementwise_error),
+    "*":            Rule(np.multiply,        mul_vjp,            (("B",), ("A",)),      "multiply",
+                         _elementwise_error),
+    "/":            Rule(_div_forward,       div_vjp,            (("B",), ("A", "B")),  "divide", _elementwise_error,
                          "the divisor has values at or too close to 0"),
-    "@":            Rule(np.matmul,          matmul_vjp,         ("B", "A"),     "matmul", _matmul_error),
-    "**":           Rule(_pow_forward,       pow_vjp,            ("A",),         "power", None,
+    "@":            Rule(np.matmul,          matmul_vjp,         (("B",), ("A",)),      "matmul", _matmul_error),
+    "**":           Rule(_pow_forward,       pow_vjp,            (("A",),),             "power", None,
                          "the base has values at or too close to 0 and the exponent is below 1"),
-    "neg":          Rule(np.negative,        neg_vjp,            ("",),          "negate"),
-    "sum":          Rule(_sum_forward,       sum_vjp,            ("",),          "sum", _axis_error),
-    "mean":         Rule(_mean_forward,      mean_vjp,           ("",),          "mean", _axis_error),
-    "reshape":      Rule(np.reshape,         reshape_vjp,        ("",),          "reshape", _reshape_error),
-    "transpose":    Rule(np.transpose,       transpose_vjp,      ("",),          "transpose", _transpose_error),
-    "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ("",),          "broadcast_to",
+    "neg":          Rule(np.negative,        neg_vjp,            ((),),                 "negate"),
+    "sum":          Rule(_sum_forward,       sum_vjp,            ((),),                 "sum", _axis_error),
+    "mean":         Rule(_mean_forward,      mean_vjp,           ((),),                 "mean", _axis_error),
+    "reshape":      Rule(np.reshape,         reshape_vjp,        ((),),                 "reshape", _reshape_error),
+    "transpose":    Rule(np.transpose,       transpose_vjp,      ((),),                 "transpose", _transpose_error),
+    "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ((),),                 "broadcast_to",
                          _broadcast_to_error),
-    "relu":         Rule(_relu_forward,      relu_vjp,           ("C",),         "relu"),
-    "tanh":         Rule(np.tanh,            tanh_vjp,           ("C",),         "tanh"),
-    "sigmoid":      Rule(_sigmoid_forward,   sigmoid_vjp,        ("C",),         "sigmoid"),
-    "exp":          Rule(np.exp,             exp_vjp,            ("C",),         "exp"),
-    "log":          Rule(_log_forward,       log_vjp,            ("A",),         "log", None,
+    "relu":         Rule(_relu_forward,      relu_vjp,           (("C",),),             "relu"),
+    "tanh":         Rule(np.tanh,            tanh_vjp,           (("C",),),             "tanh"),
+    "sigmoid":      Rule(_sigmoid_forward,   sigmoid_vjp,        (("C",),),             "sigmoid"),
+    "exp":          Rule(np.exp,             exp_vjp,            (("C",),),             "exp"),
+    "log":          Rule(_log_forward,       log_vjp,            (("A",),),             "log", None,
                          "input has values <= 0 or too close to 0 (d log(a)/da = 1/a)"),
-    "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  ("C",),         "log_softmax", _axis_error,
+    "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  (("C",),),             "log_softmax", _axis_error,
                          "the incoming gradient's sum along the axis overflowed (dA = G - softmax(A) * ΣG)"),
-    "checkpoint":   Rule(refuse_apply,        checkpoint_vjp,     ("*",),         "checkpoint"),
+    "checkpoint":   Rule(refuse_apply,        checkpoint_vjp,     EVERY_INPUT,           "checkpoint"),
 }  # fmt: skip

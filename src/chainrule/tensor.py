@@ -166,7 +166,7 @@ def record(out, op, inputs, args):
     if any(kept):
         *inputs_kept, output_kept = kept
         saved = (
-            *(t if keep else None for t, keep in zip(inputs, inputs_kept)),
+            *(t if keep else None for t, keep in zip(inputs, inputs_kept, strict=True)),
             _plain_tensor(out.data) if output_kept else None,
         )
     out.requires_grad = True
@@ -485,7 +485,7 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
     for i, tensor in enumerate(inputs):
         if not tensor.requires_grad:
             raise RuntimeError(f"grad: inputs[{i}] does not require grad (set requires_grad=True on it)")
-    seeds = [_seed(output, g, "grad", "grad_outputs") for output, g in zip(outputs, grad_outputs)]
+    seeds = [_seed(output, g, "grad", "grad_outputs") for output, g in zip(outputs, grad_outputs, strict=True)]
     if retain_graph is None:
         retain_graph = create_graph
     vertices = [vertex_of(tensor) for tensor in inputs]
@@ -496,7 +496,7 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
         create_graph,
         wanted={id(vertex) for vertex in vertices},
     )
-    for i, (tensor, vertex) in enumerate(zip(inputs, vertices)):
+    for i, (tensor, vertex) in enumerate(zip(inputs, vertices, strict=True)):
         if id(vertex) not in found:
             raise ValueError(f"grad: inputs[{i}] (shape {tensor.shape}) was not used to compute the outputs")
     return tuple(found[id(vertex)] for vertex in vertices)

@@ -104,7 +104,7 @@ def make_graph(seed, level):
         root = _draw(rng, level)
         if root is not None:
             results = [node for node in topological_order(root) if node.parents]
-            for node, name in zip(results[:-1], RESULT_NAMES):
+            for node, name in zip(results[:-1], RESULT_NAMES, strict=False):  # more names than results
                 node.label = name  # e, f, g, ... in the order a forward pass computes them
             return Graph(seed, level, root)
 

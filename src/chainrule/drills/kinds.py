@@ -393,10 +393,10 @@ def _adjoints(graph, rng):
 def _check_adjoints(q, text):
     backward = q.graph.order[::-1]
     guesses = read_numbers(text, len(backward))
-    wrong = [(node, g) for node, g in zip(backward, guesses) if not close(g, node.grad)]
+    wrong = [(node, g) for node, g in zip(backward, guesses, strict=True) if not close(g, node.grad)]
     if not wrong:
         return verdict(True, "Right: every gradient.")
-    if all(close(g, node.grad) for node, g in zip(q.graph.order, guesses)):
+    if all(close(g, node.grad) for node, g in zip(q.graph.order, guesses, strict=True)):
         return verdict(
             False, "Those are in forward order; the question lists the nodes from L back to the leaves.", "reversed"
         )

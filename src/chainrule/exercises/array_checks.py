@@ -141,7 +141,7 @@ def d2l_problem(seed: int, small: bool = False) -> dict:
     rng = np.random.default_rng(seeded(seed))
     sizes = dict(SMALL)
     while not small:
-        sizes = dict(zip("Ndhq", (int(v) for v in rng.integers([6, 3, 5, 2], [13, 7, 10, 5]))))
+        sizes = dict(zip("Ndhq", (int(v) for v in rng.integers([6, 3, 5, 2], [13, 7, 10, 5])), strict=True))
         if len(set(sizes.values())) == 4:
             break
     N, d, h, q = sizes.values()
@@ -429,7 +429,7 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
             f"max_norm = {max_norm:.3g} ({'under' if norm < max_norm else 'over'} the threshold)",
             separate=False,
         )  # one answer: the arrays are scaled together
-        for index, (got, g) in enumerate(zip(result, grads)):
+        for index, (got, g) in enumerate(zip(result, grads, strict=True)):
             report.check(
                 f"[{index}]",
                 lambda got=got, g=g, index=index: check_array(

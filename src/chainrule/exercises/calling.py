@@ -81,7 +81,7 @@ def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_l
         ) from None
     except Exception as error:  # the student's code raised: explain, do not crash the check
         raise AnswerError(name, _raised(name, error)) from None
-    changed = [i for i, (argument, copy) in enumerate(zip(args, given)) if not unchanged(argument, copy)]
+    changed = [i for i, (argument, copy) in enumerate(zip(args, given, strict=True)) if not unchanged(argument, copy)]
     if changed:
         rounded = [i for i in changed if by_rounding(args[i], given[i])]
         raise AnswerError(name, _in_place_message(name, changed, names, rounded), IN_PLACE)
@@ -190,7 +190,7 @@ def unchanged(before, after) -> bool:
         return (
             type(after) is type(before)
             and len(after) == len(before)
-            and all(unchanged(b, a) for b, a in zip(before, after))
+            and all(unchanged(b, a) for b, a in zip(before, after, strict=True))
         )
     if isinstance(before, dict):
         return (

@@ -227,7 +227,7 @@ def check_topological_order(order, parents: Mapping[str, Sequence[str]], root: s
                     f"{head}{node} comes before its input {parent}: every node must come after its inputs. {said}",
                     "a node before its input",
                 )
-    first = next(i for i, (a, b) in enumerate(zip(order, expected)) if a != b)
+    first = next(i for i, (a, b) in enumerate(zip(order, expected, strict=True)) if a != b)
     raise AnswerError(
         name,
         f"{head}{_brief(order)} is a valid topological order, but not the one depth-first search from "

@@ -1,5 +1,7 @@
 """The ``toposort`` explorable: the depth-first search that puts a graph of Values in topological order."""
 
+from itertools import pairwise
+
 from ..figures.dfs import dfs_element_ids, draw_dfs_step
 from ..figures.figure import GraphTooLargeError
 from ..graph import VISIT, dfs_trace, parents_function, topological_order, trace_names
@@ -108,7 +110,7 @@ def _frame(step, number, count, path, names, node_ids, edge_ids, order, not_reac
         )
     for node in not_reached:
         nodes[node_ids[node]] = "cr-not-reached"
-    path_edges = [edge_ids[(parent, child)][0] for child, parent in zip(path, path[1:])]
+    path_edges = [edge_ids[(parent, child)][0] for child, parent in pairwise(path)]
     unvisited = [node for node in order if node not in visited]
     on_path = [node for node in step.visited if node not in finished]
     parts = [

@@ -72,7 +72,7 @@ class TrainingRecorder:
             for j in range(n)
             for i in range(n)
         )
-        correct = sum(self._classify(p) == label for p, label in zip(self.points, self.labels))
+        correct = sum(self._classify(p) == label for p, label in zip(self.points, self.labels, strict=True))
         saved = [p.grad for p in self.parameters]
         units = []
         for index in self.examples:
@@ -83,7 +83,7 @@ class TrainingRecorder:
             units.append(
                 ([[(v.data, v.grad) for v in layer] for layer in layers], (example_loss.data, example_loss.grad))
             )
-        for p, grad in zip(self.parameters, saved):
+        for p, grad in zip(self.parameters, saved, strict=True):
             p.grad = grad
         self.snapshots.append(
             {
@@ -201,7 +201,7 @@ def _loss_chart(snapshots):
     axes = svgchart.Axes(width, height, (steps[0], steps[-1]), (0.0, top), False, False)
     xticks, yticks = svgchart.nice_ticks(steps[0], steps[-1], 4), svgchart.nice_ticks(0.0, top, 2)
     parts = axes.frame(xticks, yticks, "updates", "loss")
-    line = " ".join(f"{axes.x(step):.1f},{axes.y(loss):.1f}" for step, loss in zip(steps, losses))
+    line = " ".join(f"{axes.x(step):.1f},{axes.y(loss):.1f}" for step, loss in zip(steps, losses, strict=True))
     parts.append(f'<polyline points="{line}" fill="none" stroke="{GLOBAL_GRAD_COLOR}" stroke-width="1.6"/>')
 
     def cursor(number):
@@ -235,7 +235,7 @@ def _regions_svg(recorder, final):
     classes = [int(c) for c in final["cells"]]
     parts = ['<g data-role="cells">', *svgchart.region_cells(classes, n, box, _REGION_FILLS, ' data-cell=""'), "</g>"]
     parts += axes.frame(svgchart.nice_ticks(x0, x1, 4), svgchart.nice_ticks(y0, y1, 4), "x1", "x2", grid=False)
-    for (x, y), label in zip(recorder.points, recorder.labels):
+    for (x, y), label in zip(recorder.points, recorder.labels, strict=True):
         shape = svgchart.MARKERS[label % len(svgchart.MARKERS)]
         parts.append(svgchart.marker(shape, axes.x(x), axes.y(y), _POINT_COLOURS[label], 4.0, edge="white"))
     return svgchart.svg_document(*_REGIONS_SIZE, parts)

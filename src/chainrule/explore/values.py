@@ -462,7 +462,7 @@ def _value_figure(order, names, node_ids, edge_ids, texts, classes, rankdir, wit
         dot.node(dot_ids[node], label, shape="plain", id=node_ids[node], **{"class": classes[node_ids[node]]})
     for node in order:
         seen = {}
-        for parent, local in zip(node.parents, node.local_grads):
+        for parent, local in zip(node.parents, node.local_grads, strict=True):
             number = seen[parent] = seen.get(parent, -1) + 1
             attributes = {"id": edge_ids[(parent, node)][number]}
             if with_grad:

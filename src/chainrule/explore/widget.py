@@ -105,7 +105,7 @@ class Explorable:
 
     def data(self):
         """What the page's script reads: the kind and every step with its view of the picture."""
-        steps = [dict(step, **frame) for step, frame in zip(self.steps, self._frames)]
+        steps = [dict(step, **frame) for step, frame in zip(self.steps, self._frames, strict=True)]
         data = {"kind": self.kind, "prefix": self.prefix, "lists": [key for key, _ in self._lists], "steps": steps}
         if self._palette:
             data.update(palette=self._palette, parameters=self._parameters)
@@ -219,7 +219,7 @@ def _tag_texts(svg, roles):
         starts = [found.start() for found in re.finditer(r"<text ", body)]
         if len(starts) < len(fields):
             return match.group(0)
-        for field, start in reversed(list(zip(fields, starts[len(starts) - len(fields) :]))):
+        for field, start in reversed(list(zip(fields, starts[len(starts) - len(fields) :], strict=True))):
             body = f'{body[:start]}<text id="text-{field}-{name}" {body[start + 6 :]}'
         return match.group(0)[: match.start(3) - match.start(0)] + body + "</g>"
 

@@ -7,6 +7,7 @@ that an explorable (:mod:`chainrule.explore`) can restyle one figure step by ste
 """
 
 import re
+from itertools import pairwise, zip_longest
 
 from ..graph import dfs_trace, name_list, parents_function, topological_order, trace_names
 from .figure import INK, Figure, check_size, dot_html, new_digraph, numbered_ids, op_symbol
@@ -168,7 +169,7 @@ def _search_path_edges(current):
     """
     finished = set(current.order)
     path = [node for node in current.visited if node not in finished]
-    return {(parent, child) for child, parent in zip(path, path[1:])}
+    return {(parent, child) for child, parent in pairwise(path)}
 
 
 def _add_dfs_edges(dot, node, node_parents, ids, states, path_edges, edge_ids=None):
@@ -212,7 +213,7 @@ def _dfs_caption(trace, step, names, has_unreached):
         f'<TR><TD COLSPAN="4">topological order so far: {dot_html(name_list(current.order, names))}</TD></TR>',
     ]
     entries = [entry for entry in _DFS_LEGEND if has_unreached or entry[0] != "not_reached"]
-    for first, second in zip(entries[0::2], entries[1::2] + [None]):
+    for first, second in zip_longest(entries[0::2], entries[1::2]):
         cells = _legend_cells(*first) + (_legend_cells(*second) if second else "<TD></TD><TD></TD>")
         rows.append(f"<TR>{cells}</TR>")
     return '<<TABLE BORDER="0" CELLSPACING="3" CELLPADDING="1">' + "".join(rows) + "</TABLE>>"

@@ -191,7 +191,7 @@ def draw_gradient_flow(root, rankdir="LR", max_nodes=150, gradient=None):
     for node in order:
         rows = [data_row(node), grad_row(node, emphasise=True)]
         dot.node(ids[node], value_box(node, rows, show_op=True), shape="plain")
-        for parent, carried in zip(node.parents, node.sent if is_tensor else node.local_grads):
+        for parent, carried in zip(node.parents, node.sent if is_tensor else node.local_grads, strict=True):
             style = dict(color=LOCAL_GRAD_COLOR, style="dashed", fontcolor=LOCAL_GRAD_COLOR)
             if is_tensor and carried is None:
                 style = dict(color=MUTED, style="solid", fontcolor=MUTED)
@@ -222,6 +222,6 @@ def _gradient_legend(root_name, is_tensor=False):
         )
     rows = "".join(
         f'<TR><TD ALIGN="RIGHT">{sample}</TD><TD ALIGN="LEFT"><FONT POINT-SIZE="11">{text}</FONT></TD></TR>'
-        for sample, text in zip(samples, texts)
+        for sample, text in zip(samples, texts, strict=True)
     )
     return f'<<TABLE BORDER="0" CELLSPACING="2" CELLPADDING="1">{rows}</TABLE>>'

@@ -244,7 +244,7 @@ def stacked_bar_chart(bars, *, ylabel, alt, size=(6.4, 3.6), annotate="{:.3g}"):
             alpha=0.85,
         )
         handles.append(drawn)
-        bottoms = [b + h for b, h in zip(bottoms, heights)]
+        bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
     if annotate:
         for x, total in enumerate(bottoms):
             axes.annotate(

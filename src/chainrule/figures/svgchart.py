@@ -194,16 +194,20 @@ def line_chart_svg(lines, points, *, xlabel, ylabel, logx, logy, size, xticks, c
     parts = axes.frame([t for t in x_ticks if x_low <= t <= x_high], y_ticks, xlabel, ylabel)
     legend = []
     for name, x_values, y_values in points:
-        parts.extend(marker("circle", axes.x(x), axes.y(y), "#000", 3.5, "white") for x, y in zip(x_values, y_values))
+        parts.extend(
+            marker("circle", axes.x(x), axes.y(y), "#000", 3.5, "white")
+            for x, y in zip(x_values, y_values, strict=True)
+        )
         legend.append((lambda lx, ly: marker("circle", lx + 12, ly, "#000", 3.5, "white"), name))
     for i, (name, x_values, y_values) in enumerate(lines):
         colour, dash, shape = colours[i % len(colours)], _DASHES[i % len(_DASHES)], MARKERS[i % len(MARKERS)]
         dashes = f' stroke-dasharray="{dash}"' if dash else ""
-        path = " ".join(f"{axes.x(x):.1f},{axes.y(y):.1f}" for x, y in zip(x_values, y_values))
+        path = " ".join(f"{axes.x(x):.1f},{axes.y(y):.1f}" for x, y in zip(x_values, y_values, strict=True))
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.6"{dashes}/>')
         every = max(1, len(y_values) // 12)  # a dozen markers per line at most
         parts.extend(
-            marker(shape, axes.x(x), axes.y(y), colour, 3.0) for x, y in list(zip(x_values, y_values))[::every]
+            marker(shape, axes.x(x), axes.y(y), colour, 3.0)
+            for x, y in list(zip(x_values, y_values, strict=True))[::every]
         )
 
         def sample(lx, ly, colour=colour, dashes=dashes, shape=shape):
@@ -265,7 +269,7 @@ def regions_svg(classify, points, labels, *, names, xlabel, ylabel, extent, reso
     if edges:
         parts.append(f'<path d="{"".join(edges)}" fill="none" stroke="#000" stroke-width="1.4"/>')
     parts += axes.frame(nice_ticks(x0, x1), nice_ticks(y0, y1), xlabel, ylabel, grid=False)
-    for (x, y), label in zip(points, labels):
+    for (x, y), label in zip(points, labels, strict=True):
         parts.append(
             marker(MARKERS[label % len(MARKERS)], axes.x(x), axes.y(y), colours[label % len(colours)], 4.5, edge="#000")
         )

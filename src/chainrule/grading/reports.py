@@ -85,7 +85,7 @@ def write_table(
     for result in results:
         scores = [result.scores.get(name, 0.0) for name in points]
         values = [result.student, result.file, *map(_points, scores), _points(sum(scores)), _points(possible)]
-        rows[(result.student, result.file)] = dict(zip(header, [*values, result.status]))
+        rows[(result.student, result.file)] = dict(zip(header, [*values, result.status], strict=True))
     partial = table.with_name(".grades.csv.partial")
     with partial.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, header, extrasaction="ignore", restval="")
@@ -309,7 +309,7 @@ def write_written(folder: Path, written: list[dict], submissions: list[Submissio
             )
         page = out / f"{file_name(submission.student, submission.file)}.html"
         page.write_text(_page(f"{submission.student}: written work", parts, script))
-        done = ", ".join(q["number"] for q, given in zip(written, answered) if given) or "none"
+        done = ", ".join(q["number"] for q, given in zip(written, answered, strict=True) if given) or "none"
         rows.append(
             f"<li><a href='{html.escape(page.name)}'>{html.escape(submission.student)}</a>: "
             f"answered {html.escape(done)}</li>"

@@ -316,7 +316,7 @@ def _rounded(before, after) -> bool:
         return False
     return all(
         isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
-        for a, b in zip(before["v"], after["v"])
+        for a, b in zip(before["v"], after["v"], strict=True)
     )
 
 

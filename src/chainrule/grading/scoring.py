@@ -296,7 +296,7 @@ def score(tests: dict[str, str], data: dict | None, problem: str = "", secret: b
         else:
             environment = _environment(data, _parameters(source))
             test_file.test_case_results = []
-            for (case, part), scored in zip(runs, test_file.test_cases):
+            for (case, part), scored in zip(runs, test_file.test_cases, strict=True):
                 message, passed = "✅ Test case passed", True
                 try:
                     with _hidden(case, secret), contextlib.redirect_stdout(io.StringIO()):
@@ -321,8 +321,10 @@ PUBLIC_ONLY = (
 def _public_only(runs: list, results: list) -> None:
     """A part whose hidden cases failed earns nothing for its public cases either (:data:`PUBLIC_ONLY`)."""
 
-    failed = {part.label for (case, part), result in zip(runs, results) if case.hidden and not result.passed}
-    for index, ((case, part), result) in enumerate(zip(runs, results)):
+    failed = {
+        part.label for (case, part), result in zip(runs, results, strict=True) if case.hidden and not result.passed
+    }
+    for index, ((case, part), result) in enumerate(zip(runs, results, strict=True)):
         if not case.hidden and result.passed and part.label in failed:
             results[index] = _failed(result, PUBLIC_ONLY)
 
