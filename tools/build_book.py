@@ -9,7 +9,8 @@ notebook while Sphinx reads it, so Sphinx's reader processes execute chapters si
 side; every extension the book uses declares itself safe for that.
 
 With ``--editions`` it then writes the Colab and student notebooks (``tools/notebooks.py``),
-which print the numbers this build gave (``_build/numbers.json``). A page's Colab button
+which print the numbers this build gave (``_build/numbers.json``), unless nothing they are
+made from changed since they were last written (``_build/.editions-fingerprint``). A page's Colab button
 opens the chapter's ``.ipynb`` only when that file exists while the page is written, so
 when a chapter's notebook was new, the book is built again (pages only; nothing executes).
 """
@@ -17,9 +18,11 @@ when a chapter's notebook was new, the book is built again (pages only; nothing 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import book_model
@@ -43,14 +46,28 @@ def run(argv: list[str]) -> int:
 
 def with_editions(jobs: int, argv: list[str]) -> int:
     """Build, write the editions from the numbers the build gave, and build again when one was new."""
+    began = time.monotonic()
     status = build(jobs, argv)
+    built = time.monotonic()
+    try:
+        return editions(jobs, argv, status)
+    finally:
+        print(f"build_book: the site {built - began:.1f} s, the notebooks {time.monotonic() - built:.1f} s")
+
+
+def editions(jobs: int, argv: list[str], status: int) -> int:
     book = book_folder(argv)
     if not (book / book_model.NUMBERS).is_file():  # the build stopped before it numbered anything
         return status
     before = {path for path in notebooks.expected_paths(book) if path.is_file()}
+    stamp = book / "_build" / ".editions-fingerprint"
+    if stamp.is_file() and stamp.read_text() == editions_fingerprint(book):
+        print("Notebooks: nothing they are made from changed since they were written")
+        return status
     written = notebooks.main(["--root", str(book)])
     if written:
         return written
+    stamp.write_text(editions_fingerprint(book))
     new = [path for path in notebooks.expected_paths(book) if path not in before]
     if new:
         print(
@@ -59,6 +76,19 @@ def with_editions(jobs: int, argv: list[str]) -> int:
         )
         status = build(jobs, argv)
     return status
+
+
+def editions_fingerprint(book: Path) -> str:
+    """SHA-256 of what the notebooks are made from (the chapters, the build's numbers and glued
+    values, the configuration, the converter) and of the notebooks themselves: when it is
+    unchanged, writing them again would change nothing, and is skipped (it takes seconds)."""
+    digest = hashlib.sha256()
+    sources = [book / "_config.yml", book / "_toc.yml", book / book_model.NUMBERS, *notebooks.expected_paths(book)]
+    sources += sorted((book / "chapters").glob("*.md")) + sorted(Path(__file__).parent.glob("*.py"))
+    sources += sorted(book.glob("*.bib"))
+    for path in sources:
+        digest.update(str(path).encode() + b"\0" + (path.read_bytes() if path.is_file() else b"(missing)"))
+    return digest.hexdigest()
 
 
 def book_folder(argv: list[str]) -> Path:

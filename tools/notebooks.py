@@ -413,10 +413,13 @@ def expected_files(book: Book) -> dict[Path, str]:
 def stale_files(book: Book, files: dict[Path, str] | None = None) -> list[Path]:
     """The generated files (of ``expected_files``) that are missing or out of date, glued numbers aside."""
     files = expected_files(book) if files is None else files
+    differ = [path for path in files if not path.is_file() or path.read_text(encoding="utf-8") != files[path]]
+    if not differ:  # the usual case after a build that executed nothing: no need to mark the glue
+        return []
     marked = expected_files(replace(book, mark_glue=True))
     return [
         path
-        for path in files
+        for path in differ
         if not path.is_file() or not same_but_glued(path.read_text(encoding="utf-8"), marked[path])
     ]
 
