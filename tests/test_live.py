@@ -177,3 +177,21 @@ def test_the_service_worker_is_versioned_by_the_runtime(tmp_path: Path):
     assert version() == first
     (runtime / "pyodide.asm.wasm").write_bytes(b"two")
     assert version() != first
+
+
+def test_start_page_draws_with_the_pages_graphviz():
+    """The worker's set-up: figures go to the renderer it is given, not to the `dot` program."""
+    from chainrule.figures import dot
+
+    drawn = []
+    original = Value.__dict__["_from_op"]  # the staticmethod itself
+    try:
+        namespace, solutions, release = live.start_page(lambda source: drawn.append(source) or "<svg/>")
+        graph = dot.Digraph("g")
+        graph.edge("a", "b")
+        assert graph.pipe() == "<svg/>" and drawn == [graph.source]
+        assert live.run_cell("x = 2", namespace, release=release)["error"] is None and namespace["x"] == 2
+        assert solutions == {} and isinstance(release, live.ShallowRelease)
+    finally:
+        dot.set_renderer(None)
+        Value._from_op = original

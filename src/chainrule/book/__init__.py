@@ -1,6 +1,6 @@
 """The book's pages: numbers that cells compute, glued into the prose, and Live code.
 
-Built on: the engine.
+Built on: the engine, chainrule.figures (the page's Python draws them with Graphviz in WebAssembly).
 
 The modules, in order: each imports only the engine and modules above it in this list
 (``tests/test_layers.py`` checks it):

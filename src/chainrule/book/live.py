@@ -31,7 +31,7 @@ import linecache
 import sys
 import traceback
 
-__all__ = ["ShallowRelease", "new_namespace", "run_cell", "run_solution_cell"]
+__all__ = ["ShallowRelease", "new_namespace", "run_cell", "run_solution_cell", "start_page"]
 
 
 class ShallowRelease:
@@ -75,6 +75,21 @@ class ShallowRelease:
         # held cost O(1) per Value made, and building a graph of n Values stays O(n).
         self._next_sweep = len(self.values) + max(self.batch, len(self.values))
         return len(self.values)
+
+
+def start_page(render_dot):
+    """Python for a web page's cells, as its worker (``live_worker.js``) starts it.
+
+    chainrule's figures are drawn by ``render_dot`` (Graphviz in WebAssembly, a function of
+    the worker's), deep graphs are freed one level at a time (:class:`ShallowRelease`), and
+    the page's cells share one namespace. Returns ``(namespace, solutions, release)``: the
+    page's names, those of the solutions' cells (:func:`run_solution_cell`), and the release.
+    """
+    from chainrule.figures import dot
+    from chainrule.value import Value
+
+    dot.set_renderer(render_dot)
+    return new_namespace(), {}, ShallowRelease().install(Value)
 
 
 def new_namespace():

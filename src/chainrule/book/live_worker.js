@@ -1,12 +1,12 @@
 /* chainrule live code: the Web Worker that runs a page's cells in Pyodide (see live.js).
  *
  * It loads Pyodide's core and Graphviz in WebAssembly from the book's own _static/live/
- * folder, unpacks chainrule's wheel into Pyodide's file system, and points chainrule's
- * drawing at Graphviz (chainrule.figures.dot.Digraph.pipe normally runs the `dot` program). Then
- * it runs each cell it is sent with chainrule.book.live.run_cell, in one namespace for the
- * page, and posts back what the cell printed, showed or raised. Deep graphs are freed
- * one level at a time (chainrule.book.live.ShallowRelease): a worker's stack is small. Running in a worker keeps
- * the page responsive, and lets the page stop a runaway cell by ending the worker.
+ * folder, unpacks chainrule's wheel into Pyodide's file system, and starts the page's Python
+ * with chainrule.book.live.start_page, giving it Graphviz to draw with (no `dot` program runs
+ * here) and freeing deep graphs one level at a time (a worker's stack is small). Then it runs
+ * each cell it is sent with chainrule.book.live.run_cell, in one namespace for the page, and
+ * posts back what the cell printed, showed or raised. Running in a worker keeps the page
+ * responsive, and lets the page stop a runaway cell.
  *
  * A solution's cell (space "solution") runs with chainrule.book.live.run_solution_cell: it
  * sees the page's names but binds its own apart, so it never replaces a reader's answer.
@@ -21,20 +21,10 @@
  */
 "use strict";
 
-var SETUP = [
-  "import js",
-  "from chainrule.figures import dot as _chainrule_dot",
-  "from chainrule.book import live as _chainrule_live",
-  "def _render_with_viz(self):",
-  "    return js.renderDot(self.source)",
-  "_chainrule_dot.Digraph.pipe = _render_with_viz",
-  "from chainrule.value import Value as _chainrule_Value",
-  "_chainrule_release = _chainrule_live.ShallowRelease().install(_chainrule_Value)",
-  "_chainrule_namespace = _chainrule_live.new_namespace()",
-  "_chainrule_solutions = {}"
-].join("\n");
-
 var python = null;
+// chainrule.book.live, and what its start_page gave: the page's namespace, the names of the
+// solutions' cells and the release of deep graphs.
+var live = null, namespace = null, solutions = null, release = null;
 var interrupt = null;
 var queue = Promise.resolve();
 
@@ -53,8 +43,12 @@ var start = function (base, wheel, buffer) {
         interrupt = new Uint8Array(buffer);
         pyodide.setInterruptBuffer(interrupt);
       }
-      self.renderDot = function (source) { return viz.renderString(source, { format: "svg" }); };
-      pyodide.runPython(SETUP);
+      live = pyodide.pyimport("chainrule.book.live");
+      var page = live.start_page(function (source) { return viz.renderString(source, { format: "svg" }); });
+      namespace = page.get(0);
+      solutions = page.get(1);
+      release = page.get(2);
+      page.destroy();
       python = pyodide;
       postMessage({ type: "ready", ms: Math.round(performance.now() - began) });
     })
@@ -67,12 +61,9 @@ var run = function (id, code, space) {
   var began = performance.now();
   var result;
   try {
-    var live = python.globals.get("_chainrule_live");
-    var namespace = python.globals.get("_chainrule_namespace");
-    var release = python.globals.get("_chainrule_release");
     var name = "<cell " + id + ">";
     var proxy = space === "solution"
-      ? live.run_solution_cell(code, namespace, python.globals.get("_chainrule_solutions"), name, release)
+      ? live.run_solution_cell(code, namespace, solutions, name, release)
       : live.run_cell(code, namespace, name, release);
     result = proxy.toJs({ dict_converter: Object.fromEntries });
     proxy.destroy();

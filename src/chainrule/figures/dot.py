@@ -5,20 +5,32 @@ edges. :class:`Digraph` writes them in exactly the form the ``graphviz`` package
 (same quoting, attributes sorted by name, a tab before each line), so the SVG files are
 the same as when that package built them. It is written here, not imported, so that
 drawing a :class:`~chainrule.value.Value` graph needs nothing but Python: in the web
-page (Pyodide) the DOT text is rendered by a WebAssembly build of Graphviz instead.
-Only :meth:`Digraph.pipe` runs ``dot``.
+page (Pyodide) the DOT text is rendered by a WebAssembly build of Graphviz instead,
+given to :func:`set_renderer`. Only :meth:`Digraph.pipe` runs ``dot``.
 """
 
 import re
 import subprocess
 
-__all__ = ["Digraph", "GraphvizMissingError", "quote"]
+__all__ = ["Digraph", "GraphvizMissingError", "quote", "set_renderer"]
 
 #: An identifier DOT reads without quotes: a name or a number.
 _ID = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*|-?(\.[0-9]+|[0-9]+(\.[0-9]*)?))$")
 _HTML = re.compile(r"<.*>$", re.DOTALL)  # an HTML-like label, <...>, is written as it is
 _KEYWORDS = {"node", "edge", "graph", "digraph", "subgraph", "strict"}
 _QUOTE = re.compile(r'(?P<backslashes>(?:\\\\)*)\\?(?P<quote>")')
+
+
+_renderer = None  # DOT text -> SVG text, where the `dot` program cannot run (set_renderer)
+
+
+def set_renderer(render):
+    """Draw every figure with ``render(dot_text) -> svg_text`` instead of ``dot``; None: ``dot`` again.
+
+    A web page's Python has no processes to run ``dot`` in: it draws with Graphviz compiled
+    to WebAssembly (``chainrule.book.live.start_page``)."""
+    global _renderer
+    _renderer = render
 
 
 class GraphvizMissingError(RuntimeError):
@@ -66,7 +78,9 @@ class Digraph:
         return f"digraph {quote(self.name)} {{\n" + "".join(self.body) + "}\n"
 
     def pipe(self):
-        """The graph drawn as an SVG document, by ``dot``."""
+        """The graph drawn as an SVG document, by ``dot`` (or by the renderer of :func:`set_renderer`)."""
+        if _renderer is not None:
+            return _renderer(self.source)
         try:
             run = subprocess.run(
                 ["dot", "-Kdot", "-Tsvg"], input=self.source.encode("utf-8"), capture_output=True, check=False
