@@ -179,9 +179,7 @@ def test_where_the_setup_cell_installs_from(tmp_path, monkeypatch, wheel, variab
     pip = types.SimpleNamespace(stderr="pip said this\nERROR: and this")
     monkeypatch.setattr(subprocess, "run", lambda command, **_: commands.append(command) or pip)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *_: None if name in missing else object())
-    source = assignments.HANDOUT_SETUP.format(
-        default_spec=BOOK.default_pip_spec, otter_version=assignments.OTTER_VERSION, public_tests="{}"
-    )
+    source = assignments.handout_setup(BOOK)
     with pytest.raises(RuntimeError) as raised:
         exec(compile(source, "set-up cell", "exec"), {})
     assert commands == [[sys.executable, "-m", "pip", "install", "-q", "--no-color", installed]]

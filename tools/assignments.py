@@ -37,6 +37,7 @@ import copy
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,6 +46,7 @@ import zipfile
 from pathlib import Path
 
 import nbformat
+import notebooks  # tools/notebooks.py: the set-up cells
 import package  # tools/package.py: run as a script, or with tools/ on the path (the tests)
 from book_model import ROOT, Book, load_book
 from myst import ConversionError
@@ -74,6 +76,7 @@ WRITTEN_PROMPT = reports.WRITTEN_PROMPT_TEXT
 # Scores come from the grader's own process, never from the student's kernel (chainrule.grading.scoring).
 PLUGIN = "chainrule.grading.otter_plugin.TrustedScores"
 
+
 # The public tests ride in the set-up cell, not in otter's notebook metadata (`tests: files: false`),
 # because otter 7.0.0 reads no metadata tests on Colab: in otter/check/notebook.py, Notebook.__init__
 # raises "Tests directory ./tests does not exist" when the shell is Colab's (check/utils.py,
@@ -83,52 +86,20 @@ PLUGIN = "chainrule.grading.otter_plugin.TrustedScores"
 # file in /content. Measured with a kernel whose shell is google.colab._shell.Shell, or with no .ipynb
 # in the folder: metadata tests fail, these pass. tests/colab_sim.py cannot show it (its shell is not
 # Colab's and the notebook lies in its folder).
-# The handout's set-up cell, the first thing a student runs. It installs what is missing, wherever
-# it runs (Colab, a JupyterHub, a laptop): chainrule from the wheel that make assignments puts beside
-# the notebook (the version the autograder zip grades with), else from CHAINRULE_PIP_SPEC, else from
-# the course's repository; otter-grader, pinned; Graphviz on Colab only. tests/test_handout.py runs it
-# in a bare venv. Lines keep to the chapters' 72 columns.
-HANDOUT_SETUP = """\
-# Set-up: installs what this notebook needs when it is missing.
-# chainrule comes from the chainrule-*.whl beside this notebook (the
-# course's pinned version), else from the environment variable
-# CHAINRULE_PIP_SPEC, else from the course's repository.
-import glob, importlib.util, os, shutil, site, subprocess, sys
-SOURCE = "{default_spec}"
+def handout_setup(book) -> str:
+    """The handout's set-up cell, the first thing a student runs (``setup_cells/handout.py``).
 
-
-def install(module, spec):
-    if importlib.util.find_spec(module) is not None:
-        return
-    pip = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-color",
-         spec], capture_output=True, text=True)
-    if site.ENABLE_USER_SITE:  # pip may install into ~/.local
-        site.addsitedir(site.getusersitepackages())
-    importlib.invalidate_caches()
-    if importlib.util.find_spec(module) is None:
-        last_lines = "\\n".join(pip.stderr.splitlines()[-10:])
-        raise RuntimeError(
-            f"Installing {{module}} with `pip install {{spec}}` failed:"
-            f"\\n{{last_lines}}\\nCheck the network, then run this cell "
-            "again.")
-
-
-if "google.colab" in sys.modules and shutil.which("dot") is None:
-    subprocess.run(["apt-get", "install", "-y", "-qq", "graphviz"],
-                   capture_output=True)  # Graphviz draws the figures
-WHEELS = sorted(glob.glob("chainrule-*.whl"))
-install("chainrule", WHEELS[-1] if WHEELS
-        else os.environ.get("CHAINRULE_PIP_SPEC", SOURCE))
-install("otter", "otter-grader=={otter_version}")  # runs the checks
-# The public tests that grader.check runs, written into ./tests when
-# the notebook came alone.
-PUBLIC_TESTS = {public_tests}
-os.makedirs("tests", exist_ok=True)
-for test_name, test_source in PUBLIC_TESTS.items():
-    if not os.path.exists(os.path.join("tests", test_name)):
-        with open(os.path.join("tests", test_name), "w") as test_file:
-            test_file.write(test_source)"""
+    It installs what is missing, wherever it runs (Colab, a JupyterHub, a laptop): chainrule
+    from the wheel that make assignments puts beside the notebook (the version the
+    autograder zip grades with), else from CHAINRULE_PIP_SPEC, else from the course's
+    repository; otter-grader, pinned; Graphviz on Colab only. ``PUBLIC_TESTS = {}`` is
+    filled in per assignment (:func:`with_public_tests`). tests/test_handout.py runs it in a
+    bare venv."""
+    text = notebooks.setup_cell("handout", book.default_pip_spec)
+    text, found = re.subn(r"otter-grader==[0-9.]+", f"otter-grader=={OTTER_VERSION}", text)
+    if found != 1:
+        raise ConversionError("setup_cells/handout.py must install otter-grader==<version> once")
+    return text
 
 
 #: Where the autograder zip installs its Python on Gradescope: otter's setup.sh puts Miniforge in
@@ -261,7 +232,7 @@ def master_notebook(book: Book, assignment: Assignment, requirements: Path):
         raw(config_cell(assignment, requirements)),
         markdown(introduction(book, assignment)),
         code(
-            HANDOUT_SETUP.format(default_spec=book.default_pip_spec, otter_version=OTTER_VERSION, public_tests="{}"),
+            handout_setup(book),
             ["otter_ignore"],
         ),
         code("import otter\n\ngrader = otter.Notebook()"),

@@ -17,7 +17,7 @@ text with a reference list at the end, labels are dropped and figures become ima
 A construct without a plain form is an error that names the chapter and line.
 
 The set-up cell (the first code cell of every chapter, tagged ``setup``) is written from
-``SETUP_TEMPLATE`` here, the one place that defines how ``chainrule`` is installed. It
+``setup_cells/chapter.py``, the one place that defines how ``chainrule`` is installed. It
 installs from the repository of ``_config.yml`` (``git+<repository.url>@<branch>``), or,
 when ``_config.yml`` sets ``chainrule_release: "0.1.0"``, the release ``chainrule==0.1.0``
 from PyPI (a wheel: faster than cloning). This tool also writes each chapter ``.md`` back
@@ -57,33 +57,18 @@ from plain_markdown import Context, convert_markdown, reference_list, same_but_g
 #: The kernel JupyterLab records when it saves a chapter (ipykernel's python3 kernel).
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
-SETUP_TEMPLATE = """\
-# Set-up: makes `import chainrule` work. On Colab it installs it
-# (the environment variable CHAINRULE_PIP_SPEC overrides from where).
-import importlib.util, os, shutil, subprocess, sys
-SOURCE = "{default_spec}"
-if importlib.util.find_spec("chainrule") is None:
-    spec = os.environ.get("CHAINRULE_PIP_SPEC", SOURCE)
-    on_colab = "google.colab" in sys.modules
-    if not on_colab and "CHAINRULE_PIP_SPEC" not in os.environ:
-        raise ModuleNotFoundError(
-            "chainrule is not installed in this kernel. In a clone of "
-            "the course, run `make setup` and pick the .venv kernel, "
-            "or run `pip install -e .` in the clone.")
-    if shutil.which("dot") is None:  # graphviz draws the figures
-        subprocess.run(["apt-get", "install", "-y", "-qq", "graphviz"],
-                       capture_output=True)
-    pip = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-color",
-         spec], capture_output=True, text=True)
-    importlib.invalidate_caches()
-    if importlib.util.find_spec("chainrule") is None:
-        raise RuntimeError(
-            f"Installing chainrule with `pip install {{spec}}` failed:"
-            f"\\n{{pip.stderr[-2000:]}}\\nCheck the network, or set "
-            "CHAINRULE_PIP_SPEC to a source you can reach (a wheel "
-            "file, a git URL or chainrule==x.y), then run this cell "
-            "again.")"""
+#: The set-up cells, as real Python files (linted; ``setup_cells/ruff.toml``) holding the course's own values.
+SETUP_CELLS = Path(__file__).with_name("setup_cells")
+
+
+def setup_cell(name: str, source_spec: str) -> str:
+    """The set-up cell ``setup_cells/<name>.py`` whose ``SOURCE`` is ``source_spec`` (where pip
+    installs chainrule from when it is missing)."""
+    text = (SETUP_CELLS / f"{name}.py").read_text(encoding="utf-8").rstrip("\n")
+    text, found = re.subn(r'^SOURCE = ".*"$', lambda _: f'SOURCE = "{source_spec}"', text, flags=re.M)
+    if found != 1:
+        raise ConversionError(f"{SETUP_CELLS / name}.py must set SOURCE once, on a line of its own")
+    return text
 
 
 # ---------------------------------------------------------------------------------------
@@ -112,7 +97,7 @@ def tags(cell) -> list[str]:
 
 
 def setup_source(book: Book) -> str:
-    return SETUP_TEMPLATE.format(default_spec=book.default_pip_spec)
+    return setup_cell("chapter", book.default_pip_spec)
 
 
 def numbering_source(book: Book, chapter: str) -> str:
