@@ -51,7 +51,7 @@
 
   // Right after the theme's "Skip to main content": a link to each exercise's answer cell,
   // shown on the theme's bar when focused. It starts Live code if need be, then puts the
-  // cursor in the answer: Exercise 1.2's answer is four key presses from the top of its page.
+  // cursor in the answer: Exercise 1.2's answer is three key presses from the top of its page.
   function addSkipLinks(page) {
     var first = document.getElementById("pst-skip-link");
     if (!first || !page.exercises.length) return;
