@@ -232,7 +232,8 @@ class Value:
                     a.grad += grad * local_a
                     b.grad += grad * local_b
                 else:
-                    for parent, local in zip(parents, node.local_grads, strict=True):
+                    local_grads = node.local_grads
+                    for parent, local in zip(parents, local_grads, strict=True):
                         parent.grad += grad * local
         finally:
             for node, grad in earlier:
