@@ -84,7 +84,8 @@ def editions_fingerprint(book: Path) -> str:
     unchanged, writing them again would change nothing, and is skipped (it takes seconds)."""
     digest = hashlib.sha256()
     sources = [book / "_config.yml", book / "_toc.yml", book / book_model.NUMBERS, *notebooks.expected_paths(book)]
-    sources += sorted((book / "chapters").glob("*.md")) + sorted(Path(__file__).parent.glob("*.py"))
+    # The converter: every module of tools/, the set-up cells of tools/setup_cells/ among them.
+    sources += sorted((book / "chapters").glob("*.md")) + sorted(Path(__file__).parent.rglob("*.py"))
     sources += sorted(book.glob("*.bib"))
     for path in sources:
         digest.update(str(path).encode() + b"\0" + (path.read_bytes() if path.is_file() else b"(missing)"))

@@ -68,15 +68,13 @@ var run = function (id, code, space) {
     result = proxy.toJs({ dict_converter: Object.fromEntries });
     proxy.destroy();
   } catch (error) {
-    if (error && error.type === "KeyboardInterrupt") {  // Stop arrived between two cells' lines
-      interrupt[0] = 0;
-      postMessage({ type: "result", id: id, result: { error: "KeyboardInterrupt: stopped" }, ms: 0 });
+    if (!(error && error.type === "KeyboardInterrupt")) {
+      // Pyodide itself failed (a fatal error): this interpreter is gone; the page restarts it.
+      python = null;
+      postMessage({ type: "crashed", id: id, message: String(error && error.message || error).split("\n")[0] });
       return;
     }
-    // Pyodide itself failed (a fatal error): this interpreter is gone; the page restarts it.
-    python = null;
-    postMessage({ type: "crashed", id: id, message: String(error && error.message || error).split("\n")[0] });
-    return;
+    result = { error: "KeyboardInterrupt: stopped" };  // Stop arrived outside the cell's own lines
   }
   if (interrupt) interrupt[0] = 0;  // a Stop that came after the cell ended stops nothing else
   postMessage({ type: "result", id: id, result: result, ms: Math.round(performance.now() - began) });

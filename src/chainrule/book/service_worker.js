@@ -2,12 +2,12 @@
  * pages that may share memory with their Python worker.
  *
  * The build copies this file to the site's root as service-worker.js (its scope is the whole
- * site) and writes the build's fingerprint of _static/live/ into VERSION; progress.js, on
+ * site) and writes the build's fingerprint of _static/live/ into VERSION; site.js, on
  * every page, registers it. It does two things, both to the site's own responses only:
  *
  * 1. Everything under _static/live/ (Pyodide, Graphviz, the editor, chainrule's wheel) is
  *    served from a cache named after VERSION, and fetched once: the next chapter, and the
- *    next visit, start Python without downloading its 12 MB again. A new build has a new
+ *    next visit, start Python without downloading its 15 MB again. A new build has a new
  *    VERSION, so the browser installs the new worker, which deletes the old cache.
  * 2. Every response gets the headers that make a page cross-origin isolated (COOP
  *    same-origin, COEP require-corp), which GitHub Pages cannot send: an isolated page may
