@@ -68,8 +68,8 @@ $(UV): | $(VENV_NEEDS)
 # Every module compiled now: the grading sandbox cannot write into the venv. rfc3987-syntax
 # (from jsonschema's extras) builds a grammar in every process that imports nbformat, for a
 # string format nothing here checks: it goes.
-$(INSTALL_STAMP): requirements.txt pyproject.toml | $(UV)
-	$(UV_INSTALL) -r requirements.txt -e .
+$(INSTALL_STAMP): requirements.txt pyproject.toml course/pyproject.toml | $(UV)
+	$(UV_INSTALL) -r requirements.txt -e . -e course
 	$(UV) pip uninstall --python $(PY) --quiet rfc3987-syntax
 	$(UV) pip check --python $(PY)
 	touch $@
@@ -122,7 +122,7 @@ grade: grade-packages  ## ASSIGNMENT=<name> SUBMISSIONS=<dir>: grade its noteboo
 	  echo "assignments: $$(ls _build/assignments 2>/dev/null | tr '\n' ' ')" >&2; exit 2; fi
 	@ls -d _build/assignments/*/ >/dev/null 2>&1 || $(MAKE) assignments
 	@$(PYTHON) tools/grading_env.py "_build/assignments/$$ASSIGNMENT/autograder/$$ASSIGNMENT-autograder.zip" $(GRADE_VENV) $(if $(wildcard $(UV)),--uv $(UV)) >/dev/null
-	$(GRADE_VENV)/bin/python -m chainrule.grading.grade "$$ASSIGNMENT" "$$SUBMISSIONS" $(GRADE_OPTIONS)
+	$(GRADE_VENV)/bin/python -m chainrule_course.grading.grade "$$ASSIGNMENT" "$$SUBMISSIONS" $(GRADE_OPTIONS)
 
 test:  ## build the book, then run the whole test suite, both tiers; prints its wall and CPU time
 	@sh tools/timed.sh "make test" $(MAKE) --no-print-directory -j$(JOBS) --output-sync=target test-steps

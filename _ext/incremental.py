@@ -37,6 +37,10 @@ DEFAULT_FILES = [
     "src/chainrule/**/*.py",
     "src/chainrule/**/*.js",
     "src/chainrule/**/*.css",
+    "course/chainrule_course/**/*.py",
+    "course/chainrule_course/**/*.js",
+    "course/chainrule_course/**/*.css",
+    "course/pyproject.toml",
     "requirements.txt",
     "pyproject.toml",
 ]

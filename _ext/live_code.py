@@ -1,6 +1,6 @@
 """The "Live code" mode of the scalar chapters: Python in the page, served by the book itself.
 
-The pages listed in ``live_code_pages`` get one small script, ``chainrule/book/live.js``, which
+The pages listed in ``live_code_pages`` get one small script, ``chainrule_course/book/live.js``, which
 adds a "Live code" button. Everything else it needs is copied into the build's
 ``_static/live/`` folder, and fetched by the browser only when the reader presses it:
 
@@ -13,21 +13,22 @@ adds a "Live code" button. Everything else it needs is copied into the build's
   dependencies), the cells' editor: each package's ES module, unbundled, into ``cm/``, with
   ``cm/modules.json``, the import map (bare name to file) that ``live.js`` installs before it
   imports ``live_editor.js``;
-* chainrule's wheel, built from this checkout (again only when ``src/`` changed);
-* the worker, the editor and the styles, ``chainrule/book/live_worker.js``, ``live_editor.js``
+* the engine's and the course's wheels, built from this checkout (again only when ``src/`` or
+  ``course/`` changed);
+* the worker, the editor and the styles, ``chainrule_course/book/live_worker.js``, ``live_editor.js``
   and ``live.css``.
 
 Every page gets ``site.js``, which registers the site's service worker: the build writes
-``chainrule/book/service_worker.js`` to the site's root as ``service-worker.js``, with the
+``chainrule_course/book/service_worker.js`` to the site's root as ``service-worker.js``, with the
 fingerprint of ``_static/live/`` as its version. It keeps the runtime across chapters and
 visits, and makes the pages cross-origin isolated, so that Stop can interrupt a cell. The
 panel's note says how much the runtime weighs, as the build measures it
 (``data-runtime-size``).
 
 The pages listed in ``drill_pages`` get ``drill.js`` and ``drill.css`` (also in
-``chainrule/book``): each element ``<div class="cr-drill" data-drill-kinds="...">`` of the page
+``chainrule_course/book``): each element ``<div class="cr-drill" data-drill-kinds="...">`` of the page
 becomes a drill, which starts the same runtime in a worker of its own at its first question
-and asks ``chainrule.drills.page`` for the questions, the verdicts and the steps.
+and asks ``chainrule_course.drills.page`` for the questions, the verdicts and the steps.
 
 The script's ``data-exercises`` attribute carries the page's checked exercises (those with
 an answer cell and a check cell, as ``tools/questions.py`` finds them for the assignments):
@@ -54,12 +55,16 @@ from sphinx.errors import ExtensionError
 from sphinx.util import logging
 from sphinx.util.osutil import relative_uri
 
+import chainrule_course.book
+
 logger = logging.getLogger(__name__)
 
 STATIC_FOLDER = "live"
 PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
 VIZ_FILE = Path("@viz-js") / "viz" / "lib" / "viz-standalone.js"
-PACKAGE_FILES = [  # in chainrule/book
+#: The browser's side of Live code and the drills, shipped in the course's package.
+BOOK_PACKAGE = Path(chainrule_course.book.__file__).parent
+PACKAGE_FILES = [  # in BOOK_PACKAGE
     "live.js",
     "live_worker.js",
     "live_editor.js",
@@ -69,7 +74,7 @@ PACKAGE_FILES = [  # in chainrule/book
     "progress.js",
     "progress.css",
     "site.js",
-]  # in chainrule/book
+]
 #: The editor's ES modules: bare name (as the modules import each other) -> file in node_modules.
 EDITOR_MODULES = {
     "@codemirror/autocomplete": "@codemirror/autocomplete/dist/index.js",
@@ -112,33 +117,37 @@ def node_modules(app: Sphinx) -> Path:
 
 
 def source_fingerprint(root: Path) -> str:
-    """SHA-256 over chainrule's sources and pyproject.toml: the wheel is built again when it changes."""
+    """SHA-256 over the two projects' sources and pyproject.toml files: the wheels are built again
+    when it changes."""
     digest = hashlib.sha256()
     files = sorted(
-        path for path in (root / "src" / "chainrule").rglob("*") if path.is_file() and "__pycache__" not in path.parts
+        path
+        for folder in (root / "src", root / "course")
+        for path in folder.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and ".egg-info" not in path.as_posix()
     )
     for path in files + [root / "pyproject.toml"]:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def chainrule_wheel(root: Path) -> Path:
-    """chainrule's wheel, built from the checkout once per version of its sources."""
+def built_wheels(root: Path) -> list[Path]:
+    """The engine's and the course's wheels, built from the checkout once per version of their sources."""
     cache = root / "_build" / ".live-wheel"
     folder = cache / source_fingerprint(root)
-    wheels = sorted(folder.glob("chainrule-*.whl"))
-    if wheels:
-        return wheels[0]
+    wheels = sorted(folder.glob("*.whl"))
+    if len(wheels) == 2:
+        return wheels
     if cache.exists():
         shutil.rmtree(cache)
-    return package.build_wheel(folder)
+    return list(package.build_wheels(folder))
 
 
-def runtime_size(modules: Path, wheel: Path, root: Path) -> str:
+def runtime_size(modules: Path, wheels: list[Path], root: Path) -> str:
     """What the page downloads when Python starts, as the panel says it: "14.2 MB"."""
-    files = [modules / "pyodide" / name for name in PYODIDE_FILES] + [modules / VIZ_FILE, wheel]
+    files = [modules / "pyodide" / name for name in PYODIDE_FILES] + [modules / VIZ_FILE, *wheels]
     files += [modules / path for path in EDITOR_MODULES.values()]
-    files += [root / "src" / "chainrule" / "book" / name for name in ("live_worker.js", "live_editor.js")]
+    files += [BOOK_PACKAGE / name for name in ("live_worker.js", "live_editor.js")]
     return f"{sum(path.stat().st_size for path in files) / 1e6:.1f} MB"
 
 
@@ -152,13 +161,13 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
         app.add_css_file(f"{STATIC_FOLDER}/drill.css")
         app.add_js_file(
             f"{STATIC_FOLDER}/drill.js",
-            **{"data-wheel": app.env.live_code_wheel, "data-runtime-size": app.env.live_code_size},
+            **{"data-wheels": app.env.live_code_wheels, "data-runtime-size": app.env.live_code_size},
         )
     if pagename not in app.config.live_code_pages:
         return
     app.add_css_file(f"{STATIC_FOLDER}/live.css")
     exercises = json.dumps(app.env.live_code_exercises.get(pagename, []), separators=(",", ":"))
-    attributes = {"data-wheel": app.env.live_code_wheel, "data-runtime-size": app.env.live_code_size}
+    attributes = {"data-wheels": app.env.live_code_wheels, "data-runtime-size": app.env.live_code_size}
     app.add_js_file(f"{STATIC_FOLDER}/live.js", **attributes, **{"data-exercises": exercises})
 
 
@@ -209,14 +218,14 @@ def checked_exercises(root: Path, pages: list[str]) -> dict[str, list[dict]]:
 
 def find_wheel(app: Sphinx) -> None:
     modules = node_modules(app)  # fail early, before anything executes, when npm's packages are missing
-    wheel = chainrule_wheel(repository(app))
-    app.env.live_code_wheel = wheel.name
-    app.env.live_code_size = runtime_size(modules, wheel, repository(app))
+    wheels = built_wheels(repository(app))
+    app.env.live_code_wheels = " ".join(wheel.name for wheel in wheels)
+    app.env.live_code_size = runtime_size(modules, wheels, repository(app))
     app.env.live_code_exercises = checked_exercises(repository(app), list(app.config.live_code_pages))
 
 
 def copy_assets(app: Sphinx, exception: Exception | None) -> None:
-    """Copy the runtime, Graphviz, the wheel and the scripts into ``_static/live/``."""
+    """Copy the runtime, Graphviz, the wheels and the scripts into ``_static/live/``."""
     if exception is not None or app.builder.format != "html":
         return
     target = Path(app.outdir) / "_static" / STATIC_FOLDER
@@ -228,11 +237,11 @@ def copy_assets(app: Sphinx, exception: Exception | None) -> None:
     copy_editor(modules, target / "cm")
     root = repository(app)
     for name in PACKAGE_FILES:
-        _copy(root / "src" / "chainrule" / "book" / name, target / name)
-    for old in target.glob("chainrule-*.whl"):
+        _copy(BOOK_PACKAGE / name, target / name)
+    for old in target.glob("*.whl"):
         old.unlink()
-    wheel = chainrule_wheel(root)
-    _copy(wheel, target / wheel.name)
+    for wheel in built_wheels(root):
+        _copy(wheel, target / wheel.name)
     write_service_worker(root, Path(app.outdir), target)
 
 
@@ -242,7 +251,7 @@ def write_service_worker(root: Path, outdir: Path, runtime: Path) -> None:
     digest = hashlib.sha256()
     for path in sorted(p for p in runtime.rglob("*") if p.is_file()):
         digest.update(path.relative_to(runtime).as_posix().encode() + b"\0" + path.read_bytes())
-    source = (root / "src" / "chainrule" / "book" / "service_worker.js").read_text(encoding="utf-8")
+    source = (BOOK_PACKAGE / "service_worker.js").read_text(encoding="utf-8")
     if source.count('var VERSION = "BUILD";') != 1:
         raise ExtensionError('live_code: service_worker.js must set VERSION once, to "BUILD"')
     version = digest.hexdigest()[:16]

@@ -7,13 +7,13 @@
   files from its cache, so this takes seconds, and it is done once per test run:
   :func:`shared_venv` lets the first pytest-xdist worker build it in the run's temporary
   folder, and the others reuse it.
-* :func:`build_wheel` builds a chainrule wheel from a copy of the checkout (nothing is written
+* :func:`build_wheels` builds the engine's and the course's wheels from a copy of the checkout (nothing is written
   into the repo).
 * :func:`make_ipython_dir` writes an IPython profile whose start-up file puts fake ``google``,
   ``google.colab`` and ``google.colab.output`` modules into ``sys.modules``.
 * :func:`run_notebook` copies a notebook to a fresh temporary folder, uninstalls chainrule from
   the sim venv (the venv serves a whole session, so each notebook must really install it) and
-  executes the notebook with nbclient inside the sim venv, with pip pointed at the wheel only.
+  executes the notebook with nbclient inside the sim venv, with pip pointed at the wheels only.
   Runs in one venv take turns (a file lock beside the venv): two at once would each see the
   other's install.
 """
@@ -121,25 +121,25 @@ def build_venv(target: Path, log=print) -> Path:
     return target
 
 
-# --------------------------------------------------------------------------- the wheel
+# --------------------------------------------------------------------------- the wheels
 
 
 def _repo_build_artifacts() -> set[str]:
     """Build leftovers in the repo (build/, *.egg-info, dist/), ignored by git or not."""
     found = set()
-    for pattern in ("build", "dist", "*.egg-info", "src/*.egg-info", "src/build"):
+    for pattern in ("build", "dist", "*.egg-info", "src/*.egg-info", "src/build", "course/*.egg-info", "course/build"):
         found.update(str(path.relative_to(ROOT)) for path in ROOT.glob(pattern))
     return found
 
 
-def build_wheel(out_dir: Path) -> Path:
-    """Build chainrule's wheel from a copy of the checkout into ``out_dir``; return its path."""
+def build_wheels(out_dir: Path) -> tuple[Path, Path]:
+    """Build the engine's and the course's wheels from a copy of the checkout into ``out_dir``."""
     before = _repo_build_artifacts()
-    wheel = package.build_wheel(out_dir)
+    wheels = package.build_wheels(out_dir)
     after = _repo_build_artifacts()
     if after - before:
-        raise RuntimeError(f"building the wheel left files in the repo: {sorted(after - before)}")
-    return wheel
+        raise RuntimeError(f"building the wheels left files in the repo: {sorted(after - before)}")
+    return wheels
 
 
 # --------------------------------------------------------------------------- the fake Colab
@@ -368,13 +368,26 @@ def _output_text(output: dict) -> str:
 
 
 def uninstall_chainrule(venv: Path) -> None:
-    """chainrule out of the sim venv, with uv (0.02 s against pip's 0.8 s, before every run)."""
+    """chainrule and the course out of the sim venv, with uv (0.02 s against pip's 0.8 s, before every run)."""
     _run(
-        [str(offline.UV), "pip", "uninstall", "--quiet", "--python", str(venv_python(venv)), "chainrule"],
+        [
+            str(offline.UV),
+            "pip",
+            "uninstall",
+            "--quiet",
+            "--python",
+            str(venv_python(venv)),
+            "chainrule",
+            "chainrule-course",
+        ],
         env=_clean_env(),
     )
     check = subprocess.run(
-        [str(venv_python(venv)), "-c", "import importlib.util as u; print(u.find_spec('chainrule'))"],
+        [
+            str(venv_python(venv)),
+            "-c",
+            "import importlib.util as u; print(u.find_spec('chainrule') or u.find_spec('chainrule_course'))",
+        ],
         capture_output=True,
         text=True,
         env=_clean_env(),
@@ -389,7 +402,7 @@ def uninstall_chainrule(venv: Path) -> None:
 def run_notebook(
     notebook: Path | nbformat.NotebookNode,
     venv: Path,
-    wheel: Path,
+    wheels: tuple[Path, Path],
     ipython_dir: Path,
     *,
     pip_spec: str | None = None,
@@ -400,11 +413,11 @@ def run_notebook(
     """Execute a notebook in the simulated Colab and return the executed copy and its errors.
 
     ``pip_spec`` is what the set-up cell is told to install (``CHAINRULE_PIP_SPEC``); it
-    defaults to the wheel. With ``probe``, a last cell (removed from the result) reports where
+    defaults to the two wheels. With ``probe``, a last cell (removed from the result) reports where
     the kernel imported chainrule from (``RunResult.probe``), only if nothing failed before.
     """
     with taking_turns(venv):
-        return _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep)
+        return _run_now(notebook, venv, wheels, ipython_dir, pip_spec, timeout, probe, keep)
 
 
 @contextlib.contextmanager
@@ -420,7 +433,7 @@ def run_then(
     second: nbformat.NotebookNode,
     stops_at: int,
     venv: Path,
-    wheel: Path,
+    wheels: tuple[Path, Path],
     ipython_dir: Path,
     *,
     timeout: int = CELL_TIMEOUT,
@@ -441,16 +454,16 @@ def run_then(
     with taking_turns(venv):
         if same <= stops_at:
             ran, then = _run_now(
-                first, venv, wheel, ipython_dir, None, timeout, False, False, then=(second, same, stops_at)
+                first, venv, wheels, ipython_dir, None, timeout, False, False, then=(second, same, stops_at)
             )
             if then is not None:
                 return ran, then
         else:
-            ran = _run_now(first, venv, wheel, ipython_dir, None, timeout, False, False)
-        return ran, _run_now(second, venv, wheel, ipython_dir, None, timeout, False, False)
+            ran = _run_now(first, venv, wheels, ipython_dir, None, timeout, False, False)
+        return ran, _run_now(second, venv, wheels, ipython_dir, None, timeout, False, False)
 
 
-def _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep, then=None):
+def _run_now(notebook, venv, wheels, ipython_dir, pip_spec, timeout, probe, keep, then=None):
     """One driver run. With ``then`` = (second notebook, its first cell to run, the first's expected
     stop), it returns (first's RunResult, second's RunResult or None when the first stopped elsewhere)."""
     folder = Path(tempfile.mkdtemp(prefix="colab-sim-run-"))
@@ -478,9 +491,9 @@ def _run_now(notebook, venv, wheel, ipython_dir, pip_spec, timeout, probe, keep,
             ]
         env = _sim_env(
             IPYTHONDIR=str(ipython_dir),
-            CHAINRULE_PIP_SPEC=pip_spec if pip_spec is not None else str(wheel),
+            CHAINRULE_PIP_SPEC=pip_spec if pip_spec is not None else " ".join(map(str, wheels)),
             PIP_NO_INDEX="1",
-            PIP_FIND_LINKS=str(wheel.parent),
+            PIP_FIND_LINKS=str(wheels[0].parent),
             PATH=os.pathsep.join([str(venv / "bin"), _clean_env()["PATH"]]),
             MPLBACKEND="module://matplotlib_inline.backend_inline",
         )
@@ -554,15 +567,15 @@ def shared_venv(target: Path, log=print) -> Path:
 
 @contextlib.contextmanager
 def colab_session(workdir: Path, venv_home: Path | None = None, log=print):
-    """(venv, wheel, ipython_dir) for a test session; ``workdir`` is a scratch folder outside the repo.
+    """(venv, wheels, ipython_dir) for a test session; ``workdir`` is a scratch folder outside the repo.
 
     ``venv_home`` is where the venv is built once and shared (pytest-xdist's workers of one run
     pass the run's folder); it defaults to ``workdir``.
     """
     venv = shared_venv((venv_home or workdir) / "venv", log=log)
-    wheel = build_wheel(workdir / "wheels")
+    wheels = build_wheels(workdir / "wheels")
     ipython_dir = make_ipython_dir(workdir)
-    yield venv, wheel, ipython_dir
+    yield venv, wheels, ipython_dir
 
 
 def first_code_cell(nb: nbformat.NotebookNode) -> int:
@@ -581,7 +594,7 @@ def setup_only(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 if __name__ == "__main__":  # PYTHONPATH=tools python tests/colab_sim.py NOTEBOOK...: run notebooks by hand
     with tempfile.TemporaryDirectory(prefix="colab-sim-") as tmp:
-        with colab_session(Path(tmp)) as (venv, wheel, ipython_dir):
+        with colab_session(Path(tmp)) as (venv, wheels, ipython_dir):
             for path in sys.argv[1:]:
-                run = run_notebook(Path(path), venv, wheel, ipython_dir, probe=True)
+                run = run_notebook(Path(path), venv, wheels, ipython_dir, probe=True)
                 print(f"{path}: {run.describe()}\nprobe: {run.probe}\n")

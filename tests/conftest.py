@@ -169,7 +169,7 @@ def chapter_page(book_html: Path, chapter: str) -> Path:
 
 @pytest.fixture(scope="session")
 def colab(tmp_path_factory):
-    """(venv, wheel, ipython_dir) of the simulated Colab (tests/colab_sim.py), shared by the whole session.
+    """(venv, wheels, ipython_dir) of the simulated Colab (tests/colab_sim.py), shared by the whole session.
 
     The venv is built once per run: under pytest-xdist, in the folder all workers' temporary
     folders share, by the first worker that needs it.

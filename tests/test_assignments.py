@@ -1,4 +1,4 @@
-"""The otter-grader assignments (tools/assignments.py) and the grader (chainrule.grading.grade).
+"""The otter-grader assignments (tools/assignments.py) and the grader (chainrule_course.grading.grade).
 
 ``make test`` runs ``make assignments`` first; these tests read ``_build/assignments`` and fail
 (they do not skip) when it is missing.
@@ -40,7 +40,7 @@ import pytest
 import questions  # tools/questions.py
 from conftest import ROOT
 
-from chainrule.grading import grade, reports, sandbox, scoring
+from chainrule_course.grading import grade, reports, sandbox, scoring
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 
@@ -147,20 +147,22 @@ def test_layout(name):
     assert [c.source for c in answer_cells(notebook)] == [q.stub for q in ASSIGNMENTS[name].questions]
     setup = notebook.cells[next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code")]
     assert "otter_ignore" in setup.metadata["tags"] and "otter-grader==7.0.0" in setup.source
-    # Gradescope builds its image from environment.yml: the Python, numpy and chainrule that
-    # local grading uses (the wheel of this checkout, not a git branch), and no playwright.
+    # Gradescope builds its image from environment.yml: the Python, numpy, chainrule and the course
+    # that local grading uses (the wheels of this checkout, not a git branch), and no playwright.
     with zipfile.ZipFile(path / "autograder" / f"{name}-autograder.zip") as archive:
         environment = archive.read("environment.yml").decode()
         requirements = archive.read("requirements.txt").decode().split()
-        wheel = next(n for n in archive.namelist() if n.startswith("chainrule-") and n.endswith(".whl"))
+        wheels = sorted(n for n in archive.namelist() if n.endswith(".whl"))
         setup_script = archive.read("setup.sh").decode()
         run_script = archive.read("run_autograder").decode()
         config = json.loads(archive.read("otter_config.json"))
     python = f"python={sys.version_info.major}.{sys.version_info.minor}"
     numpy_pin = f"numpy=={importlib.metadata.version('numpy')}"
-    assert python in environment and numpy_pin in environment and f"/autograder/source/{wheel}" in environment
+    assert [wheel.split("-")[0] for wheel in wheels] == ["chainrule", "chainrule_course"]
+    assert python in environment and numpy_pin in environment
+    assert all(f"/autograder/source/{wheel}" in environment for wheel in wheels)
     patched = [f"{name}=={importlib.metadata.version(name)}" for name in ("nbconvert", "nbclient")]
-    assert requirements == ["otter-grader[grading]==7.0.0", *patched, numpy_pin, f"./{wheel}"]
+    assert requirements == ["otter-grader[grading]==7.0.0", *patched, numpy_pin, *(f"./{wheel}" for wheel in wheels)]
     assert "git+" not in environment and "playwright" not in setup_script
     assert config["plugins"] == [assignments.PLUGIN]
     # The answers run as nobody on Gradescope: the grading Python is where every user may run it.
@@ -224,7 +226,8 @@ def test_each_question_names_its_parts_in_the_autograder_only():
                 if member.startswith("tests/") and member.endswith(".py"):
                     parts = scoring.Part.of(archive.read(member).decode())
                     found[Path(member).stem] = [(p.answer, p.quantity, bool(p.reference)) for p in parts]
-        assert not [p for p in (folder(name) / "student" / "tests").glob("*.py") if "chainrule_" in p.read_text()]
+        student_tests = [p.read_text() for p in (folder(name) / "student" / "tests").glob("*.py")]
+        assert student_tests and not [t for t in student_tests if scoring.PARTS in t or scoring.REFERENCE in t]
     # Every test carries the reference solution the grader finds the inputs with.
     assert found["ex6_5"] == [("d2l_weight_grads", "dJ/dW1", True), ("d2l_weight_grads", "dJ/dW2", True)]
     assert found["ex6_3"] == [("memory_count", "prediction", True), ("memory_count", "training", True)]
@@ -528,7 +531,7 @@ def added_cell(source: str):
 # Cheats planted in an unanswered (or wrong) notebook: each must earn nothing. The sandbox
 # escape is planted in a right one, which must keep its marks and reach nothing.
 PATCH_FEEDBACK = (
-    "import chainrule.exercises.feedback as fb\n"
+    "import chainrule_course.exercises.feedback as fb\n"
     '[setattr(fb, n, lambda *a, **k: None) for n in dir(fb) if n.startswith("check_")]'
 )
 PATCH_NUMPY = (
@@ -654,9 +657,9 @@ PLANTED.update(
     }
 )
 # The answer key out of the kernel's reach: each of these earned full marks once, and earns nothing now.
-# The reference answer of the checks (chainrule.exercises.feedback), called from the answers:
+# The reference answer of the checks (chainrule_course.exercises.feedback), called from the answers:
 CALLS_THE_KEY = """def d2l_weight_grads(X, y, W1, W2, lam):
-    from chainrule.exercises import feedback
+    from chainrule_course.exercises import feedback
     g = feedback.d2l_gradients(X, y, W1, W2, lam)
     return g["W1"], g["W2"]"""
 # A table of the public inputs' answers (the public check's sizes are in the notebook):
@@ -725,7 +728,7 @@ del sys.modules["torch"]"""
 
 
 def memory_table() -> dict:
-    from chainrule.exercises import feedback
+    from chainrule_course.exercises import feedback
 
     return {sizes: feedback.d2l_memory(*sizes) for sizes in feedback.MEMORY_SIZES}
 
@@ -736,7 +739,7 @@ PLANTED.update(
             "mlp",
             lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: CALLS_THE_KEY}),
             {"ex6_5": 0, "ex6_2": 2},
-            {"ex6_5": ["Your answer uses chainrule.exercises.feedback, which this exercise does not allow"]},
+            {"ex6_5": ["Your answer uses chainrule_course.exercises.feedback, which this exercise does not allow"]},
         ),
         "table-of-answers": (
             "mlp",
@@ -856,7 +859,7 @@ def escape_server():
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, escape_server) -> dict[str, tuple[dict, str]]:
     """Grade every planted submission, one folder per assignment, all in one batch (one pool for every
-    folder, as chainrule.grading.grade's grade_folders grades them); student id -> (CSV row, feedback text)."""
+    folder, as chainrule_course.grading.grade's grade_folders grades them); student id -> (CSV row, feedback text)."""
     rows, texts, batch = {}, {}, []
     for name in sorted({assignment for assignment, *_ in PLANTED.values()}):
         submissions = tmp_path_factory.mktemp(f"submissions-{name}")
@@ -919,7 +922,7 @@ def test_csv_rows_and_totals(graded):
 
 def test_cheats_are_reported(graded):
     """Each cheat earns nothing, and the status or the feedback tells the instructor what it did."""
-    own_code = "review: the grader's own code (chainrule.exercises, chainrule.grading)"
+    own_code = "review: the grader's own code (chainrule_course.exercises, chainrule_course.grading)"
     assert graded["patches-feedback"][0]["status"] == own_code
     assert graded["exits"][0]["status"] == "graded"  # its other cell never ran
     assert graded["solution"][0]["status"] == "graded"
@@ -1006,10 +1009,10 @@ def test_a_submission_is_capped_as_a_whole(tmp_path):
 @pytest.fixture(scope="module")
 def grading_venv() -> Path:
     """The venv make grade grades in: built offline by tools/grading_env.py from the mlp autograder zip's
-    own requirements.txt (otter, numpy, chainrule's wheel) and its EXTRA, kept in _build/grading-venv.
+    own requirements.txt (otter, numpy, the two wheels) and its EXTRA, kept in _build/grading-venv.
 
-    grading_env installs chainrule's wheel again when it changed (its name does not change with
-    src/chainrule). A lock keeps another pytest run out of it while this module uses it.
+    grading_env installs the wheels again when they changed (their names do not change with
+    their sources). A lock keeps another pytest run out of it while this module uses it.
     """
     venv = ROOT / "_build" / "grading-venv"
     venv.parent.mkdir(exist_ok=True)
@@ -1180,13 +1183,13 @@ def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(tmp_path):
     python = Path(run.stdout.strip())
     assert python == tmp_path / "venv" / "bin" / "python" and python.is_file()
     probe = subprocess.run(
-        [str(python), "-c", "import otter, chainrule.grading.scoring"], capture_output=True, text=True
+        [str(python), "-c", "import otter, chainrule_course.grading.scoring"], capture_output=True, text=True
     )
     assert probe.returncode == 0, probe.stderr[-2000:]
 
 
 def test_make_grade_needs_only_the_grading_venv(grading_venv, tmp_path):
-    """chainrule.grading.grade in the grading venv alone (no jupyter-book, no torch): scores and written work."""
+    """chainrule_course.grading.grade in the grading venv alone (no jupyter-book, no torch): scores and written work."""
     python = grading_venv / "bin" / "python"
     environment = offline.environment(offline.WHEELHOUSE, grading_venv)
     for module in ("jupyter_book", "myst_nb", "torch"):  # the book's toolchain, and the oracles
@@ -1197,7 +1200,7 @@ def test_make_grade_needs_only_the_grading_venv(grading_venv, tmp_path):
     nbformat.write(submission("mlp", MLP_RIGHT, edit=written({1: "Both grow as $n$."})), tmp_path / "s1.ipynb")
     nbformat.write(submission("mlp"), tmp_path / "s2.ipynb")
     run = subprocess.run(
-        [str(python), "-m", "chainrule.grading.grade", "mlp", str(tmp_path), "--jobs", "2"],
+        [str(python), "-m", "chainrule_course.grading.grade", "mlp", str(tmp_path), "--jobs", "2"],
         capture_output=True,
         text=True,
         env=environment,

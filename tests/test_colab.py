@@ -2,12 +2,12 @@
 
 The simulation (tests/colab_sim.py) is a venv outside the repo with what Colab preinstalls
 (tests/colab_requirements.txt, no chainrule), a fake ``google.colab`` module loaded at kernel
-start, and pip limited to a chainrule wheel built from this checkout. Each notebook runs in a
+start, and pip limited to the engine's and the course's wheels built from this checkout. Each notebook runs in a
 fresh folder outside the repo, after chainrule has been uninstalled, so its set-up cell must
 really install chainrule.
 
 * Colab edition ``chapters/<page>.ipynb``: runs top to bottom (cells tagged ``raises-exception``
-  may raise) and the kernel imports chainrule from the wheel.
+  may raise) and the kernel imports chainrule from its wheel.
 * Student edition ``student/chapters/<page>.ipynb``: as handed out, stops at its first check
   cell with one line, ``NotAnswered: Exercise ... is not answered yet``, and nothing fails
   before; answered with the solutions, runs to its last cell, the "check everything" summary.
@@ -55,8 +55,8 @@ def clip(text: str, limit: int = 6000) -> str:
 
 
 def run(colab, notebook, **kwargs) -> colab_sim.RunResult:
-    venv, wheel, ipython_dir = colab
-    return colab_sim.run_notebook(notebook, venv, wheel, ipython_dir, **kwargs)
+    venv, wheels, ipython_dir = colab
+    return colab_sim.run_notebook(notebook, venv, wheels, ipython_dir, **kwargs)
 
 
 # --------------------------------------------------------------------------- the simulation itself
@@ -94,19 +94,20 @@ def test_simulated_colab_is_in_place(colab):
     assert result.cell_text(2).strip() == "6.0"
 
 
-def test_wheel_is_built_outside_the_repo(colab):
-    _, wheel, _ = colab
-    assert wheel.name.startswith("chainrule-") and wheel.suffix == ".whl"
+@pytest.mark.parametrize("which, folder", [(0, ROOT / "src"), (1, ROOT / "course")], ids=["engine", "course"])
+def test_wheels_are_built_outside_the_repo(colab, which, folder):
+    wheel = colab[1][which]
+    package = ("chainrule", "chainrule_course")[which]
+    assert wheel.name.startswith(f"{package}-") and wheel.suffix == ".whl"
     with pytest.raises(ValueError):
         wheel.resolve().relative_to(ROOT)
-    # (build_wheel itself fails if it leaves build/, dist/ or *.egg-info in the repo.)
+    # (build_wheels itself fails if it leaves build/, dist/ or *.egg-info in the repo.)
     with zipfile.ZipFile(wheel) as archive:
-        packaged = {name for name in archive.namelist() if name.startswith("chainrule/")}
-    src = ROOT / "src"
+        packaged = set(archive.namelist())
     modules = {
-        path.relative_to(src).as_posix() for path in (src / "chainrule").rglob("*") if path.suffix in (".py", ".js")
+        path.relative_to(folder).as_posix() for path in (folder / package).rglob("*") if path.suffix in (".py", ".js")
     }
-    assert modules <= packaged, f"the wheel lacks {sorted(modules - packaged)}"
+    assert modules and modules <= packaged, f"the wheel lacks {sorted(modules - packaged)}"
 
 
 # --------------------------------------------------------------------------- Colab edition
@@ -114,7 +115,7 @@ def test_wheel_is_built_outside_the_repo(colab):
 
 @pytest.mark.parametrize("page", PAGES)
 def test_colab_notebook_runs(colab, page: str):
-    venv, wheel, _ = colab
+    venv, wheels, _ = colab
     notebook = require(colab_notebook(page), "Colab")
     result = run(colab, notebook, probe=True)
     unexpected = result.unexpected_errors
@@ -128,8 +129,8 @@ def test_colab_notebook_runs(colab, page: str):
     installed = Path(probe["file"])
     assert installed.is_relative_to(venv / "lib"), f"chainrule came from {installed}, not the sim venv"
     assert not installed.resolve().is_relative_to(ROOT), f"chainrule came from the repo: {installed}"
-    assert probe["direct_url"] and wheel.as_uri() in probe["direct_url"], (
-        f"chainrule was not installed from the wheel {wheel}: direct_url.json = {probe['direct_url']}"
+    assert probe["direct_url"] and wheels[0].as_uri() in probe["direct_url"], (
+        f"chainrule was not installed from the wheel {wheels[0]}: direct_url.json = {probe['direct_url']}"
     )
     # The explorables show in Colab's output frame: their markup and their script are in the output.
     shown = [
@@ -144,7 +145,7 @@ def test_colab_notebook_runs(colab, page: str):
         assert all("window.chainruleExplorable" in html and 'data-role="steps"' in html for html in widgets)
 
 
-#: The explorables each chapter shows (chainrule.explore).
+#: The explorables each chapter shows (chainrule_course.explore).
 EXPLORABLES = {
     "chapters/graph": ["toposort"],
     "chapters/backward": ["forward", "backward"],
@@ -178,11 +179,11 @@ def student_runs(colab):
 
     def run_page(page: str) -> tuple[colab_sim.RunResult, colab_sim.RunResult]:
         if page not in runs:
-            venv, wheel, ipython_dir = colab
+            venv, wheels, ipython_dir = colab
             handed_out = require(student_notebook(page), "student")
             stop = first_check_index(nbformat.read(handed_out, as_version=4))
             runs[page] = colab_sim.run_then(
-                handed_out, student_answers.answered_student_notebook(page), stop, venv, wheel, ipython_dir
+                handed_out, student_answers.answered_student_notebook(page), stop, venv, wheels, ipython_dir
             )
         return runs[page]
 
@@ -199,11 +200,11 @@ def test_run_then_goes_on_in_the_same_kernel_only_after_the_expected_stop(colab)
 
     first = notebook("shared = 1", "marker = 'left by the first'\nraise ValueError('stop')", "never = 1")
     second = notebook("shared = 1", "print(globals().get('marker'), shared)")
-    venv, wheel, ipython_dir = colab
-    ran, then = colab_sim.run_then(first, second, 1, venv, wheel, ipython_dir)
+    venv, wheels, ipython_dir = colab
+    ran, then = colab_sim.run_then(first, second, 1, venv, wheels, ipython_dir)
     assert ran.stopped_at == 1 and then.stopped_at is None, (ran.describe(), then.describe())
     assert then.cell_text(1).strip() == "left by the first 1", then.cell_text(1)
-    ran, fresh = colab_sim.run_then(first, second, 2, venv, wheel, ipython_dir)
+    ran, fresh = colab_sim.run_then(first, second, 2, venv, wheels, ipython_dir)
     assert ran.stopped_at == 1 and fresh.cell_text(1).strip() == "None 1", fresh.cell_text(1)
 
 
@@ -347,6 +348,7 @@ def test_public_check_passes_a_right_answer_and_names_a_wrong_one(colab):
         "It matches a known mistake: it scales every gradient, also when the norm is already under the threshold"
         in error.evalue
     ), error.evalue
-    # Jupyter and Colab show the message alone, wrapped at spaces, not the frames of chainrule.exercises.feedback.
+    # Jupyter and Colab show the message alone, wrapped at spaces, not the frames of
+    # chainrule_course.exercises.feedback.
     assert error.traceback.split() == f"AnswerError: {error.evalue}".split(), error.traceback
     assert max(map(len, error.traceback.splitlines())) <= 79, error.traceback

@@ -1,4 +1,4 @@
-"""The patches to third-party internals (chainrule.compat) meet only the versions they were written for.
+"""The patches to third-party internals (chainrule_course.compat) meet only the versions they were written for.
 
 * Every distribution in ``WRITTEN_FOR`` is pinned in ``requirements.txt`` at that version, and
   is installed at it: a pin that moves without the table (and so without a re-read of the
@@ -17,7 +17,7 @@ import textwrap
 import pytest
 from conftest import ROOT
 
-from chainrule.compat import patches
+from chainrule_course.compat import patches
 
 
 def pins() -> dict[str, str]:
@@ -34,8 +34,8 @@ def test_every_patched_distribution_is_pinned_and_installed_at_the_version_its_p
     pinned = pins()
     for name, version in patches.WRITTEN_FOR.items():
         assert pinned.get(name) == version, (
-            f"requirements.txt pins {name}=={pinned.get(name)}, but chainrule.compat's patches were read "
-            f"against {version}: re-read src/chainrule/compat/patches.py, then update WRITTEN_FOR"
+            f"requirements.txt pins {name}=={pinned.get(name)}, but chainrule_course.compat's patches were read "
+            f"against {version}: re-read course/chainrule_course/compat/patches.py, then update WRITTEN_FOR"
         )
         assert importlib.metadata.version(name) == version
 
@@ -53,7 +53,7 @@ def test_a_patch_refuses_a_version_it_was_not_written_for(monkeypatch):
 
 PATCHED = """
 import functools, sys
-from chainrule.compat import patches
+from chainrule_course.compat import patches
 import jupyter_book.sphinx, nbconvert.preprocessors, otter.execute
 from nbclient.exceptions import DeadKernelError
 from otter.execute.logging import LogRecordStreamHandler

@@ -6,9 +6,9 @@ import math
 import pytest
 import torch
 
-from chainrule.drills import KINDS, LEVELS, ask, check, make_graph, question, steps
-from chainrule.drills.reading import ReadingError, close, read_names, read_number
 from chainrule.graph import VISIT, depth_first_events
+from chainrule_course.drills import KINDS, LEVELS, ask, check, make_graph, question, steps
+from chainrule_course.drills.reading import ReadingError, close, read_names, read_number
 
 SEEDS = range(1000)
 

@@ -26,7 +26,7 @@ from test_accessibility import axe_violations
 from test_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
 from test_explorables_browser import Visit, serve  # noqa: F401  (an HTTP server per folder)
 
-from chainrule.drills import KINDS, question
+from chainrule_course.drills import KINDS, question
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -192,5 +192,5 @@ def the_progress_section(page, folder: Path) -> None:
 def test_the_chapters_carry_their_drills(book_html: Path, name: str, kinds: str):
     html = (book_html / "chapters" / f"{name}.html").read_text()
     assert 'class="cr-drill"' in html and f'data-drill-kinds="{kinds}' in html
-    assert "_static/live/drill.js" in html and "data-wheel=" in html
+    assert "_static/live/drill.js" in html and "data-wheels=" in html
     assert all(kind in KINDS for kind in kinds.split())

@@ -39,7 +39,7 @@ from test_browser import browser  # noqa: F401  (the module's Chromium, a fixtur
 from test_draw import SEED_PARENTS
 from test_explore import worked_example
 
-from chainrule import explore
+from chainrule_course import explore
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 

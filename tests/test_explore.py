@@ -1,4 +1,4 @@
-"""Tests for chainrule.explore: the recorded search is the engine's, and its widget is self-contained.
+"""Tests for chainrule_course.explore: the recorded search is the engine's, and its widget is self-contained.
 
 * The steps of ``explore.toposort`` are the events of ``depth_first_events``, in order,
   and their lists grow exactly as seed 001's printed trace (``SEED_PRINTED``, copied
@@ -7,7 +7,7 @@
   JSON, the script and the styles once each, the named controls, and is at most 300 KB.
 * Without its script the widget is the final state: the SVG's classes, its alt text, the
   lists and the status say so.
-* The script and styles ship in the wheel.
+* The script and styles ship in the course's wheel.
 
 tests/test_explorables_browser.py steps the widget in Chromium on the built page.
 """
@@ -22,10 +22,11 @@ import pytest
 from bs4 import BeautifulSoup
 from test_draw import SEED_PARENTS, SEED_PRINTED, seed_as_values
 
-from chainrule import Value, explore
+from chainrule import Value
 from chainrule.figures import GraphTooLargeError
 from chainrule.figures.figure import format_number
 from chainrule.graph import depth_first_events, topological_order
+from chainrule_course import explore
 
 MAX_WIDGET_BYTES = 300 * 1024
 
@@ -220,13 +221,13 @@ def test_several_widgets_on_a_page_share_one_definition():
 def test_the_wheel_ships_the_script_and_styles(tmp_path):
     import package  # tools/package.py
 
-    wheel = package.build_wheel(tmp_path)
-    with zipfile.ZipFile(wheel) as archive:
+    _, course = package.build_wheels(tmp_path)
+    with zipfile.ZipFile(course) as archive:
         names = set(archive.namelist())
     assert {
-        "chainrule/explore/widget.py",
-        "chainrule/explore/explorable.js",
-        "chainrule/explore/explorable.css",
+        "chainrule_course/explore/widget.py",
+        "chainrule_course/explore/explorable.js",
+        "chainrule_course/explore/explorable.css",
     } <= names
 
 

@@ -1,4 +1,4 @@
-"""chainrule.exercises.feedback: right answers pass, and each known mistake is named in the message.
+"""chainrule_course.exercises.feedback: right answers pass, and each known mistake is named in the message.
 
 Each planted wrong answer is what a student who makes that mistake would compute; the
 test asserts the message text (quantity, entry, expected and received values, mistake).
@@ -17,10 +17,10 @@ import pytest
 import torch
 
 from chainrule import Value
-from chainrule.exercises import feedback
-from chainrule.exercises.answers import wrapped
-from chainrule.exercises.feedback import AnswerError
 from chainrule.nn import make_classification
+from chainrule_course.exercises import feedback
+from chainrule_course.exercises.answers import wrapped
+from chainrule_course.exercises.feedback import AnswerError
 
 LAM = 0.05
 

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from conftest import ROOT
 
-from chainrule.grading import grade, reports, sandbox
+from chainrule_course.grading import grade, reports, sandbox
 
 
 def notebooks(folder, *paths):
@@ -104,7 +104,7 @@ def test_make_grade_passes_ids_as_text_never_to_the_shell(tmp_path):
     [
         ("import sys\nexpected = sys._getframe(2).f_locals['expected']", "stack frames"),
         ("import inspect\nframe = inspect.currentframe().f_back", "stack frames"),
-        ("from chainrule.exercises import feedback\nanswer = feedback.d2l_gradients", "the grader's own code"),
+        ("from chainrule_course.exercises import feedback\nanswer = feedback.d2l_gradients", "the grader's own code"),
         ("import os\nif os.fork() == 0:\n    pass", "processes of its own"),
         ("import os\nflags = os.environ['MAKEFLAGS']", "the grader's environment"),
         ("text = open('../s1002/mlp.ipynb').read()", "files outside its answers"),

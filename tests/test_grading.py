@@ -1,4 +1,4 @@
-"""chainrule.grading.scoring: each answer's cell runs apart, with only what its exercise allows; scores as data.
+"""chainrule_course.grading.scoring: each answer's cell runs apart, with only what its exercise allows; scores as data.
 
 * Every value a check can receive survives encode/decode: arrays keep dtype and shape, tuples
   stay tuples, a deque, a dict's values, a generator or a Fraction arrive as a check reads them,
@@ -26,8 +26,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from chainrule.exercises import answers, calling
-from chainrule.grading import apart, runner, scoring
+from chainrule_course.exercises import answers, calling
+from chainrule_course.grading import apart, runner, scoring
 
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 leaves = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | floats | st.text(max_size=5) | st.just(...)
@@ -129,9 +129,15 @@ def _entry(cell, *args, allowed=("numpy",)):
         ("from chainrule import Value\ndef f(x):\n    return Value(x)", ("math",), "chainrule.Value"),
         ("import numpy as np\ndef f(x):\n    return np.tanh(x)", ("math",), "numpy"),
         (
-            "import importlib\ndef f(x):\n    return importlib.import_module('chainrule.exercises.scalar')",
+            "import importlib\ndef f(x):\n    return importlib.import_module('chainrule_course.exercises.scalar')",
             (),
-            "chainrule",
+            "chainrule_course",
+        ),
+        # The engine allowed is not the grader's code: the course is another package, never shown.
+        (
+            "from chainrule_course.exercises import answers\ndef f(x):\n    return answers",
+            ("chainrule",),
+            "chainrule_course.exercises.answers",
         ),
         ("def f(x):\n    return __import__('networkx')", (), "networkx"),
     ],
@@ -242,12 +248,12 @@ NEURON_TESTS = {
     "q.py": HEAD
     + """@test_case(points=None, hidden=False)
 def test_q(tanh_neuron_grads):
-    from chainrule.exercises import feedback
+    from chainrule_course.exercises import feedback
     feedback.check_tanh_neuron_grads_function(tanh_neuron_grads)
 
 @test_case(points=None, hidden=True)
 def test_q_hidden(tanh_neuron_grads):
-    from chainrule.exercises import feedback
+    from chainrule_course.exercises import feedback
     for seed in (11, 12):
         feedback.check_tanh_neuron_grads_function(tanh_neuron_grads, seed=seed)
 """
@@ -265,7 +271,7 @@ def graded(tests: dict, cells: list[str], secret: bytes = SECRET) -> dict:
 
 def test_the_inputs_hold_nothing_but_inputs():
     """No check, reference, seed or expected value is among the inputs; the hidden ones come from the secret."""
-    from chainrule.exercises import scalar
+    from chainrule_course.exercises import scalar
 
     given = scoring.inputs(NEURON_TESTS, SECRET)
     text = json.dumps(given)
@@ -280,7 +286,7 @@ def test_the_inputs_hold_nothing_but_inputs():
 
 
 def test_an_answer_right_only_on_the_public_inputs_earns_nothing():
-    from chainrule.exercises import scalar
+    from chainrule_course.exercises import scalar
 
     table = {}
     for x, w, b in scalar.neuron_points(0):
@@ -315,7 +321,7 @@ WEIGHTS = (
     HEAD
     + """@test_case(points=None, hidden=False)
 def test_q(d2l_weight_grads):
-    from chainrule.exercises import feedback
+    from chainrule_course.exercises import feedback
     feedback.check_d2l_weight_grads_function(d2l_weight_grads, seed=0)
 """
 )
@@ -372,7 +378,10 @@ def run_cells(cells: list[str]) -> list[str]:
 
 def test_the_notebook_s_check_and_the_grader_give_the_same_verdict():
     """A deque, dict.values() and a Fraction; a helper in another cell; chainrule where 1.2 allows math only."""
-    check = "from chainrule.exercises import feedback\nfeedback.check_tanh_neuron_grads_function(tanh_neuron_grads)\n"
+    check = (
+        "from chainrule_course.exercises import feedback\n"
+        "feedback.check_tanh_neuron_grads_function(tanh_neuron_grads)\n"
+    )
     body = "    s = 1 - math.tanh(w * x + b) ** 2\n"
     answers_ = {
         "deque": "import math\nfrom collections import deque\ndef tanh_neuron_grads(x, w, b):\n"
@@ -409,7 +418,7 @@ def test_the_notebook_s_check_and_the_grader_give_the_same_verdict():
 
 
 def test_an_answer_in_the_sandbox_is_not_root_on_the_host_and_sees_no_site_packages():
-    from chainrule.grading import sandbox
+    from chainrule_course.grading import sandbox
 
     assert sandbox.sandbox_available() == "", sandbox.sandbox_available()
     cell = textwrap.dedent(
@@ -447,7 +456,7 @@ def _runner_pid(answer) -> int:
 
 def test_the_otter_plugin_grades_nothing_as_root_when_nobody_cannot_run_its_python(tmp_path, monkeypatch):
     """Gradescope's zip put its Python under /root (0700): every part gets 0 with why, not 6/6."""
-    from chainrule.grading import otter_plugin
+    from chainrule_course.grading import otter_plugin
 
     if os.geteuid() != 0:
         pytest.fail("this test plays Gradescope's autograder, which runs as root")
@@ -490,7 +499,7 @@ def test_a_forged_otter_log_is_gone_before_otter_would_unpickle_it(tmp_path, mon
 
     from otter.check.notebook import OTTER_LOG_FILENAME
 
-    from chainrule.grading.otter_plugin import OTTER_LOG, TrustedScores
+    from chainrule_course.grading.otter_plugin import OTTER_LOG, TrustedScores
 
     assert OTTER_LOG == OTTER_LOG_FILENAME
     monkeypatch.chdir(tmp_path)

@@ -1,6 +1,6 @@
 """An assignment's handout, as a student on a JupyterHub or a laptop runs it (tools/assignments.py).
 
-The handout is the student folder: the notebook, its public tests and chainrule's wheel. Its
+The handout is the student folder: the notebook, its public tests and the wheels of chainrule and chainrule-course. Its
 set-up cell must install chainrule and otter-grader wherever they are missing. Here the intro
 assignment is written into a temporary folder and its notebook runs in a bare venv
 (``python -m venv``, with pip) that has only a kernel (ipykernel, installed by uv), offline: the
@@ -71,7 +71,7 @@ def bare(handout, tmp_path_factory) -> types.SimpleNamespace:
     """The handout run in a bare venv: its set-up cell with an empty wheelhouse, then the whole notebook.
 
     The first run must fail and leave nothing installed; the second, with a kernel installed
-    (as any Jupyter has one), installs chainrule from the handout's wheel and otter-grader.
+    (as any Jupyter has one), installs chainrule and the course from the handout's wheels, and otter-grader.
     """
     wheelhouse = offline.wheelhouse()
     work = tmp_path_factory.mktemp("bare")
@@ -113,28 +113,29 @@ def outputs(cell) -> str:
     )
 
 
-def test_the_handout_carries_the_wheel_the_autograder_grades_with(handout):
-    wheels = sorted(handout.glob("chainrule-*.whl"))
-    assert len(wheels) == 1, wheels
+def test_the_handout_carries_the_wheels_the_autograder_grades_with(handout):
+    wheels = sorted(handout.glob("*.whl"))
+    assert [wheel.name.split("-")[0] for wheel in wheels] == ["chainrule", "chainrule_course"], wheels
     with zipfile.ZipFile(handout.parent / "autograder" / "intro-autograder.zip") as archive:
-        assert archive.read(wheels[0].name) == wheels[0].read_bytes()
-        assert f"./{wheels[0].name}" in archive.read("requirements.txt").decode().split()
+        for wheel in wheels:
+            assert archive.read(wheel.name) == wheel.read_bytes()
+            assert f"./{wheel.name}" in archive.read("requirements.txt").decode().split()
 
 
 def test_setup_cell_installs_chainrule_from_the_handout_and_otter(bare):
-    """Every cell runs (import otter among them), and chainrule comes from the handout's wheel."""
+    """Every cell runs (import otter among them), and chainrule and the course come from the handout's wheels."""
     for cell in bare.executed.cells:
         errors = [output for output in cell.get("outputs", []) if output.output_type == "error"]
         assert not errors, (cell.source, outputs(cell))
     probe = (
         "import chainrule, importlib.metadata as m, json\n"
         "print(json.dumps([chainrule.__file__, m.version('otter-grader'),"
-        " m.distribution('chainrule').read_text('direct_url.json')]))"
+        " [m.distribution(d).read_text('direct_url.json') for d in ('chainrule', 'chainrule-course')]]))"
     )
-    module, otter_version, direct_url = json.loads(in_venv(bare.python, probe))
+    module, otter_version, direct_urls = json.loads(in_venv(bare.python, probe))
     assert Path(module).is_relative_to(bare.python.parents[1]), module
-    wheel = next(bare.folder.glob("chainrule-*.whl"))
-    assert json.loads(direct_url)["url"] == wheel.resolve().as_uri(), direct_url
+    wheels = sorted(bare.folder.glob("*.whl"))
+    assert [json.loads(url)["url"] for url in direct_urls] == [w.resolve().as_uri() for w in wheels], direct_urls
     assert otter_version == assignments.OTTER_VERSION
 
 
@@ -147,29 +148,40 @@ def test_untouched_handout_check_says_not_answered(bare):
 
 
 def test_setup_cell_fails_clearly_when_pip_cannot_install(bare):
-    wheel = next(bare.folder.glob("chainrule-*.whl")).name
+    wheels = " ".join(wheel.name for wheel in sorted(bare.folder.glob("*.whl")))
     assert bare.failed.returncode != 0
     error = bare.failed.stderr.strip().splitlines()
-    first = f"RuntimeError: Installing chainrule with `pip install {wheel}` failed:"
+    first = f"RuntimeError: Installing chainrule and chainrule_course with `pip install {wheels}` failed:"
     assert first in error, bare.failed.stderr
     assert "Check the network, then run this cell again." in error[-1], bare.failed.stderr
     assert "No matching distribution found for numpy" in bare.failed.stderr, bare.failed.stderr  # pip's words
     assert bare.left.split() == ["None", "None"], bare.left  # nothing installed
 
 
+ENGINE_WHEEL, COURSE_WHEEL = "chainrule-0.1.0-py3-none-any.whl", "chainrule_course-0.1.0-py3-none-any.whl"
+BOTH = ["chainrule", "chainrule_course"]
+SERVED = "/srv/chainrule.whl /srv/chainrule_course.whl"
+
+
 @pytest.mark.parametrize(
     "wheel, variable, missing, installed",
     [
-        (True, "/srv/chainrule.whl", ["chainrule", "otter"], "chainrule-0.1.0-py3-none-any.whl"),
-        (False, "/srv/chainrule.whl", ["chainrule", "otter"], "/srv/chainrule.whl"),
-        (False, None, ["chainrule", "otter"], BOOK.default_pip_spec),
-        (True, None, ["otter"], f"otter-grader=={assignments.OTTER_VERSION}"),
+        (True, SERVED, [*BOTH, "otter"], [ENGINE_WHEEL, COURSE_WHEEL]),
+        (False, SERVED, [*BOTH, "otter"], SERVED.split()),
+        (
+            False,
+            None,
+            ["chainrule_course", "otter"],
+            [BOOK.default_pip_spec, BOOK.default_pip_spec + "#subdirectory=course"],
+        ),
+        (True, None, ["otter"], [f"otter-grader=={assignments.OTTER_VERSION}"]),
     ],
 )
 def test_where_the_setup_cell_installs_from(tmp_path, monkeypatch, wheel, variable, missing, installed):
-    """The wheel beside the notebook first, then CHAINRULE_PIP_SPEC, then the course's repository."""
+    """The wheels beside the notebook first, then CHAINRULE_PIP_SPEC, then the course's repository."""
     if wheel:
-        (tmp_path / "chainrule-0.1.0-py3-none-any.whl").write_bytes(b"")
+        (tmp_path / ENGINE_WHEEL).write_bytes(b"")
+        (tmp_path / COURSE_WHEEL).write_bytes(b"")
     if variable:
         monkeypatch.setenv("CHAINRULE_PIP_SPEC", variable)
     else:
@@ -182,10 +194,10 @@ def test_where_the_setup_cell_installs_from(tmp_path, monkeypatch, wheel, variab
     source = assignments.handout_setup(BOOK)
     with pytest.raises(RuntimeError) as raised:
         exec(compile(source, "set-up cell", "exec"), {})
-    assert commands == [[sys.executable, "-m", "pip", "install", "-q", "--no-color", installed]]
-    module = missing[0]
+    assert commands == [[sys.executable, "-m", "pip", "install", "-q", "--no-color", *installed]]
+    modules = "otter" if installed[0].startswith("otter") else "chainrule and chainrule_course"
     assert str(raised.value) == (
-        f"Installing {module} with `pip install {installed}` failed:\n"
+        f"Installing {modules} with `pip install {' '.join(installed)}` failed:\n"
         "pip said this\nERROR: and this\n"
         "Check the network, then run this cell again."
     )

@@ -1,11 +1,12 @@
-"""The package's layering: the engine at the bottom, the rooms that serve the course above it.
+"""The layering: the engine at the bottom, the course's rooms above it, no arrow pointing down-up.
 
-* ``chainrule/`` holds the engine; each subpackage (``chainrule.figures``, ``explore``,
-  ``exercises``, ``book``) is a room whose ``__init__.py`` says what it is ``Built on:``.
+* ``chainrule/`` holds the engine, and its one room, ``chainrule.figures``; the course built
+  on it is another package, ``chainrule_course/``, of rooms (``explore``, ``exercises``,
+  ``grading``, ...). Each room's ``__init__.py`` says what it is ``Built on:``.
 * Each package's ``__init__.py`` lists its modules in order; a module imports only modules
-  above it in its own package's list, the engine (rooms only) and the rooms its package
-  declares. The engine imports no room. Imports are read from the source with ``ast``, so a
-  function-level import counts as much as one at the top.
+  above it in its own package's list, the engine and the rooms its package declares. The
+  engine imports no room, and nothing of ``chainrule`` imports the course. Imports are read
+  from the source with ``ast``, so a function-level import counts as much as one at the top.
 * There are no import cycles, between modules or between rooms (graphlib finds them).
 * No module imports torch or jax (they are oracles, for tests and chapters only).
 * ``from chainrule import Value`` and drawing, checking and exploring a Value graph, and its
@@ -24,15 +25,27 @@ import textwrap
 from pathlib import Path
 
 import chainrule
+import chainrule_course
 
-SRC = Path(chainrule.__file__).parent
+#: The two top-level packages and their folders: the engine, and the course built on it.
+TOPS = {"chainrule": Path(chainrule.__file__).parent, "chainrule_course": Path(chainrule_course.__file__).parent}
 ORACLES = {"torch", "jax", "jaxlib"}
-ENGINE = ""  # the engine's package, as a prefix of module names: "value", "figures.draw"
-ROOMS = sorted(path.parent.name for path in SRC.glob("*/__init__.py"))
+ENGINE = "chainrule"
+COURSE = "chainrule_course"
+ROOMS = sorted(f"{top}.{path.parent.name}" for top, folder in TOPS.items() for path in folder.glob("*/__init__.py"))
+
+
+def top_of(name: str) -> str:
+    return name.split(".")[0]
+
+
+def folder_of(package: str) -> Path:
+    top, _, rest = package.partition(".")
+    return TOPS[top].joinpath(*rest.split(".")) if rest else TOPS[top]
 
 
 def package_doc(package: str) -> str:
-    return importlib.import_module(f"chainrule.{package}" if package else "chainrule").__doc__
+    return importlib.import_module(package).__doc__
 
 
 def listed_order(package: str) -> list[str]:
@@ -43,42 +56,36 @@ def listed_order(package: str) -> list[str]:
 def built_on(room: str) -> set[str]:
     """The rooms that ``room``'s ``__init__.py`` declares on its ``Built on:`` line."""
     line = re.search(r"^Built on: (.*)$", package_doc(room), re.MULTILINE)
-    assert line and "the engine" in line[1], f"chainrule.{room}'s docstring has no 'Built on: the engine' line"
-    return set(re.findall(r"chainrule\.(\w+)", line[1]))
-
-
-def module_name(package: str, module: str) -> str:
-    return f"{package}.{module}" if package else module
+    assert line and "the engine" in line[1], f"{room}'s docstring has no 'Built on: the engine' line"
+    return set(re.findall(r"\b(chainrule(?:_course)?\.\w+)", line[1]))
 
 
 def package_of(name: str) -> str:
-    return name.rpartition(".")[0] if "." in name else ENGINE
+    return name.rpartition(".")[0]
 
 
-MODULES = {module_name(package, module) for package in [ENGINE, *ROOMS] for module in listed_order(package)}
+MODULES = {f"{package}.{module}" for package in [ENGINE, *ROOMS] for module in listed_order(package)}
 RANK = {
-    module_name(package, module): rank
-    for package in [ENGINE, *ROOMS]
-    for rank, module in enumerate(listed_order(package))
+    f"{package}.{module}": rank for package in [ENGINE, *ROOMS] for rank, module in enumerate(listed_order(package))
 }
 
 
 def source_of(name: str) -> Path:
-    return SRC.joinpath(*name.split(".")).with_suffix(".py")
+    return folder_of(package_of(name)) / f"{name.rpartition('.')[2]}.py"
 
 
 def resolve(package: str, level: int, dotted: str) -> str:
-    """The module name (``"value"``, ``"figures.draw"``) of a relative import in ``package``."""
-    base = package.split(".") if package else []
+    """The full name (``"chainrule.value"``) of a relative import in ``package``."""
+    base = package.split(".")
     base = base[: len(base) - (level - 1)]
     return ".".join([*base, *dotted.split(".")]) if dotted else ".".join(base)
 
 
 def imports_of(name: str) -> tuple[set[str], set[str]]:
-    """The chainrule modules and the top-level outside packages that module ``name`` imports.
+    """The modules (or packages) of ours and the top-level outside packages that module ``name`` imports.
 
-    ``name`` is a listed module (``"value"``, ``"figures.draw"``) or a package's ``__init__``
-    (``"__init__"``, ``"figures.__init__"``).
+    ``name`` is a listed module (``"chainrule.value"``) or a package's ``__init__``
+    (``"chainrule.__init__"``, ``"chainrule_course.explore.__init__"``).
     """
     package = package_of(name)
     ours, theirs = set(), set()
@@ -88,29 +95,42 @@ def imports_of(name: str) -> tuple[set[str], set[str]]:
             if node.module:
                 ours.add(target)
             else:  # from . import a, b: modules of that package
-                ours.update(module_name(target, alias.name) for alias in node.names)
+                ours.update(f"{target}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
-            if node.module.startswith("chainrule."):
-                ours.add(node.module.removeprefix("chainrule."))
-            theirs.add(node.module.split(".")[0])
+            (ours if top_of(node.module) in TOPS else theirs).add(node.module)
         elif isinstance(node, ast.Import):
-            theirs.update(alias.name.split(".")[0] for alias in node.names)
-    return {target if target in MODULES else target.split(".")[0] for target in ours}, theirs - {"chainrule"}
+            for alias in node.names:
+                (ours if top_of(alias.name) in TOPS else theirs).add(alias.name)
+    return {target if target in MODULES else package_or_self(target) for target in ours}, {
+        top_of(name) for name in theirs
+    }
+
+
+def package_or_self(target: str) -> str:
+    """An import of a package (``chainrule``, ``chainrule.figures``) stays itself; one of a module
+    that no list names is counted as its package's."""
+    return target if target in (ENGINE, COURSE, *ROOMS) else package_of(target)
+
+
+def where(target: str) -> str:
+    return package_of(target) if target in MODULES else target
 
 
 def violations(graph: dict[str, set[str]], rooms: dict[str, set[str]]) -> list[str]:
-    """What breaks the layering in ``graph`` (module -> chainrule modules it imports)."""
+    """What breaks the layering in ``graph`` (module -> our modules it imports)."""
     found = []
     for module, targets in sorted(graph.items()):
         home = package_of(module)
         for target in sorted(targets):
-            where = package_of(target) if target in MODULES else target
-            if where == home and target in RANK and RANK[target] >= RANK[module]:
+            there = where(target)
+            if top_of(home) == ENGINE and top_of(there) == COURSE:
+                found.append(f"{module}, of the engine's package, imports {target}, from the course")
+            elif there == home and target in RANK and RANK[target] >= RANK[module]:
                 found.append(f"{module} imports {target}, listed at or below it")
-            elif where != home and home == ENGINE:
-                found.append(f"the engine's {module} imports {target}, from the room chainrule.{where}")
-            elif where not in (home, ENGINE) and where not in rooms[home]:
-                found.append(f"{module} imports {target}, but chainrule.{home} is not built on chainrule.{where}")
+            elif there != home and home == ENGINE:
+                found.append(f"the engine's {module} imports {target}, from the room {there}")
+            elif there not in (home, ENGINE) and there not in rooms[home]:
+                found.append(f"{module} imports {target}, but {home} is not built on {there}")
     cycle = import_cycle(graph) or import_cycle(rooms)
     if cycle:
         found.append(f"an import cycle: {' -> '.join(cycle)}")
@@ -132,25 +152,26 @@ def actual_graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
 
 
 def test_every_module_is_listed_once_in_its_package():
-    for package in [ENGINE, *ROOMS]:
+    for package in [ENGINE, COURSE, *ROOMS]:
         listed = listed_order(package)
-        found = {path.stem for path in (SRC / package).glob("*.py")} - {"__init__"}
-        assert len(listed) == len(set(listed)), f"chainrule.{package} lists a module twice"
-        assert found == set(listed), (
-            f"chainrule.{package or ''}: list {found - set(listed)}; gone: {set(listed) - found}"
-        )
+        found = {path.stem for path in folder_of(package).glob("*.py")} - {"__init__"}
+        assert len(listed) == len(set(listed)), f"{package} lists a module twice"
+        assert found == set(listed), f"{package}: list {found - set(listed)}; gone: {set(listed) - found}"
 
 
 def test_the_engine_imports_no_room_and_each_room_only_what_it_is_built_on():
     graph, rooms = actual_graph()
-    assert set(ROOMS) >= {"figures", "explore", "exercises", "book"}
+    assert set(ROOMS) == {
+        "chainrule.figures",
+        *(f"chainrule_course.{room}" for room in ("compat", "grading", "exercises", "explore", "drills", "book")),
+    }
     assert violations(graph, rooms) == []
 
 
 def test_package_files_import_only_their_own_modules():
-    for package in [ENGINE, *ROOMS]:
-        ours, _ = imports_of(module_name(package, "__init__"))
-        assert {package_of(name) for name in ours} <= {package}, f"chainrule.{package}'s __init__ imports {ours}"
+    for package in [ENGINE, COURSE, *ROOMS]:
+        ours, _ = imports_of(f"{package}.__init__")
+        assert {package_of(name) for name in ours} <= {package}, f"{package}'s __init__ imports {ours}"
 
 
 def test_no_module_shadows_a_name_that_the_package_exports():
@@ -172,14 +193,25 @@ def test_no_module_imports_torch_or_jax():
 
 def test_the_checks_can_fail():
     graph, rooms = actual_graph()
-    upward = {**graph, "value": graph["value"] | {"figures.draw"}}
-    assert violations(upward, rooms) == ["the engine's value imports figures.draw, from the room chainrule.figures"]
-    undeclared = {**graph, "book.glue": graph["book.glue"] | {"exercises.answers"}}
-    assert "chainrule.book is not built on chainrule.exercises" in violations(undeclared, rooms)[0]
-    cycle = {**graph, "rules": graph["rules"] | {"tensor"}}  # tensor imports rules
+    upward = {**graph, "chainrule.value": graph["chainrule.value"] | {"chainrule.figures.draw"}}
+    assert violations(upward, rooms) == [
+        "the engine's chainrule.value imports chainrule.figures.draw, from the room chainrule.figures"
+    ]
+    # Even declared, the engine's room may not build on the course.
+    patches = "chainrule_course.compat.patches"
+    to_course = {**graph, "chainrule.figures.draw": graph["chainrule.figures.draw"] | {patches}}
+    assert violations(to_course, {**rooms, "chainrule.figures": {"chainrule_course.compat"}}) == [
+        f"chainrule.figures.draw, of the engine's package, imports {patches}, from the course"
+    ]
+    undeclared = {
+        **graph,
+        "chainrule_course.book.glue": graph["chainrule_course.book.glue"] | {"chainrule_course.exercises.answers"},
+    }
+    assert "chainrule_course.book is not built on chainrule_course.exercises" in violations(undeclared, rooms)[0]
+    cycle = {**graph, "chainrule.rules": graph["chainrule.rules"] | {"chainrule.tensor"}}  # tensor imports rules
     assert any("import cycle" in message for message in violations(cycle, rooms))
     assert any("listed at or below it" in message for message in violations(cycle, rooms))
-    room_cycle = {**rooms, "figures": rooms["figures"] | {"explore"}}
+    room_cycle = {**rooms, "chainrule.figures": rooms["chainrule.figures"] | {"chainrule_course.explore"}}
     assert any("import cycle" in message for message in violations(graph, room_cycle))
 
 
@@ -210,7 +242,7 @@ assert abs(a.grad - (b.data + 1 - a.tanh().data ** 2)) < 1e-12 and b.grad == 2.0
 figure = draw_graph(c)
 assert figure.source.startswith("digraph chainrule {{") and "<svg" in figure.svg()
 assert_gradients_close(lambda x, y: x * y + x.tanh(), [Value(2.0), Value(-3.0)])
-from chainrule import explore
+from chainrule_course import explore
 
 widget = explore.toposort(c)
 assert widget.steps[-1]["order"][-1] == "c" and 'data-explorable="toposort"' in widget.html()

@@ -1,4 +1,4 @@
-"""Tests for chainrule.book.live, the runner the "Live code" mode uses in the page (in Pyodide).
+"""Tests for chainrule_course.book.live, the runner the "Live code" mode uses in the page (in Pyodide).
 
 It runs here in CPython: a cell's prints, its last expression (shown as Jupyter shows
 it), a ``;`` that hides it, one namespace across cells, and errors as one line that names
@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from chainrule import Value
-from chainrule.book import live
+from chainrule_course.book import live
 
 
 def run(source, namespace=None):
@@ -110,7 +110,7 @@ def test_a_solution_cell_never_replaces_the_readers_answer():
 
 
 def test_an_exercise_checks_verdict_is_shown_as_jupyter_shows_it():
-    from chainrule.exercises import answers
+    from chainrule_course.exercises import answers
 
     namespace = live.new_namespace()
     namespace["AnswerError"] = answers.AnswerError
@@ -134,7 +134,7 @@ def test_the_editors_import_map_covers_every_import_and_the_lock_pins_it():
             re.findall(r"""(?:^|;)\s*(?:import|export)\b[^'";]*?from\s*['"]([^'"./][^'"]*)['"]""", source, re.M)
         )
     assert imported and not imported - set(modules), f"imported but not in the import map: {imported - set(modules)}"
-    editor = (root / "src" / "chainrule" / "book" / "live_editor.js").read_text()
+    editor = (live_code.BOOK_PACKAGE / "live_editor.js").read_text()
     assert set(re.findall(r'from "([^"]+)"', editor)) <= set(modules)
     lock = json.loads((root / "package-lock.json").read_text())["packages"]
     pinned = json.loads((root / "package.json").read_text())["dependencies"]

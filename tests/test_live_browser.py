@@ -42,7 +42,7 @@ from test_accessibility import axe_violations
 from test_browser import browser  # noqa: F401  (the module's Chromium, a fixture)
 from test_explorables_browser import SERVED, Visit, serve  # noqa: F401  (an HTTP server per folder)
 
-from chainrule.book import live
+from chainrule_course.book import live
 
 pytestmark = pytest.mark.full  # make test's tier (tests/conftest.py)
 

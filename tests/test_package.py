@@ -1,12 +1,15 @@
-"""chainrule as a package on PyPI: the sdist and the wheel a release uploads (.github/workflows/release.yml).
+"""chainrule and chainrule-course as packages on PyPI: the sdists and the wheels a release uploads
+(.github/workflows/release.yml).
 
-``tools/package.py`` builds both as ``python -m build`` does for a release (the wheel from the
+``tools/package.py`` builds them as ``python -m build`` does for a release (each wheel from its
 unpacked sdist), offline. Here:
 
-* ``twine check --strict`` passes on both (what PyPI would refuse or show badly);
-* the sdist holds every module, the package's scripts and styles (.js, .css) and the readme; the
-  wheel holds exactly the package, with metadata PyPI accepts (known classifiers, a Markdown
-  description, addresses, numpy as the one dependency);
+* ``twine check --strict`` passes on all four (what PyPI would refuse or show badly);
+* the engine's sdist holds every module and the readme; its wheel holds exactly the engine and
+  its figures (no room of the course), with metadata PyPI accepts (known classifiers, a
+  Markdown description, addresses, numpy as the one dependency);
+* the course's sdist and wheel hold exactly the course's package, its scripts and styles (.js,
+  .css), and depend on the engine of the same version;
 * the wheel installs in a clean venv (``python -m venv``, ``pip install --no-index --no-deps``),
   where numpy and graphviz are absent, and ``from chainrule import Value`` runs a backward pass
   there (the package readme's example); with numpy from the wheelhouse (tests/offline.py) the
@@ -37,10 +40,13 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["
 VERSION = PROJECT["version"]
 PACKAGE_DIR = ROOT / "src" / "chainrule"
 MODULES = sorted(path.relative_to(PACKAGE_DIR).as_posix() for path in PACKAGE_DIR.rglob("*.py"))
-DATA = sorted(
-    path.relative_to(PACKAGE_DIR).as_posix() for path in PACKAGE_DIR.rglob("*") if path.suffix in (".js", ".css")
-)
 README = ROOT / package.readme_path()
+COURSE_DIR = ROOT / "course" / "chainrule_course"
+COURSE_FILES = sorted(
+    path.relative_to(COURSE_DIR).as_posix()
+    for path in COURSE_DIR.rglob("*")
+    if path.suffix in (".py", ".js", ".css") and "__pycache__" not in path.parts
+)
 
 
 def examples() -> list[tuple[str, str]]:
@@ -53,8 +59,8 @@ def examples() -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def distributions(tmp_path_factory) -> tuple[Path, Path]:
-    """(sdist, wheel), built into a temporary folder."""
+def distributions(tmp_path_factory) -> list[Path]:
+    """[engine's sdist, engine's wheel, course's sdist, course's wheel], built into a temporary folder."""
     return package.build_distributions(tmp_path_factory.mktemp("dist"))
 
 
@@ -66,16 +72,16 @@ def test_twine_check_strict_passes(distributions):
         timeout=120,
     )
     assert result.returncode == 0, f"twine check --strict failed:\n{result.stdout}\n{result.stderr}"
-    assert result.stdout.count("PASSED") == 2, result.stdout
+    assert result.stdout.count("PASSED") == 4, result.stdout
 
 
 def test_sdist_holds_the_package_its_data_and_the_readme(distributions):
-    sdist, _ = distributions
+    sdist = distributions[0]
     assert sdist.name == f"chainrule-{VERSION}.tar.gz"
     with tarfile.open(sdist) as archive:
         names = set(archive.getnames())
     top = f"chainrule-{VERSION}/"
-    wanted = [f"src/chainrule/{name}" for name in MODULES + DATA] + [
+    wanted = [f"src/chainrule/{name}" for name in MODULES] + [
         "pyproject.toml",
         "PKG-INFO",
         "LICENSE",
@@ -83,13 +89,6 @@ def test_sdist_holds_the_package_its_data_and_the_readme(distributions):
     ]
     missing = [name for name in wanted if top + name not in names]
     assert not missing, f"the sdist lacks {missing}"
-    assert {
-        "explore/explorable.js",
-        "explore/explorable.css",
-        "book/live.js",
-        "book/live_worker.js",
-        "book/live.css",
-    } <= set(DATA)
     strays = sorted(name for name in names if re.search(r"/(tests|chapters|tools|_build|node_modules)/", name))
     assert not strays, f"the sdist holds files that are not the package's: {strays[:5]}"
 
@@ -100,14 +99,35 @@ def wheel_metadata(wheel: Path):
 
 
 def test_wheel_holds_exactly_the_package(distributions):
-    _, wheel = distributions
+    wheel = distributions[1]
     assert wheel.name == f"chainrule-{VERSION}-py3-none-any.whl"
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     package_files = sorted(name.removeprefix("chainrule/") for name in names if name.startswith("chainrule/"))
-    assert package_files == sorted(MODULES + DATA)
+    assert package_files == MODULES
+    # The engine ships alone: its one room is its figures; no grading, explorable or page runtime.
+    assert {name.split("/")[0] for name in package_files if "/" in name} == {"figures"}
+    assert not [name for name in names if name.endswith((".js", ".css"))]
     others = [name for name in names if not name.startswith(("chainrule/", f"chainrule-{VERSION}.dist-info/"))]
     assert not others, f"the wheel installs more than the package: {others}"
+
+
+def test_the_course_ships_its_package_and_depends_on_this_engine(distributions):
+    sdist, wheel = distributions[2:]
+    course = tomllib.loads((ROOT / "course" / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert course["version"] == VERSION
+    assert wheel.name == f"chainrule_course-{VERSION}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata = Parser().parsestr(archive.read(f"chainrule_course-{VERSION}.dist-info/METADATA").decode())
+    info = f"chainrule_course-{VERSION}.dist-info/"
+    assert sorted(n.removeprefix("chainrule_course/") for n in names if not n.startswith(info)) == COURSE_FILES
+    assert {"explore/explorable.js", "book/live.js", "book/live_worker.js", "grading/grade.py"} <= set(COURSE_FILES)
+    assert metadata["Name"] == "chainrule-course" and metadata.get_all("Requires-Dist") == [f"chainrule=={VERSION}"]
+    with tarfile.open(sdist) as archive:
+        top = f"chainrule_course-{VERSION}/"
+        missing = {f"{top}chainrule_course/{name}" for name in COURSE_FILES} - set(archive.getnames())
+    assert not missing, f"the course's sdist lacks {sorted(missing)[:5]}"
 
 
 def test_the_wheel_declares_the_code_licence(distributions):

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from chainrule import topological_order
-from chainrule.exercises import answers, feedback, scalar
+from chainrule_course.exercises import answers, feedback, scalar
 
 SEEDS = (0, 11, 12, 21, 22, 31, 32)
 
@@ -341,16 +341,16 @@ def as_cell(source: str, name: str):
 def test_the_grader_and_the_notebook_give_the_same_verdicts(answer):
     """Each planted mistake, its cell run apart, fails the public and the hidden test in the grader's process,
     named as the notebook's check names it, and the right answer earns every point in both."""
-    from chainrule.grading import apart, scoring
+    from chainrule_course.grading import apart, scoring
 
     check, seeds, cells = REPLAYED[answer]
     head = "from otter.test_files import test_case\n\nOK_FORMAT = False\n\nname = 'q'\npoints = 2\n\n"
     tests = {
         "q.py": head
         + f"@test_case(points=None, hidden=False)\ndef test_public({answer}):\n"
-        + f"    from chainrule.exercises import feedback\n    feedback.{check}({answer})\n\n"
+        + f"    from chainrule_course.exercises import feedback\n    feedback.{check}({answer})\n\n"
         + f"@test_case(points=None, hidden=True)\ndef test_hidden({answer}):\n"
-        + f"    from chainrule.exercises import feedback\n    for seed in {seeds}:\n"
+        + f"    from chainrule_course.exercises import feedback\n    for seed in {seeds}:\n"
         + f"        feedback.{check}({answer}, seed=seed)\n"
         + f"chainrule_reference = {cells['']!r}\n"
         + f"chainrule_allowed = {list(getattr(feedback, check).allowed)!r}\n"
@@ -423,7 +423,7 @@ class NoNumpy(importlib.abc.MetaPathFinder):
 
 
 sys.meta_path.insert(0, NoNumpy())
-from chainrule.exercises import feedback
+from chainrule_course.exercises import feedback
 
 namespace = {}
 exec(sys.argv[1], namespace)
@@ -460,7 +460,7 @@ class NoNumpy:
             raise ModuleNotFoundError("No module named 'numpy'")
 sys.meta_path.insert(0, NoNumpy())
 from fractions import Fraction
-from chainrule.exercises import feedback
+from chainrule_course.exercises import feedback
 def right(x, w, b):
     s = 1 - math.tanh(w * x + b) ** 2
     return Fraction(s * w), Fraction(s * x), Fraction(s)

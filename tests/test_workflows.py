@@ -299,7 +299,11 @@ def layout_rows() -> dict[str, str]:
     return {line.split("|")[1].strip(): line.split("|")[2] for line in text.splitlines() if line.startswith("| `")}
 
 
-ROOMS = [f"src/chainrule/{path.parent.name}" for path in sorted((ROOT / "src" / "chainrule").glob("*/__init__.py"))]
+ROOMS = [
+    path.parent.relative_to(ROOT).as_posix()
+    for package in ("src/chainrule", "course/chainrule_course")
+    for path in sorted((ROOT / package).glob("*/__init__.py"))
+]
 
 
 @pytest.mark.parametrize("folder", ["src/chainrule", *ROOMS, "tools", "_ext"])

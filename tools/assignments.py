@@ -4,15 +4,16 @@ Usage: ``make assignments`` (or ``python tools/assignments.py [chapter ...]``). 
 it writes ``_build/assignments/<name>/``:
 
 - ``student/<name>.ipynb``: the questions with their answer cells and ``grader.check`` cells;
-  its first cell installs ``chainrule`` and ``otter-grader`` when they are missing (wherever it
+  its first cell installs ``chainrule``, ``chainrule-course`` and ``otter-grader`` when they are missing (wherever it
   runs: Colab, a JupyterHub, a laptop) and writes the public tests into ``./tests`` when that
   folder is missing;
 - ``student/tests/*.py``: the same public tests, for Jupyter;
-- ``student/chainrule-<version>-py3-none-any.whl``: chainrule's wheel, built from this checkout,
-  which that first cell installs (the one the autograder zip grades with);
+- ``student/chainrule-<version>-py3-none-any.whl`` and ``chainrule_course-<version>-…whl``: the
+  engine's and the course's wheels, built from this checkout, which that first cell installs (the
+  ones the autograder zip grades with);
 - ``solution/<name>.ipynb``: the same notebook answered;
 - ``autograder/<name>-autograder.zip``: every test, public and hidden, for ``make grade``
-  (:mod:`chainrule.grading.grade`) or Gradescope.
+  (:mod:`chainrule_course.grading.grade`) or Gradescope.
 
 The source is the chapter, one source with the book. A question is an exercise that has
 an answer cell (tag ``exercise-stub``) and a check cell (tag ``check``):
@@ -63,18 +64,19 @@ from questions import (
     test_function,
 )
 
-from chainrule.compat import patches
-from chainrule.grading import reports
+from chainrule_course.compat import patches
+from chainrule_course.grading import reports
 
 OUTPUT = ROOT / "_build" / "assignments"
 OTTER_VERSION = patches.WRITTEN_FOR["otter-grader"]  # the version the grader's patches were read against
 POINTS_PER_QUESTION = 2
 #: Points of a question's written work (its derivation or reasoning), graded by hand.
 WRITTEN_POINTS = 1
-#: The prompt above a written answer cell, defined once in chainrule.grading.reports, which finds the answer by it.
+#: The prompt above a written answer cell, defined once in chainrule_course.grading.reports,
+#: which finds the answer by it.
 WRITTEN_PROMPT = reports.WRITTEN_PROMPT_TEXT
-# Scores come from the grader's own process, never from the student's kernel (chainrule.grading.scoring).
-PLUGIN = "chainrule.grading.otter_plugin.TrustedScores"
+# Scores come from the grader's own process, never from the student's kernel (chainrule_course.grading.scoring).
+PLUGIN = "chainrule_course.grading.otter_plugin.TrustedScores"
 
 
 # The public tests ride in the set-up cell, not in otter's notebook metadata (`tests: files: false`),
@@ -123,11 +125,11 @@ def unprivileged_python(script: str) -> str:
 def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     """Add what only the grader reads to the autograder zip's ``files`` (name -> bytes; see :func:`rewrite_zip`).
 
-    - in each question's test file, for ``chainrule.grading.scoring`` (otter ignores them; the
+    - in each question's test file, for ``chainrule_course.grading.scoring`` (otter ignores them; the
       student's copies of the public tests do not carry them): its parts and reference
       solution (:func:`question_parts`) and the modules its answer cells may import (:func:`allowed`);
     - ``written.json``, the questions with written work graded by hand, which ``make grade``
-      exports (:mod:`chainrule.grading.grade`);
+      exports (:mod:`chainrule_course.grading.grade`);
     - ``setup.sh`` and ``run_autograder`` with the grading Python where user nobody may run it
       (:func:`unprivileged_python`): on Gradescope the answers run as nobody.
     """
@@ -143,7 +145,7 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
         parts, reference = question_parts(question, assignment.chapter)
         lines = [
             "",
-            "# Written by make assignments for chainrule.grading.scoring: the parts it gives points to",
+            "# Written by make assignments for chainrule_course.grading.scoring: the parts it gives points to",
             "# separately, the reference solution it finds the inputs with, and what an answer may not use.",
             f"chainrule_parts = {parts!r}",
             f"chainrule_reference = {reference!r}",
@@ -196,8 +198,8 @@ def introduction(book: Book, assignment: Assignment) -> str:
         f"from the chain rule up* (Exercises {names}). Read the chapter first: "
         f"[open its student edition in Colab]({chapter_link}). Equation and figure numbers refer to it.\n\n"
         "1. Run the first code cell: it installs what the notebook needs when it is missing. If the "
-        "notebook came in a folder with a `chainrule` wheel (a `.whl` file), keep it there: the cell "
-        "installs that wheel, the version your work is graded with.\n"
+        "notebook came in a folder with `chainrule` wheels (`.whl` files), keep them there: the cell "
+        "installs those wheels, the version your work is graded with.\n"
         "2. Answer each question in the cell under it. A function in an answer cell raises "
         "`NotImplementedError` until you write it, and its check then says that it is not answered yet.\n"
         "3. Run the `grader.check(...)` cell after your answer. It gives each quantity's verdict and, for a "
@@ -275,7 +277,7 @@ def written_cells(question: Question, context: Context) -> list:
     """A manual otter question for the written work of a question whose solution explains itself in prose.
 
     The student gets otter's Markdown response cell; the solution notebook gets the book's
-    explanation. ``make grade`` exports the answers for grading by hand (:mod:`chainrule.grading.grade`).
+    explanation. ``make grade`` exports the answers for grading by hand (:mod:`chainrule_course.grading.grade`).
     """
     if not question.solution_text:
         return []
@@ -299,13 +301,14 @@ def requirements_text(book: Book) -> str:
     return "numpy\n"
 
 
-def pinned_requirements(wheel: Path, where: str) -> list[str]:
-    """The grading environment, as local grading has it: otter, numpy and chainrule's wheel, pinned."""
+def pinned_requirements(wheels: tuple[Path, ...], where: str) -> list[str]:
+    """The grading environment, as local grading has it: otter, numpy and the engine's and the
+    course's wheels, pinned."""
     return [
         f"otter-grader[grading]=={OTTER_VERSION}",
         *(f"{name}=={patches.WRITTEN_FOR[name]}" for name in ("nbconvert", "nbclient")),  # patched too
         f"numpy=={importlib.metadata.version('numpy')}",
-        f"{where}{wheel.name}",
+        *(f"{where}{wheel.name}" for wheel in wheels),
     ]
 
 
@@ -320,16 +323,16 @@ def rewrite_zip(archive_path: Path, *edits) -> None:
             archive.writestr(name, data)
 
 
-def pin_environment(files: dict[str, bytes], wheel: Path) -> None:
+def pin_environment(files: dict[str, bytes], wheels: tuple[Path, ...]) -> None:
     """Change the autograder zip's ``files`` so that Gradescope grades as ``make grade`` does.
 
     otter writes ``python=3.13``, an unpinned numpy and a playwright install (for PDFs,
     which are off). The zip gets this Python's minor version, the venv's numpy, and
-    chainrule's wheel built from this checkout, not a git branch: ``requirements.txt``
+    the wheels built from this checkout, not a git branch: ``requirements.txt``
     (paths relative to the unzipped folder) for a venv, ``environment.yml`` for Gradescope.
     """
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    pip = "\n".join(f"      - {line}" for line in pinned_requirements(wheel, "/autograder/source/"))
+    pip = "\n".join(f"      - {line}" for line in pinned_requirements(wheels, "/autograder/source/"))
     environment = (
         f"name: otter-env\nchannels:\n  - conda-forge\ndependencies:\n  - python={python}\n  - pip\n"
         f"  - jupyter_server\n  - pip:\n{pip}\n"
@@ -337,11 +340,11 @@ def pin_environment(files: dict[str, bytes], wheel: Path) -> None:
     setup = files["setup.sh"].decode()
     files["setup.sh"] = "\n".join(line for line in setup.splitlines() if "playwright" not in line).encode() + b"\n"
     files["environment.yml"] = environment.encode()
-    files["requirements.txt"] = ("\n".join(pinned_requirements(wheel, "./")) + "\n").encode()
-    files[wheel.name] = wheel.read_bytes()
+    files["requirements.txt"] = ("\n".join(pinned_requirements(wheels, "./")) + "\n").encode()
+    files.update((wheel.name, wheel.read_bytes()) for wheel in wheels)
 
 
-def assign(book: Book, assignment: Assignment, output: Path, wheel: Path) -> Path:
+def assign(book: Book, assignment: Assignment, output: Path, wheels: tuple[Path, ...]) -> Path:
     """Run ``otter assign`` for one assignment and lay its files out under ``output/<name>``."""
     folder = output / assignment.name
     shutil.rmtree(folder, ignore_errors=True)
@@ -363,12 +366,13 @@ def assign(book: Book, assignment: Assignment, output: Path, wheel: Path) -> Pat
         shutil.copy(zips[0], folder / "autograder" / f"{assignment.name}-autograder.zip")
         rewrite_zip(
             folder / "autograder" / f"{assignment.name}-autograder.zip",
-            lambda files: pin_environment(files, wheel),
+            lambda files: pin_environment(files, wheels),
             lambda files: with_grader_files(files, assignment),
             lambda files: check_autograder(files, assignment),
         )
         shutil.copytree(dist / "student", folder / "student")
-        shutil.copy(wheel, folder / "student" / wheel.name)  # the set-up cell installs it
+        for wheel in wheels:  # the set-up cell installs them
+            shutil.copy(wheel, folder / "student" / wheel.name)
         public_tests = {path.name: path.read_text() for path in sorted((folder / "student" / "tests").glob("*.py"))}
         student_path = folder / "student" / f"{assignment.name}.ipynb"
         student = with_public_tests(nbformat.read(student_path, as_version=4), public_tests)
@@ -386,13 +390,13 @@ def check_autograder(files: dict[str, bytes], assignment: Assignment) -> None:
     """Grade the reference solution as a notebook's answers are graded; every test must give it full marks.
 
     It runs every test, public and hidden (with a fresh secret), on the reference
-    (:func:`chainrule.grading.scoring.inputs`), runs the reference's cell apart as an answer cell
-    runs, with only what its exercise allows (:func:`chainrule.grading.scoring.record_apart`), and
-    scores it (:func:`chainrule.grading.scoring.score`), so a check that fails on its own solution,
+    (:func:`chainrule_course.grading.scoring.inputs`), runs the reference's cell apart as an answer cell
+    runs, with only what its exercise allows (:func:`chainrule_course.grading.scoring.record_apart`), and
+    scores it (:func:`chainrule_course.grading.scoring.score`), so a check that fails on its own solution,
     a solution that needs more than its exercise allows, or an input the grader cannot send to an
     answer stops the build.
     """
-    from chainrule.grading import apart, scoring
+    from chainrule_course.grading import apart, scoring
 
     tests = {Path(name).name: data.decode() for name, data in files.items() if name.startswith("tests/")}
     secret = os.urandom(32)
@@ -462,7 +466,7 @@ def solution_lines(assignment: Assignment) -> list[str]:
 
 
 def check_no_solution(assignment: Assignment, student_folder: Path) -> None:
-    # Every file but chainrule's wheel (the engine, binary, which the course publishes anyway).
+    # Every file but the wheels (binary, and the course publishes them anyway).
     texts = {path: path.read_text() for path in student_folder.rglob("*") if path.is_file() and path.suffix != ".whl"}
     for line in solution_lines(assignment):
         for path, text in texts.items():
@@ -484,10 +488,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.output.mkdir(parents=True, exist_ok=True)
     wheel_folder = tempfile.TemporaryDirectory(prefix="chainrule-wheel-")
-    wheel = package.build_wheel(Path(wheel_folder.name))
+    wheels = package.build_wheels(Path(wheel_folder.name))
     failed = False
     with wheel_folder, concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        futures = {pool.submit(assign, book, a, args.output, wheel): a for a in assignments}
+        futures = {pool.submit(assign, book, a, args.output, wheels): a for a in assignments}
         for future in concurrent.futures.as_completed(futures):
             assignment = futures[future]
             try:

@@ -29,7 +29,7 @@ import book_model
 import notebooks
 from jupyter_book.cli.main import main as cli
 
-from chainrule.compat import patches
+from chainrule_course.compat import patches
 
 
 def run(argv: list[str]) -> int:

@@ -4,14 +4,14 @@ Usage: ``python3 tools/grading_env.py <zip> <venv> [--uv <uv>]`` (``make grade``
 ``_build/assignments/<assignment>/autograder/<assignment>-autograder.zip``).
 
 ``make grade`` grades in this venv, not in the book's: it holds only what grading needs,
-which is what Gradescope installs from the same zip (otter-grader, numpy and chainrule's
-wheel, pinned by ``tools/assignments.py``), plus MathJax for the written-work pages
+which is what Gradescope installs from the same zip (otter-grader, numpy and the wheels of
+chainrule and chainrule-course, pinned by ``tools/assignments.py``), plus MathJax for the written-work pages
 (:data:`EXTRA`). So a machine that grades needs no book toolchain (no chromium, no
 graphviz, no jupyter-book), and local and Gradescope grades come from one environment.
 
-The venv is built again only when the zip's requirements changed, and chainrule's wheel
-installed again only when the wheel changed (a stamp file holds their hashes): the wheel's
-name stays the same when ``src/chainrule`` changes. It uses only the standard library, so
+The venv is built again only when the zip's requirements changed, and the wheels installed
+again only when they changed (a stamp file holds their hashes): a wheel's name stays the same
+when its sources change. It uses only the standard library, so
 it runs with any python3. With ``--uv`` (``make grade`` passes the book venv's uv when there is
 one), uv creates the venv and installs into it, compiling every module on every core; otherwise
 pip does, as Gradescope's image does. Set ``PIP_NO_INDEX=1`` and ``PIP_FIND_LINKS=<folder of
@@ -30,7 +30,7 @@ import venv
 import zipfile
 from pathlib import Path
 
-#: Installed beside the zip's requirements: MathJax for chainrule.grading.grade's written/*.html.
+#: Installed beside the zip's requirements: MathJax for chainrule_course.grading.grade's written/*.html.
 EXTRA = ["django-static-mathjax==3.2.2.1"]
 STAMP = ".grading-env"
 
@@ -69,11 +69,11 @@ def build(
         return python
     stamp.unlink(missing_ok=True)  # written again last: a venv without it is incomplete
     with tempfile.TemporaryDirectory(prefix="grading-env-") as work:
-        with zipfile.ZipFile(archive_path) as archive:  # requirements.txt names ./chainrule-*.whl
+        with zipfile.ZipFile(archive_path) as archive:  # requirements.txt names the ./*.whl
             for name in archive.namelist():
                 if name == "requirements.txt" or name.endswith(".whl"):
                     archive.extract(name, work)
-        if found[:1] == wanted.splitlines()[:1]:  # the same requirements: only the wheel changed
+        if found[:1] == wanted.splitlines()[:1]:  # the same requirements: only the wheels changed
             wheels = sorted(path.name for path in Path(work).glob("*.whl"))
             arguments = ["--reinstall", "--no-deps", *wheels] if uv else ["--force-reinstall", "--no-deps", *wheels]
         else:

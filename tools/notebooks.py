@@ -191,11 +191,11 @@ def answer_cells(number: str, with_text: bool, with_code: bool) -> list:
     return cells
 
 
-CHECK_IMPORT = "from chainrule.exercises import feedback\n"
+CHECK_IMPORT = "from chainrule_course.exercises import feedback\n"
 
 
 def check_body(chapter: str, source: str) -> str:
-    """A check cell's code after its first line, ``from chainrule.exercises import feedback``."""
+    """A check cell's code after its first line, ``from chainrule_course.exercises import feedback``."""
     if not source.startswith(CHECK_IMPORT):
         raise ConversionError(f"{chapter}.md: a check cell must start with `{CHECK_IMPORT.strip()}`: {source[:80]!r}")
     return source[len(CHECK_IMPORT) :].strip("\n")

@@ -242,7 +242,7 @@ def prepare(page, page_path: Path) -> list[dict]:
     # The book is self-contained: anything not from the disk would be a mistake, not a wait.
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
     # Explorables stay as their page has them, each a still figure of its final state: their
-    # script (chainrule/explore/explorable.js) would set them up at their first step.
+    # script (chainrule_course/explore/explorable.js) would set them up at their first step.
     page.add_init_script("window.chainruleExplorable = {setup() {}, setupAll() {}};")
     page.goto(page_path.resolve().as_uri(), wait_until="load", timeout=TIMEOUT_MS)
     page.wait_for_function("() => document.fonts.status === 'loaded'", timeout=TIMEOUT_MS)

@@ -18,7 +18,7 @@ from book_model import Book, read_chapter
 from myst import directives
 from notebooks import SOLUTION_MARKERS, bound_and_read, check_solution_marks, solution_label, tags, with_front_cells
 
-from chainrule.exercises import answers
+from chainrule_course.exercises import answers
 
 
 class AssignmentError(ValueError):
@@ -196,8 +196,8 @@ REFERENCE_PRELUDE = "import math\n\nimport numpy as np\n\n\n"
 
 def allowed(question: Question) -> list[str]:
     """The modules the question's answer cells may import besides the standard library: the ``allowed`` of
-    the checks its check cells call (:func:`chainrule.grading.contract.allowed`), in order, each once."""
-    from chainrule.exercises import feedback
+    the checks its check cells call (:func:`chainrule_course.grading.contract.allowed`), in order, each once."""
+    from chainrule_course.exercises import feedback
 
     found: list[str] = []
     for source in (question.check, *question.hidden):

@@ -18,15 +18,13 @@ this list, and none imports the rooms below (``tests/test_layers.py`` checks it)
 * ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
 * ``cost`` -- flops per op and pass, bytes kept for backward, peak memory
 
-What serves the course lives in rooms above the engine, each a subpackage that says what it
-is built on:
+Its one room, a subpackage built on the engine, draws what the engine did:
 
 * ``chainrule.figures`` -- graphs drawn through Graphviz, charts, accessible SVG
-* ``chainrule.explore`` -- explorables: recorded runs of the engine that the reader steps through
-* ``chainrule.drills`` -- drills: questions on fresh random graphs, answered by the engine
-* ``chainrule.grading`` -- grading by construction: the answer runner, its contract, the grader
-* ``chainrule.exercises`` -- the exercises' checks, which run an answer as the grader does
-* ``chainrule.book`` -- numbers glued into the prose, and the pages' Live code
+
+The course built on the engine (explorables, drills, exercise checks, grading, the pages'
+Live code) is another package, ``chainrule_course``, which imports this one and is never
+imported by it.
 """
 
 # The scalar engine, grad mode and its gradient checks need only Python. The rest needs

@@ -1,0 +1,262 @@
+/* chainrule drills: a question on a fresh random graph, answered by the engine in the page's Python.
+ *
+ * Each element .cr-drill of the page (data-drill-kinds="adjoint local", data-drill-title)
+ * becomes a drill: a kind and a level to choose, New graph (a random seed), a seed to type
+ * and share, the question with its graph drawn and in words, an answer box with Check,
+ * hints one at a time, and Show the steps (a widget of chainrule_course.explore stepping through
+ * this graph). Everything a drill knows comes from chainrule_course.drills.page (ask, check,
+ * steps), run in a Web Worker of the drills' own (live_worker.js, the one Live code uses),
+ * which starts at the first New graph: nothing is computed again in JavaScript.
+ * Each answer checked is counted by progress.js, in this browser only.
+ */
+(function () {
+  "use strict";
+  var me = document.currentScript;
+  var base = new URL(".", me.src).href;
+  var wheels = me.getAttribute("data-wheels");
+  var SIZE = me.getAttribute("data-runtime-size") || "about 15 MB";
+  var KINDS = {
+    finish: "the order the search finishes the nodes", topological: "a topological order",
+    reach: "what a change to a leaf reaches", value: "a node's value", local: "an edge's local gradient",
+    adjoint: "a node's global gradient", adjoints: "every global gradient, in backward order"
+  };
+  var LEVELS = ["1: trees", "2: fan-out", "3: shared subexpressions", "4: tanh, exp, log, division"];
+  var FORMS = {
+    names: "Node names, separated by commas (a, e, L).",
+    number: "A number: 0.25, -1.5, 1/3 or 2e-3.",
+    numbers: "Numbers, separated by commas."
+  };
+  var runtime = null;
+  var drills = 0;
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setUpAll);
+  else setUpAll();
+  return;
+
+  function setUpAll() {
+    var roots = document.querySelectorAll(".cr-drill");
+    for (var i = 0; i < roots.length; i += 1) setUpDrill(roots[i]);
+  }
+
+  // --- the drills' Python ----------------------------------------------------------------
+  function startRuntime() {
+    if (runtime) return runtime.ready;
+    var worker = new Worker(base + "live_worker.js");
+    runtime = { worker: worker, pending: {}, counter: 0 };
+    var started = new Promise(function (resolve, reject) {
+      worker.onmessage = function (event) { onMessage(event.data, resolve, reject); };
+      worker.onerror = function (event) { reject(new Error(event.message || "the worker failed")); };
+    });
+    worker.postMessage({ type: "start", base: base, wheels: wheels });
+    runtime.ready = started.then(function () { return python("from chainrule_course.drills import page as _drill"); });
+    runtime.ready.catch(function () { runtime = null; });
+    return runtime.ready;
+  }
+
+  function onMessage(message, resolve, reject) {
+    if (message.type === "ready") resolve(message.ms);
+    else if (message.type === "failed") reject(new Error(message.message));
+    else if (message.type === "result" || message.type === "crashed") {
+      var waiting = runtime && runtime.pending[message.id];
+      if (waiting) delete runtime.pending[message.id];
+      if (message.type === "crashed") runtime = null;
+      if (waiting) waiting(message.type === "result" ? message.result : { error: "Python crashed: " + message.message });
+    }
+  }
+
+  function python(code) {
+    var current = runtime;
+    return new Promise(function (resolve) {
+      current.counter += 1;
+      current.pending[current.counter] = resolve;
+      current.worker.postMessage({ type: "run", id: current.counter, code: code, space: "page" });
+    });
+  }
+
+  // One of chainrule_course.drills.page's functions, called with JSON literals (valid Python too).
+  function call(name, args) {
+    return startRuntime().then(function () {
+      return python("print(_drill." + name + "(" + args.map(function (a) { return JSON.stringify(a); }).join(", ") + "))");
+    }).then(function (result) {
+      if (result.error) throw new Error(result.error);
+      return result.stdout;
+    });
+  }
+
+  // --- one drill -------------------------------------------------------------------------
+  function make(tag, className, text) {
+    var element = document.createElement(tag);
+    if (className) element.className = className;
+    if (text) element.textContent = text;
+    return element;
+  }
+
+  function labelled(text, control) {
+    var label = make("label", "cr-drill-field");
+    label.appendChild(document.createTextNode(text + " "));
+    label.appendChild(control);
+    return label;
+  }
+
+  function choice(values, names) {
+    var select = make("select");
+    values.forEach(function (value, i) {
+      var option = make("option", "", names[i]);
+      option.value = value;
+      select.appendChild(option);
+    });
+    return select;
+  }
+
+  function setUpDrill(root) {
+    drills += 1;
+    var kinds = (root.getAttribute("data-drill-kinds") || "adjoint").split(/\s+/).filter(function (k) { return KINDS[k]; });
+    var title = "Drill: " + (root.getAttribute("data-drill-title") || "practice");
+    root.textContent = "";
+    root.setAttribute("role", "region");
+    root.setAttribute("aria-label", title);
+    var d = {
+      root: root, kinds: kinds, asked: null, hints: 0, id: "cr-drill-" + drills,
+      kind: choice(kinds, kinds.map(function (k) { return KINDS[k]; })),
+      level: choice(["1", "2", "3", "4"], LEVELS), seed: make("input"), fresh: make("button", "", "New graph"),
+      go: make("button", "", "Use this seed"), status: make("p", "cr-drill-status"), question: make("div", "cr-drill-question"),
+      after: make("div", "cr-drill-after")
+    };
+    root.appendChild(make("p", "cr-drill-title", title));
+    var controls = make("div", "cr-drill-controls");
+    if (kinds.length > 1) controls.appendChild(labelled("Question", d.kind));
+    controls.appendChild(labelled("Level", d.level));
+    d.seed.type = "number";
+    d.seed.min = "0";
+    d.seed.inputMode = "numeric";
+    controls.appendChild(labelled("Seed", d.seed));
+    [d.fresh, d.go].forEach(function (b) { b.type = "button"; controls.appendChild(b); });
+    root.appendChild(controls);
+    d.status.setAttribute("aria-live", "polite");
+    d.status.textContent = "New graph draws a question; the first one starts Python in this page (" + SIZE +
+      ", downloaded once).";
+    d.question.hidden = true;
+    root.appendChild(d.question);
+    root.appendChild(d.status);
+    root.appendChild(d.after);
+    d.fresh.addEventListener("click", function () { ask(d, Math.floor(Math.random() * 100000)); });
+    d.go.addEventListener("click", function () {
+      var seed = parseInt(d.seed.value, 10);
+      if (seed >= 0) ask(d, seed);
+      else say(d, "Type a seed: a whole number, 0 or more.");
+    });
+  }
+
+  function say(d, text, verdict) {
+    d.status.textContent = "";
+    d.status.className = "cr-drill-status" + (verdict ? " cr-drill-" + verdict : "");
+    if (verdict) d.status.appendChild(make("span", "cr-drill-icon", verdict === "right" ? "\u2713 " : "\u2717 "));
+    d.status.appendChild(document.createTextNode(text));
+  }
+
+  function ask(d, seed) {
+    var kind = d.kinds.length > 1 ? d.kind.value : d.kinds[0];
+    var level = parseInt(d.level.value, 10);
+    d.seed.value = String(seed);
+    say(d, runtime ? "Drawing a graph\u2026" : "Starting Python in this page\u2026");
+    var began = performance.now();
+    call("ask", [kind, level, seed]).then(function (text) {
+      d.asked = JSON.parse(text);
+      d.hints = 0;
+      showQuestion(d);
+      d.root.setAttribute("data-drill-ms", String(Math.round(performance.now() - began)));
+      say(d, "Seed " + seed + ", level " + level + ": a new graph and its question. Type your answer, then Check.");
+      d.question.querySelector("input").focus();
+    }, function (error) {
+      say(d, "Python could not answer: " + error.message);
+    });
+  }
+
+  function showQuestion(d) {
+    var q = d.asked;
+    var box = d.question;
+    box.textContent = "";
+    box.hidden = false;
+    var prompt = make("p", "cr-drill-prompt", q.prompt);
+    prompt.id = d.id + "-prompt";
+    box.appendChild(prompt);
+    var figure = make("div", "cr-drill-figure");
+    figure.innerHTML = q.figure;
+    box.appendChild(figure);
+    box.appendChild(make("p", "cr-drill-words", "The graph in words:"));
+    var lines = make("ul", "cr-drill-lines");
+    q.lines.forEach(function (line) { lines.appendChild(make("li", "", line)); });
+    box.appendChild(lines);
+    var form = make("form", "cr-drill-form");
+    var input = make("input");
+    input.type = "text";
+    input.autocomplete = "off";
+    input.spellcheck = false;
+    input.id = d.id + "-answer";
+    var format = make("span", "cr-drill-format", FORMS[q.answer]);
+    format.id = d.id + "-format";
+    input.setAttribute("aria-describedby", prompt.id + " " + format.id);
+    var check = make("button", "", "Check");
+    check.type = "submit";
+    form.appendChild(labelled("Your answer", input));
+    form.appendChild(check);
+    form.appendChild(format);
+    form.addEventListener("submit", function (event) { event.preventDefault(); checkAnswer(d, input.value); });
+    box.appendChild(form);
+    var more = make("div", "cr-drill-more");
+    var hint = make("button", "", "Hint (1 of " + q.hints.length + ")");
+    var steps = make("button", "", "Show the steps");
+    [hint, steps].forEach(function (b) { b.type = "button"; more.appendChild(b); });
+    var hints = make("ol", "cr-drill-hints");
+    hints.setAttribute("aria-live", "polite");  // a hint is read out as it appears
+    hints.setAttribute("aria-label", "Hints");
+    var stepsBox = make("div", "cr-drill-steps");
+    hint.addEventListener("click", function () { showHint(d, hint, hints); });
+    steps.addEventListener("click", function () { showSteps(d, steps, stepsBox); });
+    d.after.textContent = "";
+    [more, hints, stepsBox].forEach(function (e) { d.after.appendChild(e); });
+  }
+
+  function checkAnswer(d, typed) {
+    var q = d.asked;
+    call("check", [q.kind, q.level, q.seed, typed]).then(function (text) {
+      var result = JSON.parse(text);
+      if (window.chainruleProgress) window.chainruleProgress.drill(q.kind, result.right);
+      say(d, (result.right ? "" : "Not right. ") + result.message, result.right ? "right" : "wrong");
+    }, function (error) {
+      say(d, "Python could not check it: " + error.message);
+    });
+  }
+
+  function showHint(d, button, list) {
+    var hints = d.asked.hints;
+    if (d.hints >= hints.length) return;
+    var item = make("li", "", hints[d.hints]);
+    list.appendChild(item);
+    d.hints += 1;
+    if (d.hints < hints.length) button.textContent = "Hint (" + (d.hints + 1) + " of " + hints.length + ")";
+    else button.disabled = true;
+  }
+
+  function showSteps(d, button, box) {
+    var q = d.asked;
+    button.disabled = true;
+    say(d, "Recording the steps through this graph\u2026");
+    call("steps", [q.kind, q.level, q.seed]).then(function (html) {
+      box.innerHTML = html;
+      if (!window.chainruleExplorable) {  // no widget on this page yet: run the one the HTML carries
+        var code = box.querySelector("script:not([type])");
+        if (code) {
+          var script = document.createElement("script");
+          script.textContent = code.textContent;
+          document.body.appendChild(script);
+        }
+      }
+      if (window.chainruleExplorable) window.chainruleExplorable.setupAll(box);
+      say(d, "The steps through this graph are below: step with Next step and Previous step.");
+    }, function (error) {
+      button.disabled = false;
+      say(d, "Python could not record the steps: " + error.message);
+    });
+  }
+})();

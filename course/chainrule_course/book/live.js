@@ -1,0 +1,703 @@
+/* chainrule live code: run a page's code cells in the browser, with Python in WebAssembly.
+ *
+ * "Live code" starts a Web Worker (live_worker.js) that loads Pyodide, Graphviz in WebAssembly
+ * and the engine's and the course's wheels from the book's own _static/live/ folder (no CDN, no
+ * server). Each code cell (myst-nb's div.cell) becomes an editor (CodeMirror, live_editor.js; a
+ * plain text box if it cannot load) with "Run cell"; its output goes in [data-live-output] under it; the cells share
+ * one interpreter, as in a notebook. The toolbar under the title stays
+ * in view: Run all cells (stops at an error), Run cells above (the cell last edited or clicked),
+ * Stop (restarts Python), Reset (the page's code and empty answers back), and a status that says
+ * which cell runs and for how long. Under each checked exercise (data-exercises: label, names,
+ * answer and check cells, from _ext/live_code.py) goes the answer cell with Check, which runs the
+ * answer, then the notebook's check, and shows the verdict. A solution's cells run only from their
+ * own Run cell, never from Run all, and apart from the page's names (space "solution"), so they
+ * never replace an answer. Edits and answers are kept in
+ * localStorage per page until Reset; a cell edited after it ran marks the outputs below as out of
+ * date. Cells tagged no-live (numpy, PyTorch, JAX) say what they need, with the Colab link.
+ */
+(function () {
+  "use strict";
+  var me = document.currentScript;
+  var base = new URL(".", me.src).href;
+  var wheels = me.getAttribute("data-wheels");
+  var exercises = JSON.parse(me.getAttribute("data-exercises") || "[]");
+  var SIZE = me.getAttribute("data-runtime-size") || "about 15 MB";
+  var STORE = "chainrule-live:" + location.pathname;
+  // The page loads this script in its head: wait for the page's cells.
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () { setUpPage(base, wheels, exercises); });
+  } else {
+    setUpPage(base, wheels, exercises);
+  }
+  return;
+
+  function setUpPage(base, wheels, exercises) {
+    var article = document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
+    var cells = Array.prototype.slice.call(article.querySelectorAll("div.cell"))
+      .filter(function (cell) { return cell.querySelector(".cell_input pre"); });
+    if (!cells.length || !wheels) return;
+    // The page's state: its controls, the interpreter, the cells that run.
+    var page = {
+      base: base, wheels: wheels, cells: cells, entries: [], answers: [], controls: buildPanel(article),
+      exercises: exercises.filter(function (e) { return numberExercise(e); }),
+      worker: null, ready: null, running: null, pending: {}, counter: 0, pressedAt: 0, firstOutput: null,
+      current: null, clock: null, saved: loadSaved(), generation: 0,
+      colab: document.querySelector('a[href*="colab.research.google.com"]')
+    };
+    page.exercises.forEach(function (exercise) { addHint(exercise); });
+    addSkipLinks(page);
+    wirePanel(page);
+  }
+
+  // Right after the theme's "Skip to main content": a link to each exercise's answer cell,
+  // shown on the theme's bar when focused. It starts Live code if need be, then puts the
+  // cursor in the answer: Exercise 1.2's answer is three key presses from the top of its page.
+  function addSkipLinks(page) {
+    var first = document.getElementById("pst-skip-link");
+    if (!first || !page.exercises.length) return;
+    var nav = document.createElement("nav");
+    nav.className = "skip-link d-print-none cr-live-skips";
+    nav.setAttribute("aria-label", "Skip to an exercise's answer");
+    page.exercises.forEach(function (exercise) {
+      var link = document.createElement("a");
+      link.href = "#" + exercise.label + "-answer";
+      link.textContent = "Skip to your answer to Exercise " + exercise.number;
+      link.addEventListener("click", function (event) {
+        event.preventDefault();
+        goToAnswer(page, exercise);
+      });
+      nav.appendChild(link);
+    });
+    first.parentNode.insertBefore(nav, first.nextSibling);
+  }
+
+  function goToAnswer(page, exercise) {
+    var started = page.editorsReady || startLive(page);
+    started.then(function () {
+      var entry = page.answers.filter(function (answer) { return answer.exercise === exercise; })[0];
+      if (!entry) return;
+      // CodeMirror focuses without scrolling: bring the answer to the middle of the screen.
+      entry.editor.element.scrollIntoView({ block: "center" });
+      entry.editor.focus();
+    });
+  }
+
+  function makeButton(text, action, label) {
+    var element = document.createElement("button");
+    element.type = "button";
+    element.textContent = text;
+    element.setAttribute("data-live-action", action);
+    if (label) element.setAttribute("aria-label", label);
+    return element;
+  }
+
+  // The panel under the title: Live code, then the toolbar's buttons and the status line.
+  function buildPanel(article) {
+    var panel = document.createElement("div");
+    panel.className = "cr-live";
+    panel.setAttribute("role", "region");
+    panel.setAttribute("aria-label", "Live code");
+    var controls = {
+      panel: panel,
+      live: makeButton("Live code", "live"), runAll: makeButton("Run all cells", "run-all"),
+      above: makeButton("Run cells above", "run-above"),
+      stop: makeButton("Stop", "stop"), reset: makeButton("Reset page", "reset"),
+      undo: makeButton("Undo reset", "undo-reset"),
+      note: document.createElement("span"), status: document.createElement("p"),
+      clock: document.createElement("span")
+    };
+    controls.above.title = "Run every cell above the one you last edited or clicked in";
+    controls.reset.title = "Bring back the page's code and empty answer cells, and restart Python (asks first)";
+    controls.undo.title = "Bring back the edits and answers the last Reset page cleared";
+    controls.note.className = "cr-live-note";
+    controls.note.textContent = "Run and edit this page's Python in your browser (it downloads " + SIZE +
+      " once, and keeps it for every chapter).";
+    controls.status.className = "cr-live-status";
+    controls.status.setAttribute("aria-live", "polite");
+    controls.status.setAttribute("data-live-status", "");
+    // The seconds a cell has run tick here, outside the live region: a screen reader hears
+    // "Running cell 5" once, not every second.
+    controls.clock.className = "cr-live-clock";
+    controls.clock.setAttribute("data-live-clock", "");
+    [controls.runAll, controls.above, controls.stop, controls.reset, controls.undo].forEach(function (b) { b.hidden = true; });
+    [controls.live, controls.runAll, controls.above, controls.stop, controls.reset, controls.undo, controls.note,
+     controls.status, controls.clock]
+      .forEach(function (e) { panel.appendChild(e); });
+    var heading = article.querySelector("h1");
+    if (heading && heading.parentNode) heading.parentNode.insertBefore(panel, heading.nextSibling);
+    else article.insertBefore(panel, article.firstChild);
+    return controls;
+  }
+
+  function say(page, text) { page.controls.status.textContent = text; }
+
+  function needs(code) {
+    if (/\bjax\b/.test(code)) return "JAX";
+    if (/\btorch\b/.test(code)) return "PyTorch";
+    return "numpy and matplotlib";
+  }
+
+  // --- what the reader typed, kept per page ------------------------------------------------
+  function loadSaved() {
+    try {
+      var saved = JSON.parse(window.localStorage.getItem(STORE) || "{}");
+      return { cells: saved.cells || {}, answers: saved.answers || {} };
+    } catch (error) {
+      return { cells: {}, answers: {} };
+    }
+  }
+
+  function save(page) {
+    try {
+      window.localStorage.setItem(STORE, JSON.stringify(page.saved));
+    } catch (error) { /* storage full or refused: the edits last until the page closes */ }
+  }
+
+  function forget(page) {
+    page.saved = { cells: {}, answers: {} };
+    try { window.localStorage.removeItem(STORE); } catch (error) { /* nothing was kept */ }
+  }
+
+  // --- the interpreter -------------------------------------------------------------
+  function startWorker(page) {
+    page.worker = new Worker(page.base + "live_worker.js");
+    page.ready = new Promise(function (resolve, reject) {
+      page.worker.onmessage = function (event) { onWorkerMessage(page, event.data, resolve, reject); };
+      page.worker.onerror = function (event) { reject(new Error(event.message || "the worker failed")); };
+    });
+    // Where the page is cross-origin isolated (service_worker.js), Stop can interrupt a cell.
+    page.interrupt = window.crossOriginIsolated ? new Uint8Array(new SharedArrayBuffer(1)) : null;
+    page.worker.postMessage({ type: "start", base: page.base, wheels: page.wheels,
+                              interrupt: page.interrupt && page.interrupt.buffer });
+    page.ready.then(function (ms) {
+      if (!page.running) say(page, "Python is ready (" + (ms / 1000).toFixed(1) + " s). Run a cell, or Run all cells.");
+    }, function (error) {
+      say(page, "Python could not start: " + error.message);
+    });
+  }
+
+  function onWorkerMessage(page, message, resolve, reject) {
+    if (message.type === "ready") resolve(message.ms);
+    else if (message.type === "failed") reject(new Error(message.message));
+    else if (message.type === "result" && page.pending[message.id]) {
+      page.pending[message.id](message.result);
+      delete page.pending[message.id];
+    } else if (message.type === "crashed") {
+      var waiting = page.pending[message.id];
+      delete page.pending[message.id];
+      restart(page, "Python crashed (" + message.message + ") and has restarted; " +
+              "the cells above must run again (Run cells above).");
+      if (waiting) waiting({ error: "Python crashed while running this cell: " + message.message });
+    }
+  }
+
+  function execute(page, code, space) {
+    return page.ready.then(function () {
+      return new Promise(function (resolve) {
+        page.counter += 1;
+        page.pending[page.counter] = resolve;
+        page.worker.postMessage({ type: "run", id: page.counter, code: code, space: space || "page" });
+      });
+    });
+  }
+
+  // Stop and Reset restart Python: a run begun before (an older generation) says nothing more.
+  function restart(page, message) {
+    page.generation += 1;
+    if (page.worker) page.worker.terminate();
+    Object.keys(page.pending).forEach(function (id) { page.pending[id]({ error: "Stopped." }); });
+    page.pending = {};
+    page.running = null;
+    stopClock(page);
+    startWorker(page);
+    say(page, message);
+  }
+
+  // Stops the cell Python runs now. An isolated page interrupts it (a KeyboardInterrupt in the
+  // cell) and keeps every name; otherwise, or when Python has not answered 2 s later (it was
+  // inside a long call), Python restarts and ``onLost`` runs. A run begun before says nothing.
+  function stopPython(page, kept, lost, onLost) {
+    var inFlight = Object.keys(page.pending);
+    if (!page.interrupt || !inFlight.length) {
+      restart(page, lost);
+      if (onLost) onLost();
+      return;
+    }
+    page.generation += 1;
+    page.interrupt[0] = 2;
+    say(page, kept);
+    window.setTimeout(function () {
+      if (!inFlight.some(function (id) { return page.pending[id]; })) return;
+      restart(page, lost);
+      if (onLost) onLost();
+    }, 2000);
+  }
+
+  // The status while a cell runs: which one, and for how long; Stop shows meanwhile.
+  function startClock(page, what) {
+    stopClock(page);
+    var began = performance.now();
+    say(page, "Running " + what + "\u2026");
+    var tick = function () {
+      var seconds = Math.floor((performance.now() - began) / 1000);
+      page.controls.clock.textContent = seconds ? what + ": " + seconds + " s" : "";
+    };
+    page.clock = window.setInterval(tick, 1000);
+    page.controls.stop.hidden = false;
+  }
+
+  function stopClock(page) {
+    if (page.clock) window.clearInterval(page.clock);
+    page.clock = null;
+    page.controls.clock.textContent = "";
+    page.controls.stop.hidden = true;
+  }
+
+  // --- the cells ---------------------------------------------------------------------
+  // A cell that needs what the page's Python lacks says so, with the chapter's Colab link.
+  function skipCell(page, cell, input, original, output) {
+    var line = document.createElement("p");
+    line.className = "cr-live-skip";
+    line.appendChild(document.createTextNode("This cell needs " + needs(original) + "; run it in Colab"));
+    if (page.colab) {
+      var link = document.createElement("a");
+      link.href = page.colab.href;
+      link.textContent = " (open this chapter in Colab)";
+      line.appendChild(link);
+    }
+    line.appendChild(document.createTextNode("."));
+    output.appendChild(line);
+    input.parentNode.insertBefore(output, input.nextSibling);
+    cell.setAttribute("data-live-state", "skipped");
+    return null;
+  }
+
+  function makeOutput() {
+    var output = document.createElement("div");
+    output.className = "cr-live-output";
+    output.setAttribute("data-live-output", "");  // not a live region: the status says what ran
+    return output;
+  }
+
+  // The editor of a cell: CodeMirror (live_editor.js) once loaded, a plain text box if it
+  // could not load. Either way {element, value, focus(), onFocus()}; setting value calls onEdit.
+  function makeEditor(page, code, label, onRun, onEdit) {
+    if (page.codeEditor) return page.codeEditor.makeCodeEditor(code, label, onRun, onEdit);
+    var area = document.createElement("textarea");
+    area.className = "cr-live-editor";
+    area.value = code;
+    area.spellcheck = false;
+    area.setAttribute("aria-label", label);
+    var fit = function () { area.rows = Math.min(30, area.value.split("\n").length + 1); };
+    fit();
+    area.addEventListener("keydown", function (event) {
+      if (event.key === "Enter" && (event.shiftKey || event.ctrlKey)) {
+        event.preventDefault();
+        onRun();
+      }
+    });
+    area.addEventListener("input", function () { fit(); onEdit(area.value); });
+    return {
+      element: area,
+      get value() { return area.value; },
+      set value(text) { area.value = text; fit(); onEdit(text); },
+      focus: function () { area.focus(); },
+      onFocus: function (callback) { area.addEventListener("focus", callback); }
+    };
+  }
+
+  // CodeMirror's modules (copied from npm's packages into cm/ by _ext/live_code.py) by their
+  // bare names, through an import map; then live_editor.js. Resolves to the module, or null.
+  function loadEditor(base) {
+    return fetch(base + "cm/modules.json").then(function (response) {
+      if (!response.ok) throw new Error("no cm/modules.json");
+      return response.json();
+    }).then(function (modules) {
+      var imports = {};
+      Object.keys(modules).forEach(function (name) { imports[name] = new URL(modules[name], base).href; });
+      var map = document.createElement("script");
+      map.type = "importmap";
+      map.textContent = JSON.stringify({ imports: imports });
+      document.head.appendChild(map);
+      return import(base + "live_editor.js");
+    }).catch(function () { return null; });
+  }
+
+  function setUpCell(page, cell, index) {
+    var input = cell.querySelector(".cell_input");
+    var original = cell.querySelector(".cell_input pre").textContent.replace(/\n$/, "");
+    var output = makeOutput();
+    if (cell.classList.contains("tag_no-live")) return skipCell(page, cell, input, original, output);
+    var kept = page.saved.cells[index];
+    var entry = {
+      cell: cell, output: output, original: original, index: index,
+      space: cell.classList.contains("tag_solution") ? "solution" : "page", ran: false
+    };
+    var code = kept && kept.original === original ? kept.code : original;
+    entry.editor = makeEditor(page, code, "Code of cell " + (index + 1), function () { runCells(page, [entry]); },
+                              function (value) { cellEdited(page, entry, value); });
+    entry.editor.onFocus(function () { page.current = entry; });
+    var runButton = makeButton("Run cell", "run-cell", "Run cell " + (index + 1));
+    runButton.title = "Run this cell (Shift+Enter in the cell)";
+    var box = document.createElement("div");
+    box.className = "cr-live-cell";
+    var number = document.createElement("span");
+    number.className = "cr-live-number";
+    number.textContent = "Cell " + (index + 1);
+    number.setAttribute("aria-hidden", "true");  // the editor and its button carry the number in their names
+    box.appendChild(number);
+    box.appendChild(entry.editor.element);
+    box.appendChild(runButton);
+    input.parentNode.insertBefore(box, input.nextSibling);
+    box.parentNode.insertBefore(output, box.nextSibling);
+    runButton.addEventListener("click", function () { page.current = entry; runCells(page, [entry]); });
+    return entry;
+  }
+
+  // An edit is kept; once a cell has run, editing it makes the outputs below it out of date.
+  function cellEdited(page, entry, value) {
+    page.current = entry;
+    if (value === entry.original) delete page.saved.cells[entry.index];
+    else page.saved.cells[entry.index] = { original: entry.original, code: value };
+    save(page);
+    if (!entry.ran) return;
+    page.entries.forEach(function (other) {
+      if (other.index > entry.index && other.ran) other.output.setAttribute("data-live-stale", "");
+    });
+  }
+
+  function showResult(page, entry, result) {
+    var output = entry.output;
+    output.textContent = "";
+    output.removeAttribute("data-live-stale");
+    var stream = (result.stdout || "") + (result.stderr || "");
+    if (stream) addLong(output, "cr-live-stream", stream.replace(/\n$/, ""));
+    if (result.error) addText(output, "pre", "cr-live-error", result.error);
+    if (result.text) addLong(output, "cr-live-result", result.text);
+    if (result.html) {
+      var shown = addText(output, "div", "cr-live-html", "");
+      shown.innerHTML = result.html;
+      if (window.chainruleExplorable) window.chainruleExplorable.setupAll(shown);
+    }
+    entry.ran = true;
+    entry.cell.setAttribute("data-live-state", result.error ? "error" : "done");
+    noteFirstOutput(page);
+  }
+
+  // A long output shows its first MAX_LINES lines, in a box that scrolls past about 40 lines,
+  // and a button that shows the rest: a 200,000-line print must not make a page miles long.
+  function addLong(parent, className, text) {
+    var MAX_LINES = 500;  // here, not beside the function: the code after the IIFE's return never runs
+    var lines = text.split("\n");
+    var pre = addText(parent, "pre", className, lines.slice(0, MAX_LINES).join("\n"));
+    if (lines.length > MAX_LINES) {
+      var all = makeButton("Show all " + lines.length + " lines", "show-all");
+      all.addEventListener("click", function () { pre.textContent = text; all.remove(); });
+      parent.appendChild(all);
+    }
+    window.requestAnimationFrame(function () {  // a box that scrolls is reached by the keyboard too
+      if (pre.scrollHeight > pre.clientHeight) pre.tabIndex = 0;
+    });
+    return pre;
+  }
+
+  function addText(parent, tag, className, text) {
+    var element = document.createElement(tag);
+    element.className = className;
+    element.textContent = text;
+    parent.appendChild(element);
+    return element;
+  }
+
+  function noteFirstOutput(page) {
+    if (page.firstOutput !== null) return;
+    page.firstOutput = (performance.now() - page.pressedAt) / 1000;
+    document.documentElement.setAttribute("data-live-first-output", page.firstOutput.toFixed(2));
+  }
+
+  // Runs ``work`` after whatever runs now; what it returns (a promise) is the new "running".
+  function enqueue(page, work) {
+    var chain = page.running || Promise.resolve(true);
+    var mine = chain.then(work).then(function (value) {
+      if (page.running === mine) { page.running = null; stopClock(page); }
+      return value;
+    }, function (error) {
+      if (page.running === mine) { page.running = null; stopClock(page); }
+      say(page, "Python stopped: " + error.message);
+      return false;
+    });
+    page.running = mine;
+    return mine;
+  }
+
+  // Runs the cells of ``list`` one after another; a list of several stops at an error.
+  function runCells(page, list, done) {
+    var generation = page.generation;
+    return enqueue(page, function () {
+      var failed = null;
+      return list.reduce(function (previous, entry) {
+        return previous.then(function (goOn) {
+          if (!goOn || generation !== page.generation) return false;
+          entry.cell.setAttribute("data-live-state", "running");
+          entry.output.textContent = "Running\u2026";
+          startClock(page, "cell " + (entry.index + 1));
+          return execute(page, entry.editor.value, entry.space).then(function (result) {
+            if (generation !== page.generation) return false;
+            showResult(page, entry, result);
+            var expected = entry.cell.classList.contains("tag_raises-exception");
+            var goOn = !result.error || expected || list.length === 1;
+            if (!goOn) failed = { entry: entry, error: result.error };
+            return goOn;
+          });
+        });
+      }, Promise.resolve(true)).then(function (finished) {
+        if (generation !== page.generation) return false;
+        if (list.length === 1 && !done) say(page, "Cell " + (list[0].index + 1) + " ran.");
+        else if (done && finished) say(page, done);
+        else if (done && failed) {
+          say(page, "Stopped at cell " + (failed.entry.index + 1) + ", which raised " +
+              String(failed.error).split(":")[0] + "; fix it and run again.");
+          failed.entry.cell.scrollIntoView({ block: "center" });
+          failed.entry.editor.focus();
+        } else if (done) say(page, "Stopped.");
+        return finished;
+      });
+    });
+  }
+
+  // --- exercises ----------------------------------------------------------------------
+  // The exercise's number, from its title on the page ("Exercise 1.2"); false when it is not there.
+  function numberExercise(exercise) {
+    var box = document.getElementById(exercise.label);
+    var caption = box && box.querySelector(".caption-number");
+    if (!box) return false;
+    var match = caption && /(\d+(\.\d+)*)/.exec(caption.textContent);
+    exercise.number = match ? match[1] : exercise.label;
+    return true;
+  }
+
+  // Before Live code: where the answer cell and the check are.
+  function addHint(exercise) {
+    var hint = document.createElement("p");
+    hint.className = "cr-live-hint";
+    hint.setAttribute("data-live-hint", exercise.label);
+    hint.textContent = "Answer Exercise " + exercise.number + " in this page: press Live code under the " +
+      "chapter\u2019s title, write " + exercise.names.join(", ") + " in the answer cell that appears here, " +
+      "and press Check. In a notebook, the answer cell is right under the exercise.";
+    var box = document.getElementById(exercise.label);
+    box.parentNode.insertBefore(hint, box.nextSibling);
+  }
+
+  function setUpAnswer(page, exercise) {
+    var box = document.getElementById(exercise.label);
+    var hint = document.querySelector('[data-live-hint="' + exercise.label + '"]');
+    var entry = { exercise: exercise, output: makeOutput() };
+    var kept = page.saved.answers[exercise.label];
+    var onRun = function () { checkAnswer(page, entry); };
+    entry.editor = makeEditor(page, kept ? kept.code : exercise.answer, "Answer to Exercise " + exercise.number,
+                              onRun, function (value) { answerEdited(page, entry, value); });
+    var check = makeButton("Check", "check", "Check Exercise " + exercise.number);
+    check.title = "Run your answer, then the exercise's check (Shift+Enter in the answer)";
+    var again = makeButton("Reset answer", "reset-answer", "Reset answer to Exercise " + exercise.number);
+    var block = document.createElement("div");
+    block.className = "cr-live-answer";
+    block.setAttribute("role", "group");
+    block.setAttribute("aria-label", "Your answer to Exercise " + exercise.number);
+    var title = addText(block, "p", "cr-live-answer-title", "Your answer to Exercise " + exercise.number +
+                        " (kept in this browser)");
+    title.id = exercise.label + "-answer";
+    block.appendChild(entry.editor.element);
+    block.appendChild(check);
+    block.appendChild(again);
+    block.appendChild(entry.output);
+    if (hint) hint.remove();
+    box.parentNode.insertBefore(block, box.nextSibling);
+    check.addEventListener("click", onRun);
+    again.addEventListener("click", function () {
+      entry.editor.value = exercise.answer;
+      entry.output.textContent = "";
+    });
+    return entry;
+  }
+
+  function answerEdited(page, entry, value) {
+    var label = entry.exercise.label;
+    if (value === entry.exercise.answer) delete page.saved.answers[label];
+    else page.saved.answers[label] = { code: value };
+    save(page);
+  }
+
+  // Check: the answer cell, then the check cell, in the page's Python; a verdict with an icon.
+  // The check has the notebook's time limit: past it, Python restarts (a worker cannot be
+  // interrupted in the middle of a call) and the verdict says what the notebook says.
+  function checkAnswer(page, entry) {
+    var exercise = entry.exercise;
+    var generation = page.generation;
+    var LIMIT_S = 10;
+    return enqueue(page, function () {
+      if (generation !== page.generation) return false;
+      entry.output.textContent = "Checking\u2026";
+      startClock(page, "the check of Exercise " + exercise.number);
+      var timer = null;
+      page.ready.then(function () {
+        timer = window.setTimeout(function () {
+          if (generation !== page.generation) return;
+          verdict(page, entry, false, exercise.names.join(", ") + " did not return within " + LIMIT_S +
+                  " s and was stopped. Look for a loop that never ends.");
+          var stopped = "Exercise " + exercise.number + ": the check was stopped after " + LIMIT_S + " s";
+          stopPython(page, stopped + "; every name is kept.", stopped + ", and Python has restarted; " +
+                     "run the cells above again before the next check.");
+        }, LIMIT_S * 1000);
+      });
+      var done = function (right, text) {
+        window.clearTimeout(timer);
+        return generation === page.generation && verdict(page, entry, right, text);
+      };
+      return execute(page, entry.editor.value, "page").then(function (answered) {
+        if (generation !== page.generation) return false;
+        if (answered.error) return done(false, "Your answer cell raised an error: " + missing(answered.error));
+        return execute(page, exercise.check, "page").then(function (checked) {
+          if (generation !== page.generation) return false;
+          if (checked.error) return done(false, missing(checked.error));
+          return done(true, (checked.stdout || "The check passed.").replace(/\n$/, ""));
+        });
+      });
+    });
+  }
+
+  // numpy, PyTorch and JAX are not in the page's Python: say so plainly, with where they are.
+  function missing(error) {
+    var found = new RegExp("No module named '(numpy|torch|jax)").exec(error);
+    if (!found) return error;
+    var name = { numpy: "numpy", torch: "PyTorch", jax: "JAX" }[found[1]];
+    return name + " is not available in the page's Python. Answer with Python's own numbers here, " +
+      "or run this chapter in Colab or Jupyter, where the same check runs with " + name + ".";
+  }
+
+  function verdict(page, entry, right, text) {
+    var output = entry.output;
+    output.textContent = "";
+    var line = addText(output, "pre", right ? "cr-live-right" : "cr-live-wrong", "");
+    line.setAttribute("data-live-verdict", right ? "right" : "wrong");
+    var icon = addText(line, "span", "cr-live-icon", right ? "\u2713 " : "\u2717 ");
+    icon.setAttribute("aria-hidden", "true");
+    line.appendChild(document.createTextNode((right ? "Right. " : "Not yet. ") + text));
+    if (window.chainruleProgress) window.chainruleProgress.exercise(entry.exercise.label, right);
+    say(page, "Exercise " + entry.exercise.number + ": " + (right ? "your answer passes the check." :
+        "your answer does not pass the check yet; the message is under the answer."));
+    noteFirstOutput(page);
+    return right;
+  }
+
+  // --- the panel's buttons -------------------------------------------------------------
+  function startLive(page) {
+    var controls = page.controls;
+    page.pressedAt = performance.now();
+    controls.live.hidden = true;
+    document.body.classList.add("cr-live-on");
+    keepUnderHeader(controls.panel);
+    say(page, "Loading Python\u2026");
+    startWorker(page);
+    page.editorsReady = loadEditor(page.base).then(function (module) {
+      page.codeEditor = module;
+      page.entries = page.cells.map(function (cell, index) { return setUpCell(page, cell, index); })
+        .filter(Boolean);
+      page.answers = page.exercises.map(function (exercise) { return setUpAnswer(page, exercise); });
+      [controls.runAll, controls.above, controls.reset].forEach(function (b) { b.hidden = false; });
+      controls.note.textContent = "In a cell: Shift+Enter runs it, Tab indents, Esc then Tab leaves it.";
+      // The keys' note stays under the panel, out of the bar that follows the reader.
+      controls.panel.parentNode.insertBefore(controls.note, controls.panel.nextSibling);
+      controls.runAll.focus();
+    });
+    return page.editorsReady;
+  }
+
+  // The toolbar sticks just under the theme's own sticky header, whatever its height, and the
+  // page scrolls an anchor's target or the focused element to below both bars, never under them.
+  function keepUnderHeader(panel) {
+    var place = function () {
+      var header = document.querySelector(".bd-header-article");
+      var height = header && getComputedStyle(header).position === "sticky" ? header.offsetHeight : 0;
+      panel.style.setProperty("--cr-live-top", height + "px");
+      document.documentElement.style.scrollPaddingTop = (height + panel.offsetHeight + 8) + "px";
+    };
+    place();
+    window.addEventListener("resize", place);
+    if (window.ResizeObserver) new ResizeObserver(place).observe(panel);
+  }
+
+  function stopRunning(page) {
+    page.entries.forEach(function (entry) {
+      if (entry.cell.getAttribute("data-live-state") === "running") {
+        entry.output.textContent = "Stopped.";
+        entry.cell.setAttribute("data-live-state", "stopped");
+      }
+    });
+    page.answers.forEach(function (entry) {
+      if (entry.output.textContent === "Checking\u2026") entry.output.textContent = "Stopped.";
+    });
+    stopPython(page, "Stopped. Every name the cells defined is kept.",
+               "Stopped. Python has restarted, so the cells above must run again (Run cells above).",
+               function () { page.entries.forEach(function (entry) { entry.ran = false; }); });
+  }
+
+  // Reset page asks first, and keeps what it cleared until the page closes: Undo reset brings it back.
+  function resetPage(page) {
+    if (!window.confirm("Bring back the page's code and empty every answer? Undo reset brings your edits back.")) return;
+    page.cleared = JSON.parse(JSON.stringify(page.saved));
+    forget(page);
+    page.entries.forEach(function (entry) {
+      entry.editor.value = entry.original;
+      entry.output.textContent = "";
+      entry.output.removeAttribute("data-live-stale");
+      entry.ran = false;
+      entry.cell.removeAttribute("data-live-state");
+    });
+    page.answers.forEach(function (entry) {
+      entry.editor.value = entry.exercise.answer;
+      entry.output.textContent = "";
+    });
+    forget(page);
+    page.controls.undo.hidden = false;
+    restart(page, "Reset: the page's code and empty answers are back, and Python has restarted. " +
+            "Undo reset brings your edits back.");
+  }
+
+  function undoReset(page) {
+    var cleared = page.cleared || { cells: {}, answers: {} };
+    page.entries.forEach(function (entry) {
+      var kept = cleared.cells[entry.index];
+      if (kept && kept.original === entry.original) entry.editor.value = kept.code;
+    });
+    page.answers.forEach(function (entry) {
+      var kept = cleared.answers[entry.exercise.label];
+      if (kept) entry.editor.value = kept.code;
+    });
+    page.cleared = null;
+    page.controls.undo.hidden = true;
+    say(page, "Your edits and answers are back; run the cells again to see their outputs.");
+  }
+
+  function wirePanel(page) {
+    var controls = page.controls;
+    controls.live.addEventListener("click", function () { startLive(page); });
+    // Run all and Run cells above leave the solutions' cells alone: they run from their own button.
+    var notSolution = function (entry) { return entry.space !== "solution"; };
+    controls.runAll.addEventListener("click", function () {
+      runCells(page, page.entries.filter(notSolution),
+               "All cells ran; a solution's cells run only from their own Run cell.");
+    });
+    controls.above.addEventListener("click", function () {
+      var current = page.current;
+      var above = page.entries.filter(function (entry) {
+        return notSolution(entry) && (!current || entry.index < current.index);
+      });
+      if (!current) { say(page, "Click in a cell first: Run cells above runs the cells above it."); return; }
+      if (!above.length) { say(page, "No cell is above cell " + (current.index + 1) + "."); return; }
+      runCells(page, above, "The " + above.length + " cells above cell " + (current.index + 1) + " ran.");
+    });
+    controls.stop.addEventListener("click", function () { stopRunning(page); });
+    controls.reset.addEventListener("click", function () { resetPage(page); });
+    controls.undo.addEventListener("click", function () { undoReset(page); });
+  }
+})();

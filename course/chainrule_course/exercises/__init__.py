@@ -1,0 +1,18 @@
+"""Exercises: the checks of the chapters' exercises, which run a notebook's answer as the grader does.
+
+Built on: the engine, chainrule_course.grading (its contract: an answer run apart, as the grader runs it).
+
+The modules, in order: each imports only the engine and modules above it in this list
+(``tests/test_layers.py`` checks it):
+
+* ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
+* ``calling`` -- calling a student's function safely: apart, on copies, under a time limit, every failure explained
+* ``scalar`` -- the checks of the scalar chapters (1.2, 2.2, 3.2), whose answers are functions of their inputs
+* ``array_checks`` -- the checks of the array chapters (5 to 9), with numpy
+* ``gradient_checks`` -- the checks of trusting and shaping gradients (5.6, 7.2, 8.1, 10.2, 10.3), with numpy
+* ``feedback`` -- what a check cell imports, without numpy: ``scalar``'s checks and the helpers; ``array_checks``'s
+  and ``gradient_checks``'s checks load when first asked for
+
+A chapter's check cell reads ``from chainrule_course.exercises import feedback``. This file imports
+nothing.
+"""

@@ -1,0 +1,60 @@
+"""Feedback on exercise answers: which quantity is wrong, where, and which known mistake it is.
+
+A check computes the right answer with ``chainrule`` itself, and the answers that common
+mistakes give (a missing ``λW``, a transposed gradient, a bias gradient not summed over the
+batch, a lost fan-out contribution, ...). A wrong answer raises :class:`AnswerError`, whose
+message says, before anything else, the quantity, the first entry that differs, the expected
+and the received value, and the mistake the answer matches when it matches one::
+
+    dJ/dW1 is wrong at entry (0, 2): expected 0.0414, received 0.0372 (24 of 32 entries
+    differ). It matches a known mistake: the weight-decay term λ·W1 is missing.
+
+The checks never raise anything but :class:`AnswerError` for a bad answer: ``None``, a
+string, a wrong shape, nan, or a function that raises are all explained, not crashed on.
+
+This is the module a check cell imports (``from chainrule_course.exercises import feedback``), and
+it loads without numpy: with it come the helpers every check cell uses (``exercise``,
+``Summary``, ``call``, ...) and the scalar chapters' checks (:mod:`chainrule_course.exercises.scalar`),
+so that those chapters' exercises are checked where there is no numpy (the page's Python).
+The array chapters' checks (:mod:`chainrule_course.exercises.array_checks` and
+:mod:`chainrule_course.exercises.gradient_checks`) load, with numpy, the first time one is asked
+for (``feedback.check_matmul_vjp``).
+"""
+
+from __future__ import annotations
+
+# Re-exported (`X as X`): check cells use them as feedback.*.
+from .answers import RTOL as RTOL
+from .answers import AnswerError as AnswerError
+from .answers import NotAnswered as NotAnswered
+from .answers import Summary as Summary
+from .answers import check_scalars as check_scalars
+from .answers import exercise as exercise
+from .calling import TIME_LIMIT as TIME_LIMIT
+from .calling import call as call
+from .scalar import check_cube_grads as check_cube_grads
+from .scalar import check_cube_grads_function as check_cube_grads_function
+from .scalar import check_dfs_order_function as check_dfs_order_function
+from .scalar import check_tanh_neuron_grads as check_tanh_neuron_grads
+from .scalar import check_tanh_neuron_grads_function as check_tanh_neuron_grads_function
+from .scalar import check_topological_order as check_topological_order
+
+
+def __getattr__(name: str):
+    """An array chapters' check or helper (``feedback.check_matmul_vjp``), from :mod:`.array_checks`
+    or :mod:`.gradient_checks`."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import array_checks, gradient_checks
+
+    for module in (array_checks, gradient_checks):
+        if hasattr(module, name):
+            return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    from . import array_checks, gradient_checks
+
+    found = {name for module in (array_checks, gradient_checks) for name in dir(module) if not name.startswith("__")}
+    return sorted(set(globals()) | found)

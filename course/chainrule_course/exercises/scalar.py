@@ -1,0 +1,305 @@
+"""The checks of the scalar chapters' exercises (1.2, 2.2 and 3.2): answers that are functions of their inputs.
+
+Each of these exercises is answered with a small function of the exercise's inputs:
+``tanh_neuron_grads(x, w, b)``, ``dfs_order_with_stack(root, parents)`` and ``cube_grads(x)``.
+The public check calls it on the exercise's input and on one more; the grader's hidden
+tests call it on inputs drawn from other seeds. A number or an order copied from a message
+is therefore worth nothing, and a message may show the expected value.
+
+The inputs are drawn with :mod:`random`, so these checks need no numpy of their own.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Mapping, Sequence
+
+from chainrule.graph import VISIT, depth_first_events, topological_order
+from chainrule.value import Value
+
+from ..grading.contract import allowed, seeded
+from .answers import AnswerError, check_scalars, require_answer
+from .calling import call, returned
+
+# --------------------------------------------------------------------------- 1.2: y = tanh(wx + b)
+
+#: The point Exercise 1.2 names; the public check also tries a second one.
+NEURON_POINT = (0.5, -2.0, 0.5)
+
+
+def neuron_points(seed: int) -> list[tuple[float, float, float]]:
+    """Two points (x, w, b): the exercise's own for seed 0, else one drawn; then one drawn from ``seed``.
+
+    A drawn point keeps every named mistake apart from the right answer: x and w differ in
+    size (swapped), and z = wx + b is neither near 0 (tanh' ≈ 1) nor large (tanh' ≈ 0).
+    """
+    rng = random.Random(f"neuron {seeded(seed)}")
+    drawn = []
+    while len(drawn) < 2:
+        x, w, b = (round(rng.uniform(-2.0, 2.0), 2) for _ in range(3))
+        z = w * x + b
+        if min(abs(x), abs(w)) > 0.3 and abs(abs(x) - abs(w)) > 0.3 and 0.3 < abs(z) < 1.5:
+            drawn.append((x, w, b))
+    return [NEURON_POINT, drawn[1]] if seed == 0 else drawn
+
+
+def check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x: float, w: float, b: float, title: str = "") -> None:
+    """The three derivatives of y = tanh(wx + b), against chainrule's backward pass at (x, w, b)."""
+    xv, wv, bv = Value(x), Value(w), Value(b)
+    (wv * xv + bv).tanh().backward()
+    z = w * x + b
+    slope = 1 - math.tanh(z) ** 2
+    check_scalars(
+        {"dy/dx": dy_dx, "dy/dw": dy_dw, "dy/db": dy_db},
+        {"dy/dx": xv.grad, "dy/dw": wv.grad, "dy/db": bv.grad},
+        [
+            ("the factor tanh'(z) = 1 - tanh²(z) is missing", {"dy/dx": w, "dy/dw": x, "dy/db": 1.0}),
+            (
+                "tanh'(z) is 1 - tanh²(z), not 1 - z²",
+                {"dy/dx": (1 - z**2) * w, "dy/dw": (1 - z**2) * x, "dy/db": 1 - z**2},
+            ),
+            (
+                "dy/dx and dy/dw are swapped: dy/dx carries w and dy/dw carries x",
+                {"dy/dx": slope * x, "dy/dw": slope * w},
+            ),
+            ("the sign is flipped", {"dy/dx": -slope * w, "dy/dw": -slope * x, "dy/db": -slope}),
+            (
+                "tanh(z) was used for tanh'(z), but the derivative of tanh is 1 - tanh²(z)",
+                {"dy/dx": math.tanh(z) * w, "dy/dw": math.tanh(z) * x, "dy/db": math.tanh(z)},
+            ),
+            (
+                "the factor is 1 - tanh(z)², with z = wx + b, not 1 - tanh(x)²",
+                {
+                    "dy/dx": (1 - math.tanh(x) ** 2) * w,
+                    "dy/dw": (1 - math.tanh(x) ** 2) * x,
+                    "dy/db": 1 - math.tanh(x) ** 2,
+                },
+            ),
+        ],
+        title=title,
+    )
+
+
+@allowed("math")
+def check_tanh_neuron_grads_function(tanh_neuron_grads: Callable, seed: int = 0) -> None:
+    """``tanh_neuron_grads(x, w, b)`` must return (dy/dx, dy/dw, dy/db) of y = tanh(wx + b), at two points."""
+    for x, w, b in neuron_points(seed):
+        title = f"tanh_neuron_grads({x}, {w}, {b})"
+        result = call("tanh_neuron_grads", tanh_neuron_grads, x, w, b, names=("x", "w", "b"))
+        dy_dx, dy_dw, dy_db = returned("tanh_neuron_grads", result, ("dy_dx", "dy_dw", "dy_db"))
+        check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x, w, b, title=title)
+
+
+# --------------------------------------------------------------------------- 3.2: y = (x·x)·x
+
+CUBE_POINT = 1.3
+
+
+def cube_points(seed: int) -> list[float]:
+    """Two values of x: the exercise's 1.3 for seed 0, else one drawn; then one drawn from ``seed``.
+
+    A drawn x is at least 0.3 away from 0, 1 and -1, where x, x² and 3x² would coincide.
+    """
+    rng = random.Random(f"cube {seeded(seed)}")
+    drawn = []
+    while len(drawn) < 2:
+        x = round(rng.uniform(-2.5, 2.5), 2)
+        if min(abs(x), abs(abs(x) - 1)) > 0.3:
+            drawn.append(x)
+    return [CUBE_POINT, drawn[1]] if seed == 0 else drawn
+
+
+def check_cube_grads(dy_ds, dy_dx, x: float, title: str = "") -> None:
+    """dy/ds and dy/dx for s = x·x, y = s·x, against chainrule's backward pass at x."""
+    xv = Value(x)
+    s = xv * xv
+    (s * xv).backward()
+    check_scalars(
+        {"dy/ds": dy_ds, "dy/dx": dy_dx},
+        {"dy/ds": s.grad, "dy/dx": xv.grad},
+        [
+            ("dy/ds is the gradient s.grad = x, not the value s = x·x", {"dy/ds": x**2}),
+            (
+                "a lost fan-out contribution: x also feeds y directly (y = s·x), which adds s = x² to dy/dx",
+                {"dy/dx": 2 * x**2},
+            ),
+            (
+                "lost fan-out contributions: x feeds s twice (s = x·x), and each use adds x·dy/ds to dy/dx, "
+                "but only the direct term s = x² was counted",
+                {"dy/dx": x**2},
+            ),
+            (
+                "a backward loop run in forward order: it passes s's gradient on to x before y has given s its "
+                "gradient, so only the direct term s = x² reaches x",
+                {"dy/dx": x**2},
+            ),
+            ("the sign is flipped", {"dy/ds": -x, "dy/dx": -3 * x**2}),
+            (
+                "every gradient is doubled: backward() ran twice without zero_grad() in between, and "
+                "gradients accumulate",
+                {"dy/ds": 2 * x, "dy/dx": 6 * x**2},
+            ),
+        ],
+        title=title or f"at x = {x}",
+    )
+
+
+@allowed("math")
+def check_cube_grads_function(cube_grads: Callable, seed: int = 0) -> None:
+    """``cube_grads(x)`` must return (dy/ds, dy/dx) for s = x·x and y = s·x, at two values of x."""
+    for x in cube_points(seed):
+        result = call("cube_grads", cube_grads, x, names=("x",))
+        dy_ds, dy_dx = returned("cube_grads", result, ("dy_ds", "dy_dx"))
+        check_cube_grads(dy_ds, dy_dx, x, title=f"cube_grads({x})")
+
+
+# --------------------------------------------------------------------------- 2.2: the order of a DFS
+
+#: The graph of Chapter 2: each node's parents (inputs), in the order the search visits them.
+EXAMPLE_GRAPH = {"a": [], "b": [], "x": [], "c": ["a", "b"], "d": ["x", "c"], "e": ["c"], "f": ["d"]}
+#: Two paths lead to a: a search must not list it twice.
+DIAMOND = {"a": [], "b": ["a"], "c": ["a"], "d": ["b", "c"]}
+#: Longer than Python's recursion limit (1,000 frames by default): a recursive search fails on it.
+#: Fixed, not read from sys.getrecursionlimit(): the grader replays the calls by their inputs.
+CHAIN_LENGTH = 5_000
+
+
+def _brief(order: Sequence) -> str:
+    """An order as a message shows it: all of it when short, else its ends."""
+    order = list(order)
+    if len(order) <= 12:
+        return str(order)
+    return f"[{', '.join(map(repr, order[:4]))}, ... {len(order) - 8} more ..., {', '.join(map(repr, order[-4:]))}]"
+
+
+def _other_orders(parents: Mapping[str, Sequence[str]], root: str) -> list[tuple[list, str, str]]:
+    """The orders that known mistakes give, each with its name and how to mend it."""
+    visits = [node for event, node in depth_first_events(root, lambda node: parents[node]) if event == VISIT]
+    reversed_parents = topological_order(root, parents_of=lambda node: list(reversed(parents[node])))
+    return [
+        (
+            visits,
+            "the order in which the search first visits the nodes (pre-order)",
+            "a node joins the order when it finishes, after all of its parents, not when it is first reached",
+        ),
+        (
+            reversed_parents,
+            "a search that takes each node's parents last first",
+            "pushing all of a node's parents on a stack and popping them takes the last one first; "
+            "visit them in the order they are listed",
+        ),
+    ]
+
+
+def check_topological_order(order, parents: Mapping[str, Sequence[str]], root: str, title: str = "") -> None:
+    """``order`` must be the depth-first topological order of the nodes ``root`` depends on (leaves first).
+
+    ``parents`` maps each node to its inputs, in the order the search visits them.
+    """
+    expected = topological_order(root, parents_of=lambda node: parents[node])
+    name = "order"
+    require_answer(name, order)
+    head = f"{title}: " if title else ""
+    if order is None or isinstance(order, (str, bytes)) or not isinstance(order, Sequence):
+        example = f"a list of node names such as {expected[:2]}"
+        raise AnswerError(name, f"{head}the order should be {example}, got {order!r:.80}.")
+    order = list(order)
+    if order == expected:
+        return
+    said = f"Expected {_brief(expected)}, received {_brief(order)}."
+    if order == expected[::-1]:
+        raise AnswerError(
+            name,
+            f"{head}the order is reversed: {_brief(order)}. A topological order lists every node after its "
+            f"inputs, leaves first and {root} last; the backward pass walks it in reverse.",
+            "the order is reversed",
+        )
+    for other, mistake, mend in _other_orders(parents, root):
+        if order == other and other != expected:
+            raise AnswerError(name, f"{head}this is {mistake}: {mend}. {said}", mistake)
+    _check_nodes(name, head, order, expected, root, said)
+    position = {node: index for index, node in enumerate(order)}
+    for node in order:
+        for parent in parents[node]:
+            if position[parent] > position[node]:
+                raise AnswerError(
+                    name,
+                    f"{head}{node} comes before its input {parent}: every node must come after its inputs. {said}",
+                    "a node before its input",
+                )
+    first = next(i for i, (a, b) in enumerate(zip(order, expected, strict=True)) if a != b)
+    raise AnswerError(
+        name,
+        f"{head}{_brief(order)} is a valid topological order, but not the one depth-first search from "
+        f"{root} gives (inputs visited in the order listed): position {first} should be "
+        f"{expected[first]}, not {order[first]}. {said}",
+    )
+
+
+def _check_nodes(name: str, head: str, order: list, expected: list, root: str, said: str) -> None:
+    """Each node that ``root`` depends on once, and no other."""
+    if order in (expected[1:], expected[:-1]) or expected in (order[1:], order[:-1]):
+        if len(order) < len(expected):
+            which = f"leaves out {expected[0] if order == expected[1:] else expected[-1]}"
+        else:
+            which = f"has one node too many ({order[0] if order[1:] == expected else order[-1]})"
+        raise AnswerError(name, f"{head}the order is off by one: it {which}. {said}", "the order is off by one")
+    wanted = set(expected)
+    missing = [node for node in expected if node not in order]
+    extra = [node for node in order if node not in wanted]
+    seen: set = set()
+    repeated = [node for node in order if node in seen or seen.add(node)]
+    if repeated and not missing and not extra:
+        raise AnswerError(
+            name,
+            f"{head}{_brief(sorted(set(repeated)))} appear more than once: a node that two paths reach joins the "
+            f"order once. Keep a set of the nodes already seen. {said}",
+            "a node twice",
+        )
+    if missing or extra or repeated:
+        parts = [
+            f"missing {_brief(missing)}" if missing else "",
+            f"{_brief(extra)} do not lead to {root}" if extra else "",
+            f"{_brief(sorted(set(repeated)))} appear more than once" if repeated else "",
+        ]
+        raise AnswerError(name, f"{head}the order has the wrong nodes: {'; '.join(p for p in parts if p)}. {said}")
+
+
+def dfs_graphs(seed: int) -> list[tuple[str, dict[str, list[str]], str]]:
+    """The graphs a check gives ``dfs_order_with_stack``: (what it is, parents, root).
+
+    Seed 0 gives the exercise's two graphs, a diamond, then a chain too deep for a recursive search.
+    Another seed gives two random graphs (their roots reach every node, some by two paths), and a
+    deep chain with side inputs.
+    """
+    chain = {f"n{i}": [f"n{i - 1}"] if i else [] for i in range(CHAIN_LENGTH)}
+    if seed == 0:
+        return [
+            ("the example graph from e", EXAMPLE_GRAPH, "e"),
+            ("the example graph from f, with d's parents ['c', 'x']", dict(EXAMPLE_GRAPH, d=["c", "x"]), "f"),
+            ("a diamond: d's parents b and c share the input a", DIAMOND, "d"),
+            (f"a chain of {CHAIN_LENGTH:,} nodes, n0 to n{CHAIN_LENGTH - 1}", chain, f"n{CHAIN_LENGTH - 1}"),
+        ]
+    rng = random.Random(f"dfs {seeded(seed)}")
+    graphs = []
+    for size in (9, 14):
+        names = [f"v{i}" for i in rng.sample(range(100), size)]
+        parents = {names[0]: []}
+        for i, node in enumerate(names[1:], start=1):  # one parent is the node before: the root reaches all
+            parents[node] = rng.sample(names[: i - 1], min(i - 1, rng.randint(0, 2))) + [names[i - 1]]
+            rng.shuffle(parents[node])
+        graphs.append((f"a graph of {size} nodes drawn from seed {seeded(seed)}", parents, names[-1]))
+    for i in range(1, CHAIN_LENGTH, 7):
+        chain[f"side{i}"] = []
+        chain[f"n{i}"] = [f"side{i}", f"n{i - 1}"] if i % 2 else [f"n{i - 1}", f"side{i}"]
+    graphs.append((f"a chain of {CHAIN_LENGTH:,} nodes with side inputs", chain, f"n{CHAIN_LENGTH - 1}"))
+    return graphs
+
+
+@allowed()
+def check_dfs_order_function(dfs_order_with_stack: Callable, seed: int = 0) -> None:
+    """``dfs_order_with_stack(root, parents)`` must return the order of the chapter's recursive search."""
+    for what, parents, root in dfs_graphs(seed):
+        result = call("dfs_order_with_stack", dfs_order_with_stack, root, parents, names=("root", "parents"))
+        check_topological_order(result, parents, root, title=f"dfs_order_with_stack on {what}")

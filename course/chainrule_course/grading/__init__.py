@@ -1,0 +1,33 @@
+"""Grading: one package, organised by where its code runs and whom it trusts.
+
+Built on: the engine (it uses none of it: an answer is judged as data), chainrule_course.compat (the
+otter plugin's patches to otter and nbconvert).
+
+The modules, in order: each imports only the engine and modules above it in this list
+(``tests/test_layers.py`` checks it). Three trust zones:
+
+**The untrusted side** -- the student's code runs here, and nothing else of ours:
+
+* ``runner`` -- the answer runner: one answer cell run alone, only the allowed modules importable,
+  its results encoded as data (standard library only; started as ``python -I -S runner.py``)
+
+**The contract** -- what the notebook's check and the grader share, so that a notebook "right" is
+a graded "right":
+
+* ``apart`` -- running an answer apart (a process, or a namespace where there are none): which
+  code runs, which modules exist, its results decoded, its refusals and time limits as messages
+* ``contract`` -- the context a check runs in, which the grader sets: the rule, the quantity scored,
+  the secret its hidden inputs are drawn with
+* ``scoring`` -- grades by construction: choose the inputs, run each answer apart, score in the
+  grader's process
+
+**The grader** -- trusted, and never in a process the student's code runs in:
+
+* ``sandbox`` -- the bubblewrap sandbox an answer's process runs in, as user nobody, and cgroups
+* ``reports`` -- what grading writes: grades.csv, feedback, summary.html, the written work
+* ``grade`` -- ``make grade`` (``python -m chainrule_course.grading.grade``): a folder of notebooks graded
+* ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) grade with ``scoring``
+
+The exercises' checks (:mod:`chainrule_course.exercises`) use ``apart`` to run a notebook's answer the
+way the grader does. This file imports nothing.
+"""

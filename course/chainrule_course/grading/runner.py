@@ -1,0 +1,360 @@
+"""The answer runner: one answer cell, run apart, where only what its exercise allows exists.
+
+This file is the untrusted side of grading. It imports nothing but the standard library, so
+that it runs as ``python -I -S runner.py``: isolated (no environment variables, no user site)
+and without ``site`` (no site-packages), on a path made of the standard library and the
+folders of the modules the exercise allows (:mod:`chainrule_course.grading.apart` builds it). The
+notebook's check and the grader start it the same way; the grader adds a sandbox around it.
+
+The protocol is one JSON document per line:
+
+1. it reads the answer: ``source`` (the answer cell), ``filename``, ``allowed`` (the modules it may
+   import besides the standard library), ``paths`` (where they are), ``prelude`` (their imports,
+   as a notebook's first cell has them) and ``values`` (answers that
+   are values, not functions);
+2. it runs the cell in a fresh namespace and says ``ready``, with the encoded ``values``, or the
+   ``error`` the cell raised;
+3. only then is it sent the calls, one at a time (``name``, ``key``: the encoded arguments); for
+   each it answers ``result`` (encoded: :func:`encode`) or ``error``, and ``changed`` (the
+   positions of the arguments the answer changed in place).
+
+The caller keeps the time: a call that does not answer within its limit is stopped from outside.
+The recursion limit is Python's default before every call, whatever the cell set.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import json
+import math
+import os
+import sys
+import traceback
+
+MAX_DEPTH = 20
+ANSWER_LIMIT = 1_000_000  # numbers in one result: a larger one fails that call alone
+RECURSION_LIMIT = 1000  # Python's default
+STANDARD = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
+
+
+class Unreadable(ValueError):
+    """A value that :func:`decode` cannot read, or an answer of a type that cannot be carried."""
+
+
+class NotAllowed(ImportError):
+    """An import that the exercise does not allow."""
+
+
+# --------------------------------------------------------------------------- values as JSON
+
+
+def encode(value, depth: int = 0, count: list | None = None):
+    """``value`` as JSON data that :func:`decode` turns back into an equal value.
+
+    Numbers, strings, lists, tuples, dicts and numpy arrays keep their kind (arrays their dtype
+    and shape). What a check reads as a sequence becomes a list: a deque, a dict's keys or
+    values, a range, a generator. A Fraction or a Decimal becomes a float, a subclass of int
+    or float its plain value, read without calling the subclass's methods. Anything else
+    becomes a marker naming its type, so that a check says "it returned a Value" rather than
+    crash. Only this process runs the answer's objects: what leaves it is data.
+    """
+    count = [0] if count is None else count
+    if depth > MAX_DEPTH:
+        raise Unreadable(f"a value nested more than {MAX_DEPTH} deep")
+    count[0] += 1
+    if count[0] > ANSWER_LIMIT:
+        raise Unreadable(f"more than {ANSWER_LIMIT:,} numbers")
+    if value is None or type(value) in (bool, str, int, float):
+        return value
+    if value is Ellipsis:
+        return {"t": "ellipsis"}
+    if isinstance(value, bool):
+        return bool.__bool__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, (list, tuple)):
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return {"t": kind, "v": [encode(item, depth + 1, count) for item in list.__iter__(list(value))]}
+    if isinstance(value, dict):
+        items = dict.items(value)
+        return {"t": "dict", "v": [[encode(k, depth + 1, count), encode(v, depth + 1, count)] for k, v in items]}
+    numbers = _numbers(value, count)
+    if numbers is not None:
+        return numbers
+    if _sequence(value):
+        items = []
+        for item in value:
+            items.append(encode(item, depth + 1, count))
+        return {"t": "list", "v": items}
+    return {"t": "other", "type": type(value).__name__[:60]}
+
+
+def _numbers(value, count: list):
+    """``value`` encoded when it is a number of the standard library's or numpy's, else None."""
+    import decimal
+    import fractions
+
+    if type(value) in (fractions.Fraction, decimal.Decimal):
+        return float(value)
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return None
+    if type(value).__name__ == "Tensor" and isinstance(getattr(value, "data", None), numpy.ndarray):
+        value = value.data  # a chainrule Tensor: its array
+    if type(value) is numpy.ndarray and value.dtype.kind in "biuf":
+        count[0] += value.size
+        if count[0] > ANSWER_LIMIT:
+            raise Unreadable(f"more than {ANSWER_LIMIT:,} numbers")
+        return {"t": "array", "dtype": value.dtype.str, "shape": list(value.shape), "v": value.ravel().tolist()}
+    if isinstance(value, numpy.generic) and value.dtype.kind in "biuf":
+        return {"t": "scalar", "dtype": value.dtype.str, "v": value.item()}
+    return None
+
+
+def _sequence(value) -> bool:
+    """Whether a check reads ``value`` as the sequence of its items."""
+    import collections
+    import types
+
+    views = (type({}.keys()), type({}.values()), type({}.items()))
+    return isinstance(value, (collections.deque, range, types.GeneratorType, *views)) or type(value).__name__ in (
+        "map",
+        "filter",
+        "zip",
+        "reversed",
+        "list_reverseiterator",
+        "list_iterator",
+        "tuple_iterator",
+        "enumerate",
+    )
+
+
+def decode(data, depth: int = 0):
+    """The value that :func:`encode` wrote; :class:`Unreadable` for anything else."""
+    if depth > MAX_DEPTH:
+        raise Unreadable(f"a value nested more than {MAX_DEPTH} deep")
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    if not isinstance(data, dict) or not isinstance(data.get("t"), str):
+        raise Unreadable(f"an encoded value of type {type(data).__name__}")
+    kind = data["t"]
+    if kind == "ellipsis":
+        return Ellipsis
+    if kind in ("list", "tuple"):
+        items = [decode(item, depth + 1) for item in _list(data.get("v"))]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        pairs = [_list(pair) for pair in _list(data.get("v"))]
+        if any(len(pair) != 2 for pair in pairs):
+            raise Unreadable("a dict entry that is not a pair")
+        return {_hashable(decode(k, depth + 1)): decode(v, depth + 1) for k, v in pairs}
+    if kind in ("array", "scalar"):
+        return _array(data, kind)
+    if kind == "other":
+        name = str(data.get("type", "object"))
+        return type(name if name.isidentifier() else "object", (), {"__repr__": lambda self: f"<{name}>"})()
+    raise Unreadable(f"an encoded value of kind {kind!r}")
+
+
+def _list(data) -> list:
+    if not isinstance(data, list):
+        raise Unreadable(f"expected a list, found {type(data).__name__}")
+    return data
+
+
+def _hashable(key):
+    try:
+        hash(key)
+    except TypeError:
+        raise Unreadable("a dict key that is not hashable") from None
+    return key
+
+
+def _array(data: dict, kind: str):
+    import numpy as np
+
+    try:
+        dtype = np.dtype(data["dtype"])
+    except (KeyError, TypeError):
+        raise Unreadable("an array without a valid dtype") from None
+    if dtype.kind not in "biuf":
+        raise Unreadable(f"an array of dtype {dtype}")
+    if kind == "scalar":
+        return dtype.type(data.get("v"))
+    shape = tuple(_list(data.get("shape")))
+    values = _list(data.get("v"))
+    if not all(type(n) is int and n >= 0 for n in shape) or math.prod(shape) != len(values):
+        raise Unreadable(f"an array whose shape {shape} does not hold its {len(values)} entries")
+    return np.array(values, dtype=dtype).reshape(shape)
+
+
+# --------------------------------------------------------------------------- what an answer may import
+
+
+def refusal(name: str, allowed) -> str:
+    """The message of an import that the exercise does not allow."""
+    may = ", ".join(sorted(allowed))
+    return (
+        f"your answer uses {name}, which this exercise does not allow: its answer cell runs with "
+        f"{may + ' and ' if may else ''}Python's standard library only."
+    )
+
+
+def guarded_import(allowed, real=builtins.__import__):
+    """``__import__`` that refuses every module but the standard library's and ``allowed``'s."""
+
+    def __import__(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A001, A002
+        top = name.partition(".")[0]
+        if level == 0 and top not in STANDARD and top not in allowed:
+            shown = f"{name}.{fromlist[0]}" if fromlist and fromlist[0] != "*" else name
+            raise NotAllowed(refusal(shown, allowed), name=name)
+        return real(name, globals, locals, fromlist, level)
+
+    return __import__
+
+
+class _Refuse:
+    """A finder first on ``sys.meta_path``: what ``importlib`` loads passes the same rule."""
+
+    def __init__(self, allowed):
+        self.allowed = allowed
+
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top not in STANDARD and top not in self.allowed:
+            raise NotAllowed(refusal(name, self.allowed), name=name)
+        return None
+
+
+# --------------------------------------------------------------------------- one answer
+
+
+def where(error: BaseException, filename: str) -> str:
+    """ " in line 3 of f (`return 1 / 0`)": the deepest frame of the answer cell."""
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == filename]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f" in line {frame.lineno} of {frame.name} (`{frame.line}`)" if frame.line else f" in {frame.name}"
+
+
+def described(error: BaseException, filename: str) -> dict:
+    """An exception as data: its type's name, its message, where in the cell, and a missing name."""
+    found = {"type": type(error).__name__, "message": str(error)[:2000], "where": where(error, filename)}
+    if isinstance(error, NameError) and isinstance(getattr(error, "name", None), str):
+        found["name"] = error.name
+    if isinstance(error, NotAllowed):
+        found["type"], found["rule"] = "NotAllowed", True
+    return found
+
+
+def define(answer: dict, namespace: dict) -> dict:
+    """Run the answer cell (and its prelude) in ``namespace``; what the caller is told."""
+    import linecache
+
+    filename = str(answer.get("filename") or "<answer cell>")
+    source = str(answer.get("source", ""))
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    try:
+        exec(compile(str(answer.get("prelude", "")), "<prelude>", "exec"), namespace)  # noqa: S102
+        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the answer, in its own process
+    except BaseException as error:  # noqa: BLE001 - the cell's error is the answer's verdict
+        return {"ready": False, "error": described(error, filename)}
+    values = {}
+    for name in answer.get("values", []):
+        if name in namespace:
+            try:
+                values[name] = encode(namespace[name])
+            except Unreadable as error:
+                values[name] = {"t": "other", "type": f"value with {error}"[:60]}
+    return {"ready": True, "values": values}
+
+
+def call(function, key: str, filename: str) -> dict:
+    """One call of the answer on the encoded arguments ``key``: what it returned or raised, and what it changed."""
+    try:
+        args, kwargs = (decode(part) for part in json.loads(key))
+    except Exception as error:  # noqa: BLE001 - inputs this process cannot read (numpy not allowed, say)
+        return {"error": {"type": "Unreadable", "message": str(error)[:300], "where": ""}}
+    before = [encode(argument) for argument in args]
+    given = copy.deepcopy(args)
+    sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        result = function(*given, **kwargs)
+    except BaseException as error:  # noqa: BLE001 - written down for the caller, which explains it
+        entry = {"error": described(error, filename)}
+    else:
+        try:
+            entry = {"result": encode(result)}
+        except Unreadable as error:
+            kind = "AnswerTooLarge" if "numbers" in str(error) else "Unreadable"
+            entry = {"error": {"type": kind, "message": f"returned {error}", "where": ""}}
+        except BaseException as error:  # noqa: BLE001 - a generator that raised while it was read
+            entry = {"error": described(error, filename)}
+    changed = [i for i, argument in enumerate(given) if _encoded(argument) != before[i]]
+    if changed:
+        entry["changed"] = changed
+        entry["rounded"] = [i for i in changed if _rounded(before[i], _encoded(given[i]))]
+    return entry
+
+
+def _encoded(value):
+    try:
+        return encode(value)
+    except Exception:  # noqa: BLE001 - an argument the answer replaced by something unreadable
+        return None
+
+
+def _rounded(before, after) -> bool:
+    """Whether the encoded array ``after`` differs from ``before`` only by rounding (``x += h; x -= h``)."""
+    if not (isinstance(before, dict) and isinstance(after, dict) and before.get("t") == after.get("t") == "array"):
+        return False
+    if before["shape"] != after["shape"] or before["dtype"] != after["dtype"]:
+        return False
+    return all(
+        isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)
+        for a, b in zip(before["v"], after["v"], strict=True)
+    )
+
+
+def serve(requests, reply) -> None:
+    """Read the answer, then the calls, from ``requests`` (lines); ``reply`` writes one line of data."""
+    answer = json.loads(next(requests))
+    allowed = frozenset(answer.get("allowed", []))
+    sys.path.extend(str(path) for path in answer.get("paths", []))
+    sys.meta_path.insert(0, _Refuse(allowed))
+    scope = dict(vars(builtins))
+    scope["__import__"] = guarded_import(allowed)
+    namespace = {"__name__": "__main__", "__builtins__": scope}
+    told = define(answer, namespace)
+    reply(told)
+    if not told["ready"]:
+        return
+    filename = str(answer.get("filename") or "<answer cell>")
+    for line in requests:
+        request = json.loads(line)
+        function = namespace.get(request.get("name"))
+        if not callable(function):
+            reply({"error": {"type": "NameError", "message": f"{request.get('name')} is not defined", "where": ""}})
+        else:
+            reply(call(function, str(request.get("key")), filename))
+
+
+def main() -> None:
+    """Serve on stdin and a private copy of stdout; the answer's own output goes to stderr."""
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def reply(data: dict) -> None:
+        out.write(json.dumps(data) + "\n")
+        out.flush()
+
+    serve(iter(sys.stdin.readline, ""), reply)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,258 @@
+"""The sandbox chainrule_course.grading.grade runs each answer in: bubblewrap, and what it lets an answer see.
+
+An answer's process runs as user nobody (on the host too: bubblewrap runs as root without a
+user namespace, and setpriv drops to nobody before Python starts), in namespaces of its own
+(no network), with no capabilities, under CPU, memory and file-size limits per process and,
+where cgroups can be written, memory and task caps for the whole submission (:class:`Group`).
+It sees the system's programs and libraries, a few files of /etc, the standard library of
+the Python it runs with, the allowed modules' folders and the runner, all read-only; no
+site-packages, no venv, no grader's code, home folder or other submission. It writes only to
+a tmpfs of its own (:data:`SCRATCH`, capped). Its environment holds none of the grader's
+variables.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+MEMORY_LIMIT = 8 * 2**30  # bytes of address space per process in the sandbox
+FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
+#: The one writable folder of a submission: a tmpfs of at most this many bytes, its home, its
+#: temporary folder and its notebook's working folder. Nothing it writes reaches the disk.
+SCRATCH = "/scratch"
+SCRATCH_LIMIT = 1 * 2**30
+
+
+#: The system's programs and libraries: all a submission's process sees of the machine, read-only.
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: Of /etc, only what Python, its libraries and a kernel on 127.0.0.1 read: no /etc/shadow, no keys.
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf", "hosts")
+ETC += ("host.conf", "gai.conf", "fonts", "mime.types", "alternatives")
+
+
+# --------------------------------------------------------------------------- one answer's sandbox
+
+#: The user an answer runs as, on the host too: bubblewrap runs as root without a user namespace
+#: (in one, its uid 65534 is root outside), and setpriv drops to nobody before Python starts.
+NOBODY = 65534
+SETPRIV = "/usr/bin/setpriv"
+
+
+def base_python() -> Path:
+    """The Python binary behind this venv's: an answer's process needs its standard library, not the venv."""
+    return Path(os.path.realpath(sys.executable))
+
+
+def hidden_packages(roots: list[str]) -> list[str]:
+    """Every site-packages and dist-packages folder of the Pythons under ``roots``: hidden from an answer."""
+    found = set()
+    for root in roots:
+        for pattern in ("lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages"):
+            found.update(str(path) for path in Path(root).glob(pattern) if path.is_dir())
+    return sorted(found)
+
+
+def _answer_mounts(shown: list[Path]) -> list[str]:
+    """bubblewrap's mounts for an answer: the system, a few files of /etc, the base Python and ``shown``,
+    read-only, with every site-packages hidden."""
+    prefix = str(Path(sys.base_prefix).resolve())
+    binds = sorted({prefix, *(str(path) for path in shown)})
+    args = []
+    for path in SYSTEM:
+        args += ["--symlink", os.readlink(path), path] if os.path.islink(path) else ["--ro-bind-try", path, path]
+    for name in ETC:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    args += ["--perms", "1777", "--tmpfs", "/tmp"]
+    made = set()
+    for path in binds:  # bwrap makes a bind's missing parents 0700: make them 0755, so that nobody may pass
+        for parent in reversed(Path(path).parents):
+            inside = any(str(parent).startswith(other + "/") or str(parent) == other for other in binds)
+            skip = str(parent) == "/" or any(str(parent).startswith(s) for s in SYSTEM)
+            if str(parent) not in made and not inside and not skip:
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(str(parent))
+    for path in binds:
+        args += ["--ro-bind", path, path]
+    for path in hidden_packages([prefix, "/usr", "/usr/local"]):
+        if not any(path.startswith(str(p)) for p in shown):
+            args += ["--tmpfs", path]
+    return args
+
+
+def answer_command(shown: list[Path], command: list[str]) -> list[str]:
+    """``command`` (an answer's runner) in a sandbox that shows the system, the base Python's standard library
+    and ``shown`` (the allowed modules' folders and the runner), read-only; no site-packages, no network, no
+    venv, no grader's code; as user nobody with no capabilities."""
+    args = _answer_mounts(shown)
+    drop = [SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all"]
+    drop += ["--bounding-set=-all", "--no-new-privs"]
+    return [
+        "bwrap",
+        *args,
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--size",
+        str(SCRATCH_LIMIT // 4),
+        "--perms",
+        "1777",
+        "--tmpfs",
+        SCRATCH,
+        "--remount-ro",
+        "/",
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--cap-drop",
+        "ALL",
+        *(["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if os.geteuid() == 0 else ["--unshare-user"]),
+        "--die-with-parent",
+        "--new-session",
+        "--chdir",
+        SCRATCH,
+        "--clearenv",
+        "--setenv",
+        "HOME",
+        SCRATCH,
+        "--setenv",
+        "TMPDIR",
+        SCRATCH,
+        "--setenv",
+        "OPENBLAS_NUM_THREADS",
+        "1",
+        "--setenv",
+        "OMP_NUM_THREADS",
+        "1",
+        "--",
+        *(drop if os.geteuid() == 0 else []),
+        *command,
+    ]
+
+
+#: The only variables of the grader's environment that a submission's process sees: where programs
+#: are, the language, and the thread counts. Not the instructor's tokens, MAKEFLAGS (which let one
+#: notebook run a classmate's cells through make) or anything else.
+PASSED_ON = ("PATH", "LANG", "LC_ALL", "TZ", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def sandbox_environment(home: Path | str) -> dict[str, str]:
+    """The environment of one submission's process: :data:`PASSED_ON`, and its ``home``."""
+    passed = {name: os.environ[name] for name in PASSED_ON if name in os.environ}
+    return {**passed, "HOME": str(home), "TMPDIR": str(home), "PYTHONNOUSERSITE": "1"}
+
+
+def sandbox_available() -> str:
+    """ "" when bubblewrap can make an answer's sandbox here (as nobody, where the grader is root), or why not."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)"
+    if os.geteuid() == 0 and not os.access(SETPRIV, os.X_OK):
+        return f"{SETPRIV} (util-linux) is missing: the answers would run as root"
+    probe = [str(base_python()), "-I", "-S", "-c", "import os; assert os.getuid() != 0"]
+    run = subprocess.run(answer_command([], probe), capture_output=True, text=True)
+    return "" if run.returncode == 0 else f"bwrap cannot make a sandbox here: {run.stderr.strip()[:300]}"
+
+
+def limits(cpu_seconds: float, group: Group | None = None):
+    """What the child does before it runs the sandbox: its rlimits, and it joins ``group``."""
+
+    def apply():
+        resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_seconds), int(cpu_seconds) + 5))
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if group is not None:
+            group.join()
+
+    return apply
+
+
+# --------------------------------------------------------------------------- caps per submission
+
+#: Memory (RAM and tmpfs) and tasks (processes and threads) of one submission, all its processes together.
+SUBMISSION_MEMORY = 4 * 2**30
+SUBMISSION_TASKS = 256
+CGROUPS = Path("/sys/fs/cgroup")
+
+
+class Group:
+    """A cgroup (version 1) per submission, in the memory and pids hierarchies: caps on the memory and
+    the number of tasks of everything the submission starts, which per-process rlimits cannot give.
+
+    :func:`group` makes one where this process may (root, with cgroup v1 mounted), else None.
+    """
+
+    def __init__(self, folders: list[Path]):
+        self.folders = folders
+
+    def join(self) -> None:
+        """Move this process (the child, before it runs bwrap) into the group."""
+        for folder in self.folders:
+            (folder / "cgroup.procs").write_text(str(os.getpid()))
+
+    def peak(self) -> int:
+        """The most memory the submission used, in bytes (0 when unknown)."""
+        for folder in self.folders:
+            if (folder / "memory.max_usage_in_bytes").is_file():
+                return int((folder / "memory.max_usage_in_bytes").read_text())
+        return 0
+
+    def close(self) -> None:
+        """Kill what is left in the group, and remove it."""
+        for folder in self.folders:
+            for _ in range(50):
+                pids = [int(pid) for pid in (folder / "cgroup.procs").read_text().split()]
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, 9)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.1)
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+
+
+def group(name: str, memory: int = SUBMISSION_MEMORY, tasks: int = SUBMISSION_TASKS) -> Group | None:
+    """A :class:`Group` named ``name`` capped at ``memory`` bytes and ``tasks`` tasks, or None where
+    cgroups v1 cannot be written here (not root, or cgroup v2 only): then only the rlimits hold."""
+    made = []
+    try:
+        for controller, settings in (
+            ("memory", {"memory.limit_in_bytes": memory}),
+            ("pids", {"pids.max": tasks}),
+        ):
+            folder = _own(controller) / name
+            folder.mkdir()
+            made.append(folder)
+            for setting, value in settings.items():
+                (folder / setting).write_text(str(value))
+        for optional in ("memory.memsw.limit_in_bytes",):  # swap too, where the kernel accounts it
+            try:
+                (made[0] / optional).write_text(str(memory))
+            except OSError:
+                pass
+    except OSError:
+        Group(made).close()
+        return None
+    return Group(made)
+
+
+def _own(controller: str) -> Path:
+    """This process's cgroup folder in ``controller``'s v1 hierarchy (OSError when there is none)."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        number, controllers, path = line.split(":", 2)
+        if controller in controllers.split(","):
+            return CGROUPS / controller / path.lstrip("/")
+    raise OSError(f"no {controller} cgroup")
