@@ -133,8 +133,8 @@ test:  ## build the book, then run the whole test suite, both tiers; prints its 
 test-steps: notebooks-check book-student assignments pdf $(WHEELHOUSE_STAMP)
 	+$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests
 
-check: setup  ## the fast tier (no build, no browser): the loop for code changes
-	@sh tools/timed.sh "make check" $(PY) -m pytest -p no:cacheprovider -n $(JOBS) -m "not full" -q tests
+check: setup  ## the fast tier, tests/{engine,course,repo} (no build, no browser): the loop for code changes
+	@sh tools/timed.sh "make check" $(PY) -m pytest -p no:cacheprovider -n $(JOBS) -q tests/engine tests/course tests/repo
 
 bench: setup  ## run the benchmarks (benchmarks/run.py)
 	$(PY) benchmarks/run.py

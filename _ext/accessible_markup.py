@@ -1,6 +1,6 @@
 """Markup that the themes and docutils write, changed where it fails WCAG 2.1 AA.
 
-axe-core (``tests/test_accessibility.py``) finds these on every page, and configuration
+axe-core (``tests/browser/test_accessibility.py``) finds these on every page, and configuration
 cannot change them:
 
 * the search button whose visible text ("Search Ctrl+K") is not part of its
@@ -15,7 +15,7 @@ cannot change them:
 
 The same templates folder leaves the theme's ``fontawesome.js`` (1.49 MB) off every page
 (``static/webpack-macros.html``, as the theme imports it): the theme's stylesheet draws the
-icons from Font Awesome's web fonts without it (``tests/test_weight.py``).
+icons from Font Awesome's web fonts without it (``tests/browser/test_weight.py``).
 
 Registered in ``_config.yml`` under ``sphinx: local_extensions``.
 """

@@ -6,7 +6,7 @@ in package-lock.json) writes each of ``PURGED`` again with only the rules whose 
 ids and attribute values occur in a page or in a script of ``_static`` (the classes
 Bootstrap's and the themes' scripts add, such as ``show``, are named in them; the tooltips'
 placement classes, which Bootstrap composes, are kept by name: ``SAFELIST``).
-``tests/test_weight.py`` compares every element's computed style on pages, light and dark,
+``tests/browser/test_weight.py`` compares every element's computed style on pages, light and dark,
 wide and narrow, with the themes' whole stylesheets and with the cut ones.
 
 The theme also draws its icons (menu, search, download, colour mode, GitHub...) from Font
@@ -20,7 +20,7 @@ book can draw (fontTools' subsetter; brotli compresses the WOFF2):
 * every other glyph beyond ASCII a stylesheet writes, escaped or not (admonition,
   dropdown and link icons).
 
-``tests/test_weight.py`` opens every page and checks that each icon it draws is in the
+``tests/browser/test_weight.py`` opens every page and checks that each icon it draws is in the
 font it loads. The search index (``searchindex.js``, 92 KB, with ``searchtools.js`` and
 ``language_data.js``) is left off every page but the search page by the ``layout.html``
 override in ``_ext/templates``: the theme loads it for search-as-you-type, which is off,
@@ -152,7 +152,7 @@ def purge_stylesheets(app: Sphinx, exception: Exception | None) -> None:
     outdir = Path(app.outdir)
     stylesheets = [path for pattern in PURGED for path in sorted(outdir.glob(pattern))]
     whole = whole_stylesheets(outdir)
-    for path in stylesheets:  # as Sphinx copied them, for tests/test_weight.py's comparison
+    for path in stylesheets:  # as Sphinx copied them, for tests/browser/test_weight.py's comparison
         (whole / path.relative_to(outdir)).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, whole / path.relative_to(outdir))
     content = [str(outdir / "**" / "*.html"), str(outdir / "_static" / "**" / "*.js")]

@@ -6,7 +6,7 @@ numpy and ipykernel at the versions of requirements.txt) and ``tests/colab_requi
 from that folder alone (:func:`uv_install`: ``--offline --no-index``, nothing of the repo's venv
 in the environment), linking the files from its cache, so a venv takes seconds. pip reads the
 same folder where the tests run what a student runs (a handout's set-up cell, ``%pip install``).
-tests/test_handout.py runs a handout's set-up cell in a bare venv; tests/test_assignments.py
+tests/built/test_handout.py runs a handout's set-up cell in a bare venv; tests/built/test_assignments.py
 builds a venv from an autograder zip's own requirements; tests/colab_sim.py builds the
 simulated Colab.
 """

@@ -15,7 +15,7 @@ from pathlib import Path
 import book_model
 import nbformat
 import questions  # tools/questions.py
-from conftest import ROOT
+from common import ROOT
 
 
 def student_path(chapter: str) -> Path:

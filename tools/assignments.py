@@ -95,7 +95,7 @@ def handout_setup(book) -> str:
     from the wheel that make assignments puts beside the notebook (the version the
     autograder zip grades with), else from CHAINRULE_PIP_SPEC, else from the course's
     repository; otter-grader, pinned; Graphviz on Colab only. ``PUBLIC_TESTS = {}`` is
-    filled in per assignment (:func:`with_public_tests`). tests/test_handout.py runs it in a
+    filled in per assignment (:func:`with_public_tests`). tests/built/test_handout.py runs it in a
     bare venv."""
     text = notebooks.setup_cell("handout", book.default_pip_spec)
     text, found = re.subn(r"otter-grader==[0-9.]+", f"otter-grader=={OTTER_VERSION}", text)

@@ -2,7 +2,7 @@
 
 Figures inside chapters are drawn by their code cells on every build and are not stored.
 The few figures needed where no code runs are drawn here with chainrule's drawing module
-and committed. The output is deterministic, so tests/test_figures.py can regenerate them
+and committed. The output is deterministic, so tests/engine/test_figures.py can regenerate them
 and fail when a committed file is stale.
 
     python tools/make_figures.py              # rewrite img/

@@ -2,7 +2,7 @@
 ``src/chainrule``), and the course built on it, ``chainrule-course`` (``course/``).
 
 Their wheels go to the autograder zip, the handouts, the simulated Colab and the pages' Live
-code; their sdists to a release (tests/test_package.py checks both as PyPI would).
+code; their sdists to a release (tests/built/test_package.py checks both as PyPI would).
 
     python tools/package.py dist/    # the sdists and the wheels, as a release builds them
 """

@@ -237,7 +237,7 @@ def prepare(page, page_path: Path) -> list[dict]:
 
     The maths' fonts have loaded (the maths were typeset when the book was built), the
     solutions are open, the Contents are in place and tools/pdf.css is applied
-    (tests/test_pdf.py lays the widgets out with it too).
+    (tests/built/test_pdf.py lays the widgets out with it too).
     """
     # The book is self-contained: anything not from the disk would be a mistake, not a wait.
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())

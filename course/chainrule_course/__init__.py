@@ -3,7 +3,7 @@
 The engine (``chainrule``) ships alone, as ``pip install chainrule`` brings it: a reader
 who wants an autograd engine gets one, and nothing of the course. What only the course
 needs lives here, in rooms built on the engine, each a subpackage that says what it is
-built on (``tests/test_layers.py`` checks that no arrow points from the engine up):
+built on (``tests/repo/test_layers.py`` checks that no arrow points from the engine up):
 
 * ``chainrule_course.compat`` -- patches to the grader's and the book build's tools, each checked against its version
 * ``chainrule_course.grading`` -- grading by construction: the answer runner, its contract, the grader

@@ -1,7 +1,7 @@
 """chainrule: a small autograd engine for learning backpropagation.
 
 This package is the engine. The modules, in order: each imports only modules above it in
-this list, and none imports the rooms below (``tests/test_layers.py`` checks it):
+this list, and none imports the rooms below (``tests/repo/test_layers.py`` checks it):
 
 * ``graph``  -- topological order by iterative depth-first search, and the search as data
 * ``value``  -- the scalar engine, :class:`Value`

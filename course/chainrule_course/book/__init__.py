@@ -3,7 +3,7 @@
 Built on: the engine, chainrule.figures (the page's Python draws them with Graphviz in WebAssembly).
 
 The modules, in order: each imports only the engine and modules above it in this list
-(``tests/test_layers.py`` checks it):
+(``tests/repo/test_layers.py`` checks it):
 
 * ``glue`` -- numbers that a chapter's cells compute, glued into its prose (myst-nb's ``glue``)
 * ``live`` -- runs a page's cells in the browser's Python, for the book's "Live code" mode

@@ -16,7 +16,7 @@ before its answer.
 Built on: the engine, chainrule.figures, chainrule_course.explore (its widgets show the steps through a graph).
 
 The modules, in order: each imports only the rooms above and modules above it in this list
-(``tests/test_layers.py`` checks it):
+(``tests/repo/test_layers.py`` checks it):
 
 * ``graphs`` -- random graphs from a seed, by level: trees, fan-out, shared subexpressions, tanh/exp/log/division
 * ``reading`` -- what a reader types, read as a number (``-.5``, ``1/3``, ``2e-3``) or a list of names

@@ -3,7 +3,7 @@
 Built on: the engine, chainrule_course.grading (its contract: an answer run apart, as the grader runs it).
 
 The modules, in order: each imports only the engine and modules above it in this list
-(``tests/test_layers.py`` checks it):
+(``tests/repo/test_layers.py`` checks it):
 
 * ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
 * ``calling`` -- calling a student's function safely: apart, on copies, under a time limit, every failure explained

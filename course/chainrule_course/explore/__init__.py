@@ -33,7 +33,7 @@ first step and shows the controls.
 Built on: the engine, chainrule.figures (it needs only Python: the web page's Python runs it).
 
 The modules, in order: each imports only the rooms above and modules above it in this list
-(``tests/test_layers.py`` checks it):
+(``tests/repo/test_layers.py`` checks it):
 
 * ``widget`` -- :class:`Explorable`, its script and styles, the words and numbers of a step
 * ``search`` -- :func:`toposort`

@@ -4,7 +4,7 @@ Built on: the engine (it uses none of it: an answer is judged as data), chainrul
 otter plugin's patches to otter and nbconvert).
 
 The modules, in order: each imports only the engine and modules above it in this list
-(``tests/test_layers.py`` checks it). Three trust zones:
+(``tests/repo/test_layers.py`` checks it). Three trust zones:
 
 **The untrusted side** -- the student's code runs here, and nothing else of ours:
 

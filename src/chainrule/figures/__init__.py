@@ -3,7 +3,7 @@
 Built on: the engine.
 
 The modules, in order: each imports only the engine and modules above it in this list
-(``tests/test_layers.py`` checks it):
+(``tests/repo/test_layers.py`` checks it):
 
 * ``svg`` -- SVG for web pages: an accessible ``<svg>`` element, never smaller than legible
 * ``svgchart`` -- line charts and decision regions as SVG text in plain Python (the page's charts)

@@ -1,0 +1,24 @@
+"""The full tier's browser/ folder: Chromium and JupyterLab on the built pages, after ``make test``'s builds.
+
+One Chromium per test file (``browser``: a file that drives Playwright itself, as JupyterLab's
+does, cannot share a process with another Playwright) and one HTTP server per folder served
+(``serve``) for the whole run.
+"""
+
+import pytest
+from browsing import chromium, serve_folders
+from builds import book_html, chapter_page, colab  # noqa: F401  (fixtures of what make test builds)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium, Debian's, driven by Playwright: one per test file."""
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture(scope="session")
+def serve():
+    """``serve(folder)`` -> the base URL of an HTTP server on 127.0.0.1 for that folder."""
+    with serve_folders() as start:
+        yield start

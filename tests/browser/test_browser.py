@@ -1,0 +1,238 @@
+"""Open every built page in headless Chromium, offline, the way a reader would.
+
+Every request the page makes is intercepted: anything that is not ``file://`` or
+``data:`` is blocked and fails the test (the book must work with no network). The
+test also fails on JavaScript errors, on math left untypeset or not in MathJax's fonts, on
+figures wider than the text column (a figure that scrolls sideways in its own box
+counts as its box), and on a page wider than the window, at a desktop width and at a
+390 px phone's. At the desktop width no code or output block may scroll sideways; on
+the phone no figure text may be smaller than 9 CSS px.
+
+Uses Debian's chromium through Playwright (no browser download).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from common import ROOT
+from pdf import math_fonts_problem
+from playwright.sync_api import Browser
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+WIDTHS = {"desktop": 1280, "phone": 390}
+MIN_TEXT_PX = 9  # chainrule.figures.svg.MIN_TEXT_PX, measured here as the reader sees it
+LOCAL_SCHEMES = ("file:", "data:")
+FONTS_TIMEOUT_MS = 20_000
+NETWORK_IDLE_TIMEOUT_MS = 30_000
+
+
+class PageVisit:
+    """A page opened with all requests recorded and every non-local one blocked."""
+
+    def __init__(self, browser: Browser, url: str, width: int):
+        self.context = browser.new_context(viewport={"width": width, "height": 1000})
+        self.page = self.context.new_page()
+        self.blocked: list[str] = []
+        self.errors: list[str] = []
+        self.pending: dict[int, str] = {}  # id(request) -> url, from request to finished or failed
+        self.page.on("request", lambda request: self.pending.__setitem__(id(request), request.url))
+        self.page.on("requestfinished", lambda request: self.pending.pop(id(request), None))
+        self.page.route("**/*", self._route)
+        self.page.on("pageerror", lambda error: self.errors.append(f"uncaught JavaScript error: {error}"))
+        self.page.on(
+            "console",
+            lambda message: self.errors.append(f"console error: {message.text}") if message.type == "error" else None,
+        )
+        self.page.on("requestfailed", self._failed)
+        self.page.goto(url, wait_until="load")
+
+    def _route(self, route):
+        url = route.request.url
+        if url.startswith(LOCAL_SCHEMES):
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort()
+
+    def _failed(self, request):
+        self.pending.pop(id(request), None)
+        if request.url.startswith(LOCAL_SCHEMES):
+            self.errors.append(f"failed to load {request.url}: {request.failure}")
+
+    def settle(self) -> list[str]:
+        """Wait until the page has made no request for 500 ms; problems if a request never ends.
+
+        Twice in CI, under load, Playwright's network-idle wait timed out on a page that had
+        no request left open (every request it made had finished or been blocked). So the
+        timeout is a problem only when a request is still open.
+        """
+        try:
+            self.page.wait_for_load_state("networkidle", timeout=NETWORK_IDLE_TIMEOUT_MS)
+        except PlaywrightTimeoutError:
+            if self.pending:
+                return [f"requests still open after {NETWORK_IDLE_TIMEOUT_MS} ms: {sorted(self.pending.values())}"]
+        return []
+
+    def close(self):
+        self.context.close()
+
+
+def wait_for_fonts(page) -> None:
+    """Wait until the fonts the page draws (MathJax's for its maths, the icons') have loaded."""
+    page.wait_for_function("() => document.fonts.status === 'loaded'", timeout=FONTS_TIMEOUT_MS)
+
+
+def untypeset_math(page) -> list[str]:
+    """Problems with the math on the page: raw TeX left over, TeX errors, fonts that failed.
+
+    The maths are typeset when the book is built (_ext/prerendered_math.py): every math
+    element must hold MathJax's output, with its MathML for screen readers, and draw
+    with MathJax's fonts, loaded from the build.
+    """
+    math_count = page.locator("span.math, div.math").count()
+    if math_count == 0:
+        return []  # no math on this page (tests/built/test_book.py checks that the book has some)
+    wait_for_fonts(page)
+    problems = []
+    raw = page.evaluate(
+        """() => [...document.querySelectorAll('span.math, div.math')]
+                 .filter(element => !element.querySelector('mjx-container mjx-assistive-mml math'))
+                 .map(element => element.textContent.trim().slice(0, 80))"""
+    )
+    if raw:
+        problems.append(f"math left as raw TeX (not typeset, or without its MathML): {raw}")
+    tex_errors = page.evaluate(
+        "() => [...document.querySelectorAll('mjx-merror')].map(element => element.getAttribute('data-mjx-error'))"
+    )
+    if tex_errors:
+        problems.append(f"MathJax reported TeX errors: {tex_errors}")
+    problem = math_fonts_problem(page)  # tools/pdf.py's check before it prints
+    if problem:
+        problems.append(problem)
+    failed_fonts = page.evaluate(
+        "() => document.fonts.ready.then(fonts => [...fonts].filter(f => f.status === 'error').map(f => f.family))"
+    )
+    if failed_fonts:
+        problems.append(f"fonts failed to load: {failed_fonts}")
+    return problems
+
+
+def figures_outside_column(page) -> list[str]:
+    """Figures (inline SVG in outputs, images in figures) wider than the text column or of zero size."""
+    overflowing = page.evaluate(
+        """() => {
+            const column = document.querySelector('article.bd-article') || document.querySelector('main');
+            const limit = column.getBoundingClientRect();
+            const figures = [...document.querySelectorAll('div.cell_output svg, figure img, div.cell_output img')]
+                .filter(element => !element.parentElement.closest('svg'));
+            return figures.map(element => {
+                const box = (element.closest('div.chainrule-figure') || element).getBoundingClientRect();
+                return {
+                    what: element.tagName + ' '
+                        + (element.getAttribute('aria-label') || element.getAttribute('alt') || ''),
+                    width: Math.round(box.width), height: Math.round(box.height),
+                    left: Math.round(box.left), right: Math.round(box.right),
+                    columnLeft: Math.round(limit.left), columnRight: Math.round(limit.right),
+                };
+            }).filter(f => f.width === 0 || f.height === 0 || f.left < f.columnLeft - 1 || f.right > f.columnRight + 1);
+        }"""
+    )
+    return [f"figure outside the text column or of zero size: {figure}" for figure in overflowing]
+
+
+def page_wider_than_window(page) -> list[str]:
+    """The page scrolls sideways as a whole: something is wider than the window."""
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    if widths[0] <= widths[1]:
+        return []
+    culprits = page.evaluate(
+        """() => [...document.querySelectorAll('article *')]
+                 .filter(element => element.getBoundingClientRect().right > window.innerWidth + 1
+                                    && !element.closest('.chainrule-figure, pre, .highlight, mjx-container, table'))
+                 .slice(0, 3).map(element => element.tagName + ': ' + element.textContent.trim().slice(0, 60))"""
+    )
+    return [f"the page is {widths[0]} px wide in a {widths[1]} px window; e.g. {culprits}"]
+
+
+def blocks_that_scroll_sideways(page) -> list[str]:
+    """Code and output blocks whose text is wider than their box (the reader must scroll)."""
+    wide = page.evaluate(
+        """() => [...document.querySelectorAll('div.cell pre, div.highlight pre, div.cell_output pre')]
+                 .filter(pre => pre.scrollWidth > pre.clientWidth + 1)
+                 .map(pre => {
+                     const longest = pre.textContent.split('\\n').reduce((a, b) => b.length > a.length ? b : a, '');
+                     return `${pre.scrollWidth} px in ${pre.clientWidth} px: ${longest.slice(0, 90)}`;
+                 })"""
+    )
+    return [f"a code or output block scrolls sideways: {line}" for line in wide]
+
+
+def figure_text_too_small(page) -> list[str]:
+    """SVG text in the chapter's figures rendered smaller than MIN_TEXT_PX CSS pixels."""
+    small = page.evaluate(
+        """(minimum) => [...document.querySelectorAll('div.cell_output svg text, figure svg text')]
+                 // The scale of the text's matrix, rotation or not (a rotated axis label has a = 0).
+                 .map(text => ({text: text.textContent.trim(), px:
+                     parseFloat(getComputedStyle(text).fontSize)
+                     * Math.hypot(text.getScreenCTM().a, text.getScreenCTM().b),
+                     figure: text.closest('svg').getAttribute('aria-label') || ''}))
+                 .filter(found => found.text && found.px < minimum - 0.05)
+                 .map(found =>
+                     `${found.px.toFixed(1)} px "${found.text.slice(0, 20)}" in ${found.figure.slice(0, 60)}`)""",
+        MIN_TEXT_PX,
+    )
+    return [f"figure text below {MIN_TEXT_PX} px: {line}" for line in small[:5]]
+
+
+def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
+    """Offline loading, no JavaScript errors, typeset math, figures inside the column, nothing too wide or too small.
+
+    One visit per page, at both widths: the page is loaded at the phone's width and checked, then
+    the window is widened to the desktop's (the layout follows the window's width) and checked
+    again. The math, the requests and the errors are checked at each width, over the whole visit.
+    """
+    phone, desktop = WIDTHS["phone"], WIDTHS["desktop"]
+    visit = PageVisit(browser, chapter_page.as_uri(), phone)
+    problems: dict[int, list[str]] = {}
+    try:
+        for width in (phone, desktop):
+            if width != phone:
+                visit.page.set_viewport_size({"width": width, "height": 1000})
+            found = untypeset_math(visit.page)
+            found += figures_outside_column(visit.page)
+            found += page_wider_than_window(visit.page)
+            found += blocks_that_scroll_sideways(visit.page) if width == desktop else figure_text_too_small(visit.page)
+            found += visit.settle()
+            found += [f"requested a network resource (blocked): {url}" for url in visit.blocked]
+            found += visit.errors
+            problems[width] = found
+    finally:
+        visit.close()
+    assert not any(problems.values()), "\n".join(
+        f"{chapter_page.relative_to(ROOT)} at {width}px wide:\n" + "\n".join(found)
+        for width, found in problems.items()
+        if found
+    )
+
+
+def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
+    """A page with a wide code block, a wide paragraph and tiny figure text fails each check."""
+    page_file = tmp_path / "bad.html"
+    page_file.write_text(
+        "<html><body><article class='bd-article' style='width:300px'>"
+        f"<div class='cell'><pre>{'x' * 200}</pre></div>"
+        f"<p><code style='white-space:nowrap'>{'y' * 200}</code></p>"
+        "<div class='cell_output'><svg width='100' height='20' viewBox='0 0 400 80'>"
+        "<text x='0' y='40' font-size='12'>tiny</text></svg></div>"
+        "</article></body></html>",
+        encoding="utf-8",
+    )
+    visit = PageVisit(browser, page_file.as_uri(), WIDTHS["phone"])
+    try:
+        assert blocks_that_scroll_sideways(visit.page)
+        assert page_wider_than_window(visit.page)
+        [problem] = figure_text_too_small(visit.page)
+        assert "3.0 px" in problem  # 12 units at a quarter of the viewBox's scale
+    finally:
+        visit.close()

@@ -1,0 +1,192 @@
+"""The drills in Chromium, on the built book served from 127.0.0.1, as a reader uses them.
+
+On the Practice page, with the keyboard alone: nothing of the runtime is requested before the
+first New graph; five New graphs give at least four different graphs; every kind of question
+is asked and answered right (the answer computed here, in CPython, from the same seed), and a
+wrong answer gets its named mistake within 3 s; a seed typed again after a reload gives the same
+graph; Show the steps steps through the graph; what was answered is kept in localStorage across
+the reload; axe-core finds nothing in light or dark mode after the drills ran; no request leaves
+127.0.0.1. The Progress section lists every exercise of the book and every drill; an exercise
+ticked done gets its mark in its chapter; Export, Reset (confirmed) and Import round-trip the
+record. The graph and backward chapters carry their drills.
+
+Uses Debian's chromium through Playwright. Build the book first (``make book``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from browsing import Visit
+from common import ROOT
+from playwright.sync_api import Browser, expect
+from test_accessibility import axe_violations
+
+from chainrule_course.drills import KINDS, question
+
+VERDICT_LIMIT_S = 3
+
+
+def typed_answer(q) -> str:
+    if isinstance(q.answer, list):
+        return ", ".join(f"{a:.6f}" if isinstance(a, float) else a for a in q.answer)
+    return f"{q.answer:.6f}"
+
+
+def lines_of(drill) -> str:
+    return drill.locator(".cr-drill-lines").inner_text()
+
+
+def ask_with_keyboard(page, drill, kind: str | None, level: str) -> tuple[int, float]:
+    """Choose the kind and level, press New graph with the keyboard; the seed and the seconds it took."""
+    if kind:
+        drill.get_by_label("Question").select_option(kind)
+    drill.get_by_label("Level").select_option(level)
+    before = drill.get_attribute("data-drill-ms")
+    seed_before = drill.get_by_label("Seed").input_value()
+    drill.get_by_role("button", name="New graph").focus()
+    began = time.perf_counter()
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "([root, ms, seed]) => root.querySelector('.cr-drill-prompt') && "
+        "(root.getAttribute('data-drill-ms') !== ms || root.querySelector('input[type=number]').value !== seed)",
+        arg=[drill.element_handle(), before, seed_before],
+        timeout=90_000,
+    )
+    expect(drill.locator(".cr-drill-status")).to_contain_text("a new graph", timeout=10_000)
+    return int(drill.get_by_label("Seed").input_value()), time.perf_counter() - began
+
+
+def answer_with_keyboard(page, drill, text: str) -> tuple[str, float]:
+    """Type ``text`` in the focused answer box and press Enter; the verdict and the seconds it took."""
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-describedby')"), "focus is not on the answer"
+    page.keyboard.type(text)
+    began = time.perf_counter()
+    page.keyboard.press("Enter")
+    status = drill.locator(".cr-drill-status")
+    expect(status).to_have_class(re.compile(r"cr-drill-(right|wrong)"), timeout=VERDICT_LIMIT_S * 1000)
+    return status.inner_text(), time.perf_counter() - began
+
+
+def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html: Path, serve, tmp_path):
+    url = serve(book_html) + "chapters/practice.html"
+    visit = Visit(browser, url, 1280)
+    requests: list[str] = []
+    visit.page.on("request", lambda request: requests.append(request.url))
+    page = visit.page
+    orders, gradients = page.locator(".cr-drill").nth(0), page.locator(".cr-drill").nth(1)
+    expect(orders).to_have_attribute("aria-label", "Drill: orders on a new graph")
+    page.wait_for_timeout(300)
+    assert not [u for u in requests if "live_worker" in u or "pyodide" in u], (
+        "the runtime was fetched before a question"
+    )
+
+    seed, cold = ask_with_keyboard(page, gradients, "adjoint", "2")
+    # What a screen reader meets: a named region, and an answer box described by its question and form.
+    expect(page.get_by_role("region", name="Drill: gradients on a new graph")).to_be_visible()
+    description = re.compile(r"What is the global gradient .* A number: 0\.25")
+    expect(gradients.get_by_role("textbox", name="Your answer")).to_have_accessible_description(description)
+    expect(gradients.locator("[aria-live=polite]").first).to_have_class(re.compile("cr-drill-status"))
+    graphs = {lines_of(gradients)}
+    warm = []
+    for _ in range(4):
+        seed, seconds = ask_with_keyboard(page, gradients, None, "2")
+        warm.append(seconds)
+        graphs.add(lines_of(gradients))
+    print(f"\nNew graph to a question: {cold:.1f} s cold, {max(warm):.2f} s warm at most")
+    assert len(graphs) >= 4, graphs
+
+    q = question("adjoint", 2, seed)
+    wrong = q.answer + 7.25
+    verdict, seconds = answer_with_keyboard(page, gradients, f"{wrong:.4f}")
+    assert verdict.startswith("\u2717 Not right") and seconds < VERDICT_LIMIT_S
+    assert q.check(f"{wrong:.4f}")["message"] in verdict
+
+    planted = question("adjoint", 3, 11)
+    gradients.get_by_label("Level").select_option("3")
+    gradients.get_by_label("Seed").fill("11")
+    gradients.get_by_role("button", name="Use this seed").click()
+    expect(gradients.locator(".cr-drill-lines")).to_contain_text(planted.graph.description()[-1])
+    terms = [child.grad * child.local_grads[i] for child, i in planted.graph.uses(planted.graph.nodes[planted.target])]
+    product = terms[0] * terms[1] if len(terms) == 2 else None
+    if product is not None and planted.check(repr(product))["mistake"] == "product for sum":
+        gradients.get_by_label("Your answer").focus()
+        verdict, _ = answer_with_keyboard(page, gradients, repr(product))
+        assert "You multiplied the contributions" in verdict
+
+    for drill, kinds in ((orders, ["finish", "topological", "reach"]), (gradients, ["value", "local", "adjoints"])):
+        for kind in kinds:
+            seed, _ = ask_with_keyboard(page, drill, kind, "3")
+            verdict, _ = answer_with_keyboard(page, drill, typed_answer(question(kind, 3, seed)))
+            assert verdict.startswith("\u2713 Right"), (kind, seed, verdict)
+    names = orders.locator(".cr-drill-lines").inner_text()
+
+    gradients.get_by_role("button", name="Hint (1 of 2)").click()
+    expect(gradients.locator(".cr-drill-hints li")).to_have_count(1)
+    gradients.get_by_role("button", name="Show the steps").click()
+    widget = gradients.locator(".cr-drill-steps [data-explorable]")
+    expect(widget).to_have_attribute("data-ready", "true", timeout=20_000)
+    widget.get_by_role("button", name="Next step").click()
+    expect(widget.locator('[data-role="status"]')).to_contain_text("Step 2")
+
+    assert not axe_violations(page), axe_violations(page)
+    progress = json.loads(page.evaluate("() => localStorage.getItem('chainrule-progress')"))
+    assert progress["drills"]["adjoint"]["attempts"] >= 1 and progress["drills"]["reach"]["right"] >= 1
+
+    seed = orders.get_by_label("Seed").input_value()
+    page.reload(wait_until="load")
+    orders = page.locator(".cr-drill").nth(0)
+    orders.get_by_label("Question").select_option("reach")
+    orders.get_by_label("Level").select_option("3")
+    orders.get_by_label("Seed").fill(seed)
+    orders.get_by_role("button", name="Use this seed").click()
+    expect(orders.locator(".cr-drill-lines li")).to_have_text(names.splitlines(), timeout=90_000)
+    again = json.loads(page.evaluate("() => localStorage.getItem('chainrule-progress')"))
+    assert again == progress, "the progress did not survive the reload"
+    the_progress_section(page, tmp_path)
+    assert not visit.problems(), visit.problems()
+    visit.close()
+
+
+def record(page) -> dict:
+    return json.loads(page.evaluate("() => localStorage.getItem('chainrule-progress') || '{}'"))
+
+
+def the_progress_section(page, folder: Path) -> None:
+    """Every exercise listed; done marks, export, reset (confirmed) and import round trip."""
+    numbers = json.loads((ROOT / "_build" / "numbers.json").read_text())["numbered"]
+    exercises = sum(e["kind"] == "exercise" for elements in numbers.values() for e in elements.values())
+    section = page.locator(".cr-progress")
+    rows = section.locator("table").nth(1).locator("tr:has(a)")
+    expect(rows).to_have_count(exercises)
+    drill_row = section.locator("table").nth(0).locator("tr", has_text="A node's global gradient")
+    assert int(drill_row.locator("td").nth(1).inner_text()) >= 1
+    section.get_by_label("Exercise 6.1 done").check()
+    assert record(page)["exercises"]["ex-mlp-shape"]["done"] is True
+    with page.expect_download() as download:
+        section.get_by_role("button", name="Export progress").click()
+    saved = folder / "progress.json"
+    download.value.save_as(saved)
+    assert json.loads(saved.read_text()) == record(page)
+    page.once("dialog", lambda dialog: dialog.accept())
+    section.get_by_role("button", name="Reset progress").click()
+    expect(section.locator(".cr-progress-status")).to_have_text("Progress reset.")
+    assert record(page) == {"drills": {}, "exercises": {}}
+    section.locator("input[type=file]").set_input_files(saved)
+    expect(section.locator(".cr-progress-status")).to_contain_text("Progress imported")
+    assert record(page) == json.loads(saved.read_text())
+    assert not axe_violations(page, modes=("light",)), "the Progress section"
+    page.goto(page.url.replace("practice.html", "mlp.html"), wait_until="load")
+    expect(page.locator("#ex-mlp-shape .cr-progress-mark")).to_have_text(" \u2713 done")
+
+
+@pytest.mark.parametrize(("name", "kinds"), [("graph", "finish topological reach"), ("backward", "adjoint")])
+def test_the_chapters_carry_their_drills(book_html: Path, name: str, kinds: str):
+    html = (book_html / "chapters" / f"{name}.html").read_text()
+    assert 'class="cr-drill"' in html and f'data-drill-kinds="{kinds}' in html
+    assert "_static/live/drill.js" in html and "data-wheels=" in html
+    assert all(kind in KINDS for kind in kinds.split())

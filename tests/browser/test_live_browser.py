@@ -1,0 +1,547 @@
+"""The "Live code" mode in Chromium, on the built book served from 127.0.0.1, as a reader uses it.
+
+For each of the four scalar chapters: nothing of the runtime is requested before
+"Live code" is pressed; then "Run all cells" runs every cell in Pyodide, in the page, and
+
+* the text each cell shows live equals the text the build showed (whitespace normalized),
+  for at least 90 % of the cells with text output (the cells that differ are listed in
+  ``MAY_DIFFER`` with the reason);
+* every figure the build drew (an ``<svg>``) is drawn live too (graphs by Graphviz in
+  WebAssembly, charts by ``chainrule.figures.svgchart``);
+* at most 10 % of a page's code cells are tagged ``no-live``;
+* no cell raises, outside those tagged ``raises-exception``; cells tagged ``no-live`` say
+  what they need and link to Colab instead of running;
+* no request leaves 127.0.0.1, and the time to the first output is printed;
+* axe-core finds no WCAG 2.1 AA violation, in light or dark mode, after Run all.
+
+After Run all, each checked exercise (1.2, 2.2, 3.2) is answered in the page as a reader
+would: the answer cell still holds the empty answer (no solution replaced it), so Check says
+it is not answered; a wrong answer gets the message the notebook's check gives for that
+mistake (computed here, in CPython); the solution's answer passes; after a reload and
+Live code the answer is still there, and Reset answer empties it.
+
+The editor (CodeMirror) indents, colours and runs as a reader expects, in the engine chapter
+(``test_the_editor``), and a runaway loop is stopped by "Stop".
+
+Uses Debian's chromium through Playwright. Build the book first (``make book``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import questions  # tools/questions.py
+from book_model import ROOT, read_chapter
+from browsing import Visit
+from common import BOOK_HTML
+from playwright.sync_api import Browser, expect
+from test_accessibility import axe_violations
+
+from chainrule_course.book import live
+
+PAGES = ["intro", "graph", "backward", "engine"]
+#: Cells whose live output may differ from the build's, by page and cell number, and why.
+MAY_DIFFER: dict[str, dict[int, str]] = {
+    "graph": {18: "times the forward pass and the sort, in milliseconds"},
+    "backward": {
+        8: "the |diff| column is the rounding error of a central difference, "
+        "which differs between the build's libm and WebAssembly's"
+    },
+}
+#: A wrong answer per checked exercise, and the mistake the check names for it.
+WRONG_ANSWERS = {
+    "intro": ("def tanh_neuron_grads(x, w, b):\n    return w, x, 1.0", "the factor tanh'(z)"),
+    "graph": (
+        "def dfs_order_with_stack(root, parents):\n    order, stack, seen = [], [root], {root}\n"
+        "    while stack:\n        node = stack.pop()\n        order.append(node)\n"
+        "        for parent in parents[node]:\n            if parent not in seen:\n"
+        "                seen.add(parent)\n                stack.append(parent)\n    return order",
+        "",
+    ),
+    "backward": ("def cube_grads(x):\n    return x, x * x + x * x", ""),
+}
+FIRST_OUTPUT_LIMIT_S = 30
+RUN_ALL_TIMEOUT_MS = 120_000
+
+
+def normalized(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def cells_of(page) -> list[dict]:
+    """Per code cell of the page: its state, its live text and SVG count, and the build's."""
+    return page.evaluate("""() => [...document.querySelectorAll('article div.cell')]
+        .filter(cell => cell.querySelector('.cell_input pre'))
+        .map(cell => {
+            const live = cell.querySelector('[data-live-output]');
+            const built = cell.querySelector('.cell_output');
+            const text = element => {
+                if (!element) return '';
+                const copy = element.cloneNode(true);
+                copy.querySelectorAll('svg, style, script, button, figcaption').forEach(e => e.remove());
+                return copy.textContent;
+            };
+            // A figure's SVG, not the icon of a copy button.
+            const figures = element => element ? element.querySelectorAll('svg:not(button svg)').length : 0;
+            return {state: cell.getAttribute('data-live-state'),
+                    tags: cell.className,
+                    live: text(live), built: text(built),
+                    liveSvg: figures(live), builtSvg: figures(built)};
+        })""")
+
+
+class LiveVisit(Visit):
+    """A :class:`Visit` that also keeps the URL of every request the page (and its worker) makes."""
+
+    def __init__(self, *args, **options):
+        self.requests: list[str] = []
+        super().__init__(*args, **options)
+
+    def _route(self, route):
+        self.requests.append(route.request.url)
+        super()._route(route)
+
+
+@pytest.fixture
+def live_page(browser: Browser, book_html: Path, serve):
+    visits = []
+
+    def open_page(name: str, width: int = 1280) -> LiveVisit:
+        assert (book_html / "chapters" / f"{name}.html").is_file(), f"{name} is not built: run `make book`"
+        visit = LiveVisit(browser, serve(book_html) + f"chapters/{name}.html", width)
+        visits.append(visit)
+        return visit
+
+    yield open_page
+    for visit in visits:
+        visit.close()
+
+
+#: What every page, or a live or drill page, loads before Live code is pressed.
+PAGE_SCRIPTS = ("/live.js", "/live.css", "/progress.js", "/progress.css", "/drill.js", "/drill.css", "/site.js")
+
+
+def press_live_code(visit: LiveVisit) -> None:
+    page = visit.page
+    nothing_requested_early(visit)
+    page.get_by_role("button", name="Live code").click()
+    expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
+
+
+def nothing_requested_early(visit: LiveVisit) -> None:
+    page = visit.page
+    page.wait_for_load_state("load")
+    early = [url for url in visit.requests if "/_static/live/" in url and not urlsplit(url).path.endswith(PAGE_SCRIPTS)]
+    assert not early, f"the runtime was requested before 'Live code' was pressed: {early}"
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_run_all_cells_matches_the_build(live_page, name):
+    visit = live_page(name)
+    page = visit.page
+    press_live_code(visit)
+    page.get_by_role("button", name="Run all cells").click()
+    expect(page.locator("[data-live-status]")).to_contain_text("All cells ran", timeout=RUN_ALL_TIMEOUT_MS)
+    first = float(page.evaluate("() => document.documentElement.getAttribute('data-live-first-output')"))
+    print(f"{name}: first output {first:.1f} s after pressing 'Live code'")
+    assert first <= FIRST_OUTPUT_LIMIT_S
+
+    cells = cells_of(page)
+    solutions = [index for index, cell in enumerate(cells) if "tag_solution" in cell["tags"]]
+    ran = [index for index in solutions if cells[index]["state"] not in (None, "skipped")]
+    assert not ran, f"Run all ran the solution cells {ran} of {name}"
+    runnable = [index for index in solutions if cells[index]["state"] is None]
+    if runnable:  # a solution's own Run cell still runs it (the solution opened), as the build did
+        index = runnable[0]
+        button = page.locator("div.cell").nth(index).locator("button[data-live-action=run-cell]")
+        button.evaluate("button => button.closest('details')?.setAttribute('open', '')")
+        button.evaluate("button => button.click()")  # in a solution the reader has opened
+        expect(page.locator("div.cell").nth(index)).to_have_attribute("data-live-state", "done", timeout=30_000)
+        cells = cells_of(page)
+        assert normalized(cells[index]["live"]) == normalized(cells[index]["built"])
+        solutions.remove(index)
+    errors = [
+        (index, cell["live"][:300])
+        for index, cell in enumerate(cells)
+        if cell["state"] == "error" and "tag_raises-exception" not in cell["tags"]
+    ]
+    assert not errors, f"cells that raised live on {name}: {errors}"
+    skipped = [index for index, cell in enumerate(cells) if "tag_no-live" in cell["tags"]]
+    not_run = set(skipped) | set(solutions)
+    for index in skipped:
+        assert "run it in Colab" in cells[index]["live"], (index, cells[index]["live"])
+    assert len(skipped) <= 0.1 * len(cells), (
+        f"{len(skipped)} of {len(cells)} cells of {name} are no-live (at most 10 %)"
+    )
+    for index, cell in enumerate(cells):
+        if cell["builtSvg"] and index not in solutions:
+            assert index not in skipped and cell["liveSvg"], (
+                f"cell {index} of {name} drew a figure in the build but none live"
+            )
+
+    # Text outputs: the cells without a figure (a figure's text is its caption and labels).
+    with_text = [
+        index
+        for index, cell in enumerate(cells)
+        if normalized(cell["built"]) and not cell["builtSvg"] and index not in not_run
+    ]
+    differ = {
+        index: (normalized(cells[index]["built"])[:200], normalized(cells[index]["live"])[:200])
+        for index in with_text
+        if normalized(cells[index]["built"]) != normalized(cells[index]["live"])
+    }
+    unexpected = {index: texts for index, texts in differ.items() if index not in MAY_DIFFER.get(name, {})}
+    same = len(with_text) - len(differ)
+    print(
+        f"{name}: {same} of {len(with_text)} text outputs equal the build's; "
+        f"{len(skipped)} of {len(cells)} cells no-live"
+    )
+    assert not unexpected, f"live output differs from the build's on {name}: {unexpected}"
+    assert same >= 0.9 * len(with_text)
+    if name in WRONG_ANSWERS:
+        answer_the_exercise(visit, name)
+    assert not visit.problems(), "\n".join(visit.problems())
+    # WCAG 2.1 AA after Run all and the exercise (tests/browser/test_accessibility.py measures before).
+    found = axe_violations(page)
+    assert not found, f"live {name}: " + "\n".join(found)
+
+
+def code_of(editor) -> str:
+    """The text in a cell's editor (CodeMirror: ``editor`` is its ``.cm-content``)."""
+    return editor.evaluate("element => element.closest('.cm-editor').chainruleCode()")
+
+
+def notebook_message(answer: str, check: str) -> str:
+    """What the notebook's check cell says of ``answer``: run here, in CPython, as the page runs it."""
+    namespace = live.new_namespace()
+    assert live.run_cell(answer, namespace, "<cell answer>")["error"] is None
+    return live.run_cell(check, namespace, "<cell check>")["error"]
+
+
+def answer_the_exercise(visit: LiveVisit, name: str) -> None:
+    (question,) = questions.questions_of(None, f"chapters/{name}", read_chapter(ROOT, f"chapters/{name}"))
+    page = visit.page
+    editor = page.locator(f"#{question.label} ~ .cr-live-answer .cm-content").first
+    check = page.locator(f"#{question.label} ~ .cr-live-answer button[data-live-action=check]").first
+    verdict = page.locator(f"#{question.label} ~ .cr-live-answer [data-live-verdict]").first
+
+    def checked(answer: str | None, kind: str) -> str:
+        if answer is not None:
+            editor.fill(answer)
+        check.click()
+        expect(verdict).to_have_attribute("data-live-verdict", kind, timeout=30_000)
+        text = verdict.text_content()
+        verdict.evaluate("element => element.remove()")
+        return text
+
+    # Run all ran the solution's cells: the answer cell still holds the empty answer.
+    assert code_of(editor) == question.stub.strip()
+    assert "is not answered yet" in checked(None, "wrong")
+    wrong, mistake = WRONG_ANSWERS[name]
+    expected = notebook_message(wrong, question.check)
+    said = checked(wrong, "wrong")
+    assert said.startswith("✗ Not yet.") and " ".join(expected.split()) in " ".join(said.split()), (said, expected)
+    assert mistake in said, said
+    right = questions.solution_code(question, name)
+    assert checked(right, "right").startswith("✓ Right. " + question.check.splitlines()[-1].split('"')[1])
+    kept = page.evaluate("() => JSON.parse(localStorage.getItem('chainrule-progress'))")["exercises"][question.label]
+    assert kept["attempts"] == 3 and kept["passed"] is True, kept  # the progress record counts the checks
+    page.reload()
+    hint = page.locator(f"[data-live-hint={question.label}]")
+    expect(hint).to_contain_text("press Live code")
+    expect(page.locator(f"#{question.label} .cr-progress-mark")).to_have_text(" \u2713 check passed")
+    page.get_by_role("button", name="Live code").click()
+    assert code_of(editor) == right, "the answer did not outlive the reload"
+    page.locator(f"#{question.label} ~ .cr-live-answer button[data-live-action=reset-answer]").first.click()
+    assert code_of(editor) == question.stub.strip()
+    if name != "intro":
+        return
+    # What the page's Python lacks is said plainly; an answer that never returns gets its verdict.
+    numpy_answer = "import numpy as np\ndef tanh_neuron_grads(x, w, b):\n    return np.zeros(3)"
+    assert "numpy is not available in the page's Python" in checked(numpy_answer, "wrong")
+    began = time.monotonic()
+    hanging = "def tanh_neuron_grads(x, w, b):\n    while True:\n        pass"
+    said = checked(hanging, "wrong")
+    assert "tanh_neuron_grads did not return within 10 s and was stopped" in said, said
+    assert time.monotonic() - began < 15, f"the verdict took {time.monotonic() - began:.0f} s"
+    # The reload made the page cross-origin isolated (the site's service worker): the check was
+    # interrupted, not Python restarted, and the answer cell's names are still there.
+    assert page.evaluate("() => crossOriginIsolated")
+    expect(page.locator("[data-live-status]")).to_have_text(
+        "Exercise 1.2: the check was stopped after 10 s; every name is kept."
+    )
+    page.get_by_role("textbox", name="Code of cell 1", exact=True).fill("callable(tanh_neuron_grads)")
+    page.get_by_role("button", name="Run cell 1", exact=True).click()
+    expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("True", timeout=30_000)
+
+
+#: The contrast of a token's colour with what is painted under it: the editor's translucent
+#: background laid over the page's (alpha compositing), in JavaScript.
+CONTRASTS = """selector => {
+    const rgba = colour => { const v = colour.match(/[\\d.]+/g).map(Number); return [...v.slice(0, 3), v[3] ?? 1]; };
+    const under = element => {
+        const layers = [];
+        for (; element; element = element.parentElement) {
+            const colour = rgba(getComputedStyle(element).backgroundColor);
+            if (colour[3] > 0) layers.push(colour);
+            if (colour[3] === 1) break;
+        }
+        return layers.reverse().reduce((base, [r, g, b, a]) =>
+            [r * a + base[0] * (1 - a), g * a + base[1] * (1 - a), b * a + base[2] * (1 - a)], [255, 255, 255]);
+    };
+    const luminance = channels => {
+        const [r, g, b] = channels.map(v => v / 255)
+            .map(v => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const ratio = element => {
+        const [a, b] = [luminance(rgba(getComputedStyle(element).color).slice(0, 3)), luminance(under(element))];
+        return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    };
+    const seen = {};
+    document.querySelectorAll(selector).forEach(element => {
+        const name = [...element.classList].find(c => c.startsWith('tok-')) || 'text';
+        seen[name] = Math.min(seen[name] ?? Infinity, ratio(element));
+    });
+    return seen;
+}"""
+
+
+def test_the_editor(live_page):
+    """CodeMirror in a cell, as a reader types: auto-indent after a colon, Tab indents and keeps
+    the focus, Escape then Tab leaves, Shift+Enter runs, an edit above marks the outputs below
+    out of date and outlives a reload, and every token's colour reads in both themes. The box
+    keeps its looks when focused; a long print is capped; Reset page asks and can be undone."""
+    visit = live_page("engine")
+    page = visit.page
+    press_live_code(visit)
+    expect(page.locator(".cr-live-note")).to_contain_text("Shift+Enter runs it, Tab indents, Esc then Tab")
+    editor = page.get_by_role("textbox", name="Code of cell 1", exact=True)
+    # The editor keeps its looks when it is focused and typed in (CodeMirror rewrites its class).
+    looks = """() => { const box = document.querySelector('div.cell .cm-editor'); const s = getComputedStyle(box);
+        return [box.classList.contains('cr-live-editor'), s.borderTopColor, s.backgroundColor, s.fontFamily]; }"""
+    before = page.evaluate(looks)
+    editor.click()
+    page.keyboard.type("# ")
+    assert page.evaluate(looks) == before and before[0], (before, page.evaluate(looks))
+    focus = page.evaluate("() => getComputedStyle(document.querySelector('div.cell .cm-editor')).outlineColor")
+    assert focus == "rgb(184, 98, 0)", f"the focused editor's outline is {focus}"
+    editor.fill("total = 0")
+    page.keyboard.press("Control+End")
+    page.keyboard.press("Enter")
+    page.keyboard.type("for i in range(3):")
+    page.keyboard.press("Enter")
+    page.keyboard.type("total += i")
+    assert code_of(editor) == "total = 0\nfor i in range(3):\n    total += i", code_of(editor)
+    page.keyboard.press("Home")
+    page.keyboard.press("Tab")
+    assert code_of(editor).endswith("\n        total += i"), "Tab did not indent"
+    assert page.evaluate("() => document.activeElement.classList.contains('cm-content')"), "Tab left the editor"
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-label')") == "Run cell 1"
+
+    # Shift+Enter runs the cell; cell 2 runs too; then an edit of cell 1 makes cell 2's output stale.
+    editor.fill("print(6 * 7)")
+    editor.press("Shift+Enter")
+    output = page.locator("div.cell").first.locator("[data-live-output]")
+    expect(output).to_have_text("42", timeout=30_000)
+    second = page.get_by_role("textbox", name="Code of cell 2", exact=True)
+    second.fill("6 * 8")
+    second.press("Control+Enter")
+    below = page.locator("div.cell").nth(1).locator("[data-live-output]")
+    expect(below).to_have_text("48", timeout=30_000)
+    assert below.get_attribute("data-live-stale") is None
+    editor.fill("print(6 * 8)")
+    expect(below).to_have_attribute("data-live-stale", "")
+    colours = {"light": page.evaluate(CONTRASTS, ".cr-live-editor .cm-line, .cr-live-editor [class*=tok-]")}
+    page.evaluate("() => document.documentElement.dataset.theme = 'dark'")
+    colours["dark"] = page.evaluate(CONTRASTS, ".cr-live-editor .cm-line, .cr-live-editor [class*=tok-]")
+    assert {"tok-keyword", "tok-number", "tok-string", "tok-comment"} <= set(colours["light"]), colours
+    low = {theme: {k: round(v, 2) for k, v in seen.items() if v < 4.5} for theme, seen in colours.items()}
+    assert not low["light"] and not low["dark"], f"tokens under 4.5:1: {low}"
+
+    # Before the page's first reload the service worker cannot have isolated it: Stop restarts
+    # Python, and says that the names are gone.
+    assert not page.evaluate("() => crossOriginIsolated")
+    second.fill("while True:\n    pass")
+    second.press("Shift+Enter")
+    page.get_by_role("button", name="Stop").click()
+    expect(page.locator("[data-live-status]")).to_contain_text("Stopped. Python has restarted")
+    second.fill("6 * 8")
+
+    page.reload()
+    page.get_by_role("button", name="Live code").click()
+    assert code_of(page.get_by_role("textbox", name="Code of cell 1", exact=True)) == "print(6 * 8)"
+    assert code_of(page.get_by_role("textbox", name="Code of cell 2", exact=True)) == "6 * 8"
+
+    # A 200,000-line print: the first 500 lines, in a box that scrolls, and a button for the rest.
+    editor = page.get_by_role("textbox", name="Code of cell 1", exact=True)
+    editor.fill("for i in range(200_000):\n    print(i)")
+    editor.press("Shift+Enter")
+    output = page.locator("div.cell").first.locator("[data-live-output]")
+    expect(output.get_by_role("button", name="Show all 200000 lines")).to_be_visible(timeout=60_000)
+    assert output.bounding_box()["height"] < 2000, output.bounding_box()
+
+    # The bars that follow the reader keep to 12 % of a 1280 x 800 screen, and Shift+Tab never
+    # leaves the focused element hidden under them (WCAG 2.4.11).
+    page.set_viewport_size({"width": 1280, "height": 800})
+    assert bars_bottom(page) <= 0.12 * 800, f"the bars reach {bars_bottom(page)} px of 800"
+    page.evaluate("""() => { const all = [...document.querySelectorAll('article a[href], article button')]
+        .filter(e => e.offsetParent); all[all.length - 1].focus(); }""")
+    hidden = []
+    for _ in range(120):
+        page.keyboard.press("Shift+Tab")
+        where = page.evaluate(FOCUSED_UNDER_BARS)
+        if where:
+            hidden.append(where)
+    assert not hidden, f"{len(hidden)} of 120 Shift+Tab stops hidden under the bars: {hidden[:3]}"
+
+    # Cells show their numbers; Run all stops at a cell that raises, names it and goes there.
+    expect(page.locator("div.cell").first.locator(".cr-live-number")).to_have_text("Cell 1")
+    editor.fill("1 / 0")
+    page.get_by_role("button", name="Run all cells").click()
+    expect(page.locator("[data-live-status]")).to_have_text(
+        "Stopped at cell 1, which raised ZeroDivisionError; fix it and run again."
+    )
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-label')") == "Code of cell 1"
+
+    # Reset page asks first; Undo reset brings the edits back.
+    editor.fill("print(6 * 8)")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="Reset page").click()
+    assert code_of(editor) == "print(6 * 8)", "Reset page went ahead without a yes"
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Reset page").click()
+    assert code_of(editor) != "print(6 * 8)"
+    page.get_by_role("button", name="Undo reset").click()
+    assert code_of(editor) == "print(6 * 8)" and code_of(second) == "6 * 8"
+    assert not visit.problems(), "\n".join(visit.problems())
+
+
+#: The lowest edge of the bars that stay in view (the theme's header and Live code's panel).
+BARS_BOTTOM = """() => Math.max(...['.bd-header-article', '.cr-live']
+    .map(s => document.querySelector(s)).filter(Boolean).map(e => e.getBoundingClientRect().bottom))"""
+#: The focused element when it lies wholly under the bars, else null (elements in the bars, or
+#: outside the article, such as the side bars, are never under them).
+FOCUSED_UNDER_BARS = (
+    "() => { const e = document.activeElement; if (!e || !e.closest('article') || e.closest('.cr-live')) "
+    "return null; const bottom = (" + BARS_BOTTOM + ")(); const r = e.getBoundingClientRect(); "
+    "return r.bottom <= bottom ? e.outerHTML.slice(0, 80) + ' at ' + Math.round(r.bottom) : null; }"
+)
+
+
+def bars_bottom(page) -> float:
+    return page.evaluate(BARS_BOTTOM)
+
+
+def test_the_backward_widget_steps_through_an_expression_the_reader_typed(live_page):
+    visit = live_page("backward")
+    page = visit.page
+    press_live_code(visit)
+    page.get_by_role("button", name="Run all cells").click()
+    expect(page.locator("[data-live-status]")).to_contain_text("All cells ran", timeout=RUN_ALL_TIMEOUT_MS)
+    label = page.evaluate("""() => [...document.querySelectorAll('.cm-editor')]
+        .find(box => box.chainruleCode().startsWith('flow = explore.backward(L)'))
+        .querySelector('.cm-content').getAttribute('aria-label')""")
+    page.get_by_role("textbox", name=label, exact=True).fill(
+        'flow = explore.backward((Value(0.5, label="x") * Value(-3.0, label="y")).exp())\nflow'
+    )
+    page.get_by_role("button", name=label.replace("Code of", "Run"), exact=True).click()
+    widget = page.locator(f"div.cell:has(.cm-content[aria-label='{label}']) [data-live-output] [data-explorable]")
+    expect(widget).to_have_count(1, timeout=30_000)
+    status = widget.locator('[data-role="status"]')
+    # The root's seed, then one step per edge: into the product, then to x and to y.
+    expect(status).to_contain_text("Step 1 of 4")
+    widget.get_by_role("button", name="Next step").click()
+    expect(status).to_contain_text("Step 2 of 4")
+    widget.get_by_role("button", name="Next step").click()
+    expect(status).to_contain_text("back to x through a multiplication, whose local gradient is ∂n2/∂x = y = −3")
+    assert not visit.problems(), "\n".join(visit.problems())
+
+
+def test_a_runaway_loop_is_stopped_and_the_runtime_kept(live_page):
+    """A runaway cell far down the page: the toolbar, still in view, says it runs and stops it.
+
+    The first load registers the site's service worker; from the next load on the page is
+    cross-origin isolated, so Stop interrupts the loop and the names defined before it are kept.
+    The page is started from the keyboard: from the top, the skip link after "Skip to main
+    content" starts Live code and puts the cursor in Exercise 1.2's answer, in at most 5 presses.
+    The next chapter starts Python from the service worker's cache: the runtime reaches the
+    network once, and the panel says how much it weighs."""
+    visit = live_page("intro", width=390)
+    page = visit.page
+    nothing_requested_early(visit)
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=10_000)
+    assert not page.evaluate("() => crossOriginIsolated"), "a first load cannot be isolated"
+    page.reload()
+    assert page.evaluate("() => crossOriginIsolated"), "the service worker did not isolate the page"
+    note = page.locator(".cr-live-note").text_content()
+    for presses in range(1, 5):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.textContent") == "Skip to your answer to Exercise 1.2":
+            break
+    # (the bar slides in: wait until it is in view)
+    page.wait_for_function("() => document.activeElement.getBoundingClientRect().top >= 0", timeout=2_000)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("textbox", name="Answer to Exercise 1.2")).to_be_focused()
+    assert presses + 1 <= 5, f"{presses + 1} key presses to the answer"
+    status = page.locator("[data-live-status]")
+    expect(status).to_contain_text("Python is ready", timeout=60_000)
+    first = page.get_by_role("textbox", name="Code of cell 1", exact=True)
+    first.fill("x = 41")
+    page.get_by_role("button", name="Run cell 1", exact=True).click()
+    expect(status).to_have_text("Cell 1 ran.")
+    last = page.locator("div.cell:not(.tag_solution) .cr-live-editor .cm-content").last
+    label = last.get_attribute("aria-label")
+    last.fill("while True:\n    pass")
+    page.get_by_role("button", name=label.replace("Code of", "Run"), exact=True).click()
+    stop = page.get_by_role("button", name="Stop")
+    expect(stop).to_be_visible()
+    cell = label[len("Code of ") :]
+    # The status (the page's one live region) says it once; the seconds tick beside it, not in it.
+    expect(status).to_have_text(f"Running {cell}\u2026")
+    expect(page.locator("[data-live-clock]")).to_contain_text(f"{cell}: 1 s")
+    assert page.locator("[data-live-clock][aria-live], [data-live-output][aria-live]").count() == 0
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert bars_bottom(page) <= 0.18 * 844, f"the bars reach {bars_bottom(page)} px of 844"
+    box, height = stop.bounding_box(), page.viewport_size["height"]
+    assert 0 <= box["y"] and box["y"] + box["height"] <= height, f"Stop is at {box}, out of view"
+    assert page.evaluate("() => window.scrollY") > 2000, "the cell should be far down the page"
+    stop.click()
+    expect(status).to_have_text("Stopped. Every name the cells defined is kept.")
+    expect(stop).to_be_hidden()
+    first.fill("x + 1")
+    page.get_by_role("button", name="Run cell 1", exact=True).click()
+    expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("42")
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
+    assert not visit.problems(), "\n".join(visit.problems())
+    next_chapter_starts_from_the_cache(visit, note)
+
+
+def next_chapter_starts_from_the_cache(visit: LiveVisit, note: str) -> None:
+    """The graph chapter, in the same browser: its Python starts without the runtime's download,
+    and the intro's panel gave the runtime's true size."""
+    page = visit.page
+
+    def served() -> list[str]:
+        return [path for path in visit.served() if "/_static/live/" in path]
+
+    runtime = [path for path in served() if not path.endswith(PAGE_SCRIPTS)]
+    wasm = [path for path in runtime if path.endswith("pyodide.asm.wasm")]
+    assert len(wasm) == 1, f"the runtime reached the network {len(wasm)} times: {wasm}"
+    folder = BOOK_HTML / "_static" / "live"
+    size = sum((folder / path.split("/_static/live/", 1)[1]).stat().st_size for path in set(runtime))
+    assert f"{size / 1e6:.1f} MB" in note, f"the panel says {note!r}; the page downloaded {size / 1e6:.2f} MB"
+    page.goto(page.url.replace("intro.html", "graph.html"), wait_until="load")
+    page.get_by_role("button", name="Live code").click()
+    expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
+    page.get_by_role("button", name="Run cell 1", exact=True).click()
+    expect(page.locator("div.cell").first.locator("[data-live-output]")).not_to_be_empty()
+    again = [path for path in served() if path.endswith("pyodide.asm.wasm")]
+    assert again == wasm, "the next chapter fetched the runtime again"

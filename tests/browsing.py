@@ -1,0 +1,109 @@
+"""Chromium for the tests, and the pages they open in it: Debian's chromium driven by Playwright
+(no browser download), and the built site served on 127.0.0.1 with every request recorded."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+
+def chromium_path() -> str:
+    path = shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(path).is_file():
+        pytest.fail(
+            "Chromium is not installed (looked for `chromium` on PATH and /usr/bin/chromium): "
+            "run `make setup`, or `apt-get install -y chromium`.",
+            pytrace=False,
+        )
+    return path
+
+
+@contextlib.contextmanager
+def chromium():
+    """Headless Chromium, launched once for the ``with`` block."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path(),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+        )
+        yield browser
+        browser.close()
+
+
+#: Every path the test servers answered, as "port/path": what reached the network.
+SERVED: list[str] = []
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep the test output clean
+        pass
+
+    def log_request(self, code="-", size="-"):
+        SERVED.append(f"{self.server.server_address[1]}{self.path}")
+
+
+@contextlib.contextmanager
+def serve_folders():
+    """``start(folder)`` -> the base URL of an HTTP server on 127.0.0.1 for that folder, one server
+    per folder, all shut down at the end of the ``with`` block."""
+    servers = {}
+
+    def start(folder: Path) -> str:
+        key = Path(folder).resolve()
+        if key not in servers:
+            handler = functools.partial(QuietHandler, directory=str(key))
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            servers[key] = server
+        return f"http://127.0.0.1:{servers[key].server_address[1]}/"
+
+    yield start
+    for server in servers.values():
+        server.shutdown()
+        server.server_close()
+
+
+class Visit:
+    """A page opened with every request off the server's origin blocked and recorded, and errors kept."""
+
+    def __init__(self, chromium: Browser, url: str, width: int = 1280, **options):
+        origin = url.split("/", 3)[:3]
+        self.origin = "/".join(origin) + "/"
+        self.context = chromium.new_context(viewport={"width": width, "height": 900}, **options)
+        self.page = self.context.new_page()
+        self.blocked: list[str] = []
+        self.errors: list[str] = []
+        self.page.route("**/*", self._route)
+        self.page.on("pageerror", lambda error: self.errors.append(f"uncaught JavaScript error: {error}"))
+        self.page.on(
+            "console",
+            lambda message: self.errors.append(f"console error: {message.text}") if message.type == "error" else None,
+        )
+        self.first_served = len(SERVED)  # the server is shared: what it answered from here on is ours
+        self.page.goto(url, wait_until="load")
+
+    def served(self) -> list[str]:
+        """The paths this visit's server answered since the visit began (tests run one at a time)."""
+        port = self.origin.rstrip("/").rsplit(":", 1)[1]
+        return [path.split("?")[0][len(port) :] for path in SERVED[self.first_served :] if path.startswith(port + "/")]
+
+    def _route(self, route):
+        url = route.request.url
+        if url.startswith((self.origin, "data:")):
+            route.continue_()
+        else:
+            self.blocked.append(url)
+            route.abort()
+
+    def problems(self) -> list[str]:
+        return self.errors + [f"request off 127.0.0.1 (blocked): {url}" for url in self.blocked]
+
+    def close(self):
+        self.context.close()

@@ -1,0 +1,1309 @@
+"""The otter-grader assignments (tools/assignments.py) and the grader (chainrule_course.grading.grade).
+
+``make test`` runs ``make assignments`` first; these tests read ``_build/assignments`` and fail
+(they do not skip) when it is missing.
+
+* Layout: each assignment has its student notebook, public tests, solution and autograder zip.
+* No line of solution code is in any student file; hidden tests are only in the zip.
+* Grading: each solution scores full marks, each untouched student notebook 0; planted wrong
+  submissions (a sign flip, no λW, a transposed gradient, ...) score 0 on the question they
+  break and get the intended diagnosis, word for word; broken notebooks (one that raises, one
+  that loops forever, one with deleted cells, one that returns None, a corrupt file) do not
+  stop the grader, and the CSV has the right rows and totals.
+* Colab: the student notebook, alone in a folder of the simulated Colab, passes its public
+  checks when answered and names the mistake when not.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import fcntl
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import zipfile
+from pathlib import Path
+
+import assignments
+import grading_env
+import nbformat
+import offline
+import pytest
+import questions  # tools/questions.py
+from common import ROOT
+
+from chainrule_course.grading import grade, reports, sandbox, scoring
+
+OUTPUT = ROOT / "_build" / "assignments"
+BOOK = assignments.load_book()
+ASSIGNMENTS = {a.name: a for a in questions.load_assignments(BOOK)}
+
+
+def folder(name: str) -> Path:
+    path = OUTPUT / name
+    if not (path / "autograder" / f"{name}-autograder.zip").is_file():
+        pytest.fail(f"{path.relative_to(ROOT)} is incomplete: run `make assignments`", pytrace=False)
+    return path
+
+
+def student_notebook(name: str) -> nbformat.NotebookNode:
+    return nbformat.read(folder(name) / "student" / f"{name}.ipynb", as_version=4)
+
+
+def answer_cells(notebook, kind: str = "code") -> list:
+    """The answer cells: code (the graded answers), or markdown (the written work, graded by hand)."""
+    return [
+        cell
+        for cell in notebook.cells
+        if "otter_answer_cell" in cell.metadata.get("tags", []) and cell.cell_type == kind
+    ]
+
+
+def solutions(name: str) -> list[str]:
+    return [questions.solution_code(q, ASSIGNMENTS[name].chapter) for q in ASSIGNMENTS[name].questions]
+
+
+def written(texts: dict[int, str]):
+    """An edit that writes ``texts[i]`` into the i-th written answer cell."""
+
+    def edit(notebook):
+        for index, cell in enumerate(answer_cells(notebook, "markdown")):
+            cell.source = texts.get(index, cell.source)
+
+    return edit
+
+
+def submission(name: str, answers: dict[int, str] | None = None, edit=None) -> nbformat.NotebookNode:
+    """The student notebook with answer cell ``i`` replaced by ``answers[i]`` (the others left as handed out)."""
+    notebook = student_notebook(name)
+    for index, cell in enumerate(answer_cells(notebook)):
+        if answers and index in answers:
+            cell.source = answers[index]
+    if edit:
+        edit(notebook)
+    return notebook
+
+
+# --------------------------------------------------------------------------- what make assignments wrote
+
+
+def test_there_are_at_least_six_assignments_with_the_required_topics():
+    assert len(ASSIGNMENTS) >= 6, sorted(ASSIGNMENTS)
+    answers = {name for a in ASSIGNMENTS.values() for q in a.questions for name in questions.defined_names(q.stub)}
+    for required in (
+        "tanh_neuron_grads",
+        "cube_grads",
+        "dfs_order_with_stack",
+        "matmul_vjp",
+        "ce_grad",
+        "d2l_weight_grads",
+        "hidden_bias_grad",
+        "memory_count",
+        "clip_by_norm",
+        "numeric_grad",
+        "normalised_grads",
+        "softplus_vjp",
+        "longest_chain",
+        "layernorm_backward",
+        "tanh_hvp",
+    ):
+        assert required in answers, required
+
+
+def test_the_instructors_page_lists_every_assignment_and_question():
+    rows = [
+        line.split("|")[1:-1]
+        for line in (ROOT / "chapters" / "instructors.md").read_text().splitlines()
+        if line.startswith("| `")
+    ]
+    listed = {row[0].strip().strip("`"): [q.strip().strip("`") for q in row[2].split(",")] for row in rows}
+    assert listed == {name: [q.name for q in a.questions] for name, a in ASSIGNMENTS.items()}
+    # Its workflow is numbered, step by step, none left out.
+    steps = re.findall(r"(?m)^## (\d+)\. ", (ROOT / "chapters" / "instructors.md").read_text())
+    assert steps == [str(n) for n in range(1, len(steps) + 1)] and len(steps) >= 8, steps
+
+
+@pytest.mark.parametrize("name", sorted(ASSIGNMENTS))
+def test_layout(name):
+    path = folder(name)
+    questions = [q.name for q in ASSIGNMENTS[name].questions]
+    assert sorted(p.stem for p in (path / "student" / "tests").glob("*.py")) == sorted(questions)
+    assert (path / "solution" / f"{name}.ipynb").is_file()
+    notebook = student_notebook(name)
+    assert notebook.metadata["otter"]["assignment_name"] == name
+    checks = [c.source for c in notebook.cells if c.cell_type == "code" and c.source.startswith("grader.check")]
+    assert checks == [f'grader.check("{q}")' for q in questions]
+    # Each answer cell is the chapter's answer cell, as the student edition has it.
+    assert [c.source for c in answer_cells(notebook)] == [q.stub for q in ASSIGNMENTS[name].questions]
+    setup = notebook.cells[next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code")]
+    assert "otter_ignore" in setup.metadata["tags"] and "otter-grader==7.0.0" in setup.source
+    # Gradescope builds its image from environment.yml: the Python, numpy, chainrule and the course
+    # that local grading uses (the wheels of this checkout, not a git branch), and no playwright.
+    with zipfile.ZipFile(path / "autograder" / f"{name}-autograder.zip") as archive:
+        environment = archive.read("environment.yml").decode()
+        requirements = archive.read("requirements.txt").decode().split()
+        wheels = sorted(n for n in archive.namelist() if n.endswith(".whl"))
+        setup_script = archive.read("setup.sh").decode()
+        run_script = archive.read("run_autograder").decode()
+        config = json.loads(archive.read("otter_config.json"))
+    python = f"python={sys.version_info.major}.{sys.version_info.minor}"
+    numpy_pin = f"numpy=={importlib.metadata.version('numpy')}"
+    assert [wheel.split("-")[0] for wheel in wheels] == ["chainrule", "chainrule_course"]
+    assert python in environment and numpy_pin in environment
+    assert all(f"/autograder/source/{wheel}" in environment for wheel in wheels)
+    patched = [f"{name}=={importlib.metadata.version(name)}" for name in ("nbconvert", "nbclient")]
+    assert requirements == ["otter-grader[grading]==7.0.0", *patched, numpy_pin, *(f"./{wheel}" for wheel in wheels)]
+    assert "git+" not in environment and "playwright" not in setup_script
+    assert config["plugins"] == [assignments.PLUGIN]
+    # The answers run as nobody on Gradescope: the grading Python is where every user may run it.
+    assert (
+        "mamba_install.sh -b -p /opt/miniforge3\n" in setup_script and "chmod -R a+rX /opt/miniforge3" in setup_script
+    )
+    assert "/root/miniforge3" not in setup_script + run_script and "/opt/miniforge3/bin" in run_script
+
+
+@pytest.mark.parametrize("name", sorted(ASSIGNMENTS))
+def test_no_solution_code_and_no_hidden_test_in_student_files(name):
+    path = folder(name)
+    texts = {p: p.read_text() for p in (path / "student").rglob("*") if p.is_file() and p.suffix != ".whl"}
+    lines = assignments.solution_lines(ASSIGNMENTS[name])
+    assert lines
+    for line in lines:
+        assert not [p for p, text in texts.items() if line in text], line
+    with zipfile.ZipFile(path / "autograder" / f"{name}-autograder.zip") as archive:
+        packed = "".join(archive.read(n).decode() for n in archive.namelist() if n.startswith("tests/"))
+    for question in ASSIGNMENTS[name].questions:
+        public = set(ast.unparse(ast.parse(question.check)).splitlines())
+        for source in question.hidden:
+            own = [line.strip() for line in ast.unparse(ast.parse(source)).splitlines() if line not in public]
+            assert own and "hidden=True" in packed
+            for line in own:
+                assert line in packed, line
+                assert not [p for p, text in texts.items() if line in text], line
+    assert not [p for p, text in texts.items() if "hidden=True" in text]
+
+
+def test_public_tests_in_the_setup_cell_equal_the_tests_folder():
+    for name in ASSIGNMENTS:
+        path = folder(name)
+        namespace: dict = {}
+        setup = next(c for c in student_notebook(name).cells if "PUBLIC_TESTS" in c.source)
+        start = setup.source.index("PUBLIC_TESTS = ")
+        end = setup.source.index("\n}", start) + 2
+        exec(setup.source[start:end], namespace)
+        files = {p.name: p.read_text() for p in (path / "student" / "tests").glob("*.py")}
+        assert namespace["PUBLIC_TESTS"] == files
+
+
+def test_a_check_that_uses_chapter_state_is_refused():
+    question = questions.Question(
+        "ex-x",
+        "9.1",
+        "text",
+        stub="def f(x):\n    raise NotImplementedError\n",
+        check="feedback.check_array('f', f(X), 0)",
+    )
+    with pytest.raises(questions.AssignmentError, match=r"uses \['X', 'feedback'\]"):
+        questions.test_function(question, question.check, "", "chapters/x")
+
+
+def test_each_question_names_its_parts_in_the_autograder_only():
+    """Points per quantity: the zip's tests name the parts that grading scores; the student's tests do not."""
+    found = {}
+    for name in ASSIGNMENTS:
+        with zipfile.ZipFile(folder(name) / "autograder" / f"{name}-autograder.zip") as archive:
+            for member in archive.namelist():
+                if member.startswith("tests/") and member.endswith(".py"):
+                    parts = scoring.Part.of(archive.read(member).decode())
+                    found[Path(member).stem] = [(p.answer, p.quantity, bool(p.reference)) for p in parts]
+        student_tests = [p.read_text() for p in (folder(name) / "student" / "tests").glob("*.py")]
+        assert student_tests and not [t for t in student_tests if scoring.PARTS in t or scoring.REFERENCE in t]
+    # Every test carries the reference solution the grader finds the inputs with.
+    assert found["ex6_5"] == [("d2l_weight_grads", "dJ/dW1", True), ("d2l_weight_grads", "dJ/dW2", True)]
+    assert found["ex6_3"] == [("memory_count", "prediction", True), ("memory_count", "training", True)]
+    assert found["ex5_5"] == [("matmul_vjp", None, True), ("ce_grad", None, True)]
+    assert found["ex1_2"] == [("tanh_neuron_grads", q, True) for q in ("dy/dx", "dy/dw", "dy/db")]
+    assert found["ex3_2"] == [("cube_grads", "dy/ds", True), ("cube_grads", "dy/dx", True)]
+    assert found["ex6_2"] == found["ex8_3"] == [(None, None, False)]  # one quantity; arrays scaled together
+    assert found["ex5_6"] == found["ex9_4"] == found["ex10_2"] == found["ex10_3"] == [(None, None, False)]
+    assert found["ex7_2"] == found["ex8_1"] == [(None, None, False)]
+
+
+def test_a_solution_that_defines_nothing_is_refused():
+    question = questions.Question(
+        "ex-x", "9.1", "text", stub="answer = ...\n", solution_cells=["print(42)"], check="print(answer)"
+    )
+    with pytest.raises(questions.AssignmentError, match=r"does not define \['answer'\]"):
+        questions.solution_code(question, "chapters/x")
+
+
+# --------------------------------------------------------------------------- grading
+
+MLP_RIGHT = dict(enumerate(solutions("mlp")))
+BIAS, MEMORY, WEIGHTS = 0, 1, 2
+
+
+def replace(code: str, old: str, new: str) -> str:
+    assert old in code, (old, code)
+    return code.replace(old, new)
+
+
+def delete_cells(containing: str):
+    def edit(notebook):
+        notebook.cells = [c for c in notebook.cells if containing not in c.source]
+
+    return edit
+
+
+def raising_cell(notebook):
+    notebook.cells.insert(4, nbformat.v4.new_code_cell("raise RuntimeError('a cell that fails')"))
+
+
+# name -> (assignment, notebook or None for a corrupt file, {question: points}, {question: [phrases]})
+# The chapter's recursive dfs_order, handed in as the answer to 2.2: the 5,000-node chain stops it.
+RECURSIVE_ORDER = """def dfs_order_with_stack(root, parents):
+    order, seen = [], set()
+
+    def visit(node):
+        seen.add(node)
+        for parent in parents[node]:
+            if parent not in seen:
+                visit(parent)
+        order.append(node)
+
+    visit(root)
+    return order
+"""
+PLANTED = {
+    "solution": ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2}, {}),
+    "untouched": (
+        "mlp",
+        lambda: submission("mlp"),
+        {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
+        {"ex6_2": ["NotAnswered: Exercise 6.2 is not answered yet"]},
+    ),
+    "no-weight-decay": (
+        "mlp",
+        lambda: submission(
+            "mlp", {**MLP_RIGHT, WEIGHTS: replace(replace(MLP_RIGHT[WEIGHTS], " + lam * W1", ""), " + lam * W2", "")}
+        ),
+        {"ex6_5": 0, "ex6_2": 2},
+        {"ex6_5": ["It matches a known mistake: the weight-decay term λ·W2 is missing"]},
+    ),
+    "transposed": (
+        "mlp",
+        lambda: submission(
+            "mlp",
+            {
+                **MLP_RIGHT,
+                WEIGHTS: replace(MLP_RIGHT[WEIGHTS], "return dZ.T @ X + lam * W1,", "return (dZ.T @ X + lam * W1).T,"),
+            },
+        ),
+        {"ex6_5": 1},
+        {
+            "ex6_5": [
+                "It matches a known mistake: the gradient is transposed (rows and columns swapped)",
+                "(dJ/dW2): passed",
+            ]
+        },
+    ),
+    "bias-not-summed": (
+        "mlp",
+        lambda: submission(
+            "mlp",
+            {**MLP_RIGHT, BIAS: replace(MLP_RIGHT[BIAS], "((dO @ W2) * (Z > 0)).sum(axis=0)", "(dO @ W2) * (Z > 0)")},
+        ),
+        {"ex6_2": 0, "ex6_5": 2},
+        {"ex6_2": ["It matches a known mistake: the bias gradient is not summed over the batch"]},
+    ),
+    "memory-without-batch": (
+        "mlp",
+        lambda: submission(
+            "mlp",
+            {
+                **MLP_RIGHT,
+                MEMORY: replace(
+                    MLP_RIGHT[MEMORY], "def memory_count(N, d, h, q):", "def memory_count(N, d, h, q):\n    N = 1"
+                ),
+            },
+        ),
+        {"ex6_3": 0, "ex6_2": 2},
+        {"ex6_3": ["It matches a known mistake: the activations are counted for one example"]},
+    ),
+    "returns-none": (
+        "mlp",
+        lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: "def d2l_weight_grads(X, y, W1, W2, lam):\n    return None"}),
+        {"ex6_5": 0, "ex6_3": 2},
+        {"ex6_5": ["d2l_weight_grads returned None: is a `return` missing at its end?"]},
+    ),
+    "wrong-shape": (
+        "mlp",
+        lambda: submission(
+            "mlp", {**MLP_RIGHT, BIAS: replace(MLP_RIGHT[BIAS], ".sum(axis=0)", ".sum(axis=0, keepdims=True)")}
+        ),
+        {"ex6_2": 0},
+        {"ex6_2": ["dJ/db1 has shape (1, "]},
+    ),
+    "raises": (
+        "mlp",
+        lambda: submission(
+            "mlp",
+            {
+                **MLP_RIGHT,
+                BIAS: replace(MLP_RIGHT[BIAS], "    Z = X @ W1.T + b1\n", "    Z = X @ W1.T + b1\n    Z = Z[len(Z)]\n"),
+            },
+            edit=raising_cell,
+        ),
+        {"ex6_2": 0, "ex6_3": 2, "ex6_5": 2},
+        {"ex6_2": ["hidden_bias_grad raised IndexError", "in line 3 of hidden_bias_grad (`Z = Z[len(Z)]`)"]},
+    ),
+    "loops-forever": (
+        "mlp",
+        lambda: submission(
+            "mlp",
+            {
+                **MLP_RIGHT,
+                BIAS: "def hidden_bias_grad(X, y, W1, b1, W2, lam):\n    while True:\n        pass",
+                MEMORY: "while True:\n    pass",
+            },
+        ),
+        {"ex6_2": 0, "ex6_3": 0, "ex6_5": 2},
+        {"ex6_2": ["hidden_bias_grad did not return within 10 s"], "ex6_3": ["memory_count is not defined"]},
+    ),
+    "deleted-cells": (
+        "mlp",
+        lambda: submission("mlp", MLP_RIGHT, edit=delete_cells("d2l_weight_grads")),
+        {"ex6_5": 0, "ex6_2": 2, "ex6_3": 2},
+        {"ex6_5": ["d2l_weight_grads is not defined"]},
+    ),
+    "lost-metadata": (
+        "mlp",
+        lambda: submission("mlp", MLP_RIGHT, edit=lambda nb: nb.metadata.pop("otter")),
+        {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
+        {},
+    ),
+    "other-assignment": ("mlp", lambda: submission("intro"), {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0}, {}),
+    "corrupt": ("mlp", None, {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0}, {}),
+    "sign-flip": (
+        "intro",
+        lambda: submission(
+            "intro",
+            {
+                0: "def tanh_neuron_grads(x, w, b):\n"
+                "    s = 1 - math.tanh(w * x + b) ** 2\n"
+                "    return -s * w, -s * x, -s"
+            },
+        ),
+        {"ex1_2": 0},
+        {"ex1_2": ["It matches a known mistake: the sign is flipped"]},
+    ),
+    # The numbers the public message prints, pasted: the second public point and the hidden ones fail.
+    "pasted-neuron": (
+        "intro",
+        lambda: submission("intro", {0: "def tanh_neuron_grads(x, w, b):\n    return -1.5729, 0.3932, 0.7864"}),
+        {"ex1_2": 0},
+        {"ex1_2": ["tanh_neuron_grads(0.5, -2.0, 0.5)"]},
+    ),
+    "no-fan-out": (
+        "backward",
+        lambda: submission("backward", {0: "def cube_grads(x):\n    return x, 2 * x**2"}),
+        {"ex3_2": 1},
+        {"ex3_2": ["It matches a known mistake: a lost fan-out contribution"]},
+    ),
+    "pasted-cube": (
+        "backward",
+        lambda: submission("backward", {0: "def cube_grads(x):\n    return 1.3, 5.07"}),
+        {"ex3_2": 0},
+        {"ex3_2": ["cube_grads("]},
+    ),
+    "order-reversed": (
+        "graph",
+        lambda: submission("graph", {0: replace(solutions("graph")[0], "    return order", "    return order[::-1]")}),
+        {"ex2_2": 0},
+        {"ex2_2": ["the order is reversed"]},
+    ),
+    "recursive-order": (
+        "graph",
+        lambda: submission("graph", {0: RECURSIVE_ORDER}),
+        {"ex2_2": 0},
+        {"ex2_2": ["RecursionError"]},
+    ),
+    "pasted-orders": (
+        "graph",
+        lambda: submission(
+            "graph",
+            {
+                0: "def dfs_order_with_stack(root, parents):\n"
+                "    return {'e': list('abce'), 'f': list('abcxdf'), 'd': list('abcd'),\n"
+                "            'n4999': [f'n{i}' for i in range(5000)]}[root]"
+            },
+        ),
+        {"ex2_2": 0},  # the public test passes; the hidden one, on graphs it has not seen, does not
+        {"ex2_2": ["KeyError", "must be right on inputs it has not seen"]},
+    ),
+    "mean-without-1/N": (
+        "tensors",
+        lambda: submission("tensors", {0: replace(solutions("tensors")[0], "/ len(labels)", "")}),
+        {"ex5_5": 1},
+        {"ex5_5": ["It matches a known mistake: the 1/N of the mean is missing", "(matmul_vjp): passed"]},
+    ),
+    # A one-sided difference: no points for 5.6, named as an instructor would; 5.5 right.
+    "forward-difference": (
+        "tensors",
+        lambda: submission(
+            "tensors",
+            {
+                0: solutions("tensors")[0],
+                1: replace(
+                    replace(solutions("tensors")[1], "behind[index] -= step", "behind = x"),
+                    "/ (2 * step)",
+                    "/ step",
+                ),
+            },
+        ),
+        {"ex5_5": 2, "ex5_6": 0},
+        {"ex5_6": ["It matches a known mistake: it is a forward difference"]},
+    ),
+    # Points per part: a right matmul_vjp earns its half while ce_grad is not answered.
+    "matmul-only": (
+        "tensors",
+        lambda: submission(
+            "tensors",
+            {
+                0: solutions("tensors")[0].split("\n\n\ndef ce_grad")[0]
+                + "\n\n\n"
+                + ASSIGNMENTS["tensors"].questions[0].stub.split("\n\n\ndef ce_grad")[0].replace("matmul_vjp", "unused")
+            },
+        ),
+        {"ex5_5": 1},
+        {"ex5_5": ["(matmul_vjp): passed"]},
+    ),
+    "half-memory": (
+        "mlp",
+        lambda: submission(
+            "mlp",
+            {**MLP_RIGHT, MEMORY: replace(MLP_RIGHT[MEMORY], "return predict, 2 * weights", "return predict, weights")},
+        ),
+        {"ex6_3": 1, "ex6_2": 2},
+        {"ex6_3": ["training is counted without the weight gradients", "(prediction): passed"]},
+    ),
+    "clips-every-gradient": (
+        "depth",
+        lambda: submission(
+            "depth", {1: replace(solutions("depth")[1], "min(1.0, max_norm / norm)", "max_norm / norm")}
+        ),
+        {"ex8_3": 0},
+        {"ex8_3": ["It matches a known mistake: it scales every gradient, also when the norm is already under"]},
+    ),
+}
+for other in ("intro", "backward", "graph", "tensors", "forward", "depth", "cost", "frameworks"):
+    PLANTED[f"{other}-solution"] = (
+        other,
+        lambda other=other: submission(other, dict(enumerate(solutions(other)))),
+        {q.name: 2 for q in ASSIGNMENTS[other].questions},
+        {},
+    )
+    PLANTED[f"{other}-untouched"] = (
+        other,
+        lambda other=other: submission(other),
+        {q.name: 0 for q in ASSIGNMENTS[other].questions},
+        {q.name: ["is not answered yet"] for q in ASSIGNMENTS[other].questions},
+    )
+
+
+def added_cell(source: str):
+    def edit(notebook):
+        notebook.cells.append(nbformat.v4.new_code_cell(source))
+
+    return edit
+
+
+# Cheats planted in an unanswered (or wrong) notebook: each must earn nothing. The sandbox
+# escape is planted in a right one, which must keep its marks and reach nothing.
+PATCH_FEEDBACK = (
+    "import chainrule_course.exercises.feedback as fb\n"
+    '[setattr(fb, n, lambda *a, **k: None) for n in dir(fb) if n.startswith("check_")]'
+)
+PATCH_NUMPY = (
+    "import numpy as np\nnp.allclose = np.isclose = np.array_equal = lambda *a, **k: True\n"
+    "np.testing.assert_allclose = lambda *a, **k: None"
+)
+EDIT_TESTS = (
+    "import pathlib\nfor test in pathlib.Path('tests').glob('*.py'):\n"
+    "    test.write_text(f'name = {test.stem!r}\\npoints = 2\\n')"
+)
+FAKE_RESULTS = (
+    "import otter.test_files as t\nfrom otter.test_files.abstract_test import TestCaseResult\n"
+    "t.ExceptionTestFile.run = lambda self, env: setattr(self, 'test_case_results', [\n"
+    "    TestCaseResult(test_case=c, message='ok', passed=True) for c in self.test_cases])\n"
+    "print('ex6_2 results: All test cases passed!')"
+)
+ESCAPE_MARK = "escaped-by-a-submission"
+
+
+def escape_cell() -> str:
+    """A cell that tries to write into the checkout and the submissions, and to reach a local server."""
+    targets = [str(ROOT / ESCAPE_MARK), str(ESCAPE["folder"] / ESCAPE_MARK)]
+    return (
+        f"import socket\nfor target in {targets!r}:\n    try:\n        open(target, 'w').write('x')\n"
+        "    except OSError:\n        pass\ntry:\n"
+        f"    socket.create_connection(('127.0.0.1', {ESCAPE['port']}), timeout=2).sendall(b'x')\n"
+        "except OSError:\n    pass"
+    )
+
+
+ESCAPE: dict = {}
+# otter reads its results file and its log socket's records with pickle, in the process that
+# scores under otter run. This cell forges both: a pickle that, once loaded, makes a folder.
+FORGED_MARK = Path(tempfile.gettempdir()) / "chainrule-forged-pickle-ran"
+FORGE_PICKLES = f"""\
+import glob, os, pickle, socket, struct, tempfile, threading, time
+class Forged:
+    def __reduce__(self):
+        return (os.mkdir, ({str(FORGED_MARK)!r},))
+payload = pickle.dumps(Forged())
+def forge():  # rewrite otter's results file once its last cell has written it
+    for _ in range(1200):
+        for path in glob.glob(os.path.join(tempfile.gettempdir(), "*.pkl")):
+            try:
+                open(path, "wb").write(payload)
+            except OSError:
+                pass
+        time.sleep(0.02)
+threading.Thread(target=forge, daemon=True).start()
+for line in open("/proc/net/tcp").read().splitlines()[1:]:  # every server on 127.0.0.1
+    local, state = line.split()[1], line.split()[3]
+    if state == "0A" and local.startswith("0100007F"):
+        try:
+            with socket.create_connection(("127.0.0.1", int(local.split(":")[1], 16)), 1) as s:
+                s.sendall(struct.pack(">L", len(payload)) + payload)
+        except OSError:
+            pass
+"""
+PLANTED.update(
+    {
+        "forges-pickles": (
+            "mlp",
+            lambda: submission("mlp", edit=added_cell(FORGE_PICKLES)),
+            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
+            {},
+        ),
+        "patches-feedback": (
+            "mlp",
+            lambda: submission("mlp", edit=added_cell(PATCH_FEEDBACK)),
+            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
+            {"ex6_2": ["is not answered yet"]},
+        ),
+        # The wrong ex6_5 still fails: the checks run in the grader's process, with its own numpy.
+        "patches-numpy": (
+            "mlp",
+            lambda: submission(
+                "mlp",
+                {**MLP_RIGHT, WEIGHTS: replace(MLP_RIGHT[WEIGHTS], " + lam * W1", "")},
+                edit=added_cell(PATCH_NUMPY),
+            ),
+            {"ex6_5": 1, "ex6_2": 2},  # its right dJ/dW2 counts: the patch changed nothing of the grader's
+            {"ex6_5": ["It matches a known mistake: the weight-decay term λ·W1 is missing"]},
+        ),
+        "edits-tests": (
+            "mlp",
+            lambda: submission("mlp", edit=added_cell(EDIT_TESTS)),
+            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
+            {},
+        ),
+        "fakes-results": (
+            "mlp",
+            lambda: submission("mlp", edit=added_cell(FAKE_RESULTS)),
+            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
+            {},
+        ),
+        # The cell that would stop a kernel never runs: only answer cells do, each apart.
+        "exits": (
+            "mlp",
+            lambda: submission("mlp", edit=added_cell("import os\nos._exit(0)")),
+            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
+            {"ex6_2": ["is not answered yet"]},
+        ),
+        "sys-exit": (
+            "mlp",
+            lambda: submission("mlp", edit=added_cell("import sys\nsys.exit(0)")),
+            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
+            {},
+        ),
+        "uses-torch": (
+            "mlp",
+            lambda: submission(
+                "mlp", {**MLP_RIGHT, MEMORY: "def memory_count(N, d, h, q):\n    import torch\n    return 0"}
+            ),
+            {"ex6_3": 0, "ex6_2": 2},
+            {"ex6_3": ["Your answer uses torch, which this exercise does not allow"]},
+        ),
+        "escapes": (
+            "mlp",
+            lambda: submission("mlp", MLP_RIGHT, edit=added_cell(escape_cell())),
+            {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
+            {},
+        ),
+    }
+)
+# The answer key out of the kernel's reach: each of these earned full marks once, and earns nothing now.
+# The reference answer of the checks (chainrule_course.exercises.feedback), called from the answers:
+CALLS_THE_KEY = """def d2l_weight_grads(X, y, W1, W2, lam):
+    from chainrule_course.exercises import feedback
+    g = feedback.d2l_gradients(X, y, W1, W2, lam)
+    return g["W1"], g["W2"]"""
+# A table of the public inputs' answers (the public check's sizes are in the notebook):
+TABLE_OF_ANSWERS = (
+    "TABLE = {sizes: tuple(counts.values()) for sizes, counts in %r.items()}\n\n\n"
+    "def memory_count(N, d, h, q):\n    return TABLE[N, d, h, q]"
+)
+# The expected answer read from the checker's stack frame, as it was when the kernel ran the checks:
+READS_THE_CHECKER = """import sys
+
+
+def hidden_bias_grad(X, y, W1, b1, W2, lam):
+    frame = sys._getframe(1)
+    while frame is not None and "expected" not in frame.f_locals:
+        frame = frame.f_back
+    return frame.f_locals["expected"]"""
+# A process that outlives the kernel and rewrites the record after the grader's last cell:
+REWRITES_THE_RECORD = """import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for _ in range(600):
+            for name in ("record.json", "submission.ipynb"):
+                try:
+                    open(name, "w").write('{"values": {}, "calls": {}}')
+                except OSError:
+                    pass
+            time.sleep(0.05)
+    os._exit(0)"""
+# The engine's backward pass, which Exercise 3.2 asks the student to do by hand:
+ENGINE_BACKWARD = """from chainrule import Value
+
+
+def cube_grads(x):
+    xv = Value(x)
+    s = xv * xv
+    y = s * xv
+    y.backward()
+    return s.grad, xv.grad"""
+
+
+# The engine's backward pass for a VJP of Exercise 5.5, with the right ce_grad:
+TENSOR_BACKWARD = """from chainrule import Tensor
+
+
+def matmul_vjp(A, B, G):
+    At, Bt = Tensor(A, requires_grad=True), Tensor(B, requires_grad=True)
+    (At @ Bt).backward(G)
+    return At.grad, Bt.grad"""
+# PyTorch, once the grader's import blocker is taken out of sys.meta_path and torch out of sys.modules:
+TORCH_UNBLOCKED = """import sys
+sys.meta_path.pop(0)
+import torch
+
+
+def d2l_weight_grads(X, y, W1, W2, lam):
+    W1t = torch.tensor(W1, requires_grad=True)
+    W2t = torch.tensor(W2, requires_grad=True)
+    H = torch.relu(torch.tensor(X) @ W1t.T)
+    loss = torch.nn.functional.cross_entropy(H @ W2t.T, torch.tensor(y))
+    (loss + lam / 2 * ((W1t**2).sum() + (W2t**2).sum())).backward()
+    return W1t.grad.numpy(), W2t.grad.numpy()
+
+
+del sys.modules["torch"]"""
+
+
+def memory_table() -> dict:
+    from chainrule_course.exercises import feedback
+
+    return {sizes: feedback.d2l_memory(*sizes) for sizes in feedback.MEMORY_SIZES}
+
+
+PLANTED.update(
+    {
+        "calls-the-key": (
+            "mlp",
+            lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: CALLS_THE_KEY}),
+            {"ex6_5": 0, "ex6_2": 2},
+            {"ex6_5": ["Your answer uses chainrule_course.exercises.feedback, which this exercise does not allow"]},
+        ),
+        "table-of-answers": (
+            "mlp",
+            lambda: submission("mlp", {**MLP_RIGHT, MEMORY: TABLE_OF_ANSWERS % memory_table()}),
+            {"ex6_3": 0, "ex6_2": 2},
+            {"ex6_3": ["KeyError", "must be right on inputs it has not seen"]},
+        ),
+        "reads-the-checker": (
+            "mlp",
+            lambda: submission("mlp", {**MLP_RIGHT, BIAS: READS_THE_CHECKER}),
+            {"ex6_2": 0, "ex6_5": 2},
+            {},
+        ),
+        "rewrites-the-record": (
+            "mlp",
+            lambda: submission("mlp", MLP_RIGHT, edit=added_cell(REWRITES_THE_RECORD)),
+            {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
+            {},
+        ),
+        "tensor-backward": (
+            "tensors",
+            lambda: submission(
+                "tensors",
+                {0: TENSOR_BACKWARD + "\n\n\n" + "def ce_grad" + solutions("tensors")[0].split("def ce_grad")[1]},
+            ),
+            {"ex5_5": 1},
+            {"ex5_5": ["Your answer uses chainrule.Tensor, which this exercise does not allow", "(ce_grad): passed"]},
+        ),
+        "torch-unblocked": (
+            "mlp",
+            lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: TORCH_UNBLOCKED}),
+            {"ex6_5": 0, "ex6_2": 2},
+            {"ex6_5": ["Your answer uses torch, which this exercise does not allow"]},
+        ),
+        "engine-backward": (
+            "backward",
+            lambda: submission("backward", {0: ENGINE_BACKWARD}),
+            {"ex3_2": 0},
+            {"ex3_2": ["Your answer uses chainrule.Value, which this exercise does not allow"]},
+        ),
+    }
+)
+# An LMS export: a folder per student, a notebook whose suffix is in capitals.
+PATHS = {"Ada Lovelace_4711": "Ada Lovelace_4711/MLP.IPYNB"}
+# Written work, with maths and an attempt at running script in the instructor's browser.
+BY_HAND = "Summed over the rows: $\\bar{b} = \\sum_i \\bar{Z}_{i,:}$.\n\n<script>alert(1)</script>\n\n$$J = 1$$"
+PLANTED["writes-by-hand"] = (
+    "mlp",
+    lambda: submission("mlp", MLP_RIGHT, edit=written({0: BY_HAND})),
+    {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
+    {},
+)
+# Right answers that also look at the checker's stack frames: the points stand, the row is up for review.
+PLANTED["reads-frames"] = (
+    "mlp",
+    lambda: submission("mlp", {**MLP_RIGHT, BIAS: "import sys\n_peek = sys._getframe(0).f_back\n" + MLP_RIGHT[BIAS]}),
+    {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
+    {},
+)
+# Honest work saved from a kernel that only the student's machine has (conda's "myenv"): full marks.
+PLANTED["kernel-myenv"] = (
+    "mlp",
+    lambda: submission(
+        "mlp",
+        MLP_RIGHT,
+        edit=lambda nb: nb.metadata.update(kernelspec={"name": "myenv", "display_name": "myenv", "language": "python"}),
+    ),
+    {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
+    {},
+)
+PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2}, {})
+QUESTIONS = {
+    "mlp": ("ex6_2", "ex6_3", "ex6_5"),
+    "graph": ("ex2_2",),
+    "backward": ("ex3_2",),
+    "tensors": ("ex5_5", "ex5_6"),
+}
+# The submissions run again under otter run (Gradescope's path): those whose attack reaches the kernel or
+# otter's own files (patches, exits, pickles, the record, the blocked imports) and the honest ones. The
+# grader-side refusals (an answer that imports torch, a table of public answers, a wrong answer, an
+# untouched stub, the frames above an answer) are the same code in both paths, tested by the local run.
+CHEATS = [
+    "patches-feedback",
+    "patches-numpy",
+    "exits",
+    "forges-pickles",
+    "calls-the-key",
+    "rewrites-the-record",
+    "torch-unblocked",
+    "solution",
+]
+
+
+@pytest.fixture(scope="module")
+def escape_server():
+    """A server on 127.0.0.1 that counts the connections it accepts."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.5)
+    accepted = []
+
+    def serve():
+        while not stopped.is_set():
+            try:
+                accepted.append(server.accept()[0].recv(10))
+            except OSError:
+                pass
+
+    stopped = threading.Event()
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    stopped.set()
+    thread.join()
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory, escape_server) -> dict[str, tuple[dict, str]]:
+    """Grade every planted submission, one folder per assignment, all in one batch (one pool for every
+    folder, as chainrule_course.grading.grade's grade_folders grades them); student id -> (CSV row, feedback text)."""
+    rows, texts, batch = {}, {}, []
+    for name in sorted({assignment for assignment, *_ in PLANTED.values()}):
+        submissions = tmp_path_factory.mktemp(f"submissions-{name}")
+        ESCAPE.update(folder=submissions, port=escape_server[0])
+        for stem, (assignment, make, _, _) in PLANTED.items():
+            if assignment != name:
+                continue
+            path = submissions / PATHS.get(stem, f"{stem.replace('/', '_')}.ipynb")
+            path.parent.mkdir(exist_ok=True)
+            if make is None:
+                text = (folder(name) / "solution" / f"{name}.ipynb").read_text()
+                path.write_text(text[: len(text) // 2])
+            else:
+                nbformat.write(make(), path)
+        rows[f"_folder_{name}"] = (submissions,)
+        if name == "mlp":
+            (submissions / "readme.txt").write_text("not a notebook")
+            rows["_folder"] = submissions
+        batch.append((name, submissions))
+    grade.grade_folders(batch, jobs=2, timeout=300, sandbox="bwrap")
+    for name, submissions in batch:
+        with (submissions / "grades.csv").open() as handle:
+            table = list(csv.DictReader(handle))
+        assert len(table) == len([p for p in submissions.rglob("*") if p.suffix.lower() == ".ipynb"])
+        for row in table:
+            rows[row["student"]] = row
+            name = reports.file_name(row["student"], row["file"])
+            texts[row["student"]] = (submissions / "feedback" / f"{name}.txt").read_text()
+    return {stem: (rows[stem], texts.get(stem, "")) for stem in rows}
+
+
+@pytest.mark.parametrize("stem", sorted(PLANTED))
+def test_planted_submission(graded, stem):
+    assignment, _, points, phrases = PLANTED[stem]
+    row, text = graded[stem.replace("/", "_")]
+    for question, expected in points.items():
+        assert float(row[question]) == expected, (question, row, text)
+    for question, wanted in phrases.items():
+        section = text.split(f"\n{question}: ", 1)[1].split("\n\n", 1)[0]
+        for phrase in wanted:
+            assert phrase in section, (question, phrase, section)
+
+
+def test_csv_rows_and_totals(graded):
+    for stem, (row, _) in graded.items():
+        if stem.startswith("_folder"):
+            continue
+        assignment = PLANTED[next(s for s in PLANTED if s.replace("/", "_") == stem)][0]
+        names = [q.name for q in ASSIGNMENTS[assignment].questions]
+        assert list(row)[: 2 + len(names)] == ["student", "file", *names]
+        assert list(row)[-3:] == ["total", "possible", "status"]
+        assert float(row["total"]) == sum(float(row[n]) for n in names)
+        assert float(row["possible"]) == 2 * len(names)
+    assert graded["solution"][0]["total"] == "6" and graded["solution"][0]["status"] == "graded"
+    assert graded["corrupt"][0]["status"].startswith("not a readable notebook"), graded["corrupt"][0]
+    assert graded["raises"][0]["total"] == "4"
+    assert graded["other-assignment"][0]["status"].startswith("submitted the intro notebook for the mlp assignment")
+    assert graded["Ada Lovelace_4711"][0]["file"] == "Ada Lovelace_4711/MLP.IPYNB"
+
+
+def test_cheats_are_reported(graded):
+    """Each cheat earns nothing, and the status or the feedback tells the instructor what it did."""
+    own_code = "review: the grader's own code (chainrule_course.exercises, chainrule_course.grading)"
+    assert graded["patches-feedback"][0]["status"] == own_code
+    assert graded["exits"][0]["status"] == "graded"  # its other cell never ran
+    assert graded["solution"][0]["status"] == "graded"
+    assert graded["rewrites-the-record"][0]["status"].startswith("review: processes of its own")
+    assert graded["reads-frames"][0]["status"] == "review: stack frames or the garbage collector (sys._getframe, " + (
+        "inspect, gc)"
+    )
+    assert graded["kernel-myenv"][0]["status"] == "graded" and graded["Ada Lovelace_4711"][0]["status"] == "graded"
+
+
+def test_student_code_reaches_nothing(graded, escape_server):
+    assert graded["escapes"][0]["total"] == "6"
+    assert not (ROOT / ESCAPE_MARK).exists() and not (graded["_folder"][0] / ESCAPE_MARK).exists()
+    assert escape_server[1] == []
+
+
+def test_the_sandbox(tmp_path):
+    """As an answer's process sees it: user nobody, no network, only its scratch folder writable, and
+    nothing of the machine to read but the system's programs, the standard library and what it is shown."""
+    (tmp_path / "classmate.ipynb").write_text("{}")
+    secrets = ["/etc/shadow", str(Path.home() / ".gitconfig"), str(ROOT / "README.md")]
+    secrets.append(str(tmp_path / "classmate.ipynb"))
+    secrets += [str(p) for p in sorted((ROOT / "_build" / "assignments").glob("*/solution/*.ipynb"))[:1]]
+    secrets.append(str(Path(sys.prefix) / "bin" / "python"))  # the venv, with torch and the grader's code
+    probe = (
+        "import os, socket, sys\nprint(os.getuid())\nfor path in ('{root}/x', '{tmp}/../x', 'mine'):\n"
+        "    try:\n        open(path, 'w').write('x'); print('wrote', path)\n"
+        "    except OSError as e:\n        print('refused', path)\n"
+        "try:\n    socket.create_connection(('127.0.0.1', 1), timeout=1)\nexcept OSError as e:\n"
+        "    print('network', e.errno)\n"
+        "for path in {secrets!r}:\n"
+        "    print('read' if os.path.exists(path) else 'hidden', path)\n"
+        "print(sorted(os.listdir('/tmp')), sorted(os.environ))\n"
+        "print(os.statvfs('/scratch').f_blocks * os.statvfs('/scratch').f_frsize)\n"
+        "print(sorted(n for p in sys.path if 'packages' in p and os.path.isdir(p) for n in os.listdir(p)))\n"
+    )
+    code = probe.format(root=ROOT, tmp=tmp_path, secrets=secrets)
+    command = sandbox.answer_command([], [str(sandbox.base_python()), "-c", code])
+    run = subprocess.run(command, capture_output=True, text=True, check=True, env=sandbox.sandbox_environment("/"))
+    lines = run.stdout.splitlines()
+    assert lines[0] == "65534" and lines[1:3] == [f"refused {ROOT}/x", f"refused {tmp_path}/../x"], lines
+    assert lines[3] == "wrote mine"  # in its scratch tmpfs, not on the disk
+    assert lines[4].startswith("network "), lines
+    assert all(Path(p).exists() for p in secrets[1:]) and len(secrets) == 6, "each exists outside the sandbox"
+    assert lines[5:11] == [f"hidden {path}" for path in secrets], lines
+    tmp_listed, environment = lines[11].split("] [")
+    assert tmp_listed.strip("[]") == "", tmp_listed
+    assert "MAKEFLAGS" not in environment and "HOME" in environment
+    assert int(lines[12]) == sandbox.SCRATCH_LIMIT // 4, lines[12]
+    assert lines[13] == "[]", "a site-packages folder on the path holds nothing"
+
+
+def test_a_submission_is_capped_as_a_whole(tmp_path):
+    """Where cgroups can be written (root, cgroup v1: this machine and its CI), a submission's processes
+    share one cap on memory and on tasks: 100 processes or 400 MB in one of them are refused."""
+    caps = sandbox.group(f"chainrule-test-{os.getpid()}", memory=256 * 2**20, tasks=64)
+    if caps is None:
+        pytest.skip("cgroups v1 cannot be written here: make grade says so and keeps the per-process limits")
+    probe = (
+        "import os, time\nforked = 0\nfor _ in range(100):\n    try:\n        if os.fork() == 0:\n"
+        "            time.sleep(5)\n            os._exit(0)\n        forked += 1\n    except OSError:\n"
+        "        break\nprint(forked, flush=True)\nblock = b'x' * (400 * 2**20)\nprint('allocated')\n"
+    )
+    command = sandbox.answer_command([], [str(sandbox.base_python()), "-c", probe])
+    try:
+        run = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            env=grade.sandbox_environment(sandbox.SCRATCH),
+            preexec_fn=sandbox.limits(60, caps),
+            timeout=60,
+        )
+        peak = caps.peak()
+    finally:
+        caps.close()
+    lines = run.stdout.split()
+    assert 0 < int(lines[0]) < 64, run.stdout
+    assert "allocated" not in lines and run.returncode != 0, (run.returncode, run.stdout, run.stderr[-500:])
+    assert 0 < peak <= 256 * 2**20
+    assert not any(folder.exists() for folder in caps.folders)
+
+
+@pytest.fixture(scope="module")
+def grading_venv() -> Path:
+    """The venv make grade grades in: built offline by tools/grading_env.py from the mlp autograder zip's
+    own requirements.txt (otter, numpy, the two wheels) and its EXTRA, kept in _build/grading-venv.
+
+    grading_env installs the wheels again when they changed (their names do not change with
+    their sources). A lock keeps another pytest run out of it while this module uses it.
+    """
+    venv = ROOT / "_build" / "grading-venv"
+    venv.parent.mkdir(exist_ok=True)
+    with open(f"{venv}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        grading_env.build(
+            folder("mlp") / "autograder" / "mlp-autograder.zip",
+            venv,
+            env=offline.environment(offline.WHEELHOUSE),
+            uv=offline.UV,
+            uv_options=("--offline", "--no-index", "--find-links", str(offline.wheelhouse())),
+        )
+        yield venv
+
+
+def test_local_and_otter_run_scores_are_equal(graded, nobody_venv, tmp_path):
+    """otter run on the autograder zip (Gradescope's path), as root, in a venv of the zip's own requirements
+    that user nobody may run, gives the scores make grade gave; a forged pickle runs nothing in otter's process."""
+    otter = nobody_venv / "bin" / "otter"
+    environment = offline.environment(offline.WHEELHOUSE, nobody_venv)  # nothing of this repo's venv
+    shutil.rmtree(FORGED_MARK, ignore_errors=True)
+
+    def otter_scores(run):
+        name, stem = run
+        archive = folder(name) / "autograder" / f"{name}-autograder.zip"
+        out = tmp_path / stem
+        out.mkdir()
+        notebook = graded[f"_folder_{name}"][0][0] / f"{stem}.ipynb"
+        run = subprocess.run(
+            [str(otter), "run", "-a", str(archive), "-o", str(out), str(notebook)],
+            capture_output=True,
+            text=True,
+            env=environment,
+        )
+        assert (out / "results.json").is_file(), run.stderr[-2000:]  # also when the kernel died (os._exit)
+        # otter's log server takes no record from the kernel (with ours, it would print why it failed)
+        assert "Exception occurred during processing of request" not in run.stdout + run.stderr, run.stdout[-2000:]
+        return {t["name"]: t["score"] for t in json.loads((out / "results.json").read_text())["tests"] if "score" in t}
+
+    import concurrent.futures
+
+    # The cheats, and two answers to the scalar chapters' functions: a recursion too deep, pasted numbers.
+    runs = [("mlp", stem) for stem in [*CHEATS, "kernel-myenv"]]
+    runs += [("graph", "recursive-order"), ("backward", "engine-backward"), ("tensors", "tensor-backward")]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        remote = dict(zip(runs, pool.map(otter_scores, runs), strict=True))
+    for name, stem in runs:
+        local = {q: float(graded[stem][0][q]) for q in QUESTIONS[name]}
+        assert {q: remote[name, stem].get(q) for q in local} == local, (stem, remote[name, stem], local)
+    assert not FORGED_MARK.exists()
+
+
+# Reads the hidden tests' reference solution from the autograder's folder, which on Gradescope is
+# beside the notebook, and writes into the installed packages: as nobody it can do neither.
+READS_THE_AUTOGRADER = """import ast, glob, os, sysconfig
+
+
+def tanh_neuron_grads(x, w, b):
+    found = glob.glob("/tmp/*/submission/tests/*.py") + glob.glob("/tmp/*/source/tests/*.py")
+    for path in found + glob.glob("/autograder/**/tests/*.py", recursive=True):
+        for node in ast.parse(open(path).read()).body:
+            if isinstance(node, ast.Assign) and node.targets[0].id == "chainrule_reference":
+                found = {}
+                exec(ast.literal_eval(node.value), found)
+                return found["tanh_neuron_grads"](x, w, b)
+    return 0.0, 0.0, 0.0
+
+
+try:
+    open(os.path.join(sysconfig.get_paths()["purelib"], "chainrule_probe.txt"), "w").write("x")
+except OSError:
+    pass"""
+
+
+@pytest.fixture(scope="module")
+def nobody_venv():
+    """A grading venv that user nobody may run, as Gradescope's is: the book's Python and the test's
+    folders are root's alone here, so the venv is built on a copy of that Python (hard links,
+    without its site-packages and tests) in a folder every user may enter."""
+    folder = Path(tempfile.mkdtemp(prefix="chainrule-nobody-venv-"))
+    folder.chmod(0o755)
+    try:
+        base = Path(sys.base_prefix)
+        for path in sorted(base.rglob("*")):
+            relative = path.relative_to(base)
+            if relative.parts[:1] not in (("bin",), ("lib",)) or {"site-packages", "test"} & set(relative.parts):
+                continue
+            target = folder / "python" / relative
+            if path.is_dir() and not path.is_symlink():
+                target.mkdir(parents=True, exist_ok=True)
+            elif path.is_symlink():
+                target.symlink_to(os.readlink(path))
+            else:
+                try:
+                    os.link(path, target)
+                except OSError:
+                    shutil.copy2(path, target)
+        grading_env.build(
+            _zip("intro"),
+            folder / "venv",
+            env=offline.environment(offline.WHEELHOUSE),
+            uv=offline.UV,
+            uv_options=("--offline", "--no-index", "--find-links", str(offline.wheelhouse())),
+            base=str(folder / "python" / "bin" / Path(sys.executable).resolve().name),
+        )
+        yield folder / "venv"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _zip(name: str) -> Path:
+    return OUTPUT / name / "autograder" / f"{name}-autograder.zip"
+
+
+def test_under_otter_run_as_root_answers_run_as_nobody(nobody_venv, tmp_path):
+    """otter run as root (Gradescope's autograder) runs each answer apart as nobody: honest work scores, and
+    an answer can neither read the hidden tests and the reference nor write the installed packages."""
+    assert os.geteuid() == 0, "this test plays Gradescope's autograder, which runs as root"
+    otter = nobody_venv / "bin" / "otter"
+    environment = offline.environment(offline.WHEELHOUSE, nobody_venv)
+    honest = tmp_path / "honest.ipynb"
+    nbformat.write(submission("intro", dict(enumerate(solutions("intro")))), honest)
+    cheat = tmp_path / "cheat.ipynb"
+    nbformat.write(submission("intro", {0: READS_THE_AUTOGRADER}), cheat)
+    scores = {}
+    for notebook in (honest, cheat):
+        out = tmp_path / notebook.stem
+        out.mkdir()
+        subprocess.run(
+            [str(otter), "run", "-a", str(_zip("intro")), "-o", str(out), str(notebook)],
+            capture_output=True,
+            text=True,
+            env=environment,
+        )
+        results = json.loads((out / "results.json").read_text())["tests"]
+        assert "student code would run as root" not in json.dumps(results), results
+        scores[notebook.stem] = {t["name"]: t["score"] for t in results if "score" in t}
+    assert scores == {"honest": {"ex1_2": 2.0}, "cheat": {"ex1_2": 0.0}}
+    purelib = subprocess.run(
+        [str(nobody_venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert not (Path(purelib) / "chainrule_probe.txt").exists()
+
+
+def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(tmp_path):
+    """make grade's own command line: tools/grading_env.py --uv .venv/bin/uv, from the checkout (uv runs in a
+    temporary folder, so the relative path must be resolved first); offline (UV_OFFLINE), with the wheelhouse
+    as uv's find-links (UV_FIND_LINKS) beside what its cache holds."""
+    uv = offline.UV.relative_to(ROOT)
+    zip_path = "_build/assignments/intro/autograder/intro-autograder.zip"  # as the Makefile names it
+    environment = dict(
+        offline.environment(offline.WHEELHOUSE),
+        UV_OFFLINE="1",
+        UV_FIND_LINKS=str(offline.wheelhouse()),
+    )
+    run = subprocess.run(
+        [sys.executable, "tools/grading_env.py", zip_path, str(tmp_path / "venv"), "--uv", str(uv)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    python = Path(run.stdout.strip())
+    assert python == tmp_path / "venv" / "bin" / "python" and python.is_file()
+    probe = subprocess.run(
+        [str(python), "-c", "import otter, chainrule_course.grading.scoring"], capture_output=True, text=True
+    )
+    assert probe.returncode == 0, probe.stderr[-2000:]
+
+
+def test_make_grade_needs_only_the_grading_venv(grading_venv, tmp_path):
+    """chainrule_course.grading.grade in the grading venv alone (no jupyter-book, no torch): scores and written work."""
+    python = grading_venv / "bin" / "python"
+    environment = offline.environment(offline.WHEELHOUSE, grading_venv)
+    for module in ("jupyter_book", "myst_nb", "torch"):  # the book's toolchain, and the oracles
+        missing = subprocess.run(
+            [str(python), "-c", f"import {module}"], capture_output=True, text=True, env=environment
+        )
+        assert f"No module named '{module}'" in missing.stderr
+    nbformat.write(submission("mlp", MLP_RIGHT, edit=written({1: "Both grow as $n$."})), tmp_path / "s1.ipynb")
+    nbformat.write(submission("mlp"), tmp_path / "s2.ipynb")
+    run = subprocess.run(
+        [str(python), "-m", "chainrule_course.grading.grade", "mlp", str(tmp_path), "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = {row["student"]: row for row in csv.DictReader((tmp_path / "grades.csv").open())}
+    assert (rows["s1"]["total"], rows["s2"]["total"]) == ("6", "0")
+    assert r"\(n\)" in (tmp_path / "written" / f"{reports.file_name('s1', 's1.ipynb')}.html").read_text()
+
+
+def test_written_work_is_exported_to_grade_by_hand(graded):
+    """written/<id>.html shows each student's written work, maths set by the offline MathJax, HTML escaped."""
+    written_folder = graded["_folder"][0] / "written"
+    index = (written_folder / "index.html").read_text()
+    assert "writes-by-hand</a>: answered 6.2<" in index and "untouched</a>: answered none<" in index
+    page = (written_folder / f"{reports.file_name('writes-by-hand', 'writes-by-hand.ipynb')}.html").read_text()
+    assert r"\(\bar{b} = \sum_i \bar{Z}_{i,:}\)" in page and r"\[J = 1\]" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
+    assert page.count("Not answered.") == 2 and "mathjax.js" in page and (written_folder / "mathjax.js").is_file()
+    found, _ = grade.find(graded["_folder"][0])
+    assert {p.name for p in written_folder.glob("*.html")} == {"index.html"} | {
+        reports.file_name(s.student, s.file) + ".html" for s in found
+    }
+    assert reports.WRITTEN_PROMPT.match(assignments.WRITTEN_PROMPT.format(number="6.2"))[1] == "6.2"
+    solution = nbformat.read(folder("mlp") / "solution" / "mlp.ipynb", as_version=4)
+    assert "the bias is used once per row" in answer_cells(solution, "markdown")[0].source
+
+
+def test_regrade_one_student_keeps_the_other_rows(graded):
+    submissions = graded["_folder"][0]
+    before = (submissions / "grades.csv").read_text()
+    notebook = submissions / "untouched.ipynb"
+    nbformat.write(submission("mlp", MLP_RIGHT), notebook)
+    grade.grade_folder("mlp", submissions, jobs=1, timeout=300, only=["untouched"])
+    after = {row["student"]: row for row in csv.DictReader((submissions / "grades.csv").open())}
+    old = {row["student"]: row for row in csv.DictReader(before.splitlines())}
+    assert after["untouched"]["total"] == "6" and old["untouched"]["total"] == "0"
+    assert {k: v for k, v in after.items() if k != "untouched"} == {k: v for k, v in old.items() if k != "untouched"}
+    summary = (submissions / "summary.html").read_text()
+    assert "ex6_5: mean" in summary and "the weight-decay term" in summary
+
+
+def test_finding_notebooks_and_the_roster(tmp_path):
+    (tmp_path / "Grace Hopper_0042").mkdir()
+    for path in ("Grace Hopper_0042/hw.Ipynb", "s1234.ipynb", "notes.pdf", ".ipynb_checkpoints/s1234.ipynb"):
+        (tmp_path / path).parent.mkdir(exist_ok=True)
+        (tmp_path / path).write_text("{}")
+    found, skipped = grade.find(tmp_path)
+    assert [(s.student, s.file) for s in found] == [
+        ("Grace Hopper_0042", "Grace Hopper_0042/hw.Ipynb"),
+        ("s1234", "s1234.ipynb"),
+    ]
+    assert skipped == ["notes.pdf (not a notebook)"]
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\n0042,Grace Hopper\ns9999,Nobody Yet\n")
+    found, skipped = grade.find(tmp_path, roster)
+    assert [(s.student, s.file) for s in found] == [
+        ("0042", "Grace Hopper_0042/hw.Ipynb"),
+        ("s9999", ""),
+        ("s1234", "s1234.ipynb"),
+    ]
+    assert "s1234.ipynb (graded under its own name: its path names no roster id)" in skipped
+
+
+def test_make_grade_names_a_missing_assignment(tmp_path):
+    with pytest.raises(SystemExit, match="no autograder for 'nonesuch'.*assignments: backward, .*mlp"):
+        grade.grade_folder("nonesuch", tmp_path, 1, 10, 60)
+
+
+# --------------------------------------------------------------------------- as a student in Colab
+
+
+def outputs_text(cell) -> str:
+    return "\n".join(output.get("text", "") or output.get("data", {}).get("text/plain", "") for output in cell.outputs)
+
+
+def check_cells(executed) -> dict[str, str]:
+    return {
+        cell.source.split('"')[1]: outputs_text(cell)
+        for cell in executed.cells
+        if cell.cell_type == "code" and cell.source.startswith("grader.check(")
+    }
+
+
+def test_student_notebook_in_simulated_colab(colab):
+    """Alone in an empty folder (no tests/), the notebook installs what it needs and checks answers."""
+    import colab_sim
+
+    venv, wheel, ipython_dir = colab
+    wrong = {**MLP_RIGHT, WEIGHTS: replace(MLP_RIGHT[WEIGHTS], " + lam * W1,", ",")}
+    result = colab_sim.run_notebook(submission("mlp", wrong), venv, wheel, ipython_dir)
+    assert result.stopped_at is None and not result.errors, result.describe()[:4000]
+    checks = check_cells(result.notebook)
+    assert set(checks) == {"ex6_2", "ex6_3", "ex6_5"}, checks
+    assert "ex6_2 results: All test cases passed!" in checks["ex6_2"], checks["ex6_2"]
+    assert "ex6_3 results: All test cases passed!" in checks["ex6_3"], checks["ex6_3"]
+    failed = checks["ex6_5"]
+    assert (
+        "AnswerError: d2l_weight_grads on the batch" in failed
+        and "WRONG: dJ/dW1 is wrong at entry" in failed
+        and ("It matches a known mistake: the weight-decay term λ·W1 is missing." in failed)
+    ), failed
+    assert "Traceback" not in failed, failed
+    # Handed out untouched, every check says the exercise is not answered yet.
+    untouched = colab_sim.run_notebook(submission("mlp"), venv, wheel, ipython_dir)
+    for name, text in check_cells(untouched.notebook).items():
+        assert f"NotAnswered: Exercise {name[2:].replace('_', '.')} is not answered yet" in text, text

@@ -1,0 +1,61 @@
+"""What every tier's tests read of the repository: its paths, the book's pages, its configuration.
+
+A plain module (tests/ is on the path through its conftest.py), so that any test imports it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+TOC_FILE = ROOT / "_toc.yml"
+CONFIG_FILE = ROOT / "_config.yml"
+BOOK_HTML = ROOT / "_build" / "html"
+
+
+def _files_in(entries: list[dict]) -> list[str]:
+    """The ``file:`` entries of a _toc.yml list, depth first, including nested sections and parts."""
+    files = []
+    for entry in entries:
+        if "file" in entry:
+            files.append(entry["file"])
+        for nested in ("sections", "chapters", "parts"):
+            files.extend(_files_in(entry.get(nested, [])))
+    return files
+
+
+def toc_chapters() -> list[str]:
+    """Every page of the book as listed in _toc.yml (no suffix), root first."""
+    toc = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))
+    pages = [toc["root"], *_files_in(toc.get("chapters", [])), *_files_in(toc.get("parts", []))]
+    return [str(Path(page).with_suffix("")) if page.endswith((".md", ".ipynb")) else page for page in pages]
+
+
+def chapter_source(chapter: str) -> Path:
+    """The source file of a _toc.yml entry (a MyST Markdown notebook or an .ipynb)."""
+    for suffix in (".md", ".ipynb"):
+        path = ROOT / f"{chapter}{suffix}"
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"_toc.yml lists {chapter!r}, but neither {chapter}.md nor {chapter}.ipynb exists")
+
+
+CODE_CELL = re.compile(r"^(```+|~~~+)\s*\{code-cell\}", re.MULTILINE)
+
+
+def pages_with_code() -> list[str]:
+    """_toc.yml pages that are notebooks: their source has code cells (or an .ipynb already exists)."""
+    pages = []
+    for page in toc_chapters():
+        markdown = ROOT / f"{page}.md"
+        has_code = markdown.is_file() and CODE_CELL.search(markdown.read_text(encoding="utf-8"))
+        if has_code or (ROOT / f"{page}.ipynb").is_file():
+            pages.append(page)
+    return pages
+
+
+def book_config() -> dict:
+    return yaml.safe_load(CONFIG_FILE.read_text(encoding="utf-8"))

@@ -1,0 +1,103 @@
+"""The patches to third-party internals (chainrule_course.compat) meet only the versions they were written for.
+
+* Every distribution in ``WRITTEN_FOR`` is pinned in ``requirements.txt`` at that version, and
+  is installed at it: a pin that moves without the table (and so without a re-read of the
+  patch) fails here, before any patch meets the new code.
+* Each patch refuses another version with an error that names the patch and both versions.
+* Each patch still finds what it patches, and does what it says, in this process (each test
+  runs in a child process, so that the patches stay out of the test session).
+"""
+
+import importlib.metadata
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from common import ROOT
+
+from chainrule_course.compat import patches
+
+
+def pins() -> dict[str, str]:
+    """requirements.txt's exact pins, name -> version."""
+    found = {}
+    for line in (ROOT / "requirements.txt").read_text().splitlines():
+        match = re.match(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==([^\s#]+)", line)
+        if match:
+            found[match[1].lower()] = match[2]
+    return found
+
+
+def test_every_patched_distribution_is_pinned_and_installed_at_the_version_its_patch_was_read_against():
+    pinned = pins()
+    for name, version in patches.WRITTEN_FOR.items():
+        assert pinned.get(name) == version, (
+            f"requirements.txt pins {name}=={pinned.get(name)}, but chainrule_course.compat's patches were read "
+            f"against {version}: re-read course/chainrule_course/compat/patches.py, then update WRITTEN_FOR"
+        )
+        assert importlib.metadata.version(name) == version
+
+
+def test_a_patch_refuses_a_version_it_was_not_written_for(monkeypatch):
+    patches.require("a patch", "otter-grader")  # the installed version passes
+    monkeypatch.setitem(patches.WRITTEN_FOR, "otter-grader", "6.9.9")
+    expected = r"read_nothing_from_the_kernel patches otter-grader's internals as of otter-grader 6\.9\.9, but 7\.0\.0"
+    with pytest.raises(patches.VersionMismatchError, match=expected):
+        patches.read_nothing_from_the_kernel()
+    monkeypatch.setitem(patches.WRITTEN_FOR, "jupyter-book", "2.0.0")
+    with pytest.raises(patches.VersionMismatchError, match="build_with_jobs patches jupyter-book"):
+        patches.build_with_jobs(2)
+
+
+PATCHED = """
+import functools, sys
+from chainrule_course.compat import patches
+import jupyter_book.sphinx, nbconvert.preprocessors, otter.execute
+from nbclient.exceptions import DeadKernelError
+from otter.execute.logging import LogRecordStreamHandler
+
+patches.build_with_jobs(3)
+assert isinstance(jupyter_book.sphinx.build_sphinx, functools.partial)
+assert jupyter_book.sphinx.build_sphinx.keywords == {"jobs": 3}
+
+original = nbconvert.preprocessors.ExecutePreprocessor
+
+def dies(self, nb, resources=None, km=None):
+    raise DeadKernelError("the kernel died")
+
+original.preprocess = dies
+patches.outlive_the_kernel()
+wrapped = original.preprocess
+patches.outlive_the_kernel()
+assert original.preprocess is wrapped  # once only: not wrapped twice
+assert original.preprocess(original(), "nb", {"r": 1}) == ("nb", {"r": 1})
+
+patches.interrupt_slow_cells(7)
+timed = nbconvert.preprocessors.ExecutePreprocessor
+assert issubclass(timed, original) and timed().timeout == 7 and timed().interrupt_on_timeout
+
+patches.read_nothing_from_the_kernel()
+try:
+    otter.execute.pickle.load(open(sys.executable, "rb"))
+except ValueError as error:
+    assert "not read" in str(error)
+else:
+    raise AssertionError("otter would unpickle the kernel's results file")
+assert LogRecordStreamHandler.unpickle(None, b"bytes")["levelno"] == 0
+
+class Results:
+    _catastrophic_error = RuntimeError("the kernel died")
+
+results = Results()
+patches.forget_the_kernel_error(results)
+assert results._catastrophic_error is None
+print("patched")
+"""
+
+
+def test_each_patch_finds_what_it_patches_and_does_what_it_says():
+    run = subprocess.run([sys.executable, "-c", textwrap.dedent(PATCHED)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == "patched"

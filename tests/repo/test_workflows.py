@@ -1,0 +1,328 @@
+"""The GitHub Actions workflows (.github/workflows), which cannot run here: they are linted and read.
+
+* actionlint (requirements.txt) finds nothing in them. It checks the shell of ``run:`` steps
+  with shellcheck only when shellcheck is on PATH, which the set-up does not install; without
+  it the rest (syntax, expressions, job graph, script injection, action inputs) is checked.
+* A pull request runs the README's two commands, ``make book`` then ``make test``, on
+  ubuntu-latest with Python 3.11; a push to main runs ``make book`` and ``make pdf``, uploads
+  _build/html with upload-pages-artifact and deploys it with deploy-pages, in the
+  environment github-pages, one deployment at a time. A tag v* builds the sdist and the
+  wheel, checks them and publishes them with PyPI's trusted publishing.
+* Every workflow may only read the repository; only the deploy job may write Pages (and
+  get an OIDC token), and only the publish job may get an OIDC token.
+* Every action is pinned to a release (vX.Y.Z) or a commit, never a branch.
+* The caches are keyed on the lock files.
+* The Makefile's set-up installs missing Debian packages with sudo where the user is not
+  root and sudo needs no password, as on GitHub's runners.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from common import ROOT
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+ACTIONLINT = Path(sys.executable).parent / "actionlint"
+#: A release tag (v6.0.2) or a full commit hash: what `uses:` may name after the @.
+PINNED = re.compile(r"[\w.-]+/[\w.-]+(/[\w./-]+)?@(v\d+\.\d+\.\d+|[0-9a-f]{40})")
+
+
+def workflow(name: str) -> dict:
+    data = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as True
+    return data
+
+
+def every_workflow() -> dict[str, dict]:
+    return {path.name: workflow(path.name) for path in sorted(WORKFLOWS.glob("*.y*ml"))}
+
+
+def actionlint(*arguments, cwd: Path) -> subprocess.CompletedProcess:
+    if not ACTIONLINT.is_file():
+        pytest.fail(f"{ACTIONLINT} is missing: run `make setup` (requirements.txt installs actionlint)", pytrace=False)
+    return subprocess.run(
+        [str(ACTIONLINT), "-no-color", "-oneline", *map(str, arguments)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_actionlint_finds_nothing():
+    files = sorted(WORKFLOWS.glob("*.y*ml"))
+    assert {"ci.yml", "release.yml"} <= {path.name for path in files}
+    result = actionlint(*files, cwd=ROOT)
+    assert result.returncode == 0 and not result.stdout.strip(), f"actionlint:\n{result.stdout}{result.stderr}"
+
+
+def test_actionlint_reports_what_is_wrong(tmp_path: Path):
+    """The check can fail: a needs of no job and a commit message pasted into a script are reported."""
+    folder = tmp_path / ".github" / "workflows"
+    folder.mkdir(parents=True)
+    (folder / "bad.yml").write_text("""\
+on: push
+jobs:
+  a:
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo "${{ github.event.head_commit.message }}"
+  b:
+    needs: nothing
+    runs-on: ubuntu-latest
+    steps:
+      - run: echo b
+""")
+    result = actionlint(folder / "bad.yml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "potentially untrusted" in result.stdout and 'needs job "nothing"' in result.stdout, result.stdout
+
+
+def runs_on(job: dict, event: str) -> bool:
+    """Whether a job or step runs for ``event``. A condition that names the event must compare
+    github.event_name with one event; one that does not (a cache hit) may hold for any event."""
+    condition = job.get("if")
+    if condition is None or "github.event_name" not in condition:
+        return True
+    match = re.fullmatch(r"github\.event_name (==|!=) '(\w+)'", condition.strip())
+    assert match, f"a condition this test does not read: {condition!r}"
+    return (event == match[2]) == (match[1] == "==")
+
+
+def steps(job: dict, event: str) -> list[dict]:
+    return [step for step in job["steps"] if runs_on(step, event)]
+
+
+def commands(job: dict, event: str) -> list[str]:
+    """What the job runs for ``event``, in order: each run line, and ``uses <action>`` for an action."""
+    done = []
+    for step in steps(job, event):
+        if "uses" in step:
+            done.append(f"uses {step['uses'].partition('@')[0]}")
+        else:
+            done.extend(line.strip() for line in step["run"].splitlines() if line.strip())
+    return done
+
+
+def test_a_pull_request_runs_make_book_then_make_test_on_python_3_11():
+    ci = workflow("ci.yml")
+    assert "pull_request" in ci["on"]
+    [job] = [job for job in ci["jobs"].values() if runs_on(job, "pull_request")]
+    assert job["runs-on"] == "ubuntu-latest"
+    [python] = [step for step in job["steps"] if step.get("uses", "").startswith("actions/setup-python@")]
+    assert str(python["with"]["python-version"]) == "3.11"
+    done = [command for command in commands(job, "pull_request") if command.startswith("make")]
+    assert done == ["make book", "make test"], done
+    assert "uses actions/upload-pages-artifact" not in commands(job, "pull_request")
+
+
+def test_a_push_to_main_builds_the_book_and_its_pdf_and_deploys_them_to_pages():
+    ci = workflow("ci.yml")
+    assert ci["on"]["push"] == {"branches": ["main"]}, "pages deploys main only"
+    jobs = {name: job for name, job in ci["jobs"].items() if runs_on(job, "push")}
+    [build] = [job for job in jobs.values() if "steps" in job and "make book" in commands(job, "push")]
+    done = [
+        command
+        for command in commands(build, "push")
+        if command.startswith("make") or command.startswith("uses actions/upload-pages-artifact")
+    ]
+    assert done == ["make book", "make pdf", "uses actions/upload-pages-artifact"], done
+    [upload] = [step for step in steps(build, "push") if step.get("uses", "").startswith("actions/upload-pages")]
+    assert upload["with"]["path"] == "_build/html"
+    [deploy] = [
+        job
+        for job in jobs.values()
+        if any(step.get("uses", "").startswith("actions/deploy-pages@") for step in job["steps"])
+    ]
+    assert deploy["needs"] in ("build", ["build"])
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    [step] = deploy["steps"]
+    assert deploy["environment"] == {"name": "github-pages", "url": f"${{{{ steps.{step['id']}.outputs.page_url }}}}"}
+    assert deploy["concurrency"] == {"group": "pages", "cancel-in-progress": False}
+    assert not runs_on(deploy, "pull_request"), "a pull request must not deploy"
+
+
+def test_a_tag_publishes_the_checked_sdist_and_wheel_to_pypi_by_trusted_publishing():
+    release = workflow("release.yml")
+    assert release["on"] == {"push": {"tags": ["v*"]}}
+    [publish] = [
+        job
+        for job in release["jobs"].values()
+        if any(step.get("uses", "").startswith("pypa/gh-action-pypi-publish@") for step in job["steps"])
+    ]
+    assert publish["permissions"] == {"id-token": "write"}
+    assert publish["environment"]["name"] == "pypi"
+    [dist] = [release["jobs"][name] for name in [publish["needs"]]]
+    done = commands(dist, "push")
+    assert done.index("python -m build") < done.index("python -m twine check --strict dist/*")
+    assert "uses actions/upload-artifact" in done
+
+
+def test_permissions_are_read_only_but_for_deploying_and_publishing():
+    allowed = {"deploy": {"pages": "write", "id-token": "write"}, "publish": {"id-token": "write"}}
+    for name, data in every_workflow().items():
+        assert data["permissions"] == {"contents": "read"}, f"{name}: the workflow's permissions"
+        for job_name, job in data["jobs"].items():
+            if "permissions" in job:
+                assert job["permissions"] == allowed.get(job_name), f"{name}, job {job_name}: {job['permissions']}"
+
+
+def uses(data: dict) -> list[str]:
+    return [step["uses"] for job in data["jobs"].values() for step in job.get("steps", []) if "uses" in step]
+
+
+def test_every_action_is_pinned_to_a_release_or_a_commit():
+    found = [(name, used) for name, data in every_workflow().items() for used in uses(data)]
+    assert len(found) >= 8
+    loose = [(name, used) for name, used in found if not PINNED.fullmatch(used)]
+    assert not loose, f"actions not pinned to a release vX.Y.Z or a commit: {loose}"
+    for branch_or_major in ("actions/checkout@main", "pypa/gh-action-pypi-publish@release/v1", "actions/cache@v5"):
+        assert not PINNED.fullmatch(branch_or_major)
+
+
+def test_the_caches_are_keyed_on_the_lock_files():
+    [job] = [job for job in workflow("ci.yml")["jobs"].values() if "make book" in commands(job, "pull_request")]
+    caches = [step["with"] for step in job["steps"] if step.get("uses", "").startswith("actions/cache@")]
+    hashed = {
+        name.strip().strip("'")
+        for cache in caches
+        for files in re.findall(r"hashFiles\(([^)]*)\)", cache["key"])
+        for name in files.split(",")
+    }
+    assert {
+        "requirements.txt",
+        "pyproject.toml",
+        "package-lock.json",
+        "tests/offline_requirements.txt",
+        "tests/colab_requirements.txt",
+    } <= hashed
+    paths = {line.strip() for cache in caches for line in cache["path"].splitlines()}
+    assert {".venv", ".cache/npm", ".cache/wheelhouse", "~/.cache/uv"} <= paths, paths
+
+
+# --------------------------------------------------------------------------- make's Debian packages
+
+
+FAKES = {
+    "id": 'echo "$FAKE_UID"',
+    "sudo": 'echo "sudo $*" >> "$LOG"; if [ "$1" = "-n" ]; then exit "$FAKE_SUDO"; fi; "$@"',
+    "apt-get": 'echo "apt-get $*" >> "$LOG"',
+}
+
+
+@pytest.mark.parametrize(
+    "uid, sudo, installs, calls",
+    [
+        (
+            "1000",
+            "0",
+            True,
+            [
+                "sudo -n true",
+                "sudo apt-get update",
+                "apt-get update",
+                "sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y fake-package",
+                "apt-get install -y fake-package",
+            ],
+        ),
+        ("1000", "1", False, ["sudo -n true"]),  # sudo wants a password: print the command, stop
+        ("0", "1", True, ["apt-get update", "apt-get install -y fake-package"]),
+    ],
+    ids=["user-with-sudo", "user-without-sudo", "root"],
+)
+def test_make_installs_missing_debian_packages_with_sudo_when_it_can(tmp_path, uid, sudo, installs, calls):
+    """make system-packages with fake id, sudo and apt-get first on PATH: nothing is installed for real."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in FAKES.items():
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    log = tmp_path / "calls.log"
+    log.touch()
+    # Not the flags of the make that runs the tests (make test): this make is a new one.
+    env = {key: value for key, value in os.environ.items() if key not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", LOG=str(log), FAKE_UID=uid, FAKE_SUDO=sudo)
+    result = subprocess.run(
+        [
+            "make",
+            "--no-print-directory",
+            "-C",
+            str(ROOT),
+            "system-packages",
+            "PACKAGES=no-such-program-anywhere:fake-package",
+            f"PYTHON={sys.executable}",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert log.read_text().splitlines() == calls, result.stdout + result.stderr
+    if installs:
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "Installing Debian packages: fake-package" in result.stdout
+    else:
+        assert result.returncode != 0
+        assert "sudo apt-get update && sudo apt-get install -y fake-package" in result.stderr
+
+
+# --------------------------------------------------------------------------- make help
+
+
+def test_make_help_lists_every_target_the_readme_names_once_with_its_note():
+    """make help is made from the `##` note on each target's line: one list, the one description."""
+    run = subprocess.run(["make", "--no-print-directory", "-s", "help"], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    lines = [line.split(None, 2) for line in run.stdout.splitlines()]
+    assert all(len(parts) == 3 and parts[0] == "make" for parts in lines), run.stdout
+    listed = [parts[1] for parts in lines]
+    assert len(listed) == len(set(listed)), listed
+    named = set(re.findall(r"`make ([a-z][a-z-]*)", (ROOT / "README.md").read_text(encoding="utf-8")))
+    assert named <= set(listed), f"the README names targets that make help does not list: {named - set(listed)}"
+    assert {"book", "check", "test"} <= set(listed)
+
+
+# --------------------------------------------------------------------------- the README's layout
+
+
+def layout_rows() -> dict[str, str]:
+    """CONTRIBUTING.md's "Repository layout" table: path -> what it holds."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    text = text.split("## Repository layout", 1)[1].split("\n## ", 1)[0]
+    return {line.split("|")[1].strip(): line.split("|")[2] for line in text.splitlines() if line.startswith("| `")}
+
+
+ROOMS = [
+    path.parent.relative_to(ROOT).as_posix()
+    for package in ("src/chainrule", "course/chainrule_course")
+    for path in sorted((ROOT / package).glob("*/__init__.py"))
+]
+
+
+@pytest.mark.parametrize("folder", ["src/chainrule", *ROOMS, "tools", "_ext"])
+def test_the_readme_layout_names_every_module(folder: str):
+    row = layout_rows()[f"`{folder}/`"]
+    files = [p.name for p in (ROOT / folder).iterdir() if p.suffix in (".py", ".js", ".css") and p.stem != "__init__"]
+    assert files, f"no modules found in {folder}"
+    missing = [name for name in files if f"`{name}`" not in row and f"`{Path(name).stem}`" not in row]
+    assert not missing, f"CONTRIBUTING.md's layout table does not name {missing} in its {folder}/ row"
+
+
+def test_the_front_door_is_short_and_its_example_runs(capsys):
+    """A newcomer reads the README in two minutes and the Makefile in one: at most 150 lines each.
+    The README's first example is the engine, and prints what its comment says."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name, text in [("README.md", readme), ("Makefile", (ROOT / "Makefile").read_text(encoding="utf-8"))]:
+        assert len(text.splitlines()) <= 150, f"{name} has {len(text.splitlines())} lines (at most 150)"
+    code = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
+    assert readme.index(code) < 600, "the engine's example is not on the README's first screen"
+    exec(compile(code, "README.md", "exec"), {})
+    expected = re.search(r"# (.*)$", code.splitlines()[-1]).group(1)
+    assert capsys.readouterr().out.strip() == expected
