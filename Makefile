@@ -23,7 +23,7 @@ NPM_STAMP := node_modules/.chainrule-npm-stamp
 CHROMIUM := /usr/bin/chromium
 BOOK_HTML := _build/html
 STUDENT_HTML := _build/html-student
-BUILD := $(PY) tools/build_book.py
+BUILD := $(PY) -m tools.book.build_book
 JOBS := $(shell nproc 2>/dev/null || echo 2)
 
 # The book build's kernel, jupyter and dot come from the venv first.
@@ -87,7 +87,7 @@ $(WHEELHOUSE_STAMP): tests/offline_requirements.txt tests/colab_requirements.txt
 notebooks: book  ## the same as make book (the editions print the numbers the book build gave)
 
 notebooks-check: book-html
-	$(PY) tools/notebooks.py --check
+	$(PY) -m tools.book.notebooks --check
 
 book: setup  ## build the book into _build/html (any warning fails; changed chapters execute), write the notebooks
 	$(BUILD) --editions . -W -n --keep-going
@@ -99,17 +99,17 @@ book-html: setup  ## only the site build, without writing the notebooks
 # The book build's executed notebooks without their solution cells: nothing executes again.
 book-student: book-html  ## build the site without solutions into _build/html-student
 	rm -rf $(STUDENT_HTML)
-	$(PY) tools/student_book.py _build/student-book
+	$(PY) -m tools.book.student_book _build/student-book
 	$(BUILD) _build/student-book -W -n --keep-going
 	rm -rf $(STUDENT_HTML) && mv _build/student-book/_build/html $(STUDENT_HTML)
 	@printf '\nStudent book built: file://%s\n' "$(CURDIR)/$(STUDENT_HTML)/index.html"
 
 assignments: book-html  ## write the otter-grader assignments into _build/assignments/<name>/
-	$(PY) tools/assignments.py
+	$(PY) -m tools.grader.assignments
 
 # Run it after any site build that is to be published: it shows the site's links to the PDFs.
 pdf: book-html  ## the book as one PDF, and the student's without solutions, in _build/pdf/ and linked from the sites
-	$(PY) tools/pdf.py .
+	$(PY) -m tools.book.pdf .
 
 # The values reach the shell as environment variables ("$$ONLY"), never spliced into the
 # command: a student id with backticks, $(...) or spaces stays text.
@@ -121,7 +121,7 @@ grade: grade-packages  ## ASSIGNMENT=<name> SUBMISSIONS=<dir>: grade its noteboo
 	  echo "usage: make grade ASSIGNMENT=<name> SUBMISSIONS=<folder> [JOBS=n] [TIMEOUT=s] [ROSTER=csv] [ONLY='id,id ...']" >&2; \
 	  echo "assignments: $$(ls _build/assignments 2>/dev/null | tr '\n' ' ')" >&2; exit 2; fi
 	@ls -d _build/assignments/*/ >/dev/null 2>&1 || $(MAKE) assignments
-	@$(PYTHON) tools/grading_env.py "_build/assignments/$$ASSIGNMENT/autograder/$$ASSIGNMENT-autograder.zip" $(GRADE_VENV) $(if $(wildcard $(UV)),--uv $(UV)) >/dev/null
+	@$(PYTHON) -m tools.grader.grading_env "_build/assignments/$$ASSIGNMENT/autograder/$$ASSIGNMENT-autograder.zip" $(GRADE_VENV) $(if $(wildcard $(UV)),--uv $(UV)) >/dev/null
 	$(GRADE_VENV)/bin/python -m chainrule_course.grading.grade "$$ASSIGNMENT" "$$SUBMISSIONS" $(GRADE_OPTIONS)
 
 test:  ## build the book, then run the whole test suite, both tiers; prints its wall and CPU time
@@ -140,7 +140,7 @@ bench: setup  ## run the benchmarks (benchmarks/run.py)
 	$(PY) benchmarks/run.py
 
 figures: setup  ## regenerate the committed figures in img/
-	$(PY) tools/make_figures.py
+	$(PY) -m tools.book.make_figures
 
 clean:  ## remove build output and caches (keeps .venv)
 	rm -rf _build .jupyter_cache .pytest_cache .hypothesis

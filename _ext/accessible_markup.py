@@ -17,7 +17,7 @@ The same templates folder leaves the theme's ``fontawesome.js`` (1.49 MB) off ev
 (``static/webpack-macros.html``, as the theme imports it): the theme's stylesheet draws the
 icons from Font Awesome's web fonts without it (``tests/browser/test_weight.py``).
 
-Registered in ``_config.yml`` under ``sphinx: local_extensions``.
+Registered in ``_config.yml`` under ``sphinx: extra_extensions``.
 """
 
 from __future__ import annotations

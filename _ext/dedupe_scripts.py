@@ -6,7 +6,7 @@ once, so every page declared the same ``const`` twice and the browser logged
 "Identifier 'THEBE_JS_URL' has already been declared". Keeping the first of each
 identical entry removes the error; scripts that differ in any attribute are kept.
 
-Registered in ``_config.yml`` under ``sphinx: local_extensions``.
+Registered in ``_config.yml`` under ``sphinx: extra_extensions``.
 """
 
 from __future__ import annotations

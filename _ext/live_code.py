@@ -31,12 +31,12 @@ becomes a drill, which starts the same runtime in a worker of its own at its fir
 and asks ``chainrule_course.drills.page`` for the questions, the verdicts and the steps.
 
 The script's ``data-exercises`` attribute carries the page's checked exercises (those with
-an answer cell and a check cell, as ``tools/questions.py`` finds them for the assignments):
+an answer cell and a check cell, as ``tools/book/questions.py`` finds them for the assignments):
 label, the names the answer defines, the answer cell and the check cell. The book removes those cells from
 the page (``remove-cell``); in Live code mode the script puts the answer cell, with a
 Check button that runs the check, under each exercise.
 
-Registered in ``_config.yml`` under ``sphinx: local_extensions``.
+Registered in ``_config.yml`` under ``sphinx: extra_extensions``.
 """
 
 from __future__ import annotations
@@ -46,16 +46,16 @@ import json
 import shutil
 from pathlib import Path
 
-import edition_numbers  # _ext/edition_numbers.py, beside this file
-import package  # tools/package.py: _config.yml's local extension `book_model` puts tools/ on the path
-from book_model import read_chapter
-from questions import defined_names, questions_of
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 from sphinx.util.osutil import relative_uri
 
 import chainrule_course.book
+from _ext import edition_numbers
+from tools.book import package
+from tools.book.book_model import read_chapter
+from tools.book.questions import defined_names, questions_of
 
 logger = logging.getLogger(__name__)
 

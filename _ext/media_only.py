@@ -17,9 +17,9 @@ The roles give ``<span class="web-only">`` and ``<span class="print-only">``, th
 ``<div>``s with the same classes. The site hides ``.print-only`` (``_static/course.css``),
 the PDF hides ``.web-only`` and shows ``.print-only`` (``tools/pdf.css``). The notebooks,
 which are read on a screen, keep the web text and drop the print text
-(``tools/plain_markdown.py``).
+(``tools/book/plain_markdown.py``).
 
-Registered in ``_config.yml`` under ``sphinx: local_extensions``.
+Registered in ``_config.yml`` under ``sphinx: extra_extensions``.
 """
 
 from __future__ import annotations

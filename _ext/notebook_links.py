@@ -8,10 +8,10 @@ of ``_config.yml`` (the same ones as the rocket button), so the links follow the
 configuration. A notebook file that does not exist is a warning, so ``-W`` fails the
 build instead of publishing a dead link.
 
-Registered in ``_config.yml`` under ``sphinx: local_extensions``. Config values:
+Registered in ``_config.yml`` under ``sphinx: extra_extensions``. Config values:
 ``notebook_links_root`` is the repository folder, where the notebook files are looked up
 (default: the book's source folder). The chapters and the editions' paths come from the
-book model, ``tools/book_model.py``.
+book model, ``tools/book/book_model.py``.
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import book_model  # tools/book_model.py: _config.yml's local extension `book_model` puts tools/ on the path
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+
+from tools.book import book_model
 
 logger = logging.getLogger(__name__)
 

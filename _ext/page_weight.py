@@ -26,7 +26,7 @@ font it loads. The search index (``searchindex.js``, 92 KB, with ``searchtools.j
 override in ``_ext/templates``: the theme loads it for search-as-you-type, which is off,
 so the search box sends its query to the search page.
 
-Registered in ``_config.yml`` under ``sphinx: local_extensions``.
+Registered in ``_config.yml`` under ``sphinx: extra_extensions``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Declares two extensions that Jupyter Book loads safe for parallel reading, so that Sphinx
-reads (and myst-nb executes) chapters in several processes (``tools/build_book.py``).
+reads (and myst-nb executes) chapters in several processes (``tools/book/build_book.py``).
 
 Neither says whether it is safe, so Sphinx assumes it is not, warns (an error under ``-W``)
 and reads serially. Both are, for the HTML builder:

@@ -21,7 +21,7 @@ How:
 
 MathJax's files come from the ``django-static-mathjax`` wheel (MathJax 3.2.2; importable as
 ``mathjax``, Django is not needed); Node is a Debian package that ``make book`` installs.
-Registered in ``_config.yml`` under ``sphinx: local_extensions``.
+Registered in ``_config.yml`` under ``sphinx: extra_extensions``.
 """
 
 from __future__ import annotations

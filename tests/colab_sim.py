@@ -33,7 +33,8 @@ from pathlib import Path
 
 import nbformat
 import offline
-import package
+
+from tools.book import package
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIREMENTS = Path(__file__).with_name("colab_requirements.txt")

@@ -2,7 +2,7 @@
 
 ``answered_student_notebook("chapters/mlp")`` is ``student/chapters/mlp.ipynb`` with each
 checked exercise's answer cell replaced by the code of its solution, the same code the
-assignments' solution notebooks hold (``tools/assignments.py``). Exercises without a
+assignments' solution notebooks hold (``tools/grader/assignments.py``). Exercises without a
 check keep their answer cells, which do not raise.
 """
 
@@ -12,10 +12,10 @@ import copy
 import functools
 from pathlib import Path
 
-import book_model
 import nbformat
-import questions  # tools/questions.py
 from common import ROOT
+
+from tools.book import book_model, questions
 
 
 def student_path(chapter: str) -> Path:
@@ -24,7 +24,7 @@ def student_path(chapter: str) -> Path:
 
 @functools.cache
 def book() -> book_model.Book:
-    """The book as tools/book_model.py reads it (every chapter, about 1 s): once per test process."""
+    """The book as tools/book/book_model.py reads it (every chapter, about 1 s): once per test process."""
     return book_model.load_book()
 
 

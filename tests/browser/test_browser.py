@@ -16,9 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from common import ROOT
-from pdf import math_fonts_problem
 from playwright.sync_api import Browser
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from tools.book.pdf import math_fonts_problem
 
 WIDTHS = {"desktop": 1280, "phone": 390}
 MIN_TEXT_PX = 9  # chainrule.figures.svg.MIN_TEXT_PX, measured here as the reader sees it
@@ -107,7 +108,7 @@ def untypeset_math(page) -> list[str]:
     )
     if tex_errors:
         problems.append(f"MathJax reported TeX errors: {tex_errors}")
-    problem = math_fonts_problem(page)  # tools/pdf.py's check before it prints
+    problem = math_fonts_problem(page)  # tools/book/pdf.py's check before it prints
     if problem:
         problems.append(problem)
     failed_fonts = page.evaluate(

@@ -34,14 +34,14 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import questions  # tools/questions.py
-from book_model import ROOT, read_chapter
 from browsing import Visit
 from common import BOOK_HTML
 from playwright.sync_api import Browser, expect
 from test_accessibility import axe_violations
 
 from chainrule_course.book import live
+from tools.book import questions
+from tools.book.book_model import ROOT, read_chapter
 
 PAGES = ["intro", "graph", "backward", "engine"]
 #: Cells whose live output may differ from the build's, by page and cell number, and why.

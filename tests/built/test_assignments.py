@@ -1,4 +1,4 @@
-"""The otter-grader assignments (tools/assignments.py) and the grader (chainrule_course.grading.grade).
+"""The otter-grader assignments (tools/grader/assignments.py) and the grader (chainrule_course.grading.grade).
 
 ``make test`` runs ``make assignments`` first; these tests read ``_build/assignments`` and fail
 (they do not skip) when it is missing.
@@ -32,15 +32,14 @@ import threading
 import zipfile
 from pathlib import Path
 
-import assignments
-import grading_env
 import nbformat
 import offline
 import pytest
-import questions  # tools/questions.py
 from common import ROOT
 
 from chainrule_course.grading import grade, reports, sandbox, scoring
+from tools.book import questions
+from tools.grader import assignments, grading_env
 
 OUTPUT = ROOT / "_build" / "assignments"
 BOOK = assignments.load_book()
@@ -1006,7 +1005,7 @@ def test_a_submission_is_capped_as_a_whole(tmp_path):
 
 @pytest.fixture(scope="module")
 def grading_venv() -> Path:
-    """The venv make grade grades in: built offline by tools/grading_env.py from the mlp autograder zip's
+    """The venv make grade grades in: built offline by tools/grader/grading_env.py from the mlp autograder zip's
     own requirements.txt (otter, numpy, the two wheels) and its EXTRA, kept in _build/grading-venv.
 
     grading_env installs the wheels again when they changed (their names do not change with
@@ -1159,9 +1158,9 @@ def test_under_otter_run_as_root_answers_run_as_nobody(nobody_venv, tmp_path):
 
 
 def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(tmp_path):
-    """make grade's own command line: tools/grading_env.py --uv .venv/bin/uv, from the checkout (uv runs in a
-    temporary folder, so the relative path must be resolved first); offline (UV_OFFLINE), with the wheelhouse
-    as uv's find-links (UV_FIND_LINKS) beside what its cache holds."""
+    """make grade's own command line: python -m tools.grader.grading_env --uv .venv/bin/uv, from the checkout
+    (uv runs in a temporary folder, so the relative path must be resolved first); offline (UV_OFFLINE), with the
+    wheelhouse as uv's find-links (UV_FIND_LINKS) beside what its cache holds."""
     uv = offline.UV.relative_to(ROOT)
     zip_path = "_build/assignments/intro/autograder/intro-autograder.zip"  # as the Makefile names it
     environment = dict(
@@ -1170,7 +1169,7 @@ def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(tmp_path):
         UV_FIND_LINKS=str(offline.wheelhouse()),
     )
     run = subprocess.run(
-        [sys.executable, "tools/grading_env.py", zip_path, str(tmp_path / "venv"), "--uv", str(uv)],
+        [sys.executable, "-m", "tools.grader.grading_env", zip_path, str(tmp_path / "venv"), "--uv", str(uv)],
         capture_output=True,
         text=True,
         env=environment,

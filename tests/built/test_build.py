@@ -1,6 +1,6 @@
 """The incremental book build: each chapter executes once, and only when what it ran on changed.
 
-``make book`` runs ``tools/build_book.py`` (``jupyter-book build`` with Sphinx's parallel
+``make book`` runs ``tools/book/build_book.py`` (``jupyter-book build`` with Sphinx's parallel
 reading; Sphinx reads in parallel from six pages up, and under ``-W`` an extension that is
 not safe for it fails the real build) with ``execute_notebooks: cache`` and
 ``_ext/incremental.py``. These
@@ -82,10 +82,11 @@ class ScratchBook:
         self.write_chapter("b", PROSE_B, 3)
         (root / "chapters" / "dot.svg").write_text(DOT)
         config = book_config()
-        config["sphinx"]["local_extensions"] = {
-            name: str(ROOT / "_ext")
-            for name in ("incremental", "parallel_reading", "edition_numbers", "prerendered_math")
-        }
+        config["sphinx"]["extra_extensions"] = [
+            "sphinx_exercise",
+            "sphinx_togglebutton",
+            *(f"_ext.{name}" for name in ("incremental", "parallel_reading", "edition_numbers", "prerendered_math")),
+        ]
         config["sphinx"]["config"] = {"execution_fingerprint_files": ["engine.py"]}
         for key in ("bibtex_bibfiles", "html", "launch_buttons", "exclude_patterns"):
             config.pop(key, None)
@@ -109,7 +110,8 @@ class ScratchBook:
         run = subprocess.run(
             [
                 sys.executable,
-                str(ROOT / "tools" / "build_book.py"),
+                "-m",
+                "tools.book.build_book",
                 "--jobs",
                 "2",
                 str(self.root),
@@ -119,7 +121,7 @@ class ScratchBook:
             ],
             capture_output=True,
             text=True,
-            cwd=self.root,
+            cwd=ROOT,  # python -m finds the tools and the extensions there
         )
         log = run.stdout + run.stderr
         return run.returncode, log, {Path(path).name for path in EXECUTED.findall(log)}
@@ -226,7 +228,7 @@ def test_a_tex_error_fails_the_build_and_names_the_page(scratch_book):
 def test_a_single_page_build_leaves_the_site_numbers_alone(tmp_path):
     """make pdf (the singlehtml builder) runs beside the steps that read _build/numbers.json, so it
     neither deletes nor rewrites the numbers of the site build; a site build starts without them."""
-    import edition_numbers  # _ext/edition_numbers.py
+    from _ext import edition_numbers
 
     numbers = tmp_path / "numbers.json"
 

@@ -1,4 +1,4 @@
-"""The notebook editions (tools/notebooks.py, `make notebooks`) and the student site.
+"""The notebook editions (tools/book/notebooks.py, `make notebooks`) and the student site.
 
 * The committed notebooks are exactly what the generator writes from the chapters now.
 * Opening and saving a chapter through jupytext's contents manager (what JupyterLab
@@ -23,15 +23,13 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import book_model
 import jupytext
-import myst
 import nbformat
-import notebooks
-import plain_markdown
 import pytest
 from bs4 import BeautifulSoup
 from common import ROOT
+
+from tools.book import book_model, myst, notebooks, plain_markdown
 
 BOOK = book_model.load_book()
 CHAPTERS = BOOK.chapters
@@ -234,7 +232,7 @@ def test_authored_answer_and_check_cells(numbered: str):
         if "check" in cell_tags:
             body = textwrap.indent(notebooks.check_body(chapter, cell.source), "    ")
             assert body in colab and body in student, "the check runs in both editions"
-        if "hidden-check" in cell_tags:  # hidden tests go only into the autograder (tools/assignments.py)
+        if "hidden-check" in cell_tags:  # hidden tests go only into the autograder (tools/grader/assignments.py)
             assert "remove-cell" in cell_tags, f"{cell.source[:60]!r} must be tagged remove-cell (not on the site)"
             assert cell.source not in colab and cell.source not in student, cell.source[:80]
 
@@ -733,7 +731,7 @@ def code(source: str, *cell_tags: str):
 
 
 def test_student_site_refuses_a_cell_that_needs_a_solution():
-    import student_book
+    from tools.book import student_book
 
     cells = [
         code("import numpy as np\nx = np.ones(3)"),
@@ -749,7 +747,7 @@ def test_student_site_refuses_a_cell_that_needs_a_solution():
 
 
 def test_student_site_refuses_stale_executed_notebooks(tmp_path: Path):
-    import student_book
+    from tools.book import student_book
 
     chapter = CHAPTERS[0]
     with pytest.raises(student_book.StaleBuild, match="is missing: build the book first"):

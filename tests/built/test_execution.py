@@ -18,9 +18,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import student_book  # (tools/student_book.py)
 from common import ROOT, pages_with_code
 from jupyter_client.kernelspec import KernelSpecManager
+
+from tools.book import student_book
 
 KERNEL = "python3"
 EXECUTED = student_book.EXECUTED

@@ -3,7 +3,7 @@ named in one place, ``repository.url`` in _config.yml, and ``chainrule_release``
 release instead of the repository for the set-up cell.
 
 Two copies of the book that differ only in ``repository.url`` (the course's and a fork's) get
-their notebooks written as ``make notebooks`` writes them (tools/notebooks.py, from the numbers of
+their notebooks written as ``make notebooks`` writes them (tools/book/notebooks.py, from the numbers of
 the last book build), and the generated files are compared line by line. Every line that differs
 must be a Colab link, a figure's address in the repository or the set-up cell's install spec,
 each rewritten from the course to the fork, and nothing else; each of those kinds must change,
@@ -23,13 +23,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import urlsplit
 
-import book_model
-import myst
-import notebook_links  # (_ext/notebook_links.py)
-import notebooks
 import pytest
 import yaml
 from common import ROOT
+
+from _ext import notebook_links
+from tools.book import book_model, myst, notebooks
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
 COURSE_URL = CONFIG["repository"]["url"].rstrip("/")
@@ -51,7 +50,6 @@ def book_copy(root: Path, url: str, release: str | None = None) -> Path:
     if (ROOT / book_model.NUMBERS).is_file():  # else load_book says to build the book
         (root / book_model.NUMBERS).parent.mkdir()
         shutil.copy2(ROOT / book_model.NUMBERS, root / book_model.NUMBERS)
-    (root / "tools").symlink_to(ROOT / "tools")  # the table's extension reads the editions' paths there
     return root
 
 

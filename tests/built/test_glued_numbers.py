@@ -11,8 +11,9 @@ import re
 import jupytext
 import nbformat
 import pytest
-import student_book  # (tools/student_book.py)
 from common import ROOT, pages_with_code
+
+from tools.book import student_book
 
 #: Numbers that look computed: 1,234 / 0.19 / 3.0e-06 (not 2, 16 or a year).
 NUMBER = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+(?:e[-+]?\d+)?)(?![\w,]*\d)")

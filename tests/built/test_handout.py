@@ -1,4 +1,4 @@
-"""An assignment's handout, as a student on a JupyterHub or a laptop runs it (tools/assignments.py).
+"""An assignment's handout, as a student on a JupyterHub or a laptop runs it (tools/grader/assignments.py).
 
 The handout is the student folder: the notebook, its public tests and the wheels of chainrule and chainrule-course. Its
 set-up cell must install chainrule and otter-grader wherever they are missing. Here the intro
@@ -19,11 +19,12 @@ import types
 import zipfile
 from pathlib import Path
 
-import assignments
 import nbformat
 import offline
 import pytest
 from common import ROOT
+
+from tools.grader import assignments
 
 BOOK = assignments.load_book()
 CELL_TIMEOUT = 600  # the set-up cell installs otter-grader and its dependencies (about 40 s)
@@ -33,7 +34,7 @@ CELL_TIMEOUT = 600  # the set-up cell installs otter-grader and its dependencies
 def handout(tmp_path_factory) -> Path:
     """The intro assignment's student folder, as make assignments writes it (into a temporary folder)."""
     output = tmp_path_factory.mktemp("assignments")
-    offline.run([sys.executable, ROOT / "tools" / "assignments.py", "intro", "--output", output], env=None, cwd=ROOT)
+    offline.run([sys.executable, "-m", "tools.grader.assignments", "intro", "--output", output], env=None, cwd=ROOT)
     return output / "intro" / "student"
 
 

@@ -1,7 +1,7 @@
 """chainrule and chainrule-course as packages on PyPI: the sdists and the wheels a release uploads
 (.github/workflows/release.yml).
 
-``tools/package.py`` builds them as ``python -m build`` does for a release (each wheel from its
+``tools/book/package.py`` builds them as ``python -m build`` does for a release (each wheel from its
 unpacked sdist), offline. Here:
 
 * ``twine check --strict`` passes on all four (what PyPI would refuse or show badly);
@@ -28,11 +28,12 @@ from email.parser import Parser
 from pathlib import Path
 
 import offline
-import package  # (tools/package.py)
 import pytest
 import tomllib
 import trove_classifiers
 from common import ROOT
+
+from tools.book import package
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 VERSION = PROJECT["version"]

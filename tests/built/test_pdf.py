@@ -199,11 +199,12 @@ def test_math_is_typeset(pages: list[str]):
 
 
 def test_the_pdf_is_not_printed_when_the_maths_fonts_are_missing(tmp_path):
-    """tools/pdf.py stops when MathJax's fonts fail to load (a wrong path from the page, as the
+    """tools/book/pdf.py stops when MathJax's fonts fail to load (a wrong path from the page, as the
     one-page build once had): the maths would print in a fallback font, misplaced in their boxes."""
-    import pdf as pdf_tool  # tools/pdf.py
     from browsing import chromium_path
     from playwright.sync_api import sync_playwright
+
+    from tools.book import pdf as pdf_tool
 
     (tmp_path / "MathJax_Main-Regular.woff").write_bytes(
         (ROOT / "_build" / "html" / "_static" / "mathjax" / "woff-v2" / "MathJax_Main-Regular.woff").read_bytes()
@@ -318,7 +319,7 @@ def test_first_pages_offer_the_pdfs(pdf: Path):
 
 
 def test_the_links_are_hidden_until_the_pdfs_exist():
-    """A site build writes the links hidden; tools/pdf.py shows them once the PDFs are in the site."""
+    """A site build writes the links hidden; tools/book/pdf.py shows them once the PDFs are in the site."""
     root = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))["root"]
     source = chapter_source(root).read_text(encoding="utf-8")
     for kind in ("pdf-download", "pdf-download-student"):
@@ -494,13 +495,14 @@ def test_web_only_sentences_print_as_sentences_fit_for_paper(pages: list[str], s
 def test_every_widget_fits_on_one_printed_page():
     """Each explorable prints as its still figure, which must not be split between two pages.
 
-    The one-page build is laid out as tools/pdf.py prints it (its styles, print media, the width
+    The one-page build is laid out as tools/book/pdf.py prints it (its styles, print media, the width
     between A4's margins): every widget is kept whole (``break-inside: avoid``) and is no taller
     than the space between the top and bottom margins, so Chromium can keep it on one page.
     """
-    import pdf as printer  # tools/pdf.py
     from browsing import chromium_path
     from playwright.sync_api import sync_playwright
+
+    from tools.book import pdf as printer
 
     width_mm, height_mm = 210 - 14 - 14, 297 - 16 - 18  # A4 inside the @page margins of tools/pdf.css
     with sync_playwright() as playwright:

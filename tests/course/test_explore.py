@@ -219,7 +219,7 @@ def test_several_widgets_on_a_page_share_one_definition():
 
 
 def test_the_wheel_ships_the_script_and_styles(tmp_path):
-    import package  # tools/package.py
+    from tools.book import package
 
     _, course = package.build_wheels(tmp_path)
     with zipfile.ZipFile(course) as archive:

@@ -786,7 +786,7 @@ def test_no_grad_records_nothing_and_restores_the_mode():
 
 
 def test_no_grad_in_one_thread_leaves_another_recording():
-    """Grad mode belongs to a thread, as in PyTorch: tools/assignments.py runs checks in threads."""
+    """Grad mode belongs to a thread, as in PyTorch: tools/grader/assignments.py runs checks in threads."""
     import threading
 
     inside, done = threading.Event(), threading.Event()

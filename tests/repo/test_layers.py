@@ -9,6 +9,8 @@
   from the source with ``ast``, so a function-level import counts as much as one at the top.
 * There are no import cycles, between modules or between rooms (graphlib finds them).
 * No module imports torch or jax (they are oracles, for tests and chapters only).
+* Above the packages, the tools: ``tools.book``, then ``_ext`` and ``tools.grader``; nothing
+  below imports what is above it.
 * ``from chainrule import Value`` and drawing, checking and exploring a Value graph, and its
   line charts and decision regions, work with numpy, graphviz and matplotlib blocked: the
   scalar chapters run in the web page's Python.
@@ -267,3 +269,35 @@ def test_values_are_computed_drawn_and_checked_without_numpy_graphviz_or_matplot
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip() == "[]"
+
+
+#: The repository's floors, as (folder, dotted name): each imports only what is on a floor below it.
+FLOORS = [
+    ("src/chainrule", "chainrule", 0),
+    ("course/chainrule_course", "chainrule_course", 1),
+    ("tools/book", "tools.book", 2),
+    ("_ext", "_ext", 3),
+    ("tools/grader", "tools.grader", 3),
+]
+ROOT_DIR = Path(__file__).resolve().parents[2]
+
+
+def upward_imports(folder: str, own: str, floor: int) -> list[str]:
+    """The absolute imports in ``folder`` of a floor at or above ``floor`` that is not ``own``."""
+    found = []
+    for path in sorted((ROOT_DIR / folder).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            for name in names:
+                for _, other, there in FLOORS:
+                    if other != own and there >= floor and (name == other or name.startswith(other + ".")):
+                        found.append(f"{folder}/{path.relative_to(ROOT_DIR / folder)} imports {name}")
+    return found
+
+
+def test_the_tools_stand_on_the_packages_and_nothing_stands_on_the_tools():
+    """The engine, the course, the book's tools, and on top the extensions and the grader's tools."""
+    assert [found for folder, own, floor in FLOORS for found in upward_imports(folder, own, floor)] == []
+    # The check can fail: the grader's tools, were they on the book's floor, would import above it.
+    assert upward_imports("tools/grader", "tools.grader", 2)

@@ -6,7 +6,7 @@ tests/browser/test_browser.py check the built pages. Here: the node script's ans
 
 from __future__ import annotations
 
-import prerendered_math  # _ext/prerendered_math.py (pyproject's pytest pythonpath)
+from _ext import prerendered_math
 
 
 def test_inline_and_display_maths_get_mathml_and_one_stylesheet_per_page():

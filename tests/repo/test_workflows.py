@@ -306,7 +306,7 @@ ROOMS = [
 ]
 
 
-@pytest.mark.parametrize("folder", ["src/chainrule", *ROOMS, "tools", "_ext"])
+@pytest.mark.parametrize("folder", ["src/chainrule", *ROOMS, "tools/book", "tools/grader", "_ext"])
 def test_the_readme_layout_names_every_module(folder: str):
     row = layout_rows()[f"`{folder}/`"]
     files = [p.name for p in (ROOT / folder).iterdir() if p.suffix in (".py", ".js", ".css") and p.stem != "__init__"]

@@ -9,7 +9,7 @@ disagree with the code.  This is myst-nb's ``glue`` with two differences:
   stored text (``1.5``, not ``np.float64(1.5)``).
 
 Where myst-nb is not installed (Colab), it does nothing: the prose of the notebook
-editions already shows the number the book build computed (``tools/notebooks.py``).
+editions already shows the number the book build computed (``tools/book/notebooks.py``).
 """
 
 import numbers

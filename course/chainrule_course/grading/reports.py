@@ -4,7 +4,7 @@
   ``feedback/<id>.json`` (the known mistakes its checks named, as data);
 - ``summary.html``: per question the mean, a histogram and the commonest mistakes;
 - ``written/``: each student's written work, with the maths set by an offline MathJax, to grade
-  by hand, and the prompt above each written answer cell (tools/assignments.py writes it).
+  by hand, and the prompt above each written answer cell (tools/grader/assignments.py writes it).
 
 The standard library only, until a report is written.
 """
@@ -196,7 +196,7 @@ def status_counts(rows: list[dict]) -> str:
 
 # --------------------------------------------------------------------------- written work
 
-#: The prompt above a written answer cell (tools/assignments.py writes it under each question).
+#: The prompt above a written answer cell (tools/grader/assignments.py writes it under each question).
 WRITTEN_PROMPT_TEXT = (
     "**Your working for Exercise {number}** (graded by hand). Write the derivation or the "
     "reasoning behind your answer in the cell below, step by step; a graph can be a list of "

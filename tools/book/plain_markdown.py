@@ -13,9 +13,16 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from book_model import Book
 from markdown_it.token import Token
-from myst import (
+from myst_nb.core.variables import format_plain_text
+from pybtex.backends.plaintext import Backend as PlainText
+from pybtex.richtext import Text
+from pybtex.style import FormattedEntry
+from pybtex.style import template as bib
+from pybtex.style.formatting import BaseStyle
+
+from tools.book.book_model import Book
+from tools.book.myst import (
     DISPLAY_MATH,
     FENCES,
     MYST,
@@ -27,12 +34,6 @@ from myst import (
     line_range,
     read_directive,
 )
-from myst_nb.core.variables import format_plain_text
-from pybtex.backends.plaintext import Backend as PlainText
-from pybtex.richtext import Text
-from pybtex.style import FormattedEntry
-from pybtex.style import template as bib
-from pybtex.style.formatting import BaseStyle
 
 # ---------------------------------------------------------------------------------------
 # MyST Markdown to plain Markdown
@@ -215,7 +216,7 @@ def convert_directive(directive: Directive, context: Context, line: int) -> list
         return [f"![{alt}]({context.book.raw_url(relative)})", "", f"{label}{caption}"]
     raise ConversionError(
         f"{where(context, at)}: the directive {{{name}}} has no plain-Markdown form for Colab; "
-        "add one to tools/notebooks.py or use a directive it knows"
+        "add one to tools/book/notebooks.py or use a directive it knows"
     )
 
 

@@ -1,6 +1,6 @@
 """The whole book as one PDF (``make pdf``): ``_build/pdf/backprop-book.pdf``, and the student's.
 
-    python tools/pdf.py [BOOK]    # after the site's build (make book-html)
+    python -m tools.book.pdf [BOOK]    # after the site's build (make book-html)
 
 No TeX: the book is printed by a browser, as a reader would print a page.
 
@@ -39,11 +39,11 @@ import sys
 import time
 from pathlib import Path
 
-import book_model  # tools/book_model.py
-import build_book  # tools/build_book.py
 from playwright.sync_api import sync_playwright
 from pypdf import PdfReader, PdfWriter
 from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, NameObject
+
+from tools.book import book_model, build_book
 
 NAME = "backprop-book.pdf"
 #: The student's edition: the same book without the solutions.

@@ -1,6 +1,6 @@
 """``jupyter-book build`` with Sphinx's parallel reading, so that chapters execute on every core.
 
-    python tools/build_book.py [--jobs N] [--editions] BOOK [jupyter-book build options]
+    python -m tools.book.build_book [--jobs N] [--editions] BOOK [jupyter-book build options]
 
 Jupyter Book 1's command line has no ``-j``, although the function it calls,
 ``jupyter_book.sphinx.build_sphinx``, takes ``jobs`` and hands it to Sphinx. This runs
@@ -8,7 +8,7 @@ the same command with ``jobs`` set (default: the machine's cores). myst-nb execu
 notebook while Sphinx reads it, so Sphinx's reader processes execute chapters side by
 side; every extension the book uses declares itself safe for that.
 
-With ``--editions`` it then writes the Colab and student notebooks (``tools/notebooks.py``),
+With ``--editions`` it then writes the Colab and student notebooks (``tools/book/notebooks.py``),
 which print the numbers this build gave (``_build/numbers.json``), unless nothing they are
 made from changed since they were last written (``_build/.editions-fingerprint``). A page's Colab button
 opens the chapter's ``.ipynb`` only when that file exists while the page is written, so
@@ -25,11 +25,10 @@ import sys
 import time
 from pathlib import Path
 
-import book_model
-import notebooks
 from jupyter_book.cli.main import main as cli
 
 from chainrule_course.compat import patches
+from tools.book import book_model, notebooks
 
 
 def run(argv: list[str]) -> int:
@@ -84,7 +83,7 @@ def editions_fingerprint(book: Path) -> str:
     unchanged, writing them again would change nothing, and is skipped (it takes seconds)."""
     digest = hashlib.sha256()
     sources = [book / "_config.yml", book / "_toc.yml", book / book_model.NUMBERS, *notebooks.expected_paths(book)]
-    # The converter: every module of tools/, the set-up cells of tools/setup_cells/ among them.
+    # The converter: every module of tools/, the set-up cells of tools/book/setup_cells/ among them.
     sources += sorted((book / "chapters").glob("*.md")) + sorted(Path(__file__).parent.rglob("*.py"))
     sources += sorted(book.glob("*.bib"))
     for path in sources:

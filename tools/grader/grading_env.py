@@ -1,11 +1,11 @@
 """The grading environment: a venv built from an autograder zip's own ``requirements.txt``.
 
-Usage: ``python3 tools/grading_env.py <zip> <venv> [--uv <uv>]`` (``make grade`` runs it with
+Usage: ``python -m tools.grader.grading_env <zip> <venv> [--uv <uv>]`` (``make grade`` runs it with
 ``_build/assignments/<assignment>/autograder/<assignment>-autograder.zip``).
 
 ``make grade`` grades in this venv, not in the book's: it holds only what grading needs,
 which is what Gradescope installs from the same zip (otter-grader, numpy and the wheels of
-chainrule and chainrule-course, pinned by ``tools/assignments.py``), plus MathJax for the written-work pages
+chainrule and chainrule-course, pinned by ``tools/grader/assignments.py``), plus MathJax for the written-work pages
 (:data:`EXTRA`). So a machine that grades needs no book toolchain (no chromium, no
 graphviz, no jupyter-book), and local and Gradescope grades come from one environment.
 

@@ -5,10 +5,6 @@ repository and branch of ``_config.yml``, the release the set-up cell installs, 
 bibliography, and the numbers Sphinx gave every figure, equation, exercise and chapter
 (``_build/numbers.json``, written by every book build). The notebook editions, the
 student site, the assignments, the PDF and ``_ext/`` read the book from here.
-
-It is also a Sphinx extension (``_config.yml``, ``local_extensions: book_model: tools``) that
-adds nothing to the build: registering it puts ``tools/`` on the path of the book's own
-extensions, which import the book model from here.
 """
 
 from __future__ import annotations
@@ -20,11 +16,12 @@ from urllib.parse import urlsplit
 
 import jupytext
 import yaml
-from myst import ConversionError, blocks, is_directive, read_directive
 from packaging.version import InvalidVersion, Version
 from pybtex.database import parse_file
 
-ROOT = Path(__file__).resolve().parents[1]
+from tools.book.myst import ConversionError, blocks, is_directive, read_directive
+
+ROOT = Path(__file__).resolve().parents[2]
 STUDENT_FOLDER = "student"
 #: The numbers Sphinx gave the book's figures, equations, exercises and chapters, written by
 #: every book build (_ext/edition_numbers.py); the editions print the same ones.
@@ -241,8 +238,3 @@ def number_targets(book: Book, chapter: str, notebook, numbered: dict) -> None:
     if title is None:
         raise ConversionError(f"{chapter}: the first cell must hold the chapter's '# Title'")
     book.targets[f"/{chapter}"] = Target(kind="chapter", chapter=chapter, title=title)
-
-
-def setup(app) -> dict:
-    """The Sphinx extension: nothing to add; its registration puts tools/ on the extensions' path."""
-    return {"parallel_read_safe": True, "parallel_write_safe": True}

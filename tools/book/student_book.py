@@ -1,6 +1,6 @@
 """Write the student edition of the book's sources: the same book with every solution removed.
 
-    python tools/student_book.py DIR   # after the book build; then: jupyter-book build DIR
+    python -m tools.book.student_book DIR   # after the book build; then: jupyter-book build DIR
 
 DIR receives a copy of the book (``_config.yml``, ``_toc.yml``, ``_ext``, ``_static``, ``img``,
 ``references.bib``, the unnumbered pages) in which each numbered chapter is its executed
@@ -34,12 +34,13 @@ from pathlib import Path
 import jupytext
 import nbformat
 import yaml
-from book_model import ROOT, STUDENT_FOLDER, load_book
 from jupyter_cache import get_cache
-from myst import ConversionError
-from notebooks import bound_and_read, check_solution_marks, tags
 
-COPIED = ["_toc.yml", "_ext", "_static", "img", "references.bib", "chapters"]
+from tools.book.book_model import ROOT, STUDENT_FOLDER, load_book
+from tools.book.myst import ConversionError
+from tools.book.notebooks import bound_and_read, check_solution_marks, tags
+
+COPIED = ["_toc.yml", "_static", "img", "references.bib", "chapters"]
 EXECUTED = ROOT / "_build" / "jupyter_execute"
 CACHE = ROOT / "_build" / ".jupyter_cache"
 #: Cells that test or stand in for a solution: without solutions, they go too.
@@ -106,8 +107,7 @@ def write_student_book(out: Path, root: Path = ROOT, executed: Path = EXECUTED) 
     config["sphinx"].setdefault("config", {})["notebook_links_root"] = str(root)
     config["sphinx"]["config"]["live_code_root"] = str(root)  # node_modules and src/ are there
     config["execute"]["execute_notebooks"] = "off"  # the cells keep the book build's outputs
-    config["sphinx"]["local_extensions"].pop("edition_numbers")  # the editions take the book's numbers
-    config["sphinx"]["local_extensions"]["book_model"] = str(root / "tools")  # no tools/ in the copy
+    config["sphinx"]["extra_extensions"].remove("_ext.edition_numbers")  # the editions take the book's numbers
     # The chapters are .ipynb pages here; no .md of theirs is copied.
     config["exclude_patterns"] = [p for p in config.get("exclude_patterns", []) if p != "**.ipynb"] + ["_build"]
     (out / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")

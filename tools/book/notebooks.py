@@ -27,12 +27,12 @@ chapter changes nothing.
 Figure, equation, exercise and chapter numbers are the ones Sphinx gave the book, read
 from ``_build/numbers.json``, which every book build writes (``_ext/edition_numbers.py``).
 So the editions are written after a book build: ``make notebooks`` and ``make book`` build
-the book, then run this (``tools/build_book.py --editions``). A chapter whose labels
+the book, then run this (``tools/book/build_book.py --editions``). A chapter whose labels
 differ from that file's is an error that asks for the build, never an edition with old
 numbers.
 
-    python tools/notebooks.py            # write the editions and normalise the chapters
-    python tools/notebooks.py --check    # write nothing; list what is out of date (exit 1)
+    python -m tools.book.notebooks            # write the editions and normalise the chapters
+    python -m tools.book.notebooks --check    # write nothing; list what is out of date (exit 1)
     make notebooks                       # build the book, then the first line
 """
 
@@ -50,9 +50,10 @@ from pathlib import Path
 import jupytext
 import nbformat
 import yaml
-from book_model import ROOT, Book, edition_path, load_book, numbered_chapters, read_chapter
-from myst import ConversionError, directives
-from plain_markdown import Context, convert_markdown, reference_list, same_but_glued
+
+from tools.book.book_model import ROOT, Book, edition_path, load_book, numbered_chapters, read_chapter
+from tools.book.myst import ConversionError, directives
+from tools.book.plain_markdown import Context, convert_markdown, reference_list, same_but_glued
 
 #: The kernel JupyterLab records when it saves a chapter (ipykernel's python3 kernel).
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -231,7 +232,7 @@ def edition(book: Book, chapter: str, notebook, student: bool):
     authored_stubs, checks = [], []
     for cell, line in zip(notebook.cells, cell_lines(book.root / f"{chapter}.md", notebook.cells), strict=True):
         if "numbering" in tags(cell) or "hidden-check" in tags(cell):
-            continue  # hidden checks go only into the autograder (tools/assignments.py)
+            continue  # hidden checks go only into the autograder (tools/grader/assignments.py)
         if "exercise-stub" in tags(cell):
             # An answer cell written in the chapter: only the student edition has it, under the
             # exercise (after the text answer cell); the full edition has the solution instead.

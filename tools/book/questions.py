@@ -2,8 +2,8 @@
 
 A question is an exercise that has an answer cell (tag ``exercise-stub``) and a check cell
 (tag ``check``); each ``hidden-check`` cell after it is a hidden test. The exercises are
-found with the MyST parser (``tools/myst.py``), the solution's names with ``ast``.
-``tools/assignments.py`` writes the otter-grader assignments from these.
+found with the MyST parser (``tools/book/myst.py``), the solution's names with ``ast``.
+``tools/grader/assignments.py`` writes the otter-grader assignments from these.
 """
 
 from __future__ import annotations
@@ -14,11 +14,17 @@ import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from book_model import Book, read_chapter
-from myst import directives
-from notebooks import SOLUTION_MARKERS, bound_and_read, check_solution_marks, solution_label, tags, with_front_cells
-
 from chainrule_course.exercises import answers
+from tools.book.book_model import Book, read_chapter
+from tools.book.myst import directives
+from tools.book.notebooks import (
+    SOLUTION_MARKERS,
+    bound_and_read,
+    check_solution_marks,
+    solution_label,
+    tags,
+    with_front_cells,
+)
 
 
 class AssignmentError(ValueError):

@@ -5,8 +5,8 @@ The few figures needed where no code runs are drawn here with chainrule's drawin
 and committed. The output is deterministic, so tests/engine/test_figures.py can regenerate them
 and fail when a committed file is stale.
 
-    python tools/make_figures.py              # rewrite img/
-    python tools/make_figures.py --out DIR    # write into DIR instead (used by the tests)
+    python -m tools.book.make_figures              # rewrite img/
+    python -m tools.book.make_figures --out DIR    # write into DIR instead (used by the tests)
     make figures                              # the same as the first line, after set-up
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from chainrule import dfs_trace
 from chainrule.figures import draw_dfs_step
 
-IMG = Path(__file__).resolve().parents[1] / "img"
+IMG = Path(__file__).resolve().parents[2] / "img"
 
 #: The example graph of the course's source text on backprop over a DAG: each node's
 #: parents (its inputs), in order. ``e`` depends on ``c``, but ``f`` does not depend on ``e``.

@@ -4,7 +4,7 @@
 Their wheels go to the autograder zip, the handouts, the simulated Colab and the pages' Live
 code; their sdists to a release (tests/built/test_package.py checks both as PyPI would).
 
-    python tools/package.py dist/    # the sdists and the wheels, as a release builds them
+    python -m tools.book.package dist/    # the sdists and the wheels, as a release builds them
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: The two projects: (the folder of its pyproject.toml, the folder of its packages, its files' prefix).
 ENGINE = ("", "src", "chainrule")
 COURSE = ("course", "course/chainrule_course", "chainrule_course")

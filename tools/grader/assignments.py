@@ -1,6 +1,6 @@
 """Write the assignments: one otter-grader assignment per chapter whose exercises have checks.
 
-Usage: ``make assignments`` (or ``python tools/assignments.py [chapter ...]``). For each chapter
+Usage: ``make assignments`` (or ``python -m tools.grader.assignments [chapter ...]``). For each chapter
 it writes ``_build/assignments/<name>/``:
 
 - ``student/<name>.ipynb``: the questions with their answer cells and ``grader.check`` cells;
@@ -47,12 +47,14 @@ import zipfile
 from pathlib import Path
 
 import nbformat
-import notebooks  # tools/notebooks.py: the set-up cells
-import package  # tools/package.py: run as a script, or with tools/ on the path (the tests)
-from book_model import ROOT, Book, load_book
-from myst import ConversionError
-from plain_markdown import Context, convert_markdown, reference_list
-from questions import (
+
+from chainrule_course.compat import patches
+from chainrule_course.grading import reports
+from tools.book import notebooks, package
+from tools.book.book_model import ROOT, Book, load_book
+from tools.book.myst import ConversionError
+from tools.book.plain_markdown import Context, convert_markdown, reference_list
+from tools.book.questions import (
     REFERENCE_PRELUDE,
     Assignment,
     AssignmentError,
@@ -63,9 +65,6 @@ from questions import (
     solution_code,
     test_function,
 )
-
-from chainrule_course.compat import patches
-from chainrule_course.grading import reports
 
 OUTPUT = ROOT / "_build" / "assignments"
 OTTER_VERSION = patches.WRITTEN_FOR["otter-grader"]  # the version the grader's patches were read against

@@ -1,0 +1,7 @@
+"""The grader's tools, run as ``python -m tools.grader.<module>`` from the repository's root.
+
+* ``assignments`` -- ``make assignments``: each chapter's checked exercises as an otter-grader
+  assignment (handout, solution, autograder zip)
+* ``grading_env`` -- ``make grade``'s venv, built from an autograder zip's own requirements;
+  the standard library only, so that any python3 runs it
+"""
