@@ -3,7 +3,7 @@
 This package is the engine. The modules, in order: each imports only modules above it in
 this list, and none imports the rooms below (``tests/repo/test_layers.py`` checks it):
 
-* ``graph``  -- topological order by iterative depth-first search, and the search as data
+* ``graph``  -- topological order by iterative depth-first search, the search as data, and the nodes' names
 * ``value``  -- the scalar engine, :class:`Value`
 * ``forward`` -- forward mode: :class:`Dual` numbers, and a Value graph's evaluation trace
 * ``grad_mode`` -- recording on or off (:class:`no_grad`), observers of ops, and the backward phase

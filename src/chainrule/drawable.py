@@ -8,7 +8,7 @@ gradient flow, runs a backward pass that stores nothing and keeps the graph.
 
 from .backward import backpropagate
 from .node import vertex_of
-from .tensor import _seed, recorded_graph
+from .tensor import recorded_graph, seed_gradient
 
 __all__ = ["GraphBox", "drawable_graph"]
 
@@ -99,7 +99,7 @@ def _gradient_flow(output, gradient, where):
                 f"{vertex.rule.name!r}), so its gradients cannot be computed again. "
                 "Draw the gradient flow before calling backward(), or call backward(retain_graph=True)"
             )
-    seed = _seed(output, gradient, where)
+    seed = seed_gradient(output, gradient, where)
     sent = {}
 
     def note_edge(node, i, g):

@@ -155,23 +155,44 @@ def dfs_trace(root, parents=None):
     return steps
 
 
+def numbered_ids(nodes):
+    """Map each node to its id, ``n0, n1, ...`` in the order given: the figures' DOT ids, and
+    the name of a node that has no label."""
+    return {node: f"n{index}" for index, node in enumerate(nodes)}
+
+
 def trace_names(trace):
     """Name every node of a trace: a name from a dict as itself, a node by its label.
 
-    An unlabelled node is called ``n<i>``, with ``i`` its position in the topological
-    order -- the same as its DOT id in :func:`draw_dfs_step`.
+    An unlabelled node is called by its :func:`numbered_ids` id over the topological order --
+    the same as its DOT id in :func:`chainrule.figures.dfs.draw_dfs_step`.
     """
     nodes = dict.fromkeys(trace[-1].order if trace else ())  # a dict keeps insertion order
     for step in trace:  # a partial trace: add the unfinished nodes after the others
         nodes.setdefault(step.node)
+    ids = numbered_ids(nodes)
     names = {}
-    for index, node in enumerate(nodes):
+    for node in nodes:
         if not hasattr(node, "parents"):  # a name from a parents dict
             names[node] = str(node)
         else:
             label = getattr(node, "label", "")
-            names[node] = str(label) if label else f"n{index}"
+            names[node] = str(label) if label else ids[node]
     return names
+
+
+def unique_names(names):
+    """``names`` (node -> name) with a name that two nodes share made unique (``a``, ``a_2``),
+    so that a name read back finds its node."""
+    unique, used = {}, set()
+    for node in names:
+        name, count = names[node], 1
+        while name in used:
+            count += 1
+            name = f"{names[node]}_{count}"
+        used.add(name)
+        unique[node] = name
+    return unique
 
 
 def format_dfs_trace(trace):

@@ -366,7 +366,7 @@ class Tensor:
                 "none of the tensors it was computed from has requires_grad=True (or it was computed "
                 "under no_grad())"
             )
-        seed = _seed(self, gradient, "backward")
+        seed = seed_gradient(self, gradient, "backward")
         if retain_graph is None:
             retain_graph = create_graph
         backpropagate([vertex_of(self)], [seed], retain_graph, create_graph)
@@ -411,7 +411,7 @@ def recorded_graph(output):
     return topological_order(vertex_of(output), vertex_parents)
 
 
-def _seed(output, gradient, where, argument="gradient"):
+def seed_gradient(output, gradient, where, argument="gradient"):
     """The gradient dL/d(output) that starts a backward pass, as a Tensor.
 
     ``where`` and ``argument`` name the function and its parameter in error messages.
@@ -485,7 +485,7 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
     for i, tensor in enumerate(inputs):
         if not tensor.requires_grad:
             raise RuntimeError(f"grad: inputs[{i}] does not require grad (set requires_grad=True on it)")
-    seeds = [_seed(output, g, "grad", "grad_outputs") for output, g in zip(outputs, grad_outputs, strict=True)]
+    seeds = [seed_gradient(output, g, "grad", "grad_outputs") for output, g in zip(outputs, grad_outputs, strict=True)]
     if retain_graph is None:
         retain_graph = create_graph
     vertices = [vertex_of(tensor) for tensor in inputs]

@@ -72,8 +72,14 @@ class Value:
         return f"Value({name}data={self.data:.6g}, grad={self.grad:.6g})"
 
     @staticmethod
-    def _from_op(data, op, parents, local_grads):
-        """The Value an operation produces, after checking that its number is finite."""
+    def from_op(data, op, parents, local_grads):
+        """The Value an operation produces, after checking that its number is finite.
+
+        Every operation makes its result here, the one place the scalar engine makes a
+        Value with parents. A runtime that must see each Value made may wrap it (the web
+        page's Python does, to free deep graphs one level at a time); unwrapped, it costs
+        an operation nothing more.
+        """
         if not isfinite(data):
             operands = (
                 f" {op} ".join(repr(p.data) for p in parents)
@@ -99,7 +105,7 @@ class Value:
             raise ValueError(
                 f"{operation}: the operand {other!r} is not a finite number; chainrule works with finite numbers only"
             )
-        return Value._from_op(number, "", (), ())
+        return Value.from_op(number, "", (), ())
 
     # Each operation below states its local derivatives in its docstring and records
     # exactly those numbers in ``local_grads``, one per parent, in parent order.
@@ -107,17 +113,17 @@ class Value:
     def __add__(self, other):
         """``a + b``;  d/da = 1,  d/db = 1."""
         other = self._operand(other, "Value + (add)")
-        return self._from_op(self.data + other.data, "+", (self, other), (1.0, 1.0))
+        return self.from_op(self.data + other.data, "+", (self, other), (1.0, 1.0))
 
     def __sub__(self, other):
         """``a - b``;  d/da = 1,  d/db = -1."""
         other = self._operand(other, "Value - (subtract)")
-        return self._from_op(self.data - other.data, "-", (self, other), (1.0, -1.0))
+        return self.from_op(self.data - other.data, "-", (self, other), (1.0, -1.0))
 
     def __mul__(self, other):
         """``a * b``;  d/da = b,  d/db = a."""
         other = self._operand(other, "Value * (multiply)")
-        return self._from_op(self.data * other.data, "*", (self, other), (other.data, self.data))
+        return self.from_op(self.data * other.data, "*", (self, other), (other.data, self.data))
 
     def __truediv__(self, other):
         """``a / b``;  d/da = 1/b,  d/db = -a/b**2 = -(a/b)/b.  Raises for b == 0."""
@@ -126,7 +132,7 @@ class Value:
             raise ZeroDivisionError(f"Value / (divide): division of {self.data!r} by zero")
         b = other.data
         quotient = self.data / b
-        return self._from_op(quotient, "/", (self, other), (1.0 / b, -quotient / b))  # b**2 could underflow
+        return self.from_op(quotient, "/", (self, other), (1.0 / b, -quotient / b))  # b**2 could underflow
 
     def __pow__(self, exponent):
         """``a ** k`` for a constant int or float ``k``;  d/da = k * a**(k-1)."""
@@ -147,7 +153,7 @@ class Value:
             result, local = a**k, (k * a ** (k - 1.0) if k != 0.0 else 0.0)
         except OverflowError:
             raise OverflowError(f"Value ** (power): {a!r} ** {k!r} is too large for a float") from None
-        return self._from_op(result, f"**{k:g}", (self,), (local,))
+        return self.from_op(result, f"**{k:g}", (self,), (local,))
 
     def __rpow__(self, base):  # base ** self
         raise TypeError(
@@ -157,7 +163,7 @@ class Value:
 
     def __neg__(self):
         """``-a``;  d/da = -1."""
-        return self._from_op(-self.data, "neg", (self,), (-1.0,))
+        return self.from_op(-self.data, "neg", (self,), (-1.0,))
 
     def __radd__(self, other):  # other + self
         return self._operand(other, "Value + (add)") + self
@@ -175,18 +181,18 @@ class Value:
         """``max(a, 0)``;  d/da = 1 if a > 0 else 0 (we take 0 at the kink a == 0)."""
         a = self.data
         if a > 0.0:
-            return self._from_op(a, "relu", (self,), (1.0,))
-        return self._from_op(0.0, "relu", (self,), (0.0,))
+            return self.from_op(a, "relu", (self,), (1.0,))
+        return self.from_op(0.0, "relu", (self,), (0.0,))
 
     def tanh(self):
         """``tanh(a)``;  d/da = 1 - tanh(a)**2."""
         t = math.tanh(self.data)
-        return self._from_op(t, "tanh", (self,), (1.0 - t * t,))
+        return self.from_op(t, "tanh", (self,), (1.0 - t * t,))
 
     def sigmoid(self):
         """``s = 1 / (1 + exp(-a))``;  d/da = s * (1 - s)."""
         s = stable_sigmoid(self.data)
-        return self._from_op(s, "sigmoid", (self,), (s * (1.0 - s),))
+        return self.from_op(s, "sigmoid", (self,), (s * (1.0 - s),))
 
     def exp(self):
         """``exp(a)``;  d/da = exp(a)."""
@@ -194,14 +200,14 @@ class Value:
             e = math.exp(self.data)
         except OverflowError:
             raise OverflowError(f"Value.exp: exp({self.data!r}) is too large for a float") from None
-        return self._from_op(e, "exp", (self,), (e,))
+        return self.from_op(e, "exp", (self,), (e,))
 
     def log(self):
         """``log(a)`` (natural);  d/da = 1/a.  Raises for a <= 0."""
         a = self.data
         if a <= 0.0:
             raise ValueError(f"Value.log: the input must be positive, got {a!r}")
-        return self._from_op(math.log(a), "log", (self,), (1.0 / a,))
+        return self.from_op(math.log(a), "log", (self,), (1.0 / a,))
 
     def backward(self):
         """Add d(self)/d(node) to ``.grad`` of every node this Value depends on.

@@ -77,7 +77,7 @@ def test_syntax_errors_and_exit_do_not_escape():
 def test_shallow_release_frees_unused_values_and_keeps_used_ones():
     import chainrule.value as value_module
 
-    original = value_module.Value.__dict__["_from_op"]  # the staticmethod itself
+    original = value_module.Value.__dict__["from_op"]  # the staticmethod itself
     release = live.ShallowRelease(batch=1000)
     try:
         release.install(value_module.Value)
@@ -97,7 +97,7 @@ def test_shallow_release_frees_unused_values_and_keeps_used_ones():
         live.run_cell("for _ in range(30):\n    chain(200)", namespace, release=release)
         assert release.values == []
     finally:
-        value_module.Value._from_op = original
+        value_module.Value.from_op = original
 
 
 def test_a_solution_cell_never_replaces_the_readers_answer():
@@ -186,7 +186,7 @@ def test_start_page_draws_with_the_pages_graphviz():
     from chainrule.figures import dot
 
     drawn = []
-    original = Value.__dict__["_from_op"]  # the staticmethod itself
+    original = Value.__dict__["from_op"]  # the staticmethod itself
     try:
         namespace, solutions, release = live.start_page(lambda source: drawn.append(source) or "<svg/>")
         graph = dot.Digraph("g")
@@ -196,4 +196,4 @@ def test_start_page_draws_with_the_pages_graphviz():
         assert solutions == {} and isinstance(release, live.ShallowRelease)
     finally:
         dot.set_renderer(None)
-        Value._from_op = original
+        Value.from_op = original

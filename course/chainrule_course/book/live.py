@@ -37,8 +37,8 @@ __all__ = ["ShallowRelease", "new_namespace", "run_cell", "run_solution_cell", "
 class ShallowRelease:
     """Hold every Value an operation makes; free the unused ones newest first, one level deep.
 
-    ``install(value_class)`` wraps ``value_class._from_op``, the one place the scalar
-    engine makes a Value with parents. :meth:`sweep` (after each cell, and during one
+    ``install(value_class)`` wraps ``value_class.from_op``, the one place the scalar
+    engine makes a Value with parents, and the seam it offers for this. :meth:`sweep` (after each cell, and during one
     every ``batch`` new Values, or as many as are held if that is more) walks the held
     Values from the newest to the oldest and drops those only it holds: a dropped Value
     frees its parents' references, and the parents, older, are still held, so no free
@@ -51,16 +51,16 @@ class ShallowRelease:
         self._next_sweep = batch
 
     def install(self, value_class):
-        make = value_class._from_op
+        make = value_class.from_op
 
-        def _from_op(data, op, parents, local_grads):
+        def held(data, op, parents, local_grads):
             value = make(data, op, parents, local_grads)
             self.values.append(value)
             if len(self.values) >= self._next_sweep:
                 self.sweep()
             return value
 
-        value_class._from_op = staticmethod(_from_op)
+        value_class.from_op = staticmethod(held)
         return self
 
     def sweep(self):

@@ -4,9 +4,9 @@ from itertools import pairwise
 
 from chainrule.figures.dfs import dfs_element_ids, draw_dfs_step
 from chainrule.figures.figure import GraphTooLargeError
-from chainrule.graph import VISIT, dfs_trace, parents_function, topological_order, trace_names
+from chainrule.graph import VISIT, dfs_trace, parents_function, topological_order, trace_names, unique_names
 
-from .widget import Explorable, _and, _joined, _unique_names
+from .widget import Explorable, and_list, joined
 
 #: The legend of the toposort explorable: a CSS class of a node, and its meaning.
 TOPOSORT_LEGEND = [
@@ -53,7 +53,7 @@ def toposort(root, parents=None, *, rankdir="BT", max_nodes=50):
             f"the limit with max_nodes={len(order) + len(not_reached)}."
         )
     trace = dfs_trace(root, parents)
-    names = _unique_names(trace_names(trace))
+    names = unique_names(trace_names(trace))
     for name in not_reached:
         names[name] = str(name)
     ids = dfs_element_ids(root, parents, max_nodes=max_nodes)
@@ -116,19 +116,19 @@ def _frame(step, number, count, path, names, node_ids, edge_ids, order, not_reac
     on_path = [node for node in step.visited if node not in finished]
     parts = [
         f"Depth-first search from {names[root]}, step {number + 1} of {count} ({step.event} {names[step.node]})",
-        f"on the search path: {_joined(names[n] for n in on_path) or 'none'}",
-        f"finished: {_joined(names[n] for n in step.order) or 'none yet'}",
-        f"not visited yet: {_joined(names[n] for n in unvisited) or 'none'}",
+        f"on the search path: {joined(names[n] for n in on_path) or 'none'}",
+        f"finished: {joined(names[n] for n in step.order) or 'none yet'}",
+        f"not visited yet: {joined(names[n] for n in unvisited) or 'none'}",
     ]
     if not_reached:
-        parts.append(f"not reached from {names[root]}: {_joined(names[n] for n in not_reached)}")
+        parts.append(f"not reached from {names[root]}: {joined(names[n] for n in not_reached)}")
     return {"nodes": nodes, "current": node_ids[step.node], "edges": path_edges, "alt": "; ".join(parts) + "."}
 
 
 def _visit_sentence(step, child, parents_of, names, reached_from):
     """``Visit x: d's first parent. Visited: f, d, x.``"""
     node = step.node
-    visited = _joined(names[n] for n in step.visited)
+    visited = joined(names[n] for n in step.visited)
     if child is None:
         return f"Visit {names[node]}: the root, where the search starts. Visited: {visited}."
     child_parents = list(parents_of(child))
@@ -142,27 +142,27 @@ def _visit_sentence(step, child, parents_of, names, reached_from):
     skipped = list(dict.fromkeys(parent for parent in child_parents[:index] if reached_from.get(parent) is not child))
     if skipped:
         verb = "was" if len(skipped) == 1 else "were"
-        which += f" ({_and(names[n] for n in skipped)} {verb} visited already)"
+        which += f" ({and_list(names[n] for n in skipped)} {verb} visited already)"
     return f"Visit {names[node]}: {which}. Visited: {visited}."
 
 
 def _finish_sentence(step, path, parents_of, names, not_reached, root):
     """``Finish x: it has no parents, so it joins the order: x.`` and where the search goes next."""
     node = step.node
-    order = _joined(names[n] for n in step.order)
+    order = joined(names[n] for n in step.order)
     node_parents = list(dict.fromkeys(parents_of(node)))
     if not node_parents:
         reason = "it has no parents"
     elif len(node_parents) == 1:
         reason = f"its parent {names[node_parents[0]]} is finished"
     else:
-        reason = f"its parents {_and(names[n] for n in node_parents)} are finished"
+        reason = f"its parents {and_list(names[n] for n in node_parents)} are finished"
     sentence = f"Finish {names[node]}: {reason}, so it joins the order: {order}."
     if path:
         return sentence + f" The search backs up to {names[path[-1]]}."
     if not_reached:
         verb = "is" if len(not_reached) == 1 else "are"
         return sentence + (
-            f" The search is complete; {_and(names[n] for n in not_reached)} {verb} not reached from {names[root]}."
+            f" The search is complete; {and_list(names[n] for n in not_reached)} {verb} not reached from {names[root]}."
         )
     return sentence + " The search is complete."

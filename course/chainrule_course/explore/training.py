@@ -6,7 +6,7 @@ from chainrule.figures import svgchart
 from chainrule.figures.figure import GLOBAL_GRAD_COLOR
 from chainrule.figures.svg import accessible_svg
 
-from .widget import Explorable, _html, _number, _TextFigure
+from .widget import Explorable, TextFigure, escaped, number_text
 
 #: Region fills (light) and point colours (dark) of up to four classes; each class also
 #: has its own marker shape, so the classes read without colour.
@@ -149,7 +149,7 @@ def _training_explorable(recorder):
         attrs.update(cursor(number))
         sentence = (
             f"After {snap['step']} updates of the weights, the mean loss over the "
-            f"{total} points is {_number(snap['loss'])}, and {snap['correct']} of them "
+            f"{total} points is {number_text(snap['loss'])}, and {snap['correct']} of them "
             "are in the region of their class."
         )
         counter = f"Step {snap['step']} of {snapshots[-1]['step']}"  # the training step, as the prose counts
@@ -168,9 +168,9 @@ def _training_explorable(recorder):
                 "edges": [],
                 "grid": snap["cells"],
                 "attrs": attrs,
-                "weights": [_number(w) for w in snap["weights"]],
-                "grads": [_number(g) for g in snap["grads"]],
-                "alt": f"Training step {snap['step']}: loss {_number(snap['loss'])}, "
+                "weights": [number_text(w) for w in snap["weights"]],
+                "grads": [number_text(g) for g in snap["grads"]],
+                "alt": f"Training step {snap['step']}: loss {number_text(snap['loss'])}, "
                 f"{snap['correct']} of {total} points in their class's region.",
             }
         )
@@ -179,7 +179,7 @@ def _training_explorable(recorder):
     return Explorable(
         "training",
         "A classifier learning, step by step",
-        _TextFigure(_training_panels(recorder, names, chart, scale)),
+        TextFigure(_training_panels(recorder, names, chart, scale)),
         steps,
         frames,
         legend=legend,
@@ -285,7 +285,7 @@ def _network_svg(recorder, names, final, scale):
         x, y = places[name]
         circles.append(f'<circle cx="{x}" cy="{y:.1f}" r="{radius}" fill="white" stroke="#595959"/>')
     labels = [
-        f'<text x="{x}" y="{y + 4:.1f}" font-size="11" text-anchor="middle">{_html(name)}</text>'
+        f'<text x="{x}" y="{y + 4:.1f}" font-size="11" text-anchor="middle">{escaped(name)}</text>'
         for name, (x, y) in places.items()
     ]
     return svgchart.svg_document(*_NETWORK_SIZE, lines + circles + labels)
@@ -310,18 +310,18 @@ def _training_panels(recorder, names, chart, scale):
     )
     loss = accessible_svg(
         chart,
-        f"The mean loss over {len(snapshots)} recorded steps, from {_number(snapshots[0]['loss'])} to "
-        f"{_number(snapshots[-1]['loss'])}, with a cursor at the current step. Click it to go to a step; "
+        f"The mean loss over {len(snapshots)} recorded steps, from {number_text(snapshots[0]['loss'])} to "
+        f"{number_text(snapshots[-1]['loss'])}, with a cursor at the current step. Click it to go to a step; "
         "the Step slider and the arrow keys do the same.",
     )
     options = "".join(
-        f'<option value="{i}">{_html(name)}</option>' for i, name in enumerate(_parameter_names(recorder, names))
+        f'<option value="{i}">{escaped(name)}</option>' for i, name in enumerate(_parameter_names(recorder, names))
     )
     readout = (
         '<p class="cr-x-readout"><label>Weight <select data-role="parameter">'
         f"{options}</select></label> "
-        f'<span data-role="parameter-readout" aria-live="polite">= {_html(_number(final["weights"][0]))}, '
-        f"gradient of the loss {_html(_number(final['grads'][0]))}</span></p>"
+        f'<span data-role="parameter-readout" aria-live="polite">= {escaped(number_text(final["weights"][0]))}, '
+        f"gradient of the loss {escaped(number_text(final['grads'][0]))}</span></p>"
     )
     return (
         '<div class="cr-x-panels">'

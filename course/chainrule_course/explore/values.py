@@ -15,9 +15,9 @@ from chainrule.figures.figure import (
     new_digraph,
     op_symbol,
 )
-from chainrule.graph import dfs_trace, topological_order, trace_names
+from chainrule.graph import dfs_trace, numbered_ids, topological_order, trace_names, unique_names
 
-from .widget import Explorable, _and, _grad_text, _html, _joined, _number, _unique_names, _value_text
+from .widget import Explorable, and_list, escaped, grad_text, joined, number_text, value_text
 
 FORWARD_LEGEND = [
     ("cr-pending", "not computed yet"),
@@ -74,12 +74,12 @@ def forward(root, *, rankdir="BT", max_nodes=30):
         inputs = [names[parent] for parent in node.parents]
         formula = _forward_formula(node, names)
         if node.parents:
-            which = _and(dict.fromkeys(inputs))
+            which = and_list(dict.fromkeys(inputs))
             both = "both known by now" if len(set(inputs)) == 2 else "known by now"
             sentence = f"{names[node]} is {_OP_WORDS.get(node.op, node.op)} of {which}, {both}: {formula}."
         else:
             kind = "a leaf: an input" if node.label else "a leaf: a constant"
-            sentence = f"{names[node]} is {kind}, with the value {_number(node.data)}."
+            sentence = f"{names[node]} is {kind}, with the value {number_text(node.data)}."
         if number == len(order) - 1:
             sentence += " The forward pass is complete."
         steps.append(
@@ -93,7 +93,7 @@ def forward(root, *, rankdir="BT", max_nodes=30):
             }
         )
         frames.append(_forward_frame(order, node, known, names, node_ids, edge_ids, root, number))
-    texts = {node: [_value_text(node.data), "data ?"] for node in order}
+    texts = {node: [value_text(node.data), "data ?"] for node in order}
     final_classes = frames[-1]["nodes"]
     figure = _value_figure(order, names, node_ids, edge_ids, texts, final_classes, rankdir, with_grad=False)
     title = f"The forward pass of {names[root]}, step by step"
@@ -144,7 +144,7 @@ def backward(root, *, rankdir="BT", max_nodes=30):
                 f"but backward() stored {node.grad!r}; the recording no longer follows "
                 "Value.backward"
             )
-    texts = {node: [_value_text(node.data), _grad_text(node.grad)] for node in order}
+    texts = {node: [value_text(node.data), grad_text(node.grad)] for node in order}
     for frame in frames:  # the widest text of a box's gradient row, over all the steps
         for node in order:
             texts[node].append(frame["texts"][f"text-grad-{node_ids[node][5:]}"])
@@ -250,7 +250,7 @@ def _value_graph(where, root, max_nodes):
             f"step through a smaller graph (a sub-expression), or raise the limit with "
             f"max_nodes={len(order)}."
         )
-    names = _unique_names(trace_names(dfs_trace(root)))
+    names = unique_names(trace_names(dfs_trace(root)))
     node_ids, edge_ids = dfs_element_ids(root, max_nodes=max_nodes)
     return order, names, node_ids, edge_ids
 
@@ -263,7 +263,7 @@ def _bar(name):
 
 def _operand(x):
     """A number inside a formula: a negative one in parentheses."""
-    return f"({_number(x)})" if x < 0 else _number(x)
+    return f"({number_text(x)})" if x < 0 else number_text(x)
 
 
 def _gradients(running, names):
@@ -272,7 +272,7 @@ def _gradients(running, names):
 
 def _forward_formula(node, names):
     """``p = a × b = 2 × (−0.5) = −1``, or ``a = 2`` for a leaf."""
-    name, value = names[node], _number(node.data)
+    name, value = names[node], number_text(node.data)
     if not node.parents:
         return f"{name} = {value}"
     inputs = [names[parent] for parent in node.parents]
@@ -285,7 +285,7 @@ def _forward_formula(node, names):
         return f"{name} = {inputs[0]}^{power} = {numbers[0]}^{power} = {value}"
     if node.op == "neg":
         return f"{name} = \u2212{inputs[0]} = \u2212{numbers[0]} = {value}"
-    return f"{name} = {node.op}({inputs[0]}) = {node.op}({_number(node.parents[0].data)}) = {value}"
+    return f"{name} = {node.op}({inputs[0]}) = {node.op}({number_text(node.parents[0].data)}) = {value}"
 
 
 def _local_rule(node, index, names):
@@ -320,16 +320,16 @@ def _edge_step(node, index, names, local, grad, product, before, after, complete
     d_child, d_parent = _bar(child), _bar(parent)
     d_local = f"\u2202{child}/\u2202{parent}"
     rule = _local_rule(node, index, names)
-    local_text = f"{d_local} = {rule} = {_number(local)}" if rule else f"{d_local} = {_number(local)}"
+    local_text = f"{d_local} = {rule} = {number_text(local)}" if rule else f"{d_local} = {number_text(local)}"
     formula = (
-        f"{d_parent} += {d_child} \u00b7 {d_local} = {_operand(grad)} \u00d7 {_operand(local)} = {_number(product)}"
+        f"{d_parent} += {d_child} \u00b7 {d_local} = {_operand(grad)} \u00d7 {_operand(local)} = {number_text(product)}"
     )
     masked = f"{d_parent} += {d_child} \u00b7 {d_local} = {_operand(grad)} \u00d7 ? = ?"
     op_words = _OP_WORDS.get(node.op, node.op)
     total = (
-        f"{d_parent} = {_number(product)}"
+        f"{d_parent} = {number_text(product)}"
         if before == 0.0
-        else f"{d_parent} = {_number(before)} + {_operand(product)} = {_number(after)}"
+        else f"{d_parent} = {number_text(before)} + {_operand(product)} = {number_text(after)}"
     )
     status = (
         f"{parent} has heard from every child: its gradient is complete."
@@ -350,17 +350,17 @@ def _edge_step(node, index, names, local, grad, product, before, after, complete
     else:  # a second (or later) contribution: the quiz asks for the sum
         hidden = (
             f"{child} sends its gradient back to {parent} through {op_words}. {parent} already "
-            f"holds {_number(before)} from another edge. Work out the local gradient {d_local}, "
-            f"then guess {d_parent} after this step: {_number(before)} + {d_child} · {d_local}."
+            f"holds {number_text(before)} from another edge. Work out the local gradient {d_local}, "
+            f"then guess {d_parent} after this step: {number_text(before)} + {d_child} · {d_local}."
         )
-        masked = f"{d_parent} = {_number(before)} + {_operand(grad)} \u00d7 ? = ?"
+        masked = f"{d_parent} = {number_text(before)} + {_operand(grad)} \u00d7 ? = ?"
         # The slips a reader makes at a fan-out node, each named: the new term alone, or the
         # held value times the new term, where the two must be added.
         mistakes = [
             [
                 product,
                 f"that is only what this edge adds, {d_child} \u00b7 {d_local}. {parent} already "
-                f"holds {_number(before)}, and the terms add: {_number(before)} + that.",
+                f"holds {number_text(before)}, and the terms add: {number_text(before)} + that.",
             ],
             [before * product, "that multiplies the two terms; a node adds its children's terms."],
         ]
@@ -391,12 +391,12 @@ def _forward_frame(order, node, known, names, node_ids, edge_ids, root, number):
     for other in order:
         key = node_ids[other]
         classes[key] = "cr-computed" if other in known else "cr-pending"
-        texts[f"text-value-{key[5:]}"] = _value_text(other.data) if other in known else "data ?"
+        texts[f"text-value-{key[5:]}"] = value_text(other.data) if other in known else "data ?"
     edges = [edge for parent in dict.fromkeys(node.parents) for edge in edge_ids[(parent, node)]]
     pending = [names[other] for other in order if other not in known]
     alt = (
         f"The forward pass of {names[root]}, step {number + 1} of {len(order)}: "
-        f"{_forward_formula(node, names)}; not computed yet: {_joined(pending) or 'none'}."
+        f"{_forward_formula(node, names)}; not computed yet: {joined(pending) or 'none'}."
     )
     return {"nodes": classes, "current": node_ids[node], "edges": edges, "texts": texts, "alt": alt}
 
@@ -412,7 +412,7 @@ def _backward_frame(order, running, heard, children, names, node_ids, root, edge
             classes[key] = "cr-partial"
         else:
             classes[key] = "cr-waiting"
-        texts[f"text-grad-{key[5:]}"] = _grad_text(running[node]) if node is root or heard[node] else "grad 0"
+        texts[f"text-grad-{key[5:]}"] = grad_text(running[node]) if node is root or heard[node] else "grad 0"
     frame = {"nodes": classes, "texts": texts, "edges": []}
     later = [edge_text[pair] for pair in edge_order[number:]]
     frame["later"] = [f"text-local-{edge_id[5:]}" for edge_id in later]
@@ -428,7 +428,7 @@ def _backward_frame(order, running, heard, children, names, node_ids, root, edge
     frame["alt"] = (
         f"The backward pass of {names[root]}, step {number + 1} of {len(edge_order) + 1}: "
         f"{names[node]} sends its gradient to {names[parent]}; gradients so far: "
-        + ", ".join(f"{names[n]} {_number(running[n])}" for n in reversed(order))
+        + ", ".join(f"{names[n]} {number_text(running[n])}" for n in reversed(order))
         + "."
     )
     return frame
@@ -445,16 +445,16 @@ def _value_figure(order, names, node_ids, edge_ids, texts, classes, rankdir, wit
     """
     dot = new_digraph(rankdir)
     dot.attr(nodesep="0.25", ranksep="0.45")
-    dot_ids = {node: f"n{index}" for index, node in enumerate(order)}
+    dot_ids = numbered_ids(order)
     widest = max(len(text) for node in order for text in texts[node])
     width = round(10 + 6.3 * widest)  # points: the widest row of any box, at 12 pt, plus the padding
     for node in order:
-        header = f"<B>{_html(names[node])}</B>"
+        header = f"<B>{escaped(names[node])}</B>"
         if node.op:
-            header += f' <FONT COLOR="{MUTED}">({_html(op_symbol(node.op))})</FONT>'
-        rows = [header, _html(texts[node][0])]
+            header += f' <FONT COLOR="{MUTED}">({escaped(op_symbol(node.op))})</FONT>'
+        rows = [header, escaped(texts[node][0])]
         if with_grad:
-            rows.append(f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>{_html(texts[node][1])}</B></FONT>')
+            rows.append(f'<FONT COLOR="{GLOBAL_GRAD_COLOR}"><B>{escaped(texts[node][1])}</B></FONT>')
         body = "".join(f'<TR><TD ALIGN="LEFT" WIDTH="{width}">{row}</TD></TR>' for row in rows)
         label = (
             f'<<TABLE BORDER="1" CELLBORDER="0" CELLSPACING="0" CELLPADDING="3" '
@@ -472,7 +472,7 @@ def _value_figure(order, names, node_ids, edge_ids, texts, classes, rankdir, wit
                     color=LOCAL_GRAD_COLOR,
                     fontcolor=LOCAL_GRAD_COLOR,
                     style="dashed",
-                    label=f"<{_html(_number(local))}>",
+                    label=f"<{escaped(number_text(local))}>",
                 )
             dot.edge(dot_ids[parent], dot_ids[node], **attributes)
     return Figure(dot, "")

@@ -118,7 +118,7 @@ class Explorable:
         counter = final.get("counter") or _counter(last, len(self.steps))
         lists = "".join(
             f'<p class="cr-x-list"><span class="cr-x-list-name">{html.escape(label)}</span> '
-            f'<span data-list="{key}">{html.escape(_joined(final[key]))}</span></p>'
+            f'<span data-list="{key}">{html.escape(joined(final[key]))}</span></p>'
             for key, label in self._lists
         )
         legend = "".join(
@@ -167,7 +167,7 @@ class Explorable:
         The texts named by ``text_roles`` get their ids, and every id a script uses gets
         this widget's :attr:`prefix`.
         """
-        if isinstance(self.figure, _TextFigure):  # panels already drawn, texts tagged
+        if isinstance(self.figure, TextFigure):  # panels already drawn, texts tagged
             svg = self.figure.markup
         else:
             svg = _tag_texts(self.figure.dot.pipe(), self._text_roles)
@@ -191,7 +191,7 @@ class Explorable:
         return path
 
 
-class _TextFigure:
+class TextFigure:
     """A figure already written as markup (the training widget's panels), with ``source`` for its id prefix."""
 
     def __init__(self, markup):
@@ -226,24 +226,11 @@ def _tag_texts(svg, roles):
     return _GROUP.sub(tag, svg)
 
 
-def _unique_names(names):
-    """``names`` with a name that two nodes share made unique (``a``, ``a_2``), so the steps can be read back."""
-    unique, used = {}, set()
-    for node in names:
-        name, count = names[node], 1
-        while name in used:
-            count += 1
-            name = f"{names[node]}_{count}"
-        used.add(name)
-        unique[node] = name
-    return unique
-
-
-def _joined(names):
+def joined(names):
     return ", ".join(names)
 
 
-def _and(names):
+def and_list(names):
     """``a``, ``a and b``, ``a, b and c``."""
     names = list(names)
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
@@ -254,18 +241,18 @@ def _counter(index, count):
     return f"Step {index + 1} of {count}"
 
 
-def _number(x):
+def number_text(x):
     """A number as the figures show it (4 significant digits), with a true minus sign."""
     return format_number(x).replace("-", "\u2212")
 
 
-def _value_text(x):
-    return f"data {_number(x)}"
+def value_text(x):
+    return f"data {number_text(x)}"
 
 
-def _grad_text(x):
-    return f"grad {_number(x)}"
+def grad_text(x):
+    return f"grad {number_text(x)}"
 
 
-def _html(text):
+def escaped(text):
     return html.escape(str(text), quote=True)

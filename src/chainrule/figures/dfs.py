@@ -9,8 +9,8 @@ that an explorable (:mod:`chainrule_course.explore`) can restyle one figure step
 import re
 from itertools import pairwise, zip_longest
 
-from ..graph import dfs_trace, name_list, parents_function, topological_order, trace_names
-from .figure import INK, Figure, check_size, dot_html, new_digraph, numbered_ids, op_symbol
+from ..graph import dfs_trace, name_list, numbered_ids, parents_function, topological_order, trace_names
+from .figure import INK, Figure, check_size, dot_html, new_digraph, op_symbol
 
 # How each state of a node looks.  Fill lightness (white / light / dark) and outline
 # (thin / bold / dashed grey) both differ, so the states read in greyscale too.
@@ -70,7 +70,7 @@ def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150, *, capt
     states = _dfs_states(current, reached, not_reached)
     path_edges = _search_path_edges(current)
     shape = "circle" if max(len(name) for name in names.values()) <= 3 else "ellipse"
-    node_ids, edge_ids = _element_ids(nodes, names, parents_of) if element_ids else ({}, {})
+    node_elements, edge_elements = _element_ids(nodes, names, parents_of) if element_ids else ({}, {})
 
     dot = new_digraph(rankdir)
     if caption:
@@ -84,10 +84,10 @@ def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150, *, capt
             attributes.update(color=_CURRENT_COLOR, penwidth=_CURRENT_PENWIDTH)
         if element_ids:
             state_class = "cr-" + states[node].replace("_", "-")
-            attributes.update(id=node_ids[node], **{"class": state_class + (" cr-current" if is_current else "")})
+            attributes.update(id=node_elements[node], **{"class": state_class + (" cr-current" if is_current else "")})
         dot.node(ids[node], _dfs_node_label(node, names), **attributes)
     for node in nodes:
-        _add_dfs_edges(dot, node, parents_of(node), ids, states, path_edges, edge_ids)
+        _add_dfs_edges(dot, node, parents_of(node), ids, states, path_edges, edge_elements)
     return Figure(dot, _dfs_alt(trace, step, names, not_reached))
 
 

@@ -24,7 +24,7 @@ This module draws; it never changes a graph.  The search itself is
 :func:`chainrule.graph.depth_first_events`, the same one the engine uses.
 """
 
-from ..graph import topological_order
+from ..graph import numbered_ids, topological_order
 from .figure import (
     GLOBAL_GRAD_COLOR,
     LOCAL_GRAD_COLOR,
@@ -40,7 +40,6 @@ from .figure import (
     dot_html,
     grad_row,
     new_digraph,
-    numbered_ids,
     op_symbol,
     root_name,
     value_box,

@@ -119,11 +119,6 @@ def check_size(function_name, node_count, max_nodes):
         )
 
 
-def numbered_ids(nodes):
-    """Map each node to its DOT id: ``n0, n1, ...`` in the order given."""
-    return {node: f"n{index}" for index, node in enumerate(nodes)}
-
-
 def format_number(x):
     """Show a number with 4 significant digits (``-0.0`` shows as ``0``)."""
     x = float(x)

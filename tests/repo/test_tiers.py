@@ -1,0 +1,48 @@
+"""The tiers are folders (tests/conftest.py): the fast ones, engine/, course/ and repo/, need nothing built.
+
+* Only the full folders' conftest.py import the fixtures of the builds (tests/builds.py).
+* No fast file reads _build, the wheelhouse or the book's numbers when it is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from common import ROOT
+
+FAST = ("engine", "course", "repo")
+FULL = ("built", "browser", "colab")
+BUILT = ("_build", "wheelhouse", "load_book(", "numbers.json", "builds")
+
+
+def read_at_import(source: str) -> list[str]:
+    """What of :data:`BUILT` a module's top level (not its functions and classes) names."""
+    module_level = [
+        node
+        for node in ast.parse(source).body
+        if not isinstance(node, (ast.FunctionDef, ast.ClassDef))
+        and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+    ]
+    text = "\n".join(ast.unparse(node) for node in module_level)
+    return [built for built in BUILT if built in text]
+
+
+def test_only_the_full_folders_import_the_builds_fixtures():
+    importers = {
+        path.parent.name for path in (ROOT / "tests").rglob("conftest.py") if "from builds import" in path.read_text()
+    }
+    assert importers == set(FULL)
+
+
+def test_the_fast_tier_reads_no_build_at_import():
+    files = [path for folder in FAST for path in sorted((ROOT / "tests" / folder).glob("*.py"))]
+    files.remove(Path(__file__).resolve())  # this file names them, as data
+    assert len(files) >= 25, files
+    found = {path.relative_to(ROOT).as_posix(): read_at_import(path.read_text()) for path in files}
+    assert {name: built for name, built in found.items() if built} == {}
+
+
+def test_the_check_can_fail():
+    assert read_at_import('"""doc."""\nPAGES = (ROOT / "_build" / "html").glob("*")\n') == ["_build"]
+    assert read_at_import("def f():\n    return load_book(ROOT)\n") == []
