@@ -143,7 +143,7 @@ def built_wheels(root: Path) -> list[Path]:
     return list(package.build_wheels(folder))
 
 
-def runtime_size(modules: Path, wheels: list[Path], root: Path) -> str:
+def runtime_size(modules: Path, wheels: list[Path]) -> str:
     """What the page downloads when Python starts, as the panel says it: "14.2 MB"."""
     files = [modules / "pyodide" / name for name in PYODIDE_FILES] + [modules / VIZ_FILE, *wheels]
     files += [modules / path for path in EDITOR_MODULES.values()]
@@ -220,7 +220,7 @@ def find_wheel(app: Sphinx) -> None:
     modules = node_modules(app)  # fail early, before anything executes, when npm's packages are missing
     wheels = built_wheels(repository(app))
     app.env.live_code_wheels = " ".join(wheel.name for wheel in wheels)
-    app.env.live_code_size = runtime_size(modules, wheels, repository(app))
+    app.env.live_code_size = runtime_size(modules, wheels)
     app.env.live_code_exercises = checked_exercises(repository(app), list(app.config.live_code_pages))
 
 

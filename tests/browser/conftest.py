@@ -7,7 +7,7 @@ does, cannot share a process with another Playwright) and one HTTP server per fo
 
 import pytest
 from browsing import chromium, serve_folders
-from builds import book_html, chapter_page, colab  # noqa: F401  (fixtures of what make test builds)
+from builds import book_html, chapter_page  # noqa: F401  (fixtures of what make test builds)
 
 
 @pytest.fixture(scope="module")

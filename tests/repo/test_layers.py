@@ -26,6 +26,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from common import ROOT
+
 import chainrule
 import chainrule_course
 
@@ -279,20 +281,19 @@ FLOORS = [
     ("_ext", "_ext", 3),
     ("tools/grader", "tools.grader", 3),
 ]
-ROOT_DIR = Path(__file__).resolve().parents[2]
 
 
 def upward_imports(folder: str, own: str, floor: int) -> list[str]:
     """The absolute imports in ``folder`` of a floor at or above ``floor`` that is not ``own``."""
     found = []
-    for path in sorted((ROOT_DIR / folder).rglob("*.py")):
+    for path in sorted((ROOT / folder).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
             names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
             for name in names:
                 for _, other, there in FLOORS:
                     if other != own and there >= floor and (name == other or name.startswith(other + ".")):
-                        found.append(f"{folder}/{path.relative_to(ROOT_DIR / folder)} imports {name}")
+                        found.append(f"{folder}/{path.relative_to(ROOT / folder)} imports {name}")
     return found
 
 
