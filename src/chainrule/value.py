@@ -209,7 +209,7 @@ class Value:
             raise ValueError(f"Value.log: the input must be positive, got {a!r}")
         return self.from_op(math.log(a), "log", (self,), (1.0 / a,))
 
-    def backward(self):
+    def backward(self, *, on_node=None):
         """Add d(self)/d(node) to ``.grad`` of every node this Value depends on.
 
         One pass in reverse topological order: when a node is reached, every node that
@@ -218,14 +218,19 @@ class Value:
         this call's gradient only, what the interior nodes (those with parents) hold
         from earlier calls is set aside first and added back at the end; leaves pass
         nothing on, so they accumulate directly (see the module docstring).
+
+        ``on_node``, if given, is called with each node as the pass reaches it, before
+        the node passes its gradient on: a way to watch the pass (the course's
+        explorables record it so).  The pass itself is the same with or without it.
         """
         order = topological_order(self)
         earlier = [(node, node.grad) for node in order if node.parents]
         for node, _ in earlier:
             node.grad = 0.0
         self.grad += 1.0
+        nodes = reversed(order) if on_node is None else _shown(reversed(order), on_node)
         try:
-            for node in reversed(order):
+            for node in nodes:
                 parents = node.parents
                 if not parents:  # a leaf: check the .grad that users read
                     if not isfinite(node.grad):
@@ -249,6 +254,13 @@ class Value:
         """Set ``.grad`` to 0 on this Value and every node it depends on."""
         for node in topological_order(self):
             node.grad = 0.0
+
+
+def _shown(nodes, on_node):
+    """The nodes of a backward pass, each handed to ``on_node`` just before it is used."""
+    for node in nodes:
+        on_node(node)
+        yield node
 
 
 def _report_nonfinite_gradient(order):

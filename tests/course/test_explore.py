@@ -293,12 +293,14 @@ def test_backward_adds_up_the_fan_out():
 
 
 def test_backward_refuses_to_record_what_the_engine_did_not_do(monkeypatch):
-    def wrong_backward(self):  # a broken engine: the root gets gradient 2
-        for node in topological_order(self):
-            node.grad = 2.0
+    def wrong_backward(self, *, on_node):  # a broken engine: every gradient it sends is 2
+        for node in reversed(topological_order(self)):
+            on_node(node)
+            for parent in node.parents:
+                parent.grad = 2.0
 
     monkeypatch.setattr(Value, "backward", wrong_backward)
-    with pytest.raises(AssertionError, match="recorded gradient of .* but backward\\(\\) stored"):
+    with pytest.raises(AssertionError, match="recorded gradient of .* but backward\\(\\) holds"):
         explore.backward(worked_example())
 
 

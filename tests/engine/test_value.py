@@ -411,6 +411,35 @@ def test_a_failed_backward_keeps_the_gradients_of_earlier_calls():
     assert c.grad == 2.0
 
 
+def test_on_node_sees_each_node_once_in_the_passs_order_with_its_gradient_complete():
+    a, b = Value(2.0), Value(-3.0)
+    c = a * b
+    d = c * a + c.tanh()
+    watched = []
+    d.backward(on_node=lambda node: watched.append((node, node.grad)))
+    assert [node for node, _ in watched] == list(reversed(topological_order(d)))
+    # reached after every node that uses it: what it holds then is its final gradient
+    assert [grad for _, grad in watched] == [node.grad for node, _ in watched]
+    plain = Value(2.0), Value(-3.0)
+    y = plain[0] * plain[1]
+    (y * plain[0] + y.tanh()).backward()
+    assert [plain[0].grad, plain[1].grad] == [a.grad, b.grad]
+
+
+def test_a_hook_that_raises_stops_the_pass_and_keeps_earlier_gradients():
+    a = Value(2.0)
+    c = a * 3.0
+    c.backward()
+
+    def stop(node):
+        if node is c:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        (c * 2.0).backward(on_node=stop)
+    assert c.grad == 1.0 + 2.0 and a.grad == 3.0  # c kept its first 1 and sent nothing on
+
+
 # --------------------------------------------------------------------------- bad input
 
 BAD_INPUT = {

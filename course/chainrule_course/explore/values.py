@@ -3,6 +3,8 @@
 ``forward`` computes it node by node; ``backward`` runs its backward pass edge by edge.
 """
 
+from itertools import pairwise
+
 from chainrule.figures.dfs import dfs_element_ids
 from chainrule.figures.figure import (
     GLOBAL_GRAD_COLOR,
@@ -113,37 +115,34 @@ def backward(root, *, rankdir="BT", max_nodes=30):
     """Run ``root.backward()`` and record it: one edge of the graph per step.
 
     ``root`` is a :class:`~chainrule.value.Value`. Its graph's gradients are set to zero
-    (:meth:`~chainrule.value.Value.zero_grad`), then ``root.backward()`` runs, and the
-    pass is recorded as :meth:`~chainrule.value.Value.backward` makes it: the nodes in
-    reverse topological order, and for each node every edge to a parent, where the
-    parent's running sum grows by ``child gradient × local gradient``. The first step
-    seeds the root's gradient with 1. Each later step is a dict::
+    (:meth:`~chainrule.value.Value.zero_grad`), then ``root.backward(on_node=...)`` runs
+    and tells the recording each node it reaches, in its order, with every gradient as
+    the engine holds it at that moment. A node then sends its gradient to each parent
+    in turn, where the parent's running sum grows by ``child gradient × local
+    gradient``: one step per edge. The first step seeds the root's gradient with 1.
+    Each later step is a dict::
 
         {"child": "n", "parent": "p", "local": 1.0, "child_grad": 0.786, "product": 0.786,
          "before": 0.0, "after": 0.786, "gradients": {"L": 1.0, "n": 0.786, ...},
          "formula": "p̄ += n̄ · ∂n/∂p = 0.7864 × 1 = 0.7864", "sentence": "..."}
 
     ``gradients`` holds every node's running sum after the step, so the last step's are
-    the gradients; they are checked against the ``.grad`` that ``backward()`` stored, and
-    a difference raises AssertionError. A step with a ``"quiz"`` can be guessed before it
-    is shown, in the widget's "Predict, then reveal" mode: the product, or, where the
-    parent already holds a term from another edge (fan-out), its new running sum.
+    the gradients. Where the engine reaches the next node, or ends, the sums must be
+    exactly the gradients it holds; a difference raises AssertionError. A step with a
+    ``"quiz"`` can be guessed before it is shown, in the widget's "Predict, then reveal"
+    mode: the product, or, where the parent already holds a term from another edge
+    (fan-out), its new running sum.
 
     Returns an :class:`Explorable`. Raises TypeError for anything but a Value, and
     :class:`~chainrule.figures.GraphTooLargeError` for more than ``max_nodes`` values.
     """
     order, names, node_ids, edge_ids = _value_graph("explore.backward", root, max_nodes)
     root.zero_grad()
-    root.backward()
-    edges = _backward_edges(order, edge_ids)
-    steps, frames, running = _record_backward(order, names, node_ids, root, edges)
-    for node in order:
-        if running[node] != node.grad:
-            raise AssertionError(
-                f"explore.backward: the recorded gradient of {names[node]} is {running[node]!r}, "
-                f"but backward() stored {node.grad!r}; the recording no longer follows "
-                "Value.backward"
-            )
+    reached = []  # (node, every node's gradient) each time the engine reaches a node
+    root.backward(on_node=lambda node: reached.append((node, {other: other.grad for other in order})))
+    reached.append((None, {node: node.grad for node in order}))
+    edges = _backward_edges(order, [node for node, _ in reached[:-1]], edge_ids)
+    steps, frames = _record_backward(order, names, node_ids, root, edges, reached)
     texts = {node: [value_text(node.data), grad_text(node.grad)] for node in order}
     for frame in frames:  # the widest text of a box's gradient row, over all the steps
         for node in order:
@@ -172,20 +171,18 @@ def _leaf_names(order, names):
     return leaves[0] if len(leaves) == 1 else ", ".join(leaves[:-1]) + " and " + leaves[-1]
 
 
-def _backward_edges(order, edge_ids):
+def _backward_edges(order, visited, edge_ids):
     """``(children, edge_order, edge_text)``: what the recording of a backward pass walks.
 
     ``children`` counts the edges that leave each node towards a child; ``edge_order``
-    lists the edges as ``(child, index of the parent)`` in the order ``backward()`` uses
-    them; ``edge_text`` gives the id of the text on each edge.
+    lists the edges as ``(child, index of the parent)`` in the order of ``visited``, the
+    nodes as the engine reached them; ``edge_text`` gives the id of the text on each edge.
     """
     children = {node: 0 for node in order}
     for node in order:
         for parent in node.parents:
             children[parent] += 1
-    edge_order = []
-    for node in reversed(order):
-        edge_order += [(node, index) for index in range(len(node.parents))]
+    edge_order = [(node, index) for node in visited for index in range(len(node.parents))]
     edge_text = {}
     for node in order:
         seen = {}
@@ -195,19 +192,23 @@ def _backward_edges(order, edge_ids):
     return children, edge_order, edge_text
 
 
-def _record_backward(order, names, node_ids, root, edges):
-    """The steps and frames of the backward pass from ``root``, and the running sums at its end."""
+def _record_backward(order, names, node_ids, root, edges, reached):
+    """The steps and frames of the backward pass from ``root``, from what the engine held.
+
+    ``reached`` lists, for each node the engine reached and then for the end of the
+    pass, every node's gradient at that moment. A node's steps start from the gradients
+    of its own moment; after its last edge they must be those of the next moment.
+    """
     children, edge_order, edge_text = edges
     top = names[root]
-    running = {node: 0.0 for node in order}
-    running[root] += 1.0  # as backward() seeds it
     heard = {node: 0 for node in order}
+    running = dict(reached[0][1])  # the root seeded, every other gradient still 0
     steps = [
         {
             "event": "seed",
             "node": top,
             "gradients": _gradients(running, names),
-            "formula": f"{_bar(top)} = \u2202{top}/\u2202{top} = 1",
+            "formula": f"{_bar(top)} = \u2202{top}/\u2202{top} = {number_text(running[root])}",
             "sentence": (
                 f"Start at the root: {_bar(top)} = \u2202{top}/\u2202{top} = 1. Every other "
                 "global gradient starts at 0."
@@ -215,25 +216,40 @@ def _record_backward(order, names, node_ids, root, edges):
         }
     ]
     frames = [_backward_frame(order, running, heard, children, names, node_ids, root, None, edge_text, edge_order, 0)]
-    for number, (node, index) in enumerate(edge_order, start=1):
-        parent, local = node.parents[index], node.local_grads[index]
-        before, grad = running[parent], running[node]
-        product = grad * local
-        running[parent] = before + product  # parent.grad += grad * local, as backward() does
-        heard[parent] += 1
-        step = _edge_step(
-            node, index, names, local, grad, product, before, running[parent], heard[parent] == children[parent]
-        )
-        step["gradients"] = _gradients(running, names)
-        if number == len(edge_order):
-            step["sentence"] += " The backward pass is complete: every gradient is final."
-        steps.append(step)
-        frames.append(
-            _backward_frame(
-                order, running, heard, children, names, node_ids, root, (node, index), edge_text, edge_order, number
+    number = 0
+    for (node, held), (_, after_node) in pairwise(reached):
+        _same_gradients(running, held, names)
+        running = dict(held)
+        for index, (parent, local) in enumerate(zip(node.parents, node.local_grads, strict=True)):
+            number += 1
+            before, grad = running[parent], running[node]
+            product = grad * local
+            running[parent] = before + product
+            heard[parent] += 1
+            step = _edge_step(
+                node, index, names, local, grad, product, before, running[parent], heard[parent] == children[parent]
             )
-        )
-    return steps, frames, running
+            step["gradients"] = _gradients(running, names)
+            if number == len(edge_order):
+                step["sentence"] += " The backward pass is complete: every gradient is final."
+            steps.append(step)
+            frames.append(
+                _backward_frame(
+                    order, running, heard, children, names, node_ids, root, (node, index), edge_text, edge_order, number
+                )
+            )
+        _same_gradients(running, after_node, names)
+    return steps, frames
+
+
+def _same_gradients(recorded, held, names):
+    """Raise AssertionError where the recording's sums are not the gradients the engine holds."""
+    for node, grad in held.items():
+        if recorded[node] != grad:
+            raise AssertionError(
+                f"explore.backward: the recorded gradient of {names[node]} is {recorded[node]!r}, "
+                f"but backward() holds {grad!r}; the recording no longer follows Value.backward"
+            )
 
 
 def _value_graph(where, root, max_nodes):
