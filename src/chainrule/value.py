@@ -228,7 +228,9 @@ class Value:
         for node, _ in earlier:
             node.grad = 0.0
         self.grad += 1.0
-        nodes = reversed(order) if on_node is None else _shown(reversed(order), on_node)
+        nodes = reversed(order)
+        if on_node is not None:
+            nodes = _shown(nodes, on_node)
         try:
             for node in nodes:
                 parents = node.parents
