@@ -17,7 +17,7 @@ formula in the shapes, all of them in the table :data:`FLOPS`:
 * elementwise ops (``+ - * / **``, neg, relu, tanh, sigmoid, exp, log): 1 per output
   element.  exp, log, tanh and sigmoid cost a processor several instructions, but
   counting them as 1 keeps the totals readable, and matmuls dominate anyway.
-* ``sum`` and ``mean``: 1 per input element.
+* ``sum``, ``mean`` and ``max``: 1 per input element (an add or a comparison).
 * ``log_softmax``: 5 per input element (subtract the max, exp, sum, log, subtract).
 * ``reshape``, ``transpose``, ``broadcast_to``: 0; they only change how memory is read.
 * ``checkpoint``: 0 itself; the ops of its function are counted one by one as they run,
@@ -79,6 +79,7 @@ FLOPS = {
     "@": _matmul,
     "sum": _reduction,
     "mean": _reduction,
+    "max": _reduction,
     "log_softmax": _log_softmax,
     "reshape": _no_arithmetic,
     "transpose": _no_arithmetic,

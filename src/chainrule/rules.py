@@ -64,6 +64,10 @@ def _mean_forward(a, axis, keepdims):
     return a.mean(axis=axis, keepdims=keepdims)
 
 
+def _max_forward(a, axis, keepdims):
+    return a.max(axis=axis, keepdims=keepdims)
+
+
 def _relu_forward(a):
     return np.maximum(a, 0)
 
@@ -163,6 +167,12 @@ def _broadcast_to_error(name, shapes, args):
 
 def _axis_error(name, shapes, args):
     return axis_message(name, args[0], shapes[0])
+
+
+def _max_error(name, shapes, args):
+    ((shape,), (axis, _)) = shapes, args
+    where = "" if axis is None else f" along axis {axis}"
+    return f"max: the tensor of shape {shape} is empty{where}, and an empty set has no largest value"
 
 
 def _transpose_error(name, shapes, args):
@@ -276,6 +286,20 @@ def mean_vjp(g, node, saved):
     axis, keepdims = node.args
     n = int(np.prod(shape)) // max(g.size, 1)
     return (_copy_along_reduced_axes(g / n, shape, axis, keepdims),)
+
+
+def max_vjp(g, node, saved):
+    """C = max of A over some axes.   dA = G copied along those axes, times M / n.
+
+    M is 1 where A equals its max and 0 elsewhere, and n counts those equal entries: ties
+    split the gradient evenly, as torch.amax does.  M is a constant (it changes only where
+    A jumps past a tie), so the rule can be differentiated again."""
+    (a, c), (shape,) = (saved[0], saved[-1]), node.input_shapes
+    axis, keepdims = node.args
+    top = c.data if keepdims or axis is None else np.expand_dims(c.data, axis)
+    mask = (a.data == top).astype(a.data.dtype)
+    share = mask / mask.sum(axis=axis, keepdims=True)
+    return (_copy_along_reduced_axes(g, shape, axis, keepdims) * share,)
 
 
 def reshape_vjp(g, node, saved):
@@ -400,6 +424,7 @@ RULES = {
     "neg":          Rule(np.negative,        neg_vjp,            ((),),                 "negate"),
     "sum":          Rule(_sum_forward,       sum_vjp,            ((),),                 "sum", _axis_error),
     "mean":         Rule(_mean_forward,      mean_vjp,           ((),),                 "mean", _axis_error),
+    "max":          Rule(_max_forward,       max_vjp,            (("A", "C"),),         "max", _max_error),
     "reshape":      Rule(np.reshape,         reshape_vjp,        ((),),                 "reshape", _reshape_error),
     "transpose":    Rule(np.transpose,       transpose_vjp,      ((),),                 "transpose", _transpose_error),
     "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ((),),                 "broadcast_to",

@@ -309,6 +309,13 @@ class Tensor:
         """Mean over ``axis`` (an int, a tuple of ints or None for all), as numpy's ``mean``."""
         return apply("mean", self, args=(_axis_arg(axis, self.data.shape, "mean"), bool(keepdims)))
 
+    def max(self, axis=None, keepdims=False):
+        """Largest entry over ``axis`` (an int, a tuple of ints or None for all), as numpy's ``max``.
+
+        Where several entries tie for the largest, they share its gradient evenly (as
+        ``torch.amax``; ``torch.max`` along a dim gives it all to one of them)."""
+        return apply("max", self, args=(_axis_arg(axis, self.data.shape, "max"), bool(keepdims)))
+
     def reshape(self, *shape):
         """The same numbers in a new shape; ``reshape(2, 3)`` or ``reshape((2, 3))``, -1 allowed."""
         return apply("reshape", self, args=(_int_tuple(_shape_args(shape), "reshape", "shape"),))

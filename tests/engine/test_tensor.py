@@ -110,6 +110,7 @@ OPS = {
     "neg": OpCase(lambda a: -a, lambda a: -a, ((2,),), kind="unary"),
     "sum": OpCase(lambda a: a.sum(axis=1, keepdims=True) * a, lambda a: a.sum(dim=1, keepdim=True) * a, ((2, 3),)),
     "mean": OpCase(lambda a: a.mean(axis=(0, 2)), lambda a: a.mean(dim=(0, 2)), ((2, 3, 2),)),
+    "max": OpCase(lambda a: a.max(axis=(0, 2)), lambda a: a.amax(dim=(0, 2)), ((2, 3, 2),), normal),
     "reshape": OpCase(lambda a: a.reshape(3, 2) @ a, lambda a: a.reshape(3, 2) @ a, ((2, 3),)),
     "transpose": OpCase(
         lambda a: a.transpose(1, 0, 2) * a.T.transpose(1, 0, 2),
@@ -148,7 +149,8 @@ def test_every_rule_declares_its_name_and_its_messages():
     assert hinted == {"/", "**", "log", "log_softmax"}
     # the ops numpy can refuse for their shapes (or axes) each write their own message
     shaped = {op for op, rule in RULES.items() if rule.shape_error is not None}
-    assert shaped == {"+", "-", "*", "/", "@", "sum", "mean", "reshape", "transpose", "broadcast_to", "log_softmax"}
+    reductions = {"sum", "mean", "max", "log_softmax"}
+    assert shaped == {"+", "-", "*", "/", "@", "reshape", "transpose", "broadcast_to"} | reductions
 
 
 def case_arrays(op, rng=None):
@@ -1019,3 +1021,24 @@ def test_observe_ops_reports_forward_and_backward_ops():
     count = len(seen)
     (x * 2).sum()  # outside the block: nothing more is reported
     assert len(seen) == count and not in_backward()
+
+
+@pytest.mark.parametrize(("axis", "keepdims"), [(None, False), (1, False), ((0, 2), True), (-1, False)])
+def test_max_splits_the_gradient_among_ties_as_torch_amax(axis, keepdims):
+    """Ties (here: many, from a small set of values) share the gradient evenly, in float64 as torch."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 3, size=(3, 4, 2)).astype(np.float64)
+    dims = axis if axis is None or isinstance(axis, tuple) else (axis,)
+    check_against_torch(
+        lambda t: t.max(axis=axis, keepdims=keepdims),
+        lambda t: t.amax(dim=dims if dims is not None else tuple(range(3)), keepdim=keepdims),
+        [a],
+        rng,
+    )
+
+
+def test_max_of_an_empty_tensor_names_the_op_and_the_shape():
+    with pytest.raises(ValueError, match=r"max: the tensor of shape \(0, 3\) is empty along axis 0"):
+        Tensor(np.ones((0, 3)), requires_grad=True).max(axis=0)
+    with pytest.raises(ValueError, match=r"max: axis 2 is not valid for a tensor of shape \(2, 3\)"):
+        Tensor(np.ones((2, 3))).max(axis=2)
