@@ -19,7 +19,9 @@ formula in the shapes, all of them in the table :data:`FLOPS`:
   counting them as 1 keeps the totals readable, and matmuls dominate anyway.
 * ``sum``, ``mean`` and ``max``: 1 per input element (an add or a comparison).
 * ``log_softmax``: 5 per input element (subtract the max, exp, sum, log, subtract).
-* ``reshape``, ``transpose``, ``broadcast_to``: 0; they only change how memory is read.
+* ``dropout``: 1 per element (a multiply by the mask).
+* ``scatter_add`` (embedding's VJP): 1 per element of G added.
+* ``reshape``, ``transpose``, ``broadcast_to``, ``embedding``: 0; they only change how memory is read.
 * ``checkpoint``: 0 itself; the ops of its function are counted one by one as they run,
   in the forward pass and again when the backward pass recomputes them.
 
@@ -60,6 +62,10 @@ def _log_softmax(inputs, args, out):
     return 5 * inputs[0].size
 
 
+def _scatter_add(inputs, args, out):
+    return inputs[0].size
+
+
 def _no_arithmetic(inputs, args, out):
     return 0
 
@@ -81,6 +87,9 @@ FLOPS = {
     "mean": _reduction,
     "max": _reduction,
     "log_softmax": _log_softmax,
+    "dropout": _elementwise,
+    "embedding": _no_arithmetic,
+    "scatter_add": _scatter_add,
     "reshape": _no_arithmetic,
     "transpose": _no_arithmetic,
     "broadcast_to": _no_arithmetic,

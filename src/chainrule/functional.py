@@ -17,7 +17,7 @@ import numpy as np
 
 from .tensor import Tensor, apply
 
-__all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "l2_penalty"]
+__all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "l2_penalty", "embedding", "dropout"]
 
 
 def _as_tensor(x, where):
@@ -126,3 +126,34 @@ def l2_penalty(weights, lam):
         square = (w * w).sum()
         total = square if total is None else total + square
     return total * (lam / 2)
+
+
+def embedding(indices, table):
+    """The rows of ``table`` picked by ``indices``: ``table[indices]``, as torch's ``embedding``.
+
+    ``table`` is a Tensor of shape (rows, features); ``indices`` an integer array (or
+    list) of any shape, each in [0, rows). The result has shape ``indices.shape +
+    (features,)``. Its rule (row ``"embedding"``) adds G into the rows it came from, so
+    a row picked twice gets the sum of both gradients, never just the last.
+    """
+    table = _as_tensor(table, "embedding")
+    if table.ndim != 2:
+        raise ValueError(f"embedding: the table must have shape (rows, features), got shape {table.shape}")
+    return table.take_rows(indices)
+
+
+def dropout(x, p, training=True, rng=None):
+    """Inverted dropout: each entry of ``x`` is zeroed with probability ``p``, the rest scaled by 1/(1-p).
+
+    The scale keeps every entry's expected value: at test time (``training=False``)
+    dropout is the identity and returns ``x`` itself. ``rng`` is a numpy Generator (a
+    fresh one when None). The mask is a constant of the op (row ``"dropout"``): dx = G * mask.
+    """
+    x = _as_tensor(x, "dropout")
+    if isinstance(p, bool) or not isinstance(p, Real) or not 0 <= p < 1:
+        raise ValueError(f"dropout: p must be a probability in [0, 1), got {p!r}")
+    if not training:
+        return x
+    rng = np.random.default_rng() if rng is None else rng
+    mask = (rng.random(x.shape) >= p).astype(x.dtype) / x.dtype.type(1 - p)
+    return apply("dropout", x, args=(mask,))

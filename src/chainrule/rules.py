@@ -79,6 +79,20 @@ def _sigmoid_forward(a):
     return np.where(a >= 0, 1, e) / (1 + e)
 
 
+def _embedding_forward(table, indices):
+    return table[indices]
+
+
+def _scatter_add_forward(g, indices, rows):
+    out = np.zeros((rows, *g.shape[indices.ndim :]), dtype=g.dtype)
+    np.add.at(out, indices, g)  # unbuffered: a row picked twice gets both
+    return out
+
+
+def _dropout_forward(a, mask):
+    return a * mask
+
+
 def _log_forward(a):
     if a.size and a.min() <= 0:
         smallest = float(a.min())
@@ -302,6 +316,30 @@ def max_vjp(g, node, saved):
     return (_copy_along_reduced_axes(g, shape, axis, keepdims) * share,)
 
 
+def embedding_vjp(g, node, saved):
+    """C = A[indices], the rows of A that an integer array picks.   dA = G added into those rows.
+
+    A scatter-add: a row picked twice gets the sum of both gradients, never only the last.
+    """
+    (indices,), (shape,) = node.args, node.input_shapes
+    return (g.scatter_add_rows(indices, shape[0]),)
+
+
+def scatter_add_vjp(g, node, saved):
+    """C = zeros with each slice of A added into the row its index names.   dA = G[indices].
+
+    The op is embedding's VJP, and its own VJP is a lookup again, so both differentiate twice.
+    """
+    indices, _ = node.args
+    return (g.take_rows(indices),)
+
+
+def dropout_vjp(g, node, saved):
+    """C = A * M for dropout's constant mask M (0, or 1/(1-p) where an entry is kept).   dA = G * M."""
+    (mask,) = node.args
+    return (g * mask,)
+
+
 def reshape_vjp(g, node, saved):
     """C = A in a new shape (the same numbers in the same order).   dA = G reshaped to A's shape."""
     return (g.reshape(node.input_shapes[0]),)
@@ -425,6 +463,9 @@ RULES = {
     "sum":          Rule(_sum_forward,       sum_vjp,            ((),),                 "sum", _axis_error),
     "mean":         Rule(_mean_forward,      mean_vjp,           ((),),                 "mean", _axis_error),
     "max":          Rule(_max_forward,       max_vjp,            (("A", "C"),),         "max", _max_error),
+    "embedding":    Rule(_embedding_forward, embedding_vjp,      ((),),                 "embedding"),
+    "scatter_add":  Rule(_scatter_add_forward, scatter_add_vjp,  ((),),                 "scatter_add"),
+    "dropout":      Rule(_dropout_forward,   dropout_vjp,        ((),),                 "dropout"),
     "reshape":      Rule(np.reshape,         reshape_vjp,        ((),),                 "reshape", _reshape_error),
     "transpose":    Rule(np.transpose,       transpose_vjp,      ((),),                 "transpose", _transpose_error),
     "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ((),),                 "broadcast_to",

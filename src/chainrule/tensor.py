@@ -316,6 +316,24 @@ class Tensor:
         ``torch.amax``; ``torch.max`` along a dim gives it all to one of them)."""
         return apply("max", self, args=(_axis_arg(axis, self.data.shape, "max"), bool(keepdims)))
 
+    def take_rows(self, indices):
+        """The rows (slices along axis 0) that the integer array ``indices`` names, repeats allowed:
+        ``self[indices]``, of shape ``indices.shape + self.shape[1:]``. Row ``"embedding"`` of
+        the rule table; :func:`chainrule.functional.embedding` is this on a (rows, features) table."""
+        return apply("embedding", self, args=(_row_indices(indices, self.shape, "embedding"),))
+
+    def scatter_add_rows(self, indices, rows):
+        """Zeros of shape ``(rows,) + self.shape[indices.ndim:]``, with each slice of ``self`` added
+        into the row its index names (a row named twice gets both): the VJP of :meth:`take_rows`,
+        row ``"scatter_add"``."""
+        indices = _row_indices(indices, (rows,), "scatter_add")
+        if self.shape[: indices.ndim] != indices.shape:
+            raise ValueError(
+                f"scatter_add: indices of shape {indices.shape} do not match the leading dims of "
+                f"the tensor of shape {self.shape}"
+            )
+        return apply("scatter_add", self, args=(indices, rows))
+
     def reshape(self, *shape):
         """The same numbers in a new shape; ``reshape(2, 3)`` or ``reshape((2, 3))``, -1 allowed."""
         return apply("reshape", self, args=(_int_tuple(_shape_args(shape), "reshape", "shape"),))
@@ -389,6 +407,24 @@ def _int_tuple(values, op, what):
                 f"{type(value).__name__} {value!r} at position {position}{hint}"
             )
     return tuple(int(value) for value in values)
+
+
+def _row_indices(indices, shape, op):
+    """``indices`` as an integer array of rows of a tensor of ``shape``, each in [0, shape[0]), or a clear error."""
+    array = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{op}: indices must be integers, got dtype {array.dtype}")
+    if not shape:
+        raise ValueError(f"{op}: a 0-d tensor has no rows to index")
+    rows = shape[0]
+    bad = np.argwhere((array < 0) | (array >= rows))
+    if bad.size:
+        where = tuple(int(i) for i in bad[0])
+        raise IndexError(
+            f"{op}: index {array[where]} at position {where} of indices of shape {array.shape} "
+            f"is out of range for {rows} rows: indices must be in [0, {rows})"
+        )
+    return array.astype(np.intp)
 
 
 def _axis_arg(axis, shape, op):

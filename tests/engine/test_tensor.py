@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from chainrule import checkpoint, topological_order
 from chainrule.cost import saved_bytes_by_kind
-from chainrule.functional import log_softmax
+from chainrule.functional import dropout, embedding, log_softmax
 from chainrule.gradcheck import assert_gradients_close
 from chainrule.node import vertex_of
 from chainrule.rules import EVERY_INPUT
@@ -96,6 +96,21 @@ class OpCase(NamedTuple):
     second_order: bool = True
 
 
+#: Rows picked by the embedding case: 0 twice and 2 three times, so their gradients must add.
+PICKED = np.array([[0, 2, 0], [3, 2, 2]])
+#: The mask that dropout(p=0.5) draws from default_rng(0) for shape (2, 3): kept entries scaled by 2.
+KEPT = (np.random.default_rng(0).random((2, 3)) >= 0.5) / 0.5
+
+
+def _scatter_add(g):
+    return g.scatter_add_rows(PICKED, 4)
+
+
+def _torch_scatter_add(g):
+    rows = torch.zeros((4, g.shape[-1]), dtype=g.dtype)
+    return rows.index_add(0, torch.tensor(PICKED.ravel()), g.reshape(-1, g.shape[-1]))
+
+
 def _checkpointed(a, w):
     return checkpoint(lambda t: (t @ w).tanh(), a)
 
@@ -111,6 +126,19 @@ OPS = {
     "sum": OpCase(lambda a: a.sum(axis=1, keepdims=True) * a, lambda a: a.sum(dim=1, keepdim=True) * a, ((2, 3),)),
     "mean": OpCase(lambda a: a.mean(axis=(0, 2)), lambda a: a.mean(dim=(0, 2)), ((2, 3, 2),)),
     "max": OpCase(lambda a: a.max(axis=(0, 2)), lambda a: a.amax(dim=(0, 2)), ((2, 3, 2),), normal),
+    "embedding": OpCase(
+        lambda t: embedding(PICKED, t),
+        lambda t: torch.nn.functional.embedding(torch.tensor(PICKED), t),
+        ((4, 3),),
+        normal,
+    ),
+    "scatter_add": OpCase(_scatter_add, _torch_scatter_add, ((2, 3, 5),), normal),
+    "dropout": OpCase(
+        lambda a: dropout(a, 0.5, rng=np.random.default_rng(0)),
+        lambda a: a * torch.tensor(KEPT),
+        ((2, 3),),
+        normal,
+    ),
     "reshape": OpCase(lambda a: a.reshape(3, 2) @ a, lambda a: a.reshape(3, 2) @ a, ((2, 3),)),
     "transpose": OpCase(
         lambda a: a.transpose(1, 0, 2) * a.T.transpose(1, 0, 2),
@@ -1042,3 +1070,62 @@ def test_max_of_an_empty_tensor_names_the_op_and_the_shape():
         Tensor(np.ones((0, 3)), requires_grad=True).max(axis=0)
     with pytest.raises(ValueError, match=r"max: axis 2 is not valid for a tensor of shape \(2, 3\)"):
         Tensor(np.ones((2, 3))).max(axis=2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.integers(1, 6),
+    features=st.integers(1, 4),
+    shape=hnp.array_shapes(min_dims=0, max_dims=3, max_side=4),
+    seed=st.integers(0, 2**16),
+)
+def test_embedding_matches_torch_and_adds_repeated_rows(rows, features, shape, seed):
+    rng = np.random.default_rng(seed)
+    indices = rng.integers(0, rows, size=shape)
+    table = normal(rng, (rows, features))
+    check_against_torch(
+        lambda t: embedding(indices, t),
+        lambda t: torch.nn.functional.embedding(torch.tensor(indices), t),
+        [table],
+        rng,
+    )
+
+
+def test_embedding_refuses_what_it_cannot_look_up():
+    table = Tensor(np.ones((5, 2)), requires_grad=True)
+    with pytest.raises(
+        IndexError, match=r"embedding: index 7 at position \(1, 0\) of indices of shape \(2, 2\) is out"
+    ):
+        embedding([[0, 1], [7, 2]], table)
+    with pytest.raises(IndexError, match=r"index -1 .* out of range for 5 rows: indices must be in \[0, 5\)"):
+        embedding([-1], table)
+    with pytest.raises(TypeError, match="embedding: indices must be integers, got dtype float64"):
+        embedding([0.0, 1.0], table)
+    with pytest.raises(ValueError, match=r"embedding: the table must have shape \(rows, features\), got shape \(5,\)"):
+        embedding([0], Tensor(np.ones(5)))
+
+
+def test_dropout_keeps_the_expected_value_and_is_the_identity_in_eval():
+    x = Tensor(np.ones((200, 100)), requires_grad=True)
+    y = dropout(x, 0.25, rng=np.random.default_rng(1))
+    assert set(np.unique(y.data)) == {0.0, 1 / 0.75}
+    assert abs(y.data.mean() - 1.0) < 0.02 and abs((y.data == 0).mean() - 0.25) < 0.02
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad, y.data)  # dx = G * mask, and the mask is y here
+    assert dropout(x, 0.9, training=False) is x
+    assert np.array_equal(dropout(x, 0.0, rng=np.random.default_rng(2)).data, x.data)
+    float32 = dropout(Tensor(np.ones(3, dtype=np.float32)), 0.5, rng=np.random.default_rng(0))
+    assert float32.dtype == np.float32
+    for p in (1.0, -0.1, 1.5, True, "0.5"):
+        with pytest.raises(ValueError, match=r"dropout: p must be a probability in \[0, 1\)"):
+            dropout(x, p)
+
+
+def test_scatter_add_rows_refuses_indices_that_do_not_fit():
+    g = Tensor(np.ones((2, 3)), requires_grad=True)
+    with pytest.raises(ValueError, match=r"scatter_add: indices of shape \(3,\) do not match .* shape \(2, 3\)"):
+        g.scatter_add_rows(np.array([0, 1, 1]), 4)
+    with pytest.raises(IndexError, match=r"scatter_add: index 4 at position \(1,\)"):
+        g.scatter_add_rows(np.array([0, 4]), 4)
+    with pytest.raises(ValueError, match="embedding: a 0-d tensor has no rows"):
+        Tensor(1.0).take_rows([0])
