@@ -12,9 +12,10 @@ this list, and none imports the rooms below (``tests/repo/test_layers.py`` check
 * ``backward`` -- the backward pass over the recorded nodes
 * ``checkpointing`` -- a function of Tensors run as one op, and run again in the backward pass
 * ``rules`` -- the one table of ops: forward function, VJP rule, name and messages of each, checkpoint's included
+* ``arguments`` -- the checks of an op's constant arguments (shapes, axes, indices, windows)
 * ``tensor`` -- the array engine: :class:`Tensor`, :func:`apply`, :func:`grad` and :func:`checkpoint`
 * ``drawable`` -- a Tensor's recorded graph as the figures draw it, and the gradients that flowed
-* ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty
+* ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty, embedding, dropout, conv2d
 * ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
 * ``cost`` -- flops per op and pass, bytes kept for backward, peak memory
 

@@ -20,8 +20,8 @@ formula in the shapes, all of them in the table :data:`FLOPS`:
 * ``sum``, ``mean`` and ``max``: 1 per input element (an add or a comparison).
 * ``log_softmax``: 5 per input element (subtract the max, exp, sum, log, subtract).
 * ``dropout``: 1 per element (a multiply by the mask).
-* ``scatter_add`` (embedding's VJP): 1 per element of G added.
-* ``reshape``, ``transpose``, ``broadcast_to``, ``embedding``: 0; they only change how memory is read.
+* ``scatter_add`` (embedding's VJP) and ``col2im`` (im2col's): 1 per element of G added.
+* ``reshape``, ``transpose``, ``broadcast_to``, ``embedding``, ``im2col``: 0; they only move numbers.
 * ``checkpoint``: 0 itself; the ops of its function are counted one by one as they run,
   in the forward pass and again when the backward pass recomputes them.
 
@@ -90,6 +90,8 @@ FLOPS = {
     "dropout": _elementwise,
     "embedding": _no_arithmetic,
     "scatter_add": _scatter_add,
+    "im2col": _no_arithmetic,
+    "col2im": _scatter_add,
     "reshape": _no_arithmetic,
     "transpose": _no_arithmetic,
     "broadcast_to": _no_arithmetic,

@@ -1,8 +1,8 @@
 """Losses and activations built from :class:`~chainrule.tensor.Tensor` operations.
 
 The functions here are short compositions of Tensor operations, so their gradients
-come from the rules of those operations.  The one exception is log_softmax, which is
-an op of its own in the rule table (see :func:`log_softmax`).
+come from the rules of those operations: conv2d, for one, is im2col and a matmul.
+log_softmax, embedding and dropout are ops of their own in the rule table.
 
 Numerical stability.  ``exp`` of a logit of 1000 overflows, but softmax does not change
 when the same number is subtracted from every logit of a row.  So softmax and
@@ -17,7 +17,7 @@ import numpy as np
 
 from .tensor import Tensor, apply
 
-__all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "l2_penalty", "embedding", "dropout"]
+__all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "l2_penalty", "embedding", "dropout", "conv2d"]
 
 
 def _as_tensor(x, where):
@@ -157,3 +157,27 @@ def dropout(x, p, training=True, rng=None):
     rng = np.random.default_rng() if rng is None else rng
     mask = (rng.random(x.shape) >= p).astype(x.dtype) / x.dtype.type(1 - p)
     return apply("dropout", x, args=(mask,))
+
+
+def conv2d(x, w, stride=1, padding=0):
+    """A 2-D convolution, as torch's ``conv2d`` without a bias: x (N, C, H, W), w (F, C, kh, kw).
+
+    Written with im2col: every (kh, kw) window of x becomes a row (:meth:`Tensor.im2col`),
+    and the convolution is one matmul of those rows with the filters, each flattened to a
+    column. Its gradients are then the matmul's and im2col's (whose VJP, col2im, adds
+    each window's gradient back where the window was). Like torch, it correlates: the
+    kernel is not flipped. The result has shape (N, F, rows, cols), with
+    rows = (H + 2·padding − kh) // stride + 1 and cols likewise.
+    """
+    x, w = _as_tensor(x, "conv2d"), _as_tensor(w, "conv2d")
+    if x.ndim != 4 or w.ndim != 4:
+        raise ValueError(
+            f"conv2d: expected x of shape (N, C, H, W) and w of shape (F, C, kh, kw), got {x.shape} and {w.shape}"
+        )
+    if x.shape[1] != w.shape[1]:
+        raise ValueError(
+            f"conv2d: x has {x.shape[1]} channels (shape {x.shape}) but w expects {w.shape[1]} (shape {w.shape})"
+        )
+    rows = x.im2col(w.shape[2:], stride, padding)  # (N, rows, cols, C·kh·kw)
+    out = rows @ w.reshape(w.shape[0], -1).T  # (N, rows, cols, F)
+    return out.transpose(0, 3, 1, 2)

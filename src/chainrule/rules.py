@@ -93,6 +93,29 @@ def _dropout_forward(a, mask):
     return a * mask
 
 
+def _im2col_forward(a, kernel, stride, padding):
+    windows = _windows(np.pad(a, ((0, 0), (0, 0), (padding, padding), (padding, padding))), kernel, stride)
+    n, c, rows, cols, kh, kw = windows.shape
+    return windows.transpose(0, 2, 3, 1, 4, 5).reshape(n, rows, cols, c * kh * kw)
+
+
+def _windows(a, kernel, stride):
+    """The (kh, kw) windows of an (N, C, H, W) array, ``stride`` apart: a view (N, C, rows, cols, kh, kw)."""
+    view = np.lib.stride_tricks.sliding_window_view(a, kernel, axis=(2, 3))
+    return view[:, :, ::stride, ::stride]
+
+
+def _col2im_forward(g, shape, kernel, stride, padding):
+    n, c, h, w = shape
+    (kh, kw), rows, cols = kernel, g.shape[1], g.shape[2]
+    patches = g.reshape(n, rows, cols, c, kh, kw).transpose(0, 3, 1, 2, 4, 5)
+    out = np.zeros((n, c, h + 2 * padding, w + 2 * padding), dtype=g.dtype)
+    for i in range(kh):  # every window adds its entry (i, j) into one strided slice
+        for j in range(kw):
+            out[:, :, i : i + stride * rows : stride, j : j + stride * cols : stride] += patches[..., i, j]
+    return out[:, :, padding : padding + h, padding : padding + w]
+
+
 def _log_forward(a):
     if a.size and a.min() <= 0:
         smallest = float(a.min())
@@ -334,6 +357,24 @@ def scatter_add_vjp(g, node, saved):
     return (g.take_rows(indices),)
 
 
+def im2col_vjp(g, node, saved):
+    """C = the (kh, kw) windows of A (N, C, H, W), stride apart, one row each: (N, rows, cols, C·kh·kw).
+    dA = G's rows added back into the windows they came from (col2im).
+
+    Windows overlap where the stride is smaller than the kernel, so an entry of A read by
+    several windows gets the sum of their gradients; the zeros padded around A get none.
+    """
+    kernel, stride, padding = node.args
+    return (g.col2im(node.input_shapes[0], kernel, stride, padding),)
+
+
+def col2im_vjp(g, node, saved):
+    """C = each row of A added into the window of an (N, C, H, W) array it stands for (im2col's VJP).
+    dA = the windows of G (im2col), as im2col and col2im are each other's transpose."""
+    _, kernel, stride, padding = node.args
+    return (g.im2col(kernel, stride, padding),)
+
+
 def dropout_vjp(g, node, saved):
     """C = A * M for dropout's constant mask M (0, or 1/(1-p) where an entry is kept).   dA = G * M."""
     (mask,) = node.args
@@ -466,6 +507,8 @@ RULES = {
     "embedding":    Rule(_embedding_forward, embedding_vjp,      ((),),                 "embedding"),
     "scatter_add":  Rule(_scatter_add_forward, scatter_add_vjp,  ((),),                 "scatter_add"),
     "dropout":      Rule(_dropout_forward,   dropout_vjp,        ((),),                 "dropout"),
+    "im2col":       Rule(_im2col_forward,    im2col_vjp,         ((),),                 "im2col"),
+    "col2im":       Rule(_col2im_forward,    col2im_vjp,         ((),),                 "col2im"),
     "reshape":      Rule(np.reshape,         reshape_vjp,        ((),),                 "reshape", _reshape_error),
     "transpose":    Rule(np.transpose,       transpose_vjp,      ((),),                 "transpose", _transpose_error),
     "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ((),),                 "broadcast_to",

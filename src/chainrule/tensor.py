@@ -30,12 +30,13 @@ from numbers import Real
 
 import numpy as np
 
+from .arguments import axis_arg, int_tuple, row_indices, shape_args, window_args
 from .backward import backpropagate, unbroadcast, vertex_parents
 from .checkpointing import run_once
 from .grad_mode import in_backward, is_grad_enabled, no_grad, observe_ops, observers, set_grad_enabled
 from .graph import topological_order
 from .node import AccumulateGrad, Node, vertex_of
-from .rules import RULES, Rule, axis_message
+from .rules import RULES, Rule
 
 __all__ = [
     "Tensor",
@@ -114,11 +115,9 @@ def _operand(other, like, operation):
     )
 
 
-def _shape_args(shape):
-    """``reshape(2, 3)`` and ``reshape((2, 3))`` both mean the shape (2, 3)."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
-    return tuple(shape)
+def _array_of(x):
+    """The array of a Tensor, or ``x`` itself (a list or an array)."""
+    return x.data if isinstance(x, Tensor) else x
 
 
 def apply(op, *inputs, args=()):
@@ -303,30 +302,30 @@ class Tensor:
 
     def sum(self, axis=None, keepdims=False):
         """Sum over ``axis`` (an int, a tuple of ints or None for all), as numpy's ``sum``."""
-        return apply("sum", self, args=(_axis_arg(axis, self.data.shape, "sum"), bool(keepdims)))
+        return apply("sum", self, args=(axis_arg(axis, self.data.shape, "sum"), bool(keepdims)))
 
     def mean(self, axis=None, keepdims=False):
         """Mean over ``axis`` (an int, a tuple of ints or None for all), as numpy's ``mean``."""
-        return apply("mean", self, args=(_axis_arg(axis, self.data.shape, "mean"), bool(keepdims)))
+        return apply("mean", self, args=(axis_arg(axis, self.data.shape, "mean"), bool(keepdims)))
 
     def max(self, axis=None, keepdims=False):
         """Largest entry over ``axis`` (an int, a tuple of ints or None for all), as numpy's ``max``.
 
         Where several entries tie for the largest, they share its gradient evenly (as
         ``torch.amax``; ``torch.max`` along a dim gives it all to one of them)."""
-        return apply("max", self, args=(_axis_arg(axis, self.data.shape, "max"), bool(keepdims)))
+        return apply("max", self, args=(axis_arg(axis, self.data.shape, "max"), bool(keepdims)))
 
     def take_rows(self, indices):
         """The rows (slices along axis 0) that the integer array ``indices`` names, repeats allowed:
         ``self[indices]``, of shape ``indices.shape + self.shape[1:]``. Row ``"embedding"`` of
         the rule table; :func:`chainrule.functional.embedding` is this on a (rows, features) table."""
-        return apply("embedding", self, args=(_row_indices(indices, self.shape, "embedding"),))
+        return apply("embedding", self, args=(row_indices(_array_of(indices), self.shape, "embedding"),))
 
     def scatter_add_rows(self, indices, rows):
         """Zeros of shape ``(rows,) + self.shape[indices.ndim:]``, with each slice of ``self`` added
         into the row its index names (a row named twice gets both): the VJP of :meth:`take_rows`,
         row ``"scatter_add"``."""
-        indices = _row_indices(indices, (rows,), "scatter_add")
+        indices = row_indices(_array_of(indices), (rows,), "scatter_add")
         if self.shape[: indices.ndim] != indices.shape:
             raise ValueError(
                 f"scatter_add: indices of shape {indices.shape} do not match the leading dims of "
@@ -334,18 +333,31 @@ class Tensor:
             )
         return apply("scatter_add", self, args=(indices, rows))
 
+    def im2col(self, kernel, stride=1, padding=0):
+        """The (kh, kw) windows of an (N, C, H, W) Tensor, ``stride`` apart after ``padding`` zeros
+        around H and W, each flattened to a row of C·kh·kw entries: shape (N, rows, cols, C·kh·kw).
+        A convolution is then one matmul (:func:`chainrule.functional.conv2d`). Row ``"im2col"``."""
+        kernel = window_args(self.shape, kernel, stride, padding, "im2col")
+        return apply("im2col", self, args=(kernel, stride, padding))
+
+    def col2im(self, shape, kernel, stride=1, padding=0):
+        """Each row of an (N, rows, cols, C·kh·kw) Tensor added into the window of an array of
+        ``shape`` (N, C, H, W) it stands for: the VJP of :meth:`im2col`. Row ``"col2im"``."""
+        kernel = window_args(tuple(shape), kernel, stride, padding, "col2im")
+        return apply("col2im", self, args=(tuple(shape), kernel, stride, padding))
+
     def reshape(self, *shape):
         """The same numbers in a new shape; ``reshape(2, 3)`` or ``reshape((2, 3))``, -1 allowed."""
-        return apply("reshape", self, args=(_int_tuple(_shape_args(shape), "reshape", "shape"),))
+        return apply("reshape", self, args=(int_tuple(shape_args(shape), "reshape", "shape"),))
 
     def transpose(self, *axes):
         """Permute the axes; no arguments reverses them (as numpy)."""
-        axes = _int_tuple(_shape_args(axes), "transpose", "axes") or tuple(reversed(range(self.data.ndim)))
+        axes = int_tuple(shape_args(axes), "transpose", "axes") or tuple(reversed(range(self.data.ndim)))
         return apply("transpose", self, args=(axes,))
 
     def broadcast_to(self, *shape):
         """The Tensor repeated along new or size-1 axes to ``shape`` (as numpy's ``broadcast_to``)."""
-        return apply("broadcast_to", self, args=(_int_tuple(_shape_args(shape), "broadcast_to", "shape"),))
+        return apply("broadcast_to", self, args=(int_tuple(shape_args(shape), "broadcast_to", "shape"),))
 
     # Elementwise functions.
 
@@ -395,49 +407,6 @@ class Tensor:
         if retain_graph is None:
             retain_graph = create_graph
         backpropagate([vertex_of(self)], [seed], retain_graph, create_graph)
-
-
-def _int_tuple(values, op, what):
-    """``values`` as a tuple of Python ints (numpy integers accepted), or a TypeError naming ``op``."""
-    for position, value in enumerate(values):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            hint = " (use // for integer division)" if isinstance(value, float) and what == "shape" else ""
-            raise TypeError(
-                f"Tensor.{op}: the {what} must be ints, got {tuple(values)!r}: "
-                f"{type(value).__name__} {value!r} at position {position}{hint}"
-            )
-    return tuple(int(value) for value in values)
-
-
-def _row_indices(indices, shape, op):
-    """``indices`` as an integer array of rows of a tensor of ``shape``, each in [0, shape[0]), or a clear error."""
-    array = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
-    if array.dtype.kind not in "iu":
-        raise TypeError(f"{op}: indices must be integers, got dtype {array.dtype}")
-    if not shape:
-        raise ValueError(f"{op}: a 0-d tensor has no rows to index")
-    rows = shape[0]
-    bad = np.argwhere((array < 0) | (array >= rows))
-    if bad.size:
-        where = tuple(int(i) for i in bad[0])
-        raise IndexError(
-            f"{op}: index {array[where]} at position {where} of indices of shape {array.shape} "
-            f"is out of range for {rows} rows: indices must be in [0, {rows})"
-        )
-    return array.astype(np.intp)
-
-
-def _axis_arg(axis, shape, op):
-    """``axis`` of a reduction as None, an int or a tuple of ints, each checked against ``shape``."""
-    if axis is None:
-        return None
-    single = not isinstance(axis, (tuple, list))
-    axes = _int_tuple((axis,) if single else tuple(axis), op, "axis")
-    ndim = len(shape)
-    if not all(-ndim <= ax < ndim for ax in axes) or len({ax % ndim for ax in axes}) != len(axes):
-        shown = axes[0] if single else axes
-        raise ValueError(axis_message(op, shown, shape))
-    return axes[0] if single else axes
 
 
 # --------------------------------------------------------------------------- backward and grad

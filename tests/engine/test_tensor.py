@@ -17,12 +17,12 @@ import hypothesis.extra.numpy as hnp
 import numpy as np
 import pytest
 import torch
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from chainrule import checkpoint, topological_order
 from chainrule.cost import saved_bytes_by_kind
-from chainrule.functional import dropout, embedding, log_softmax
+from chainrule.functional import conv2d, dropout, embedding, log_softmax
 from chainrule.gradcheck import assert_gradients_close
 from chainrule.node import vertex_of
 from chainrule.rules import EVERY_INPUT
@@ -111,6 +111,19 @@ def _torch_scatter_add(g):
     return rows.index_add(0, torch.tensor(PICKED.ravel()), g.reshape(-1, g.shape[-1]))
 
 
+def _torch_im2col(x, kernel=(3, 2), stride=2, padding=1):
+    """Tensor.im2col's layout from torch's unfold: (N, C·kh·kw, L) -> (N, rows, cols, C·kh·kw)."""
+    n, _, h, w = x.shape
+    rows, cols = ((size + 2 * padding - k) // stride + 1 for size, k in zip((h, w), kernel, strict=True))
+    unfolded = torch.nn.functional.unfold(x, kernel, stride=stride, padding=padding)
+    return unfolded.transpose(1, 2).reshape(n, rows, cols, -1)
+
+
+def _torch_col2im(g, shape=(2, 2, 5, 4), kernel=(3, 2), stride=2, padding=1):
+    columns = g.reshape(g.shape[0], -1, g.shape[-1]).transpose(1, 2)
+    return torch.nn.functional.fold(columns, shape[2:], kernel, stride=stride, padding=padding)
+
+
 def _checkpointed(a, w):
     return checkpoint(lambda t: (t @ w).tanh(), a)
 
@@ -138,6 +151,10 @@ OPS = {
         lambda a: a * torch.tensor(KEPT),
         ((2, 3),),
         normal,
+    ),
+    "im2col": OpCase(lambda x: x.im2col((3, 2), stride=2, padding=1), _torch_im2col, ((2, 2, 5, 4),), normal),
+    "col2im": OpCase(
+        lambda g: g.col2im((2, 2, 5, 4), (3, 2), stride=2, padding=1), _torch_col2im, ((2, 3, 3, 12),), normal
     ),
     "reshape": OpCase(lambda a: a.reshape(3, 2) @ a, lambda a: a.reshape(3, 2) @ a, ((2, 3),)),
     "transpose": OpCase(
@@ -1129,3 +1146,41 @@ def test_scatter_add_rows_refuses_indices_that_do_not_fit():
         g.scatter_add_rows(np.array([0, 4]), 4)
     with pytest.raises(ValueError, match="embedding: a 0-d tensor has no rows"):
         Tensor(1.0).take_rows([0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    batch=st.integers(1, 2),
+    channels=st.integers(1, 3),
+    filters=st.integers(1, 3),
+    size=st.tuples(st.integers(1, 7), st.integers(1, 7)),
+    kernel=st.tuples(st.integers(1, 4), st.integers(1, 4)),
+    stride=st.integers(1, 3),
+    padding=st.integers(0, 2),
+    seed=st.integers(0, 2**16),
+)
+def test_conv2d_matches_torch(batch, channels, filters, size, kernel, stride, padding, seed):
+    """Values and both gradients against torch's conv2d, float64, on odd shapes, strides and padding."""
+    assume(all(k <= n + 2 * padding for k, n in zip(kernel, size, strict=True)))
+    rng = np.random.default_rng(seed)
+    x = normal(rng, (batch, channels, *size))
+    w = normal(rng, (filters, channels, *kernel))
+    check_against_torch(
+        lambda a, b: conv2d(a, b, stride=stride, padding=padding),
+        lambda a, b: torch.nn.functional.conv2d(a, b, stride=stride, padding=padding),
+        [x, w],
+        rng,
+    )
+
+
+def test_conv2d_names_what_does_not_fit():
+    x, w = Tensor(np.ones((1, 2, 4, 4))), Tensor(np.ones((3, 2, 3, 3)))
+    with pytest.raises(ValueError, match=r"conv2d: x has 2 channels \(shape \(1, 2, 4, 4\)\) but w expects 1"):
+        conv2d(x, Tensor(np.ones((3, 1, 3, 3))))
+    with pytest.raises(ValueError, match=r"im2col: the kernel \(3, 3\) is larger than the padded input \(2, 2\)"):
+        conv2d(Tensor(np.ones((1, 2, 2, 2))), w)
+    with pytest.raises(ValueError, match=r"conv2d: expected x of shape \(N, C, H, W\) .* got \(2, 4, 4\)"):
+        conv2d(Tensor(np.ones((2, 4, 4))), w)
+    for bad in ({"stride": 0}, {"padding": -1}, {"stride": 1.5}):
+        with pytest.raises(ValueError, match=f"im2col: {next(iter(bad))} must be an int"):
+            conv2d(x, w, **bad)
