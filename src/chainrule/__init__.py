@@ -15,7 +15,7 @@ this list, and none imports the rooms below (``tests/repo/test_layers.py`` check
 * ``arguments`` -- the checks of an op's constant arguments (shapes, axes, indices, windows)
 * ``tensor`` -- the array engine: :class:`Tensor`, :func:`apply`, :func:`grad` and :func:`checkpoint`
 * ``drawable`` -- a Tensor's recorded graph as the figures draw it, and the gradients that flowed
-* ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty, embedding, dropout, conv2d
+* ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty, embedding, dropout, conv2d, max_pool2d
 * ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
 * ``cost`` -- flops per op and pass, bytes kept for backward, peak memory
 

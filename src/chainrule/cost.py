@@ -17,7 +17,7 @@ formula in the shapes, all of them in the table :data:`FLOPS`:
 * elementwise ops (``+ - * / **``, neg, relu, tanh, sigmoid, exp, log): 1 per output
   element.  exp, log, tanh and sigmoid cost a processor several instructions, but
   counting them as 1 keeps the totals readable, and matmuls dominate anyway.
-* ``sum``, ``mean`` and ``max``: 1 per input element (an add or a comparison).
+* ``sum``, ``mean``, ``max`` and ``max_pool2d``: 1 per input element (an add or a comparison).
 * ``log_softmax``: 5 per input element (subtract the max, exp, sum, log, subtract).
 * ``dropout``: 1 per element (a multiply by the mask).
 * ``scatter_add`` (embedding's VJP) and ``col2im`` (im2col's): 1 per element of G added.
@@ -86,6 +86,7 @@ FLOPS = {
     "sum": _reduction,
     "mean": _reduction,
     "max": _reduction,
+    "max_pool2d": _reduction,
     "log_softmax": _log_softmax,
     "dropout": _elementwise,
     "embedding": _no_arithmetic,

@@ -2,7 +2,7 @@
 
 The functions here are short compositions of Tensor operations, so their gradients
 come from the rules of those operations: conv2d, for one, is im2col and a matmul.
-log_softmax, embedding and dropout are ops of their own in the rule table.
+log_softmax, embedding, dropout and max_pool2d are ops of their own in the rule table.
 
 Numerical stability.  ``exp`` of a logit of 1000 overflows, but softmax does not change
 when the same number is subtracted from every logit of a row.  So softmax and
@@ -15,9 +15,20 @@ from numbers import Real
 
 import numpy as np
 
+from .arguments import window_args
 from .tensor import Tensor, apply
 
-__all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "l2_penalty", "embedding", "dropout", "conv2d"]
+__all__ = [
+    "softmax",
+    "log_softmax",
+    "cross_entropy",
+    "mse_loss",
+    "l2_penalty",
+    "embedding",
+    "dropout",
+    "conv2d",
+    "max_pool2d",
+]
 
 
 def _as_tensor(x, where):
@@ -181,3 +192,17 @@ def conv2d(x, w, stride=1, padding=0):
     rows = x.im2col(w.shape[2:], stride, padding)  # (N, rows, cols, C·kh·kw)
     out = rows @ w.reshape(w.shape[0], -1).T  # (N, rows, cols, F)
     return out.transpose(0, 3, 1, 2)
+
+
+def max_pool2d(x, kernel_size):
+    """The max of each kernel_size × kernel_size window of x (N, C, H, W), the windows
+    kernel_size apart (stride = kernel size), as torch's ``max_pool2d``: shape
+    (N, C, H // kernel_size, W // kernel_size), rows and columns past the last whole
+    window left out. Its rule routes each window's gradient to the entry that won the max
+    (row ``"max_pool2d"``); among ties, the first in the window, as torch does.
+    """
+    x = _as_tensor(x, "max_pool2d")
+    if isinstance(kernel_size, bool) or not isinstance(kernel_size, int | np.integer):
+        raise ValueError(f"max_pool2d: kernel_size must be an int (square windows), got {kernel_size!r}")
+    window_args(x.shape, kernel_size, 1, 0, "max_pool2d")
+    return apply("max_pool2d", x, args=(int(kernel_size),))

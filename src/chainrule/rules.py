@@ -105,6 +105,20 @@ def _windows(a, kernel, stride):
     return view[:, :, ::stride, ::stride]
 
 
+def _pool_windows(a, k):
+    """The k×k windows of an (N, C, H, W) array that tile it, k apart, as (N, C, rows, cols, k·k).
+
+    Rows and columns past the last whole window are left out, as torch's max_pool2d does."""
+    n, c, h, w = a.shape
+    rows, cols = h // k, w // k
+    tiles = a[:, :, : rows * k, : cols * k].reshape(n, c, rows, k, cols, k)
+    return tiles.transpose(0, 1, 2, 4, 3, 5).reshape(n, c, rows, cols, k * k)
+
+
+def _max_pool2d_forward(a, k):
+    return _pool_windows(a, k).max(axis=-1)
+
+
 def _col2im_forward(g, shape, kernel, stride, padding):
     n, c, h, w = shape
     (kh, kw), rows, cols = kernel, g.shape[1], g.shape[2]
@@ -375,6 +389,24 @@ def col2im_vjp(g, node, saved):
     return (g.im2col(kernel, stride, padding),)
 
 
+def max_pool2d_vjp(g, node, saved):
+    """C = the max of each k×k window of A (N, C, H, W), the windows k apart.   dA = each entry of G
+    routed to the place of its window's max, 0 elsewhere.
+
+    A max passes its gradient to the one input that won it. Where several tie, the first
+    in the window (row by row) gets it all, as torch's max_pool2d does, not a share each
+    as :meth:`Tensor.max`. The routing is a constant mask, and col2im puts the windows back
+    in place (entries past the last whole window get 0), so the rule differentiates again.
+    """
+    (a, _), (k,) = saved, node.args
+    windows = _pool_windows(a.data, k)
+    first = windows.argmax(axis=-1)[..., None]
+    route = (np.arange(k * k) == first).astype(a.data.dtype)  # one-hot at each window's max
+    n, c, rows, cols, _ = windows.shape
+    routed = (g.reshape(n, c, rows, cols, 1) * route).transpose(0, 2, 3, 1, 4)
+    return (routed.reshape(n, rows, cols, c * k * k).col2im(a.shape, (k, k), stride=k),)
+
+
 def dropout_vjp(g, node, saved):
     """C = A * M for dropout's constant mask M (0, or 1/(1-p) where an entry is kept).   dA = G * M."""
     (mask,) = node.args
@@ -509,6 +541,7 @@ RULES = {
     "dropout":      Rule(_dropout_forward,   dropout_vjp,        ((),),                 "dropout"),
     "im2col":       Rule(_im2col_forward,    im2col_vjp,         ((),),                 "im2col"),
     "col2im":       Rule(_col2im_forward,    col2im_vjp,         ((),),                 "col2im"),
+    "max_pool2d":   Rule(_max_pool2d_forward, max_pool2d_vjp,    (("A",),),             "max_pool2d"),
     "reshape":      Rule(np.reshape,         reshape_vjp,        ((),),                 "reshape", _reshape_error),
     "transpose":    Rule(np.transpose,       transpose_vjp,      ((),),                 "transpose", _transpose_error),
     "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ((),),                 "broadcast_to",

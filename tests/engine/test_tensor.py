@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from chainrule import checkpoint, topological_order
 from chainrule.cost import saved_bytes_by_kind
-from chainrule.functional import conv2d, dropout, embedding, log_softmax
+from chainrule.functional import conv2d, dropout, embedding, log_softmax, max_pool2d
 from chainrule.gradcheck import assert_gradients_close
 from chainrule.node import vertex_of
 from chainrule.rules import EVERY_INPUT
@@ -155,6 +155,9 @@ OPS = {
     "im2col": OpCase(lambda x: x.im2col((3, 2), stride=2, padding=1), _torch_im2col, ((2, 2, 5, 4),), normal),
     "col2im": OpCase(
         lambda g: g.col2im((2, 2, 5, 4), (3, 2), stride=2, padding=1), _torch_col2im, ((2, 3, 3, 12),), normal
+    ),
+    "max_pool2d": OpCase(
+        lambda x: max_pool2d(x, 2), lambda x: torch.nn.functional.max_pool2d(x, 2), ((2, 2, 5, 4),), normal
     ),
     "reshape": OpCase(lambda a: a.reshape(3, 2) @ a, lambda a: a.reshape(3, 2) @ a, ((2, 3),)),
     "transpose": OpCase(
@@ -1184,3 +1187,29 @@ def test_conv2d_names_what_does_not_fit():
     for bad in ({"stride": 0}, {"padding": -1}, {"stride": 1.5}):
         with pytest.raises(ValueError, match=f"im2col: {next(iter(bad))} must be an int"):
             conv2d(x, w, **bad)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(1, 7), st.integers(1, 7)),
+    kernel=st.integers(1, 4),
+    levels=st.sampled_from([2, 3, 1000]),
+    seed=st.integers(0, 2**16),
+)
+def test_max_pool2d_routes_like_torch_ties_included(shape, kernel, levels, seed):
+    """Few levels make many ties in a window: the first (row by row) gets the gradient, as in torch."""
+    assume(kernel <= min(shape[2:]))
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, levels, size=shape).astype(np.float64)
+    check_against_torch(lambda t: max_pool2d(t, kernel), lambda t: torch.nn.functional.max_pool2d(t, kernel), [x], rng)
+
+
+def test_max_pool2d_names_what_does_not_fit():
+    x = Tensor(np.ones((1, 1, 3, 5)))
+    with pytest.raises(ValueError, match=r"max_pool2d: the kernel \(4, 4\) is larger than .* \(3, 5\)"):
+        max_pool2d(x, 4)
+    for bad in (0, 2.0, (2, 2), True):
+        with pytest.raises(ValueError, match="max_pool2d: kernel"):
+            max_pool2d(x, bad)
+    with pytest.raises(ValueError, match=r"max_pool2d: expected an input of shape \(N, C, H, W\), got shape \(3, 5\)"):
+        max_pool2d(Tensor(np.ones((3, 5))), 2)
