@@ -51,7 +51,10 @@ def row_indices(indices, shape, op):
 
 def window_args(shape, kernel, stride, padding, op):
     """``kernel`` as (kh, kw) for windows of an (N, C, H, W) ``shape``, or an error naming what does not fit."""
-    kh, kw = (kernel, kernel) if isinstance(kernel, int) else tuple(kernel)
+    kernel = (kernel, kernel) if isinstance(kernel, int | np.integer) else tuple(kernel)
+    if len(kernel) != 2:
+        raise ValueError(f"{op}: the kernel must be an int or a pair (kh, kw), got {kernel!r}")
+    kh, kw = kernel
     if len(shape) != 4:
         raise ValueError(f"{op}: expected an input of shape (N, C, H, W), got shape {shape}")
     for name, value, least in (("stride", stride, 1), ("padding", padding, 0), ("kernel", min(kh, kw), 1)):

@@ -390,13 +390,13 @@ def col2im_vjp(g, node, saved):
 
 
 def max_pool2d_vjp(g, node, saved):
-    """C = the max of each k×k window of A (N, C, H, W), the windows k apart.   dA = each entry of G
-    routed to the place of its window's max, 0 elsewhere.
+    """C = the max of each k×k window of A, the windows k apart.   dA = G routed to each window's max.
 
-    A max passes its gradient to the one input that won it. Where several tie, the first
-    in the window (row by row) gets it all, as torch's max_pool2d does, not a share each
-    as :meth:`Tensor.max`. The routing is a constant mask, and col2im puts the windows back
-    in place (entries past the last whole window get 0), so the rule differentiates again.
+    A is (N, C, H, W), and a max passes its gradient to the one input that won it: dA is 0
+    everywhere else. Where several tie, the first in the window (row by row) gets it all,
+    as torch's max_pool2d does, not a share each as :meth:`Tensor.max`. The routing is a
+    constant mask, and col2im puts the windows back in place (entries past the last whole
+    window get 0), so the rule differentiates again.
     """
     (a, _), (k,) = saved, node.args
     windows = _pool_windows(a.data, k)

@@ -1184,6 +1184,9 @@ def test_conv2d_names_what_does_not_fit():
         conv2d(Tensor(np.ones((1, 2, 2, 2))), w)
     with pytest.raises(ValueError, match=r"conv2d: expected x of shape \(N, C, H, W\) .* got \(2, 4, 4\)"):
         conv2d(Tensor(np.ones((2, 4, 4))), w)
+    with pytest.raises(ValueError, match=r"im2col: the kernel must be an int or a pair \(kh, kw\), got \(1, 2, 3\)"):
+        x.im2col((1, 2, 3))
+    assert x.im2col(np.int64(2)).shape == (1, 3, 3, 8)
     for bad in ({"stride": 0}, {"padding": -1}, {"stride": 1.5}):
         with pytest.raises(ValueError, match=f"im2col: {next(iter(bad))} must be an int"):
             conv2d(x, w, **bad)
