@@ -28,7 +28,7 @@ import time
 import traceback
 from pathlib import Path
 
-SECTIONS = ("value_bench", "tensor_bench", "checkpoint_bench", "memory_bench")
+SECTIONS = ("value_bench", "tensor_bench", "cnn_bench", "checkpoint_bench", "memory_bench")
 ROW_KEYS = ("section", "name", "ratio", "goal", "met", "detail")
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -142,9 +142,8 @@ def format_table(rows):
     widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(headers[:-1])]
 
     def line(values):
-        left = [
-            f"{v:<{w}}" if i in (0, 1) else f"{v:>{w}}" for i, (v, w) in enumerate(zip(values, widths, strict=True))
-        ]
+        aligned = enumerate(zip(values[:-1], widths, strict=True))  # the detail, last, is not padded
+        left = [f"{v:<{w}}" if i in (0, 1) else f"{v:>{w}}" for i, (v, w) in aligned]
         return "  ".join(left + [values[-1]]).rstrip()
 
     rule = "  ".join("-" * w for w in widths) + "  ------"

@@ -55,7 +55,7 @@ def mlp_loss(layers, inputs):
         outputs = []
         for row in layer:
             total = row[-1]
-            for weight, activation in zip(row, activations, strict=True):
+            for weight, activation in zip(row[:-1], activations, strict=True):  # the bias is row[-1]
                 total = total + weight * activation
             outputs.append(total.relu() if depth < len(layers) - 1 else total)
         activations = outputs

@@ -122,11 +122,12 @@ def _max_pool2d_forward(a, k):
 def _col2im_forward(g, shape, kernel, stride, padding):
     n, c, h, w = shape
     (kh, kw), rows, cols = kernel, g.shape[1], g.shape[2]
-    patches = g.reshape(n, rows, cols, c, kh, kw).transpose(0, 3, 1, 2, 4, 5)
+    # (kh, kw, N, C, rows, cols), contiguous: each window entry (i, j) is one block to add
+    patches = np.ascontiguousarray(g.reshape(n, rows, cols, c, kh, kw).transpose(4, 5, 0, 3, 1, 2))
     out = np.zeros((n, c, h + 2 * padding, w + 2 * padding), dtype=g.dtype)
     for i in range(kh):  # every window adds its entry (i, j) into one strided slice
         for j in range(kw):
-            out[:, :, i : i + stride * rows : stride, j : j + stride * cols : stride] += patches[..., i, j]
+            out[:, :, i : i + stride * rows : stride, j : j + stride * cols : stride] += patches[i, j]
     return out[:, :, padding : padding + h, padding : padding + w]
 
 
