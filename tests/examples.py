@@ -1,18 +1,12 @@
 """Graphs that several tiers' tests build: the seed's graph and the backward chapter's example."""
 
 from chainrule import Value
+from chainrule_course.exercises.scalar import EXAMPLE_GRAPH
 
-# The graph of seed 001 and the lines its recursive search printed for root "f":
-# "v [...]" after each visit, "t [...]" after each finish, in this order.
-SEED_PARENTS = {
-    "a": [],
-    "b": [],
-    "x": [],
-    "c": ["a", "b"],
-    "d": ["x", "c"],
-    "e": ["c"],
-    "f": ["d"],
-}
+# The graph of seed 001 (Chapter 2's, which exercise 2.2's check uses) and the lines its
+# recursive search printed for root "f": "v [...]" after each visit, "t [...]" after each
+# finish, in this order.
+SEED_PARENTS = EXAMPLE_GRAPH
 SEED_PRINTED = [
     ("v", ["f"]),
     ("v", ["f", "d"]),

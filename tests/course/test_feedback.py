@@ -21,6 +21,7 @@ from chainrule.nn import make_classification
 from chainrule_course.exercises import feedback
 from chainrule_course.exercises.answers import wrapped
 from chainrule_course.exercises.feedback import AnswerError
+from chainrule_course.exercises.scalar import EXAMPLE_GRAPH
 
 LAM = 0.05
 
@@ -215,7 +216,7 @@ def test_scalar_graph_fan_out():
     )
 
 
-PARENTS = {"a": [], "b": [], "x": [], "c": ["a", "b"], "d": ["x", "c"], "e": ["c"], "f": ["d"]}
+PARENTS = EXAMPLE_GRAPH
 DFS = ["x", "a", "b", "c", "d", "f"]
 
 

@@ -17,26 +17,17 @@ from pathlib import Path
 
 from chainrule import dfs_trace
 from chainrule.figures import draw_dfs_step
+from chainrule_course.exercises.scalar import EXAMPLE_GRAPH
 
 IMG = Path(__file__).resolve().parents[2] / "img"
 
-#: The example graph of the course's source text on backprop over a DAG: each node's
-#: parents (its inputs), in order. ``e`` depends on ``c``, but ``f`` does not depend on ``e``.
-SEED_PARENTS = {
-    "a": [],
-    "b": [],
-    "x": [],
-    "c": ["a", "b"],
-    "d": ["x", "c"],
-    "e": ["c"],
-    "f": ["d"],
-}
-
 
 def seed_dag():
-    """The seed graph after the depth-first search from ``f`` has finished every node it reaches."""
-    last_step = len(dfs_trace("f", parents=SEED_PARENTS)) - 1
-    return draw_dfs_step("f", last_step, parents=SEED_PARENTS)
+    """The example graph of the course's source text on backprop over a DAG (Chapter 2's, where
+    ``e`` depends on ``c`` but ``f`` does not depend on ``e``), once the depth-first search
+    from ``f`` has finished every node it reaches."""
+    last_step = len(dfs_trace("f", parents=EXAMPLE_GRAPH)) - 1
+    return draw_dfs_step("f", last_step, parents=EXAMPLE_GRAPH)
 
 
 #: File name in img/ -> function returning a chainrule Figure.
