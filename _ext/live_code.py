@@ -34,7 +34,8 @@ The script's ``data-exercises`` attribute carries the page's checked exercises (
 an answer cell and a check cell, as ``tools/book/questions.py`` finds them for the assignments):
 label, the names the answer defines, the answer cell and the check cell. The book removes those cells from
 the page (``remove-cell``); in Live code mode the script puts the answer cell, with a
-Check button that runs the check, under each exercise.
+Check button that runs the check, under each exercise. ``data-check-limit`` is the seconds a
+check may take, the notebook's own limit (``chainrule_course.grading.apart.TIME_LIMIT``).
 
 Registered in ``_config.yml`` under ``sphinx: extra_extensions``.
 """
@@ -53,6 +54,7 @@ from sphinx.util.osutil import relative_uri
 
 import chainrule_course.book
 from _ext import edition_numbers
+from chainrule_course.grading.apart import TIME_LIMIT
 from tools.book import package
 from tools.book.book_model import read_chapter
 from tools.book.questions import defined_names, questions_of
@@ -167,8 +169,13 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
         return
     app.add_css_file(f"{STATIC_FOLDER}/live.css")
     exercises = json.dumps(app.env.live_code_exercises.get(pagename, []), separators=(",", ":"))
-    attributes = {"data-wheels": app.env.live_code_wheels, "data-runtime-size": app.env.live_code_size}
-    app.add_js_file(f"{STATIC_FOLDER}/live.js", **attributes, **{"data-exercises": exercises})
+    attributes = {
+        "data-wheels": app.env.live_code_wheels,
+        "data-runtime-size": app.env.live_code_size,
+        "data-exercises": exercises,
+        "data-check-limit": f"{TIME_LIMIT:g}",  # the notebook's limit on a check, in seconds
+    }
+    app.add_js_file(f"{STATIC_FOLDER}/live.js", **attributes)
 
 
 def progress_attributes(app: Sphinx, pagename: str) -> dict:

@@ -14,16 +14,16 @@ checks that
 4. saving the chapter without editing it leaves it byte-for-byte equal to the committed
    file (``git status``/``git diff`` in the copy). Files Lab creates beside it
    (``.ipynb_checkpoints/``, ...) are reported as warnings, not failures;
-5. the student edition of the mlp chapter (``student/chapters/mlp.ipynb``) with every
-   checked exercise answered by its solution (``student_answers``) runs with Run All
+5. the student edition of the mlp chapter (``student/chapters/mlp.ipynb``) as handed out
+   (no answers) starts with its set-up cell collapsed (as in 2.), and Run All stops at the
+   first check cell: every cell before it ran without an error, its error is the one line
+   "NotAnswered: Exercise 6.2 is not answered yet: write hidden_bias_grad" (no "Traceback",
+   no "File ..." frames), and the cells after it were not run (no execution count);
+6. then, as the student answers: the same file with every checked exercise answered by its
+   solution (``student_answers``), reloaded from disk, runs with Run All in the same kernel
    with no error, traceback or stderr output, every check cell prints that its exercise
    passes, and the last cell (tag ``check-all``) prints "Chapter 6: N of N checked
-   exercises pass." for the N checked exercises of the chapter;
-6. the student edition as handed out (no answers) starts with its set-up cell collapsed
-   (as in 2.), and Run All stops at the first check cell: every cell before it ran
-   without an error, its error is the one line "NotAnswered: Exercise 6.2 is not
-   answered yet: write hidden_bias_grad" (no "Traceback", no "File ..." frames), and
-   the cells after it were not run (no execution count).
+   exercises pass." for the N checked exercises of the chapter.
 
 Jupyter's config, data, runtime, settings and workspace folders and IPython's folder
 all point into the temporary folder, so nothing from the user's home changes the result
@@ -37,8 +37,8 @@ Environment variables, for trying the test on other files:
 * ``LAB_TEST_CHAPTER``: the notebook to open, relative to that folder
   (default: ``chapters/intro.md``).
 
-Points 5 and 6 copy their notebooks from this repository's ``student/`` into the
-temporary folder (untracked there); they do not use ``LAB_TEST_SOURCE``/``LAB_TEST_CHAPTER``.
+Points 5 and 6 copy their notebook from this repository's ``student/`` into the temporary
+folder (untracked there); they do not use ``LAB_TEST_SOURCE``/``LAB_TEST_CHAPTER``.
 
 Needs Debian's chromium (``/usr/bin/chromium``); no browser download.
 """
@@ -101,6 +101,7 @@ RUN_MENU = "#jp-MainMenu .lm-MenuBar-item:has-text('Run')"
 RUN_ALL = "#jp-mainmenu-run .lm-Menu-item[data-command='runmenu:run-all']"
 FILE_MENU = "#jp-MainMenu .lm-MenuBar-item:has-text('File')"
 SAVE = "#jp-mainmenu-file .lm-Menu-item[data-command='docmanager:save']"
+RELOAD = "#jp-mainmenu-file .lm-Menu-item[data-command='docmanager:reload']"
 DIRTY_TAB = ".lm-DockPanel-tabBar .lm-TabBar-tab.jp-mod-current.jp-mod-dirty"
 OUTPUT = ".jp-NotebookPanel .jp-OutputArea-output"
 # In Lab an exception's traceback is rendered with the stderr mime type; the error
@@ -119,11 +120,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 
-# LAB_TEST_STUDENT_CHAPTER=chapters/graph runs the answered test on another chapter (the
-# unanswered test expects mlp's first check).
-STUDENT_CHAPTER = os.environ.get("LAB_TEST_STUDENT_CHAPTER", "chapters/mlp")
+STUDENT_CHAPTER = "chapters/mlp"
 STUDENT_NOTEBOOK = f"student/{STUDENT_CHAPTER}.ipynb"
-ANSWERED_NOTEBOOK = f"student/{STUDENT_CHAPTER}-answered.ipynb"
 # The first check cell of the unanswered chapter, and the whole of what it must show.
 FIRST_CHECK = 'with feedback.exercise("6.2")'
 NOT_ANSWERED = "NotAnswered: Exercise 6.2 is not answered yet: write hidden_bias_grad"
@@ -566,70 +564,12 @@ def bad_outputs_text(cells: list[dict]) -> str:
     )
 
 
-def test_answered_student_chapter_passes_its_checks_in_jupyterlab(lab: Lab) -> None:
-    questions = student_answers.checked_questions(STUDENT_CHAPTER)
-    assert questions, f"{STUDENT_CHAPTER} has no checked exercise"
-    notebook = student_answers.answered_student_notebook(STUDENT_CHAPTER)
-    copy_student_notebook(lab, notebook, ANSWERED_NOTEBOOK)
-    tags = [cell.metadata.get("tags", []) if cell.cell_type == "code" else [] for cell in notebook.cells]
-    check_cells = [index for index, cell_tags in enumerate(tags) if "check" in cell_tags]
-    last_code = max(index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code")
-    assert "check-all" in tags[last_code], f"The last code cell of {STUDENT_NOTEBOOK} is not tagged check-all"
-    assert len(check_cells) == len(questions), (
-        f"{STUDENT_NOTEBOOK} has {len(check_cells)} check cells for {len(questions)} checked exercises"
-    )
-    chapter_number = questions[0].number.split(".")[0]
-    summary = f"Chapter {chapter_number}: {len(questions)} of {len(questions)} checked exercises pass."
-
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            open_notebook(page, lab, ANSWERED_NOTEBOOK)
-            all_cells_shown(page, len(notebook.cells))
-            run_all_until_stopped(page, STUDENT_RUN_TIMEOUT_MS)
-            cells = cell_outputs(page)
-        finally:
-            browser.close()
-
-    bad = bad_outputs_text(cells)
-    assert not bad, (
-        f"Run All in Lab of {STUDENT_NOTEBOOK} answered with the solutions gave error/traceback/"
-        f"stderr output(s):\n\n{bad}"
-    )
-    not_run = [
-        index for index, cell in enumerate(cells) if cell["code"] and not cell["collapsed"] and not numbered(cell)
-    ]
-    assert not not_run, (
-        f"Run All in Lab of {STUDENT_NOTEBOOK} answered with the solutions left code cells without "
-        f"an execution count (not run within {STUDENT_RUN_TIMEOUT_MS // 1000} s?): {not_run}"
-    )
-    # A check cell prints its verdict last, after the check ("... passes the checks.").
-    said = {index: re.findall(r'print\("(.*)"\)', notebook.cells[index].source) for index in check_cells}
-    failing = {
-        index: [output["text"] for output in cells[index]["outputs"]]
-        for index in check_cells
-        if not said[index] or not any(said[index][-1] in output["text"] for output in cells[index]["outputs"])
-    }
-    assert not failing, (
-        f"Check cells of {STUDENT_NOTEBOOK}, answered with the solutions, whose output in Lab "
-        f"does not say that the exercise passes: {failing}"
-    )
-    shown = "".join(output["text"] for output in cells[last_code]["outputs"])
-    assert summary in shown, (
-        f"The check-all cell of {STUDENT_NOTEBOOK}, answered with the solutions, shows in Lab\n"
-        f"{shown!r}\nnot {summary!r}"
-    )
-
-
-def test_unanswered_student_chapter_stops_at_first_check_in_jupyterlab(lab: Lab) -> None:
+def test_student_chapter_stops_at_its_first_check_then_passes_once_answered_in_jupyterlab(lab: Lab) -> None:
+    """As a student works: Run All on the notebook as handed out stops at the first check; the
+    answers written (here: the file replaced by the answered notebook and reloaded from disk),
+    Run All again, in the same kernel, passes every check."""
     source = student_answers.student_path(STUDENT_CHAPTER)
-    notebook = nbformat.read(source, as_version=4)
-    notebook_path = copy_student_notebook(lab, notebook, STUDENT_NOTEBOOK)
-    [check] = [
-        index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code" and FIRST_CHECK in cell.source
-    ]
-
+    notebook_path = copy_student_notebook(lab, nbformat.read(source, as_version=4), STUDENT_NOTEBOOK)
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         try:
@@ -637,10 +577,39 @@ def test_unanswered_student_chapter_stops_at_first_check_in_jupyterlab(lab: Lab)
             open_notebook(page, lab, STUDENT_NOTEBOOK)
             check_collapsed_inputs(page, notebook_path, STUDENT_NOTEBOOK)
             run_all_until_stopped(page, STUDENT_RUN_TIMEOUT_MS)
-            cells = cell_outputs(page)
+            check_stopped_at_first_check(cell_outputs(page))
+            answered = student_answers.answered_student_notebook(STUDENT_CHAPTER)
+            copy_student_notebook(lab, answered, STUDENT_NOTEBOOK)
+            reload_from_disk(page)
+            all_cells_shown(page, len(answered.cells))
+            run_all_until_stopped(page, STUDENT_RUN_TIMEOUT_MS)
+            check_every_check_passes(cell_outputs(page), answered)
         finally:
             browser.close()
 
+
+def reload_from_disk(page: Page) -> None:
+    """File > Reload Notebook from Disk, confirmed (Run All left the notebook changed); until no
+    cell keeps a number from the run before."""
+    page.click(FILE_MENU)
+    page.click(RELOAD)
+    page.locator(".jp-Dialog .jp-mod-accept").click(timeout=OPEN_TIMEOUT_MS)
+    page.wait_for_function(
+        """(cell) => [...document.querySelectorAll(cell)]
+            .map(c => c.querySelector('.jp-Cell-inputArea .jp-InputPrompt'))
+            .every(p => p === null || !/\\d/.test(p.textContent))""",
+        arg=CELL,
+        timeout=OPEN_TIMEOUT_MS,
+    )
+
+
+def check_stopped_at_first_check(cells: list[dict]) -> None:
+    """As handed out: every cell before the first check ran cleanly, the check says in one line
+    that the exercise is not answered, and no cell after it ran."""
+    notebook = nbformat.read(student_answers.student_path(STUDENT_CHAPTER), as_version=4)
+    [check] = [
+        index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code" and FIRST_CHECK in cell.source
+    ]
     before, at, after = cells[:check], cells[check], cells[check + 1 :]
     bad = bad_outputs_text(before)
     assert not bad, (
@@ -678,6 +647,50 @@ def test_unanswered_student_chapter_stops_at_first_check_in_jupyterlab(lab: Lab)
     assert not ran_after, (
         f"Run All in Lab of {STUDENT_NOTEBOOK} (unanswered) should stop at the error of its first "
         f"check cell (cell {check}), but cells after it have an execution count: {ran_after}"
+    )
+
+
+def check_every_check_passes(cells: list[dict], notebook: nbformat.NotebookNode) -> None:
+    """Answered with the solutions: no error, traceback or stderr output, every code cell run,
+    every check cell's verdict says its exercise passes, and the last cell sums them up."""
+    questions = student_answers.checked_questions(STUDENT_CHAPTER)
+    assert questions, f"{STUDENT_CHAPTER} has no checked exercise"
+    tags = [cell.metadata.get("tags", []) if cell.cell_type == "code" else [] for cell in notebook.cells]
+    check_cells = [index for index, cell_tags in enumerate(tags) if "check" in cell_tags]
+    last_code = max(index for index, cell in enumerate(notebook.cells) if cell.cell_type == "code")
+    assert "check-all" in tags[last_code], f"The last code cell of {STUDENT_NOTEBOOK} is not tagged check-all"
+    assert len(check_cells) == len(questions), (
+        f"{STUDENT_NOTEBOOK} has {len(check_cells)} check cells for {len(questions)} checked exercises"
+    )
+    chapter_number = questions[0].number.split(".")[0]
+    summary = f"Chapter {chapter_number}: {len(questions)} of {len(questions)} checked exercises pass."
+    bad = bad_outputs_text(cells)
+    assert not bad, (
+        f"Run All in Lab of {STUDENT_NOTEBOOK} answered with the solutions gave error/traceback/"
+        f"stderr output(s):\n\n{bad}"
+    )
+    not_run = [
+        index for index, cell in enumerate(cells) if cell["code"] and not cell["collapsed"] and not numbered(cell)
+    ]
+    assert not not_run, (
+        f"Run All in Lab of {STUDENT_NOTEBOOK} answered with the solutions left code cells without "
+        f"an execution count (not run within {STUDENT_RUN_TIMEOUT_MS // 1000} s?): {not_run}"
+    )
+    # A check cell prints its verdict last, after the check ("... passes the checks.").
+    said = {index: re.findall(r'print\("(.*)"\)', notebook.cells[index].source) for index in check_cells}
+    failing = {
+        index: [output["text"] for output in cells[index]["outputs"]]
+        for index in check_cells
+        if not said[index] or not any(said[index][-1] in output["text"] for output in cells[index]["outputs"])
+    }
+    assert not failing, (
+        f"Check cells of {STUDENT_NOTEBOOK}, answered with the solutions, whose output in Lab "
+        f"does not say that the exercise passes: {failing}"
+    )
+    shown = "".join(output["text"] for output in cells[last_code]["outputs"])
+    assert summary in shown, (
+        f"The check-all cell of {STUDENT_NOTEBOOK}, answered with the solutions, shows in Lab\n"
+        f"{shown!r}\nnot {summary!r}"
     )
 
 

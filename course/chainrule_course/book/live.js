@@ -528,12 +528,13 @@
   }
 
   // Check: the answer cell, then the check cell, in the page's Python; a verdict with an icon.
-  // The check has the notebook's time limit: past it, Python restarts (a worker cannot be
-  // interrupted in the middle of a call) and the verdict says what the notebook says.
+  // The check has the notebook's time limit, which the build writes on this script
+  // (data-check-limit, in seconds): past it, the check is interrupted, or Python restarts where
+  // a worker cannot be interrupted, and the verdict says what the notebook says.
   function checkAnswer(page, entry) {
     var exercise = entry.exercise;
     var generation = page.generation;
-    var LIMIT_S = 10;
+    var LIMIT_S = Number(me.getAttribute("data-check-limit"));
     return enqueue(page, function () {
       if (generation !== page.generation) return false;
       entry.output.textContent = "Checking\u2026";
