@@ -7,7 +7,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from chainrule.figures.plots import bar_chart, decision_regions, line_chart, stacked_bar_chart
+from chainrule.figures.plots import array_grids, bar_chart, decision_regions, line_chart, stacked_bar_chart
 from chainrule.figures.svg import MIN_TEXT_PX
 
 
@@ -263,3 +263,33 @@ def test_nice_ticks_are_round_numbers_that_span_the_range(low, high):
     step = steps.pop()
     assert f"{step / 10 ** math.floor(math.log10(step)):.6g}" in {"1", "2", "5"}
     assert low <= ticks[0] < low + step and high - step < ticks[-1] <= high
+
+
+def test_array_grids_draw_a_cell_per_entry_and_mark_the_chosen_ones():
+    """Each entry is a cell (a white or a pale square, outlined); the marked ones are pale and bold."""
+    mask = np.eye(4, dtype=bool)
+    mask[0, 3] = True
+    chart = array_grids({"X": np.arange(16).reshape(4, 4), "G": np.ones((2, 3))}, marked={"X": mask}, alt="Grids.")
+    svg = chart.svg()
+    assert svg.count("fill: #c6d4ec") == mask.sum() == svg.count("stroke-width: 2.2")
+    assert svg.count("fill: #ffffff") >= 16 - mask.sum() + 6  # the unmarked cells (and the background)
+    assert 'aria-label="Grids."' in svg
+    tag = svg[: svg.index(">") + 1]
+    min_width = float(re.search(r"min-width:(\d+)px", tag).group(1))
+    view_box_width = float(re.search(r'viewBox="\S+ \S+ (\S+) \S+"', tag).group(1))
+    assert MIN_TEXT_PX <= 11.0 * min_width / view_box_width < MIN_TEXT_PX + 0.5  # its text is 11 pt
+    assert min_width <= 330, "the column of a 390 px phone fits the grids unscrolled"
+
+
+@pytest.mark.parametrize(
+    "panels, marked, message",
+    [
+        ({}, None, "panels is empty"),
+        ({"X": np.ones(3)}, None, "panel 'X' must be a 2-D array"),
+        ({"X": np.ones((2, 2))}, {"Y": np.ones((2, 2))}, r"marked names \['Y'\]"),
+        ({"X": np.ones((2, 2))}, {"X": np.ones((3, 2))}, r"the mark of 'X' has shape \(3, 2\)"),
+    ],
+)
+def test_array_grids_refuse_what_they_cannot_draw(panels, marked, message):
+    with pytest.raises(ValueError, match=f"array_grids: {message}"):
+        array_grids(panels, marked=marked, alt="Grids.")

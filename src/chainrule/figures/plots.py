@@ -1,5 +1,6 @@
 """Charts for the book as inline SVG: line charts (loss curves, fitted curves), bar charts
-and stacked bar charts (costs, and the parts of a cost), and decision regions (classifiers).
+and stacked bar charts (costs, and the parts of a cost), decision regions (classifiers) and
+small arrays drawn as grids of numbers (what a convolution or a pooling window touches).
 
 matplotlib is imported only when a chart is drawn, so ``chainrule`` itself does not
 need it.  Where it is missing, as in the web page's Python of the "Live code" mode,
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from .svg import SVG_HEADER, accessible_svg, scrolling_figure
 
-__all__ = ["Chart", "line_chart", "bar_chart", "stacked_bar_chart", "decision_regions"]
+__all__ = ["Chart", "line_chart", "bar_chart", "stacked_bar_chart", "decision_regions", "array_grids"]
 
 # Line style and marker for the 1st, 2nd, ... series: distinguishable without colour.
 _STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v")]
@@ -395,3 +396,59 @@ def _plain_regions(classify, points, labels, *, names, xlabel, ylabel, alt, exte
         colours=_COLOURS,
     )
     return Chart(accessible_svg(svg, alt), alt)
+
+
+def array_grids(panels, *, alt, marked=None, size=(5.4, 2.3), number="{:g}"):
+    """Small 2-D arrays side by side, each a grid of cells with its numbers written in.
+
+    ``panels`` is a dict ``{title: array}`` of 2-D arrays (a few rows and columns each);
+    ``marked`` a dict ``{title: mask}`` of boolean arrays of the same shapes, whose True
+    cells are filled and outlined in bold, so the marks read in greyscale too.
+    ``number`` formats the entries. Row 0 is at the top, as arrays print.
+    """
+    _check_alt(alt, "array_grids")
+    if not panels:
+        raise ValueError("array_grids: panels is empty; pass {title: 2-D array}")
+    import numpy as np
+    from matplotlib.patches import Rectangle
+
+    marked = marked or {}
+    unknown = sorted(set(marked) - set(panels))
+    if unknown:
+        raise ValueError(f"array_grids: marked names {unknown}, which are not panels {list(panels)}")
+    arrays = {title: np.asarray(array) for title, array in panels.items()}
+    masks = {title: np.asarray(mask, dtype=bool) for title, mask in marked.items()}
+    for title, array in arrays.items():
+        if array.ndim != 2:
+            raise ValueError(f"array_grids: panel {title!r} must be a 2-D array, got shape {array.shape}")
+        if title in masks and masks[title].shape != array.shape:
+            raise ValueError(
+                f"array_grids: the mark of {title!r} has shape {masks[title].shape}, its array {array.shape}"
+            )
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=size, facecolor="white")
+    widths = [array.shape[1] for array in arrays.values()]
+    for axes, (title, array) in zip(figure.subplots(1, len(arrays), width_ratios=widths), arrays.items(), strict=True):
+        mask = masks.get(title, np.zeros(array.shape, dtype=bool))
+        rows, columns = array.shape
+        for (i, j), value in np.ndenumerate(array):
+            axes.add_patch(
+                Rectangle(
+                    (j, rows - 1 - i),
+                    1,
+                    1,
+                    facecolor=_PALE[0] if mask[i, j] else "white",
+                    edgecolor="black",
+                    linewidth=2.2 if mask[i, j] else 0.8,
+                    zorder=2 if mask[i, j] else 1,
+                )
+            )
+            axes.text(j + 0.5, rows - 0.5 - i, number.format(value), ha="center", va="center", fontsize=11, zorder=3)
+        axes.set_xlim(-0.05, columns + 0.05)
+        axes.set_ylim(-0.05, rows + 0.05)
+        axes.set_aspect("equal")
+        axes.set_xticks([]), axes.set_yticks([])  # no tick labels, drawn or counted as text
+        axes.set_axis_off()
+        axes.set_title(title, fontsize=11)
+    return _finish(figure, alt)
