@@ -16,9 +16,9 @@ This is the module a check cell imports (``from chainrule_course.exercises impor
 it loads without numpy: with it come the helpers every check cell uses (``exercise``,
 ``Summary``, ``call``, ...) and the scalar chapters' checks (:mod:`chainrule_course.exercises.scalar`),
 so that those chapters' exercises are checked where there is no numpy (the page's Python).
-The array chapters' checks (:mod:`chainrule_course.exercises.array_checks` and
-:mod:`chainrule_course.exercises.gradient_checks`) load, with numpy, the first time one is asked
-for (``feedback.check_matmul_vjp``).
+The array chapters' checks (:mod:`chainrule_course.exercises.array_checks`,
+:mod:`chainrule_course.exercises.gradient_checks` and :mod:`chainrule_course.exercises.layer_checks`)
+load, with numpy, the first time one is asked for (``feedback.check_matmul_vjp``).
 """
 
 from __future__ import annotations
@@ -45,16 +45,21 @@ def __getattr__(name: str):
     or :mod:`.gradient_checks`."""
     if name.startswith("__"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import array_checks, gradient_checks
+    from . import array_checks, gradient_checks, layer_checks
 
-    for module in (array_checks, gradient_checks):
+    for module in (array_checks, gradient_checks, layer_checks):
         if hasattr(module, name):
             return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    from . import array_checks, gradient_checks
+    from . import array_checks, gradient_checks, layer_checks
 
-    found = {name for module in (array_checks, gradient_checks) for name in dir(module) if not name.startswith("__")}
+    found = {
+        name
+        for module in (array_checks, gradient_checks, layer_checks)
+        for name in dir(module)
+        if not name.startswith("__")
+    }
     return sorted(set(globals()) | found)
