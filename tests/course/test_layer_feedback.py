@@ -1,5 +1,5 @@
-"""The checks of the layer exercises (12.1, 12.2, 13.1): right answers pass, in other forms too,
-and each known mistake is named.
+"""The checks of the layer exercises (12.1, 12.2, 13.1) and of the forward-mode rule (7.3): right
+answers pass, in other forms too, and each known mistake is named.
 
 The right answers are written here in numpy, apart from the checks' own references, and
 checked against PyTorch first, so a wrong "expected" cannot pass silently. Each planted
@@ -8,6 +8,10 @@ wrong answer is what a student who makes that mistake would compute.
 
 from __future__ import annotations
 
+import math
+
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch
@@ -180,3 +184,26 @@ def test_rnn_mistakes_are_named():
     assert "it multiplies by h2" in raises(check, with_h2, "W_h_bar")
     assert "should return three arrays" in raises(check, lambda *a: rnn_two_step_grads(*a)[:2], "rnn_two_step_grads")
     assert "is a `return` missing" in raises(check, lambda *a: None, "rnn_two_step_grads")
+
+
+def hypot_jvp(a, a_dot, b, b_dot):
+    c = math.sqrt(a * a + b * b)
+    return c, (a * a_dot + b * b_dot) / c
+
+
+def test_hypot_jvp_right_answers_pass_and_mistakes_are_named():
+    c, c_dot = jax.jvp(jnp.hypot, (3.0, -4.0), (0.5, 2.0))
+    assert np.allclose(hypot_jvp(3.0, 0.5, -4.0, 2.0), (c, c_dot))
+    for seed in (0, 35, 36):
+        feedback.check_hypot_jvp(hypot_jvp, seed=seed)
+    feedback.check_hypot_jvp(lambda *a: [np.float32(v) for v in hypot_jvp(*a)])
+    wrong = {
+        "c is a² + b², without the square root": lambda a, ad, b, bd: (a * a + b * b, hypot_jvp(a, ad, b, bd)[1]),
+        "b's tangent is left out": lambda a, ad, b, bd: (math.hypot(a, b), a * ad / math.hypot(a, b)),
+        "it is not divided by c": lambda a, ad, b, bd: (math.hypot(a, b), a * ad + b * bd),
+        "it is half the tangent": lambda a, ad, b, bd: (math.hypot(a, b), hypot_jvp(a, ad, b, bd)[1] / 2),
+        "the tangents are left out": lambda a, ad, b, bd: (math.hypot(a, b), (a + b) / math.hypot(a, b)),
+        "should return two numbers": lambda *a: hypot_jvp(*a)[1],
+    }
+    for mistake, answer in wrong.items():
+        assert mistake in raises(feedback.check_hypot_jvp, answer, r"hypot_jvp|c_dot|c is")

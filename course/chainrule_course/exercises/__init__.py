@@ -9,7 +9,7 @@ The modules, in order: each imports only the engine and modules above it in this
 * ``calling`` -- calling a student's function safely: apart, on copies, under a time limit, every failure explained
 * ``scalar`` -- the checks of the scalar chapters (1.2, 2.2, 3.2), whose answers are functions of their inputs
 * ``array_checks`` -- the checks of the array chapters (5 to 9), with numpy
-* ``gradient_checks`` -- the checks of trusting and shaping gradients (5.6, 7.2, 8.1, 10.2, 10.3), with numpy
+* ``gradient_checks`` -- the checks of trusting and shaping gradients (5.6, 7.2, 7.3, 8.1, 10.2, 10.3), with numpy
 * ``layer_checks`` -- the checks of the layers after the MLP (12.1, 12.2, 13.1), with numpy
 * ``feedback`` -- what a check cell imports, without numpy: ``scalar``'s checks and the helpers; ``array_checks``'s,
   ``gradient_checks``'s and ``layer_checks``'s checks load when first asked for

@@ -1,8 +1,8 @@
-"""The checks of the exercises on trusting and shaping gradients: 5.6, 7.2, 8.1, 10.2 and 10.3.
+"""The checks of the exercises on trusting and shaping gradients: 5.6, 7.2, 7.3, 8.1, 10.2 and 10.3.
 
 A numeric gradient by central differences (5.6), the gradient through a detached norm
-(10.2), a stable custom VJP for softplus (10.3), a Hessian-vector product by hand (7.2), and
-the backward pass of layer normalisation (8.1). Like
+(10.2), a stable custom VJP for softplus (10.3), a Hessian-vector product by hand (7.2), a
+forward-mode rule for a new operation (7.3), and the backward pass of layer normalisation (8.1). Like
 :mod:`chainrule_course.exercises.array_checks` they load numpy, and
 :mod:`chainrule_course.exercises.feedback` loads them the first time a check cell asks for one.
 """
@@ -13,10 +13,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from chainrule.forward import Dual
 from chainrule.tensor import Tensor, grad
 
 from ..grading.contract import allowed, seeded
-from .answers import AnswerError, Mistake, check_array
+from .answers import AnswerError, Mistake, check_array, check_scalars
 from .calling import call
 
 # --------------------------------------------------------------------------- a numeric gradient (5.6)
@@ -312,4 +313,43 @@ def check_tanh_hvp(tanh_hvp: Callable, seed: int = 0) -> None:
                 ),
                 Mistake("x and v are swapped", -2 * W.T @ (tv * (1 - tv * tv) * (W @ x))),
             ],
+        )
+
+
+# --------------------------------------------------------------------------- a forward-mode rule (7.3)
+
+
+@allowed("math")
+def check_hypot_jvp(hypot_jvp: Callable, seed: int = 0) -> None:
+    """``hypot_jvp(a, a_dot, b, b_dot)`` must return (c, c_dot) for c = sqrt(a² + b²), whose tangent is
+    c_dot = (a ȧ + b ḃ) / c, at two points, one with a negative coordinate. The expected numbers come
+    from chainrule's Dual arithmetic on the same formula."""
+    name = "hypot_jvp"
+    rng = np.random.default_rng(seeded(seed))
+    if seed == 0:
+        points = [(3.0, 0.5, 4.0, -2.0), (-1.5, 2.0, 0.8, 1.0)]
+    else:
+        points = [tuple(round(float(v), 2) for v in rng.uniform(-3, 3, 4)) for _ in range(2)]
+    for a, a_dot, b, b_dot in points:
+        x, y = Dual(a, a_dot), Dual(b, b_dot)
+        c = (x * x + y * y) ** 0.5
+        result = call(name, hypot_jvp, a, a_dot, b, b_dot, names=("a", "a_dot", "b", "b_dot"))
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            got = f"{len(result)} values" if isinstance(result, (tuple, list)) else f"one {type(result).__name__}"
+            raise AnswerError(name, f"{name} should return two numbers (c, c_dot), not {got}.")
+        r, moved = c.primal, a * a_dot + b * b_dot
+        check_scalars(
+            {"c": result[0], "c_dot": result[1]},
+            {"c": c.primal, "c_dot": c.tangent},
+            [
+                ("c is a² + b², without the square root", {"c": a * a + b * b}),
+                ("b's tangent is left out: b moves too, which adds b * b_dot / c", {"c_dot": a * a_dot / r}),
+                ("it is not divided by c", {"c_dot": moved}),
+                (
+                    "it is half the tangent: the 2 of d(a²) = 2a ȧ cancels the 1/2 of the square root",
+                    {"c_dot": moved / (2 * r)},
+                ),
+                ("the tangents are left out: multiply a / c by a_dot and b / c by b_dot", {"c_dot": (a + b) / r}),
+            ],
+            title=f"{name}({a:g}, {a_dot:g}, {b:g}, {b_dot:g})",
         )
