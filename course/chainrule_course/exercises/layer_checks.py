@@ -60,23 +60,23 @@ def _conv_problem(seed: int, index: int):
 
 @allowed("numpy")
 def check_conv2d_backward(conv2d_backward: Callable, seed: int = 0) -> None:
-    """``conv2d_backward(x, k, y_bar, stride, padding)`` must return (x_bar, k_bar) of
-    ``conv2d(x, k, stride, padding)``, on two problems: stride 1 without padding, stride 2 with."""
+    """``conv2d_backward(x, w, y_bar, stride, padding)`` must return (x_bar, w_bar) of
+    ``conv2d(x, w, stride, padding)``, on two problems: stride 1 without padding, stride 2 with."""
     name = "conv2d_backward"
     for index in (0, 1):
         x, k, y_bar, stride, padding = _conv_problem(seed, index)
         xt, kt = Tensor(x.copy(), requires_grad=True), Tensor(k.copy(), requires_grad=True)
         conv2d(xt, kt, stride=stride, padding=padding).backward(gradient=y_bar)
         result = call(
-            name, conv2d_backward, x, k, y_bar, stride, padding, names=("x", "k", "y_bar", "stride", "padding")
+            name, conv2d_backward, x, k, y_bar, stride, padding, names=("x", "w", "y_bar", "stride", "padding")
         )
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             got = f"{len(result)} values" if isinstance(result, (tuple, list)) else f"one {type(result).__name__}"
-            raise AnswerError(name, f"{name} should return two arrays (x_bar, k_bar), not {got}.")
-        where = f"for x of shape {x.shape}, k of shape {k.shape}, stride {stride}, padding {padding}"
+            raise AnswerError(name, f"{name} should return two arrays (x_bar, w_bar), not {got}.")
+        where = f"for x of shape {x.shape}, w of shape {k.shape}, stride {stride}, padding {padding}"
         check_array(f"x_bar {where}", result[0], xt.grad, _input_mistakes(x, k, y_bar, stride, padding))
-        flipped = Mistake("k_bar is flipped: correlate x with y_bar, not y_bar with x", kt.grad[:, :, ::-1, ::-1])
-        check_array(f"k_bar {where}", result[1], kt.grad, [flipped])
+        flipped = Mistake("w_bar is flipped: correlate x with y_bar, not y_bar with x", kt.grad[:, :, ::-1, ::-1])
+        check_array(f"w_bar {where}", result[1], kt.grad, [flipped])
 
 
 def _input_mistakes(x, k, y_bar, stride, padding) -> list[Mistake]:
@@ -130,7 +130,7 @@ def check_embedding_grad(embedding_grad: Callable, seed: int = 0) -> None:
             table.grad,
             [
                 Mistake(
-                    "a repeated token keeps only its last gradient: E_bar[tokens] = y_bar assigns, "
+                    "a repeated token keeps only one of its gradients: E_bar[tokens] = y_bar assigns, "
                     "use np.add.at, which adds",
                     overwritten,
                 ),
