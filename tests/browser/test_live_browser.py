@@ -520,6 +520,10 @@ def test_a_runaway_loop_is_stopped_and_the_runtime_kept(live_page):
     stop.click()
     expect(status).to_have_text("Stopped. Every name the cells defined is kept.")
     expect(stop).to_be_hidden()
+    # The interrupt reached the loop (its cell no longer runs), and Python did not restart meanwhile.
+    looped = last.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' cell ')][1]")
+    expect(looped).not_to_have_attribute("data-live-state", "running", timeout=10_000)
+    expect(status).to_have_text("Stopped. Every name the cells defined is kept.")
     first.fill("x + 1")
     page.get_by_role("button", name="Run cell 1", exact=True).click()
     expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("42")

@@ -214,8 +214,9 @@
   }
 
   // Stops the cell Python runs now. An isolated page interrupts it (a KeyboardInterrupt in the
-  // cell) and keeps every name; otherwise, or when Python has not answered 2 s later (it was
-  // inside a long call), Python restarts and ``onLost`` runs. A run begun before says nothing.
+  // cell) and keeps every name; otherwise, or when Python has not answered 5 s later (it was
+  // inside a long call, or a busy device was slow to answer), Python restarts and ``onLost``
+  // runs. A run begun before says nothing.
   function stopPython(page, kept, lost, onLost) {
     var inFlight = Object.keys(page.pending);
     if (!page.interrupt || !inFlight.length) {
@@ -230,7 +231,7 @@
       if (!inFlight.some(function (id) { return page.pending[id]; })) return;
       restart(page, lost);
       if (onLost) onLost();
-    }, 2000);
+    }, 5000);
   }
 
   // The status while a cell runs: which one, and for how long; Stop shows meanwhile.
