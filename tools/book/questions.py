@@ -117,19 +117,27 @@ def target_names(node: ast.stmt) -> list[str] | None:
     return None
 
 
+def bound_names(node: ast.stmt) -> list[str] | None:
+    """What :func:`target_names` finds, and the names an import binds (a solution's ``from chainrule.rules
+    import Rule``, which its definitions read)."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [alias.asname or alias.name.split(".")[0] for alias in node.names]
+    return target_names(node)
+
+
 def defined_names(source: str) -> list[str]:
     """The names an answer cell defines at top level: functions and assigned names."""
     return [name for node in ast.parse(source).body for name in (target_names(node) or [])]
 
 
 def solution_code(question: Question, chapter: str) -> str:
-    """The solution's statements that define the answer's names, with the assignments they read.
+    """The solution's statements that define the answer's names, with the assignments and imports they read.
 
-    Only top-level ``def`` statements and plain assignments are taken, so the graph drawing,
+    Only top-level ``def`` statements, plain assignments and imports are taken, so the graph drawing,
     the comparisons with PyTorch and the asserts of a solution stay in the book.
     """
     statements = [
-        (source, node, target_names(node)) for source in question.solution_cells for node in ast.parse(source).body
+        (source, node, bound_names(node)) for source in question.solution_cells for node in ast.parse(source).body
     ]
     wanted = set(defined_names(question.stub))
     chosen: list[int] = []

@@ -450,13 +450,13 @@ def python_dict(files: dict[str, str]) -> str:
 
 
 def solution_lines(assignment: Assignment) -> list[str]:
-    """Every line of solution code that is not also a line of the answer cell (a def line, say),
+    """Every line of solution code that is not also a line of the answer cell (a def line, say) nor an import,
     and every long line of the solution's prose (the model written work)."""
     lines = []
     for question in assignment.questions:
         stub_lines = {line.strip() for line in question.stub.splitlines()}
         for line in solution_code(question, assignment.chapter).splitlines():
-            if line.strip() and line.strip() not in stub_lines:
+            if line.strip() and line.strip() not in stub_lines and not line.startswith(("import ", "from ")):
                 lines.append(line.strip())
         lines += [
             line.strip() for text in question.solution_text for line in text.splitlines() if len(line.strip()) >= 40

@@ -11,8 +11,10 @@ The modules, in order: each imports only the engine and modules above it in this
 * ``array_checks`` -- the checks of the array chapters (5 to 9), with numpy
 * ``gradient_checks`` -- the checks of trusting and shaping gradients (5.6, 7.2, 7.3, 8.1, 10.2, 10.3), with numpy
 * ``layer_checks`` -- the checks of the layers after the MLP (12.1, 12.2, 13.1), with numpy
-* ``feedback`` -- what a check cell imports, without numpy: ``scalar``'s checks and the helpers; ``array_checks``'s,
-  ``gradient_checks``'s and ``layer_checks``'s checks load when first asked for
+* ``row_checks`` -- the check of a new row of the engine's rule table (12.4), with numpy and the engine's rules
+* ``capstone_checks`` -- the check of a whole network's backward pass by hand (14.1), with numpy
+* ``feedback`` -- what a check cell imports, without numpy: ``scalar``'s checks and the helpers; the other
+  modules' checks load when first asked for
 
 A chapter's check cell reads ``from chainrule_course.exercises import feedback``. This file imports
 nothing.

@@ -17,7 +17,8 @@ it loads without numpy: with it come the helpers every check cell uses (``exerci
 ``Summary``, ``call``, ...) and the scalar chapters' checks (:mod:`chainrule_course.exercises.scalar`),
 so that those chapters' exercises are checked where there is no numpy (the page's Python).
 The array chapters' checks (:mod:`chainrule_course.exercises.array_checks`,
-:mod:`chainrule_course.exercises.gradient_checks` and :mod:`chainrule_course.exercises.layer_checks`)
+:mod:`chainrule_course.exercises.gradient_checks`, :mod:`chainrule_course.exercises.layer_checks`,
+:mod:`chainrule_course.exercises.row_checks` and :mod:`chainrule_course.exercises.capstone_checks`)
 load, with numpy, the first time one is asked for (``feedback.check_matmul_vjp``).
 """
 
@@ -45,20 +46,20 @@ def __getattr__(name: str):
     or :mod:`.gradient_checks`."""
     if name.startswith("__"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import array_checks, gradient_checks, layer_checks
+    from . import array_checks, capstone_checks, gradient_checks, layer_checks, row_checks
 
-    for module in (array_checks, gradient_checks, layer_checks):
+    for module in (array_checks, gradient_checks, layer_checks, row_checks, capstone_checks):
         if hasattr(module, name):
             return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    from . import array_checks, gradient_checks, layer_checks
+    from . import array_checks, capstone_checks, gradient_checks, layer_checks, row_checks
 
     found = {
         name
-        for module in (array_checks, gradient_checks, layer_checks)
+        for module in (array_checks, gradient_checks, layer_checks, row_checks, capstone_checks)
         for name in dir(module)
         if not name.startswith("__")
     }

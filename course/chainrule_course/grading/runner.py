@@ -53,11 +53,13 @@ def encode(value, depth: int = 0, count: list | None = None):
     """``value`` as JSON data that :func:`decode` turns back into an equal value.
 
     Numbers, strings, lists, tuples, dicts and numpy arrays keep their kind (arrays their dtype
-    and shape). What a check reads as a sequence becomes a list: a deque, a dict's keys or
-    values, a range, a generator. A Fraction or a Decimal becomes a float, a subclass of int
-    or float its plain value, read without calling the subclass's methods. Anything else
-    becomes a marker naming its type, so that a check says "it returned a Value" rather than
-    crash. Only this process runs the answer's objects: what leaves it is data.
+    and shape), and so do a chainrule Tensor (its array) and a ``types.SimpleNamespace`` (its
+    fields): what a rule of the tensor engine is called with. What a check reads as a sequence
+    becomes a list: a deque, a dict's keys or values, a range, a generator. A Fraction or a
+    Decimal becomes a float, a subclass of int or float its plain value, read without calling
+    the subclass's methods. Anything else becomes a marker naming its type, so that a check
+    says "it returned a Value" rather than crash. Only this process runs the answer's objects:
+    what leaves it is data.
     """
     count = [0] if count is None else count
     if depth > MAX_DEPTH:
@@ -69,6 +71,8 @@ def encode(value, depth: int = 0, count: list | None = None):
         return value
     if value is Ellipsis:
         return {"t": "ellipsis"}
+    if type(value).__name__ == "SimpleNamespace" and type(value).__module__ == "types":
+        return {"t": "namespace", "v": encode(dict(vars(value)), depth + 1, count)}
     if isinstance(value, bool):
         return bool.__bool__(value)
     if isinstance(value, int):
@@ -103,7 +107,8 @@ def _numbers(value, count: list):
     if numpy is None:
         return None
     if type(value).__name__ == "Tensor" and isinstance(getattr(value, "data", None), numpy.ndarray):
-        value = value.data  # a chainrule Tensor: its array
+        array = _numbers(value.data, count)  # a chainrule Tensor: its array, read back as a Tensor
+        return None if array is None else {"t": "tensor", "v": array}
     if type(value) is numpy.ndarray and value.dtype.kind in "biuf":
         count[0] += value.size
         if count[0] > ANSWER_LIMIT:
@@ -153,6 +158,15 @@ def decode(data, depth: int = 0):
         return {_hashable(decode(k, depth + 1)): decode(v, depth + 1) for k, v in pairs}
     if kind in ("array", "scalar"):
         return _array(data, kind)
+    if kind == "tensor":
+        return _tensor(data.get("v"))
+    if kind == "namespace":
+        import types
+
+        fields = decode(data.get("v"), depth + 1)
+        if not isinstance(fields, dict) or not all(isinstance(k, str) for k in fields):
+            raise Unreadable("a namespace whose fields are not named")
+        return types.SimpleNamespace(**fields)
     if kind == "other":
         name = str(data.get("type", "object"))
         return type(name if name.isidentifier() else "object", (), {"__repr__": lambda self: f"<{name}>"})()
@@ -171,6 +185,21 @@ def _hashable(key):
     except TypeError:
         raise Unreadable("a dict key that is not hashable") from None
     return key
+
+
+def _tensor(data):
+    """A chainrule Tensor around the array ``data``, where chainrule is loaded; elsewhere the array.
+
+    A check hands a rule of the tensor engine its Tensors (an exercise that allows chainrule),
+    and the rule's gradients come back as Tensors."""
+    if not isinstance(data, dict) or data.get("t") != "array":
+        raise Unreadable("a tensor without an array")
+    array = _array(data, "array")
+    if "chainrule" not in sys.modules:
+        return array
+    import importlib
+
+    return importlib.import_module("chainrule.tensor").Tensor(array)
 
 
 def _array(data: dict, kind: str):

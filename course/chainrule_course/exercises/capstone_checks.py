@@ -1,0 +1,175 @@
+"""The check of Exercise 14.1: the whole backward pass of a small network, by hand, in numpy.
+
+embedding → linear → batch normalisation → tanh → linear → cross-entropy (the mean over the
+batch). The seven expected gradients come from ``chainrule``'s backward pass through the same
+network; the known mistakes from :func:`backward_with`, a numpy backward pass that makes them on
+purpose. Each gradient gets its own verdict (and its own points in the grader), so an answer
+that is right up to batch normalisation earns what it got right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+import chainrule.functional as layers
+from chainrule.tensor import Tensor
+
+from ..grading.contract import allowed, seeded
+from .answers import AnswerError, Mistake, Report, check_array
+from .calling import call
+
+EPS = 1e-5
+#: The parameters, in the order the answer takes them and returns their gradients.
+PARAMETERS = ("E", "W1", "b1", "gamma", "beta", "W2", "b2")
+GRADIENTS = tuple(f"{name}_bar" for name in PARAMETERS)
+
+
+def engine_gradients(params: dict, tokens, y) -> dict:
+    """The gradient of every parameter, by name, from chainrule's backward pass."""
+    t = {name: Tensor(array.copy(), requires_grad=True) for name, array in params.items()}
+    n = len(y)
+    X = layers.embedding(tokens, t["E"]).reshape((n, -1))
+    Z = X @ t["W1"].T + t["b1"]
+    centred = Z - Z.mean(axis=0)
+    Z_hat = centred / ((centred**2).mean(axis=0) + EPS) ** 0.5
+    H = (t["gamma"] * Z_hat + t["beta"]).tanh()
+    layers.cross_entropy(H @ t["W2"].T + t["b2"], y).backward()
+    return {name: tensor.grad for name, tensor in t.items()}
+
+
+def backward_with(p: dict, tokens, y, *, keepdims=True, one_hot=True, mean=True, paths=("mean", "variance"), add=True):
+    """The seven gradients in numpy, with the mistakes the flags name: the softmax's sum without
+    keepdims, the one-hot not subtracted, the mean's 1/n left out, batch normalisation without
+    the paths that ``paths`` leaves out, and the embedding's rows assigned rather than added."""
+    n = len(y)
+    X = p["E"][tokens].reshape(n, -1)
+    Z = X @ p["W1"].T + p["b1"]
+    s = np.sqrt(Z.var(axis=0) + EPS)
+    Z_hat = (Z - Z.mean(axis=0)) / s
+    H = np.tanh(p["gamma"] * Z_hat + p["beta"])
+    O = H @ p["W2"].T + p["b2"]
+    P = np.exp(O - O.max(axis=1, keepdims=True))
+    P = P / (P.sum(axis=1, keepdims=True) if keepdims else P.sum(axis=1))
+    O_bar = P - np.eye(P.shape[1])[y] * one_hot
+    O_bar = O_bar / n if mean else O_bar
+    U_bar = (O_bar @ p["W2"]) * (1 - H * H)
+    Zh_bar = p["gamma"] * U_bar
+    Z_bar = Zh_bar - ("mean" in paths) * Zh_bar.mean(axis=0)
+    Z_bar = (Z_bar - ("variance" in paths) * Z_hat * (Zh_bar * Z_hat).mean(axis=0)) / s
+    X_bar = (Z_bar @ p["W1"]).reshape(*tokens.shape, -1)
+    E_bar = np.zeros_like(p["E"])
+    if add:
+        np.add.at(E_bar, tokens, X_bar)
+    else:
+        E_bar[tokens] = X_bar
+    return {
+        "E": E_bar,
+        "W1": Z_bar.T @ X,
+        "b1": Z_bar.sum(axis=0),
+        "gamma": (U_bar * Z_hat).sum(axis=0),
+        "beta": U_bar.sum(axis=0),
+        "W2": O_bar.T @ H,
+        "b2": O_bar.sum(axis=0),
+        "U_bar": U_bar,
+        "O_bar": O_bar,
+        "Z_bar": Z_bar,
+    }
+
+
+def problem(seed: int, index: int):
+    """The parameters, tokens and labels of one call: first a batch as large as the number of
+    classes (where a sum that lost its axis broadcasts without an error), then one that is not."""
+    rng = np.random.default_rng(seeded(seed) * 2 + index)
+    if seed == 0:
+        n, q, T, d_e, d_h = ((6, 6, 3, 2, 5), (9, 5, 2, 3, 4))[index]
+    else:
+        q, d_h = (int(v) for v in rng.integers(4, 8, size=2))
+        T, d_e = (int(v) for v in rng.integers(2, 4, size=2))
+        n = q if index == 0 else q + int(rng.integers(2, 5))
+    d = T * d_e
+    params = {
+        "E": rng.normal(size=(q, d_e)),
+        "W1": rng.normal(size=(d_h, d)) / np.sqrt(d),
+        "b1": rng.normal(size=d_h),
+        "gamma": rng.normal(1.0, 0.3, size=d_h),
+        "beta": rng.normal(size=d_h),
+        "W2": rng.normal(size=(q, d_h)) / np.sqrt(d_h),
+        "b2": rng.normal(size=q),
+    }
+    tokens = rng.integers(0, q, size=(n, T))
+    tokens[1] = tokens[0]  # two examples with the same tokens: their rows must add
+    return params, tokens, rng.integers(0, q, size=n)
+
+
+def _mistakes(p, tokens, y) -> dict[str, list[Mistake]]:
+    """The known mistakes of each gradient, by parameter."""
+    n, q = len(y), p["W2"].shape[0]
+    found: dict[str, list[Mistake]] = {name: [] for name in PARAMETERS}
+    wrong = [
+        ("the one-hot of the labels is not subtracted: Ō = (P - Y)/n, Y one-hot", {"one_hot": False}),
+        ("the mean's 1/n is missing: the loss is the mean over the batch, so Ō = (P - Y)/n", {"mean": False}),
+        ("batch normalisation's paths through the mean and the variance are missing", {"paths": ()}),
+        ("batch normalisation's path through the mean is missing: subtract the column mean", {"paths": ("variance",)}),
+        ("batch normalisation's path through the variance is missing", {"paths": ("mean",)}),
+    ]
+    if n == q:
+        wrong.insert(
+            0,
+            (
+                f"the softmax's sum over the classes lost its axis: with n = q = {n} it divides each column by "
+                "one row's sum, without an error; sum with keepdims=True",
+                {"keepdims": False},
+            ),
+        )
+    for description, flags in wrong:
+        answer = backward_with(p, tokens, y, **flags)
+        for name in PARAMETERS:
+            found[name].append(Mistake(description, answer[name]))
+    right = backward_with(p, tokens, y)
+    assigned = backward_with(p, tokens, y, add=False)["E"]
+    found["E"].append(Mistake("repeated tokens must add their rows (np.add.at), not overwrite them", assigned))
+    for bias, upstream in (("b1", "Z_bar"), ("beta", "U_bar"), ("b2", "O_bar")):
+        found[bias].append(
+            Mistake(
+                f"a broadcast sum not undone: {bias} is added to every row, so its gradient sums over the "
+                "batch (axis 0)",
+                right[upstream],
+            )
+        )
+    found["gamma"].append(Mistake("γ̄ sums Ū ⊙ Ẑ over the batch, not Ū alone", right["beta"]))
+    found["gamma"].append(Mistake("a broadcast sum not undone: γ̄ sums Ū ⊙ Ẑ over the batch", _gamma_rows(p, tokens, y)))
+    return found
+
+
+def _gamma_rows(p, tokens, y):
+    n = len(y)
+    Z = p["E"][tokens].reshape(n, -1) @ p["W1"].T + p["b1"]
+    Z_hat = (Z - Z.mean(axis=0)) / np.sqrt(Z.var(axis=0) + EPS)
+    return backward_with(p, tokens, y)["U_bar"] * Z_hat
+
+
+@allowed("numpy")
+def check_network_backward(network_backward: Callable, seed: int = 0) -> None:
+    """``network_backward(E, W1, b1, gamma, beta, W2, b2, tokens, y)`` must return the seven gradients
+    of the mean cross-entropy, (E_bar, W1_bar, b1_bar, gamma_bar, beta_bar, W2_bar, b2_bar), on a batch
+    with n = q and on one without, each batch with a repeated example."""
+    name = "network_backward"
+    for index in (0, 1):
+        p, tokens, y = problem(seed, index)
+        n, q = len(y), p["W2"].shape[0]
+        expected = engine_gradients(p, tokens, y)
+        arguments = (*(p[key] for key in PARAMETERS), tokens, y)
+        result = call(name, network_backward, *arguments, names=(*PARAMETERS, "tokens", "y"))
+        if not isinstance(result, (tuple, list)) or len(result) != len(PARAMETERS):
+            got = f"{len(result)} values" if isinstance(result, (tuple, list)) else f"one {type(result).__name__}"
+            raise AnswerError(name, f"{name} should return seven arrays ({', '.join(GRADIENTS)}), not {got}.")
+        mistakes = _mistakes(p, tokens, y)
+        report = Report(f"{name} on n = {n} examples of T = {tokens.shape[1]} tokens, q = {q} classes")
+        for key, got in zip(PARAMETERS, result, strict=True):
+            report.check(
+                f"{key}_bar",
+                lambda key=key, got=got: check_array(f"{key}_bar", got, expected[key], mistakes[key]),
+            )
+        report.close()

@@ -1,0 +1,144 @@
+"""The check of Exercise 14.1, a whole network's backward pass by hand: its references are PyTorch's,
+a right answer passes, each trap is named on the gradients it spoils, and the grader scores each
+of the seven gradients on its own, as the notebook's check judges them.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from test_scalar_checks import as_cell
+
+from chainrule_course.exercises import answers, capstone_checks, feedback
+from chainrule_course.grading import apart, scoring
+
+SEEDS = (0, 51, 52)  # the public check and the two hidden ones
+ANSWER = """import numpy as np
+
+
+def network_backward(E, W1, b1, gamma, beta, W2, b2, tokens, y):
+    n = len(y)
+    X = E[tokens].reshape(n, -1)
+    Z = X @ W1.T + b1
+    s = np.sqrt(Z.var(axis=0) + 1e-5)
+    Z_hat = (Z - Z.mean(axis=0)) / s
+    H = np.tanh(gamma * Z_hat + beta)
+    O = H @ W2.T + b2
+    P = np.exp(O - O.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    O_bar = (P - np.eye(len(b2))[y]) / n
+    U_bar = (O_bar @ W2) * (1 - H * H)
+    g = gamma * U_bar
+    Z_bar = (g - g.mean(0) - Z_hat * (g * Z_hat).mean(0)) / s
+    E_bar = np.zeros_like(E)
+    np.add.at(E_bar, tokens, (Z_bar @ W1).reshape(*tokens.shape, -1))
+    return (E_bar, Z_bar.T @ X, Z_bar.sum(0), (U_bar * Z_hat).sum(0),
+            U_bar.sum(0), O_bar.T @ H, O_bar.sum(0))
+"""
+#: A trap, as the cell a student who falls into it writes; what the check says; the gradients it spoils.
+TRAPS = {
+    "keepdims": (
+        ANSWER.replace("P.sum(axis=1, keepdims=True)", "P.sum(axis=1)"),
+        "the softmax's sum over the classes lost its axis",
+        {"E", "W1", "gamma", "beta", "W2", "b2"},
+    ),
+    "one-hot": (
+        ANSWER.replace("(P - np.eye(len(b2))[y]) / n", "P / n"),
+        "the one-hot of the labels is not subtracted",
+        {"E", "W1", "gamma", "beta", "W2", "b2"},
+    ),
+    "mean": (
+        ANSWER.replace("(P - np.eye(len(b2))[y]) / n", "P - np.eye(len(b2))[y]"),
+        "the mean's 1/n is missing",
+        {"E", "W1", "gamma", "beta", "W2", "b2"},
+    ),
+    "one term": (
+        ANSWER.replace("(g - g.mean(0) - Z_hat * (g * Z_hat).mean(0)) / s", "g / s"),
+        "paths through the mean and the variance are missing",
+        {"E", "W1", "b1"},
+    ),
+    "no variance path": (
+        ANSWER.replace(" - Z_hat * (g * Z_hat).mean(0)", ""),
+        "path through the variance is missing",
+        {"E", "W1"},
+    ),
+    "overwritten": (
+        ANSWER.replace(
+            "np.add.at(E_bar, tokens, (Z_bar @ W1).reshape(*tokens.shape, -1))",
+            "E_bar[tokens] = (Z_bar @ W1).reshape(*tokens.shape, -1)",
+        ),
+        "repeated tokens must add their rows",
+        {"E"},
+    ),
+    "bias not summed": (
+        ANSWER.replace("O_bar.T @ H, O_bar.sum(0))", "O_bar.T @ H, O_bar)"),
+        "a broadcast sum not undone: b2",
+        {"b2"},
+    ),
+    "gamma without Z_hat": (
+        ANSWER.replace("(U_bar * Z_hat).sum(0)", "U_bar.sum(0)"),
+        "γ̄ sums Ū ⊙ Ẑ over the batch, not Ū alone",
+        {"gamma"},
+    ),
+}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_references_are_pytorchs(seed):
+    for index in (0, 1):
+        p, tokens, y = capstone_checks.problem(seed, index)
+        t = {k: torch.tensor(v, requires_grad=True) for k, v in p.items()}
+        X = F.embedding(torch.tensor(tokens), t["E"]).reshape(len(y), -1)
+        Z = F.batch_norm(X @ t["W1"].T + t["b1"], None, None, t["gamma"], t["beta"], training=True, eps=1e-5)
+        F.cross_entropy(Z.tanh() @ t["W2"].T + t["b2"], torch.tensor(y)).backward()
+        engine, hand = capstone_checks.engine_gradients(p, tokens, y), capstone_checks.backward_with(p, tokens, y)
+        for name in capstone_checks.PARAMETERS:
+            assert np.allclose(engine[name], t[name].grad.numpy(), rtol=1e-9, atol=1e-12), name
+            assert np.allclose(hand[name], t[name].grad.numpy(), rtol=1e-9, atol=1e-12), name
+        assert (index == 0) == (len(y) == p["W2"].shape[0])  # the first batch has n = q
+        assert (tokens[0] == tokens[1]).all()
+
+
+def test_a_right_answer_passes_apart_public_and_hidden():
+    function = as_cell(ANSWER, "network_backward")
+    for seed in SEEDS:
+        feedback.check_network_backward(function, seed=seed)
+
+
+@pytest.mark.parametrize("trap", TRAPS)
+def test_each_trap_is_named_on_the_gradients_it_spoils(trap):
+    cell, said, spoiled = TRAPS[trap]
+    with pytest.raises(answers.AnswerError) as raised:
+        feedback.check_network_backward(as_cell(cell, "network_backward"))
+    message = str(raised.value)
+    assert said in message, message
+    wrong = set(re.findall(r"WRONG: (\w+)_bar", message))
+    assert wrong == spoiled, (wrong, message)
+
+
+def test_the_grader_scores_each_gradient_on_its_own():
+    """In the grader a student who drops batch normalisation's variance path loses the points of
+    the two gradients it spoils, and keeps the other five, on public and hidden cases alike."""
+    head = "from otter.test_files import test_case\n\nOK_FORMAT = False\n\nname = 'q'\npoints = 7\n\n"
+    quantities = [f"{name}_bar" for name in capstone_checks.PARAMETERS]
+    tests = {
+        "q.py": head
+        + "@test_case(points=None, hidden=False)\ndef test_public(network_backward):\n"
+        + "    from chainrule_course.exercises import feedback\n"
+        + "    feedback.check_network_backward(network_backward)\n\n"
+        + "@test_case(points=None, hidden=True)\ndef test_hidden(network_backward):\n"
+        + "    from chainrule_course.exercises import feedback\n    for seed in (51, 52):\n"
+        + "        feedback.check_network_backward(network_backward, seed=seed)\n"
+        + f"chainrule_reference = {ANSWER!r}\n"
+        + f"chainrule_allowed = {list(feedback.check_network_backward.allowed)!r}\n"
+        + f"chainrule_parts = {[['network_backward', quantity] for quantity in quantities]!r}\n"
+    }
+    inputs = scoring.inputs(tests, b"secret")
+    for cell, points in ((ANSWER, 7), (TRAPS["no variance path"][0], 5)):
+        data = scoring.record_apart([cell], inputs, lambda source, rule, values: apart.Answer(source, rule, values))
+        result = scoring.score(tests, data, "", b"secret")["q"]
+        assert result.score == pytest.approx(points), [r.message for r in result.test_case_results]
