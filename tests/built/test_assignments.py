@@ -807,12 +807,63 @@ PLANTED["kernel-myenv"] = (
     {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
     {},
 )
+# The answers that run apart with chainrule's Tensors (12.4) and that earn points per gradient (14.1):
+# a row that keeps C while its rule reads A loses the row's third of the points; a backward pass
+# without batch normalisation's variance path loses the two gradients it spoils, of seven.
+ROW_KEEPS_C = """from chainrule.rules import Rule
+import numpy as np
+
+
+def softplus_forward(a):
+    return np.logaddexp(0.0, a)
+
+
+def softplus_vjp(g, node, saved):
+    return (g * saved[0].sigmoid(),)
+
+
+def softplus_row():
+    return Rule(softplus_forward, softplus_vjp, (("C",),), "softplus")
+"""
+NO_VARIANCE_PATH = """import numpy as np
+
+
+def network_backward(E, W1, b1, gamma, beta, W2, b2, tokens, y):
+    n = len(y)
+    X = E[tokens].reshape(n, -1)
+    Z = X @ W1.T + b1
+    s = np.sqrt(Z.var(axis=0) + 1e-5)
+    Z_hat = (Z - Z.mean(axis=0)) / s
+    H = np.tanh(gamma * Z_hat + beta)
+    P = np.exp(H @ W2.T + b2)
+    O_bar = (P / P.sum(axis=1, keepdims=True) - np.eye(len(b2))[y]) / n
+    U_bar = (O_bar @ W2) * (1 - H * H)
+    Z_bar = (gamma * U_bar - (gamma * U_bar).mean(axis=0)) / s
+    E_bar = np.zeros_like(E)
+    np.add.at(E_bar, tokens, (Z_bar @ W1).reshape(*tokens.shape, -1))
+    return (E_bar, Z_bar.T @ X, Z_bar.sum(0), (U_bar * Z_hat).sum(0),
+            U_bar.sum(0), O_bar.T @ H, O_bar.sum(0))
+"""
+PLANTED["row-keeps-C"] = (
+    "layers",
+    lambda: submission("layers", {2: ROW_KEEPS_C}),
+    {"ex12_1": 0, "ex12_2": 0, "ex12_4": 1.33},
+    {"ex12_4": ["softplus_vjp reads what the row does not keep", "(softplus_forward): passed"]},
+)
+PLANTED["no-variance-path"] = (
+    "capstone",
+    lambda: submission("capstone", {0: NO_VARIANCE_PATH}),
+    {"ex14_1": 1.43},
+    {"ex14_1": ["W1_bar is wrong", "path through the variance is missing", "(b2_bar): passed"]},
+)
 PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2}, {})
 QUESTIONS = {
     "mlp": ("ex6_2", "ex6_3", "ex6_5"),
     "graph": ("ex2_2",),
     "backward": ("ex3_2",),
     "tensors": ("ex5_5", "ex5_6"),
+    "layers": ("ex12_1", "ex12_2", "ex12_4"),
+    "capstone": ("ex14_1",),
 }
 # The submissions run again under otter run (Gradescope's path): those whose attack reaches the kernel or
 # otter's own files (patches, exits, pickles, the record, the blocked imports) and the honest ones. The
@@ -1054,11 +1105,13 @@ def test_local_and_otter_run_scores_are_equal(graded, nobody_venv, tmp_path):
     # The cheats, and two answers to the scalar chapters' functions: a recursion too deep, pasted numbers.
     runs = [("mlp", stem) for stem in [*CHEATS, "kernel-myenv"]]
     runs += [("graph", "recursive-order"), ("backward", "engine-backward"), ("tensors", "tensor-backward")]
+    runs += [("layers", "row-keeps-C"), ("capstone", "no-variance-path")]  # Tensors apart; points per gradient
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         remote = dict(zip(runs, pool.map(otter_scores, runs), strict=True))
     for name, stem in runs:
         local = {q: float(graded[stem][0][q]) for q in QUESTIONS[name]}
-        assert {q: remote[name, stem].get(q) for q in local} == local, (stem, remote[name, stem], local)
+        given = {q: remote[name, stem].get(q) for q in local}
+        assert {q: None if v is None else round(v, 2) for q, v in given.items()} == local, (stem, given, local)
     assert not FORGED_MARK.exists()
 
 

@@ -46,6 +46,18 @@ TRAPS = {
         "the softmax's sum over the classes lost its axis",
         {"E", "W1", "gamma", "beta", "W2", "b2"},
     ),
+    "max without keepdims": (
+        ANSWER.replace("O.max(axis=1, keepdims=True)", "O.max(axis=1)"),
+        "the largest logit is subtracted without keepdims",
+        {"E", "W1", "gamma", "beta", "W2", "b2"},
+    ),
+    "n - 1": (
+        ANSWER.replace("Z.var(axis=0)", "Z.var(axis=0, ddof=1)").replace(
+            "- Z_hat * (g * Z_hat).mean(0)", "- n / (n - 1) * Z_hat * (g * Z_hat).mean(0)"
+        ),
+        "the variance divides by n - 1",
+        {"E", "W1", "gamma", "beta", "W2", "b2"},
+    ),
     "one-hot": (
         ANSWER.replace("(P - np.eye(len(b2))[y]) / n", "P / n"),
         "the one-hot of the labels is not subtracted",
@@ -103,10 +115,15 @@ def test_the_references_are_pytorchs(seed):
         assert (tokens[0] == tokens[1]).all()
 
 
-def test_a_right_answer_passes_apart_public_and_hidden():
-    function = as_cell(ANSWER, "network_backward")
-    for seed in SEEDS:
-        feedback.check_network_backward(function, seed=seed)
+def test_a_right_answer_passes_apart_public_and_hidden_also_in_float32():
+    """In float32 too, where b1_bar, zero in exact arithmetic, is the rounding of the n terms it sums."""
+    names = "E, W1, b1, gamma, beta, W2, b2"
+    cast = f"    {names} = (a.astype(np.float32) for a in ({names}))\n"
+    in_float32 = ANSWER.replace("    n = len(y)\n", "    n = len(y)\n" + cast, 1)
+    for cell in (ANSWER, in_float32):
+        function = as_cell(cell, "network_backward")
+        for seed in SEEDS:
+            feedback.check_network_backward(function, seed=seed)
 
 
 @pytest.mark.parametrize("trap", TRAPS)

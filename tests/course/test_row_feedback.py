@@ -37,10 +37,15 @@ def softplus_vjp(g, node, saved):
 def softplus_row():
     return Rule(softplus_forward, softplus_vjp, (("A",),), "softplus")
 """
-#: The rule reading C instead, in numpy on the Tensors' arrays: right too.
-FROM_OUTPUT = RIGHT.replace(
-    "a = saved[0]\n    return (g * a.sigmoid(),)", "c = saved[1]\n    return (g.data * -np.expm1(-c.data),)"
-).replace('(("A",),)', '(("C",),)')
+#: The rule reading C instead, in numpy on the Tensors' arrays, its result wrapped in a Tensor: right too.
+FROM_OUTPUT = (
+    RIGHT.replace(
+        "a = saved[0]\n    return (g * a.sigmoid(),)",
+        "c = saved[1]\n    return (Tensor(g.data * -np.expm1(-c.data)),)",
+    )
+    .replace('(("A",),)', '(("C",),)')
+    .replace("from chainrule.rules import Rule", "from chainrule import Tensor\nfrom chainrule.rules import Rule")
+)
 #: Planted mistakes: the cell, and what the check must say of it.
 MISTAKES = {
     "reads what the row does not keep": RIGHT.replace('(("A",),)', '(("C",),)'),
@@ -51,6 +56,11 @@ MISTAKES = {
     "log\\(1 \\+ exp\\(a\\)\\) overflows": RIGHT.replace("np.logaddexp(0.0, a)", "np.log(1 + np.exp(a))"),
     "G \\* exp\\(A\\) is exp's rule": RIGHT.replace("(g * a.sigmoid(),)", "(g * a.exp(),)"),
     "is sigmoid\\(-A\\)": RIGHT.replace("(g * a.sigmoid(),)", "(g / (1 + a.exp()),)"),
+    "softplus_vjp returned a ndarray": RIGHT.replace("(g * a.sigmoid(),)", "(g.data / (1 + np.exp(-a.data)),)"),
+    "the row's name, which the engine's messages use, should be 'softplus'": RIGHT.replace('"softplus")', '"relu")'),
+    "the row's forward should be the function softplus_forward, not NoneType": RIGHT.replace(
+        "Rule(softplus_forward,", "Rule(None,"
+    ),
 }
 
 

@@ -6,9 +6,9 @@ gradients out), and ``softplus_row()``, the :class:`chainrule.rules.Rule` that j
 with what the rule reads. Each runs apart, like every answer: the rule gets Tensors and a
 stand-in for its node (the fields a rule may read), and its gradients come back as Tensors.
 The check tries the forward and the rule on two sizes, with the node's slots filled as the
-row's ``reads`` says, then puts the row into the engine's table and runs the engine's own
-gradient check through it. :mod:`chainrule_course.exercises.feedback` loads this module the
-first time a check cell asks for it.
+row's ``reads`` says, then puts a row of the answer's forward, rule and ``reads`` into the
+engine's table and runs the engine's own gradient check through it.
+:mod:`chainrule_course.exercises.feedback` loads this module the first time a check cell asks for it.
 """
 
 from __future__ import annotations
@@ -59,14 +59,18 @@ def _reads(name: str, row) -> tuple[str, ...]:
     if not isinstance(row, (tuple, list)) or len(row) < 4:
         got = f"{len(row)} values" if isinstance(row, (tuple, list)) else f"one {type(row).__name__}"
         raise AnswerError(name, f"{name} should return the row Rule(forward, vjp, reads, name), not {got}.")
-    if type(row[1]).__name__ != "function":
-        raise AnswerError(name, f"the row's VJP rule should be the function softplus_vjp, not {type(row[1]).__name__}.")
+    for index, role, function in ((0, "forward", "softplus_forward"), (1, "VJP rule", "softplus_vjp")):
+        if type(row[index]).__name__ != "function":
+            kind = type(row[index]).__name__
+            raise AnswerError(name, f"the row's {role} should be the function {function}, not {kind}.")
+    if row[3] != OP:
+        raise AnswerError(name, f"the row's name, which the engine's messages use, should be {OP!r}, not {row[3]!r}.")
     reads = row[2]
     if isinstance(reads, (tuple, list)) and reads and all(isinstance(r, str) for r in reads):
         raise AnswerError(
             name,
             f"reads has one entry per input, each a tuple of names: softplus has one input, so "
-            f"(({reads[0]!r},),), not {tuple(reads)!r}.",
+            f"({tuple(reads)!r},), not {tuple(reads)!r}.",
             "reads not per input",
         )
     if not isinstance(reads, (tuple, list)) or len(reads) != 1 or not isinstance(reads[0], (tuple, list)):
@@ -126,6 +130,13 @@ def _gradient(results: dict, kept) -> Tensor:
             )
         raise result
     if isinstance(result, (tuple, list)) and len(result) == 1:
+        if not isinstance(result[0], Tensor):
+            raise AnswerError(
+                name,
+                f"a rule returns Tensors, and softplus_vjp returned a {type(result[0]).__name__}: the backward "
+                "pass adds and checks gradients as Tensors. Use Tensor operations, or wrap the array in Tensor(...).",
+                "not a Tensor",
+            )
         return result[0]
     got = f"{len(result)} values" if isinstance(result, (tuple, list)) else f"one {type(result).__name__}"
     raise AnswerError(name, f"a rule returns one gradient per input, in a tuple: (dA,), not {got}.", "not a tuple")
@@ -175,22 +186,26 @@ def check_softplus_row(
                 "the forward pass to the backward pass for nothing. Leave it out of reads.",
                 "a slot kept that the rule does not read",
             )
-    _engine_check(softplus_vjp, kept, seed)
+    _engine_check(softplus_forward, softplus_vjp, kept, seed)
 
 
-def _engine_check(softplus_vjp: Callable, kept, seed: int) -> None:
-    """The row, with the right forward and the student's rule, in the engine's table, under its gradient check."""
+def _engine_check(softplus_forward: Callable, softplus_vjp: Callable, kept, seed: int) -> None:
+    """The student's row (forward, rule and reads) in the engine's table, under the engine's gradient check.
 
+    The rule is called on the slots the row keeps, filled with the check's own A and C, so that what it
+    is called with does not depend on the answer's forward (the grader replays the calls it recorded)."""
     rng = np.random.default_rng(seeded(seed) * 2 + 2)
     x = Tensor(rng.normal(size=(2, 3)), requires_grad=True)
     weights = Tensor(rng.normal(size=(2, 3)))
 
+    def forward(a):
+        return np.asarray(call("softplus_forward", softplus_forward, a, names=("a",)), dtype=float)
+
     def vjp(g, node, saved):  # the student's rule, run apart, on the slots the row keeps
-        da = _gradient(_rule_results(softplus_vjp, x.data, g.data), kept)
-        return (Tensor(np.asarray(getattr(da, "data", da), dtype=float)),)
+        return (_gradient(_rule_results(softplus_vjp, x.data, g.data), kept),)
 
     before = RULES.get(OP)
-    RULES[OP] = Rule(softplus, vjp, (tuple(kept),), OP)
+    RULES[OP] = Rule(forward, vjp, (tuple(kept),), OP)
     try:
         gradcheck(lambda t: (apply(OP, t) * weights).sum(), [x]).raise_if_failed()
     except GradientCheckError as error:
