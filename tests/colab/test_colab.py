@@ -7,7 +7,8 @@ fresh folder outside the repo, after chainrule has been uninstalled, so its set-
 really install chainrule.
 
 * Colab edition ``chapters/<page>.ipynb``: runs top to bottom (cells tagged ``raises-exception``
-  may raise) and the kernel imports chainrule from its wheel.
+  may raise) and the kernel imports chainrule from its wheel. A page with checked exercises and
+  no explorable runs in its student edition instead, which holds every cell but the solutions.
 * Student edition ``student/chapters/<page>.ipynb``: as handed out, stops at its first check
   cell with one line, ``NotAnswered: Exercise ... is not answered yet``, and nothing fails
   before; answered with the solutions, runs to its last cell, the "check everything" summary.
@@ -111,7 +112,25 @@ def test_wheels_are_built_outside_the_repo(colab, which, folder):
 # --------------------------------------------------------------------------- Colab edition
 
 
-@pytest.mark.parametrize("page", PAGES)
+#: The explorables each chapter shows (chainrule_course.explore).
+EXPLORABLES = {
+    "chapters/graph": ["toposort"],
+    "chapters/backward": ["forward", "backward"],
+    "chapters/engine": ["training"],
+}
+
+
+CHECKED = [page for page in PAGES if student_answers.checked_questions(page)]
+
+
+#: The pages whose Colab edition runs whole. A page with checked exercises runs in its student
+#: edition, answered, which holds every cell of the Colab edition but the solutions (the book's build
+#: runs those, and test_the_answered_student_run_holds_the_colab_editions_cells checks the rest); the
+#: pages with explorables run whole too, for their output frames.
+WHOLE = [page for page in PAGES if page not in CHECKED or page in EXPLORABLES]
+
+
+@pytest.mark.parametrize("page", WHOLE)
 def test_colab_notebook_runs(colab, page: str):
     venv, wheels, _ = colab
     notebook = require(colab_notebook(page), "Colab")
@@ -143,18 +162,7 @@ def test_colab_notebook_runs(colab, page: str):
         assert all("window.chainruleExplorable" in html and 'data-role="steps"' in html for html in widgets)
 
 
-#: The explorables each chapter shows (chainrule_course.explore).
-EXPLORABLES = {
-    "chapters/graph": ["toposort"],
-    "chapters/backward": ["forward", "backward"],
-    "chapters/engine": ["training"],
-}
-
-
 # --------------------------------------------------------------------------- student edition
-
-
-CHECKED = [page for page in PAGES if student_answers.checked_questions(page)]
 
 
 def cell_tags(cell) -> list[str]:
@@ -248,6 +256,18 @@ def test_student_notebook_answered_with_the_solutions_runs_to_the_end(student_ru
     number = student_answers.book().chapter_number(page)
     summary = result.cell_text(last)
     assert f"Chapter {number}: {len(questions)} of {len(questions)} checked exercises pass." in summary, summary
+
+
+@pytest.mark.parametrize("page", [page for page in CHECKED if page not in WHOLE])
+def test_the_answered_student_run_holds_the_colab_editions_cells(page: str):
+    """The Colab edition of a page that does not run whole is its student edition's cells, in the same
+    order, plus solutions: so the answered student run, in the simulated Colab, ran every other cell."""
+    colab = nbformat.read(require(colab_notebook(page), "Colab"), as_version=4)
+    student = nbformat.read(require(student_notebook(page), "student"), as_version=4)
+    theirs = [cell.source for cell in colab.cells if cell.cell_type == "code" and "solution" not in cell_tags(cell)]
+    ours = iter(cell.source for cell in student.cells if cell.cell_type == "code")
+    missing = [source[:80] for source in theirs if source not in ours]  # in order: `in` consumes the iterator
+    assert not missing, f"{page}: cells of the Colab edition that the student edition does not run: {missing}"
 
 
 @pytest.mark.parametrize("page", [page for page in PAGES if page not in CHECKED])
