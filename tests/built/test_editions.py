@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -595,10 +596,17 @@ def student_html() -> Path:
     return STUDENT_HTML
 
 
-def page(html: Path, chapter: str) -> BeautifulSoup:
+@functools.cache
+def parsed(path: Path) -> BeautifulSoup:
+    """A built page, parsed once for every test of this file that only reads it."""
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def page(html: Path, chapter: str, fresh: bool = False) -> BeautifulSoup:
+    """A chapter's built page: shared (read it only), or ``fresh``, a copy of its own to change."""
     path = html / f"{chapter}.html"
     assert path.is_file(), f"{path} is missing"
-    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser") if fresh else parsed(path)
 
 
 def shown_numbers(soup: BeautifulSoup) -> dict[str, str]:
@@ -632,8 +640,7 @@ def test_edition_numbers_are_the_books(numbered: str, book_html: Path):
 def colab_links(html: Path) -> list[tuple[str, str]]:
     links = []
     for path in sorted(html.rglob("*.html")):
-        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
-        for anchor in soup.select('a[href*="colab.research.google.com"]'):
+        for anchor in parsed(path).select('a[href*="colab.research.google.com"]'):
             links.append((path.relative_to(html).as_posix(), anchor["href"]))
     return links
 
@@ -663,7 +670,7 @@ def test_every_link_to_the_course_follows_the_one_repository_setting(site: str, 
     for path in sorted(html.rglob("*.html")):
         if path.name == "bibliography.html":
             continue
-        for anchor in BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").select("a[href]"):
+        for anchor in parsed(path).select("a[href]"):
             parts = urlsplit(anchor["href"])
             if parts.hostname not in ("github.com", "colab.research.google.com"):
                 continue
@@ -690,7 +697,7 @@ def test_launch_button_opens_the_pages_own_edition(site: str, book_html: Path, s
 @pytest.mark.parametrize("numbered", CHAPTERS)
 def test_student_site_has_no_solution(numbered: str, book_html: Path, student_html: Path):
     chapter = numbered
-    student, full = page(student_html, chapter), page(book_html, chapter)
+    student, full = page(student_html, chapter), page(book_html, chapter, fresh=True)
     assert not student.select(".solution"), "a solution box is on the student page"
     full_code = "\n".join(pre.get_text() for pre in full.select("pre"))
     lines = [line for line in solution_code_lines(chapter) if line in full_code]
@@ -764,7 +771,7 @@ def test_student_site_refuses_stale_executed_notebooks(tmp_path: Path):
 def test_student_site_shows_the_books_outputs(numbered: str, book_html: Path, student_html: Path):
     """Every output the book shows outside its solutions is on the student page too, also for a chapter
     the build took from its cache (myst-nb then writes the executed notebook without outputs)."""
-    full = page(book_html, numbered)
+    full = page(book_html, numbered, fresh=True)
     for solution in full.select(".solution"):
         solution.decompose()
     expected = [output.get_text() for output in full.select(".cell_output")]
