@@ -31,6 +31,7 @@ import tempfile
 import threading
 import zipfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import offline
@@ -1055,25 +1056,25 @@ def test_a_submission_is_capped_as_a_whole(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def grading_venv() -> Path:
-    """The venv make grade grades in: built offline by tools/grader/grading_env.py from the mlp autograder zip's
-    own requirements.txt (otter, numpy, the two wheels) and its EXTRA, kept in _build/grading-venv.
-
-    grading_env installs the wheels again when they changed (their names do not change with
-    their sources). A lock keeps another pytest run out of it while this module uses it.
+def grading_venv():
+    """The venv make grade grades in, built as make grade builds it, from the mlp autograder zip's own
+    requirements.txt (otter, numpy, the two wheels) and its EXTRA: ``python -m tools.grader.grading_env
+    <zip> <venv> --uv .venv/bin/uv`` from the checkout, every path relative (uv runs in a temporary
+    folder, so the relative path must be resolved first), offline (UV_OFFLINE) with the wheelhouse as
+    uv's find-links (UV_FIND_LINKS). Kept in _build/grading-venv: grading_env installs the wheels again
+    when they changed (their names do not change with their sources). A lock keeps another pytest run
+    out of it while this module uses it. Yields the venv and the command's run.
     """
     venv = ROOT / "_build" / "grading-venv"
     venv.parent.mkdir(exist_ok=True)
+    environment = dict(offline.environment(offline.WHEELHOUSE), UV_OFFLINE="1", UV_FIND_LINKS=str(offline.wheelhouse()))
+    command = [sys.executable, "-m", "tools.grader.grading_env", "_build/assignments/mlp/autograder/mlp-autograder.zip"]
+    command += [str(venv.relative_to(ROOT)), "--uv", str(offline.UV.relative_to(ROOT))]
     with open(f"{venv}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        grading_env.build(
-            folder("mlp") / "autograder" / "mlp-autograder.zip",
-            venv,
-            env=offline.environment(offline.WHEELHOUSE),
-            uv=offline.UV,
-            uv_options=("--offline", "--no-index", "--find-links", str(offline.wheelhouse())),
-        )
-        yield venv
+        run = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=ROOT, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        yield SimpleNamespace(path=venv, run=run)
 
 
 def test_local_and_otter_run_scores_are_equal(graded, nobody_venv, tmp_path):
@@ -1210,38 +1211,22 @@ def test_under_otter_run_as_root_answers_run_as_nobody(nobody_venv, tmp_path):
     assert not (Path(purelib) / "chainrule_probe.txt").exists()
 
 
-def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(tmp_path):
-    """make grade's own command line: python -m tools.grader.grading_env --uv .venv/bin/uv, from the checkout
-    (uv runs in a temporary folder, so the relative path must be resolved first); offline (UV_OFFLINE), with the
-    wheelhouse as uv's find-links (UV_FIND_LINKS) beside what its cache holds."""
-    uv = offline.UV.relative_to(ROOT)
-    zip_path = "_build/assignments/intro/autograder/intro-autograder.zip"  # as the Makefile names it
-    environment = dict(
-        offline.environment(offline.WHEELHOUSE),
-        UV_OFFLINE="1",
-        UV_FIND_LINKS=str(offline.wheelhouse()),
-    )
-    run = subprocess.run(
-        [sys.executable, "-m", "tools.grader.grading_env", zip_path, str(tmp_path / "venv"), "--uv", str(uv)],
-        capture_output=True,
-        text=True,
-        env=environment,
-        cwd=ROOT,
-        timeout=600,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    python = Path(run.stdout.strip())
-    assert python == tmp_path / "venv" / "bin" / "python" and python.is_file()
+def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(grading_venv):
+    """make grade's own command line, offline, from relative paths (the grading_venv fixture runs it):
+    it says where the venv's python is, and the grader imports there."""
+    python = Path(grading_venv.run.stdout.strip())
+    assert (ROOT / python).resolve() == (grading_venv.path / "bin" / "python").resolve()
+    assert python.is_absolute() or (ROOT / python).is_file()
     probe = subprocess.run(
-        [str(python), "-c", "import otter, chainrule_course.grading.scoring"], capture_output=True, text=True
+        [str(ROOT / python), "-c", "import otter, chainrule_course.grading.scoring"], capture_output=True, text=True
     )
     assert probe.returncode == 0, probe.stderr[-2000:]
 
 
 def test_make_grade_needs_only_the_grading_venv(grading_venv, tmp_path):
     """chainrule_course.grading.grade in the grading venv alone (no jupyter-book, no torch): scores and written work."""
-    python = grading_venv / "bin" / "python"
-    environment = offline.environment(offline.WHEELHOUSE, grading_venv)
+    python = grading_venv.path / "bin" / "python"
+    environment = offline.environment(offline.WHEELHOUSE, grading_venv.path)
     for module in ("jupyter_book", "myst_nb", "torch"):  # the book's toolchain, and the oracles
         missing = subprocess.run(
             [str(python), "-c", f"import {module}"], capture_output=True, text=True, env=environment
