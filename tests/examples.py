@@ -1,4 +1,5 @@
-"""Graphs that several tiers' tests build: the seed's graph and the backward chapter's example."""
+"""What several tiers' tests share: the seed's graph, the backward chapter's example, and right answers
+to Exercises 12.4 and 14.1 (the course's checks and the grader's replay of them start from these)."""
 
 from chainrule import Value
 from chainrule_course.exercises.scalar import EXAMPLE_GRAPH
@@ -48,3 +49,45 @@ def worked_example(fan_out=False):
     L = n.tanh()
     L.label = "L"
     return L
+
+
+#: A right answer to Exercise 12.4: softplus as a row of the engine's rule table, its rule reading A.
+SOFTPLUS_RIGHT = """import numpy as np
+from chainrule.rules import Rule
+
+
+def softplus_forward(a):
+    return np.logaddexp(0.0, a)
+
+
+def softplus_vjp(g, node, saved):
+    a = saved[0]
+    return (g * a.sigmoid(),)
+
+
+def softplus_row():
+    return Rule(softplus_forward, softplus_vjp, (("A",),), "softplus")
+"""
+#: A right answer to Exercise 14.1: the whole network's backward pass in numpy.
+NETWORK_ANSWER = """import numpy as np
+
+
+def network_backward(E, W1, b1, gamma, beta, W2, b2, tokens, y):
+    n = len(y)
+    X = E[tokens].reshape(n, -1)
+    Z = X @ W1.T + b1
+    s = np.sqrt(Z.var(axis=0) + 1e-5)
+    Z_hat = (Z - Z.mean(axis=0)) / s
+    H = np.tanh(gamma * Z_hat + beta)
+    O = H @ W2.T + b2
+    P = np.exp(O - O.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    O_bar = (P - np.eye(len(b2))[y]) / n
+    U_bar = (O_bar @ W2) * (1 - H * H)
+    g = gamma * U_bar
+    Z_bar = (g - g.mean(0) - Z_hat * (g * Z_hat).mean(0)) / s
+    E_bar = np.zeros_like(E)
+    np.add.at(E_bar, tokens, (Z_bar @ W1).reshape(*tokens.shape, -1))
+    return (E_bar, Z_bar.T @ X, Z_bar.sum(0), (U_bar * Z_hat).sum(0),
+            U_bar.sum(0), O_bar.T @ H, O_bar.sum(0))
+"""

@@ -37,6 +37,7 @@ import nbformat
 import offline
 import pytest
 from common import ROOT
+from examples import NETWORK_ANSWER, SOFTPLUS_RIGHT
 
 from chainrule_course.grading import grade, reports, sandbox, scoring
 from tools.book import questions
@@ -811,40 +812,8 @@ PLANTED["kernel-myenv"] = (
 # The answers that run apart with chainrule's Tensors (12.4) and that earn points per gradient (14.1):
 # a row that keeps C while its rule reads A loses the row's third of the points; a backward pass
 # without batch normalisation's variance path loses the two gradients it spoils, of seven.
-ROW_KEEPS_C = """from chainrule.rules import Rule
-import numpy as np
-
-
-def softplus_forward(a):
-    return np.logaddexp(0.0, a)
-
-
-def softplus_vjp(g, node, saved):
-    return (g * saved[0].sigmoid(),)
-
-
-def softplus_row():
-    return Rule(softplus_forward, softplus_vjp, (("C",),), "softplus")
-"""
-NO_VARIANCE_PATH = """import numpy as np
-
-
-def network_backward(E, W1, b1, gamma, beta, W2, b2, tokens, y):
-    n = len(y)
-    X = E[tokens].reshape(n, -1)
-    Z = X @ W1.T + b1
-    s = np.sqrt(Z.var(axis=0) + 1e-5)
-    Z_hat = (Z - Z.mean(axis=0)) / s
-    H = np.tanh(gamma * Z_hat + beta)
-    P = np.exp(H @ W2.T + b2)
-    O_bar = (P / P.sum(axis=1, keepdims=True) - np.eye(len(b2))[y]) / n
-    U_bar = (O_bar @ W2) * (1 - H * H)
-    Z_bar = (gamma * U_bar - (gamma * U_bar).mean(axis=0)) / s
-    E_bar = np.zeros_like(E)
-    np.add.at(E_bar, tokens, (Z_bar @ W1).reshape(*tokens.shape, -1))
-    return (E_bar, Z_bar.T @ X, Z_bar.sum(0), (U_bar * Z_hat).sum(0),
-            U_bar.sum(0), O_bar.T @ H, O_bar.sum(0))
-"""
+ROW_KEEPS_C = SOFTPLUS_RIGHT.replace('(("A",),)', '(("C",),)')
+NO_VARIANCE_PATH = NETWORK_ANSWER.replace(" - Z_hat * (g * Z_hat).mean(0)", "")
 PLANTED["row-keeps-C"] = (
     "layers",
     lambda: submission("layers", {2: ROW_KEEPS_C}),

@@ -11,34 +11,14 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from examples import NETWORK_ANSWER
 from test_scalar_checks import as_cell
 
 from chainrule_course.exercises import answers, capstone_checks, feedback
 from chainrule_course.grading import apart, scoring
 
 SEEDS = (0, 51, 52)  # the public check and the two hidden ones
-ANSWER = """import numpy as np
-
-
-def network_backward(E, W1, b1, gamma, beta, W2, b2, tokens, y):
-    n = len(y)
-    X = E[tokens].reshape(n, -1)
-    Z = X @ W1.T + b1
-    s = np.sqrt(Z.var(axis=0) + 1e-5)
-    Z_hat = (Z - Z.mean(axis=0)) / s
-    H = np.tanh(gamma * Z_hat + beta)
-    O = H @ W2.T + b2
-    P = np.exp(O - O.max(axis=1, keepdims=True))
-    P /= P.sum(axis=1, keepdims=True)
-    O_bar = (P - np.eye(len(b2))[y]) / n
-    U_bar = (O_bar @ W2) * (1 - H * H)
-    g = gamma * U_bar
-    Z_bar = (g - g.mean(0) - Z_hat * (g * Z_hat).mean(0)) / s
-    E_bar = np.zeros_like(E)
-    np.add.at(E_bar, tokens, (Z_bar @ W1).reshape(*tokens.shape, -1))
-    return (E_bar, Z_bar.T @ X, Z_bar.sum(0), (U_bar * Z_hat).sum(0),
-            U_bar.sum(0), O_bar.T @ H, O_bar.sum(0))
-"""
+ANSWER = NETWORK_ANSWER
 #: A trap, as the cell a student who falls into it writes; what the check says; the gradients it spoils.
 TRAPS = {
     "keepdims": (

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from examples import SOFTPLUS_RIGHT
 from test_scalar_checks import as_cell
 
 from chainrule.rules import RULES
@@ -21,22 +22,7 @@ from chainrule_course.exercises import answers, feedback, row_checks
 from chainrule_course.grading import apart, runner, scoring
 
 NAMES = ("softplus_forward", "softplus_vjp", "softplus_row")
-RIGHT = """import numpy as np
-from chainrule.rules import Rule
-
-
-def softplus_forward(a):
-    return np.logaddexp(0.0, a)
-
-
-def softplus_vjp(g, node, saved):
-    a = saved[0]
-    return (g * a.sigmoid(),)
-
-
-def softplus_row():
-    return Rule(softplus_forward, softplus_vjp, (("A",),), "softplus")
-"""
+RIGHT = SOFTPLUS_RIGHT
 #: The rule reading C instead, in numpy on the Tensors' arrays, its result wrapped in a Tensor: right too.
 FROM_OUTPUT = (
     RIGHT.replace(
