@@ -120,11 +120,13 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 
-STUDENT_CHAPTER = "chapters/mlp"
+# The student's flow in Lab needs a chapter with a checked exercise, not a long one: the simulated
+# Colab runs every student edition (tests/colab/test_colab.py).
+STUDENT_CHAPTER = "chapters/intro"
 STUDENT_NOTEBOOK = f"student/{STUDENT_CHAPTER}.ipynb"
 # The first check cell of the unanswered chapter, and the whole of what it must show.
-FIRST_CHECK = 'with feedback.exercise("6.2")'
-NOT_ANSWERED = "NotAnswered: Exercise 6.2 is not answered yet: write hidden_bias_grad"
+FIRST_CHECK = 'with feedback.exercise("1.2")'
+NOT_ANSWERED = "NotAnswered: Exercise 1.2 is not answered yet: write tanh_neuron_grads"
 NOT_ANSWERED_MAX_LINES = 2
 
 
