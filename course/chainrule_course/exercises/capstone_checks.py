@@ -80,6 +80,7 @@ def backward_with(
         "U_bar": U_bar,
         "O_bar": O_bar,
         "Z_bar": Z_bar,
+        "Z_hat": Z_hat,
     }
 
 
@@ -108,8 +109,8 @@ def problem(seed: int, index: int):
     return params, tokens, rng.integers(0, q, size=n)
 
 
-def _mistakes(p, tokens, y) -> dict[str, list[Mistake]]:
-    """The known mistakes of each gradient, by parameter."""
+def _mistakes(p, tokens, y, right: dict) -> dict[str, list[Mistake]]:
+    """The known mistakes of each gradient, by parameter; ``right`` is :func:`backward_with` without a mistake."""
     n, q = len(y), p["W2"].shape[0]
     found: dict[str, list[Mistake]] = {name: [] for name in PARAMETERS}
     wrong = [
@@ -145,7 +146,6 @@ def _mistakes(p, tokens, y) -> dict[str, list[Mistake]]:
         answer = backward_with(p, tokens, y, **flags)
         for name in PARAMETERS:
             found[name].append(Mistake(description, answer[name]))
-    right = backward_with(p, tokens, y)
     assigned = backward_with(p, tokens, y, add=False)["E"]
     found["E"].append(Mistake("repeated tokens must add their rows (np.add.at), not overwrite them", assigned))
     for bias, upstream in (("b1", "Z_bar"), ("beta", "U_bar"), ("b2", "O_bar")):
@@ -157,15 +157,9 @@ def _mistakes(p, tokens, y) -> dict[str, list[Mistake]]:
             )
         )
     found["gamma"].append(Mistake("γ̄ sums Ū ⊙ Ẑ over the batch, not Ū alone", right["beta"]))
-    found["gamma"].append(Mistake("a broadcast sum not undone: γ̄ sums Ū ⊙ Ẑ over the batch", _gamma_rows(p, tokens, y)))
+    rows = right["U_bar"] * right["Z_hat"]
+    found["gamma"].append(Mistake("a broadcast sum not undone: γ̄ sums Ū ⊙ Ẑ over the batch", rows))
     return found
-
-
-def _gamma_rows(p, tokens, y):
-    n = len(y)
-    Z = p["E"][tokens].reshape(n, -1) @ p["W1"].T + p["b1"]
-    Z_hat = (Z - Z.mean(axis=0)) / np.sqrt(Z.var(axis=0) + EPS)
-    return backward_with(p, tokens, y)["U_bar"] * Z_hat
 
 
 @allowed("numpy")
@@ -183,10 +177,11 @@ def check_network_backward(network_backward: Callable, seed: int = 0) -> None:
         if not isinstance(result, (tuple, list)) or len(result) != len(PARAMETERS):
             got = f"{len(result)} values" if isinstance(result, (tuple, list)) else f"one {type(result).__name__}"
             raise AnswerError(name, f"{name} should return seven arrays ({', '.join(GRADIENTS)}), not {got}.")
-        mistakes = _mistakes(p, tokens, y)
+        right = backward_with(p, tokens, y)
+        mistakes = _mistakes(p, tokens, y, right)
         report = Report(f"{name} on n = {n} examples of T = {tokens.shape[1]} tokens, q = {q} classes")
         # b1's gradient is 0 in exact arithmetic: allow the rounding of the n terms it sums (float32's too).
-        summed = np.abs(backward_with(p, tokens, y)["Z_bar"]).sum(axis=0).max()
+        summed = np.abs(right["Z_bar"]).sum(axis=0).max()
         tolerance = {key: ATOL for key in PARAMETERS} | {"b1": max(ATOL, RTOL * summed)}
         for key, got in zip(PARAMETERS, result, strict=True):
             report.check(
