@@ -13,6 +13,10 @@ which print the numbers this build gave (``_build/numbers.json``), unless nothin
 made from changed since they were last written (``_build/.editions-fingerprint``). A page's Colab button
 opens the chapter's ``.ipynb`` only when that file exists while the page is written, so
 when a chapter's notebook was new, the book is built again (pages only; nothing executes).
+
+The site is not built at all when nothing it is made from changed since its last successful
+build (``_build/.site-fingerprint``, over the files git would commit, outside the folders the
+build never reads). Every page would be written again, identical, in some 15 s.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import argparse
 import hashlib
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -95,9 +100,51 @@ def book_folder(argv: list[str]) -> Path:
     return Path(next((arg for arg in argv if not arg.startswith("-")), "."))
 
 
+#: Top-level folders of the repository that no site build reads (the edition notebooks count by name only).
+NOT_READ = ("tests/", "benchmarks/", ".github/", ".ci/")
+
+
+def site_fingerprint(book: Path, argv: list[str]) -> str | None:
+    """SHA-256 of what the HTML site is built from, or None when that cannot be told.
+
+    That is every file of the repository git would commit (tracked, or new and not ignored),
+    its bytes and its time, with the build's options, the book being the repository's top
+    folder. The Colab and student notebooks count by name: a page reads only whether its
+    notebook exists. None for
+    another builder, or for a book outside a git work tree (a scratch book, the student book).
+    """
+    if any(arg.startswith("--builder") for arg in argv):
+        return None
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=book,
+        capture_output=True,
+    )
+    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=book, capture_output=True, text=True)
+    if listed.returncode or top.returncode or Path(top.stdout.strip()) != book.resolve():
+        return None
+    digest = hashlib.sha256("\0".join(argv).encode() + b"\0")
+    for name in sorted(set(listed.stdout.decode().split("\0")) - {""}):
+        path = book / name
+        if name.startswith(NOT_READ) or not path.is_file():
+            continue
+        if name.endswith(".ipynb") or name.startswith("student/"):
+            digest.update(name.encode() + b"\0")
+        else:  # its time too, as make would: a page must not be older than its chapter (tests/builds.py)
+            digest.update(f"{name}\0{path.stat().st_mtime_ns}\0".encode() + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def build(jobs: int, argv: list[str]) -> int:
-    patches.build_with_jobs(jobs)
     book = book_folder(argv)
+    stamp = book / "_build" / ".site-fingerprint"
+    inputs = site_fingerprint(book, argv)
+    built = (book / "_build" / "html" / "index.html").is_file()
+    if inputs and built and stamp.is_file() and stamp.read_text() == inputs:
+        print("build_book: nothing the site is built from changed since its last build: not built again")
+        return 0
+    stamp.unlink(missing_ok=True)
+    patches.build_with_jobs(jobs)
     shutil.rmtree(book / "_build" / "html" / "reports", ignore_errors=True)
     status = 1  # also when the build raises
     try:
@@ -108,6 +155,8 @@ def build(jobs: int, argv: list[str]) -> int:
     finally:
         if status:
             shutil.rmtree(book / "_build" / ".doctrees", ignore_errors=True)
+        elif inputs:
+            stamp.write_text(inputs)
     return status
 
 

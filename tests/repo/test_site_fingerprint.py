@@ -1,0 +1,86 @@
+"""The site is built again only when something it is made from changed (tools/book/build_book.py).
+
+``make book`` with nothing changed returns in a second instead of writing every page again;
+any change to a file git would commit, outside the folders the build never reads, builds it.
+A failed build leaves no fingerprint, so the next one builds (and fails) again.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tools.book import build_book
+
+OPTIONS = ["-W", "-n", "--keep-going"]
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    """A git repository with a chapter, its notebook and a test."""
+    for name, text in {
+        "chapters/a.md": "# A\n",
+        "chapters/a.ipynb": "{}",
+        "tests/test_a.py": "",
+        ".gitignore": "_build/\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "."], check=True)
+    return tmp_path
+
+
+def fingerprint(book: Path, options=OPTIONS) -> str | None:
+    return build_book.site_fingerprint(book, [str(book), *options])
+
+
+def test_what_changes_the_fingerprint(book: Path):
+    first = fingerprint(book)
+    assert first and fingerprint(book) == first
+    (book / "tests" / "test_a.py").write_text("x = 1\n")
+    (book / "chapters" / "a.ipynb").write_text('{"cells": []}')
+    (book / "_build").mkdir()
+    (book / "_build" / "page.html").write_text("built")
+    assert fingerprint(book) == first, "a test, a notebook's content or the build's output changed it"
+    (book / "chapters" / "b.ipynb").write_text("{}")  # a page's Colab button reads whether it exists
+    second = fingerprint(book)
+    (book / "chapters" / "a.md").write_text("# A, again\n")
+    third = fingerprint(book)
+    (book / "chapters" / "new.md").write_text("# New\n")  # not yet added to git
+    fourth = fingerprint(book)
+    os.utime(book / "chapters" / "a.md", ns=(0, 0))  # touched, as make would see it
+    assert len({first, second, third, fourth, fingerprint(book)}) == 5
+    assert fingerprint(book, [*OPTIONS, "-q"]) != fingerprint(book)
+
+
+def test_no_fingerprint_where_it_cannot_be_told(book: Path, tmp_path_factory):
+    assert fingerprint(book, ["--builder", "singlehtml"]) is None
+    assert fingerprint(book / "chapters") is None, "a folder inside the repository is not its book"
+    assert fingerprint(tmp_path_factory.mktemp("scratch")) is None
+
+
+def test_build_runs_only_when_something_changed_or_the_last_one_failed(book: Path, monkeypatch):
+    builds = []
+
+    def cli(argv, standalone_mode):
+        builds.append(argv)
+        (book / "_build" / "html").mkdir(parents=True, exist_ok=True)
+        (book / "_build" / "html" / "index.html").write_text("built")
+        if "broken" in (book / "chapters" / "a.md").read_text():
+            raise SystemExit(1)
+
+    monkeypatch.setattr(build_book, "cli", cli)
+    monkeypatch.setattr(build_book.patches, "build_with_jobs", lambda jobs: None)
+    argv = [str(book), *OPTIONS]
+    assert build_book.build(1, argv) == 0 and len(builds) == 1
+    assert build_book.build(1, argv) == 0 and len(builds) == 1, "built again with nothing changed"
+    (book / "chapters" / "a.md").write_text("# A, broken\n")
+    assert build_book.build(1, argv) == 1 and build_book.build(1, argv) == 1 and len(builds) == 3
+    (book / "chapters" / "a.md").write_text("# A\n")
+    assert build_book.build(1, argv) == 0 and len(builds) == 4
+    (book / "_build" / "html" / "index.html").unlink()
+    assert build_book.build(1, argv) == 0 and len(builds) == 5, "not built although its output is gone"
