@@ -6,7 +6,6 @@ SHELL := /bin/sh
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-# Newer than requirements.txt and pyproject.toml: the venv's packages are current.
 INSTALL_STAMP := $(VENV)/.chainrule-install-stamp
 # Makes this venv's JupyterLab open the .md chapters as notebooks (jupytext).
 LAB_OVERRIDES := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
@@ -29,12 +28,11 @@ JOBS := $(shell nproc 2>/dev/null || echo 2)
 # The book build's kernel, jupyter and dot come from the venv first.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-# A process per core: multithreaded BLAS in each would oversubscribe the cores (a matrix
-# product once took 35 times as long, and a chapter's timing check failed).
-book book-html book-student assignments test-steps check: export OMP_NUM_THREADS = 1
-book book-html book-student assignments test-steps check: export OPENBLAS_NUM_THREADS = 1
+# A process per core: multithreaded BLAS in each would oversubscribe the cores (35 times slower once).
+book book-html book-student assignments test-fast test-full check: export OMP_NUM_THREADS = 1
+book book-html book-student assignments test-fast test-full check: export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: help setup setup-steps check system-packages grade-packages notebooks notebooks-check book book-html book-student assignments pdf grade test test-steps bench figures clean distclean
+.PHONY: help setup setup-steps check system-packages grade-packages notebooks notebooks-check book book-html book-student assignments pdf grade test test-steps test-fast test-full bench figures clean distclean
 
 help:  ## list the targets
 	@awk '/^[a-z-]+:[^#]*## / { name = $$0; sub(/:.*/, "", name); note = $$0; sub(/^[^#]*## /, "", note); \
@@ -125,13 +123,14 @@ grade: grade-packages  ## ASSIGNMENT=<name> SUBMISSIONS=<dir>: grade its noteboo
 	$(GRADE_VENV)/bin/python -m chainrule_course.grading.grade "$$ASSIGNMENT" "$$SUBMISSIONS" $(GRADE_OPTIONS)
 
 test:  ## build the book, then run the whole test suite, both tiers; prints its wall and CPU time
-	@sh tools/timed.sh "make test" $(MAKE) --no-print-directory -j$(JOBS) --output-sync=target test-steps
-
-# The steps before the tests two at a time; then a test file per worker at a time, so that a
-# module's costly fixture (a browser, a JupyterLab, a graded batch) is set up once. The + lets
-# pytest print as it goes.
-test-steps: notebooks-check book-student assignments pdf $(WHEELHOUSE_STAMP)
-	+$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests
+	@sh tools/timed.sh "make test" $(MAKE) --no-print-directory -j$$(($(JOBS) + 1)) --output-sync=target test-steps
+# The fast tier needs no build: it runs beside the steps before the full tier, which leave a core
+# idle. The full tier takes a test file per worker, so a module's costly fixture is set up once.
+test-steps: test-fast test-full
+test-fast: setup
+	+$(PY) -m pytest -p no:cacheprovider -q tests/engine tests/course tests/repo
+test-full: pdf book-student assignments notebooks-check $(WHEELHOUSE_STAMP)
+	+$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests/built tests/browser tests/colab
 
 check: setup  ## the fast tier, tests/{engine,course,repo} (no build, no browser): the loop for code changes
 	@sh tools/timed.sh "make check" $(PY) -m pytest -p no:cacheprovider -n $(JOBS) -q tests/engine tests/course tests/repo

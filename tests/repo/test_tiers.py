@@ -46,3 +46,17 @@ def test_the_fast_tier_reads_no_build_at_import():
 def test_the_check_can_fail():
     assert read_at_import('"""doc."""\nPAGES = (ROOT / "_build" / "html").glob("*")\n') == ["_build"]
     assert read_at_import("def f():\n    return load_book(ROOT)\n") == []
+
+
+def pytest_folders(makefile: str, target: str) -> list[str]:
+    """The test folders a Makefile target's pytest command names."""
+    recipe = makefile.split(f"\n{target}:", 1)[1].split("\n\n", 1)[0].split("\n", 2)[1]
+    return [word.removeprefix("tests/") for word in recipe.split() if word.startswith("tests/")]
+
+
+def test_make_test_runs_every_folder_once_and_make_check_the_fast_ones():
+    folders = sorted(path.name for path in (ROOT / "tests").iterdir() if path.is_dir() and path.name != "__pycache__")
+    assert sorted(FAST + FULL) == folders
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert pytest_folders(makefile, "test-fast") == list(FAST) == pytest_folders(makefile, "check")
+    assert sorted(pytest_folders(makefile, "test-full")) == sorted(FULL)
