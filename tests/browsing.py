@@ -13,6 +13,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
+FONTS_TIMEOUT_MS = 20_000
+
+
+def wait_for_fonts(page) -> None:
+    """Wait until the fonts the page draws (MathJax's for its maths, the icons') have loaded."""
+    page.wait_for_function("() => document.fonts.status === 'loaded'", timeout=FONTS_TIMEOUT_MS)
+
 
 def chromium_path() -> str:
     path = shutil.which("chromium") or "/usr/bin/chromium"

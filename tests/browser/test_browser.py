@@ -8,23 +8,30 @@ counts as its box), and on a page wider than the window, at a desktop width and 
 390 px phone's. At the desktop width no code or output block may scroll sideways; on
 the phone no figure text may be smaller than 9 CSS px.
 
+The same visit weighs the page and its icons (tests/browser/test_weight.py) and runs
+axe-core on it in both colour modes (tests/browser/test_accessibility.py, which measures the
+student site's pages): one page load per chapter for the three.
+
 Uses Debian's chromium through Playwright (no browser download).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
+from browsing import wait_for_fonts
 from common import ROOT
 from playwright.sync_api import Browser
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from test_accessibility import axe_violations
+from test_weight import ICONS, icon_problems, weight_problems
 
 from tools.book.pdf import math_fonts_problem
 
 WIDTHS = {"desktop": 1280, "phone": 390}
 MIN_TEXT_PX = 9  # chainrule.figures.svg.MIN_TEXT_PX, measured here as the reader sees it
 LOCAL_SCHEMES = ("file:", "data:")
-FONTS_TIMEOUT_MS = 20_000
 NETWORK_IDLE_TIMEOUT_MS = 30_000
 
 
@@ -35,6 +42,7 @@ class PageVisit:
         self.context = browser.new_context(viewport={"width": width, "height": 1000})
         self.page = self.context.new_page()
         self.blocked: list[str] = []
+        self.loaded: dict[str, int] = {}  # the local files requested -> their bytes
         self.errors: list[str] = []
         self.pending: dict[int, str] = {}  # id(request) -> url, from request to finished or failed
         self.page.on("request", lambda request: self.pending.__setitem__(id(request), request.url))
@@ -51,6 +59,9 @@ class PageVisit:
     def _route(self, route):
         url = route.request.url
         if url.startswith(LOCAL_SCHEMES):
+            if url.startswith("file:"):
+                path = Path(unquote(urlsplit(url).path))
+                self.loaded[url.split("?")[0].split("#")[0]] = path.stat().st_size if path.is_file() else 0
             route.continue_()
         else:
             self.blocked.append(url)
@@ -77,11 +88,6 @@ class PageVisit:
 
     def close(self):
         self.context.close()
-
-
-def wait_for_fonts(page) -> None:
-    """Wait until the fonts the page draws (MathJax's for its maths, the icons') have loaded."""
-    page.wait_for_function("() => document.fonts.status === 'loaded'", timeout=FONTS_TIMEOUT_MS)
 
 
 def untypeset_math(page) -> list[str]:
@@ -187,15 +193,17 @@ def figure_text_too_small(page) -> list[str]:
 
 
 def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
-    """Offline loading, no JavaScript errors, typeset math, figures inside the column, nothing too wide or too small.
+    """Offline loading, no JavaScript errors, typeset math, figures inside the column, nothing too wide or
+    too small; the page's weight and icons; no WCAG violation (axe-core) in the light or the dark theme.
 
     One visit per page, at both widths: the page is loaded at the phone's width and checked, then
     the window is widened to the desktop's (the layout follows the window's width) and checked
-    again. The math, the requests and the errors are checked at each width, over the whole visit.
+    again, weighed and measured by axe. The math, the requests and the errors are checked at each
+    width, over the whole visit.
     """
     phone, desktop = WIDTHS["phone"], WIDTHS["desktop"]
     visit = PageVisit(browser, chapter_page.as_uri(), phone)
-    problems: dict[int, list[str]] = {}
+    problems: dict[str, list[str]] = {}
     try:
         for width in (phone, desktop):
             if width != phone:
@@ -207,13 +215,14 @@ def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
             found += visit.settle()
             found += [f"requested a network resource (blocked): {url}" for url in visit.blocked]
             found += visit.errors
-            problems[width] = found
+            problems[f"at {width}px wide"] = found
+        print(f"{chapter}: {sum(visit.loaded.values()) / 1e6:.2f} MB in {len(visit.loaded)} files")
+        problems["weight and icons"] = weight_problems(visit.loaded) + icon_problems(visit.page.evaluate(ICONS))
+        problems["axe-core, WCAG 2.1 AA"] = axe_violations(visit.page)
     finally:
         visit.close()
     assert not any(problems.values()), "\n".join(
-        f"{chapter_page.relative_to(ROOT)} at {width}px wide:\n" + "\n".join(found)
-        for width, found in problems.items()
-        if found
+        f"{chapter_page.relative_to(ROOT)}, {what}:\n" + "\n".join(found) for what, found in problems.items() if found
     )
 
 

@@ -1,9 +1,10 @@
 """What a reader's browser downloads for each page of the site, before Live code.
 
-Every chapter page is opened in headless Chromium, from a local server with the cache off,
-and the bytes of every response are added up (uncompressed, as the files are on disk): at
-most ``BUDGET``, 1.5 MB, so that a page opens quickly on a phone's connection. The weights
-are printed (``pytest -s``). What made them light, and what is checked here:
+Each chapter page's one visit (``test_page_in_browser`` in tests/browser/test_browser.py)
+adds up the bytes of every file the page loads (uncompressed, as the files are on disk): at
+most ``BUDGET``, 1.5 MB, so that a page opens quickly on a phone's connection, with
+:func:`weight_problems` and :func:`icon_problems` from here. The weights are printed
+(``pytest -s``). What made them light, and what is checked:
 
 * no MathJax script: the maths are typeset when the book is built (_ext/prerendered_math.py;
   tests/built/test_book.py and tests/browser/test_browser.py check them);
@@ -28,64 +29,71 @@ from common import ROOT
 from fontTools.ttLib import TTFont
 from playwright.sync_api import Browser
 
-PAGES = sorted(path.stem for path in (ROOT / "chapters").glob("*.md"))
 WEBFONTS = ROOT / "_build" / "html" / "_static" / "vendor" / "fontawesome" / "webfonts"
 BUDGET = 1_500_000  # bytes per page before Live code
 
 
-def page_weight(browser: Browser, url: str) -> tuple[int, list[str], dict]:
-    """The bytes of every response the page loads, the URLs, and how its icons are drawn."""
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    try:
-        page = context.new_page()
-        session = context.new_cdp_session(page)
-        session.send("Network.enable")
-        session.send("Network.setCacheDisabled", {"cacheDisabled": True})
-        responses = []
-        page.on("response", lambda response: responses.append(response))
-        page.goto(url, wait_until="networkidle")
-        total = sum(len(response.body()) for response in responses if response.status < 300)
-        icons = page.evaluate(
-            """async () => {
-                await document.fonts.ready;
-                const drawn = [];  // every icon glyph the page draws, in the font it asks for
-                for (const element of document.querySelectorAll('*')) {
-                    for (const pseudo of ['::before', '::after']) {
-                        const style = getComputedStyle(element, pseudo);
-                        const text = style.content.match(/^"(.*)"$/);
-                        if (!text || !style.fontFamily.includes('Font Awesome')) continue;
-                        for (const character of text[1])
-                            drawn.push([style.fontFamily, style.fontWeight, character.codePointAt(0)]);
-                    }
-                }
-                const icon = [...document.querySelectorAll('.fa-solid')]
-                    .find(i => i.getBoundingClientRect().width > 0);  // a shown one: not Back to top
-                const glyph = icon && getComputedStyle(icon, '::before');
-                return {family: glyph ? glyph.fontFamily : '', content: glyph ? glyph.content : '',
-                        width: icon ? icon.getBoundingClientRect().width : 0,
-                        loaded: document.fonts.check('900 16px "Font Awesome 6 Free"'), drawn};
-            }"""
-        )
-        return total, [response.url for response in responses], icons
-    finally:
-        context.close()
+#: How the page draws its icons: every glyph in a Font Awesome font, and a shown solid icon.
+ICONS = """async () => {
+    await document.fonts.ready;
+    const drawn = [];  // every icon glyph the page draws, in the font it asks for
+    for (const element of document.querySelectorAll('*')) {
+        for (const pseudo of ['::before', '::after']) {
+            const style = getComputedStyle(element, pseudo);
+            const text = style.content.match(/^"(.*)"$/);
+            if (!text || !style.fontFamily.includes('Font Awesome')) continue;
+            for (const character of text[1])
+                drawn.push([style.fontFamily, style.fontWeight, character.codePointAt(0)]);
+        }
+    }
+    const icon = [...document.querySelectorAll('.fa-solid')]
+        .find(i => i.getBoundingClientRect().width > 0);  // a shown one: not Back to top
+    const glyph = icon && getComputedStyle(icon, '::before');
+    return {family: glyph ? glyph.fontFamily : '', content: glyph ? glyph.content : '',
+            width: icon ? icon.getBoundingClientRect().width : 0,
+            loaded: document.fonts.check('900 16px "Font Awesome 6 Free"'), drawn};
+}"""
 
 
-@pytest.mark.parametrize("name", PAGES)
-def test_page_weight_and_icons(browser: Browser, serve, name: str):
-    url = serve(ROOT / "_build" / "html") + f"chapters/{name}.html"
-    total, urls, icons = page_weight(browser, url)
-    print(f"{name}: {total / 1e6:.2f} MB in {len(urls)} files")
-    assert not [u for u in urls if "fontawesome.js" in u], "the page loads fontawesome.js"
-    assert "Font Awesome 6 Free" in icons["family"] and icons["content"] not in ("", "none"), icons
-    assert icons["loaded"] and icons["width"] > 0, f"the icon font is not loaded or the icon has no width: {icons}"
+def weight_problems(sizes: dict[str, int]) -> list[str]:
+    """What is wrong with the files a page loaded (URL -> bytes): too many bytes, or a file it must not load."""
+    problems = [f"loads {url}" for url in sizes if "fontawesome.js" in url or "searchindex.js" in url]
+    total = sum(sizes.values())
+    if total > BUDGET:
+        problems.append(f"loads {total / 1e6:.2f} MB, over {BUDGET / 1e6:.1f} MB")
+    return problems
+
+
+def icon_problems(icons: dict) -> list[str]:
+    """What is wrong with how a page draws its icons (:data:`ICONS`' answer)."""
+    if "Font Awesome 6 Free" not in icons["family"] or icons["content"] in ("", "none"):
+        return [f"an icon is not drawn from the icon font: {icons}"]
+    if not icons["loaded"] or icons["width"] <= 0:
+        return [f"the icon font is not loaded or the icon has no width: {icons}"]
     # _ext/page_weight.py cut the fonts to the icons the book shows: every one drawn must be in its font
     missing = {
         (family, weight, hex(code)) for family, weight, code in icons["drawn"] if code not in glyphs(family, weight)
     }
-    assert icons["drawn"] and not missing, f"{name} draws icons its cut font lacks: {sorted(missing)}"
-    assert not [u for u in urls if "searchindex.js" in u], f"{name} loads the search index (search-as-you-type is off)"
-    assert total <= BUDGET, f"{name} loads {total / 1e6:.2f} MB, over {BUDGET / 1e6:.1f} MB"
+    if not icons["drawn"] or missing:
+        return [f"draws icons its cut font lacks: {sorted(missing)}"]
+    return []
+
+
+def test_the_weight_and_icon_checks_can_fail():
+    """The checks each page's visit makes (tests/browser/test_browser.py): a page that loads too
+    much or a script it must not, and icons missing from the font or not drawn at all, fail."""
+    assert weight_problems({"a.css": 1000, "b.woff2": 2000}) == []
+    assert weight_problems({"x/fontawesome.js": 10, "big.js": BUDGET}) == [
+        "loads x/fontawesome.js",
+        f"loads {(BUDGET + 10) / 1e6:.2f} MB, over 1.5 MB",
+    ]
+    shown = {"family": '"Font Awesome 6 Free"', "content": '"\\f00c"', "width": 14, "loaded": True}
+    present = min(glyphs('"Font Awesome 6 Free"', "900"))
+    assert icon_problems({**shown, "drawn": [['"Font Awesome 6 Free"', "900", present]]}) == []
+    [lacking] = icon_problems({**shown, "drawn": [['"Font Awesome 6 Free"', "900", 0x1F600]]})
+    assert "0x1f600" in lacking
+    assert icon_problems({**shown, "family": "serif", "drawn": []})
+    assert icon_problems({**shown, "loaded": False, "drawn": []})
 
 
 @functools.cache

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import functools
+import html.parser
 import json
 import re
 import subprocess
@@ -717,6 +718,62 @@ def test_student_site_has_no_solution(numbered: str, book_html: Path, student_ht
     assert not leaked, f"solution content on the student page: {leaked[:5]}"
     exercises = [e.get_text() for e in student.select(".exercise .caption-number")]
     assert exercises == [e.get_text() for e in full.select(".exercise .caption-number")], "exercises differ"
+
+
+class DrawnElements(html.parser.HTMLParser):
+    """Every element of a page as drawn: its tag, classes and inline style, under its ancestors'."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=False)
+        self.open: list[tuple[str, str, str]] = []
+        self.drawn: set[tuple] = set()
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs, closed=False):
+        attributes = dict(attrs)
+        element = (tag, " ".join(sorted((attributes.get("class") or "").split())), attributes.get("style") or "")
+        self.drawn.add((*self.open, element))
+        if not closed and tag not in self.VOID:
+            self.open.append(element)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs, closed=True)
+
+    def handle_endtag(self, tag):
+        for depth in range(len(self.open) - 1, -1, -1):
+            if self.open[depth][0] == tag:
+                del self.open[depth:]
+                return
+
+
+def drawn_only_by(student: str, site: str) -> list[str]:
+    """The elements the student page draws and the site's page does not, as their paths."""
+    extra = DrawnElements(student).drawn - DrawnElements(site).drawn
+    return sorted(" > ".join(f"{tag}.{classes}".rstrip(".") for tag, classes, _ in path[-3:]) for path in extra)
+
+
+@pytest.mark.parametrize("name", sorted(path.stem for path in (ROOT / "chapters").glob("*.md")))
+def test_the_student_page_draws_only_what_the_site_page_draws(name: str, book_html: Path, student_html: Path):
+    """Each element of a student page is on the site's page too, with the same tag, classes and style
+    under the same ancestors: the colour contrast axe-core measures there, in both colour modes
+    (tests/browser/test_browser.py), is the student page's (tests/browser/test_accessibility.py)."""
+    student = (student_html / "chapters" / f"{name}.html").read_text(encoding="utf-8")
+    site = (book_html / "chapters" / f"{name}.html").read_text(encoding="utf-8")
+    assert not drawn_only_by(student, site), f"{name}: only the student page draws {drawn_only_by(student, site)[:5]}"
+
+
+def test_a_student_page_element_the_site_lacks_is_found():
+    site = '<body><div class="a"><p>text</p><br></div><svg><path d="M0"/></svg></body>'
+    assert drawn_only_by(site.replace("<p>text</p>", ""), site) == []
+    assert drawn_only_by(site.replace("<p>", '<p class="b">'), site) == ["body > div.a > p.b"]
+    assert drawn_only_by(site.replace("<p>", '<p style="color: #999">'), site) == ["body > div.a > p"]
+    assert drawn_only_by(site.replace('<div class="a">', '<div class="a"><span>'), site) == [
+        "body > div.a > span",
+        "div.a > span > br",
+        "div.a > span > p",
+    ]
 
 
 @pytest.mark.parametrize("site", ["book", "student"])
