@@ -7,8 +7,9 @@ fresh folder outside the repo, after chainrule has been uninstalled, so its set-
 really install chainrule.
 
 * Colab edition ``chapters/<page>.ipynb``: runs top to bottom (cells tagged ``raises-exception``
-  may raise) and the kernel imports chainrule from its wheel. A page with checked exercises and
-  no explorable runs in its student edition instead, which holds every cell but the solutions.
+  may raise) and the kernel imports chainrule from its wheel; its explorables are in the outputs.
+  A page with checked exercises runs in its student edition instead, which holds every cell but
+  the solutions, its explorables' among them.
 * Student edition ``student/chapters/<page>.ipynb``: as handed out, stops at its first check
   cell with one line, ``NotAnswered: Exercise ... is not answered yet``, and nothing fails
   before; answered with the solutions, runs to its last cell, the "check everything" summary.
@@ -125,9 +126,27 @@ CHECKED = [page for page in PAGES if student_answers.checked_questions(page)]
 
 #: The pages whose Colab edition runs whole. A page with checked exercises runs in its student
 #: edition, answered, which holds every cell of the Colab edition but the solutions (the book's build
-#: runs those, and test_the_answered_student_run_holds_the_colab_editions_cells checks the rest); the
-#: pages with explorables run whole too, for their output frames.
-WHOLE = [page for page in PAGES if page not in CHECKED or page in EXPLORABLES]
+#: runs those, and test_the_answered_student_run_holds_the_colab_editions_cells checks the rest),
+#: its explorables' cells among them.
+WHOLE = [page for page in PAGES if page not in CHECKED]
+
+
+def explorables_not_shown(notebook: nbformat.NotebookNode, page: str) -> list[str]:
+    """The explorables of ``page`` missing from an executed notebook's outputs, or shown without
+    their script and steps: in Colab's output frame, the output must carry them."""
+    shown = [
+        output["data"]["text/html"]
+        for cell in notebook.cells
+        for output in cell.get("outputs", [])
+        if "text/html" in output.get("data", {})
+    ]
+    missing = []
+    for kind in EXPLORABLES.get(page, []):
+        widgets = [html for html in shown if f'data-explorable="{kind}"' in html]
+        whole = all("window.chainruleExplorable" in html and 'data-role="steps"' in html for html in widgets)
+        if not widgets or not whole:
+            missing.append(kind)
+    return missing
 
 
 @pytest.mark.parametrize("page", WHOLE)
@@ -149,17 +168,8 @@ def test_colab_notebook_runs(colab, page: str):
     assert probe["direct_url"] and wheels[0].as_uri() in probe["direct_url"], (
         f"chainrule was not installed from the wheel {wheels[0]}: direct_url.json = {probe['direct_url']}"
     )
-    # The explorables show in Colab's output frame: their markup and their script are in the output.
-    shown = [
-        output["data"]["text/html"]
-        for cell in result.notebook.cells
-        for output in cell.get("outputs", [])
-        if "text/html" in output.get("data", {})
-    ]
-    for kind in EXPLORABLES.get(page, []):
-        widgets = [html for html in shown if f'data-explorable="{kind}"' in html]
-        assert widgets, f"the {kind} explorable is not among the outputs of {page} in the simulated Colab"
-        assert all("window.chainruleExplorable" in html and 'data-role="steps"' in html for html in widgets)
+    missing = explorables_not_shown(result.notebook, page)
+    assert not missing, f"{page}: these explorables are not among the outputs in the simulated Colab: {missing}"
 
 
 # --------------------------------------------------------------------------- student edition
@@ -256,6 +266,18 @@ def test_student_notebook_answered_with_the_solutions_runs_to_the_end(student_ru
     number = student_answers.book().chapter_number(page)
     summary = result.cell_text(last)
     assert f"Chapter {number}: {len(questions)} of {len(questions)} checked exercises pass." in summary, summary
+    missing = explorables_not_shown(result.notebook, page)
+    assert not missing, f"{page}: these explorables are not among the outputs in the simulated Colab: {missing}"
+
+
+def test_a_missing_or_scriptless_explorable_is_found():
+    html = '<div data-explorable="forward"><ol data-role="steps"></ol></div>'
+    cell = nbformat.v4.new_code_cell(outputs=[nbformat.v4.new_output("display_data", {"text/html": html})])
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+    assert explorables_not_shown(notebook, "chapters/backward") == ["forward", "backward"]
+    cell.outputs[0]["data"]["text/html"] += "<script>window.chainruleExplorable.setupAll()</script>"
+    assert explorables_not_shown(notebook, "chapters/backward") == ["backward"]
+    assert explorables_not_shown(notebook, "chapters/intro") == []
 
 
 @pytest.mark.parametrize("page", [page for page in CHECKED if page not in WHOLE])
