@@ -10,19 +10,21 @@ checks that
    cell) starts with its input collapsed, and no other cell does;
 3. Run All finishes, every visible code cell gets an execution count, the graph drawn
    by ``chainrule.figures.draw`` shows as an inline ``<svg>``, and no output is an error,
-   a traceback or text on stderr;
+   a traceback or text on stderr; the backward-pass widget, set up by the script Lab runs
+   from its trusted output, steps with its button and the arrow key, with no page error
+   from its script;
 4. saving the chapter without editing it leaves it byte-for-byte equal to the committed
    file (``git status``/``git diff`` in the copy). Files Lab creates beside it
    (``.ipynb_checkpoints/``, ...) are reported as warnings, not failures;
-5. the student edition of the mlp chapter (``student/chapters/mlp.ipynb``) as handed out
+5. the student edition of the intro chapter (``student/chapters/intro.ipynb``) as handed out
    (no answers) starts with its set-up cell collapsed (as in 2.), and Run All stops at the
    first check cell: every cell before it ran without an error, its error is the one line
-   "NotAnswered: Exercise 6.2 is not answered yet: write hidden_bias_grad" (no "Traceback",
+   "NotAnswered: Exercise 1.2 is not answered yet: write tanh_neuron_grads" (no "Traceback",
    no "File ..." frames), and the cells after it were not run (no execution count);
 6. then, as the student answers: the same file with every checked exercise answered by its
    solution (``student_answers``), reloaded from disk, runs with Run All in the same kernel
    with no error, traceback or stderr output, every check cell prints that its exercise
-   passes, and the last cell (tag ``check-all``) prints "Chapter 6: N of N checked
+   passes, and the last cell (tag ``check-all``) prints "Chapter 1: N of N checked
    exercises pass." for the N checked exercises of the chapter.
 
 Jupyter's config, data, runtime, settings and workspace folders and IPython's folder
@@ -35,7 +37,7 @@ Environment variables, for trying the test on other files:
 * ``LAB_TEST_SOURCE``: folder to copy ``chapters/``, ``img/`` and ``references.bib``
   from (default: the repository root);
 * ``LAB_TEST_CHAPTER``: the notebook to open, relative to that folder
-  (default: ``chapters/intro.md``).
+  (default: ``chapters/backward.md``, whose widget is then stepped too).
 
 Points 5 and 6 copy their notebook from this repository's ``student/`` into the temporary
 folder (untracked there); they do not use ``LAB_TEST_SOURCE``/``LAB_TEST_CHAPTER``.
@@ -67,7 +69,9 @@ from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 SOURCE = Path(os.environ.get("LAB_TEST_SOURCE", ROOT)).resolve()
-CHAPTER = os.environ.get("LAB_TEST_CHAPTER", "chapters/intro.md")
+CHAPTER = os.environ.get("LAB_TEST_CHAPTER", "chapters/backward.md")
+# Its backward-pass widget is stepped in Lab too, when it is the chapter run.
+EXPLORABLE_CHAPTER = "chapters/backward.md"
 COPIED = ("chapters", "img", "references.bib")
 VENV_BIN = Path(sys.executable).parent
 CHROMIUM = "/usr/bin/chromium"
@@ -76,8 +80,7 @@ SERVER_START_TIMEOUT_S = 30
 SERVER_STOP_TIMEOUT_S = 10
 OPEN_TIMEOUT_MS = 30_000
 RUN_TIMEOUT_MS = 45_000
-# The mlp chapter imports torch and jax and trains a few small networks: ~20 s under
-# nbclient, more in Lab on a busy machine.
+# A chapter run whole, or a student edition: seconds under nbclient, more in Lab on a busy machine.
 STUDENT_RUN_TIMEOUT_MS = 120_000
 # Run All shows [*] on the cells it scheduled at once; under load, allow some seconds.
 RUN_ALL_TAKEN_MS = 15_000
@@ -516,7 +519,12 @@ def test_chapter_runs_in_jupyterlab_and_saves_unchanged(lab: Lab) -> None:
             check_collapsed_inputs(page, notebook_path)
             check_exercise_numbers(page, notebook_path)
 
-            run_all(page)
+            errors: list = []
+            page.on("pageerror", lambda error: errors.append(error) if not labs_own(error) else None)
+            if CHAPTER == EXPLORABLE_CHAPTER:
+                widget = run_all_with_widget(page)
+            else:
+                run_all(page)
             bad = page.eval_on_selector_all(BAD_OUTPUT, "outputs => outputs.map(o => o.textContent.slice(0, 1500))")
             assert not bad, (
                 f"Run All in Lab gave {len(bad)} error/traceback/stderr output(s) in {CHAPTER}:\n\n"
@@ -526,6 +534,9 @@ def test_chapter_runs_in_jupyterlab_and_saves_unchanged(lab: Lab) -> None:
             assert page.locator(INLINE_SVG).count() > 0, (
                 f"No inline <svg> among the outputs of {CHAPTER} in Lab: the graph that chainrule drew did not show"
             )
+            if CHAPTER == EXPLORABLE_CHAPTER:
+                step_the_backward_widget(page, widget)
+            assert not errors, [error.stack or str(error) for error in errors]
 
             save(page, notebook_path, lab.repo.parent)
         finally:
@@ -696,7 +707,6 @@ def check_every_check_passes(cells: list[dict], notebook: nbformat.NotebookNode)
     )
 
 
-EXPLORABLE_CHAPTER = "chapters/backward.md"
 # Where JupyterLab serves its own code: the lab bundles and the prebuilt extensions.
 LAB_CODE = re.compile(r"/(?:static/lab|lab/extensions)/")
 
@@ -728,42 +738,37 @@ def click_next_step(widget, expected: str) -> None:
     expect(widget.locator('[data-role="status"]')).to_contain_text(expected)
 
 
-def test_an_explorable_steps_in_jupyterlab(lab: Lab) -> None:
-    """Run the backward chapter in Lab; its backward-pass widget steps, with the script Lab runs from the output.
+def run_all_with_widget(page: Page):
+    """Run All on the backward chapter; its backward-pass widget, set up by the script Lab runs from the output.
 
     JupyterLab runs the scripts of trusted HTML outputs (a notebook run in this session is
     trusted); the widget must set itself up there and step as on the site.
     """
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            errors: list[str] = []
-            page.on("pageerror", lambda error: errors.append(error) if not labs_own(error) else None)
-            open_notebook(page, lab, EXPLORABLE_CHAPTER)
-            click_run_all(page)
-            widget = page.locator('.jp-OutputArea-output [data-explorable="backward"][data-ready="true"]').first
-            try:
-                widget.wait_for(state="attached", timeout=STUDENT_RUN_TIMEOUT_MS)
-                # Then the rest of Run All: while it runs, Lab scrolls to each running cell and may
-                # render the widget's output anew (its cells are windowed), which loses a click
-                # made before (once in CI: "Next step" clicked, the widget still at step 1).
-                wait_until_all_ran(page, STUDENT_RUN_TIMEOUT_MS)
-            except PlaywrightTimeoutError:
-                pytest.fail(f"the backward widget was not set up after Run All: {run_state(page)}", pytrace=False)
-            widget.scroll_into_view_if_needed()
-            status = widget.locator('[data-role="status"]')
-            expect(status).to_contain_text("Step 1 of 6. Start at the root")
-            click_next_step(widget, "Step 2 of 6. L sends its gradient back to n")
-            widget.focus()
-            page.keyboard.press("ArrowRight")
-            expect(status).to_contain_text("Step 3 of 6. n sends its gradient back to p")
-            expect(widget.locator('[data-role="formula"]')).to_have_text(
-                "p\u0304 += n\u0304 \u00b7 \u2202n/\u2202p = 0.7864 \u00d7 1 = 0.7864"
-            )
-            assert not errors, [error.stack or str(error) for error in errors]
-        finally:
-            browser.close()
+    click_run_all(page)
+    widget = page.locator('.jp-OutputArea-output [data-explorable="backward"][data-ready="true"]').first
+    try:
+        widget.wait_for(state="attached", timeout=STUDENT_RUN_TIMEOUT_MS)
+        # Then the rest of Run All: while it runs, Lab scrolls to each running cell and may
+        # render the widget's output anew (its cells are windowed), which loses a click
+        # made before (once in CI: "Next step" clicked, the widget still at step 1).
+        wait_until_all_ran(page, STUDENT_RUN_TIMEOUT_MS)
+    except PlaywrightTimeoutError:
+        pytest.fail(f"the backward widget was not set up after Run All: {run_state(page)}", pytrace=False)
+    return widget
+
+
+def step_the_backward_widget(page: Page, widget) -> None:
+    """Its Next step button and the arrow key step it, and it shows the step's formula."""
+    widget.scroll_into_view_if_needed()
+    status = widget.locator('[data-role="status"]')
+    expect(status).to_contain_text("Step 1 of 6. Start at the root")
+    click_next_step(widget, "Step 2 of 6. L sends its gradient back to n")
+    widget.focus()
+    page.keyboard.press("ArrowRight")
+    expect(status).to_contain_text("Step 3 of 6. n sends its gradient back to p")
+    expect(widget.locator('[data-role="formula"]')).to_have_text(
+        "p\u0304 += n\u0304 \u00b7 \u2202n/\u2202p = 0.7864 \u00d7 1 = 0.7864"
+    )
 
 
 def test_only_errors_wholly_inside_labs_code_are_labs_own() -> None:
