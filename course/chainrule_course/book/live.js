@@ -214,8 +214,9 @@
   }
 
   // Stops the cell Python runs now. An isolated page interrupts it (a KeyboardInterrupt in the
-  // cell) and keeps every name; otherwise, or when Python has not answered 5 s later (it was
-  // inside a long call, or a busy device was slow to answer), Python restarts and ``onLost``
+  // cell) and keeps every name; otherwise, or when Python has not answered 10 s later (it was
+  // inside a long call, or a busy device was slow to answer: 5 s were once too few on a
+  // loaded 2-core machine), Python restarts and ``onLost``
   // runs. A run begun before says nothing.
   function stopPython(page, kept, lost, onLost) {
     var inFlight = Object.keys(page.pending);
@@ -231,7 +232,7 @@
       if (!inFlight.some(function (id) { return page.pending[id]; })) return;
       restart(page, lost);
       if (onLost) onLost();
-    }, 5000);
+    }, 10000);
   }
 
   // The status while a cell runs: which one, and for how long; Stop shows meanwhile.
