@@ -124,10 +124,10 @@ grade: grade-packages  ## ASSIGNMENT=<name> SUBMISSIONS=<dir>: grade its noteboo
 
 test:  ## build the book, then run the whole test suite, both tiers; prints its wall and CPU time
 	@sh tools/timed.sh "make test" $(MAKE) --no-print-directory -j$$(($(JOBS) + 1)) --output-sync=target test-steps
-# The fast tier needs no build: it runs beside the steps before the full tier, which leave a core
-# idle. The full tier takes a test file per worker, so a module's costly fixture is set up once.
+# The fast tier runs beside the steps between the site build and the full tier, which leave a core
+# idle (not beside the build itself, which it slowed). The full tier takes a test file per worker.
 test-steps: test-fast test-full
-test-fast: setup
+test-fast: book-html
 	+$(PY) -m pytest -p no:cacheprovider -q tests/engine tests/course tests/repo
 test-full: pdf book-student assignments notebooks-check $(WHEELHOUSE_STAMP)
 	+$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests/built tests/browser tests/colab
