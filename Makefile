@@ -84,9 +84,6 @@ $(WHEELHOUSE_STAMP): tests/offline_requirements.txt tests/colab_requirements.txt
 
 notebooks: book  ## the same as make book (the editions print the numbers the book build gave)
 
-notebooks-check: book-html
-	$(PY) -m tools.book.notebooks --check
-
 book: setup  ## build the book into _build/html (any warning fails; changed chapters execute), write the notebooks
 	$(BUILD) --editions . -W -n --keep-going
 	@printf '\nBook built: file://%s\n' "$(CURDIR)/$(BOOK_HTML)/index.html"
@@ -102,11 +99,15 @@ book-student: book-html  ## build the site without solutions into _build/html-st
 	rm -rf $(STUDENT_HTML) && mv _build/student-book/_build/html $(STUDENT_HTML)
 	@printf '\nStudent book built: file://%s\n' "$(CURDIR)/$(STUDENT_HTML)/index.html"
 
+notebooks-check: book-html
+	$(PY) -m tools.book.notebooks --check
+
 assignments: book-html  ## write the otter-grader assignments into _build/assignments/<name>/
 	$(PY) -m tools.grader.assignments
 
-# Run it after any site build that is to be published: it shows the site's links to the PDFs.
-pdf: book-html  ## the book as one PDF, and the student's without solutions, in _build/pdf/ and linked from the sites
+# Run it after any site build that is to be published: it shows the sites' links to the PDFs
+# (make test builds the student site first, so that the PDF is not published into a half-built one).
+pdf: book-html $(if $(filter test-steps test-full,$(MAKECMDGOALS)),book-student)  ## the book as one PDF, and the student's without solutions, in _build/pdf/ and linked from the sites
 	$(PY) -m tools.book.pdf .
 
 # The values reach the shell as environment variables ("$$ONLY"), never spliced into the

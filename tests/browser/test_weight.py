@@ -138,7 +138,12 @@ border-top-style border-radius box-shadow outline-style outline-width padding-to
 padding-left font-family font-size font-weight font-style line-height text-align text-decoration-line
 text-transform white-space flex-direction flex-wrap justify-content align-items gap grid-template-columns
 list-style-type cursor content transform""".split()
-STYLES = """(properties) => [...document.body.querySelectorAll('*')].map(element => {
+#: Every element but MathJax's inner ones: those are styled by the maths' own stylesheet, which is
+#: not cut, and reached by the theme's only through its universal rules, which the cut keeps. The
+#: maths' box (mjx-container) and its MathML for screen readers, which the theme styles, are compared.
+STYLES = """(properties) => [...document.body.querySelectorAll('*')]
+  .filter(element => !element.parentElement.closest('mjx-container') || element.tagName === 'MJX-ASSISTIVE-MML')
+  .map(element => {
     const box = element.getBoundingClientRect();
     const styles = [null, '::before', '::after'].map(pseudo => {
         const style = getComputedStyle(element, pseudo);

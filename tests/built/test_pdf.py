@@ -318,6 +318,35 @@ def test_first_pages_offer_the_pdfs(pdf: Path):
     assert not (STUDENT_HTML / "_downloads" / pdf.name).exists(), "the student site serves the solutions' PDF"
 
 
+def test_publishing_again_keeps_each_sites_links(tmp_path):
+    """`make pdf` run twice: the student site, whose link to the solutions' PDF the first run
+    removed, is published again without an error, and still offers only the student's PDF."""
+    from tools.book import pdf as pdf_tool
+
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: index\n", encoding="utf-8")
+    links = "".join(
+        f'{hidden}<a href="../_downloads/{name}">PDF</a></p>' for name, hidden in pdf_tool.HIDDEN_LINKS.items()
+    )
+    for site in ("html", "html-student"):
+        (tmp_path / "_build" / site).mkdir(parents=True)
+        (tmp_path / "_build" / site / "index.html").write_text(f"<main>{links}</main>", encoding="utf-8")
+    made = tmp_path / "_build" / "pdf"
+    made.mkdir()
+    pdfs = [made / pdf_tool.NAME, made / pdf_tool.STUDENT_NAME]
+    for path in pdfs:
+        path.write_bytes(path.name.encode())
+    for _ in range(2):
+        copies = pdf_tool.publish(tmp_path, *pdfs)
+    assert len(copies) == 3
+    student = (tmp_path / "_build" / "html-student" / "index.html").read_text(encoding="utf-8")
+    assert pdf_tool.NAME not in student and '<p class="pdf-download-student"><a' in student
+    whole = (tmp_path / "_build" / "html" / "index.html").read_text(encoding="utf-8")
+    assert " hidden" not in whole and whole.count("<a ") == 2
+    (tmp_path / "_build" / "html" / "index.html").write_text("<main></main>", encoding="utf-8")
+    with pytest.raises(SystemExit, match="has no link to"):
+        pdf_tool.publish(tmp_path, *pdfs)
+
+
 def test_the_links_are_hidden_until_the_pdfs_exist():
     """A site build writes the links hidden; tools/book/pdf.py shows them once the PDFs are in the site."""
     root = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))["root"]
