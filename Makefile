@@ -22,7 +22,9 @@ NPM_STAMP := node_modules/.chainrule-npm-stamp
 CHROMIUM := /usr/bin/chromium
 BOOK_HTML := _build/html
 STUDENT_HTML := _build/html-student
-BUILD := $(PY) -m tools.book.build_book
+# The repository's modules compiled before each build, once for the chapters' kernels and the tests'
+# many processes, which would each compile them again (these machines set PYTHONDONTWRITEBYTECODE).
+BUILD := $(PY) -m compileall -q src course tools _ext tests && $(PY) -m tools.book.build_book
 JOBS := $(shell nproc 2>/dev/null || echo 2)
 
 # The book build's kernel, jupyter and dot come from the venv first.
@@ -105,8 +107,7 @@ notebooks-check: book-html
 assignments: book-html  ## write the otter-grader assignments into _build/assignments/<name>/
 	$(PY) -m tools.grader.assignments
 
-# Run it after any site build that is to be published: it shows the sites' links to the PDFs
-# (make test builds the student site first, so that the PDF is not published into a half-built one).
+# Run it after a site build that is published: it shows the sites' links to the PDFs (after the student site's build).
 pdf: book-html $(if $(filter test-steps test-full,$(MAKECMDGOALS)),book-student)  ## the book as one PDF, and the student's without solutions, in _build/pdf/ and linked from the sites
 	$(PY) -m tools.book.pdf .
 
@@ -125,8 +126,7 @@ grade: grade-packages  ## ASSIGNMENT=<name> SUBMISSIONS=<dir>: grade its noteboo
 
 test:  ## build the book, then run the whole test suite, both tiers; prints its wall and CPU time
 	@sh tools/timed.sh "make test" $(MAKE) --no-print-directory -j$$(($(JOBS) + 1)) --output-sync=target test-steps
-# The fast tier runs beside the steps between the site build and the full tier, which leave a core
-# idle (not beside the build itself, which it slowed). The full tier takes a test file per worker.
+# The fast tier runs beside the steps before the full tier, not the site build (which it slowed).
 test-steps: test-fast test-full
 test-fast: book-html
 	+$(PY) -m pytest -p no:cacheprovider -q tests/engine tests/course tests/repo

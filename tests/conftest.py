@@ -14,10 +14,10 @@
   on one worker, so a module-scoped fixture (a JupyterLab server, a batch of graded
   submissions, the scratch book of test_build.py) is set up once. (``--dist loadgroup`` does
   not work with pytest 9.2: xdist 3.8.0 marks a group by rewriting ``item._nodeid``, which
-  pytest 9 no longer reads.) The slowest files (``SLOWEST_FIRST``) are collected first and
-  ``make test`` keeps that order (``--no-loadscope-reorder``), so that they start at once and
-  the other worker fills the time with the rest, instead of one worker running them alone at
-  the end.
+  pytest 9 no longer reads.) The files are collected longest first (``LONGEST_FIRST``, the
+  rest after them in their folders' order) and ``make test`` keeps that order
+  (``--no-loadscope-reorder``): each worker takes the next file when it is done with one, so
+  the two finish together instead of one running a long file alone at the end.
 """
 
 from __future__ import annotations
@@ -25,13 +25,27 @@ from __future__ import annotations
 import pytest
 from common import toc_chapters
 
-#: Measured with --durations: every Colab run takes its turn on the one sim venv (about 5 min
-#: in all), and grading the planted submissions takes about 2.5 min.
-SLOWEST_FIRST = ["test_colab.py", "test_assignments.py"]
+#: Measured with a timeline of a whole run (seconds on a worker, beside the other one). The
+#: Colab runs (about 230 s) and the assignments' (150 s) each take turns on a venv with the
+#: other Colab runs (tests/colab_sim.py), and wait on kernels and time limits: each starts
+#: beside a file that keeps Chromium busy, not beside the other.
+LONGEST_FIRST = [
+    "test_colab.py",
+    "test_browser.py",
+    "test_assignments.py",
+    "test_live_browser.py",
+    "test_explorables_browser.py",
+    "test_accessibility.py",
+    "test_jupyterlab.py",
+    "test_weight.py",
+    "test_editions.py",
+    "test_build.py",
+    "test_pdf.py",
+]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    rank = {name: index for index, name in enumerate(SLOWEST_FIRST)}
+    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
 
 
