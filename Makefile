@@ -98,7 +98,7 @@ book-student: book-html  ## build the site without solutions into _build/html-st
 	rm -rf $(STUDENT_HTML)
 	$(PY) -m tools.book.student_book _build/student-book
 	$(BUILD) _build/student-book -W -n --keep-going
-	rm -rf $(STUDENT_HTML) && mv _build/student-book/_build/html $(STUDENT_HTML)
+	rm -rf $(STUDENT_HTML) && mv _build/student-book/_build/html $(STUDENT_HTML) && $(PY) -m tools.book.pdf --student-site
 	@printf '\nStudent book built: file://%s\n' "$(CURDIR)/$(STUDENT_HTML)/index.html"
 
 notebooks-check: book-html
@@ -107,8 +107,8 @@ notebooks-check: book-html
 assignments: book-html  ## write the otter-grader assignments into _build/assignments/<name>/
 	$(PY) -m tools.grader.assignments
 
-# Run it after a site build that is published: it shows the sites' links to the PDFs (after the student site's build).
-pdf: book-html $(if $(filter test-steps test-full,$(MAKECMDGOALS)),book-student)  ## the book as one PDF, and the student's without solutions, in _build/pdf/ and linked from the sites
+# Run it after any site build that is to be published: it shows the sites' links to the PDFs.
+pdf: book-html  ## the book as one PDF, and the student's without solutions, in _build/pdf/ and linked from the sites
 	$(PY) -m tools.book.pdf .
 
 # The values reach the shell as environment variables ("$$ONLY"), never spliced into the

@@ -14,6 +14,7 @@ checks are functions of the text, so ``test_the_checks_can_fail`` and
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -320,29 +321,42 @@ def test_first_pages_offer_the_pdfs(pdf: Path):
 
 def test_publishing_again_keeps_each_sites_links(tmp_path):
     """`make pdf` run twice: the student site, whose link to the solutions' PDF the first run
-    removed, is published again without an error, and still offers only the student's PDF."""
+    removed, is published again without an error, and still offers only the student's PDF. A
+    student site built after the PDFs publishes the student's itself, unless the site was built
+    again since they were printed."""
+    from tools.book import build_book
     from tools.book import pdf as pdf_tool
 
     (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: index\n", encoding="utf-8")
     links = "".join(
         f'{hidden}<a href="../_downloads/{name}">PDF</a></p>' for name, hidden in pdf_tool.HIDDEN_LINKS.items()
     )
-    for site in ("html", "html-student"):
-        (tmp_path / "_build" / site).mkdir(parents=True)
-        (tmp_path / "_build" / site / "index.html").write_text(f"<main>{links}</main>", encoding="utf-8")
+    pages = {site: tmp_path / "_build" / site / "index.html" for site in ("html", "html-student")}
+    pages["html"].parent.mkdir(parents=True)
+    pages["html"].write_text(f"<main>{links}</main>", encoding="utf-8")
+    stamp = tmp_path / "_build" / build_book.SITE_STAMP
+    stamp.write_text("built")
     made = tmp_path / "_build" / "pdf"
     made.mkdir()
     pdfs = [made / pdf_tool.NAME, made / pdf_tool.STUDENT_NAME]
     for path in pdfs:
         path.write_bytes(path.name.encode())
+    assert len(pdf_tool.publish(tmp_path, *pdfs)) == 2  # no student site yet
+    pages["html-student"].parent.mkdir(parents=True)
+    pages["html-student"].write_text(f"<main>{links}</main>", encoding="utf-8")
+    assert pdf_tool.publish_student_site(tmp_path) == [
+        tmp_path / "_build" / "html-student" / "_downloads" / pdfs[1].name
+    ]
     for _ in range(2):
-        copies = pdf_tool.publish(tmp_path, *pdfs)
-    assert len(copies) == 3
-    student = (tmp_path / "_build" / "html-student" / "index.html").read_text(encoding="utf-8")
+        assert len(pdf_tool.publish(tmp_path, *pdfs)) == 3
+    student = pages["html-student"].read_text(encoding="utf-8")
     assert pdf_tool.NAME not in student and '<p class="pdf-download-student"><a' in student
-    whole = (tmp_path / "_build" / "html" / "index.html").read_text(encoding="utf-8")
+    whole = pages["html"].read_text(encoding="utf-8")
     assert " hidden" not in whole and whole.count("<a ") == 2
-    (tmp_path / "_build" / "html" / "index.html").write_text("<main></main>", encoding="utf-8")
+    assert not list(tmp_path.rglob("*.part"))
+    os.utime(stamp, (pdfs[1].stat().st_mtime + 1,) * 2)  # the site built again since the PDFs
+    assert pdf_tool.publish_student_site(tmp_path) == []
+    pages["html"].write_text("<main></main>", encoding="utf-8")
     with pytest.raises(SystemExit, match="has no link to"):
         pdf_tool.publish(tmp_path, *pdfs)
 

@@ -35,6 +35,9 @@ from jupyter_book.cli.main import main as cli
 from chainrule_course.compat import patches
 from tools.book import book_model, notebooks
 
+#: Written after each site build that passed (:func:`site_fingerprint`), under _build/.
+SITE_STAMP = ".site-fingerprint"
+
 
 def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
@@ -137,7 +140,7 @@ def site_fingerprint(book: Path, argv: list[str]) -> str | None:
 
 def build(jobs: int, argv: list[str]) -> int:
     book = book_folder(argv)
-    stamp = book / "_build" / ".site-fingerprint"
+    stamp = book / "_build" / SITE_STAMP
     inputs = site_fingerprint(book, argv)
     built = (book / "_build" / "html" / "index.html").is_file()
     if inputs and built and stamp.is_file() and stamp.read_text() == inputs:

@@ -213,8 +213,11 @@ def print_edition(page, entries: list[dict], pdf_path: Path) -> None:
     if written != len(anchors):
         sys.exit(f"pdf: wrote {written} page numbers into the Contents, for {len(anchors)} entries")
     add_outline(writer, entries, pages)
-    with pdf_path.open("wb") as file:
+    # Written beside it, then renamed: a student site built meanwhile publishes the whole old PDF or the new one.
+    partial = pdf_path.with_name(pdf_path.name + ".part")
+    with partial.open("wb") as file:
         writer.write(file)
+    partial.replace(pdf_path)
 
 
 def math_fonts_problem(page) -> str | None:
@@ -275,35 +278,69 @@ def print_to_pdf(page_path: Path, pdf_path: Path, student_path: Path) -> None:
 
 
 def publish(book: Path, pdf_path: Path, student_path: Path) -> list[Path]:
-    """Copy the PDFs into the sites and show the first pages' links to them."""
-    copies = []
-    sites = [(book / "_build" / "html", [pdf_path, student_path])]
-    if (book / "_build" / "html-student").is_dir():
-        sites.append((book / "_build" / "html-student", [student_path]))
-    for site, offered in sites:
-        first = site / f"{first_page(book)}.html"
-        text = first.read_text(encoding="utf-8")
-        for path in (pdf_path, student_path):
-            hidden = HIDDEN_LINKS[path.name]
-            linked = hidden in text or hidden.replace(" hidden", "") in text
-            if not linked and path in offered:
-                sys.exit(f"pdf: {first} has no link to {path.name} ({hidden!r}, from {first_page(book)}.md)")
-            if path in offered:
-                copy = site / DOWNLOADS / path.name
-                copy.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, copy)
-                copies.append(copy)
-                text = text.replace(hidden, hidden.replace(" hidden", ""))
-            else:  # the student site offers no solutions, not even hidden
-                text = re.sub(re.escape(hidden) + ".*?</p>", "", text, flags=re.DOTALL)
-        first.write_text(text, encoding="utf-8")
+    """Copy the PDFs into the sites and show the first pages' links to them.
+
+    The site offers both; the student site, when it has been built, the student's alone, and its
+    link to the other is removed. Publishing again changes nothing. A student site that is being
+    built meanwhile is left to its build, which publishes the PDFs itself (:func:`publish_student_site`).
+    """
+    copies = publish_site(book, book / "_build" / "html", [pdf_path, student_path], pdf_path, student_path)
+    try:
+        copies += publish_site(book, book / "_build" / "html-student", [student_path], pdf_path, student_path)
+    except FileNotFoundError:
+        pass
     return copies
+
+
+def publish_site(book: Path, site: Path, offered: list[Path], pdf_path: Path, student_path: Path) -> list[Path]:
+    first = site / f"{first_page(book)}.html"
+    text = first.read_text(encoding="utf-8")
+    copies = []
+    for path in (pdf_path, student_path):
+        hidden = HIDDEN_LINKS[path.name]
+        if path not in offered:  # the student site offers no solutions, not even hidden
+            text = re.sub(re.escape(hidden) + ".*?</p>", "", text, flags=re.DOTALL)
+            continue
+        if hidden not in text and hidden.replace(" hidden", "") not in text:
+            sys.exit(f"pdf: {first} has no link to {path.name} ({hidden!r}, from {first_page(book)}.md)")
+        copy = site / DOWNLOADS / path.name
+        copy.parent.mkdir(exist_ok=True)
+        shutil.copyfile(path, copy.with_name(copy.name + ".part"))
+        copy.with_name(copy.name + ".part").replace(copy)
+        copies.append(copy)
+        text = text.replace(hidden, hidden.replace(" hidden", ""))
+    partial = first.with_name(first.name + ".part")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(first)
+    return copies
+
+
+def publish_student_site(book: Path) -> list[Path]:
+    """After the student site's build: its PDF, when one was printed since the site was last built
+    (``make pdf`` may run beside ``make book-student``, and publish before the student site exists)."""
+    student_path = book / "_build" / "pdf" / STUDENT_NAME
+    stamp = book / "_build" / build_book.SITE_STAMP
+    if not student_path.is_file() or not stamp.is_file() or student_path.stat().st_mtime < stamp.stat().st_mtime:
+        return []
+    return publish_site(
+        book, book / "_build" / "html-student", [student_path], student_path.with_name(NAME), student_path
+    )
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description="Print the built book as one PDF (make pdf).")
     parser.add_argument("book", type=Path, nargs="?", default=Path("."), help="the book's folder (default: .)")
-    book = parser.parse_args(argv).book
+    parser.add_argument(
+        "--student-site",
+        action="store_true",
+        help="only publish the PDF printed since the last site build into the student site",
+    )
+    arguments = parser.parse_args(argv)
+    book = arguments.book
+    if arguments.student_site:
+        copies = publish_student_site(book)
+        print(f"pdf: {', '.join(map(str, copies)) or 'no PDF printed since the last site build'} in the student site")
+        return 0
     if not (book / "_build" / "html").is_dir():
         sys.exit("pdf: build the site first (make book-html)")
     start = time.monotonic()
