@@ -400,6 +400,12 @@ def uninstall_chainrule(venv: Path) -> None:
         )
 
 
+def install_chainrule(venv: Path, wheels: tuple[Path, Path]) -> None:
+    """chainrule and the course into the sim venv from their wheels, with uv (what the set-up cell
+    leaves behind in a Colab runtime where it already ran), their dependencies already there."""
+    offline.uv_install(venv_python(venv), "--no-deps", "--reinstall", *map(str, wheels), env=_clean_env())
+
+
 def run_notebook(
     notebook: Path | nbformat.NotebookNode,
     venv: Path,
@@ -438,13 +444,15 @@ def run_then(
     ipython_dir: Path,
     *,
     timeout: int = CELL_TIMEOUT,
+    installed: bool = False,
 ) -> tuple[RunResult, RunResult]:
     """Run ``first``; where it stops at cell ``stops_at``, as expected, run ``second`` on in the same kernel.
 
     The cells of ``second`` before the first one that differs from ``first`` do not run again:
     they take ``first``'s outputs. That is what a student does: Run All stops at an unanswered
     check, they answer, and run on. When ``first`` stops anywhere else, or the two differ only
-    after ``stops_at``, ``second`` runs alone, in a fresh kernel.
+    after ``stops_at``, ``second`` runs alone, in a fresh kernel. With ``installed``, chainrule is
+    installed from the wheels before each run, so the set-up cell finds it and installs nothing.
     """
     cells = nbformat.read(first, as_version=4).cells if isinstance(first, Path) else first.cells
     same = 0
@@ -455,18 +463,19 @@ def run_then(
     with taking_turns(venv):
         if same <= stops_at:
             ran, then = _run_now(
-                first, venv, wheels, ipython_dir, None, timeout, False, False, then=(second, same, stops_at)
+                first, venv, wheels, ipython_dir, None, timeout, False, False, (second, same, stops_at), installed
             )
             if then is not None:
                 return ran, then
         else:
-            ran = _run_now(first, venv, wheels, ipython_dir, None, timeout, False, False)
-        return ran, _run_now(second, venv, wheels, ipython_dir, None, timeout, False, False)
+            ran = _run_now(first, venv, wheels, ipython_dir, None, timeout, False, False, None, installed)
+        return ran, _run_now(second, venv, wheels, ipython_dir, None, timeout, False, False, None, installed)
 
 
-def _run_now(notebook, venv, wheels, ipython_dir, pip_spec, timeout, probe, keep, then=None):
+def _run_now(notebook, venv, wheels, ipython_dir, pip_spec, timeout, probe, keep, then=None, installed=False):
     """One driver run. With ``then`` = (second notebook, its first cell to run, the first's expected
-    stop), it returns (first's RunResult, second's RunResult or None when the first stopped elsewhere)."""
+    stop), it returns (first's RunResult, second's RunResult or None when the first stopped elsewhere).
+    Without ``installed``, chainrule is uninstalled first, and the set-up cell must install it."""
     folder = Path(tempfile.mkdtemp(prefix="colab-sim-run-"))
     scratch = Path(tempfile.mkdtemp(prefix="colab-sim-driver-"))
     try:
@@ -476,7 +485,7 @@ def _run_now(notebook, venv, wheels, ipython_dir, pip_spec, timeout, probe, keep
         else:
             name = "notebook.ipynb"
             nbformat.write(notebook, folder / name)
-        uninstall_chainrule(venv)
+        install_chainrule(venv, wheels) if installed else uninstall_chainrule(venv)
         driver = scratch / "driver.py"
         driver.write_text(DRIVER, encoding="utf-8")
         executed, report_path = scratch / "executed.ipynb", scratch / "report.json"

@@ -17,12 +17,15 @@ For each of the four scalar chapters: nothing of the runtime is requested before
 After Run all, each checked exercise (1.2, 2.2, 3.2) is answered in the page as a reader
 would: the answer cell still holds the empty answer (no solution replaced it), so Check says
 it is not answered; a wrong answer gets the message the notebook's check gives for that
-mistake (computed here, in CPython); the solution's answer passes; after a reload and
-Live code the answer is still there, and Reset answer empties it.
+mistake (computed here, in CPython); the solution's answer passes, and the progress record
+counts the checks. The intro page then goes on at a phone's width: after a reload, Live code
+started from the keyboard finds the answer still there, Reset answer empties it, a check past
+its time limit and a runaway cell are stopped with every name kept, and the next chapter
+starts Python from the service worker's cache.
 
 On the backward page, after Run all, the backward widget steps through an expression the reader
 typed. The editor (CodeMirror) indents, colours and runs as a reader expects, in the engine chapter
-(``test_the_editor``), and a runaway loop is stopped by "Stop".
+(``test_the_editor``).
 
 Uses Debian's chromium through Playwright. Build the book first (``make book``).
 """
@@ -207,11 +210,14 @@ def test_run_all_cells_matches_the_build(live_page, name):
     if name == "backward":  # in the same visit: one start of Python, one Run all
         step_an_expression_the_reader_typed(visit)
     if name in WRONG_ANSWERS:
-        answer_the_exercise(visit, name)
+        question, editor, right = answer_the_exercise(visit, name)
     assert not visit.problems(), "\n".join(visit.problems())
     # WCAG 2.1 AA after Run all and the exercise (tests/browser/test_accessibility.py measures before).
     found = axe_violations(page)
     assert not found, f"live {name}: " + "\n".join(found)
+    if name == "intro":  # what follows is the same on every page: once, on a phone
+        after_a_reload_on_a_phone(visit, question, editor, right)
+        assert not visit.problems(), "\n".join(visit.problems())
 
 
 def code_of(editor) -> str:
@@ -226,7 +232,7 @@ def notebook_message(answer: str, check: str) -> str:
     return live.run_cell(check, namespace, "<cell check>")["error"]
 
 
-def answer_the_exercise(visit: LiveVisit, name: str) -> None:
+def answer_the_exercise(visit: LiveVisit, name: str):
     (question,) = questions.questions_of(None, f"chapters/{name}", read_chapter(ROOT, f"chapters/{name}"))
     page = visit.page
     editor = page.locator(f"#{question.label} ~ .cr-live-answer .cm-content").first
@@ -254,37 +260,71 @@ def answer_the_exercise(visit: LiveVisit, name: str) -> None:
     assert checked(right, "right").startswith("✓ Right. " + question.check.splitlines()[-1].split('"')[1])
     kept = page.evaluate("() => JSON.parse(localStorage.getItem('chainrule-progress'))")["exercises"][question.label]
     assert kept["attempts"] == 3 and kept["passed"] is True, kept  # the progress record counts the checks
+    return question, editor, right
+
+
+def after_a_reload_on_a_phone(visit: LiveVisit, question, editor, right: str) -> None:
+    """The intro page, reloaded at a phone's width: the answer, its progress mark and the page's limits.
+
+    The first load registers the site's service worker; from the reload on the page is
+    cross-origin isolated, so a check past its time limit and a runaway cell are interrupted and
+    the names defined before them kept. Live code is started from the keyboard: from the top, the
+    skip link after "Skip to main content" starts it and puts the cursor in the answer, in at most
+    5 presses. The next chapter starts Python from the service worker's cache."""
+    page = visit.page
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=10_000)
+    assert not page.evaluate("() => crossOriginIsolated"), "a first load cannot be isolated"
+    page.set_viewport_size({"width": 390, "height": 844})
     page.reload()
-    hint = page.locator(f"[data-live-hint={question.label}]")
-    expect(hint).to_contain_text("press Live code")
+    assert page.evaluate("() => crossOriginIsolated"), "the service worker did not isolate the page"
+    note = page.locator(".cr-live-note").text_content()
+    expect(page.locator(f"[data-live-hint={question.label}]")).to_contain_text("press Live code")
     expect(page.locator(f"#{question.label} .cr-progress-mark")).to_have_text(" \u2713 check passed")
-    page.get_by_role("button", name="Live code").click()
+    skip = "Skip to your answer to Exercise 1.2"
+    for presses in range(1, 5):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.textContent") == skip:
+            break
+    # (the bar slides in: wait until it is in view)
+    page.wait_for_function("() => document.activeElement.getBoundingClientRect().top >= 0", timeout=2_000)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("textbox", name="Answer to Exercise 1.2")).to_be_focused()
+    assert presses + 1 <= 5, f"{presses + 1} key presses to the answer"
+    expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
     assert code_of(editor) == right, "the answer did not outlive the reload"
     page.locator(f"#{question.label} ~ .cr-live-answer button[data-live-action=reset-answer]").first.click()
     assert code_of(editor) == question.stub.strip()
-    if name != "intro":
-        return
+    check = page.locator(f"#{question.label} ~ .cr-live-answer button[data-live-action=check]").first
+    verdict = page.locator(f"#{question.label} ~ .cr-live-answer [data-live-verdict]").first
+
+    def checked(answer: str) -> str:
+        editor.fill(answer)
+        check.click()
+        expect(verdict).to_have_attribute("data-live-verdict", "wrong", timeout=30_000)
+        text = verdict.text_content()
+        verdict.evaluate("element => element.remove()")
+        return text
+
     # What the page's Python lacks is said plainly; an answer that never returns gets its verdict.
     numpy_answer = "import numpy as np\ndef tanh_neuron_grads(x, w, b):\n    return np.zeros(3)"
-    assert "numpy is not available in the page's Python" in checked(numpy_answer, "wrong")
+    assert "numpy is not available in the page's Python" in checked(numpy_answer)
     # The page's limit on a check is the notebook's; here it is cut to 2 s, so as not to wait 10.
     script = page.locator("script[data-check-limit]")
     assert float(script.get_attribute("data-check-limit")) == TIME_LIMIT
     script.evaluate("script => script.setAttribute('data-check-limit', '2')")
     began = time.monotonic()
-    hanging = "def tanh_neuron_grads(x, w, b):\n    while True:\n        pass"
-    said = checked(hanging, "wrong")
+    said = checked("def tanh_neuron_grads(x, w, b):\n    while True:\n        pass")
     assert "tanh_neuron_grads did not return within 2 s and was stopped" in said, said
     assert time.monotonic() - began < 7, f"the verdict took {time.monotonic() - began:.0f} s"
-    # The reload made the page cross-origin isolated (the site's service worker): the check was
-    # interrupted, not Python restarted, and the answer cell's names are still there.
-    assert page.evaluate("() => crossOriginIsolated")
+    # The check was interrupted, not Python restarted: the answer cell's names are still there.
     expect(page.locator("[data-live-status]")).to_have_text(
         "Exercise 1.2: the check was stopped after 2 s; every name is kept."
     )
     page.get_by_role("textbox", name="Code of cell 1", exact=True).fill("callable(tanh_neuron_grads)")
     page.get_by_role("button", name="Run cell 1", exact=True).click()
     expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("True", timeout=30_000)
+    a_runaway_loop_is_stopped_and_the_names_kept(visit)
+    next_chapter_starts_from_the_cache(visit, note)
 
 
 #: The contrast of a token's colour with what is painted under it: the editor's translucent
@@ -469,37 +509,15 @@ def step_an_expression_the_reader_typed(visit: LiveVisit) -> None:
     expect(status).to_contain_text("back to x through a multiplication, whose local gradient is ∂n2/∂x = y = −3")
 
 
-def test_a_runaway_loop_is_stopped_and_the_runtime_kept(live_page):
-    """A runaway cell far down the page: the toolbar, still in view, says it runs and stops it.
-
-    The first load registers the site's service worker; from the next load on the page is
-    cross-origin isolated, so Stop interrupts the loop and the names defined before it are kept.
-    The page is started from the keyboard: from the top, the skip link after "Skip to main
-    content" starts Live code and puts the cursor in Exercise 1.2's answer, in at most 5 presses.
-    The next chapter starts Python from the service worker's cache: the runtime reaches the
-    network once, and the panel says how much it weighs."""
-    visit = live_page("intro", width=390)
+def a_runaway_loop_is_stopped_and_the_names_kept(visit: LiveVisit) -> None:
+    """A runaway cell far down the page: the toolbar, still in view on the phone, says it runs and
+    stops it; the loop is interrupted and the names defined before it are kept."""
     page = visit.page
-    nothing_requested_early(visit)
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=10_000)
-    assert not page.evaluate("() => crossOriginIsolated"), "a first load cannot be isolated"
-    page.reload()
-    assert page.evaluate("() => crossOriginIsolated"), "the service worker did not isolate the page"
-    note = page.locator(".cr-live-note").text_content()
-    for presses in range(1, 5):
-        page.keyboard.press("Tab")
-        if page.evaluate("() => document.activeElement.textContent") == "Skip to your answer to Exercise 1.2":
-            break
-    # (the bar slides in: wait until it is in view)
-    page.wait_for_function("() => document.activeElement.getBoundingClientRect().top >= 0", timeout=2_000)
-    page.keyboard.press("Enter")
-    expect(page.get_by_role("textbox", name="Answer to Exercise 1.2")).to_be_focused()
-    assert presses + 1 <= 5, f"{presses + 1} key presses to the answer"
     status = page.locator("[data-live-status]")
-    expect(status).to_contain_text("Python is ready", timeout=60_000)
     first = page.get_by_role("textbox", name="Code of cell 1", exact=True)
-    first.fill("x = 41")
+    first.fill("x = 41\nx")
     page.get_by_role("button", name="Run cell 1", exact=True).click()
+    expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("41")
     expect(status).to_have_text("Cell 1 ran.")
     last = page.locator("div.cell:not(.tag_solution) .cr-live-editor .cm-content").last
     label = last.get_attribute("aria-label")
@@ -529,8 +547,6 @@ def test_a_runaway_loop_is_stopped_and_the_runtime_kept(live_page):
     expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("42")
     widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
-    assert not visit.problems(), "\n".join(visit.problems())
-    next_chapter_starts_from_the_cache(visit, note)
 
 
 def next_chapter_starts_from_the_cache(visit: LiveVisit, note: str) -> None:

@@ -190,6 +190,9 @@ def student_runs(colab):
     As a student works: Run All stops at the first check, and the answers run on in the same
     kernel. The cells before the first answer are the same in both (colab_sim.run_then compares
     them), so they run once; when the first run stops anywhere else, the answered one runs alone.
+    chainrule is installed before each run, as in a Colab runtime where the set-up cell already
+    ran: that cell is the same in every notebook (tests/built/test_editions.py), and the Colab
+    editions' runs check that it installs chainrule from its wheel.
     """
     runs = {}
 
@@ -198,9 +201,8 @@ def student_runs(colab):
             venv, wheels, ipython_dir = colab
             handed_out = require(student_notebook(page), "student")
             stop = first_check_index(nbformat.read(handed_out, as_version=4))
-            runs[page] = colab_sim.run_then(
-                handed_out, student_answers.answered_student_notebook(page), stop, venv, wheels, ipython_dir
-            )
+            answered = student_answers.answered_student_notebook(page)
+            runs[page] = colab_sim.run_then(handed_out, answered, stop, venv, wheels, ipython_dir, installed=True)
         return runs[page]
 
     return run_page
