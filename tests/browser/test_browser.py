@@ -6,7 +6,8 @@ test also fails on JavaScript errors, on math left untypeset or not in MathJax's
 figures wider than the text column (a figure that scrolls sideways in its own box
 counts as its box), and on a page wider than the window, at a desktop width and at a
 390 px phone's. At the desktop width no code or output block may scroll sideways; on
-the phone no figure text may be smaller than 9 CSS px.
+the phone no figure text may be smaller than 9 CSS px, and no display equation may be
+wider than the column.
 
 The same visit weighs the page and its icons (tests/browser/test_weight.py) and runs
 axe-core on it in both colour modes (tests/browser/test_accessibility.py, which measures the
@@ -175,6 +176,19 @@ def blocks_that_scroll_sideways(page) -> list[str]:
     return [f"a code or output block scrolls sideways: {line}" for line in wide]
 
 
+def maths_that_scroll_sideways(page) -> list[str]:
+    """Display equations wider than their box (the theme lets them scroll): on a phone, each line
+    of an equation must fit the column, so a long one is broken into aligned lines."""
+    wide = page.evaluate(
+        """() => [...document.querySelectorAll('mjx-container[display="true"]')]
+                 .filter(maths => maths.scrollWidth > maths.clientWidth + 1)
+                 .map(maths => `${maths.scrollWidth} px in ${maths.clientWidth} px: `
+                      + (maths.closest('div.math')?.id || '')
+                      + ' ' + maths.querySelector('mjx-assistive-mml').textContent.slice(0, 60))"""
+    )
+    return [f"a display equation scrolls sideways: {line}" for line in wide]
+
+
 def figure_text_too_small(page) -> list[str]:
     """SVG text in the chapter's figures rendered smaller than MIN_TEXT_PX CSS pixels."""
     small = page.evaluate(
@@ -211,7 +225,10 @@ def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
             found = untypeset_math(visit.page)
             found += figures_outside_column(visit.page)
             found += page_wider_than_window(visit.page)
-            found += blocks_that_scroll_sideways(visit.page) if width == desktop else figure_text_too_small(visit.page)
+            if width == desktop:
+                found += blocks_that_scroll_sideways(visit.page)
+            else:
+                found += figure_text_too_small(visit.page) + maths_that_scroll_sideways(visit.page)
             found += visit.settle()
             found += [f"requested a network resource (blocked): {url}" for url in visit.blocked]
             found += visit.errors
@@ -227,7 +244,7 @@ def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
 
 
 def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
-    """A page with a wide code block, a wide paragraph and tiny figure text fails each check."""
+    """A page with a wide code block, a wide paragraph, tiny figure text and a wide equation fails each check."""
     page_file = tmp_path / "bad.html"
     page_file.write_text(
         "<html><body><article class='bd-article' style='width:300px'>"
@@ -235,7 +252,9 @@ def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
         f"<p><code style='white-space:nowrap'>{'y' * 200}</code></p>"
         "<div class='cell_output'><svg width='100' height='20' viewBox='0 0 400 80'>"
         "<text x='0' y='40' font-size='12'>tiny</text></svg></div>"
-        "</article></body></html>",
+        "<div class='math'><mjx-container display='true' style='display:block;overflow:auto'>"
+        f"<span style='display:inline-block;width:900px'>wide</span><mjx-assistive-mml>x</mjx-assistive-mml>"
+        "</mjx-container></div></article></body></html>",
         encoding="utf-8",
     )
     visit = PageVisit(browser, page_file.as_uri(), WIDTHS["phone"])
@@ -244,5 +263,7 @@ def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
         assert page_wider_than_window(visit.page)
         [problem] = figure_text_too_small(visit.page)
         assert "3.0 px" in problem  # 12 units at a quarter of the viewBox's scale
+        [problem] = maths_that_scroll_sideways(visit.page)
+        assert "in 300 px" in problem, problem
     finally:
         visit.close()
