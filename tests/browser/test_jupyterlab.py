@@ -32,15 +32,11 @@ all point into the temporary folder, so nothing from the user's home changes the
 and nothing is written there. Lab's news and update checks are off; the browser may only
 talk to the Lab server (any other request is reported).
 
-Environment variables, for trying the test on other files:
-
-* ``LAB_TEST_SOURCE``: folder to copy ``chapters/``, ``img/`` and ``references.bib``
-  from (default: the repository root);
-* ``LAB_TEST_CHAPTER``: the notebook to open, relative to that folder
-  (default: ``chapters/backward.md``, whose widget is then stepped too).
+``LAB_TEST_SOURCE``, for trying the test on another copy of the book: the folder to copy
+``chapters/``, ``img/`` and ``references.bib`` from (default: the repository root).
 
 Points 5 and 6 copy their notebook from this repository's ``student/`` into the temporary
-folder (untracked there); they do not use ``LAB_TEST_SOURCE``/``LAB_TEST_CHAPTER``.
+folder (untracked there); they do not use ``LAB_TEST_SOURCE``.
 
 Needs Debian's chromium (``/usr/bin/chromium``); no browser download.
 """
@@ -69,9 +65,8 @@ from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 SOURCE = Path(os.environ.get("LAB_TEST_SOURCE", ROOT)).resolve()
-CHAPTER = os.environ.get("LAB_TEST_CHAPTER", "chapters/backward.md")
-# Its backward-pass widget is stepped in Lab too, when it is the chapter run.
-EXPLORABLE_CHAPTER = "chapters/backward.md"
+# The chapter run whole, whose backward-pass widget is stepped in Lab too.
+CHAPTER = "chapters/backward.md"
 COPIED = ("chapters", "img", "references.bib")
 VENV_BIN = Path(sys.executable).parent
 CHROMIUM = "/usr/bin/chromium"
@@ -79,7 +74,6 @@ CHROMIUM = "/usr/bin/chromium"
 SERVER_START_TIMEOUT_S = 30
 SERVER_STOP_TIMEOUT_S = 10
 OPEN_TIMEOUT_MS = 30_000
-RUN_TIMEOUT_MS = 45_000
 # A chapter run whole, or a student edition: seconds under nbclient, more in Lab on a busy machine.
 STUDENT_RUN_TIMEOUT_MS = 120_000
 # Run All shows [*] on the cells it scheduled at once; under load, allow some seconds.
@@ -338,16 +332,6 @@ def click_run_all(page: Page) -> None:
     pytest.fail(f"Run All ran nothing, {RUN_ALL_TRIES} times: {run_state(page)}", pytrace=False)
 
 
-def run_all(page: Page, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
-    click_run_all(page)
-    # The indicator leaves 100 % as soon as Run All schedules the cells; then wait for
-    # the kernel to be idle, every scheduled cell done and every visible code cell numbered.
-    try:
-        wait_until_all_ran(page, timeout_ms)
-    except PlaywrightTimeoutError:
-        pytest.fail(f"Run All did not end within {timeout_ms // 1000} s: {run_state(page)}", pytrace=False)
-
-
 def run_state(page: Page) -> str:
     """What Lab shows: the kernel's status, the progress and the prompts of the code cells in the page."""
     state = page.evaluate(
@@ -521,10 +505,7 @@ def test_chapter_runs_in_jupyterlab_and_saves_unchanged(lab: Lab) -> None:
 
             errors: list = []
             page.on("pageerror", lambda error: errors.append(error) if not labs_own(error) else None)
-            if CHAPTER == EXPLORABLE_CHAPTER:
-                widget = run_all_with_widget(page)
-            else:
-                run_all(page)
+            widget = run_all_with_widget(page)
             bad = page.eval_on_selector_all(BAD_OUTPUT, "outputs => outputs.map(o => o.textContent.slice(0, 1500))")
             assert not bad, (
                 f"Run All in Lab gave {len(bad)} error/traceback/stderr output(s) in {CHAPTER}:\n\n"
@@ -534,8 +515,7 @@ def test_chapter_runs_in_jupyterlab_and_saves_unchanged(lab: Lab) -> None:
             assert page.locator(INLINE_SVG).count() > 0, (
                 f"No inline <svg> among the outputs of {CHAPTER} in Lab: the graph that chainrule drew did not show"
             )
-            if CHAPTER == EXPLORABLE_CHAPTER:
-                step_the_backward_widget(page, widget)
+            step_the_backward_widget(page, widget)
             assert not errors, [error.stack or str(error) for error in errors]
 
             save(page, notebook_path, lab.repo.parent)
