@@ -107,6 +107,12 @@ def book_folder(argv: list[str]) -> Path:
 NOT_READ = ("tests/", "benchmarks/", ".github/", ".ci/")
 
 
+def builds_the_site(argv: list[str]) -> bool:
+    """Whether a build with these options writes the HTML site (another builder, such as the PDF's
+    single page, writes elsewhere and leaves the site and its fingerprint as they are)."""
+    return not any(arg.startswith("--builder") for arg in argv)
+
+
 def site_fingerprint(book: Path, argv: list[str]) -> str | None:
     """SHA-256 of what the HTML site is built from, or None when that cannot be told.
 
@@ -116,7 +122,7 @@ def site_fingerprint(book: Path, argv: list[str]) -> str | None:
     notebook exists. None for
     another builder, or for a book outside a git work tree (a scratch book, the student book).
     """
-    if any(arg.startswith("--builder") for arg in argv):
+    if not builds_the_site(argv):
         return None
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
@@ -146,7 +152,8 @@ def build(jobs: int, argv: list[str]) -> int:
     if inputs and built and stamp.is_file() and stamp.read_text() == inputs:
         print("build_book: nothing the site is built from changed since its last build: not built again")
         return 0
-    stamp.unlink(missing_ok=True)
+    if builds_the_site(argv):
+        stamp.unlink(missing_ok=True)
     patches.build_with_jobs(jobs)
     shutil.rmtree(book / "_build" / "html" / "reports", ignore_errors=True)
     status = 1  # also when the build raises
