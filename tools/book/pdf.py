@@ -33,6 +33,7 @@ No TeX: the book is printed by a browser, as a reader would print a page.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import shutil
 import sys
@@ -213,11 +214,8 @@ def print_edition(page, entries: list[dict], pdf_path: Path) -> None:
     if written != len(anchors):
         sys.exit(f"pdf: wrote {written} page numbers into the Contents, for {len(anchors)} entries")
     add_outline(writer, entries, pages)
-    # Written beside it, then renamed: a student site built meanwhile publishes the whole old PDF or the new one.
-    partial = pdf_path.with_name(pdf_path.name + ".part")
-    with partial.open("wb") as file:
+    with replacing(pdf_path) as partial, partial.open("wb") as file:
         writer.write(file)
-    partial.replace(pdf_path)
 
 
 def math_fonts_problem(page) -> str | None:
@@ -305,14 +303,22 @@ def publish_site(book: Path, site: Path, offered: list[Path], pdf_path: Path, st
             sys.exit(f"pdf: {first} has no link to {path.name} ({hidden!r}, from {first_page(book)}.md)")
         copy = site / DOWNLOADS / path.name
         copy.parent.mkdir(exist_ok=True)
-        shutil.copyfile(path, copy.with_name(copy.name + ".part"))
-        copy.with_name(copy.name + ".part").replace(copy)
+        with replacing(copy) as partial:
+            shutil.copyfile(path, partial)
         copies.append(copy)
         text = text.replace(hidden, hidden.replace(" hidden", ""))
-    partial = first.with_name(first.name + ".part")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(first)
+    with replacing(first) as partial:
+        partial.write_text(text, encoding="utf-8")
     return copies
+
+
+@contextlib.contextmanager
+def replacing(path: Path):
+    """A file beside ``path`` to write, renamed onto it once written: a site built meanwhile (``make pdf``
+    and ``make book-student`` run side by side) reads the whole old file or the whole new one."""
+    partial = path.with_name(path.name + ".part")
+    yield partial
+    partial.replace(path)
 
 
 def publish_student_site(book: Path) -> list[Path]:
