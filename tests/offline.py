@@ -48,8 +48,7 @@ def environment(find_links: Path, venv: Path | None = None, byte_compile: bool =
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("PIP_", "UV_", "CHAINRULE_", "JUPYTER_"))
-        or key == "UV_CACHE_DIR"
+        if (not key.startswith(("PIP_", "UV_", "CHAINRULE_", "JUPYTER_")) or key == "UV_CACHE_DIR")
         and key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "IPYTHONDIR")
     }
     path = [entry for entry in env.get("PATH", "").split(os.pathsep) if entry and ROOT not in Path(entry).parents]
