@@ -189,6 +189,32 @@ def maths_that_scroll_sideways(page) -> list[str]:
     return [f"a display equation scrolls sideways: {line}" for line in wide]
 
 
+def headings_with_a_broken_word(page) -> list[str]:
+    """Headings with a word wider than their line, which the page's CSS breaks inside the word
+    rather than let the page grow wider than the phone (a hyphenated word may break at its hyphens)."""
+    broken = page.evaluate(
+        """() => {
+            const pen = document.createElement('canvas').getContext('2d');
+            return [...document.querySelectorAll('.bd-article :is(h1, h2, h3)')]
+                .filter(heading => heading.clientWidth > 0)
+                .flatMap(heading => {
+                    const style = getComputedStyle(heading);
+                    pen.font = style.font;
+                    const room = heading.clientWidth - parseFloat(style.paddingLeft)
+                        - parseFloat(style.paddingRight);
+                    const text = [...heading.childNodes]
+                        .filter(node => !node.classList?.contains('headerlink'))
+                        .map(node => node.textContent).join('').trim();
+                    return text.split(/\\s+|(?<=-)/)
+                        .filter(word => pen.measureText(word).width > room)
+                        .map(word => `"${word}" ${Math.round(pen.measureText(word).width)} px in `
+                             + `${Math.round(room)} px: ${text.slice(0, 60)}`);
+                });
+        }"""
+    )
+    return [f"a heading's word is wider than its line: {line}" for line in broken]
+
+
 def figure_text_too_small(page) -> list[str]:
     """SVG text in the chapter's figures rendered smaller than MIN_TEXT_PX CSS pixels."""
     small = page.evaluate(
@@ -229,6 +255,7 @@ def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
                 found += blocks_that_scroll_sideways(visit.page)
             else:
                 found += figure_text_too_small(visit.page) + maths_that_scroll_sideways(visit.page)
+                found += headings_with_a_broken_word(visit.page)
             found += visit.settle()
             found += [f"requested a network resource (blocked): {url}" for url in visit.blocked]
             found += visit.errors
@@ -244,10 +271,12 @@ def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
 
 
 def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
-    """A page with a wide code block, a wide paragraph, tiny figure text and a wide equation fails each check."""
+    """A page with a wide code block, a wide paragraph, tiny figure text, a wide equation and a heading
+    whose word does not fit fails each check."""
     page_file = tmp_path / "bad.html"
     page_file.write_text(
         "<html><body><article class='bd-article' style='width:300px'>"
+        "<h1 style='font-size:40px'>Backpropagation, at large</h1>"
         f"<div class='cell'><pre>{'x' * 200}</pre></div>"
         f"<p><code style='white-space:nowrap'>{'y' * 200}</code></p>"
         "<div class='cell_output'><svg width='100' height='20' viewBox='0 0 400 80'>"
@@ -265,5 +294,7 @@ def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
         assert "3.0 px" in problem  # 12 units at a quarter of the viewBox's scale
         [problem] = maths_that_scroll_sideways(visit.page)
         assert "in 300 px" in problem, problem
+        [problem] = headings_with_a_broken_word(visit.page)
+        assert '"Backpropagation," ' in problem and "px in 300 px" in problem, problem
     finally:
         visit.close()
