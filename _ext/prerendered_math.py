@@ -52,6 +52,17 @@ FONT_URL = "MJX-FONT-URL"
 INLINE = ('<mjx-tex display="false">', "</mjx-tex>")
 DISPLAY = ('<mjx-tex display="true">', "</mjx-tex>")
 PLACEHOLDER = re.compile(r'<mjx-tex display="(true|false)">(.*?)</mjx-tex>', re.DOTALL)
+#: An inline formula with the brackets and punctuation that touch it. A formula is an inline
+#: block, and a browser may break a line between it and the comma after it, which then starts
+#: the next line; :func:`keep_together` keeps them on one line.
+TOUCHING = re.compile(
+    r"([(\[]?)(<span [^>]*\bclass=\"math\b[^>]*>"
+    + re.escape(INLINE[0])
+    + r"(?:(?!</mjx-tex>).)*"
+    + re.escape(INLINE[1])
+    + r"</span>)([.,;:!?)\]]*)",
+    re.DOTALL,
+)
 NODE_TIMEOUT_S = 600
 STATIC_LINK = re.compile(r'<(?:script|link)\b[^>]*\b(?:src|href)="((?:\.\./)*)_static/')
 
@@ -110,10 +121,18 @@ def typeset(pages: list[list[tuple[str, bool]]]) -> list[dict]:
     return json.loads(result.stdout)["pages"]
 
 
+def keep_together(text: str) -> str:
+    """Each inline formula with a bracket before it or punctuation after it, in one span that
+    does not wrap (``cr-together``, _static/course.css)."""
+    return TOUCHING.sub(
+        lambda match: f'<span class="cr-together">{match[0]}</span>' if match[1] or match[3] else match[0], text
+    )
+
+
 def fill_page(text: str, typeset_page: dict, font_url: str) -> str:
     """The page with its placeholders replaced by MathJax's output and its stylesheet in <head>."""
     formulas = iter(typeset_page["html"])
-    text = PLACEHOLDER.sub(lambda match: next(formulas), text)
+    text = PLACEHOLDER.sub(lambda match: next(formulas), keep_together(text))
     style = '<style id="MJX-CHTML-styles">\n' + typeset_page["css"].replace(FONT_URL, font_url) + "</style>\n"
     return text.replace("</head>", style + "</head>", 1)
 

@@ -215,6 +215,43 @@ def headings_with_a_broken_word(page) -> list[str]:
     return [f"a heading's word is wider than its line: {line}" for line in broken]
 
 
+def punctuation_starting_a_line(page) -> list[str]:
+    """A comma or full stop after an inline formula that starts the next line (the build keeps a
+    formula and the punctuation touching it in one span that does not wrap)."""
+    stray = page.evaluate(
+        """() => [...document.querySelectorAll('.bd-article span.math')].flatMap(formula => {
+                 const after = formula.nextSibling;
+                 if (!formula.getBoundingClientRect().width || after?.nodeType !== Node.TEXT_NODE
+                     || !/^[.,;:!?)]/.test(after.textContent)) return [];
+                 const mark = document.createRange();
+                 mark.setStart(after, 0);
+                 mark.setEnd(after, 1);
+                 return mark.getBoundingClientRect().top > formula.getBoundingClientRect().bottom - 2
+                     ? [`"${after.textContent.slice(0, 20).trim()}" after ${formula.textContent.slice(0, 30)}`]
+                     : [];
+             })"""
+    )
+    return [f"punctuation starts a line after a formula: {line}" for line in stray[:5]]
+
+
+def footer_links_cut_off(page) -> list[str]:
+    """The footer's links to the previous and the next page, where the theme hides what does not fit."""
+    cut = page.evaluate(
+        """() => [...document.querySelectorAll('.prev-next-area a')].flatMap(link => {
+                 // What overflows on either side: the theme's overflow-x hides it, and scrollWidth
+                 // does not count what overflows on the left.
+                 const box = link.getBoundingClientRect();
+                 return [...link.querySelectorAll('*')]
+                     .map(inner => inner.getBoundingClientRect())
+                     .filter(rect => rect.width && (rect.left < box.left - 1 || rect.right > box.right + 1))
+                     .slice(0, 1)
+                     .map(rect => `${Math.round(rect.left)}-${Math.round(rect.right)} px in `
+                          + `${Math.round(box.left)}-${Math.round(box.right)} px: ${link.textContent.trim()}`);
+             })"""
+    )
+    return [f"a footer link is cut off: {' '.join(line.split())}" for line in cut]
+
+
 def figure_text_too_small(page) -> list[str]:
     """SVG text in the chapter's figures rendered smaller than MIN_TEXT_PX CSS pixels."""
     small = page.evaluate(
@@ -250,12 +287,12 @@ def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
                 visit.page.set_viewport_size({"width": width, "height": 1000})
             found = untypeset_math(visit.page)
             found += figures_outside_column(visit.page)
-            found += page_wider_than_window(visit.page)
+            found += page_wider_than_window(visit.page) + punctuation_starting_a_line(visit.page)
             if width == desktop:
                 found += blocks_that_scroll_sideways(visit.page)
             else:
                 found += figure_text_too_small(visit.page) + maths_that_scroll_sideways(visit.page)
-                found += headings_with_a_broken_word(visit.page)
+                found += headings_with_a_broken_word(visit.page) + footer_links_cut_off(visit.page)
             found += visit.settle()
             found += [f"requested a network resource (blocked): {url}" for url in visit.blocked]
             found += visit.errors
@@ -271,12 +308,15 @@ def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
 
 
 def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
-    """A page with a wide code block, a wide paragraph, tiny figure text, a wide equation and a heading
-    whose word does not fit fails each check."""
+    """A page with a wide code block, a wide paragraph, tiny figure text, a wide equation, a heading
+    whose word does not fit, a comma that starts a line and a cut footer link fail each check."""
     page_file = tmp_path / "bad.html"
     page_file.write_text(
         "<html><body><article class='bd-article' style='width:300px'>"
         "<h1 style='font-size:40px'>Backpropagation, at large</h1>"
+        "<p style='width:100px'><span class='math' style='display:inline-block;width:100px'>x</span>, y</p>"
+        "<div class='prev-next-area'><a style='display:flex;max-width:45%;overflow-x:hidden'>"
+        "<p style='font-size:20px'>Backpropagation</p></a></div>"
         f"<div class='cell'><pre>{'x' * 200}</pre></div>"
         f"<p><code style='white-space:nowrap'>{'y' * 200}</code></p>"
         "<div class='cell_output'><svg width='100' height='20' viewBox='0 0 400 80'>"
@@ -296,5 +336,9 @@ def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
         assert "in 300 px" in problem, problem
         [problem] = headings_with_a_broken_word(visit.page)
         assert '"Backpropagation," ' in problem and "px in 300 px" in problem, problem
+        [problem] = punctuation_starting_a_line(visit.page)
+        assert problem.endswith('", y" after x'), problem
+        [problem] = footer_links_cut_off(visit.page)
+        assert problem.endswith("px in 8-143 px: Backpropagation"), problem
     finally:
         visit.close()

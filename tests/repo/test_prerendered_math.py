@@ -46,3 +46,15 @@ def test_the_placeholders_are_filled_in_order_and_the_fonts_found_from_the_page(
     assert filled.index("first") < filled.index("second") and "<mjx-tex" not in filled
     assert '<style id="MJX-CHTML-styles">' in filled.split("</head>")[0]
     assert 'url("../_static/mathjax/woff-v2/x.woff")' in filled
+
+
+def test_a_formula_keeps_the_punctuation_that_touches_it_on_its_line():
+    formula = '<span class="math notranslate nohighlight"><mjx-tex display="false">(c, \\tau)</mjx-tex></span>'
+    text = f"pairs {formula}. Then ({formula}), {formula} and {formula}"
+    together = prerendered_math.keep_together(text)
+    assert together == (
+        f'pairs <span class="cr-together">{formula}.</span> Then <span class="cr-together">({formula}),</span> '
+        f"{formula} and {formula}"
+    ), together
+    display = '<div class="math"><mjx-tex display="true">x</mjx-tex></div>.'
+    assert prerendered_math.keep_together(display) == display
