@@ -147,6 +147,17 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
     expect(orders.locator(".cr-drill-lines li")).to_have_text(names.splitlines(), timeout=90_000)
     again = json.loads(page.evaluate("() => localStorage.getItem('chainrule-progress')"))
     assert again == progress, "the progress did not survive the reload"
+    page.set_viewport_size({"width": 390, "height": 844})
+    outside = page.evaluate(
+        """() => [...document.querySelectorAll('.cr-drill')].flatMap(drill => {
+                 const box = drill.getBoundingClientRect();
+                 return [...drill.querySelectorAll('select, input, button')]
+                     .filter(control => control.getBoundingClientRect().right > box.right)
+                     .map(control => (control.labels?.[0] || control).textContent.trim().slice(0, 40));
+             })"""
+    )
+    assert outside == [], f"controls past their drill's box at 390 px: {outside}"
+    page.set_viewport_size({"width": 1280, "height": 900})
     the_progress_section(page, tmp_path)
     assert not visit.problems(), visit.problems()
     visit.close()
