@@ -215,6 +215,19 @@ def headings_with_a_broken_word(page) -> list[str]:
     return [f"a heading's word is wider than its line: {line}" for line in broken]
 
 
+def figures_that_scroll_unmarked(page) -> list[str]:
+    """Figures wider than their box (it scrolls) without the line under them that says so, or
+    out of the keyboard's reach (the course's site.js marks them)."""
+    unmarked = page.evaluate(
+        """() => [...document.querySelectorAll('.chainrule-figure')]
+                 .filter(box => box.clientWidth && box.scrollWidth > box.clientWidth + 1)
+                 .filter(box => !box.nextElementSibling?.matches('.cr-scroll-hint') || box.tabIndex !== 0)
+                 .map(box => `${box.scrollWidth} px in ${box.clientWidth} px: `
+                      + (box.querySelector('[aria-label]')?.getAttribute('aria-label') || '').slice(0, 60))"""
+    )
+    return [f"a figure scrolls sideways unmarked: {line}" for line in unmarked]
+
+
 def punctuation_starting_a_line(page) -> list[str]:
     """A comma or full stop after an inline formula that starts the next line (the build keeps a
     formula and the punctuation touching it in one span that does not wrap)."""
@@ -288,6 +301,7 @@ def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
             found = untypeset_math(visit.page)
             found += figures_outside_column(visit.page)
             found += page_wider_than_window(visit.page) + punctuation_starting_a_line(visit.page)
+            found += figures_that_scroll_unmarked(visit.page)
             if width == desktop:
                 found += blocks_that_scroll_sideways(visit.page)
             else:
@@ -309,11 +323,14 @@ def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
 
 def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
     """A page with a wide code block, a wide paragraph, tiny figure text, a wide equation, a heading
-    whose word does not fit, a comma that starts a line and a cut footer link fail each check."""
+    whose word does not fit, a comma that starts a line, a figure that scrolls unmarked and a cut
+    footer link fails each check."""
     page_file = tmp_path / "bad.html"
     page_file.write_text(
         "<html><body><article class='bd-article' style='width:300px'>"
         "<h1 style='font-size:40px'>Backpropagation, at large</h1>"
+        "<div class='chainrule-figure' style='overflow-x:auto'>"
+        "<svg aria-label='a wide graph' width='600' height='10'></svg></div>"
         "<p style='width:100px'><span class='math' style='display:inline-block;width:100px'>x</span>, y</p>"
         "<div class='prev-next-area'><a style='display:flex;max-width:45%;overflow-x:hidden'>"
         "<p style='font-size:20px'>Backpropagation</p></a></div>"
@@ -336,6 +353,8 @@ def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
         assert "in 300 px" in problem, problem
         [problem] = headings_with_a_broken_word(visit.page)
         assert '"Backpropagation," ' in problem and "px in 300 px" in problem, problem
+        [problem] = figures_that_scroll_unmarked(visit.page)
+        assert problem.endswith("in 300 px: a wide graph"), problem
         [problem] = punctuation_starting_a_line(visit.page)
         assert problem.endswith('", y" after x'), problem
         [problem] = footer_links_cut_off(visit.page)

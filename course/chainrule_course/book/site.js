@@ -1,12 +1,57 @@
-/* chainrule site script, on every page: registers the site's service worker
- * (service_worker.js, served from the site's root as service-worker.js), which keeps the
- * Python runtime across chapters and visits and lets Stop interrupt a cell. Over file://,
- * or where the browser has no service workers, the pages work as before without it. */
+/* chainrule site script, on every page.
+ *
+ * It registers the site's service worker (service_worker.js, served from the site's root as
+ * service-worker.js), which keeps the Python runtime across chapters and visits and lets Stop
+ * interrupt a cell. Over file://, or where the browser has no service workers, the pages work
+ * as before without it.
+ *
+ * It also marks the figures that scroll sideways. A figure keeps a minimum width at which its
+ * smallest text is still legible (chainrule.figures), so on a phone, or in an opened solution,
+ * it may be wider than its box, which then scrolls. Such a box gets a line under it that says
+ * so, and a place in the keyboard's order, so that the arrow keys scroll it. */
 (function () {
   "use strict";
-  var me = document.currentScript;
-  if (!me || !("serviceWorker" in navigator) || !/^https?:$/.test(location.protocol)) return;
-  var root = new URL("../../", me.src);  // this script is _static/live/site.js
-  navigator.serviceWorker.register(new URL("service-worker.js", root).href, { scope: root.pathname })
-    .catch(function (error) { console.warn("chainrule: no service worker (" + error.message + ")"); });
+
+  function registerServiceWorker(me) {
+    if (!me || !("serviceWorker" in navigator) || !/^https?:$/.test(location.protocol)) return;
+    var root = new URL("../../", me.src);  // this script is _static/live/site.js
+    navigator.serviceWorker.register(new URL("service-worker.js", root).href, { scope: root.pathname })
+      .catch(function (error) { console.warn("chainrule: no service worker (" + error.message + ")"); });
+  }
+
+  function markIfScrolling(box) {
+    var scrolls = box.clientWidth > 0 && box.scrollWidth > box.clientWidth + 1;
+    var hint = box.nextElementSibling;
+    var marked = Boolean(hint && hint.classList.contains("cr-scroll-hint"));
+    if (scrolls === marked) return;
+    if (scrolls) {
+      hint = document.createElement("p");
+      hint.className = "cr-scroll-hint";
+      hint.textContent = "Scroll the figure sideways to see all of it.";
+      box.after(hint);
+      box.tabIndex = 0;
+      box.setAttribute("role", "group");
+      box.setAttribute("aria-label", "Figure, scrolls sideways");
+    } else {
+      hint.remove();
+      box.removeAttribute("tabindex");
+      box.removeAttribute("role");
+      box.removeAttribute("aria-label");
+    }
+  }
+
+  function watchFigures() {
+    var boxes = document.querySelectorAll(".chainrule-figure");
+    if (!boxes.length || !("ResizeObserver" in window)) return;
+    // Called at once for each box, then whenever one's width changes: a turned phone, an
+    // opened solution (its figures had no width while it was closed).
+    var observer = new ResizeObserver(function (entries) {
+      entries.forEach(function (entry) { markIfScrolling(entry.target); });
+    });
+    boxes.forEach(function (box) { observer.observe(box); });
+  }
+
+  registerServiceWorker(document.currentScript);
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watchFigures);
+  else watchFigures();
 })();
