@@ -34,10 +34,11 @@ STUDENT_HTML = ROOT / "_build" / "html-student"
 SINGLE_PAGE = ROOT / "_build" / "singlehtml" / "book.html"
 NUMBERS = ROOT / "_build" / "numbers.json"
 MIN_PAGES, MAX_PAGES = 60, 500
-#: TeX that MathJax would have turned into math. `\[` and `\(` are not here: code has regexes.
+#: TeX that MathJax would have turned into math. `\[` and `\(` are not here: code has regexes;
+#: nor is a `$...$` that opens or closes a string, which is code's (a matplotlib label's mathtext).
 RAW_TEX = re.compile(
     r"\\(?:frac|partial|begin\{|end\{|mathbf|mathrm|left|right|sum|tanh|lambda|top|cdot|nabla"
-    r"|bar|tilde|sigma|odot|text\{)|\$\$|\$[^$\n]{1,80}\$"
+    r"|bar|tilde|sigma|odot|text\{)|\$\$|(?<![\"'])\$[^$\n\"']{1,80}\$(?![\"'])"
 )
 #: Points a word may come within the paper's edge (the margins are 14 mm, about 40 pt).
 EDGE = 20.0
@@ -376,6 +377,8 @@ def test_the_checks_can_fail():
     assert chapters_out_of_order(["1. One two", "text 2. Two"], ["1. One", "2. Two"])  # not on a page of its own
     assert raw_tex(["the slope $\\partial L$ is"]) and raw_tex(["$$x$$"]) and raw_tex(["\\frac{a}{b}"])
     assert not raw_tex(['re.match(r"(\\w+)\\[(.*?)\\]", text)', "%%writefile $script_path"])
+    assert not raw_tex(['line_chart({f"Var(w) = {s}/$d_h$": runs, "$W_h$ at 1": runs})'])
+    assert raw_tex(["a layer of width $d_h$, with"]), "a formula in prose"
     assert not missing_numbers(good[1], ["1.1"], ["1.1"])
     assert missing_numbers(good[1], ["1.2"], []) == ["Fig. 1.2"]
     assert missing_numbers(good[1], [], ["1.3"]) == ["(1.3)"]
