@@ -463,13 +463,22 @@ def run_then(
     with taking_turns(venv):
         if same <= stops_at:
             ran, then = _run_now(
-                first, venv, wheels, ipython_dir, None, timeout, False, False, (second, same, stops_at), installed
+                first,
+                venv,
+                wheels,
+                ipython_dir,
+                None,
+                timeout,
+                False,
+                False,
+                then=(second, same, stops_at),
+                installed=installed,
             )
             if then is not None:
                 return ran, then
         else:
-            ran = _run_now(first, venv, wheels, ipython_dir, None, timeout, False, False, None, installed)
-        return ran, _run_now(second, venv, wheels, ipython_dir, None, timeout, False, False, None, installed)
+            ran = _run_now(first, venv, wheels, ipython_dir, None, timeout, False, False, installed=installed)
+        return ran, _run_now(second, venv, wheels, ipython_dir, None, timeout, False, False, installed=installed)
 
 
 def _run_now(notebook, venv, wheels, ipython_dir, pip_spec, timeout, probe, keep, then=None, installed=False):
@@ -485,7 +494,10 @@ def _run_now(notebook, venv, wheels, ipython_dir, pip_spec, timeout, probe, keep
         else:
             name = "notebook.ipynb"
             nbformat.write(notebook, folder / name)
-        install_chainrule(venv, wheels) if installed else uninstall_chainrule(venv)
+        if installed:
+            install_chainrule(venv, wheels)
+        else:
+            uninstall_chainrule(venv)
         driver = scratch / "driver.py"
         driver.write_text(DRIVER, encoding="utf-8")
         executed, report_path = scratch / "executed.ipynb", scratch / "report.json"

@@ -236,17 +236,9 @@ def answer_the_exercise(visit: LiveVisit, name: str):
     (question,) = questions.questions_of(None, f"chapters/{name}", read_chapter(ROOT, f"chapters/{name}"))
     page = visit.page
     editor = page.locator(f"#{question.label} ~ .cr-live-answer .cm-content").first
-    check = page.locator(f"#{question.label} ~ .cr-live-answer button[data-live-action=check]").first
-    verdict = page.locator(f"#{question.label} ~ .cr-live-answer [data-live-verdict]").first
 
     def checked(answer: str | None, kind: str) -> str:
-        if answer is not None:
-            editor.fill(answer)
-        check.click()
-        expect(verdict).to_have_attribute("data-live-verdict", kind, timeout=30_000)
-        text = verdict.text_content()
-        verdict.evaluate("element => element.remove()")
-        return text
+        return check_answer(page, question.label, answer, kind)
 
     # Run all ran the solution's cells: the answer cell still holds the empty answer.
     assert code_of(editor) == question.stub.strip()
@@ -261,6 +253,20 @@ def answer_the_exercise(visit: LiveVisit, name: str):
     kept = page.evaluate("() => JSON.parse(localStorage.getItem('chainrule-progress'))")["exercises"][question.label]
     assert kept["attempts"] == 3 and kept["passed"] is True, kept  # the progress record counts the checks
     return question, editor, right
+
+
+def check_answer(page, label: str, answer: str | None, kind: str) -> str:
+    """Check Exercise ``label``'s answer in the page (``answer`` typed first, unless None): the
+    verdict's text, once it is ``kind``. The verdict is then removed, so the next check waits for its own."""
+    box = f"#{label} ~ .cr-live-answer"
+    if answer is not None:
+        page.locator(f"{box} .cm-content").first.fill(answer)
+    page.locator(f"{box} button[data-live-action=check]").first.click()
+    verdict = page.locator(f"{box} [data-live-verdict]").first
+    expect(verdict).to_have_attribute("data-live-verdict", kind, timeout=30_000)
+    text = verdict.text_content()
+    verdict.evaluate("element => element.remove()")
+    return text
 
 
 def after_a_reload_on_a_phone(visit: LiveVisit, question, editor, right: str) -> None:
@@ -294,16 +300,9 @@ def after_a_reload_on_a_phone(visit: LiveVisit, question, editor, right: str) ->
     assert code_of(editor) == right, "the answer did not outlive the reload"
     page.locator(f"#{question.label} ~ .cr-live-answer button[data-live-action=reset-answer]").first.click()
     assert code_of(editor) == question.stub.strip()
-    check = page.locator(f"#{question.label} ~ .cr-live-answer button[data-live-action=check]").first
-    verdict = page.locator(f"#{question.label} ~ .cr-live-answer [data-live-verdict]").first
 
     def checked(answer: str) -> str:
-        editor.fill(answer)
-        check.click()
-        expect(verdict).to_have_attribute("data-live-verdict", "wrong", timeout=30_000)
-        text = verdict.text_content()
-        verdict.evaluate("element => element.remove()")
-        return text
+        return check_answer(page, question.label, answer, "wrong")
 
     # What the page's Python lacks is said plainly; an answer that never returns gets its verdict.
     numpy_answer = "import numpy as np\ndef tanh_neuron_grads(x, w, b):\n    return np.zeros(3)"
