@@ -1010,7 +1010,7 @@ def test_a_submission_is_capped_as_a_whole(tmp_path):
             command,
             capture_output=True,
             text=True,
-            env=grade.sandbox_environment(sandbox.SCRATCH),
+            env=sandbox.sandbox_environment(sandbox.SCRATCH),
             preexec_fn=sandbox.limits(60, caps),
             timeout=60,
         )
@@ -1085,28 +1085,6 @@ def test_local_and_otter_run_scores_are_equal(graded, nobody_venv, tmp_path):
     assert not FORGED_MARK.exists()
 
 
-# Reads the hidden tests' reference solution from the autograder's folder, which on Gradescope is
-# beside the notebook, and writes into the installed packages: as nobody it can do neither.
-READS_THE_AUTOGRADER = """import ast, glob, os, sysconfig
-
-
-def tanh_neuron_grads(x, w, b):
-    found = glob.glob("/tmp/*/submission/tests/*.py") + glob.glob("/tmp/*/source/tests/*.py")
-    for path in found + glob.glob("/autograder/**/tests/*.py", recursive=True):
-        for node in ast.parse(open(path).read()).body:
-            if isinstance(node, ast.Assign) and node.targets[0].id == "chainrule_reference":
-                found = {}
-                exec(ast.literal_eval(node.value), found)
-                return found["tanh_neuron_grads"](x, w, b)
-    return 0.0, 0.0, 0.0
-
-
-try:
-    open(os.path.join(sysconfig.get_paths()["purelib"], "chainrule_probe.txt"), "w").write("x")
-except OSError:
-    pass"""
-
-
 @pytest.fixture(scope="module")
 def nobody_venv():
     """A grading venv that user nobody may run, as Gradescope's is: the book's Python and the test's
@@ -1147,37 +1125,116 @@ def _zip(name: str) -> Path:
     return OUTPUT / name / "autograder" / f"{name}-autograder.zip"
 
 
-def test_under_otter_run_as_root_answers_run_as_nobody(nobody_venv, tmp_path):
-    """otter run as root (Gradescope's autograder) runs each answer apart as nobody: honest work scores, and
-    an answer can neither read the hidden tests and the reference nor write the installed packages."""
-    assert os.geteuid() == 0, "this test plays Gradescope's autograder, which runs as root"
-    otter = nobody_venv / "bin" / "otter"
-    environment = offline.environment(offline.WHEELHOUSE, nobody_venv)
-    honest = tmp_path / "honest.ipynb"
-    nbformat.write(submission("intro", dict(enumerate(solutions("intro")))), honest)
-    cheat = tmp_path / "cheat.ipynb"
-    nbformat.write(submission("intro", {0: READS_THE_AUTOGRADER}), cheat)
-    scores = {}
-    for notebook in (honest, cheat):
-        out = tmp_path / notebook.stem
-        out.mkdir()
-        subprocess.run(
-            [str(otter), "run", "-a", str(_zip("intro")), "-o", str(out), str(notebook)],
-            capture_output=True,
-            text=True,
-            env=environment,
-        )
-        results = json.loads((out / "results.json").read_text())["tests"]
-        assert "student code would run as root" not in json.dumps(results), results
-        scores[notebook.stem] = {t["name"]: t["score"] for t in results if "score" in t}
-    assert scores == {"honest": {"ex1_2": 2.0}, "cheat": {"ex1_2": 0.0}}
-    purelib = subprocess.run(
-        [str(nobody_venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+#: Files handed in beside a blank notebook, each of which marks ``{mark}`` and gives itself full marks
+#: in ``{results}`` if anything of the grader's imports or runs it (otter's kernel did, as root).
+PLANTED_FILES = {
+    "ipykernel_launcher.py": "{attack}",
+    "sitecustomize.py": "{attack}",
+    "conftest.py": "{attack}",
+    "zz-planted.pth": "import os; {attack}",
+}
+ATTACK = (
+    'exec("import json, pathlib\\npathlib.Path({mark!r}).touch()\\n'
+    "pathlib.Path({results!r}).write_text(json.dumps({{'score': 2, 'tests': []}}))\")"
+)
+
+#: An answer that undoes the import rule inside its own process (drops the finder, adds the grading
+#: env's site-packages, calls the real ``__import__``) and reads the answer key from the autograder's
+#: folder; and leaves a detached child behind. It earns 2 points only if one of those works.
+ESCAPES = """import builtins, glob, subprocess, sys
+sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "_Refuse"]
+sys.path.append({site!r})
+subprocess.Popen(["sleep", "4711.25"], start_new_session=True, stdout=subprocess.DEVNULL)
+
+
+def tanh_neuron_grads(x, w, b):
+    escaped = 0
+    try:
+        builtins.__import__("chainrule_course")
+        escaped += 1
+    except ImportError:
+        pass
+    for path in glob.glob({source!r} + "/**/*.py", recursive=True):
+        try:
+            escaped += "chainrule_reference" in open(path).read()
+        except OSError:
+            pass
+    if not escaped:
+        return 0.0, 0.0, 0.0
+{honest}"""
+
+
+def gradescope(venv: Path, name: str, notebook, files: dict[str, str], folder: Path, sandbox_kind: str) -> dict:
+    """Grade ``notebook`` (with ``files`` beside it) as Gradescope does: the autograder zip in
+    ``<folder>/source``, the submission in ``submission``, ``results`` empty; otter's
+    ``run_otter.py`` run as root from ``source`` with the zip's Python; ``results.json`` read after
+    it exits. ``files`` may name ``{mark}`` (a file each marks) and ``{results}``. The scores, and
+    what otter printed."""
+    source, handed_in, results = folder / "source", folder / "submission", folder / "results"
+    for path in (source, handed_in, results):
+        path.mkdir(parents=True)
+    with zipfile.ZipFile(_zip(name)) as archive:
+        archive.extractall(source)
+    run_otter = (source / "run_otter.py").read_text().replace('"/autograder"', repr(str(folder)))
+    (source / "run_otter.py").write_text(run_otter)
+    (folder / "submission_metadata.json").write_text("{}")
+    nbformat.write(notebook, handed_in / f"{name}.ipynb")
+    for file_name, text in files.items():
+        mark = str(folder.parent / f"ran-{file_name}")
+        attack = ATTACK.format(mark=mark, results=str(results / "results.json"))
+        (handed_in / file_name).write_text(text.format(attack=attack) + "\n")
+    environment = dict(offline.environment(offline.WHEELHOUSE, venv), CHAINRULE_SANDBOX=sandbox_kind)
+    run = subprocess.run(
+        [str(venv / "bin" / "python"), str(source / "run_otter.py")],
+        cwd=source,
         capture_output=True,
         text=True,
-        check=True,
-    ).stdout.strip()
-    assert not (Path(purelib) / "chainrule_probe.txt").exists()
+        env=environment,
+        timeout=300,
+    )
+    output = json.loads((results / "results.json").read_text())
+    scores = {t["name"]: t["score"] for t in output["tests"] if "score" in t}
+    total = output.get("score", sum(t.get("score", 0) for t in output["tests"]))
+    return {"scores": scores, "total": total, "printed": run.stdout + run.stderr, "output": output}
+
+
+def _purelib(venv: Path) -> str:
+    command = [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.mark.parametrize("sandbox_kind", ["bwrap", "permissions"])
+def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandbox(nobody_venv, tmp_path, sandbox_kind):
+    """Gradescope's layout and run, as root, in each sandbox the plugin has (bubblewrap where it can run;
+    file permissions and a user of its own in a container that refuses namespaces): a blank notebook
+    with an ipykernel_launcher.py, a sitecustomize.py, a conftest.py and a .pth beside it scores 0 and
+    nothing of them runs; honest work scores; an answer that undoes the import rule and reads the answer
+    key scores 0; nothing the student started is left; the report names the sandbox."""
+    assert os.geteuid() == 0, "this test plays Gradescope's autograder, which runs as root"
+    honest_source = solutions("intro")[0]
+    honest_body = honest_source[honest_source.index("def tanh_neuron_grads") :].split("\n", 1)[1]
+    escape = ESCAPES.format(site=_purelib(nobody_venv), source=str(tmp_path / "escape" / "source"), honest=honest_body)
+    blank = submission("intro")
+    site_mode = Path(_purelib(nobody_venv)).stat().st_mode
+    runs = {
+        "files": (blank, PLANTED_FILES),
+        "honest": (submission("intro", {0: honest_source}), {}),
+        "escape": (submission("intro", {0: escape}), {}),
+    }
+    graded = {
+        stem: gradescope(nobody_venv, "intro", notebook, files, tmp_path / stem, sandbox_kind)
+        for stem, (notebook, files) in runs.items()
+    }
+    scores = {stem: run["scores"] for stem, run in graded.items()}
+    totals = {stem: run["total"] for stem, run in graded.items()}
+    assert totals == {"files": 0, "honest": 2, "escape": 0}, graded  # what Gradescope reads
+    assert scores == {"files": {"ex1_2": 0.0}, "honest": {"ex1_2": 2.0}, "escape": {"ex1_2": 0.0}}, graded
+    assert sorted(path.name for path in tmp_path.glob("ran-*")) == []
+    expected = "bubblewrap" if sandbox_kind == "bwrap" else "file permissions"
+    assert f"chainrule: the answers ran in {expected}" in graded["honest"]["printed"], graded["honest"]["printed"]
+    left = subprocess.run(["pgrep", "-f", "sleep 4711.25"], capture_output=True, text=True).stdout.split()
+    assert left == [], "a process the answer started outlived grading"
+    assert Path(_purelib(nobody_venv)).stat().st_mode == site_mode, "site-packages' mode was not given back"
 
 
 def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(grading_venv):

@@ -43,56 +43,46 @@ def test_every_patched_distribution_is_pinned_and_installed_at_the_version_its_p
 def test_a_patch_refuses_a_version_it_was_not_written_for(monkeypatch):
     patches.require("a patch", "otter-grader")  # the installed version passes
     monkeypatch.setitem(patches.WRITTEN_FOR, "otter-grader", "6.9.9")
-    expected = r"read_nothing_from_the_kernel patches otter-grader's internals as of otter-grader 6\.9\.9, but 7\.0\.0"
+    expected = r"grade_without_a_kernel patches otter-grader's internals as of otter-grader 6\.9\.9, but 7\.0\.0"
     with pytest.raises(patches.VersionMismatchError, match=expected):
-        patches.read_nothing_from_the_kernel()
+        patches.grade_without_a_kernel()
     monkeypatch.setitem(patches.WRITTEN_FOR, "jupyter-book", "2.0.0")
     with pytest.raises(patches.VersionMismatchError, match="build_with_jobs patches jupyter-book"):
         patches.build_with_jobs(2)
 
 
 PATCHED = """
-import functools, sys
+import functools, sys, tempfile
+import jupyter_client, nbformat
 from chainrule_course.compat import patches
-import jupyter_book.sphinx, nbconvert.preprocessors, otter.execute
-from nbclient.exceptions import DeadKernelError
-from otter.execute.logging import LogRecordStreamHandler
+import jupyter_book.sphinx
+import otter.run.run_autograder.runners.python_runner as python_runner
 
 patches.build_with_jobs(3)
 assert isinstance(jupyter_book.sphinx.build_sphinx, functools.partial)
 assert jupyter_book.sphinx.build_sphinx.keywords == {"jobs": 3}
 
-original = nbconvert.preprocessors.ExecutePreprocessor
+def no_kernel(*args, **kwargs):
+    raise AssertionError("a kernel was started")
 
-def dies(self, nb, resources=None, km=None):
-    raise DeadKernelError("the kernel died")
+jupyter_client.KernelManager.start_kernel = no_kernel
+patches.grade_without_a_kernel()
+path = tempfile.mktemp(suffix=".ipynb")
+code = "open('ran', 'w')"
+nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]), path)
+seen = []
 
-original.preprocess = dies
-patches.outlive_the_kernel()
-wrapped = original.preprocess
-patches.outlive_the_kernel()
-assert original.preprocess is wrapped  # once only: not wrapped twice
-assert original.preprocess(original(), "nb", {"r": 1}) == ("nb", {"r": 1})
+class Plugins:
+    def before_execution(self, notebook):
+        seen.append(notebook.cells[0].source)
+        return notebook
 
-patches.interrupt_slow_cells(7)
-timed = nbconvert.preprocessors.ExecutePreprocessor
-assert issubclass(timed, original) and timed().timeout == 7 and timed().interrupt_on_timeout
+    def run(self, event, results):
+        seen.append(event)
 
-patches.read_nothing_from_the_kernel()
-try:
-    otter.execute.pickle.load(open(sys.executable, "rb"))
-except ValueError as error:
-    assert "not read" in str(error)
-else:
-    raise AssertionError("otter would unpickle the kernel's results file")
-assert LogRecordStreamHandler.unpickle(None, b"bytes")["levelno"] == 0
-
-class Results:
-    _catastrophic_error = RuntimeError("the kernel died")
-
-results = Results()
-patches.forget_the_kernel_error(results)
-assert results._catastrophic_error is None
+results = python_runner.grade_notebook(path, plugin_collection=Plugins(), cwd=".", seed=None)
+assert seen == [code, "after_grading"], seen
+assert results.results == {} and results.notebook.cells[0].source == code
 print("patched")
 """
 

@@ -154,7 +154,7 @@ def test_a_submission_sees_none_of_the_instructors_environment(tmp_path, monkeyp
     monkeypatch.setenv("MAKEFLAGS", "-j2 --jobserver-auth=3,4")
     monkeypatch.setenv("GITHUB_TOKEN", "secret")
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
-    environment = grade.sandbox_environment(tmp_path)
+    environment = sandbox.sandbox_environment(tmp_path)
     assert environment["PATH"] == "/usr/bin:/bin"
     assert environment["HOME"] == str(tmp_path)
     assert not {"MAKEFLAGS", "GITHUB_TOKEN"} & set(environment)

@@ -14,6 +14,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -454,8 +455,9 @@ def _runner_pid(answer) -> int:
     raise AssertionError("no runner process under bwrap")
 
 
-def test_the_otter_plugin_grades_nothing_as_root_when_nobody_cannot_run_its_python(tmp_path, monkeypatch):
-    """Gradescope's zip put its Python under /root (0700): every part gets 0 with why, not 6/6."""
+def test_the_otter_plugin_grades_nothing_as_root_when_no_sandbox_can_run_its_python(tmp_path, monkeypatch):
+    """Gradescope's zip put its Python under /root (0700), where bubblewrap cannot run: every part gets 0
+    with why, not 6/6, and otter's kernel would get a notebook with no cell."""
     from chainrule_course.grading import otter_plugin
 
     if os.geteuid() != 0:
@@ -464,22 +466,57 @@ def test_the_otter_plugin_grades_nothing_as_root_when_nobody_cannot_run_its_pyth
     hidden.mkdir(mode=0o700)
     python = hidden / "python3"
     python.symlink_to(os.path.realpath(sys.executable))
-    monkeypatch.setattr(otter_plugin.sys, "executable", str(python))
     monkeypatch.setattr(apart.sys, "executable", str(python))
+    monkeypatch.setattr(otter_plugin.permissions.sys, "executable", str(python))
+    monkeypatch.setenv("CHAINRULE_SANDBOX", "permissions")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "q.py").write_text(NEURON_TESTS["q.py"])
-    plugin = otter_plugin.TrustedScores(str(tmp_path / "s.ipynb"), {}, {})
+    plugin = otter_plugin.TrustedScores(None, {}, {})
+    plugin.submission_path = str(tmp_path / "s.ipynb")
+    plugin.tests = {"q.py": NEURON_TESTS["q.py"]}
     import nbformat
 
     submission = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import math\n" + NEURON)])
-    emptied = plugin.before_execution(submission)
-    assert emptied.cells == [], "otter's kernel runs none of the student's code"
+    assert plugin.before_execution(submission).cells == [], "a kernel would run none of the student's code"
     results = type("Results", (), {"results": None})()
-    monkeypatch.setattr(otter_plugin.patches, "forget_the_kernel_error", lambda results: None)
+    plugin.containerized = True
     plugin.after_grading(results)
     (result,) = results.results.values()
     assert result.score == 0
-    assert "not graded: student code would run as root here" in result.test_case_results[0].message
+    assert "not graded: user" in result.test_case_results[0].message
+    assert "cannot run" in result.test_case_results[0].message
+
+
+def test_the_permission_sandbox_hides_folders_isolates_the_network_and_leaves_nothing(tmp_path):
+    """Where bubblewrap cannot run: an answer's process is a user of its own that cannot read a hidden
+    folder, has a network of its own where the kernel allows one, and nothing it started (a detached
+    child) outlives the sandbox; the hidden folder gets its mode back."""
+    from chainrule_course.grading import permissions
+
+    if os.geteuid() != 0:
+        pytest.fail("the permission sandbox is root's: it runs answers as another user")
+    import tempfile
+
+    secret = Path(tempfile.mkdtemp(prefix="chainrule-test-source-"))  # in /tmp: every user may enter
+    secret.chmod(0o755)
+    (secret / "key.txt").write_text("the answer key")
+    (secret / "key.txt").chmod(0o644)
+    script = f"id -u; cat {secret}/key.txt || echo unread; readlink /proc/self/ns/net; "
+    script += "sleep 4712.5 >/dev/null 2>&1 & echo started"
+    reader = permissions.PermissionSandbox([], 10)
+    with reader:  # the key is readable to the sandbox's user when its folder is not hidden
+        shown = subprocess.run(["cat", f"{secret}/key.txt"], capture_output=True, text=True, **reader.popen())
+    assert shown.stdout == "the answer key", shown
+    with permissions.PermissionSandbox([secret], 10) as jail:
+        run = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30, **jail.popen())
+        inside = run.stdout.split()
+        assert (secret.stat().st_mode & 0o777) == 0o700
+    assert inside[0] == str(jail.uid) and inside[1] == "unread" and inside[-1] == "started", run
+    assert inside[2] != os.readlink("/proc/self/ns/net"), "the answer shares the grader's network"
+    assert (secret.stat().st_mode & 0o777) == 0o755
+    left = subprocess.run(["pgrep", "-f", "sleep 4712.5"], capture_output=True, text=True).stdout.split()
+    assert left == [], "a process the answer started outlived the sandbox"
+    shutil.rmtree(secret)
 
 
 class _Forged:

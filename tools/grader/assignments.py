@@ -305,7 +305,7 @@ def pinned_requirements(wheels: tuple[Path, ...], where: str) -> list[str]:
     course's wheels, pinned."""
     return [
         f"otter-grader[grading]=={OTTER_VERSION}",
-        *(f"{name}=={patches.WRITTEN_FOR[name]}" for name in ("nbconvert", "nbclient")),  # patched too
+        *(f"{name}=={importlib.metadata.version(name)}" for name in ("nbconvert", "nbclient")),  # as the book's
         f"numpy=={importlib.metadata.version('numpy')}",
         *(f"{where}{wheel.name}" for wheel in wheels),
     ]

@@ -4,24 +4,17 @@ Each function applies one patch, to this process only, after :func:`require` has
 that the installed version of every distribution it touches is the one in
 :data:`WRITTEN_FOR`:
 
-* :func:`outlive_the_kernel` -- nbconvert's ``ExecutePreprocessor.preprocess`` returns,
-  rather than raises, when a notebook kills its kernel (the grader then scores 0 with why);
-* :func:`read_nothing_from_the_kernel` -- otter never unpickles its results file or its
-  logging socket, both written by the student's kernel;
-* :func:`forget_the_kernel_error` -- otter's results carry no ``_catastrophic_error``
-  once chainrule has scored them from its own record;
-* :func:`interrupt_slow_cells` -- otter runs the notebook with an ``ExecutePreprocessor``
-  that interrupts a cell after a time limit and goes on to the next;
+* :func:`grade_without_a_kernel` -- ``otter run`` starts no kernel and runs nothing of the
+  notebook: the plugin scores each answer, run apart;
 * :func:`build_with_jobs` -- jupyter-book's CLI builds with several Sphinx processes.
 """
 
 import importlib.metadata
+from pathlib import Path
 
 #: The version of each distribution that the patches were read against.
 WRITTEN_FOR = {
     "otter-grader": "7.0.0",
-    "nbconvert": "7.17.2",
-    "nbclient": "0.11.0",
     "jupyter-book": "1.0.4.post1",
 }
 
@@ -42,69 +35,36 @@ def require(patch: str, *distributions: str) -> None:
             )
 
 
-def outlive_the_kernel() -> None:
-    """Make nbconvert's ExecutePreprocessor return, not raise, when the notebook kills its kernel.
+def grade_without_a_kernel() -> None:
+    """Make ``otter run`` (and Gradescope) grade a notebook without starting a kernel.
 
-    The run then goes on to otter's ``after_grading``, which finds no record and scores 0
-    with why. It changes this grader process only (the student's kernel never sees it).
+    otter's runner would execute the submission in a kernel it starts as the grader's user
+    (root on Gradescope) with ``python -m ipykernel_launcher`` in the submission's folder,
+    where ``-m`` imports any module a student handed in beside the notebook. Here its
+    ``grade_notebook`` reads the notebook's text, lets the plugins see it
+    (``before_execution``) and score it (``after_grading``), and runs nothing of it: the
+    plugin runs each answer apart, sandboxed. Nothing is unpickled from a kernel either.
     """
-    require("outlive_the_kernel", "nbconvert", "nbclient")
-    from nbclient.exceptions import DeadKernelError
-    from nbconvert.preprocessors import ExecutePreprocessor
+    require("grade_without_a_kernel", "otter-grader")
+    import nbformat
+    import otter.run.run_autograder.runners.python_runner as python_runner
+    from otter.test_files import GradingResults
+    from otter.utils import NBFORMAT_VERSION
 
-    original = ExecutePreprocessor.preprocess
-    if getattr(original, "outlives_the_kernel", False):
-        return
+    def grade_notebook(submission_path, *, plugin_collection=None, script=False, **ignored):
+        if script:
+            notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(Path(submission_path).read_text())])
+        else:
+            notebook = nbformat.read(submission_path, as_version=NBFORMAT_VERSION)
+        if plugin_collection is not None:
+            notebook = plugin_collection.before_execution(notebook)
+        results = GradingResults([], notebook)
+        if plugin_collection is not None:
+            plugin_collection.run("after_grading", results)
+        return results
 
-    def preprocess(self, nb, resources=None, km=None):
-        try:
-            return original(self, nb, resources, km)
-        except DeadKernelError:
-            return nb, resources if resources is not None else {}
-
-    preprocess.outlives_the_kernel = True
-    ExecutePreprocessor.preprocess = preprocess
-
-
-class _NoPickle:
-    """Stands for the ``pickle`` module in otter's grading code: it loads nothing."""
-
-    @staticmethod
-    def load(file):
-        raise ValueError("not read: chainrule scores from its own record (chainrule_course.grading.otter_plugin)")
-
-
-def read_nothing_from_the_kernel() -> None:
-    """otter's results file and logging socket, both pickles from the kernel, are never unpickled here."""
-    require("read_nothing_from_the_kernel", "otter-grader")
-    import otter.execute
-    from otter.execute.logging import LogRecordStreamHandler
-
-    otter.execute.pickle = _NoPickle  # grade_notebook's pickle.load(results file): without_results instead
-    LogRecordStreamHandler.unpickle = lambda self, data: {"msg": "a record from the kernel, not read", "levelno": 0}
-
-
-def forget_the_kernel_error(results) -> None:
-    """Clear the error otter noted while the kernel ran: the scores come from chainrule's record, which says why."""
-    require("forget_the_kernel_error", "otter-grader")
-    results._catastrophic_error = None
-
-
-def interrupt_slow_cells(cell_timeout: int) -> None:
-    """Make otter run notebooks with an ExecutePreprocessor that interrupts a cell after ``cell_timeout`` seconds.
-
-    otter.execute imports ExecutePreprocessor when it runs, so it gets this one: a cell that
-    runs too long is interrupted, and the notebook goes on to the next cell.
-    """
-    require("interrupt_slow_cells", "nbconvert", "otter-grader")
-    import nbconvert.preprocessors
-    from traitlets import Bool, Integer
-
-    class TimedExecutePreprocessor(nbconvert.preprocessors.ExecutePreprocessor):
-        timeout = Integer(cell_timeout, allow_none=True).tag(config=True)
-        interrupt_on_timeout = Bool(True).tag(config=True)
-
-    nbconvert.preprocessors.ExecutePreprocessor = TimedExecutePreprocessor
+    grade_notebook.runs_no_kernel = True
+    python_runner.grade_notebook = grade_notebook
 
 
 def build_with_jobs(jobs: int) -> None:

@@ -24,9 +24,12 @@ a graded "right":
 **The grader** -- trusted, and never in a process the student's code runs in:
 
 * ``sandbox`` -- the bubblewrap sandbox an answer's process runs in, as user nobody, and cgroups
+* ``permissions`` -- the sandbox where bubblewrap cannot run (Gradescope's container): a user of
+  its own, and site-packages, tests and sources readable by root alone while answers run
 * ``reports`` -- what grading writes: grades.csv, feedback, summary.html, the written work
 * ``grade`` -- ``make grade`` (``python -m chainrule_course.grading.grade``): a folder of notebooks graded
-* ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) grade with ``scoring``
+* ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) grade with ``scoring``,
+  in one of those two sandboxes, starting no kernel
 
 The exercises' checks (:mod:`chainrule_course.exercises`) use ``apart`` to run a notebook's answer the
 way the grader does. This file imports nothing.

@@ -65,10 +65,11 @@ class Rule:
     def prelude(self) -> str:
         return "".join(CUSTOMARY.get(name, f"import {name}") + "\n" for name in self.allowed)
 
-    def paths(self, folder: Path) -> list[str]:
-        """A folder of links to the allowed modules' packages (and numpy's ``numpy.libs``), made in ``folder``."""
+    def paths(self, folder: Path, folders=None) -> list[str]:
+        """A folder of links to the allowed modules' packages (and numpy's ``numpy.libs``), made in ``folder``;
+        ``folders(name)`` says where a module's are (default :func:`package_folders`)."""
         for name in self.allowed:
-            for found in package_folders(name):
+            for found in (folders or package_folders)(name):
                 link = folder / found.name
                 if not link.exists():
                     link.symlink_to(found, target_is_directory=True)
@@ -267,9 +268,9 @@ def _rebuilt(name: str, message: str) -> BaseException:
 # --------------------------------------------------------------------------- the answer's process
 
 
-def python_command(executable: str = sys.executable) -> list[str]:
+def python_command(executable: str = sys.executable, runner: Path = RUNNER) -> list[str]:
     """This Python, isolated and without site-packages, running the runner."""
-    return [executable, "-I", "-S", str(RUNNER)]
+    return [executable, "-I", "-S", str(runner)]
 
 
 class Answer:
@@ -278,18 +279,21 @@ class Answer:
     The process is :func:`python_command`; ``sandbox(shown, command)``, the grader's, wraps it in a
     sandbox that shows only the folders ``shown`` (the allowed modules and the runner) besides the
     system and the standard library. ``popen`` holds more arguments for :class:`subprocess.Popen`
-    (the grader's limits). ``limit`` is each call's time, in seconds.
+    (the grader's limits). ``limit`` is each call's time, in seconds. ``copies`` (a
+    :class:`chainrule_course.grading.permissions.Copies`) gives the runner and the allowed
+    packages from a folder of their own, where the installed ones are hidden from the answer.
     """
 
-    def __init__(self, source: str, rule: Rule, values=(), sandbox=None, popen=None, limit=TIME_LIMIT):
+    def __init__(self, source: str, rule: Rule, values=(), sandbox=None, popen=None, limit=TIME_LIMIT, copies=None):
         self.source, self.rule, self.values, self.limit = source, rule, list(values), limit
         import tempfile
 
         self.popen = popen or {}
         self._folder = tempfile.TemporaryDirectory(prefix="chainrule-answer-")
         os.chmod(self._folder.name, 0o755)  # the sandbox's user reads it
-        self.paths = rule.paths(Path(self._folder.name))
-        self.command = python_command()
+        folders = copies.package_folders if copies is not None else package_folders
+        self.paths = rule.paths(Path(self._folder.name), folders)
+        self.command = python_command(runner=copies.runner if copies is not None else RUNNER)
         if sandbox is not None:
             shown = [Path(self._folder.name), RUNNER, *(f for name in rule.allowed for f in package_folders(name))]
             self.command = sandbox(shown, python_command(os.path.realpath(sys.executable)))

@@ -57,19 +57,12 @@ from .reports import (
     write_table,
     write_written,
 )
-from .sandbox import (
-    SCRATCH,
-    answer_command,
-    group,
-    limits,
-    sandbox_available,
-    sandbox_environment,
-)
+from .sandbox import ANSWER_CPU_SECONDS, NOTEBOOK_SECONDS, answer_command, answer_popen, group, sandbox_available
 
 #: Where ``make assignments`` writes them, from the book's folder (the working directory of ``make grade``).
 ASSIGNMENTS = Path("_build") / "assignments"
 CALL_TIMEOUT = 10.0  # seconds per call of an answer, as the notebook's check gives it (apart.TIME_LIMIT)
-SUBMISSION_TIMEOUT = 600  # CPU seconds of one answer's process
+SUBMISSION_TIMEOUT = ANSWER_CPU_SECONDS
 OUTPUTS = ("grades.csv", "summary.html", "feedback", "written")
 #: Work handed in that is not a notebook: it gets a row that says so, rather than none.
 HANDED_IN = (".py", ".zip")
@@ -264,19 +257,14 @@ def grade_one(
         return result, False
     result.code = cells
     caps = group(f"chainrule-grade-{os.getpid()}-{threading.get_ident()}") if options.capped else None
-    popen = {
-        "cwd": "/",
-        "env": sandbox_environment(SCRATCH),
-        "start_new_session": True,
-        "preexec_fn": limits(options.timeout, caps),
-    }
+    popen = answer_popen(options.timeout, caps)
     sandbox = answer_command if options.sandboxed else None
 
     def started(source, rule, values):
         return apart.Answer(source, rule, values, sandbox=sandbox, popen=popen, limit=options.call_timeout)
 
     try:
-        result.record = scoring.record_apart(cells, inputs, started)
+        result.record = scoring.record_apart(cells, inputs, started, NOTEBOOK_SECONDS)
     finally:
         if caps is not None:
             caps.close()  # what is left of the submission's processes, wherever they went

@@ -1,60 +1,107 @@
 """The otter-grader plugin that makes ``otter run`` (and Gradescope) grade as ``make grade`` does.
 
 The assignments' ``otter_config.json`` names it. otter would run the student's whole notebook
-in a kernel and score what that kernel reports; the plugin runs none of the student's code
-there and scores each answer run apart instead (:func:`chainrule_course.grading.scoring.record_apart`):
+in a kernel, as root on Gradescope and in the submission's folder, and score what that kernel
+reports. With the plugin otter starts no kernel at all
+(:func:`chainrule_course.compat.patches.grade_without_a_kernel`): nothing a student hands in
+runs in the grader's process or as its user, and each answer runs apart
+(:func:`chainrule_course.grading.scoring.record_apart`):
 
 - when the plugin starts, before any student code runs, it reads the tests (``./tests``);
 - ``before_grading`` removes a ``.OTTER_LOG`` that came with the submission, which otter
   would otherwise unpickle in this process;
 - ``before_execution`` chooses the inputs (:func:`chainrule_course.grading.scoring.inputs`, the
-  hidden tests' with a secret of this process), keeps the notebook's code cells as text and
-  hands otter a notebook without them: otter's kernel runs nothing of the student's;
-- ``after_grading`` runs each answer's cell in a process of its own, with only what its
-  exercise allows, as user nobody where otter runs as root (Gradescope does), and puts in the
-  scores that :func:`chainrule_course.grading.scoring.score` computes here; the tests, the reference
-  solution and otter's results are then readable by root alone. Where student code
-  would have to run as root (nobody cannot run this Python), every part gets 0 with a status
-  that says why, so that the instructor sees it at once.
+  hidden tests' with a secret of this process) and keeps the notebook's code cells as text;
+- ``after_grading`` runs each answer's cell in a process of its own, in a sandbox
+  (:func:`answer_sandbox`), and puts in the scores that
+  :func:`chainrule_course.grading.scoring.score` computes here. Where no sandbox can be made and
+  student code would run as root, every part gets 0 with a status that says why;
+- ``generate_report`` says which sandbox the answers had: otter prints it in its summary.
 
-otter reads two things from its kernel with ``pickle``; the plugin makes it unpickle neither
-(:mod:`chainrule_course.compat.patches`).
+The sandbox, by where otter runs (``CHAINRULE_SANDBOX`` in the grader's environment chooses one:
+``bwrap`` or ``permissions``; tests use it):
+
+- where bubblewrap can make one: the sandbox of ``make grade``
+  (:mod:`chainrule_course.grading.sandbox`), with the same limits and caps;
+- in Gradescope's container as root, where Docker refuses bubblewrap's namespaces: a user of
+  its own and the filesystem's permissions (:mod:`chainrule_course.grading.permissions`);
+- as root elsewhere without bubblewrap: nothing runs (0, and why);
+- as another user without bubblewrap: the answers run as that user, and the report says so.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from otter.plugins import AbstractOtterPlugin
 
 from ..compat import patches
-from . import apart, scoring
+from . import apart, permissions, sandbox, scoring
 
 OTTER_LOG = ".OTTER_LOG"  # otter.check.notebook.OTTER_LOG_FILENAME
-NOBODY = 65534
 
 
-def unprivileged() -> tuple[dict, str]:
-    """How to start an answer's process so that it is not root: Popen's arguments, and "" or why it cannot be."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return {}, ""
-    as_nobody = {"user": NOBODY, "group": NOBODY, "extra_groups": [], "cwd": "/", "env": {"HOME": "/tmp"}}
-    try:
-        probe = subprocess.run([*apart.python_command()[:3], "-c", "pass"], capture_output=True, **as_nobody)
-        code = probe.returncode
-    except OSError as error:
-        code = str(error)
-    if code != 0:
-        return {}, (
-            f"not graded: student code would run as root here, because user nobody cannot run {sys.executable} "
-            f"({code}); install the grading Python where every user may enter (not under /root)"
+@contextlib.contextmanager
+def answer_sandbox(submission_path: str | None, containerized: bool):
+    """The sandbox answers run in while grading one submission: yields (start, why not, what it guarantees).
+
+    ``start(source, rule, values)`` gives an answer's :class:`chainrule_course.grading.apart.Answer`; "why
+    not" is "" or the reason nothing runs (then every part scores 0 and says it)."""
+    chosen = os.environ.get("CHAINRULE_SANDBOX", "auto")
+    why_no_bwrap = "CHAINRULE_SANDBOX=permissions" if chosen == "permissions" else sandbox.sandbox_available()
+    root = os.geteuid() == 0
+    if not why_no_bwrap:
+        caps = sandbox.group(f"chainrule-otter-{os.getpid()}")
+        popen = sandbox.answer_popen(sandbox.ANSWER_CPU_SECONDS, caps)
+        try:
+            yield (
+                lambda source, rule, values: apart.Answer(
+                    source, rule, values, sandbox=sandbox.answer_command, popen=dict(popen)
+                ),
+                "",
+                "bubblewrap, as in make grade: user nobody, no network, only the allowed modules, "
+                f"{'memory and task caps (cgroups)' if caps else 'limits per process (no cgroups here)'}",
+            )
+        finally:
+            if caps is not None:
+                caps.close()
+    elif root and (containerized or chosen == "permissions"):
+        folder = Path(submission_path).resolve().parent if submission_path else Path.cwd()
+        hidden = [folder, folder.parent / "source", folder.parent / "results"]
+        with permissions.PermissionSandbox(hidden, sandbox.ANSWER_CPU_SECONDS) as jail:
+            why_not, network = jail.probe()
+            try:
+                yield (
+                    lambda source, rule, values: apart.Answer(
+                        source, rule, values, popen=jail.popen(), copies=jail.copies
+                    ),
+                    why_not,
+                    f"file permissions (bubblewrap cannot run here: {why_no_bwrap[:120]}): user {jail.uid}, "
+                    f"only copies of the allowed modules readable, at most {permissions.TASKS} processes, "
+                    "limits per process, "
+                    f"network {'none (a namespace of its own)' if network else 'OPEN (no namespace allowed here)'}",
+                )
+            finally:
+                jail.kill_all()
+    elif root:
+        yield (
+            None,
+            (
+                f"not graded: student code would run as root here, and bubblewrap cannot make its sandbox "
+                f"({why_no_bwrap}); grade with bubblewrap installed, or in Gradescope's container"
+            ),
+            "",
         )
-    return as_nobody, ""
+    else:
+        yield (
+            lambda source, rule, values: apart.Answer(source, rule, values),
+            "",
+            f"WARNING: no sandbox ({why_no_bwrap}): the answers ran as this user, apart, with the import rule only",
+        )
 
 
 class TrustedScores(AbstractOtterPlugin):
@@ -64,6 +111,10 @@ class TrustedScores(AbstractOtterPlugin):
         folder = Path(submission_path).parent / "tests" if submission_path else None
         self.tests = {path.name: path.read_text() for path in sorted(folder.glob("*.py"))} if folder else {}
         self.cells: list[str] = []
+        self.containerized = False
+        self.guarantee = ""
+        if submission_path:
+            patches.grade_without_a_kernel()
 
     def before_grading(self, config):
         """Remove a ``.OTTER_LOG`` beside the submission: otter unpickles that file next, in this process."""
@@ -73,6 +124,7 @@ class TrustedScores(AbstractOtterPlugin):
         elif log.exists():
             shutil.rmtree(log)
         config.grade_from_log = False
+        self.containerized = not getattr(config, "otter_run", True)  # Gradescope's container
 
     def before_execution(self, submission):
         self.secret = os.urandom(32)
@@ -82,27 +134,16 @@ class TrustedScores(AbstractOtterPlugin):
             for cell in submission.get("cells", [])
             if isinstance(cell, dict) and cell.get("cell_type") == "code"
         ]
-        patches.outlive_the_kernel()
-        patches.read_nothing_from_the_kernel()
         empty = copy.deepcopy(submission)
-        empty.cells = []  # otter's kernel runs none of the student's code
-        # ... in the course's kernel, whatever the student's machine called theirs (conda's "myenv")
-        empty.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+        empty.cells = []  # were a kernel started after all, it would run nothing of the student's
         return empty
 
     def after_grading(self, results):
-        popen, why_not = unprivileged()
-        if popen and self.submission_path:  # as root: the tests and the reference are root's alone
-            folder = Path(self.submission_path).resolve().parent
-            for kept in (folder / "tests", folder.parent / "source", folder.parent / "results"):
-                if kept.is_dir():
-                    os.chmod(kept, 0o700)
         data = None
-        if not why_not:
-
-            def started(source, rule, values):
-                return apart.Answer(source, rule, values, popen=dict(popen))
-
-            data = scoring.record_apart(self.cells, self.inputs, started)
+        with answer_sandbox(self.submission_path, self.containerized) as (started, why_not, self.guarantee):
+            if not why_not:
+                data = scoring.record_apart(self.cells, self.inputs, started, sandbox.NOTEBOOK_SECONDS)
         results.results = scoring.score(self.tests, data, why_not, self.secret)
-        patches.forget_the_kernel_error(results)
+
+    def generate_report(self):
+        return f"chainrule: the answers ran in {self.guarantee}" if self.guarantee else ""

@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+ANSWER_CPU_SECONDS = 600  # CPU seconds of one answer's process
+NOTEBOOK_SECONDS = 300  # seconds of wall time for all the answers of one notebook
 MEMORY_LIMIT = 8 * 2**30  # bytes of address space per process in the sandbox
 FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
 #: The one writable folder of a submission: a tmpfs of at most this many bytes, its home, its
@@ -159,6 +161,17 @@ def sandbox_available() -> str:
     probe = [str(base_python()), "-I", "-S", "-c", "import os; assert os.getuid() != 0"]
     run = subprocess.run(answer_command([], probe), capture_output=True, text=True)
     return "" if run.returncode == 0 else f"bwrap cannot make a sandbox here: {run.stderr.strip()[:300]}"
+
+
+def answer_popen(cpu_seconds: float, group: Group | None = None) -> dict:
+    """:class:`subprocess.Popen`'s arguments for an answer's bubblewrap process: its environment, its
+    limits, a session of its own."""
+    return {
+        "cwd": "/",
+        "env": sandbox_environment(SCRATCH),
+        "start_new_session": True,
+        "preexec_fn": limits(cpu_seconds, group),
+    }
 
 
 def limits(cpu_seconds: float, group: Group | None = None):

@@ -220,13 +220,22 @@ def elsewhere(cells: list[str], answer_cell: str) -> dict[str, str | None]:
     return names
 
 
-def record_apart(cells: list[str], given: dict, start) -> dict:
+def record_apart(cells: list[str], given: dict, start, seconds: float | None = None) -> dict:
     """Run each answer's cell apart and call it on the grader's inputs: the record that :func:`score` reads.
 
     ``cells`` are the notebook's code cells, read as text; ``given`` is what :func:`inputs` chose;
     ``start(source, rule, values)`` gives an :class:`chainrule_course.grading.apart.Answer` (the grader's
-    sandbox around it). Each answer gets a process of its own, and each call its time limit.
+    sandbox around it). Each answer gets a process of its own, and each call its time limit; the
+    calls not made within ``seconds`` of wall time in all fail, saying so.
     """
+    import time
+
+    deadline = None if seconds is None else time.monotonic() + seconds
+
+    def late() -> dict:
+        message = f"the notebook's {seconds:g} s of grading ran out before this call"
+        return {"error": {"type": "Stopped", "message": message, "where": ""}}
+
     names = [*given.get("calls", {}), *given.get("values", [])]
     sources = answer_cells(cells, names)
     data: dict = {"values": {}, "calls": {}, "elsewhere": {}, "allowed": given.get("allowed", {})}
@@ -242,7 +251,10 @@ def record_apart(cells: list[str], given: dict, start) -> dict:
             if name in wanted:
                 data["values"].update(told.get("values", {}) if told.get("ready") else {})
                 continue
-            data["calls"][name] = [{"key": k, **answer.call(name, k)} for k in given["calls"][name]]
+            data["calls"][name] = [
+                {"key": k, **(late() if deadline and time.monotonic() > deadline else answer.call(name, k))}
+                for k in given["calls"][name]
+            ]
         finally:
             answer.close()
     return data

@@ -1,0 +1,207 @@
+"""The sandbox where bubblewrap cannot run: a user of its own and the filesystem's permissions.
+
+Gradescope grades in a Docker container as root, and Docker's default profile refuses the
+namespaces bubblewrap makes, so there an answer cannot be given a filesystem of its own.
+:class:`PermissionSandbox` gives the same rule another way, for the length of one grading:
+
+- the answer's process runs as a user of its own (:func:`jail_uid`, in no group, with no
+  capabilities and ``no_new_privs``): no file of root's that is not readable by every user
+  can be read, and root's processes cannot be signalled;
+- every site-packages of the grading Python, the autograder's source, tests, results and the
+  submission's folder are made readable by root alone (mode 0700) while answers run, and
+  given back their modes afterwards: an answer finds only the standard library, and the
+  copies of the allowed packages and of the runner in a folder of their own (:class:`Copies`);
+- limits per process (CPU, memory, file size, no core) and on the user's processes
+  (``RLIMIT_NPROC``); a network namespace of its own where the kernel allows one (as root
+  with ``CAP_SYS_ADMIN``, or a user namespace), else the network stays open (:meth:`PermissionSandbox.network`
+  says which);
+- when grading ends every process of that user is killed, wherever it went.
+
+What it cannot give, and bubblewrap does: a cap on the disk space written in total (each
+file is capped), a private ``/tmp`` and a memory cap for all processes together.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import resource
+import shutil
+import signal
+import site
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+from . import apart
+from .sandbox import FILE_LIMIT, MEMORY_LIMIT, sandbox_environment
+
+#: Processes (and threads) all of one grading's answers may have at once.
+TASKS = 64
+#: Answers run as a user that no file and no other process has: this plus the grader's pid.
+UID_BASE = 3_000_000_000
+CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
+PR_SET_NO_NEW_PRIVS = 38
+
+
+def jail_uid() -> int:
+    """The user this grading's answers run as: one of their own, so that killing its processes kills only theirs."""
+    return UID_BASE + os.getpid()
+
+
+def site_packages() -> list[Path]:
+    """Every site-packages (and dist-packages) folder of this Python, its base, a conda base above it and
+    the system's: what an answer allowed nothing must not find."""
+    roots = {Path(sys.prefix), Path(sys.base_prefix), Path("/usr"), Path("/usr/local")}
+    roots |= {Path(sys.prefix).parents[1]} if Path(sys.prefix).parent.name == "envs" else set()
+    found = {Path(path) for path in [*site.getsitepackages(), sysconfig.get_paths()["purelib"]]}
+    for root in roots:
+        for pattern in ("lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages"):
+            found.update(root.glob(pattern))
+        found.update(root.glob("envs/*/lib/python3*/site-packages"))
+    return sorted(path.resolve() for path in found if path.is_dir())
+
+
+class Copies:
+    """A folder every user may read, of the runner and of the packages an exercise allows, copied once."""
+
+    def __init__(self):
+        self.folder = Path(tempfile.mkdtemp(prefix="chainrule-allowed-"))
+        self.folder.chmod(0o755)
+        self.runner = self.folder / "runner.py"
+        shutil.copyfile(apart.RUNNER, self.runner)
+        self.runner.chmod(0o644)
+        self._copied: dict[str, list[Path]] = {}
+
+    def package_folders(self, name: str) -> list[Path]:
+        """The copies of module ``name``'s folders (:func:`chainrule_course.grading.apart.package_folders`)."""
+        if name not in self._copied:
+            copies = []
+            for found in apart.package_folders(name):
+                copy = self.folder / found.name
+                if not copy.exists():
+                    shutil.copytree(found, copy, symlinks=True, ignore=shutil.ignore_patterns("tests"))
+                copies.append(copy)
+            for path in [self.folder, *self.folder.rglob("*")]:
+                if not path.is_symlink():
+                    path.chmod(0o755 if path.is_dir() else 0o644 | (path.stat().st_mode & 0o111))
+            self._copied[name] = copies
+        return self._copied[name]
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _libc():
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+class PermissionSandbox:
+    """Answers as :func:`jail_uid`, with ``hidden`` (and every site-packages) readable by root alone, for the
+    length of a ``with`` block. Use :meth:`popen` for :class:`chainrule_course.grading.apart.Answer`'s process,
+    and :attr:`copies` for its ``copies``."""
+
+    def __init__(self, hidden: list[Path], cpu_seconds: float):
+        self.uid = jail_uid()
+        self.cpu_seconds = cpu_seconds
+        self.hidden = sorted({*(Path(p).resolve() for p in hidden if Path(p).exists()), *site_packages()})
+        self.modes: dict[Path, int] = {}
+        self.copies: Copies | None = None
+        self.scratch: Path | None = None
+        self.libc = _libc()
+
+    def __enter__(self) -> PermissionSandbox:
+        self.copies = Copies()
+        self.scratch = Path(tempfile.mkdtemp(prefix="chainrule-scratch-"))
+        os.chown(self.scratch, self.uid, self.uid)
+        for path in self.hidden:
+            self.modes[path] = path.stat().st_mode & 0o7777
+            path.chmod(0o700)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.kill_all()
+        for path, mode in self.modes.items():
+            path.chmod(mode)
+        self.copies.remove()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def popen(self) -> dict:
+        """:class:`subprocess.Popen`'s arguments for an answer's process."""
+        environment = {**sandbox_environment(self.scratch), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+        return {"cwd": str(self.scratch), "env": environment, "start_new_session": True, "preexec_fn": self._drop}
+
+    def _drop(self) -> None:
+        """In the answer's process before it runs Python: limits, a network of its own if it may, the user."""
+        cpu = int(self.cpu_seconds)
+        for limit, value in (
+            (resource.RLIMIT_CPU, (cpu, cpu + 5)),
+            (resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT)),
+            (resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT)),
+            (resource.RLIMIT_CORE, (0, 0)),
+            (resource.RLIMIT_NPROC, (TASKS, TASKS)),
+        ):
+            resource.setrlimit(limit, value)
+        alone = self.libc.unshare(CLONE_NEWNET) == 0
+        os.setgroups([])
+        os.setgid(self.uid)
+        os.setuid(self.uid)
+        if not alone:  # a user namespace of its own may still give it a network of its own
+            self.libc.unshare(CLONE_NEWUSER | CLONE_NEWNET)
+        self.libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+    def probe(self) -> tuple[str, bool]:
+        """("" or why an answer cannot run here, whether its network is its own), from a process started so."""
+        own = os.readlink("/proc/self/ns/net")
+        check = "import os; print(os.getuid(), os.readlink('/proc/self/ns/net'))"
+        try:
+            run = subprocess.run(
+                [os.path.realpath(sys.executable), "-I", "-S", "-c", check],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                **self.popen(),
+            )
+            problem = "" if run.returncode == 0 and run.stdout.split()[:1] == [str(self.uid)] else run.stderr.strip()
+        except (OSError, subprocess.SubprocessError) as error:
+            problem = str(error)
+        if problem:
+            return (
+                f"not graded: user {self.uid} cannot run {sys.executable} ({problem[-200:]}); install the "
+                "grading Python where every user may enter (not under /root)"
+            ), False
+        return "", run.stdout.split()[1] != own
+
+    def kill_all(self) -> int:
+        """Kill every process of the sandbox's user, wherever it went; how many there were."""
+        killed = set()
+        for _ in range(100):
+            found = [pid for pid in _pids() if _real_uid(pid) == self.uid]
+            if not found:
+                break
+            for pid in found:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    killed.add(pid)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.05)
+        return len(killed)
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _real_uid(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Uid:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
