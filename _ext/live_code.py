@@ -57,7 +57,7 @@ from _ext import edition_numbers
 from chainrule_course.grading.apart import TIME_LIMIT
 from tools.book import package
 from tools.book.book_model import read_chapter
-from tools.book.questions import defined_names, questions_of
+from tools.book.questions import allowed, defined_names, questions_of
 
 logger = logging.getLogger(__name__)
 
@@ -215,6 +215,7 @@ def checked_exercises(root: Path, pages: list[str]) -> dict[str, list[dict]]:
             {
                 "label": q.label,
                 "names": defined_names(q.stub),
+                "allowed": list(allowed(q)),
                 "answer": q.stub.strip(),
                 "check": q.check.strip(),
             }

@@ -306,7 +306,9 @@ def after_a_reload_on_a_phone(visit: LiveVisit, question, editor, right: str) ->
 
     # What the page's Python lacks is said plainly; an answer that never returns gets its verdict.
     numpy_answer = "import numpy as np\ndef tanh_neuron_grads(x, w, b):\n    return np.zeros(3)"
-    assert "numpy is not available in the page's Python" in checked(numpy_answer)
+    said = checked(numpy_answer)
+    assert "numpy is not available in the page's Python, and this exercise does not allow it anywhere" in said
+    assert "its check runs the answer cell with math and Python's standard library only" in said
     # The page's limit on a check is the notebook's; here it is cut to 2 s, so as not to wait 10.
     script = page.locator("script[data-check-limit]")
     assert float(script.get_attribute("data-check-limit")) == TIME_LIMIT

@@ -826,6 +826,28 @@ PLANTED["no-variance-path"] = (
     {"ex14_1": 1.43},
     {"ex14_1": ["W1_bar is wrong", "path through the variance is missing", "(b2_bar): passed"]},
 )
+# Honest work written unusually, which lost every point when only the cell's definitions ran: the
+# answer defined under an ``if``, a table it reads filled by a loop, a helper in a cell of its own, an
+# import only in the notebook's first cell. Full marks, status "graded".
+ODD_BUT_HONEST_HELPER = (
+    "from collections import deque\n\n\ndef finished_order(root, parents):\n"
+    "    order, seen = [], {root}\n    path, unexplored = deque([root]), deque([iter(parents[root])])\n"
+    "    while path:\n        for parent in unexplored[-1]:\n            if parent not in seen:\n"
+    "                seen.add(parent)\n                path.append(parent)\n"
+    "                unexplored.append(iter(parents[parent]))\n                break\n"
+    "        else:\n            unexplored.pop()\n            order.append(path.pop())\n    return order\n"
+)
+ODD_BUT_HONEST = (
+    "import sys\n\nSTEPS = {}\nfor name in ('walk',):\n    STEPS[name] = finished_order\n\n"
+    "if sys.version_info >= (3, 8):\n\n    def dfs_order_with_stack(root, parents):\n"
+    "        return STEPS['walk'](root, parents)\n\nprint(dfs_order_with_stack('a', {'a': []}))\n"
+)
+PLANTED["odd-but-honest"] = (
+    "graph",
+    lambda: submission("graph", {0: ODD_BUT_HONEST}, edit=added_cell(ODD_BUT_HONEST_HELPER)),
+    {"ex2_2": 2},
+    {},
+)
 PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2}, {})
 QUESTIONS = {
     "mlp": ("ex6_2", "ex6_3", "ex6_5"),
@@ -936,6 +958,24 @@ def test_csv_rows_and_totals(graded):
     assert graded["raises"][0]["total"] == "4"
     assert graded["other-assignment"][0]["status"].startswith("submitted the intro notebook for the mlp assignment")
     assert graded["Ada Lovelace_4711"][0]["file"] == "Ada Lovelace_4711/MLP.IPYNB"
+
+
+def test_no_handed_out_notebook_is_put_up_for_review():
+    """Every unmodified notebook a student may hand in (the assignment's, and the chapter's full and student
+    editions that open in Colab) gets no review flag: their set-up and check cells are not the student's.
+    Before, all of them were flagged."""
+    flagged = {}
+    for name in ASSIGNMENTS:
+        handed_out = grade.handed_out_lines(name, OUTPUT)
+        for edition in [
+            OUTPUT / name / "student" / f"{name}.ipynb",
+            *(ROOT / e.format(name=name) for e in grade.EDITIONS),
+        ]:
+            cells = [c.source for c in nbformat.read(edition, as_version=4).cells if c.cell_type == "code"]
+            assert cells, edition
+            if grade.review_reasons(cells, handed_out):
+                flagged[str(edition.relative_to(ROOT))] = grade.review_reasons(cells, handed_out)
+    assert flagged == {}
 
 
 def test_cheats_are_reported(graded):
@@ -1315,7 +1355,8 @@ def test_finding_notebooks_and_the_roster(tmp_path):
         ("Grace Hopper_0042", "Grace Hopper_0042/hw.Ipynb"),
         ("s1234", "s1234.ipynb"),
     ]
-    assert skipped == ["notes.pdf (not a notebook)"]
+    checkpoint = ".ipynb_checkpoints/s1234.ipynb (skipped: a copy Jupyter or an archive keeps, not the work handed in)"
+    assert skipped == [checkpoint, "notes.pdf (not a notebook)"]
     roster = tmp_path / "roster.csv"
     roster.write_text("id,name\n0042,Grace Hopper\ns9999,Nobody Yet\n")
     found, skipped = grade.find(tmp_path, roster)

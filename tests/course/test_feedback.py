@@ -1114,3 +1114,12 @@ def test_a_count_off_by_a_few_is_shown_exactly():
         )
     )
     assert f"expected {counts['prediction']:,}, received {counts['prediction'] + 4:,}." in message, message
+
+
+def test_an_expected_zero_is_shown_as_0_not_as_its_rounding():
+    """Before: "expected -5.55112e-17" for an entry whose exact value is 0 (the reference's rounding)."""
+    from chainrule_course.exercises.answers import check_array
+
+    zero = np.array([1.0, -5.551115123125783e-17])
+    raises(check_array, "g", np.array([1.0, 0.5]), zero, match="expected 0, received 0.5 ")
+    raises(check_array, "g", np.array([1.0, 0.5]), np.array([1.0, 1e-9]), match="expected 1e-09, received 0.5 ")

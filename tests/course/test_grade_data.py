@@ -214,3 +214,28 @@ def test_work_that_is_not_a_notebook_gets_a_row_that_says_so(tmp_path):
     roster = tmp_path / "roster.csv"
     roster.write_text("id\ns1\n")
     assert [(s.student, s.file) for s in grade.find(tmp_path, roster)[0] if s.student == "s1"] == [("s1", "s1.py")]
+
+
+def test_submissions_behind_a_link_a_bom_and_jupyter_s_checkpoints(tmp_path):
+    """A link above the submissions folder (macOS's /tmp, a linked home) no longer marks every notebook
+    "a symbolic link"; a link inside it still is one; a notebook saved with a byte-order mark is read;
+    a copy in .ipynb_checkpoints gets a row that says why it was skipped."""
+    import nbformat
+
+    real = tmp_path / "real"
+    real.mkdir()
+    text = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("def f(x):\n    return x")]))
+    (real / "s1.ipynb").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    notebooks(real, ".ipynb_checkpoints/s1-checkpoint.ipynb", "feedback/s0.ipynb")
+    (real / "s2.ipynb").symlink_to(real / "s1.ipynb")
+    linked = tmp_path / "linked"
+    linked.symlink_to(real, target_is_directory=True)
+    found, skipped = grade.find(linked)
+    assert skipped == [
+        ".ipynb_checkpoints/s1-checkpoint.ipynb (skipped: a copy Jupyter or an archive keeps, not the work handed in)"
+    ]
+    (s1, s2) = found
+    cells, status, _ = grade.read_submission(s1, "mlp")
+    assert (cells, status) == (["def f(x):\n    return x"], "")
+    cells, status, _ = grade.read_submission(s2, "mlp")
+    assert cells is None and status.startswith("not graded: a symbolic link")

@@ -83,7 +83,8 @@ def test_what_a_check_reads_as_a_sequence_arrives_as_a_list_and_no_student_objec
 
 def called(cell: str, name: str, *args, allowed=(), limit=apart.TIME_LIMIT, others=()):
     """``name`` of ``cell`` called apart on ``args``, through calling.call as a check calls it."""
-    answer = apart.Answer(apart.answer_code(cell, [name]), apart.Rule(tuple(allowed)), limit=limit)
+    rule = apart.Rule(tuple(allowed), apart.carried([*others, cell], cell, [name], allowed))
+    answer = apart.Answer(apart.answer_code(cell, [name]), rule, limit=limit)
     try:
         elsewhere = scoring.elsewhere([*others, cell], cell)
 
@@ -153,22 +154,46 @@ def test_only_what_the_exercise_allows_exists(cell, allowed, refused):
 
 
 def test_the_answer_cell_runs_alone():
-    """A stash of Value.backward, a magic line and a hook in other cells never run; their names are said to be there."""
+    """A stash of Value.backward, a magic line and a hook in other cells never run; their names are said to be
+    there. A function of another cell and the standard library's imports are carried with the answer."""
     others = [
         "from chainrule import Value\n_bw = Value.backward",
         "%time stash = Value.backward",
         "get_ipython().events.register('post_run_cell', lambda result: None)",
-        "def helper(x):\n    return 2 * x",
+        "import math\nimport numpy as np\nSCALE = 2",
+        "def helper(x):\n    return 2 * twice(x)\n\ndef twice(x):\n    return math.sqrt(x) * 2",
+        "def scaled(x):\n    return x * SCALE",
     ]
     for name, said in (
         ("_bw", "`_bw`, which is defined in another cell"),
         ("stash", "`stash`, which is defined in another cell"),
         ("Value", "`Value`, which another cell imports"),
-        ("helper", "`helper`, which is defined in another cell: the answer cell runs on its own, so move `helper`"),
+        ("np.sqrt", "`np`, which another cell imports"),
+        ("scaled", "`SCALE`, which is defined in another cell: the answer cell runs on its own, so move `SCALE`"),
     ):
         with pytest.raises(answers.AnswerError, match=said) as error:
             called(f"def f(x):\n    return {name}(x)\n", "f", 1, others=others)
         assert error.value.mistake == apart.ANOTHER_CELL
+    assert called("def f(x):\n    return helper(x)\n", "f", 4.0, others=others) == 8.0
+    carried = apart.carried(others, "def f(x):\n    return helper(x)\n", ["f"], ())
+    expected = ["import math", "", "def helper(x):", "    return 2 * twice(x)", "", "def twice(x):"]
+    assert carried.splitlines() == [*expected, "    return math.sqrt(x) * 2"]
+
+
+def test_the_answer_is_every_statement_that_defines_or_fills_it():
+    """Honest cells that lost every point when only definitions ran: a table filled by a loop, an import with a
+    fallback, a function under an ``if``; the statements that neither define nor fill it do not run."""
+    cells = {
+        "filled by a loop": "TABLE = {}\nfor k in range(4):\n    TABLE[k] = k * k\nTABLE.update({9: 81})\n"
+        "def f(x):\n    return TABLE[x]\n",
+        "a fallback": "try:\n    from math import comb\nexcept ImportError:\n    def comb(n, k):\n        return 0\n"
+        "def f(x):\n    return 3 * comb(x, 2)\n",
+        "under an if": "import sys\nif sys.version_info >= (3, 8):\n    def f(x):\n        return x * x\n"
+        "else:\n    def f(x):\n        return 0\n",
+    }
+    for name, cell in cells.items():
+        assert called(cell + "print(f(3))\nimport torch\n", "f", 3) == 9, name
+    assert apart.top_level(cells["under an if"]).keys() >= {"sys", "f"}
 
 
 def test_of_the_answer_cell_only_what_the_answer_reaches_runs():
@@ -410,8 +435,12 @@ def test_the_notebook_s_check_and_the_grader_give_the_same_verdict():
         if not right:
             notebook_message = in_the_notebook[name].split("AnswerError: ", 1)[1].strip()
             assert notebook_message in result.test_case_results[0].message, (notebook_message, result)
-    assert [name for name in answers_ if in_the_notebook[name].strip() == "right"] == ["deque", "values", "fraction"]
-    assert "move `helper` into the answer cell" in in_the_notebook["helper"]
+    assert [name for name in answers_ if in_the_notebook[name].strip() == "right"] == [
+        "deque",
+        "values",
+        "fraction",
+        "helper",
+    ]
     assert "uses chainrule.Value, which this exercise does not allow" in in_the_notebook["engine"]
 
 

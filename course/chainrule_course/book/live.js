@@ -533,6 +533,8 @@
   // The check has the notebook's time limit, which the build writes on this script
   // (data-check-limit, in seconds): past it, the check is interrupted, or Python restarts where
   // a worker cannot be interrupted, and the verdict says what the notebook says.
+  var TOO_SLOW = "it is too slow for these inputs, or a loop in it never ends.";
+
   function checkAnswer(page, entry) {
     var exercise = entry.exercise;
     var generation = page.generation;
@@ -546,7 +548,7 @@
         timer = window.setTimeout(function () {
           if (generation !== page.generation) return;
           verdict(page, entry, false, exercise.names.join(", ") + " did not return within " + LIMIT_S +
-                  " s and was stopped. Look for a loop that never ends.");
+                  " s and was stopped: " + TOO_SLOW);
           var stopped = "Exercise " + exercise.number + ": the check was stopped after " + LIMIT_S + " s";
           stopPython(page, stopped + "; every name is kept.", stopped + ", and Python has restarted; " +
                      "run the cells above again before the next check.");
@@ -558,23 +560,30 @@
       };
       return execute(page, entry.editor.value, "page").then(function (answered) {
         if (generation !== page.generation) return false;
-        if (answered.error) return done(false, "Your answer cell raised an error: " + missing(answered.error));
+        if (answered.error) return done(false, "Your answer cell raised an error: " + missing(answered.error, exercise));
         return execute(page, exercise.check, "page").then(function (checked) {
           if (generation !== page.generation) return false;
-          if (checked.error) return done(false, missing(checked.error));
+          if (checked.error) return done(false, missing(checked.error, exercise));
           return done(true, (checked.stdout || "The check passed.").replace(/\n$/, ""));
         });
       });
     });
   }
 
-  // numpy, PyTorch and JAX are not in the page's Python: say so plainly, with where they are.
-  function missing(error) {
+  // numpy, PyTorch and JAX are not in the page's Python: say so plainly, and where the check can
+  // run with one (only where the exercise allows it: in a notebook its check refuses the others too).
+  function missing(error, exercise) {
     var found = new RegExp("No module named '(numpy|torch|jax)").exec(error);
     if (!found) return error;
     var name = { numpy: "numpy", torch: "PyTorch", jax: "JAX" }[found[1]];
-    return name + " is not available in the page's Python. Answer with Python's own numbers here, " +
-      "or run this chapter in Colab or Jupyter, where the same check runs with " + name + ".";
+    var allowed = exercise.allowed || [];
+    if (allowed.indexOf(found[1]) >= 0) {
+      return name + " is not available in the page's Python. Answer with Python's own numbers here, " +
+        "or run this chapter in Colab or Jupyter, where the same check runs with " + name + ".";
+    }
+    return name + " is not available in the page's Python, and this exercise does not allow it anywhere: " +
+      "in Colab and Jupyter too, its check runs the answer cell with " +
+      (allowed.length ? allowed.join(", ") + " and " : "") + "Python's standard library only.";
   }
 
   function verdict(page, entry, right, text) {

@@ -232,7 +232,7 @@ def check_array(
         index = tuple(np.argwhere(bad)[0])
         raise AnswerError(
             name,
-            f"{name} has {array[index]} at entry {_entry(index)}; expected {expected[index]:.6g}.{suffix}",
+            f"{name} has {array[index]} at entry {_entry(index)}; expected {_expected(expected, index):.6g}.{suffix}",
             mistake,
         )
     tolerance = _tolerance(expected, rtol, atol)
@@ -252,7 +252,8 @@ def check_array(
     )
     raise AnswerError(
         name,
-        f"{name} is wrong{where}: expected {expected[index]:.6g}, received {array[index]:.6g}{count}.{suffix}{note}",
+        f"{name} is wrong{where}: expected {_expected(expected, index):.6g}, received {array[index]:.6g}{count}."
+        f"{suffix}{note}",
         mistake,
     )
 
@@ -371,6 +372,16 @@ def check_scalars(
     for name, value in expected.items():
         report.check(name, lambda name=name, value=value: _check_scalar(name, numbers[name], value, found[name], rtol))
     report.close()
+
+
+def _expected(expected, index) -> float:
+    """An expected entry as a message shows it: 0 where it is only the rounding of a zero (-5.55e-17 beside
+    entries near 1), since the exact answer is 0 there."""
+    import numpy as np
+
+    value = float(expected[index])
+    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+    return 0.0 if abs(value) <= 1e-12 * scale else value
 
 
 def _shown(value: float) -> str:

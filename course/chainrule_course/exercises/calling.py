@@ -10,6 +10,7 @@ compares arguments with :func:`copied` and :func:`unchanged`, as :func:`call` do
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import signal
 import sys
@@ -95,27 +96,81 @@ def cell_source(function) -> tuple[str, str] | None:
 
     IPython and the web page's Python keep each cell's source in :mod:`linecache` under the
     name its code was compiled with, without a modification time; a module's file has one.
+    A wrapped function (``functools.lru_cache``, ``functools.partial``, a decorator that
+    sets ``__wrapped__``, a callable object) is found through the function it wraps.
     """
     import linecache
 
-    code = getattr(function, "__code__", None)
+    code = getattr(_unwrapped(function), "__code__", None)
     entry = linecache.cache.get(getattr(code, "co_filename", None))
     if entry is None or entry[1] is not None or len(entry) < 3:
         return None
     return code.co_filename, "".join(entry[2])
 
 
+def _unwrapped(function):
+    """The plain function behind ``function``: through ``__wrapped__``, a partial's ``func``, a method's
+    ``__func__`` and a callable object's ``__call__``."""
+    for _ in range(20):
+        if hasattr(function, "__code__"):
+            return function
+        inner = getattr(function, "__wrapped__", None) or getattr(function, "func", None)
+        inner = inner or getattr(function, "__func__", None)
+        if inner is None and not isinstance(function, type):
+            inner = getattr(type(function), "__call__", None)
+            inner = inner if hasattr(inner, "__code__") else None
+        if inner is None:
+            return function
+        function = inner
+    return function
+
+
+def notebook_cells() -> list[str]:
+    """The sources of the cells this kernel (or the web page's Python) has run, in the order it ran them
+    (an edited cell's older versions too)."""
+    import linecache
+
+    return [
+        "".join(entry[2])
+        for name, entry in list(linecache.cache.items())
+        if len(entry) >= 3 and entry[1] is None and not str(name).startswith("<answer")
+    ]
+
+
+def other_cells(function) -> list[str]:
+    """What of the notebook's other cells an answer may be carried with (``apart.carried``): the cells
+    of the functions its globals hold now (not an older version of one), and the imports of every
+    cell this kernel ran."""
+    import ast
+    import types
+
+    found = []
+    for value in list(getattr(_unwrapped(function), "__globals__", {}).values()):
+        if isinstance(value, types.FunctionType) and value is not _unwrapped(function):
+            cell = cell_source(value)
+            if cell is not None and cell[1] not in found:
+                found.append(cell[1])
+    imports = []
+    for cell in notebook_cells():
+        try:
+            tree = ast.parse("\n".join("" if line.lstrip()[:1] in "%!" else line for line in cell.splitlines()))
+        except SyntaxError:
+            continue
+        imports += [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return [*found, "\n".join(imports)]
+
+
 class _Apart:
     """Stands for a notebook's answer in a check: calls its cell, run apart, as the grader does."""
 
-    def __init__(self, name: str, function, answer):
+    def __init__(self, name: str, function, answer, called: str):
         self.__name__ = name
         self._answer = answer
-        self._called = name if name.isidentifier() else function.__name__
-        defines = apart.top_level(cell_source(function)[1])
+        self._called = called
+        defines = apart.top_level((cell_source(function) or ("", ""))[1])
         self._elsewhere = {
             other: _module_of(value)
-            for other, value in getattr(function, "__globals__", {}).items()
+            for other, value in getattr(_unwrapped(function), "__globals__", {}).items()
             if other not in defines and not other.startswith("__")
         }
 
@@ -127,17 +182,24 @@ class _Apart:
 def _apart(name: str, function, time_limit: float):
     """``function`` run apart when a check with a rule is running and it comes from a notebook cell."""
     rule, opened = running_apart()
-    found = cell_source(function) if rule is not None else None
-    if found is None:
+    if rule is None:
         return function
-    called = name if name.isidentifier() else function.__name__
+    called = name if name.isidentifier() else getattr(function, "__name__", name)
+    found = cell_source(function)
+    main = sys.modules.get("__main__")
+    if found is None and getattr(main, called, None) is function:  # the notebook's name for a module's function
+        cells = [cell for cell in notebook_cells() if called in apart.top_level(cell)]
+        found = ("<cell>", cells[-1]) if cells else None
+    if found is None:  # not a notebook's: a check called from a module, as the tests do
+        return function
     code = apart.answer_code(found[1], [called])
+    rule = dataclasses.replace(rule, carried=apart.carried(other_cells(function), found[1], [called], rule.allowed))
     if (code, rule) not in opened:
         if apart.can_start_processes():
             opened[code, rule] = apart.Answer(code, rule, limit=time_limit)
         else:  # the web page's Python
             opened[code, rule] = apart.InProcess(code, rule)
-    return _Apart(name, function, opened[code, rule])
+    return _Apart(name, function, opened[code, rule], called)
 
 
 def _module_of(value) -> str | None:
@@ -260,7 +322,9 @@ def _time_limit(name: str, seconds: float, alarm: bool = True):
             yield
     except _TimeUp:
         raise AnswerError(
-            name, f"{name} did not return within {seconds:g} s and was stopped. Look for a loop that never ends."
+            name,
+            f"{name} did not return within {seconds:g} s and was stopped: it is too slow for these inputs, "
+            "or a loop in it never ends.",
         ) from None
 
 

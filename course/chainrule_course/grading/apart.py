@@ -60,10 +60,12 @@ class Rule:
     """What an exercise's answer cell runs with: Python's standard library and the modules ``allowed``."""
 
     allowed: tuple[str, ...] = ()
+    #: What of the notebook's other cells runs before the answer cell (:func:`carried`).
+    carried: str = ""
 
     @property
     def prelude(self) -> str:
-        return "".join(CUSTOMARY.get(name, f"import {name}") + "\n" for name in self.allowed)
+        return "".join(CUSTOMARY.get(name, f"import {name}") + "\n" for name in self.allowed) + self.carried
 
     def paths(self, folder: Path, folders=None) -> list[str]:
         """A folder of links to the allowed modules' packages (and numpy's ``numpy.libs``), made in ``folder``;
@@ -94,9 +96,12 @@ def package_folders(name: str) -> list[Path]:
 
 
 def answer_code(source: str, names) -> str:
-    """What of the cell ``source`` is the answer ``names``: their definitions, and the cell's imports,
-    definitions and assignments that those reach, name by name. The cell's other statements (a
-    print, a test against the engine, a plot) do not run; the lines kept keep their numbers.
+    """What of the cell ``source`` runs for the answer ``names``: every top-level statement that defines
+    or fills one of those names, or a name such a statement reads, name by name. A statement defines
+    a name wherever it binds it outside a function (a ``def`` under an ``if``, an import in a
+    ``try``), and fills it when it stores into it (``table[k] = v`` in a ``for`` loop,
+    ``table.update(...)``). The cell's other statements (a print, a test against the engine, a
+    plot) do not run; the lines kept keep their numbers.
 
     A cell that is not Python (a syntax error) is the answer as it is: running it says where.
     """
@@ -108,29 +113,118 @@ def answer_code(source: str, names) -> str:
         tree = ast.parse("\n".join(python))
     except SyntaxError:
         return source
-    binds = [(node, _bound(node)) for node in tree.body]
     scopes = _global_reads("\n".join(python))
-    wanted, kept, todo = set(), set(), list(names)
-    while todo:
-        name = todo.pop()
-        if name in wanted:
-            continue
-        wanted.add(name)
-        for index, (node, bound) in enumerate(binds):
-            if name in bound and index not in kept:
-                kept.add(index)
-                todo += _reads(node, scopes)
+    kept = _reached(tree.body, names, scopes)
     shown = [""] * len(lines)
-    for index in sorted(kept):
-        node = binds[index][0]
+    for node in kept:
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         for number in range(first, node.end_lineno + 1):
             shown[number - 1] = python[number - 1]
     return "\n".join(shown).rstrip() + "\n"
 
 
+def _reached(statements: list, names, scopes: dict, keep=lambda node: True) -> list:
+    """The statements (of those ``keep`` accepts) that define or fill ``names``, and what those read, in order;
+    the last one that binds a name counts for it, with any statement after it that fills it."""
+    binds = [(node, set(_module_bindings(node)), _filled(node)) for node in statements]
+    wanted, kept, todo = set(), set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in wanted:
+            continue
+        wanted.add(name)
+        for index, (node, bound, filled) in enumerate(binds):
+            if (name in bound or name in filled) and index not in kept and keep(node):
+                kept.add(index)
+                todo += _reads(node, scopes)
+    return [binds[index][0] for index in sorted(kept)]
+
+
+def carried(cells: list[str], answer: str, names, allowed) -> str:
+    """What of the notebook's other ``cells`` runs before the answer cell ``answer``: the imports of the
+    standard library and of the ``allowed`` modules, and the functions and classes (``def``,
+    ``class``) of names that the answer (``names``) reads and its cell does not define, with what
+    they read in turn. Assignments are not carried (a stash of a forbidden function is one): a name
+    they bind is said to be another cell's.
+    """
+    import ast
+
+    own = answer_code(answer, names)
+    try:
+        tree, scopes = ast.parse(own), _global_reads(own)
+    except SyntaxError:
+        return ""
+    needed = {name for node in tree.body for name in _reads(node, scopes)}
+    needed -= {name for node in tree.body for name in _module_bindings(node)} | set(dir(builtins))
+    statements, scopes = [], {}
+    for cell in cells:
+        if cell is answer or cell == answer:
+            continue
+        python = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in cell.splitlines())
+        try:
+            statements += ast.parse(python).body
+            scopes.update(_global_reads(python))
+        except SyntaxError:
+            continue
+
+    def keep(node) -> bool:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return True
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [getattr(node, "module", "")]
+        return isinstance(node, (ast.Import, ast.ImportFrom)) and all(
+            getattr(node, "level", 0) == 0 and (m.split(".")[0] in runner.STANDARD or m.split(".")[0] in allowed)
+            for m in modules
+            if m
+        )
+
+    chosen = _reached(statements, sorted(needed), scopes, keep)
+    return "\n\n".join(ast.unparse(node) for node in chosen) + ("\n" if chosen else "")
+
+
+def _module_bindings(node) -> dict[str, str | None]:
+    """The names a top-level statement binds outside any function or class body, each with the module
+    it imports it from (None: the cell's own): a ``def`` under an ``if`` and an import in a ``try`` too."""
+    import ast
+
+    found = dict(_bound(node))
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return found
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        found.update({n.id: None for n in ast.walk(node.target) if isinstance(n, ast.Name)})
+    for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for child in getattr(node, field, []) or []:
+            found.update(_module_bindings(child))
+    return found
+
+
+def _filled(node) -> set[str]:
+    """The names a top-level statement fills without binding them: ``table[k] = v``, ``table.append(v)``,
+    ``table.x += 1``, outside any function or class body."""
+    import ast
+
+    found = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(item, (ast.Subscript, ast.Attribute)) and isinstance(item.ctx, (ast.Store, ast.Del)):
+            base = item.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                found.add(base.id)
+        if isinstance(item, ast.Expr) and isinstance(item.value, ast.Call):
+            method = item.value.func
+            if isinstance(method, ast.Attribute) and isinstance(method.value, ast.Name):
+                found.add(method.value.id)
+        stack.extend(ast.iter_child_nodes(item))
+    return found
+
+
 def _global_reads(source: str) -> dict:
-    """For each top-level function and class of a cell, by name, the global names its code reads."""
+    """For each function and class of a cell's top level (under an ``if`` too), by name, the global
+    names its code reads."""
     import symtable
 
     def reads(table) -> set[str]:
@@ -144,14 +238,24 @@ def _global_reads(source: str) -> dict:
 
 def _reads(node, scopes: dict) -> list[str]:
     """The global names a top-level statement reads: a function's or class's from its scope (its
-    parameters and locals are not the cell's names), its decorators', and any other statement's."""
+    parameters and locals are not the cell's names), its decorators' and defaults'; any other
+    statement's names, and the scopes of the functions it defines."""
     import ast
 
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         outside = [*node.decorator_list, *getattr(node, "bases", []), *_defaults(node)]
         loads = [n.id for part in outside for n in ast.walk(part) if isinstance(n, ast.Name)]
         return [*scopes.get(node.name, ()), *loads]
-    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    found, stack = [], [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found += _reads(item, scopes)
+            continue
+        if isinstance(item, ast.Name) and isinstance(item.ctx, ast.Load):
+            found.append(item.id)
+        stack.extend(ast.iter_child_nodes(item))
+    return found
 
 
 def _defaults(node) -> list:
@@ -191,7 +295,7 @@ def top_level(source: str) -> dict[str, str | None]:
         tree = ast.parse(re.sub(r"(?m)^\s*[%!].*$", "", python))
     except SyntaxError:  # the cell is still the answer's: running it says where the error is
         return {match: None for match in re.findall(r"(?m)^def\s+(\w+)|^(\w+)\s*=", source) for match in match if match}
-    return {name: module for node in tree.body for name, module in _bound(node).items()}
+    return {name: module for node in tree.body for name, module in _module_bindings(node).items()}
 
 
 # --------------------------------------------------------------------------- a call's entry, as a result

@@ -113,6 +113,8 @@ def find(folder: Path, roster: Path | None = None) -> tuple[list[Submission], li
         if path.is_dir() or relative.parts[0] in OUTPUTS:
             continue
         if any(part in SKIPPED_FOLDERS or part.startswith(".") for part in relative.parts[:-1]):
+            if path.suffix.lower() == ".ipynb" and "feedback" not in relative.parts[:-1]:
+                skipped.append(f"{relative} (skipped: a copy Jupyter or an archive keeps, not the work handed in)")
             continue
         if path.name.startswith("._"):  # a macOS resource fork beside the real file
             skipped.append(f"{relative} (not a notebook)")
@@ -199,30 +201,55 @@ def review_reasons(cells: list[str], handed_out: frozenset[str] = frozenset()) -
     return [reason for reason, pattern in REVIEW.items() if re.search(pattern, code)]
 
 
+#: The editions of a chapter a student may hand in besides the assignment's notebook, from the
+#: book's folder: the full one (Colab's button on the site) and the student edition.
+EDITIONS = ("chapters/{name}.ipynb", "student/chapters/{name}.ipynb")
+
+
 def handed_out_lines(assignment: str, assignments: Path = ASSIGNMENTS) -> frozenset[str]:
-    """The code lines of the notebook handed out for ``assignment`` (none when it is not there)."""
+    """The code lines of the notebooks handed out for ``assignment``: the assignment's student notebook and
+    the chapter's editions (:data:`EDITIONS`), where they are (none when none is)."""
     import nbformat
 
-    path = assignments / assignment / "student" / f"{assignment}.ipynb"
-    if not path.is_file():
-        return frozenset()
-    cells = nbformat.read(path, as_version=4).cells
-    return frozenset(line.strip() for cell in cells if cell.cell_type == "code" for line in cell.source.splitlines())
+    book = assignments.parent.parent
+    paths = [assignments / assignment / "student" / f"{assignment}.ipynb"]
+    paths += [book / edition.format(name=assignment) for edition in EDITIONS]
+    lines = set()
+    for path in paths:
+        if path.is_file():
+            cells = nbformat.read(path, as_version=4).cells
+            lines |= {line.strip() for cell in cells if cell.cell_type == "code" for line in cell.source.splitlines()}
+    return frozenset(lines)
+
+
+def _read_notebook(path: Path):
+    """The notebook at ``path``, read as text; one saved with a byte-order mark too."""
+    import nbformat
+
+    text = path.read_bytes().decode("utf-8-sig")
+    return nbformat.reads(text, as_version=4)
+
+
+def _linked(submission: Submission) -> bool:
+    """Whether a link inside the submissions folder leads to ``submission``'s file (one above it may)."""
+    root = submission.path
+    for _ in Path(submission.file).parts:
+        root = root.parent
+    return submission.path.resolve() != root.resolve() / submission.file
 
 
 def read_submission(submission: Submission, assignment: str, handed_out: frozenset[str] = frozenset()):
     """The code cells of ``submission``'s notebook, read as text, and what of them a human should review;
     or None and the status that says why it cannot be graded. Nothing of the notebook runs here."""
-    import nbformat
 
     if submission.path.suffix.lower() in HANDED_IN:
         kind = submission.path.suffix.lower()
         return None, f"not graded: a {kind} file, not a notebook (ask the student for the .ipynb)", []
-    if submission.path.resolve() != Path(os.path.abspath(submission.path)):
+    if _linked(submission):
         # A link is not a student's work, and could lead to any file of the grader's (the solution).
         return None, "not graded: a symbolic link, not a notebook (hand in the file itself)", []
     try:
-        notebook = nbformat.read(submission.path, as_version=4)
+        notebook = _read_notebook(submission.path)
     except Exception as error:  # noqa: BLE001 - not JSON, not a notebook: this submission's fault
         return None, f"not a readable notebook ({type(error).__name__}: {_one_line(str(error))[:120]})", []
     otter = notebook.get("metadata", {}).get("otter") if isinstance(notebook.get("metadata"), dict) else None

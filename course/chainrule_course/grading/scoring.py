@@ -8,9 +8,11 @@ Grading runs in two places that do not trust each other:
    with a secret of this process (:func:`chainrule_course.grading.contract.hidden_inputs`), so its
    inputs are known nowhere else.
 2. **Apart, one process per answer** (:func:`record_apart`): the answer's cell, the last cell
-   of the notebook that defines it, runs alone, where only what its exercise allows exists
-   (:mod:`chainrule_course.grading.apart`, :mod:`chainrule_course.grading.runner`): none of the
-   notebook's other cells, no chainrule where it is not allowed, no torch or jax, no answer key.
+   of the notebook that defines it, runs alone (its statements that define or fill the answer,
+   after the imports and functions of other cells it uses: :func:`chainrule_course.grading.apart.carried`),
+   where only what its exercise allows exists
+   (:mod:`chainrule_course.grading.apart`, :mod:`chainrule_course.grading.runner`): nothing else
+   of the notebook's other cells, no chainrule where it is not allowed, no torch or jax, no answer key.
    Only after the cell has run is it sent the inputs, one call at a time, each under its time
    limit; what it returns comes back as data. The grader writes the record; nothing the
    notebook's other cells do (hooks, stashes, patches, files) reaches it.
@@ -242,7 +244,8 @@ def record_apart(cells: list[str], given: dict, start, seconds: float | None = N
     for name in dict.fromkeys(names):
         if name not in sources:
             continue
-        rule = apart.Rule(tuple(given.get("allowed", {}).get(name, ())))
+        allowed = tuple(given.get("allowed", {}).get(name, ()))
+        rule = apart.Rule(allowed, apart.carried(cells, sources[name], [name], allowed))
         wanted = [name] if name in given.get("values", []) else []
         answer = start(apart.answer_code(sources[name], [name]), rule, wanted)
         try:
