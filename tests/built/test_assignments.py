@@ -998,15 +998,21 @@ def test_student_code_reaches_nothing(graded, escape_server):
 
 
 def test_the_sandbox(tmp_path):
-    """As an answer's process sees it: user nobody, no network, only its scratch folder writable, and
-    nothing of the machine to read but the system's programs, the standard library and what it is shown."""
+    """As an answer's process sees it: a user of its own, no network, only its scratch folder and /tmp
+    writable (each a capped tmpfs), nothing of the machine to read but the system's programs, the standard
+    library and what it is shown, no site-packages or dist-packages anywhere (a glob of three roots missed
+    Google Cloud SDK's under /usr/lib), and at most 256 processes of its user without any cgroup."""
+    assert os.geteuid() == 0, "the sandbox's user and its process cap are root's to give"
     (tmp_path / "classmate.ipynb").write_text("{}")
     secrets = ["/etc/shadow", str(Path.home() / ".gitconfig"), str(ROOT / "README.md")]
     secrets.append(str(tmp_path / "classmate.ipynb"))
     secrets += [str(p) for p in sorted((ROOT / "_build" / "assignments").glob("*/solution/*.ipynb"))[:1]]
     secrets.append(str(Path(sys.prefix) / "bin" / "python"))  # the venv, with torch and the grader's code
+    prefix = str(Path(sys.base_prefix).resolve())
+    packages = sandbox.hidden_packages(tuple(sorted({prefix, "/usr"})))
+    assert any(path.startswith("/usr/lib/") for path in packages) and all(os.listdir(p) for p in packages[:1])
     probe = (
-        "import os, socket, sys\nprint(os.getuid())\nfor path in ('{root}/x', '{tmp}/../x', 'mine'):\n"
+        "import os, socket, sys, time\nprint(os.getuid())\nfor path in ('{root}/x', '{tmp}/../x', 'mine'):\n"
         "    try:\n        open(path, 'w').write('x'); print('wrote', path)\n"
         "    except OSError as e:\n        print('refused', path)\n"
         "try:\n    socket.create_connection(('127.0.0.1', 1), timeout=1)\nexcept OSError as e:\n"
@@ -1014,14 +1020,26 @@ def test_the_sandbox(tmp_path):
         "for path in {secrets!r}:\n"
         "    print('read' if os.path.exists(path) else 'hidden', path)\n"
         "print(sorted(os.listdir('/tmp')), sorted(os.environ))\n"
-        "print(os.statvfs('/scratch').f_blocks * os.statvfs('/scratch').f_frsize)\n"
+        "print([os.statvfs(p).f_blocks * os.statvfs(p).f_frsize for p in ('/scratch', '/tmp')])\n"
         "print(sorted(n for p in sys.path if 'packages' in p and os.path.isdir(p) for n in os.listdir(p)))\n"
+        "print([p for p in {packages!r} if os.path.isdir(p) and os.listdir(p)])\n"
+        "forked = 0\nfor _ in range(400):\n    try:\n        if os.fork() == 0:\n"
+        "            time.sleep(3)\n            os._exit(0)\n        forked += 1\n    except OSError:\n"
+        "        break\nprint(forked)\n"
     )
-    code = probe.format(root=ROOT, tmp=tmp_path, secrets=secrets)
-    command = sandbox.answer_command([], [str(sandbox.base_python()), "-c", code])
-    run = subprocess.run(command, capture_output=True, text=True, check=True, env=sandbox.sandbox_environment("/"))
+    code = probe.format(root=ROOT, tmp=tmp_path, secrets=secrets, packages=packages)
+    uid = sandbox.submission_uid()
+    command = sandbox.answer_command([], [str(sandbox.base_python()), "-c", code], uid=uid)
+    run = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=sandbox.sandbox_environment("/"),
+        preexec_fn=sandbox.limits(60),  # no cgroup
+    )
     lines = run.stdout.splitlines()
-    assert lines[0] == "65534" and lines[1:3] == [f"refused {ROOT}/x", f"refused {tmp_path}/../x"], lines
+    assert lines[0] == str(uid) and lines[1:3] == [f"refused {ROOT}/x", f"refused {tmp_path}/../x"], lines
     assert lines[3] == "wrote mine"  # in its scratch tmpfs, not on the disk
     assert lines[4].startswith("network "), lines
     assert all(Path(p).exists() for p in secrets[1:]) and len(secrets) == 6, "each exists outside the sandbox"
@@ -1029,8 +1047,10 @@ def test_the_sandbox(tmp_path):
     tmp_listed, environment = lines[11].split("] [")
     assert tmp_listed.strip("[]") == "", tmp_listed
     assert "MAKEFLAGS" not in environment and "HOME" in environment
-    assert int(lines[12]) == sandbox.SCRATCH_LIMIT // 4, lines[12]
+    assert lines[12] == str([sandbox.SCRATCH_LIMIT] * 2), lines[12]
     assert lines[13] == "[]", "a site-packages folder on the path holds nothing"
+    assert lines[14] == "[]", "a site-packages or dist-packages folder of the machine is shown"
+    assert 100 < int(lines[15]) < sandbox.SUBMISSION_TASKS, lines[15]
 
 
 def test_a_submission_is_capped_as_a_whole(tmp_path):

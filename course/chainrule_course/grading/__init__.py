@@ -23,7 +23,7 @@ a graded "right":
 
 **The grader** -- trusted, and never in a process the student's code runs in:
 
-* ``sandbox`` -- the bubblewrap sandbox an answer's process runs in, as user nobody, and cgroups
+* ``sandbox`` -- the bubblewrap sandbox an answer's process runs in, as a user of its submission's, and cgroups
 * ``permissions`` -- the sandbox where bubblewrap cannot run (Gradescope's container): a user of
   its own, and site-packages, tests and sources readable by root alone while answers run
 * ``reports`` -- what grading writes: grades.csv, feedback, summary.html, the written work

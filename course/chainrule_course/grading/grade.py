@@ -12,8 +12,8 @@ file is listed as skipped. A notebook is read as text, never run: ``--jobs`` at 
   and hidden, runs in this process on the reference solution, the hidden ones with a secret
   drawn for this run (:func:`chainrule_course.grading.scoring.inputs`);
 - **each answer's cell runs apart** (:func:`chainrule_course.grading.scoring.record_apart`): alone,
-  in a process of its own, in a sandbox (bubblewrap, :mod:`chainrule_course.grading.sandbox`) as user nobody on the
-  host too, with no network and no capabilities, under limits on CPU time, memory and file
+  in a process of its own, in a sandbox (bubblewrap, :mod:`chainrule_course.grading.sandbox`) as a user
+  of its own on the host too, with no network and no capabilities, under limits on CPU time, memory and file
   size, seeing the system, the standard library and the modules its exercise allows, and
   nothing else: no venv, no grader's code, no answer key, no other notebook. It is sent the
   inputs only after its cell has run, one call at a time, each under ``--call-timeout``.
@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import csv
+import functools
 import os
 import re
 import sys
@@ -57,7 +58,15 @@ from .reports import (
     write_table,
     write_written,
 )
-from .sandbox import ANSWER_CPU_SECONDS, NOTEBOOK_SECONDS, answer_command, answer_popen, group, sandbox_available
+from .sandbox import (
+    ANSWER_CPU_SECONDS,
+    NOTEBOOK_SECONDS,
+    answer_command,
+    answer_popen,
+    group,
+    sandbox_available,
+    submission_uid,
+)
 
 #: Where ``make assignments`` writes them, from the book's folder (the working directory of ``make grade``).
 ASSIGNMENTS = Path("_build") / "assignments"
@@ -285,7 +294,7 @@ def grade_one(
     result.code = cells
     caps = group(f"chainrule-grade-{os.getpid()}-{threading.get_ident()}") if options.capped else None
     popen = answer_popen(options.timeout, caps)
-    sandbox = answer_command if options.sandboxed else None
+    sandbox = functools.partial(answer_command, uid=submission_uid()) if options.sandboxed else None
 
     def started(source, rule, values):
         return apart.Answer(source, rule, values, sandbox=sandbox, popen=popen, limit=options.call_timeout)
@@ -443,7 +452,7 @@ def grade_folders(
         raise SystemExit(f"make grade: {why_not}")
     if (why_not or sandbox == "none") and os.geteuid() == 0:
         raise SystemExit(
-            f"make grade: as root, answers run only in the sandbox, as nobody ({why_not or '--sandbox none'})"
+            f"make grade: as root, answers run only in the sandbox, never as root ({why_not or '--sandbox none'})"
         )
     if why_not or sandbox == "none":
         print(

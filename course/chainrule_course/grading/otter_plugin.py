@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import os
 import shutil
 from pathlib import Path
@@ -56,14 +57,14 @@ def answer_sandbox(submission_path: str | None, containerized: bool):
     root = os.geteuid() == 0
     if not why_no_bwrap:
         caps = sandbox.group(f"chainrule-otter-{os.getpid()}")
-        popen = sandbox.answer_popen(sandbox.ANSWER_CPU_SECONDS, caps)
+        popen, uid = sandbox.answer_popen(sandbox.ANSWER_CPU_SECONDS, caps), sandbox.submission_uid()
         try:
             yield (
                 lambda source, rule, values: apart.Answer(
-                    source, rule, values, sandbox=sandbox.answer_command, popen=dict(popen)
+                    source, rule, values, sandbox=functools.partial(sandbox.answer_command, uid=uid), popen=dict(popen)
                 ),
                 "",
-                "bubblewrap, as in make grade: user nobody, no network, only the allowed modules, "
+                f"bubblewrap, as in make grade: user {uid}, no network, only the allowed modules, "
                 f"{'memory and task caps (cgroups)' if caps else 'limits per process (no cgroups here)'}",
             )
         finally:

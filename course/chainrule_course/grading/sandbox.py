@@ -1,18 +1,22 @@
 """The sandbox chainrule_course.grading.grade runs each answer in: bubblewrap, and what it lets an answer see.
 
-An answer's process runs as user nobody (on the host too: bubblewrap runs as root without a
-user namespace, and setpriv drops to nobody before Python starts), in namespaces of its own
-(no network), with no capabilities, under CPU, memory and file-size limits per process and,
-where cgroups can be written, memory and task caps for the whole submission (:class:`Group`).
-It sees the system's programs and libraries, a few files of /etc, the standard library of
-the Python it runs with, the allowed modules' folders and the runner, all read-only; no
-site-packages, no venv, no grader's code, home folder or other submission. It writes only to
-a tmpfs of its own (:data:`SCRATCH`, capped). Its environment holds none of the grader's
-variables.
+An answer's process runs as a user of its own submission's (:func:`submission_uid`; on the
+host too: bubblewrap runs as root without a user namespace, and setpriv drops to that user
+before Python starts), in namespaces of its own (no network), with no capabilities, under
+CPU, memory and file-size limits per process, at most :data:`SUBMISSION_TASKS` processes of
+that user (``RLIMIT_NPROC``, on any host) and, where cgroups v1 can be written, a memory cap
+for the whole submission (:class:`Group`). It sees the system's programs and libraries, a
+few files of /etc, the standard library of the Python it runs with, the allowed modules'
+folders and the runner, all read-only; no site-packages or dist-packages anywhere in what it
+sees (:func:`hidden_packages` walks it), no venv, no grader's code, home folder or other
+submission. It writes only to two tmpfs of its own, /tmp and :data:`SCRATCH`, each of
+:data:`SCRATCH_LIMIT` bytes. Its environment holds none of the grader's variables.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
 import resource
 import shutil
@@ -25,10 +29,10 @@ ANSWER_CPU_SECONDS = 600  # CPU seconds of one answer's process
 NOTEBOOK_SECONDS = 300  # seconds of wall time for all the answers of one notebook
 MEMORY_LIMIT = 8 * 2**30  # bytes of address space per process in the sandbox
 FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
-#: The one writable folder of a submission: a tmpfs of at most this many bytes, its home, its
-#: temporary folder and its notebook's working folder. Nothing it writes reaches the disk.
+#: The writable folder of a submission, its home and working folder, and its /tmp: two tmpfs of at
+#: most SCRATCH_LIMIT bytes each. Nothing it writes reaches the disk.
 SCRATCH = "/scratch"
-SCRATCH_LIMIT = 1 * 2**30
+SCRATCH_LIMIT = 256 * 2**20
 
 
 #: The system's programs and libraries: all a submission's process sees of the machine, read-only.
@@ -40,10 +44,20 @@ ETC += ("host.conf", "gai.conf", "fonts", "mime.types", "alternatives")
 
 # --------------------------------------------------------------------------- one answer's sandbox
 
-#: The user an answer runs as, on the host too: bubblewrap runs as root without a user namespace
-#: (in one, its uid 65534 is root outside), and setpriv drops to nobody before Python starts.
+#: The user an answer runs as where no submission's user is given (the probe), on the host too:
+#: bubblewrap runs as root without a user namespace (in one, its uid 65534 is root outside), and
+#: setpriv drops to it before Python starts.
 NOBODY = 65534
 SETPRIV = "/usr/bin/setpriv"
+#: Each submission's answers run as a user no file and no other process has: this plus a number.
+UID_BASE = 3_100_000_000
+_UIDS = itertools.count()
+
+
+def submission_uid() -> int:
+    """A user for one submission's answers, unique in this machine's gradings: its processes are counted
+    (``RLIMIT_NPROC``) apart from every other submission's."""
+    return UID_BASE + (os.getpid() % 100_000) * 1000 + next(_UIDS) % 1000
 
 
 def base_python() -> Path:
@@ -51,13 +65,19 @@ def base_python() -> Path:
     return Path(os.path.realpath(sys.executable))
 
 
-def hidden_packages(roots: list[str]) -> list[str]:
-    """Every site-packages and dist-packages folder of the Pythons under ``roots``: hidden from an answer."""
-    found = set()
+PACKAGE_FOLDERS = ("site-packages", "dist-packages")
+
+
+@functools.cache
+def hidden_packages(roots: tuple[str, ...]) -> tuple[str, ...]:
+    """Every folder named site-packages or dist-packages under ``roots``, found by walking them (once per
+    process): whatever Python put it there, an answer does not see it."""
+    found = []
     for root in roots:
-        for pattern in ("lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages"):
-            found.update(str(path) for path in Path(root).glob(pattern) if path.is_dir())
-    return sorted(found)
+        for folder, children, _ in os.walk(root):
+            found += [os.path.join(folder, child) for child in children if child in PACKAGE_FOLDERS]
+            children[:] = [child for child in children if child not in PACKAGE_FOLDERS]
+    return tuple(sorted(found))
 
 
 def _answer_mounts(shown: list[Path]) -> list[str]:
@@ -70,7 +90,7 @@ def _answer_mounts(shown: list[Path]) -> list[str]:
         args += ["--symlink", os.readlink(path), path] if os.path.islink(path) else ["--ro-bind-try", path, path]
     for name in ETC:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    args += ["--perms", "1777", "--tmpfs", "/tmp"]
+    args += ["--size", str(SCRATCH_LIMIT), "--perms", "1777", "--tmpfs", "/tmp"]
     made = set()
     for path in binds:  # bwrap makes a bind's missing parents 0700: make them 0755, so that nobody may pass
         for parent in reversed(Path(path).parents):
@@ -81,18 +101,19 @@ def _answer_mounts(shown: list[Path]) -> list[str]:
                 made.add(str(parent))
     for path in binds:
         args += ["--ro-bind", path, path]
-    for path in hidden_packages([prefix, "/usr", "/usr/local"]):
+    roots = tuple(sorted({prefix, *(path for path in SYSTEM if os.path.isdir(path) and not os.path.islink(path))}))
+    for path in hidden_packages(roots):
         if not any(path.startswith(str(p)) for p in shown):
             args += ["--tmpfs", path]
     return args
 
 
-def answer_command(shown: list[Path], command: list[str]) -> list[str]:
+def answer_command(shown: list[Path], command: list[str], uid: int = NOBODY) -> list[str]:
     """``command`` (an answer's runner) in a sandbox that shows the system, the base Python's standard library
     and ``shown`` (the allowed modules' folders and the runner), read-only; no site-packages, no network, no
-    venv, no grader's code; as user nobody with no capabilities."""
+    venv, no grader's code; as user ``uid`` with no capabilities."""
     args = _answer_mounts(shown)
-    drop = [SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all"]
+    drop = [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
     drop += ["--bounding-set=-all", "--no-new-privs"]
     return [
         "bwrap",
@@ -102,7 +123,7 @@ def answer_command(shown: list[Path], command: list[str]) -> list[str]:
         "--proc",
         "/proc",
         "--size",
-        str(SCRATCH_LIMIT // 4),
+        str(SCRATCH_LIMIT),
         "--perms",
         "1777",
         "--tmpfs",
@@ -182,6 +203,8 @@ def limits(cpu_seconds: float, group: Group | None = None):
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
         resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if os.geteuid() == 0:  # the answer runs as a user of its own, whose processes this counts
+            resource.setrlimit(resource.RLIMIT_NPROC, (SUBMISSION_TASKS, SUBMISSION_TASKS))
         if group is not None:
             group.join()
 
