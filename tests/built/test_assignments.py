@@ -127,6 +127,17 @@ def test_the_instructors_page_lists_every_assignment_and_question():
     ]
     listed = {row[0].strip().strip("`"): [q.strip().strip("`") for q in row[2].split(",")] for row in rows}
     assert listed == {name: [q.name for q in a.questions] for name, a in ASSIGNMENTS.items()}
+    # What each answer may import, as it says (it once named an Exercise 7.4 that does not exist).
+    text = " ".join((ROOT / "chapters" / "instructors.md").read_text().split())
+    said = re.search(
+        r"`math` for (.*?), nothing more for (.*?), `numpy` for the others, and `chainrule` besides for (.*?),", text
+    )
+    labels = [re.findall(r"\{numref\}`([\w-]+)`", part) for part in said.groups()]
+    questions_ = [q for a in ASSIGNMENTS.values() for q in a.questions]
+    assert set(labels[0]) == {q.label for q in questions_ if questions.allowed(q) == ["math"]}
+    assert set(labels[1]) == {q.label for q in questions_ if questions.allowed(q) == []}
+    assert set(labels[2]) == {q.label for q in questions_ if "chainrule" in questions.allowed(q)}
+    assert all(questions.allowed(q) in (["math"], [], ["numpy"], ["numpy", "chainrule"]) for q in questions_)
     # Its workflow is numbered, step by step, none left out.
     steps = re.findall(r"(?m)^## (\d+)\. ", (ROOT / "chapters" / "instructors.md").read_text())
     assert steps == [str(n) for n in range(1, len(steps) + 1)] and len(steps) >= 8, steps
@@ -1264,32 +1275,38 @@ def _purelib(venv: Path) -> str:
 
 
 @pytest.mark.parametrize("sandbox_kind", ["bwrap", "permissions"])
-def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandbox(nobody_venv, tmp_path, sandbox_kind):
+def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandbox(nobody_venv, sandbox_kind):
     """Gradescope's layout and run, as root, in each sandbox the plugin has (bubblewrap where it can run;
     file permissions and a user of its own in a container that refuses namespaces): a blank notebook
     with an ipykernel_launcher.py, a sitecustomize.py, a conftest.py and a .pth beside it scores 0 and
     nothing of them runs; honest work scores; an answer that undoes the import rule and reads the answer
-    key scores 0; nothing the student started is left; the report names the sandbox."""
+    key scores 0; nothing the student started is left; the report names the sandbox. The layout is in a
+    folder every user may enter, as /autograder is."""
     assert os.geteuid() == 0, "this test plays Gradescope's autograder, which runs as root"
+    layout = Path(tempfile.mkdtemp(prefix="chainrule-gradescope-"))
+    layout.chmod(0o755)
     honest_source = solutions("intro")[0]
     honest_body = honest_source[honest_source.index("def tanh_neuron_grads") :].split("\n", 1)[1]
-    escape = ESCAPES.format(site=_purelib(nobody_venv), source=str(tmp_path / "escape" / "source"), honest=honest_body)
-    blank = submission("intro")
+    escape = ESCAPES.format(site=_purelib(nobody_venv), source=str(layout / "escape"), honest=honest_body)
     site_mode = Path(_purelib(nobody_venv)).stat().st_mode
     runs = {
-        "files": (blank, PLANTED_FILES),
+        "files": (submission("intro"), PLANTED_FILES),
         "honest": (submission("intro", {0: honest_source}), {}),
         "escape": (submission("intro", {0: escape}), {}),
     }
-    graded = {
-        stem: gradescope(nobody_venv, "intro", notebook, files, tmp_path / stem, sandbox_kind)
-        for stem, (notebook, files) in runs.items()
-    }
+    try:
+        graded = {
+            stem: gradescope(nobody_venv, "intro", notebook, files, layout / stem, sandbox_kind)
+            for stem, (notebook, files) in runs.items()
+        }
+        ran = sorted(path.name for path in layout.glob("ran-*"))
+    finally:
+        shutil.rmtree(layout, ignore_errors=True)
     scores = {stem: run["scores"] for stem, run in graded.items()}
     totals = {stem: run["total"] for stem, run in graded.items()}
     assert totals == {"files": 0, "honest": 2, "escape": 0}, graded  # what Gradescope reads
     assert scores == {"files": {"ex1_2": 0.0}, "honest": {"ex1_2": 2.0}, "escape": {"ex1_2": 0.0}}, graded
-    assert sorted(path.name for path in tmp_path.glob("ran-*")) == []
+    assert ran == [], "a file handed in beside the notebook ran"
     expected = "bubblewrap" if sandbox_kind == "bwrap" else "file permissions"
     assert f"chainrule: the answers ran in {expected}" in graded["honest"]["printed"], graded["honest"]["printed"]
     left = subprocess.run(["pgrep", "-f", "sleep 4711.25"], capture_output=True, text=True).stdout.split()

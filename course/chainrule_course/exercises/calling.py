@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import re
 import signal
 import sys
@@ -141,7 +142,6 @@ def other_cells(function) -> list[str]:
     """What of the notebook's other cells an answer may be carried with (``apart.carried``): the cells
     of the functions its globals hold now (not an older version of one), and the imports of every
     cell this kernel ran."""
-    import ast
     import types
 
     found = []
@@ -150,14 +150,21 @@ def other_cells(function) -> list[str]:
             cell = cell_source(value)
             if cell is not None and cell[1] not in found:
                 found.append(cell[1])
-    imports = []
-    for cell in notebook_cells():
-        try:
-            tree = ast.parse("\n".join("" if line.lstrip()[:1] in "%!" else line for line in cell.splitlines()))
-        except SyntaxError:
-            continue
-        imports += [ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
-    return [*found, "\n".join(imports)]
+    imports = [line for cell in notebook_cells() for line in _imports(cell)]
+    return [*found, "\n".join(dict.fromkeys(imports))]
+
+
+@functools.lru_cache(maxsize=4096)
+def _imports(cell: str) -> tuple[str, ...]:
+    """The import statements at the top level of a cell, once per cell's text (a check calls an answer
+    many times, and a notebook has many cells)."""
+    import ast
+
+    try:
+        tree = ast.parse("\n".join("" if line.lstrip()[:1] in "%!" else line for line in cell.splitlines()))
+    except SyntaxError:
+        return ()
+    return tuple(ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
 
 
 class _Apart:

@@ -14,6 +14,7 @@ Here too is what turns a call's recorded entry back into a result or an error
 from __future__ import annotations
 
 import builtins
+import functools
 import json
 import os
 import sys
@@ -96,6 +97,12 @@ def package_folders(name: str) -> list[Path]:
 
 
 def answer_code(source: str, names) -> str:
+    """What of the cell ``source`` runs for the answer ``names`` (:func:`_answer_code`, once per cell and names)."""
+    return _answer_code(source, tuple(names))
+
+
+@functools.lru_cache(maxsize=1024)
+def _answer_code(source: str, names: tuple[str, ...]) -> str:
     """What of the cell ``source`` runs for the answer ``names``: every top-level statement that defines
     or fills one of those names, or a name such a statement reads, name by name. A statement defines
     a name wherever it binds it outside a function (a ``def`` under an ``if``, an import in a
@@ -141,6 +148,12 @@ def _reached(statements: list, names, scopes: dict, keep=lambda node: True) -> l
 
 
 def carried(cells: list[str], answer: str, names, allowed) -> str:
+    """What of the notebook's other ``cells`` runs before the answer cell (:func:`_carried`, cached)."""
+    return _carried(tuple(cells), answer, tuple(names), tuple(allowed))
+
+
+@functools.lru_cache(maxsize=256)
+def _carried(cells: tuple[str, ...], answer: str, names: tuple[str, ...], allowed: tuple[str, ...]) -> str:
     """What of the notebook's other ``cells`` runs before the answer cell ``answer``: the imports of the
     standard library and of the ``allowed`` modules, and the functions and classes (``def``,
     ``class``) of names that the answer (``names``) reads and its cell does not define, with what

@@ -61,6 +61,7 @@ from .reports import (
 from .sandbox import (
     ANSWER_CPU_SECONDS,
     NOTEBOOK_SECONDS,
+    SUBMISSION_TASKS,
     answer_command,
     answer_popen,
     group,
@@ -494,16 +495,23 @@ def grade_folders(
         written = write_written(one.folder, read_written(one.archive_path), one.found)  # every student's
         for line in one.skipped:
             print(f"skipped {line}")
-        print(
-            f"graded {sum(1 for r in one.results if r.file)} notebooks of {one.assignment} in "
-            f"{time.monotonic() - start:.1f} s with {jobs} at a time"
-            f"{' in the sandbox' if options.sandboxed else ''}"
-            f"{', each capped as a whole (memory and tasks)' if options.capped else ''}; "
-            f"skipped {len(one.skipped)} other files; wrote "
-            f"{table}, {one.folder / 'summary.html'}, {one.folder / 'feedback'}/"
-            + (f" and the written work to grade by hand, {written}" if written else "")
-        )
+        print(_summary(one, time.monotonic() - start, jobs, options, table, written))
     return [one.results for one in folders]
+
+
+def _summary(one: _Folder, seconds: float, jobs: int, options, table, written) -> str:
+    """The last line of a folder's grading: how many, how fast, under which limits, and what it wrote."""
+    return (
+        f"graded {sum(1 for r in one.results if r.file)} notebooks of {one.assignment} in "
+        f"{seconds:.1f} s with {jobs} at a time"
+        f"{' in the sandbox' if options.sandboxed else ''}"
+        f"{f', at most {SUBMISSION_TASKS} processes each' if options.sandboxed and os.geteuid() == 0 else ''}"
+        f"{', each capped as a whole (memory)' if options.capped else ''}"
+        f", {options.call_timeout:g} s per call and {NOTEBOOK_SECONDS} s per notebook; "
+        f"skipped {len(one.skipped)} other files; wrote "
+        f"{table}, {one.folder / 'summary.html'}, {one.folder / 'feedback'}/"
+        + (f" and the written work to grade by hand, {written}" if written else "")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -64,15 +64,16 @@ def answer_sandbox(submission_path: str | None, containerized: bool):
                     source, rule, values, sandbox=functools.partial(sandbox.answer_command, uid=uid), popen=dict(popen)
                 ),
                 "",
-                f"bubblewrap, as in make grade: user {uid}, no network, only the allowed modules, "
-                f"{'memory and task caps (cgroups)' if caps else 'limits per process (no cgroups here)'}",
+                f"bubblewrap, as in make grade: user {uid}, no network, only the allowed modules, limits per "
+                f"process{f', at most {sandbox.SUBMISSION_TASKS} processes' if root else ''}"
+                f"{', a memory cap (cgroups)' if caps else ''}",
             )
         finally:
             if caps is not None:
                 caps.close()
     elif root and (containerized or chosen == "permissions"):
         folder = Path(submission_path).resolve().parent if submission_path else Path.cwd()
-        hidden = [folder, folder.parent / "source", folder.parent / "results"]
+        hidden = [folder.parent]  # the autograder's folder: its source, tests, submission and results
         with permissions.PermissionSandbox(hidden, sandbox.ANSWER_CPU_SECONDS) as jail:
             why_not, network = jail.probe()
             try:

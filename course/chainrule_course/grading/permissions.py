@@ -118,9 +118,13 @@ class PermissionSandbox:
         self.copies = Copies()
         self.scratch = Path(tempfile.mkdtemp(prefix="chainrule-scratch-"))
         os.chown(self.scratch, self.uid, self.uid)
-        for path in self.hidden:
-            self.modes[path] = path.stat().st_mode & 0o7777
-            path.chmod(0o700)
+        try:
+            for path in self.hidden:
+                self.modes[path] = path.stat().st_mode & 0o7777
+                path.chmod(0o700)
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
