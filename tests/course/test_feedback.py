@@ -472,8 +472,8 @@ def split_twice(c, r):
     return split_twice(c - 1, r) + split_twice(c, r - 1) - 1
 
 
-def layernorm_right(x, gamma, y_bar, eps, axis=1, mean_path=True, variance_path=True):
-    s = np.sqrt(x.var(axis=axis, keepdims=True) + eps)
+def layernorm_right(x, gamma, y_bar, eps, axis=1, mean_path=True, variance_path=True, ddof=0):
+    s = np.sqrt(x.var(axis=axis, keepdims=True, ddof=ddof) + eps)
     x_hat = (x - x.mean(axis=axis, keepdims=True)) / s
     xh_bar = gamma * y_bar
     x_bar = xh_bar - (xh_bar.mean(axis=axis, keepdims=True) if mean_path else 0)
@@ -502,6 +502,8 @@ def test_layernorm_backward_right_in_other_forms_and_each_mistake_named():
             "gamma is left",
         ),
         "two values": (lambda *a: layernorm_right(*a)[:2], "should return three arrays"),
+        "ddof=1": (lambda *a: layernorm_right(*a, ddof=1), "it divides the variance by d - 1 (ddof=1)"),
+        "no eps": (lambda x, g, y, e: layernorm_right(x, g, y, 0.0), "eps is left out of the square root"),
     }
     for kind, (answer, message) in wrong.items():
         error = raises(feedback.check_layernorm_backward, answer, match=r"x_bar|layernorm_backward")
@@ -1114,6 +1116,11 @@ def test_a_count_off_by_a_few_is_shown_exactly():
         )
     )
     assert f"expected {counts['prediction']:,}, received {counts['prediction'] + 4:,}." in message, message
+
+
+def test_cube_grads_in_the_wrong_order_is_named():
+    error = raises(feedback.check_cube_grads, 3 * 1.3**2, 1.3, 1.3, match="dy/ds is wrong")
+    assert "dy/ds and dy/dx are swapped" in str(error)
 
 
 def test_an_expected_zero_is_shown_as_0_not_as_its_rounding():

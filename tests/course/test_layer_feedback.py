@@ -140,6 +140,7 @@ def test_conv2d_mistakes_are_named():
         "it is the gradient of the padded input: remove 1 rows": not_cropped,
         "the stride is left out: the windows are 2 apart": no_stride,
         "should return two arrays": lambda *a: conv2d_backward(*a)[0],
+        "the sign is flipped": lambda *a: tuple(-g for g in conv2d_backward(*a)),
     }
     for mistake, answer in wrong.items():
         assert mistake in raises(feedback.check_conv2d_backward, answer, r"x_bar|w_bar|conv2d_backward")
@@ -182,6 +183,7 @@ def test_rnn_mistakes_are_named():
     assert "only step 2's term" in raises(check, stopped, "W_x_bar")
     assert "tanh's derivative at step 1" in raises(check, no_tanh_1, "W_x_bar")
     assert "it multiplies by h2" in raises(check, with_h2, "W_h_bar")
+    assert "the sign is flipped" in raises(check, lambda *a: tuple(-g for g in rnn_two_step_grads(*a)), "W_x_bar")
     assert "should return three arrays" in raises(check, lambda *a: rnn_two_step_grads(*a)[:2], "rnn_two_step_grads")
     assert "is a `return` missing" in raises(check, lambda *a: None, "rnn_two_step_grads")
 
@@ -204,6 +206,8 @@ def test_hypot_jvp_right_answers_pass_and_mistakes_are_named():
         "it is half the tangent": lambda a, ad, b, bd: (math.hypot(a, b), hypot_jvp(a, ad, b, bd)[1] / 2),
         "the tangents are left out": lambda a, ad, b, bd: (math.hypot(a, b), (a + b) / math.hypot(a, b)),
         "should return two numbers": lambda *a: hypot_jvp(*a)[1],
+        "the sign of the tangent is flipped": lambda *a: (hypot_jvp(*a)[0], -hypot_jvp(*a)[1]),
+        "c and c_dot are swapped": lambda *a: hypot_jvp(*a)[::-1],
     }
     for mistake, answer in wrong.items():
         assert mistake in raises(feedback.check_hypot_jvp, answer, r"hypot_jvp|c_dot|c is")

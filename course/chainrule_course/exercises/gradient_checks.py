@@ -185,9 +185,10 @@ def check_softplus_vjp(softplus_vjp: Callable, seed: int = 0) -> None:
 # --------------------------------------------------------------------------- layer normalisation (8.1)
 
 
-def _normalised_backward(x, gamma, y_bar, eps, axis, mean_path=True, variance_path=True):
-    """The input gradient of normalising x along ``axis``, with either path left out (the planted mistakes)."""
-    s = np.sqrt(x.var(axis=axis, keepdims=True) + eps)
+def _normalised_backward(x, gamma, y_bar, eps, axis, mean_path=True, variance_path=True, ddof=0):
+    """The input gradient of normalising x along ``axis``, with either path left out, or the variance
+    divided by n - ``ddof`` in the formula written for n (the planted mistakes)."""
+    s = np.sqrt(x.var(axis=axis, keepdims=True, ddof=ddof) + eps)
     x_hat = (x - x.mean(axis=axis, keepdims=True)) / s
     xh_bar = gamma * y_bar
     x_bar = xh_bar.copy()
@@ -196,6 +197,17 @@ def _normalised_backward(x, gamma, y_bar, eps, axis, mean_path=True, variance_pa
     if variance_path:
         x_bar = x_bar - x_hat * (xh_bar * x_hat).mean(axis=axis, keepdims=True)
     return x_bar / s
+
+
+def _layernorm_grads(x, gamma, y_bar, eps, ddof=0):
+    """(x_bar, gamma_bar) of layer normalisation with the variance divided by d - ``ddof``: the gradients
+    of a forward pass written with that variance and that ``eps`` (the planted mistakes), by chainrule."""
+    d = x.shape[1]
+    xt, gt = Tensor(x.copy(), requires_grad=True), Tensor(gamma.copy(), requires_grad=True)
+    centred = xt - xt.mean(axis=1, keepdims=True)
+    scale = ((centred**2).sum(axis=1, keepdims=True) * (1.0 / (d - ddof)) + eps) ** 0.5
+    (gt * centred / scale).backward(gradient=y_bar)
+    return xt.grad, gt.grad
 
 
 @allowed("numpy")
@@ -221,6 +233,9 @@ def check_layernorm_backward(layernorm_backward: Callable, seed: int = 0) -> Non
             raise AnswerError(name, f"{name} should return three arrays (x_bar, gamma_bar, beta_bar), not {got}.")
         where = f"for x of shape ({n}, {d})"
         x_hat = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + eps)
+        sample, no_eps = _layernorm_grads(x, gamma, y_bar, eps, ddof=1), _layernorm_grads(x, gamma, y_bar, 0.0)
+        sample_variance = "it divides the variance by d - 1 (ddof=1); layer normalisation divides by d"
+        eps_left_out = "eps is left out of the square root: sqrt(var + eps)"
         check_array(
             f"x_bar {where}",
             result[0],
@@ -244,13 +259,20 @@ def check_layernorm_backward(layernorm_backward: Callable, seed: int = 0) -> Non
                     "gamma is left out: the gradient reaching x_hat is gamma * y_bar",
                     _normalised_backward(x, 1.0, y_bar, eps, axis=1),
                 ),
+                Mistake(sample_variance, sample[0]),
+                Mistake(sample_variance, _normalised_backward(x, gamma, y_bar, eps, axis=1, ddof=1)),
+                Mistake(eps_left_out, no_eps[0]),
             ],
         )
         check_array(
             f"gamma_bar {where}",
             result[1],
             gt.grad,
-            [Mistake("it sums over the features (axis 1); gamma is shared by the rows", (y_bar * x_hat).sum(axis=1))],
+            [
+                Mistake("it sums over the features (axis 1); gamma is shared by the rows", (y_bar * x_hat).sum(axis=1)),
+                Mistake(sample_variance, sample[1]),
+                Mistake(eps_left_out, no_eps[1]),
+            ],
         )
         check_array(
             f"beta_bar {where}",
@@ -350,6 +372,8 @@ def check_hypot_jvp(hypot_jvp: Callable, seed: int = 0) -> None:
                     {"c_dot": moved / (2 * r)},
                 ),
                 ("the tangents are left out: multiply a / c by a_dot and b / c by b_dot", {"c_dot": (a + b) / r}),
+                ("the sign of the tangent is flipped", {"c_dot": -c.tangent}),
+                ("c and c_dot are swapped: return them in that order, (c, c_dot)", {"c": c.tangent, "c_dot": r}),
             ],
             title=f"{name}({a:g}, {a_dot:g}, {b:g}, {b_dot:g})",
         )

@@ -20,6 +20,8 @@ from ..grading.contract import allowed, seeded
 from .answers import AnswerError, Mistake, check_array
 from .calling import call
 
+SIGN = "the sign is flipped"
+
 # --------------------------------------------------------------------------- a convolution (12.1)
 
 
@@ -74,9 +76,10 @@ def check_conv2d_backward(conv2d_backward: Callable, seed: int = 0) -> None:
             got = f"{len(result)} values" if isinstance(result, (tuple, list)) else f"one {type(result).__name__}"
             raise AnswerError(name, f"{name} should return two arrays (x_bar, w_bar), not {got}.")
         where = f"for x of shape {x.shape}, w of shape {k.shape}, stride {stride}, padding {padding}"
-        check_array(f"x_bar {where}", result[0], xt.grad, _input_mistakes(x, k, y_bar, stride, padding))
+        x_mistakes = [*_input_mistakes(x, k, y_bar, stride, padding), Mistake(SIGN, -xt.grad)]
+        check_array(f"x_bar {where}", result[0], xt.grad, x_mistakes)
         flipped = Mistake("w_bar is flipped: correlate x with y_bar, not y_bar with x", kt.grad[:, :, ::-1, ::-1])
-        check_array(f"w_bar {where}", result[1], kt.grad, [flipped])
+        check_array(f"w_bar {where}", result[1], kt.grad, [flipped, Mistake(SIGN, -kt.grad)])
 
 
 def _input_mistakes(x, k, y_bar, stride, padding) -> list[Mistake]:
@@ -190,7 +193,7 @@ def check_rnn_two_step_grads(rnn_two_step_grads: Callable, seed: int = 0) -> Non
             f"W_x_bar {where}",
             result[0],
             params[0].grad,
-            [Mistake(only_last, stopped[0]), Mistake(missing, no_tanh[0])],
+            [Mistake(only_last, stopped[0]), Mistake(missing, no_tanh[0]), Mistake(SIGN, -params[0].grad)],
         )
         check_array(
             f"W_h_bar {where}",
@@ -200,9 +203,9 @@ def check_rnn_two_step_grads(rnn_two_step_grads: Callable, seed: int = 0) -> Non
                 Mistake(
                     "it multiplies by h2; W_h multiplies h1, the state before",
                     rnn_two_step_loops(*args, previous=False)[1],
-                )
+                ),
+                Mistake(SIGN, -params[1].grad),
             ],
         )
-        check_array(
-            f"b_bar {where}", result[2], params[2].grad, [Mistake(only_last, stopped[2]), Mistake(missing, no_tanh[2])]
-        )
+        b_mistakes = [Mistake(only_last, stopped[2]), Mistake(missing, no_tanh[2]), Mistake(SIGN, -params[2].grad)]
+        check_array(f"b_bar {where}", result[2], params[2].grad, b_mistakes)

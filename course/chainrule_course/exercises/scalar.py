@@ -135,6 +135,7 @@ def check_cube_grads(dy_ds, dy_dx, x: float, title: str = "") -> None:
                 {"dy/dx": x**2},
             ),
             ("the sign is flipped", {"dy/ds": -x, "dy/dx": -3 * x**2}),
+            ("dy/ds and dy/dx are swapped: return them in that order, (dy/ds, dy/dx)", {"dy/ds": 3 * x**2, "dy/dx": x}),
             (
                 "every gradient is doubled: backward() ran twice without zero_grad() in between, and "
                 "gradients accumulate",
