@@ -1205,6 +1205,7 @@ PLANTED_FILES = {
     "sitecustomize.py": "{attack}",
     "conftest.py": "{attack}",
     "zz-planted.pth": "import os; {attack}",
+    "__init__.py": "->",  # otter appends to it as root: through a link, it would make any file
 }
 ATTACK = (
     'exec("import json, pathlib\\npathlib.Path({mark!r}).touch()\\n'
@@ -1232,6 +1233,13 @@ def tanh_neuron_grads(x, w, b):
             escaped += "chainrule_reference" in open(path).read()
         except OSError:
             pass
+    try:  # a copy of the autograder zip that every user may read, outside the autograder's folder
+        import zipfile
+
+        with zipfile.ZipFile({copy!r}) as archive:
+            escaped += any(b"chainrule_reference" in archive.read(n) for n in archive.namelist())
+    except OSError:
+        pass
     if not escaped:
         return 0.0, 0.0, 0.0
 {honest}"""
@@ -1248,14 +1256,18 @@ def gradescope(venv: Path, name: str, notebook, files: dict[str, str], folder: P
         path.mkdir(parents=True)
     with zipfile.ZipFile(_zip(name)) as archive:
         archive.extractall(source)
-    run_otter = (source / "run_otter.py").read_text().replace('"/autograder"', repr(str(folder)))
+    run_otter = (source / "run_otter.py").read_text().replace('"/autograder', '"' + str(folder))
+    assert f'remove_links("{folder}/submission")' in run_otter
     (source / "run_otter.py").write_text(run_otter)
     (folder / "submission_metadata.json").write_text("{}")
     nbformat.write(notebook, handed_in / f"{name}.ipynb")
     for file_name, text in files.items():
         mark = str(folder.parent / f"ran-{file_name}")
         attack = ATTACK.format(mark=mark, results=str(results / "results.json"))
-        (handed_in / file_name).write_text(text.format(attack=attack) + "\n")
+        if text.startswith("->"):  # a link handed in, to a file that root would create
+            (handed_in / file_name).symlink_to(mark)
+        else:
+            (handed_in / file_name).write_text(text.format(attack=attack) + "\n")
     environment = dict(offline.environment(offline.WHEELHOUSE, venv), CHAINRULE_SANDBOX=sandbox_kind)
     run = subprocess.run(
         [str(venv / "bin" / "python"), str(source / "run_otter.py")],
@@ -1282,14 +1294,21 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
     file permissions and a user of its own in a container that refuses namespaces): a blank notebook
     with an ipykernel_launcher.py, a sitecustomize.py, a conftest.py and a .pth beside it scores 0 and
     nothing of them runs; honest work scores; an answer that undoes the import rule and reads the answer
-    key scores 0; nothing the student started is left; the report names the sandbox. The layout is in a
-    folder every user may enter, as /autograder is."""
+    key (in the autograder's folder, or a copy every user may read elsewhere) scores 0; a link handed in
+    is removed before otter follows it as root; nothing the student started is left; the report names
+    the sandbox. The layout is in a folder every user may enter, as /autograder is."""
     assert os.geteuid() == 0, "this test plays Gradescope's autograder, which runs as root"
     layout = Path(tempfile.mkdtemp(prefix="chainrule-gradescope-"))
     layout.chmod(0o755)
     honest_source = solutions("intro")[0]
     honest_body = honest_source[honest_source.index("def tanh_neuron_grads") :].split("\n", 1)[1]
-    escape = ESCAPES.format(site=_purelib(nobody_venv), source=str(layout / "escape"), honest=honest_body)
+    copy = Path(tempfile.mkdtemp(prefix="chainrule-test-", dir="/var/tmp")) / "intro-autograder.zip"
+    copy.parent.chmod(0o755)
+    shutil.copyfile(_zip("intro"), copy)
+    copy.chmod(0o644)
+    escape = ESCAPES.format(
+        site=_purelib(nobody_venv), source=str(layout / "escape"), copy=str(copy), honest=honest_body
+    )
     site_mode = Path(_purelib(nobody_venv)).stat().st_mode
     runs = {
         "files": (submission("intro"), PLANTED_FILES),
@@ -1304,6 +1323,7 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
         ran = sorted(path.name for path in layout.glob("ran-*"))
     finally:
         shutil.rmtree(layout, ignore_errors=True)
+        shutil.rmtree(copy.parent, ignore_errors=True)
     scores = {stem: run["scores"] for stem, run in graded.items()}
     totals = {stem: run["total"] for stem, run in graded.items()}
     assert totals == {"files": 0, "honest": 2, "escape": 0}, graded  # what Gradescope reads

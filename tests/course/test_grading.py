@@ -498,6 +498,7 @@ def test_the_otter_plugin_grades_nothing_as_root_when_no_sandbox_can_run_its_pyt
     monkeypatch.setattr(apart.sys, "executable", str(python))
     monkeypatch.setattr(otter_plugin.permissions.sys, "executable", str(python))
     monkeypatch.setenv("CHAINRULE_SANDBOX", "permissions")
+    monkeypatch.setattr(otter_plugin.permissions, "elsewhere", lambda: [])  # the checkout stays as it is
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "q.py").write_text(NEURON_TESTS["q.py"])
     plugin = otter_plugin.TrustedScores(None, {}, {})
@@ -532,11 +533,11 @@ def test_the_permission_sandbox_hides_folders_isolates_the_network_and_leaves_no
     (secret / "key.txt").chmod(0o644)
     script = f"id -u; cat {secret}/key.txt || echo unread; readlink /proc/self/ns/net; "
     script += "sleep 4712.5 >/dev/null 2>&1 & echo started"
-    reader = permissions.PermissionSandbox([], 10)
+    reader = permissions.PermissionSandbox([], 10, outside=False)  # the checkout stays as it is
     with reader:  # the key is readable to the sandbox's user when its folder is not hidden
         shown = subprocess.run(["cat", f"{secret}/key.txt"], capture_output=True, text=True, **reader.popen())
     assert shown.stdout == "the answer key", shown
-    with permissions.PermissionSandbox([secret], 10) as jail:
+    with permissions.PermissionSandbox([secret], 10, outside=False) as jail:
         run = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30, **jail.popen())
         inside = run.stdout.split()
         assert (secret.stat().st_mode & 0o777) == 0o700

@@ -121,6 +121,20 @@ def unprivileged_python(script: str) -> str:
     return script
 
 
+def links_removed_first(script: str) -> str:
+    """otter's ``run_otter.py`` with the submission's symbolic links removed before otter starts
+    (:func:`chainrule_course.grading.otter_plugin.remove_links`)."""
+    found = re.search(r'(?m)^(\s*)run_autograder\("([^"]+)"\)', script)
+    if found is None:
+        raise AssignmentError('otter\'s run_otter.py no longer calls run_autograder("<folder>")')
+    indent, folder = found.groups()
+    first = (
+        f"{indent}from chainrule_course.grading.otter_plugin import remove_links\n\n"
+        f'{indent}remove_links("{folder}/submission")\n'
+    )
+    return script[: found.start()] + first + script[found.start() :]
+
+
 def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     """Add what only the grader reads to the autograder zip's ``files`` (name -> bytes; see :func:`rewrite_zip`).
 
@@ -140,6 +154,7 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     files["written.json"] = json.dumps(written, indent=1).encode()
     for name in ("setup.sh", "run_autograder"):
         files[name] = unprivileged_python(files[name].decode()).encode()
+    files["run_otter.py"] = links_removed_first(files["run_otter.py"].decode()).encode()
     for question in assignment.questions:
         parts, reference = question_parts(question, assignment.chapter)
         lines = [

@@ -72,8 +72,9 @@ def answer_sandbox(submission_path: str | None, containerized: bool):
             if caps is not None:
                 caps.close()
     elif root and (containerized or chosen == "permissions"):
-        folder = Path(submission_path).resolve().parent if submission_path else Path.cwd()
-        hidden = [folder.parent]  # the autograder's folder: its source, tests, submission and results
+        # the autograder's folder: its source, tests, submission and results (not through a student's link)
+        folder = Path(os.path.abspath(submission_path)).parent if submission_path else Path.cwd()
+        hidden = [folder.parent]
         with permissions.PermissionSandbox(hidden, sandbox.ANSWER_CPU_SECONDS) as jail:
             why_not, network = jail.probe()
             try:
@@ -104,6 +105,23 @@ def answer_sandbox(submission_path: str | None, containerized: bool):
             "",
             f"WARNING: no sandbox ({why_no_bwrap}): the answers ran as this user, apart, with the import rule only",
         )
+
+
+def remove_links(folder: str) -> list[str]:
+    """Delete every symbolic link under the submission's ``folder``, before otter reads or writes there
+    (its ``prepare_files`` opens ``__init__.py`` for appending, as root, which a link would send anywhere).
+    A link is never the student's work. The autograder's ``run_otter.py`` calls it first; the paths removed."""
+    removed = []
+    for parent, folders, files in os.walk(folder):
+        for name in [*folders, *files]:
+            path = os.path.join(parent, name)
+            if os.path.islink(path):
+                os.unlink(path)
+                removed.append(os.path.relpath(path, folder))
+        folders[:] = [name for name in folders if not os.path.islink(os.path.join(parent, name))]
+    if removed:
+        print(f"chainrule: removed the links handed in, which are not work: {', '.join(sorted(removed))}")
+    return removed
 
 
 class TrustedScores(AbstractOtterPlugin):

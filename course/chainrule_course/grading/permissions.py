@@ -7,10 +7,11 @@ namespaces bubblewrap makes, so there an answer cannot be given a filesystem of 
 - the answer's process runs as a user of its own (:func:`jail_uid`, in no group, with no
   capabilities and ``no_new_privs``): no file of root's that is not readable by every user
   can be read, and root's processes cannot be signalled;
-- every site-packages of the grading Python, the autograder's source, tests, results and the
-  submission's folder are made readable by root alone (mode 0700) while answers run, and
-  given back their modes afterwards: an answer finds only the standard library, and the
-  copies of the allowed packages and of the runner in a folder of their own (:class:`Copies`);
+- every site-packages of the grading Python, the autograder's folder (source, tests, results,
+  the submission) and every folder of the machine it has no need of (:func:`elsewhere`) are
+  made readable by root alone (mode 0700) while answers run, and given back their modes
+  afterwards: an answer finds only the standard library, and the copies of the allowed
+  packages and of the runner in a folder of their own (:class:`Copies`);
 - limits per process (CPU, memory, file size, no core) and on the user's processes
   (``RLIMIT_NPROC``); a network namespace of its own where the kernel allows one (as root
   with ``CAP_SYS_ADMIN``, or a user namespace), else the network stays open (:meth:`PermissionSandbox.network`
@@ -66,6 +67,27 @@ def site_packages() -> list[Path]:
     return sorted(path.resolve() for path in found if path.is_dir())
 
 
+#: What of the machine's top level an answer's process needs: every other folder there is hidden too.
+NEEDED = frozenset({"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc", "sys", "tmp"})
+
+
+def elsewhere() -> list[Path]:
+    """The folders of the machine an answer has no need of: those at the top level but :data:`NEEDED`, and,
+    on the way down to the grading Python (``/opt/miniforge3/envs/otter-env``), every folder beside it
+    (conda's package cache, other environments). Hidden while answers run, so that no world-readable
+    copy of the tests or of the grader's code elsewhere (a checkout, a downloaded zip) can be read."""
+    wanted = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    chains = {ancestor for prefix in wanted for ancestor in (prefix, *prefix.parents)}
+    found = []
+    for folder in sorted(chains | {Path("/")}):
+        if folder in wanted or (folder != Path("/") and folder.parts[1] in NEEDED):
+            continue
+        for child in sorted(folder.iterdir()):
+            if child.is_dir() and not child.is_symlink() and child not in chains and child.name not in NEEDED:
+                found.append(child)
+    return found
+
+
 class Copies:
     """A folder every user may read, of the runner and of the packages an exercise allows, copied once."""
 
@@ -101,14 +123,16 @@ def _libc():
 
 
 class PermissionSandbox:
-    """Answers as :func:`jail_uid`, with ``hidden`` (and every site-packages) readable by root alone, for the
-    length of a ``with`` block. Use :meth:`popen` for :class:`chainrule_course.grading.apart.Answer`'s process,
-    and :attr:`copies` for its ``copies``."""
+    """Answers as :func:`jail_uid`, with ``hidden``, every site-packages and (``outside``) every folder of the
+    machine they have no need of (:func:`elsewhere`) readable by root alone, for the length of a ``with``
+    block. Use :meth:`popen` for :class:`chainrule_course.grading.apart.Answer`'s process, and
+    :attr:`copies` for its ``copies``."""
 
-    def __init__(self, hidden: list[Path], cpu_seconds: float):
+    def __init__(self, hidden: list[Path], cpu_seconds: float, outside: bool = True):
         self.uid = jail_uid()
         self.cpu_seconds = cpu_seconds
-        self.hidden = sorted({*(Path(p).resolve() for p in hidden if Path(p).exists()), *site_packages()})
+        hidden = [Path(p).resolve() for p in hidden if Path(p).exists()]
+        self.hidden = sorted({*hidden, *site_packages(), *(elsewhere() if outside else ())})
         self.modes: dict[Path, int] = {}
         self.copies: Copies | None = None
         self.scratch: Path | None = None

@@ -255,7 +255,7 @@ def record_apart(cells: list[str], given: dict, start, seconds: float | None = N
                 data["values"].update(told.get("values", {}) if told.get("ready") else {})
                 continue
             data["calls"][name] = [
-                {"key": k, **(late() if deadline and time.monotonic() > deadline else answer.call(name, k))}
+                {**(late() if deadline and time.monotonic() > deadline else answer.call(name, k)), "key": k}
                 for k in given["calls"][name]
             ]
         finally:
