@@ -131,8 +131,8 @@ def _answer_code(source: str, names: tuple[str, ...]) -> str:
 
 
 def _reached(statements: list, names, scopes: dict, keep=lambda node: True) -> list:
-    """The statements (of those ``keep`` accepts) that define or fill ``names``, and what those read, in order;
-    the last one that binds a name counts for it, with any statement after it that fills it."""
+    """The statements (of those ``keep`` accepts) that define or fill ``names``, and what those read, in order:
+    every one that binds or fills a name, as the cell runs them."""
     binds = [(node, set(_module_bindings(node)), _filled(node)) for node in statements]
     wanted, kept, todo = set(), set(), list(names)
     while todo:
@@ -171,7 +171,7 @@ def _carried(cells: tuple[str, ...], answer: str, names: tuple[str, ...], allowe
     needed -= {name for node in tree.body for name in _module_bindings(node)} | set(dir(builtins))
     statements, scopes = [], {}
     for cell in cells:
-        if cell is answer or cell == answer:
+        if cell == answer:
             continue
         python = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in cell.splitlines())
         try:

@@ -14,8 +14,8 @@ namespaces bubblewrap makes, so there an answer cannot be given a filesystem of 
   packages and of the runner in a folder of their own (:class:`Copies`);
 - limits per process (CPU, memory, file size, no core) and on the user's processes
   (``RLIMIT_NPROC``); a network namespace of its own where the kernel allows one (as root
-  with ``CAP_SYS_ADMIN``, or a user namespace), else the network stays open (:meth:`PermissionSandbox.network`
-  says which);
+  with ``CAP_SYS_ADMIN``, or a user namespace), else the network stays open
+  (:meth:`PermissionSandbox.probe` says which);
 - when grading ends every process of that user is killed, wherever it went.
 
 What it cannot give, and bubblewrap does: a cap on the disk space written in total (each
@@ -27,19 +27,16 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-import resource
 import shutil
 import signal
-import site
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 from pathlib import Path
 
 from . import apart
-from .sandbox import FILE_LIMIT, MEMORY_LIMIT, sandbox_environment
+from .sandbox import hidden_packages, limits, sandbox_environment
 
 #: Processes (and threads) all of one grading's answers may have at once.
 TASKS = 64
@@ -56,15 +53,11 @@ def jail_uid() -> int:
 
 def site_packages() -> list[Path]:
     """Every site-packages (and dist-packages) folder of this Python, its base, a conda base above it and
-    the system's: what an answer allowed nothing must not find."""
-    roots = {Path(sys.prefix), Path(sys.base_prefix), Path("/usr"), Path("/usr/local")}
+    the system's: what an answer allowed nothing must not find (walked as the bubblewrap sandbox does)."""
+    roots = {Path(sys.prefix), Path(sys.base_prefix), Path("/usr")}
     roots |= {Path(sys.prefix).parents[1]} if Path(sys.prefix).parent.name == "envs" else set()
-    found = {Path(path) for path in [*site.getsitepackages(), sysconfig.get_paths()["purelib"]]}
-    for root in roots:
-        for pattern in ("lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages"):
-            found.update(root.glob(pattern))
-        found.update(root.glob("envs/*/lib/python3*/site-packages"))
-    return sorted(path.resolve() for path in found if path.is_dir())
+    found = hidden_packages(tuple(sorted(str(root.resolve()) for root in roots)))
+    return sorted({Path(path).resolve() for path in found})
 
 
 #: What of the machine's top level an answer's process needs: every other folder there is hidden too.
@@ -165,15 +158,7 @@ class PermissionSandbox:
 
     def _drop(self) -> None:
         """In the answer's process before it runs Python: limits, a network of its own if it may, the user."""
-        cpu = int(self.cpu_seconds)
-        for limit, value in (
-            (resource.RLIMIT_CPU, (cpu, cpu + 5)),
-            (resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT)),
-            (resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT)),
-            (resource.RLIMIT_CORE, (0, 0)),
-            (resource.RLIMIT_NPROC, (TASKS, TASKS)),
-        ):
-            resource.setrlimit(limit, value)
+        limits(self.cpu_seconds, tasks=TASKS)()
         alone = self.libc.unshare(CLONE_NEWNET) == 0
         os.setgroups([])
         os.setgid(self.uid)

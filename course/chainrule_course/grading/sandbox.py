@@ -195,8 +195,10 @@ def answer_popen(cpu_seconds: float, group: Group | None = None) -> dict:
     }
 
 
-def limits(cpu_seconds: float, group: Group | None = None):
-    """What the child does before it runs the sandbox: its rlimits, and it joins ``group``."""
+def limits(cpu_seconds: float, group: Group | None = None, tasks: int | None = None):
+    """What the child does before it runs the sandbox: its rlimits (``tasks`` processes of its user, default
+    :data:`SUBMISSION_TASKS`, set as root), and it joins ``group``."""
+    tasks = SUBMISSION_TASKS if tasks is None else tasks
 
     def apply():
         resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_seconds), int(cpu_seconds) + 5))
@@ -204,7 +206,7 @@ def limits(cpu_seconds: float, group: Group | None = None):
         resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if os.geteuid() == 0:  # the answer runs as a user of its own, whose processes this counts
-            resource.setrlimit(resource.RLIMIT_NPROC, (SUBMISSION_TASKS, SUBMISSION_TASKS))
+            resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
         if group is not None:
             group.join()
 
