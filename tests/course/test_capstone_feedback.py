@@ -100,10 +100,16 @@ def test_a_right_answer_passes_apart_public_and_hidden_also_in_float32():
     names = "E, W1, b1, gamma, beta, W2, b2"
     cast = f"    {names} = (a.astype(np.float32) for a in ({names}))\n"
     in_float32 = ANSWER.replace("    n = len(y)\n", "    n = len(y)\n" + cast, 1)
-    for cell in (ANSWER, in_float32):
+    returned = in_float32.replace("    return (E_bar", "    return tuple(a.astype(np.float32) for a in (E_bar")
+    returned = returned.replace("O_bar.sum(0))", "O_bar.sum(0)))")
+    for cell in (ANSWER, returned):
         function = as_cell(cell, "network_backward")
         for seed in SEEDS:
             feedback.check_network_backward(function, seed=seed)
+    # Computed in float32 (np.eye's float64 takes over in the backward pass) but returned as float64:
+    # judged in float64, it is told why, and what to do.
+    with pytest.raises(answers.AnswerError, match=r"(?s)It is close.*Computed in float32\? Return float32"):
+        feedback.check_network_backward(as_cell(in_float32, "network_backward"))
 
 
 @pytest.mark.parametrize("trap", TRAPS)

@@ -109,6 +109,10 @@ def test_make_grade_passes_ids_as_text_never_to_the_shell(tmp_path):
         ("import os\nflags = os.environ['MAKEFLAGS']", "the grader's environment"),
         ("text = open('../s1002/mlp.ipynb').read()", "files outside its answers"),
         ("exec(bytes.fromhex('7072696e74283129').decode())", "code built at run time"),
+        ("def f(x):\n    return (g(x + 1e-20j)).imag / 1e-20", "complex numbers"),
+        ("import ast\ntree = ast.parse('x * x')", "a differentiator of its own"),
+        ("class V:\n    def backward(self):\n        pass", "a differentiator of its own"),
+        ("def f(x):\n    return central(x).astype(np.float32)", "float32"),
     ],
 )
 def test_code_a_cheat_needs_puts_the_row_up_for_review(code, reason):

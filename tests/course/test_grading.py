@@ -214,8 +214,37 @@ def test_of_the_answer_cell_only_what_the_answer_reaches_runs():
 def test_the_recursion_limit_is_python_s_default_whatever_the_cell_sets():
     cell = "import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
     assert called(cell, "f", 500) == 500
-    with pytest.raises(answers.AnswerError, match="RecursionError"):
+    with pytest.raises(answers.AnswerError, match="RecursionError.* 1,000 calls deep. Keep the path"):
         called(cell, "f", 5000)
+
+
+RAISES_IN_CALL = """import sys
+def f(n):
+    sys.setrecursionlimit(10**6)
+    return 0 if n == 0 else 1 + f(n - 1)
+"""
+RAISES_BY_CTYPES = """import ctypes
+def f(n):
+    ctypes.pythonapi.Py_SetRecursionLimit(10**6)
+    return g(n)
+def g(n):
+    return 0 if n == 0 else 1 + g(n - 1)
+"""
+
+
+def test_a_call_cannot_raise_the_recursion_limit_so_without_recursion_holds_by_construction():
+    """Raising the limit inside the call changes nothing (and the message says so); raising it another way fails."""
+    assert called(RAISES_IN_CALL, "f", 500) == 500
+    with pytest.raises(answers.AnswerError, match=r"Its sys.setrecursionlimit\(1000000\) changed nothing"):
+        called(RAISES_IN_CALL, "f", 5000)
+    with pytest.raises(answers.AnswerError, match="changed Python's recursion limit to 1,000,000; the checks keep it"):
+        called(RAISES_BY_CTYPES, "f", 5)
+    page = apart.InProcess(RAISES_IN_CALL, apart.Rule(()))
+    limit = sys.getrecursionlimit()
+    with pytest.raises(RecursionError) as raised:
+        apart.result_of("f", page.call("f", apart.key((5000,), {})))
+    assert raised.value.asked_limit == "1000000"
+    assert sys.getrecursionlimit() == limit and sys.setrecursionlimit is runner._set_recursion_limit
 
 
 def test_the_inputs_reach_the_answer_only_after_its_cell_has_run():

@@ -10,6 +10,7 @@ all explained (:func:`call` runs a student's function under a time limit), never
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import numbers
 import sys
@@ -25,9 +26,22 @@ from ..grading.contract import scored_quantity
 # numpy is imported where an array is compared, not here: the scalar chapters' checks
 # (chainrule_course.exercises.scalar) run where there is no numpy, such as the page's Python.
 
-#: Answers may differ from the right one by this much, relative (float32 passes).
+#: A float32 answer may differ from the right one by this much, relative (of an entry or of the
+#: largest entry), and an entry near 0 by ATOL: its own rounding.
 RTOL = 1e-5
 ATOL = 1e-9
+#: A float64 answer (and Python's float) to a formula differs from the right one only by its
+#: rounding, a few ulps times the problem's condition: 1e-12 of the largest entry allows a
+#: factor of 4,500. A numerical approximation does not pass: central differences are off by
+#: about 1e-10 of the largest entry at their best step.
+RTOL64 = 1e-12
+ATOL64 = 1e-15
+
+
+def tolerances(received) -> tuple[float, float]:
+    """(rtol, atol) for ``received`` compared in its own precision: :data:`RTOL` for float32 and below,
+    :data:`RTOL64` for float64 and Python's numbers."""
+    return (RTOL, ATOL) if _precision(received) else (RTOL64, ATOL64)
 
 
 #: Width of the lines Jupyter and Colab show an :class:`AnswerError` in; wrapping here, at
@@ -159,6 +173,24 @@ def _matches(array, answer, rtol: float, atol: float) -> bool:
     return array.shape == answer.shape and np.allclose(array, answer, rtol=rtol, atol=_tolerance(answer, rtol, atol))
 
 
+def _precision_note(received, array, expected, rtol: float) -> str:
+    """What the check allowed for, when the answer is close but not within it."""
+    import numpy as np
+
+    precision = _precision(received)
+    if precision:
+        return (
+            f" Your answer is {precision}; the check allows for its rounding (a relative error of {rtol:g}), "
+            "and this difference is larger."
+        )
+    if rtol >= RTOL:
+        return ""
+    scale = float(np.max(np.abs(expected), initial=0.0))
+    if scale and float(np.max(np.abs(array - expected))) <= RTOL * scale:
+        return _CLOSE.format(rtol=rtol)
+    return ""
+
+
 def _entry(index: tuple) -> str:
     return "" if not index else str(index[0]) if len(index) == 1 else str(tuple(int(i) for i in index))
 
@@ -205,24 +237,32 @@ def check_array(
     received,
     expected,
     mistakes: Sequence[Mistake] = (),
-    rtol: float = RTOL,
-    atol: float = ATOL,
+    rtol: float | None = None,
+    atol: float | None = None,
     sizes: Mapping[str, int] | None = None,
 ) -> None:
     """Raise :class:`AnswerError` unless ``received`` equals ``expected``.
 
     Entries may differ by ``rtol`` of themselves or of the largest expected entry (or by
-    ``atol``), so float32 answers pass. ``mistakes`` are tried in order; every one whose
-    answer matches ``received`` is named, most likely first. A 2-D answer that equals the
-    transpose of the expected one is named as transposed. ``sizes`` (``{"N": 11, ...}``)
-    let a shape message say which size each length is.
+    ``atol``); by default both are the answer's own precision's (:func:`tolerances`), so
+    float32 answers pass and a float64 answer must be a formula's, not an approximation's.
+    ``mistakes`` are tried in order; every one whose answer matches ``received`` is named,
+    most likely first. A 2-D answer that equals the transpose of the expected one is named
+    as transposed. ``sizes`` (``{"N": 11, ...}``) let a shape message say which size each length is.
     """
     import numpy as np
 
+    own_rtol, own_atol = tolerances(received)
+    rtol, atol = own_rtol if rtol is None else rtol, own_atol if atol is None else atol
     expected = np.asarray(expected, dtype=float)
     array = _as_array(name, received, expected)
-    found = [m.description for m in mistakes if _matches(array, m.answer, rtol, atol)]
-    if not found and expected.ndim == 2 and _matches(array, expected.T, rtol, atol):
+    loose = max(rtol, RTOL), max(atol, ATOL)  # a mistake is named when the answer is near what it gives
+    found = [
+        m.description
+        for m in mistakes
+        if _matches(array, m.answer, *loose) and not _matches(expected, m.answer, *loose)
+    ]
+    if not found and expected.ndim == 2 and _matches(array, expected.T, *loose):
         found = ["the gradient is transposed (rows and columns swapped)"]
     suffix, mistake = known_mistakes(found), found[0] if found else None
     if array.shape != expected.shape:
@@ -243,16 +283,12 @@ def check_array(
     index = tuple(np.unravel_index(np.argmax(np.where(wrong, error, -1.0)), array.shape)) if array.ndim else ()
     where = f" at entry {_entry(index)}" if array.ndim else ""
     count = f" ({int(wrong.sum())} of {wrong.size} entries differ)" if array.size > 1 else ""
-    precision = _precision(received)
-    note = (
-        f" Your answer is {precision}; the check allows for its rounding (a relative error of {rtol:g}), "
-        "and this difference is larger."
-        if precision and not found
-        else ""
-    )
+    note = "" if found else _precision_note(received, array, expected, rtol)
+    digits = ".17g" if note.startswith(" It is close") else ".6g"
     raise AnswerError(
         name,
-        f"{name} is wrong{where}: expected {_expected(expected, index):.6g}, received {array[index]:.6g}{count}."
+        f"{name} is wrong{where}: expected {_expected(expected, index):{digits}}, received {array[index]:{digits}}"
+        f"{count}."
         f"{suffix}{note}",
         mistake,
     )
@@ -338,11 +374,12 @@ def check_scalars(
     received: Mapping[str, object],
     expected: Mapping[str, float],
     mistakes: Sequence[tuple[str, Mapping[str, float]]] = (),
-    rtol: float = RTOL,
+    rtol: float | None = None,
     title: str = "",
 ) -> None:
     """Check named numbers (for example the ``.grad`` of each node of a small graph), each of them.
 
+    Each is compared in its own precision (:func:`tolerances`) unless ``rtol`` is given.
     ``mistakes`` pairs a description with the numbers that mistake gives, most likely first;
     a number that matches what a mistake gives for it is wrong by that mistake, and all the
     mistakes that match are named.
@@ -363,14 +400,15 @@ def check_scalars(
         for name in wrong:
             number = numbers[name]
             if (
-                not _close(wrong[name], expected[name], rtol, 1e-8)
+                not _close(wrong[name], expected[name], RTOL, 1e-8)
                 and isinstance(number, float)
-                and _close(number, wrong[name], rtol, 1e-8)
+                and _close(number, wrong[name], RTOL, 1e-8)
             ):
                 found[name].append(description)
     report = Report(title)
     for name, value in expected.items():
-        report.check(name, lambda name=name, value=value: _check_scalar(name, numbers[name], value, found[name], rtol))
+        own = tolerances(received[name]) if rtol is None else (rtol, ATOL)
+        report.check(name, functools.partial(_check_scalar, name, numbers[name], value, found[name], own))
     report.close()
 
 
@@ -384,11 +422,11 @@ def _expected(expected, index) -> float:
     return 0.0 if abs(value) <= 1e-12 * scale else value
 
 
-def _shown(value: float) -> str:
-    """A number as a message shows it: a count exactly (1,243,268), anything else to 6 digits."""
+def _shown(value: float, close: bool = False) -> str:
+    """A number as a message shows it: a count exactly (1,243,268), anything else to 6 digits (17 when ``close``)."""
     if float(value).is_integer() and abs(value) < 1e15:
         return f"{int(value):,}"
-    return f"{value:.6g}"
+    return repr(float(value)) if close else f"{value:.6g}"
 
 
 def _close(a: float, b: float, rtol: float, atol: float) -> bool:
@@ -437,10 +475,12 @@ def _plain_number(name: str, received) -> float | tuple:
     return float(received)
 
 
-def _check_scalar(name: str, number: float | tuple | AnswerError, value: float, found: list[str], rtol: float) -> None:
+def _check_scalar(name: str, number: float | tuple | AnswerError, value: float, found: list[str], own) -> None:
+    """``number`` against ``value``, within ``own`` = (rtol, atol)."""
+    rtol, atol = own
     if isinstance(number, AnswerError):
         raise number
-    if isinstance(number, float) and _close(number, value, rtol, ATOL):
+    if isinstance(number, float) and _close(number, value, rtol, atol):
         return
     if not isinstance(number, float):
         raise AnswerError(name, f"{name} should be one number, but it has shape {number}.")
@@ -452,11 +492,22 @@ def _check_scalar(name: str, number: float | tuple | AnswerError, value: float, 
             f"accepts a relative error of {rtol:g}: do not round it (compute it in Python, not by hand).",
             "a rounded number",
         )
+    close = not found and rtol < RTOL and _close(float(number), value, RTOL, ATOL)
     raise AnswerError(
         name,
-        f"{name} is wrong: expected {_shown(value)}, received {_shown(float(number))}." + known_mistakes(found),
+        f"{name} is wrong: expected {_shown(value, close)}, received {_shown(float(number), close)}."
+        + known_mistakes(found)
+        + (_CLOSE.format(rtol=rtol) if close else ""),
         found[0] if found else None,
     )
+
+
+_CLOSE = (
+    " It is close, but a float64 answer to a formula differs from the right one only by rounding "
+    "(a relative error of {rtol:g}): a numerical approximation, such as central differences, "
+    "differs by more, so use the derivative's formula. (Computed in float32? Return float32 arrays: "
+    "the check then allows float32's rounding.)"
+)
 
 
 class exercise:

@@ -75,12 +75,7 @@ def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_l
             raise NotAnswered(name, str(error)) from None
         raise AnswerError(name, _raised(name, error)) from None
     except RecursionError as error:
-        raise AnswerError(
-            name,
-            f"{name} raised RecursionError{where(error)}: it calls itself once per level, and Python stops a "
-            f"recursion {sys.getrecursionlimit():,} calls deep. Keep the path in a list instead.",
-            "recursion too deep",
-        ) from None
+        raise AnswerError(name, _recursion_message(name, error), apart.RECURSION) from None
     except Exception as error:  # the student's code raised: explain, do not crash the check
         raise AnswerError(name, _raised(name, error)) from None
     changed = [i for i, (argument, copy) in enumerate(zip(args, given, strict=True)) if not unchanged(argument, copy)]
@@ -333,6 +328,23 @@ def _time_limit(name: str, seconds: float, alarm: bool = True):
             f"{name} did not return within {seconds:g} s and was stopped: it is too slow for these inputs, "
             "or a loop in it never ends.",
         ) from None
+
+
+def _recursion_message(name: str, error: RecursionError) -> str:
+    """What to say of a search that went deeper than the recursion limit (and perhaps tried to raise it)."""
+    apart_run = isinstance(getattr(error, "where", None), str)  # rebuilt from the answer's process
+    limit = apart.runner.RECURSION_LIMIT if apart_run else sys.getrecursionlimit()
+    message = (
+        f"{name} raised RecursionError{where(error)}: it calls itself once per level, and Python stops a "
+        f"recursion {limit:,} calls deep."
+    )
+    asked = getattr(error, "asked_limit", None)
+    if asked:
+        message += (
+            f" Its sys.setrecursionlimit({asked}) changed nothing: while an answer runs, the checks keep "
+            f"the limit at {limit:,}, so that only a search without recursion passes."
+        )
+    return message + " Keep the path in a list instead."
 
 
 def _raised(name: str, error: Exception) -> str:

@@ -33,6 +33,7 @@ CUSTOMARY = {"math": "import math", "numpy": "import numpy as np", "chainrule": 
 IN_PLACE = "an argument changed in place"
 NOT_ALLOWED = "uses what the exercise does not allow"
 ANOTHER_CELL = "uses a name from another cell"
+RECURSION = "recursion too deep"
 
 
 class TimeUp(Exception):
@@ -349,8 +350,12 @@ def failure(name: str, error, elsewhere: dict) -> BaseException:
         return Refused(another_cell(name, missing, elsewhere[missing]), ANOTHER_CELL)
     if kind == "_TimeUp":
         return TimeUp()
+    if kind == "RecursionLimit":
+        return Refused(f"{name} {message}, so that an answer deeper than that must do without recursion.", RECURSION)
     rebuilt = _rebuilt(kind, message)
     rebuilt.where = str(error.get("where", ""))  # what calling.where() reports
+    if error.get("asked_limit"):
+        rebuilt.asked_limit = str(error["asked_limit"])[:40]
     if error.get("cell"):
         rebuilt.where = f" while its cell ran{rebuilt.where}"
     return rebuilt

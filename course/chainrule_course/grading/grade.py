@@ -199,6 +199,12 @@ REVIEW = {
     ),
     "code built at run time (exec, eval, __import__, importlib)": r"\bexec\(|\beval\(|__import__|importlib",
     "raw memory (ctypes)": r"\bctypes\b|\bcffi\b",
+    # Generic ways to differentiate that no check can tell from a derivation: a hint for the reader.
+    "complex numbers (the complex step differentiates without a derivation)": (
+        r"\b\d+(\.\d*)?j\b|\bcomplex\(|\bcmath\b|\.imag\b"
+    ),
+    "a differentiator of its own (ast, a backward pass of an engine)": r"\bast\.|\bdef backward\(|\._backward\b",
+    "float32 (an approximation rounded to float32 meets float32's tolerance)": r"float32|float16",
 }
 
 

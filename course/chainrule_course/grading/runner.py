@@ -19,12 +19,16 @@ The protocol is one JSON document per line:
    positions of the arguments the answer changed in place).
 
 The caller keeps the time: a call that does not answer within its limit is stopped from outside.
-The recursion limit is Python's default before every call, whatever the cell set.
+The recursion limit is Python's default during every call, whatever the cell set: a call's
+``sys.setrecursionlimit`` changes nothing (the reply says what it asked for), and a call that
+changes the limit another way fails. So "without recursion" holds by construction: a search
+that calls itself stops 1,000 calls deep, on any input deeper than that.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import copy
 import json
 import math
@@ -302,6 +306,41 @@ def define(answer: dict, namespace: dict) -> dict:
     return {"ready": True, "values": values}
 
 
+class _KeptLimit:
+    """Stands for ``sys.setrecursionlimit`` while an answer is called: the limit stays; what was asked is kept."""
+
+    def __init__(self):
+        self.asked = None
+
+    def __call__(self, limit) -> None:
+        self.asked = limit
+
+
+_set_recursion_limit = sys.setrecursionlimit
+
+
+@contextlib.contextmanager
+def _recursion_limit_kept():
+    """Within the block the recursion limit is :data:`RECURSION_LIMIT`, and ``sys.setrecursionlimit`` keeps it."""
+    kept = _KeptLimit()
+    _set_recursion_limit(RECURSION_LIMIT)
+    sys.setrecursionlimit = kept
+    try:
+        yield kept
+    finally:
+        sys.setrecursionlimit = _set_recursion_limit
+
+
+def _limit_changed(entry: dict, kept: _KeptLimit) -> dict:
+    """``entry``, told what the answer asked of the recursion limit, or failed if it changed it anyway."""
+    if kept.asked is not None and "error" in entry:
+        entry["error"]["asked_limit"] = str(kept.asked)[:40]
+    if sys.getrecursionlimit() != RECURSION_LIMIT:
+        message = f"changed Python's recursion limit to {sys.getrecursionlimit():,}; the checks keep it at "
+        entry = {"error": {"type": "RecursionLimit", "message": message + f"{RECURSION_LIMIT:,}", "where": ""}}
+    return entry
+
+
 def call(function, key: str, filename: str) -> dict:
     """One call of the answer on the encoded arguments ``key``: what it returned or raised, and what it changed."""
     try:
@@ -310,7 +349,18 @@ def call(function, key: str, filename: str) -> dict:
         return {"error": {"type": "Unreadable", "message": str(error)[:300], "where": ""}}
     before = [encode(argument) for argument in args]
     given = copy.deepcopy(args)
-    sys.setrecursionlimit(RECURSION_LIMIT)
+    with _recursion_limit_kept() as kept:
+        entry = _called(function, given, kwargs, filename)
+        entry = _limit_changed(entry, kept)
+    changed = [i for i, argument in enumerate(given) if _encoded(argument) != before[i]]
+    if changed:
+        entry["changed"] = changed
+        entry["rounded"] = [i for i in changed if _rounded(before[i], _encoded(given[i]))]
+    return entry
+
+
+def _called(function, given: list, kwargs: dict, filename: str) -> dict:
+    """What ``function(*given, **kwargs)`` returned (encoded) or raised."""
     try:
         result = function(*given, **kwargs)
     except BaseException as error:  # noqa: BLE001 - written down for the caller, which explains it
@@ -323,10 +373,6 @@ def call(function, key: str, filename: str) -> dict:
             entry = {"error": {"type": kind, "message": f"returned {error}", "where": ""}}
         except BaseException as error:  # noqa: BLE001 - a generator that raised while it was read
             entry = {"error": described(error, filename)}
-    changed = [i for i, argument in enumerate(given) if _encoded(argument) != before[i]]
-    if changed:
-        entry["changed"] = changed
-        entry["rounded"] = [i for i in changed if _rounded(before[i], _encoded(given[i]))]
     return entry
 
 
