@@ -7,7 +7,6 @@ Right float64 formulas written another way (the reference's own forms are elsewh
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from examples import NETWORK_ANSWER
 from test_scalar_checks import as_cell

@@ -90,8 +90,8 @@ def test_each_mistake_is_named(mistake):
 
 def test_the_grader_gives_the_notebooks_verdicts():
     """The grader records each answer apart, the rule's calls with Tensors among them, and replays
-    them: the right row earns the points, a row that keeps the wrong slot none, named as the
-    notebook names it."""
+    them: the right row earns the points, a row that keeps a slot its rule does not read loses the
+    row's third, named as the notebook names it."""
     head = "from otter.test_files import test_case\n\nOK_FORMAT = False\n\nname = 'q'\npoints = 2\n\n"
     arguments = ", ".join(NAMES)
     tests = {
@@ -103,14 +103,19 @@ def test_the_grader_gives_the_notebooks_verdicts():
         + f"        feedback.check_softplus_row({arguments}, seed=seed)\n"
         + f"chainrule_reference = {RIGHT!r}\n"
         + f"chainrule_allowed = {list(feedback.check_softplus_row.allowed)!r}\n"
+        + f"chainrule_parts = {[[name, None] for name in NAMES]!r}\n"
     }
     inputs = scoring.inputs(tests, b"secret")
     wrong = MISTAKES["reads what the row does not keep"]
-    for cell, points in ((RIGHT, 2), (wrong, 0)):
+    # A row that reads C with a rule that reads C is right, and judged as one answer with its rule, as
+    # the notebook judges it, also when its forward overflows (a third of the points lost, not all).
+    overflows = FROM_OUTPUT.replace("np.logaddexp(0.0, a)", "np.log(1 + np.exp(a))")
+    assert overflows != FROM_OUTPUT
+    for cell, points in ((FROM_OUTPUT, 2), (overflows, 2 * 2 / 3), (RIGHT, 2), (wrong, 2 * 2 / 3)):
         data = scoring.record_apart([cell], inputs, lambda source, rule, values: apart.Answer(source, rule, values))
         result = scoring.score(tests, data, "", b"secret")["q"]
         messages = [r.message for r in result.test_case_results]
-        assert result.score == points, messages
+        assert result.score == pytest.approx(points), messages
     with pytest.raises(answers.AnswerError) as in_the_notebook:
         feedback.check_softplus_row(*functions(wrong))
-    assert str(in_the_notebook.value) in messages[0], (messages[0], str(in_the_notebook.value))
+    assert str(in_the_notebook.value) in messages[2], (messages, str(in_the_notebook.value))

@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import itertools
 import math
 
 from . import apart, contract, runner
@@ -77,6 +78,10 @@ def settings(source: str) -> dict:
     return found
 
 
+#: How many of a test's other answers a part is tried with, the student's own in the reference's place.
+MIXED = 3
+
+
 class Part:
     """One part of a test file's points: an answer (``answer``), or a quantity that a check reports (``quantity``).
 
@@ -102,15 +107,31 @@ class Part:
         return parts or [Part()]
 
     def run(self, case, environment: dict) -> None:
-        """Run the test case ``case`` for this part: only this part's verdict can fail it."""
-        if self.reference and self.answer is not None:
-            solved = _reference(self.reference)
-            environment = {
-                **environment,
-                **{name: value for name, value in solved.items() if name != self.answer and not name.startswith("_")},
-            }
-        with contract.scoring_part(self.quantity):
-            case.body.call_func(environment)
+        """Run the test case ``case`` for this part: only this part's verdict can fail it.
+
+        A part that is one answer of several is judged with the reference's other answers, so that
+        a wrong forward does not cost the rule's points; when it fails so, with some of the
+        student's own in their place, fewest first, so that answers that must agree (a rule and the
+        slots its row keeps) are judged together, as the notebook's check judges them. The first
+        failure is the one reported.
+        """
+        if not (self.reference and self.answer is not None):
+            with contract.scoring_part(self.quantity):
+                case.body.call_func(environment)
+            return
+        solved = {n: v for n, v in _reference(self.reference).items() if n != self.answer and not n.startswith("_")}
+        own = [name for name in solved if name in environment][:MIXED]
+        first = None
+        for count in range(len(own) + 1):
+            for kept in itertools.combinations(own, count):
+                trial = {**environment, **{n: v for n, v in solved.items() if n not in kept}}
+                try:
+                    with contract.scoring_part(self.quantity):
+                        case.body.call_func(trial)
+                    return
+                except Exception as error:  # noqa: BLE001 - tried with other answers next
+                    first = first or error
+        raise first
 
 
 _REFERENCES: dict[str, dict] = {}
