@@ -610,3 +610,31 @@ def test_the_runner_needs_only_the_standard_library():
     """The runner starts as ``python -I -S``: it imports nothing of chainrule's, nor numpy."""
     source = Path(runner.__file__).read_text()
     assert "from chainrule" not in source and "from ." not in source and "\nimport numpy" not in source
+
+
+def test_the_notebook_check_fails_when_the_grader_would_run_a_later_draft(tmp_path, monkeypatch):
+    """Where Jupyter says which notebook the kernel runs, its check finds the answer by the grader's rule."""
+    import nbformat
+    from test_scalar_checks import as_cell
+
+    from chainrule_course.exercises import feedback
+
+    right = (
+        "import math\n\ndef tanh_neuron_grads(x, w, b):\n"
+        "    s = 1 - math.tanh(w * x + b) ** 2\n    return s * w, s * x, s\n"
+    )
+    draft = "def tanh_neuron_grads(x, w, b):\n    return 0.0, 0.0, 0.0\n"
+    path = tmp_path / "intro.ipynb"
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))
+    for cells, fails in (([right, draft], True), ([draft, right], False), ([right], False)):
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+        nbformat.write(notebook, path)
+        os.utime(path, (1, len(cells) + fails))  # a new time: the saved cells are read again
+        if fails:
+            with pytest.raises(
+                answers.AnswerError,
+                match=r"2 cells of intro.ipynb define tanh_neuron_grads, and the grader runs the last",
+            ):
+                feedback.check_tanh_neuron_grads_function(as_cell(right, "tanh_neuron_grads"))
+        else:
+            feedback.check_tanh_neuron_grads_function(as_cell(right, "tanh_neuron_grads"))

@@ -194,6 +194,7 @@ def _apart(name: str, function, time_limit: float):
         found = ("<cell>", cells[-1]) if cells else None
     if found is None:  # not a notebook's: a check called from a module, as the tests do
         return function
+    _no_later_draft(name, called, found[1])
     code = apart.answer_code(found[1], [called])
     rule = dataclasses.replace(rule, carried=apart.carried(other_cells(function), found[1], [called], rule.allowed))
     if (code, rule) not in opened:
@@ -202,6 +203,53 @@ def _apart(name: str, function, time_limit: float):
         else:  # the web page's Python
             opened[code, rule] = apart.InProcess(code, rule)
     return _Apart(name, function, opened[code, rule], called)
+
+
+#: Where the notebook a kernel runs is saved, as Jupyter (``JPY_SESSION_NAME``, ``__session__``) and VS Code tell it.
+SESSION_NAMES = ("__session__", "__vsc_ipynb_file__")
+
+
+def notebook_file() -> Path | None:
+    """The notebook file this kernel runs, where the front end says which it is (Colab does not)."""
+    import os
+
+    main = sys.modules.get("__main__")
+    named = [getattr(main, attribute, None) for attribute in SESSION_NAMES] + [os.environ.get("JPY_SESSION_NAME")]
+    for name in named:
+        if isinstance(name, str) and name.endswith(".ipynb") and Path(name).is_file():
+            return Path(name)
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _saved_cells(path: Path, modified: float) -> tuple[str, ...]:
+    """The code cells of the notebook saved at ``path`` (as of ``modified``), as the grader reads them."""
+    import json
+
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8-sig")).get("cells", [])
+    except (OSError, ValueError, AttributeError):
+        return ()
+    sources = [c.get("source", "") for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+    return tuple("".join(s) if isinstance(s, list) else str(s) for s in sources)
+
+
+def _no_later_draft(name: str, called: str, source: str) -> None:
+    """Fail when the saved notebook's last cell defining ``called``, the one the grader runs, is another."""
+    path = notebook_file()
+    if path is None:
+        return
+    defining = [cell for cell in _saved_cells(path, path.stat().st_mtime) if called in apart.top_level(cell)]
+    if len(defining) < 2 or defining[-1].strip() == source.strip():
+        return
+    first = next((line for line in defining[-1].splitlines() if called in line), called)
+    raise AnswerError(
+        name,
+        f"{len(defining)} cells of {path.name} define {called}, and the grader runs the last of them, which is "
+        f"not the one you ran: the cell with `{first.strip()[:60]}` further down. Delete the drafts of {called} "
+        "(or run that cell), and save.",
+        "a later draft of the answer",
+    )
 
 
 def _module_of(value) -> str | None:
