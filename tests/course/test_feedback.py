@@ -457,10 +457,24 @@ def test_longest_chain_right_in_other_forms_and_each_mistake_named():
         "first pass": (lambda c, r: right(c, r + 1), "the first forward pass is not counted as a run"),
         "multiplied": (lambda c, r: (r + 1) ** c, "the tail and the head multiply"),
         "split twice": (split_twice, "counted in both the tail and the head"),
+        "c times runs plus one": (lambda c, r: c * r + 1, "the chain grows by runs steps per slot, c·runs + 1"),
     }
     for kind, (answer, message) in wrong.items():
         error = raises(feedback.check_longest_chain, answer, match=r"^longest_chain\(2, 3\): D is wrong")
         assert message in str(error), (kind, str(error))
+
+
+def test_longest_chain_names_a_d_two_mistakes_share_at_one_pair_by_the_other_pairs():
+    """c·runs + 1 and the split counted twice both give 7 at (2, 3), and so does c + runs + 2: the check's other
+    pairs say which mistake it is, and name none for a formula that is neither."""
+    split, linear = "counted in both the tail and the head", "c·runs + 1"
+    for seed in (0, 29, 30):  # the public check and the hidden ones; 0 and 30 start at (2, 3)
+        error = raises(feedback.check_longest_chain, lambda c, r: c * r + 1, seed, match="D is wrong")
+        assert linear in str(error) and split not in str(error), str(error)
+        error = raises(feedback.check_longest_chain, split_twice, seed, match="D is wrong")
+        assert split in str(error) and linear not in str(error), str(error)
+        error = raises(feedback.check_longest_chain, lambda c, r: c + r + 2, seed, match="D is wrong")
+        assert "known mistake" not in str(error), str(error)
 
 
 def split_twice(c, r):

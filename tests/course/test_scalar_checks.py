@@ -7,6 +7,7 @@ passes nothing on the hidden tests' inputs.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import inspect
 import io
@@ -95,6 +96,30 @@ def test_neuron_points_keep_the_mistakes_apart():
             assert abs(abs(x) - abs(w)) > 0.3 and 0.3 < abs(z) < 1.5
     assert scalar.neuron_points(0)[0] == (0.5, -2.0, 0.5)
     assert scalar.neuron_points(11) != scalar.neuron_points(12)
+
+
+def reordered(order):
+    """tanh_neuron_grads returning the right three derivatives in ``order`` (the index each place holds)."""
+    return lambda x, w, b: tuple(neuron(x, w, b)[i] for i in order)
+
+
+@pytest.mark.parametrize(
+    "order, named",
+    [
+        ((1, 2, 0), r"the derivatives are returned rotated, as \(dy/dw, dy/db, dy/dx\)"),
+        ((2, 0, 1), r"the derivatives are returned rotated, as \(dy/db, dy/dx, dy/dw\)"),
+        ((2, 1, 0), r"dy/dx and dy/db are swapped: return them in the order"),
+        ((0, 2, 1), r"dy/dw and dy/db are swapped: return them in the order"),
+        ((1, 0, 2), r"dy/dx and dy/dw are swapped: dy/dx carries w and dy/dw carries x"),
+    ],
+)
+def test_neuron_grads_in_another_order_are_named_by_that_order(order, named):
+    """The whole answer names its order: a rotation's dy/dx alone fits the swap of dy/dx and dy/dw, not made."""
+    for seed in (0, 11, 12):
+        error = raises(feedback.check_tanh_neuron_grads_function, reordered(order), seed, named)
+        if order != (1, 0, 2):
+            assert "dy/dx and dy/dw are swapped" not in str(error), error
+            assert "return them in the order (dy/dx, dy/dw, dy/db)" in str(error), error
 
 
 def test_what_a_neuron_function_returns_is_explained():
@@ -197,6 +222,24 @@ def pre_order(root, parents):
     return order
 
 
+def breadth_first(root, parents):
+    """A breadth-first search with a queue: the nodes in the order it first reaches them, root first."""
+    order, seen, queue = [], {root}, collections.deque([root])
+    while queue:
+        node = queue.popleft()
+        order.append(node)
+        for parent in parents[node]:
+            if parent not in seen:
+                seen.add(parent)
+                queue.append(parent)
+    return order
+
+
+def reversed_breadth_first(root, parents):
+    """Breadth-first search, reversed so that the root comes last: from e, parents last first give this order too."""
+    return breadth_first(root, parents)[::-1]
+
+
 def no_seen_set(root, parents):
     order, path, unexplored = [], [root], [iter(parents[root])]
     while path:
@@ -239,6 +282,8 @@ def test_a_right_dfs_with_a_stack_passes_and_matches_the_engine(seed):
         (recursive, f"RecursionError.*Python stops a recursion {sys.getrecursionlimit():,} calls deep"),
         (pushed_all_at_once, "a search that takes each node's parents last first"),
         (pre_order, "first visits the nodes \\(pre-order\\)"),
+        (reversed_breadth_first, "this is a breadth-first search \\(a queue\\), reversed"),
+        (breadth_first, "this is the order in which a breadth-first search \\(a queue\\) first reaches the nodes"),
         (no_seen_set, "appear more than once: a node that two paths reach joins the order once"),
         (lambda root, parents: with_stack(root, parents)[::-1], "the order is reversed"),
         (pops_the_parents, "changed parents in place"),
@@ -247,6 +292,33 @@ def test_a_right_dfs_with_a_stack_passes_and_matches_the_engine(seed):
 def test_each_dfs_mistake_is_named_in_public_and_hidden_checks(answer, match):
     for seed in (0, 21, 22):
         raises(feedback.check_dfs_order_function, answer, seed, match)
+
+
+@pytest.mark.parametrize("answer", [reversed_breadth_first, breadth_first])
+def test_a_breadth_first_order_is_not_named_as_the_depth_first_mistake_it_matches_on_one_graph(answer):
+    """From e, a reversed breadth-first order is also what parents taken last first give, and a plain one is the
+    pre-order: the check's other graphs tell them apart, so neither depth-first mistake is named."""
+    for seed in (0, 21, 22):
+        error = raises(feedback.check_dfs_order_function, answer, seed, "this is .*a breadth-first search")
+        assert "last first" not in str(error) and "pre-order" not in str(error), error
+
+
+def test_a_graph_that_cannot_tell_two_mistakes_apart_names_both():
+    order = reversed_breadth_first("e", scalar.EXAMPLE_GRAPH)
+    assert order == pushed_all_at_once("e", scalar.EXAMPLE_GRAPH)
+    with pytest.raises(answers.AnswerError, match="2 known mistakes give this order on this graph") as caught:
+        feedback.check_topological_order(order, scalar.EXAMPLE_GRAPH, "e")
+    message = str(caught.value)
+    assert "(1) a search that takes each node's parents last first" in message, message
+    assert "or (2) a breadth-first search (a queue), reversed" in message, message
+
+
+def test_a_pre_order_that_is_the_reversed_order_on_one_graph_is_named_pre_order():
+    """On the first graph of seed 41 the pre-order is the right order reversed; the other graphs say which it is."""
+    _, parents, root = scalar.dfs_graphs(41)[0]
+    assert pre_order(root, parents) == topological_order(root, parents_of=parents.__getitem__)[::-1]
+    error = raises(feedback.check_dfs_order_function, pre_order, 41, "first visits the nodes \\(pre-order\\)")
+    assert "reversed" not in str(error), error
 
 
 def test_pasted_orders_pass_nothing_hidden_and_long_orders_are_shortened():
@@ -320,6 +392,9 @@ REPLAYED = {
             "first visits": source_of(pre_order, "dfs_order_with_stack"),
             "RecursionError": source_of(recursive, "dfs_order_with_stack"),
             "last first": source_of(pushed_all_at_once, "dfs_order_with_stack"),
+            "breadth-first search \\(a queue\\), reversed": "import collections\n"
+            + inspect.getsource(breadth_first)
+            + source_of(reversed_breadth_first, "dfs_order_with_stack"),
             "": source_of(with_stack, "dfs_order_with_stack"),
         },
     ),

@@ -481,6 +481,71 @@ def _split_twice(c: int, r: int) -> int:
     return table[c, r]
 
 
+def _chain_mistakes(c: int, r: int) -> list[tuple[str, dict[str, int]]]:
+    """The known mistakes of Exercise 9.4, each with the D it gives for c slots and r runs, most likely first."""
+    import math
+
+    return [
+        (
+            "the input's slot is counted as a free one: that is the chain for c + 1 slots",
+            {"D": math.comb(c + 1 + r, c + 1)},
+        ),
+        (
+            "the first forward pass is not counted as a run: that is the chain for runs + 1",
+            {"D": math.comb(c + r + 1, c)},
+        ),
+        (
+            "the tail and the head multiply, (runs + 1)^c, but the chain is the tail followed by the head: "
+            "their lengths add",
+            {"D": (r + 1) ** c},
+        ),
+        ("the step where the chain splits is counted in both the tail and the head", {"D": _split_twice(c, r)}),
+        (
+            "the chain grows by runs steps per slot, c·runs + 1, as if the head up to the split had one slot; "
+            "it has all c slots again: D(c, runs) = D(c - 1, runs) + D(c, runs - 1)",
+            {"D": c * r + 1},
+        ),
+    ]
+
+
+def _number(value) -> float | None:
+    """``value`` as a float when it is one number, else None."""
+    if isinstance(value, (bool, str, bytes)):
+        return None
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return float(array) if array.shape == () else None
+
+
+def _fits(received, number: int) -> bool:
+    """Whether ``received`` is ``number``, as :func:`~chainrule_course.exercises.answers.check_scalars` compares."""
+    value = _number(received)
+    return value is not None and abs(value - number) <= 1e-8 + RTOL * abs(number)
+
+
+def _made(longest_chain: Callable, result, pair: tuple[int, int], pairs: list) -> list[tuple[str, dict[str, int]]]:
+    """The known mistakes that give ``result`` at ``pair`` and the answer's D at each other pair of the check.
+
+    Two mistakes can give the same D at one pair (c·runs + 1 and the split counted twice both give 7
+    at (2, 3)); the other pairs tell them apart, so that a message never names a mistake the answer
+    does not make. Those that no pair tells apart are all named. The function is called on the other
+    pairs only when a mistake fits.
+    """
+    made = [(mistake, wrong) for mistake, wrong in _chain_mistakes(*pair) if _fits(result, wrong["D"])]
+    for other in pairs:
+        if not made or other == pair:
+            continue
+        try:
+            answer = call("longest_chain", longest_chain, *other, names=("c", "runs"))
+        except AnswerError:
+            continue  # reported when the check comes to that pair
+        there = dict(_chain_mistakes(*other))
+        made = [(mistake, wrong) for mistake, wrong in made if _fits(answer, there[mistake]["D"])]
+    return made
+
+
 @allowed("math")
 def check_longest_chain(longest_chain: Callable, seed: int = 0) -> None:
     """``longest_chain(c, runs)`` must return C(c + runs, c): the chain c slots reverse, each step run <= runs times."""
@@ -495,21 +560,6 @@ def check_longest_chain(longest_chain: Callable, seed: int = 0) -> None:
         check_scalars(
             {"D": result},
             {"D": math.comb(c + r, c)},
-            [
-                (
-                    "the input's slot is counted as a free one: that is the chain for c + 1 slots",
-                    {"D": math.comb(c + 1 + r, c + 1)},
-                ),
-                (
-                    "the first forward pass is not counted as a run: that is the chain for runs + 1",
-                    {"D": math.comb(c + r + 1, c)},
-                ),
-                (
-                    "the tail and the head multiply, (runs + 1)^c, but the chain is the tail followed by the head: "
-                    "their lengths add",
-                    {"D": (r + 1) ** c},
-                ),
-                ("the step where the chain splits is counted in both the tail and the head", {"D": _split_twice(c, r)}),
-            ],
+            _made(longest_chain, result, (c, r), pairs),
             title=f"longest_chain({c}, {r})",
         )

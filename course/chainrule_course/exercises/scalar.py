@@ -11,15 +11,16 @@ The inputs are drawn with :mod:`random`, so these checks need no numpy of their 
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from chainrule.graph import VISIT, depth_first_events, topological_order
 from chainrule.value import Value
 
 from ..grading.contract import allowed, seeded
-from .answers import AnswerError, check_scalars, require_answer
+from .answers import RTOL, AnswerError, check_scalars, require_answer
 from .calling import call, returned
 
 # --------------------------------------------------------------------------- 1.2: y = tanh(wx + b)
@@ -44,12 +45,65 @@ def neuron_points(seed: int) -> list[tuple[float, float, float]]:
     return [NEURON_POINT, drawn[1]] if seed == 0 else drawn
 
 
+#: The derivatives of Exercise 1.2, in the order ``tanh_neuron_grads`` returns them.
+NEURON_GRADS = ("dy/dx", "dy/dw", "dy/db")
+SWAPPED = "dy/dx and dy/dw are swapped: dy/dx carries w and dy/dw carries x"
+
+
+def _number(value) -> float | None:
+    """``value`` as a float when it is one number (Python's, numpy's or torch's), else None. Needs no numpy."""
+    if isinstance(value, (bool, str, bytes)) or getattr(value, "shape", ()) != ():
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+
+
+def _close(a: float, b: float) -> bool:
+    """As :func:`~chainrule_course.exercises.answers.check_scalars` compares a number with a mistake's."""
+    return abs(a - b) <= 1e-8 + RTOL * abs(b)
+
+
+def _order_words(order: tuple[int, ...]) -> str:
+    """The mistake of returning the derivatives in ``order`` (the index of the one each place holds), in words."""
+    held = [NEURON_GRADS[i] for i in order]
+    moved = [name for name, holds in zip(NEURON_GRADS, held, strict=True) if name != holds]
+    if moved == ["dy/dx", "dy/dw"]:
+        return SWAPPED
+    wanted = f"return them in the order ({', '.join(NEURON_GRADS)})"
+    if len(moved) == 2:
+        return f"{moved[0]} and {moved[1]} are swapped: {wanted}"
+    return f"the derivatives are returned rotated, as ({', '.join(held)}): {wanted}"
+
+
+def _reordered(received: Sequence, expected: Sequence[float]) -> list[tuple[str, dict[str, float]]]:
+    """The orders whose derivatives the answer's three numbers are, each as a named mistake (most often none).
+
+    The whole answer is compared, so a rotation is not named as the swap its first number alone would match.
+    """
+    numbers = [_number(value) for value in received]
+    found = []
+    for order in itertools.permutations(range(3)):
+        moved = [expected[i] for i in order]
+        if all(_close(m, e) for m, e in zip(moved, expected, strict=True)):
+            continue  # the right order, or one that gives the same numbers
+        if all(n is not None and _close(n, m) for n, m in zip(numbers, moved, strict=True)):
+            found.append((_order_words(order), dict(zip(NEURON_GRADS, moved, strict=True))))
+    return found
+
+
 def check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x: float, w: float, b: float, title: str = "") -> None:
-    """The three derivatives of y = tanh(wx + b), against chainrule's backward pass at (x, w, b)."""
+    """The three derivatives of y = tanh(wx + b), against chainrule's backward pass at (x, w, b).
+
+    An answer that is the right three numbers in another order is named by that order; a dy/dx or a
+    dy/dw alone that carries the other one's input is named as the two swapped.
+    """
     xv, wv, bv = Value(x), Value(w), Value(b)
     (wv * xv + bv).tanh().backward()
     z = w * x + b
     slope = 1 - math.tanh(z) ** 2
+    swapped = [(SWAPPED, {"dy/dx": slope * x, "dy/dw": slope * w})]
     check_scalars(
         {"dy/dx": dy_dx, "dy/dw": dy_dw, "dy/db": dy_db},
         {"dy/dx": xv.grad, "dy/dw": wv.grad, "dy/db": bv.grad},
@@ -59,10 +113,7 @@ def check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x: float, w: float, b: float, t
                 "tanh'(z) is 1 - tanh²(z), not 1 - z²",
                 {"dy/dx": (1 - z**2) * w, "dy/dw": (1 - z**2) * x, "dy/db": 1 - z**2},
             ),
-            (
-                "dy/dx and dy/dw are swapped: dy/dx carries w and dy/dw carries x",
-                {"dy/dx": slope * x, "dy/dw": slope * w},
-            ),
+            *(_reordered((dy_dx, dy_dw, dy_db), (xv.grad, wv.grad, bv.grad)) or swapped),
             ("the sign is flipped", {"dy/dx": -slope * w, "dy/dw": -slope * x, "dy/db": -slope}),
             (
                 "tanh(z) was used for tanh'(z), but the derivative of tanh is 1 - tanh²(z)",
@@ -174,11 +225,32 @@ def _brief(order: Sequence) -> str:
     return f"[{', '.join(map(repr, order[:4]))}, ... {len(order) - 8} more ..., {', '.join(map(repr, order[-4:]))}]"
 
 
+def _breadth_first(parents: Mapping[str, Sequence[str]], root: str) -> list:
+    """The order in which a breadth-first search (a queue) first reaches the nodes, root first."""
+    order, seen = [root], {root}
+    for node in order:  # the list is the queue: it grows while the loop walks it
+        for parent in parents[node]:
+            if parent not in seen:
+                seen.add(parent)
+                order.append(parent)
+    return order
+
+
+REVERSED = "the order is reversed"
+
+
 def _other_orders(parents: Mapping[str, Sequence[str]], root: str) -> list[tuple[list, str, str]]:
-    """The orders that known mistakes give, each with its name and how to mend it."""
+    """The orders that known mistakes give, each with its name and how to mend it, most likely first."""
     visits = [node for event, node in depth_first_events(root, lambda node: parents[node]) if event == VISIT]
     reversed_parents = topological_order(root, parents_of=lambda node: list(reversed(parents[node])))
+    breadth_first = _breadth_first(parents, root)
     return [
+        (
+            topological_order(root, parents_of=lambda node: parents[node])[::-1],
+            REVERSED,
+            f"a topological order lists every node after its inputs, leaves first and {root} last; "
+            "the backward pass walks it in reverse",
+        ),
         (
             visits,
             "the order in which the search first visits the nodes (pre-order)",
@@ -190,35 +262,67 @@ def _other_orders(parents: Mapping[str, Sequence[str]], root: str) -> list[tuple
             "pushing all of a node's parents on a stack and popping them takes the last one first; "
             "visit them in the order they are listed",
         ),
+        (
+            breadth_first[::-1],
+            "a breadth-first search (a queue), reversed",
+            "a queue takes the nodes level by level, and the reverse of that can put a node before an input that "
+            "a longer path reaches; search depth-first instead, always going on from the last node of the path",
+        ),
+        (
+            breadth_first,
+            "the order in which a breadth-first search (a queue) first reaches the nodes",
+            "search depth-first instead, always going on from the last node of the path, and add a node to the "
+            "order when it finishes, after all of its parents",
+        ),
     ]
 
 
-def check_topological_order(order, parents: Mapping[str, Sequence[str]], root: str, title: str = "") -> None:
+def _as_order(answer) -> list | None:
+    """An answer as the list of nodes it holds, or None when it is not a sequence of them."""
+    if answer is None or isinstance(answer, (str, bytes)) or not isinstance(answer, Sequence):
+        return None
+    return list(answer)
+
+
+def _mistakes_in(order: list, parents: Mapping[str, Sequence[str]], root: str) -> list[tuple[str, str]]:
+    """The known mistakes (name, mend) that give ``order`` on this graph, most likely first."""
+    expected = topological_order(root, parents_of=lambda node: parents[node])
+    return [(mistake, mend) for other, mistake, mend in _other_orders(parents, root) if order == other != expected]
+
+
+def check_topological_order(
+    order, parents: Mapping[str, Sequence[str]], root: str, title: str = "", ruled_out: Collection[str] = ()
+) -> None:
     """``order`` must be the depth-first topological order of the nodes ``root`` depends on (leaves first).
 
-    ``parents`` maps each node to its inputs, in the order the search visits them.
+    ``parents`` maps each node to its inputs, in the order the search visits them. The known
+    mistakes that give ``order`` are named, all of them when several do, except those in
+    ``ruled_out`` (which the same answer's orders on other graphs do not fit).
     """
     expected = topological_order(root, parents_of=lambda node: parents[node])
     name = "order"
     require_answer(name, order)
     head = f"{title}: " if title else ""
-    if order is None or isinstance(order, (str, bytes)) or not isinstance(order, Sequence):
+    if _as_order(order) is None:
         example = f"a list of node names such as {expected[:2]}"
         raise AnswerError(name, f"{head}the order should be {example}, got {order!r:.80}.")
     order = list(order)
     if order == expected:
         return
     said = f"Expected {_brief(expected)}, received {_brief(order)}."
-    if order == expected[::-1]:
+    found = [(mistake, mend) for mistake, mend in _mistakes_in(order, parents, root) if mistake not in ruled_out]
+    if [mistake for mistake, _ in found] == [REVERSED]:  # what the order is, more than how it came about
+        mend = found[0][1]
+        raise AnswerError(name, f"{head}{REVERSED}: {_brief(order)}. {mend[0].upper()}{mend[1:]}.", REVERSED)
+    if len(found) == 1:
+        raise AnswerError(name, f"{head}this is {found[0][0]}: {found[0][1]}. {said}", found[0][0])
+    if found:
+        listed = "; or ".join(f"({number}) {mistake}: {mend}" for number, (mistake, mend) in enumerate(found, 1))
         raise AnswerError(
             name,
-            f"{head}the order is reversed: {_brief(order)}. A topological order lists every node after its "
-            f"inputs, leaves first and {root} last; the backward pass walks it in reverse.",
-            "the order is reversed",
+            f"{head}{len(found)} known mistakes give this order on this graph, most likely first: {listed}. {said}",
+            found[0][0],
         )
-    for other, mistake, mend in _other_orders(parents, root):
-        if order == other and other != expected:
-            raise AnswerError(name, f"{head}this is {mistake}: {mend}. {said}", mistake)
     _check_nodes(name, head, order, expected, root, said)
     position = {node: index for index, node in enumerate(order)}
     for node in order:
@@ -298,9 +402,35 @@ def dfs_graphs(seed: int) -> list[tuple[str, dict[str, list[str]], str]]:
     return graphs
 
 
+def _ruled_out(dfs_order_with_stack: Callable, order, graphs: list, index: int) -> set[str]:
+    """The known mistakes that give ``order`` on graph ``index`` but not the function's order on another graph.
+
+    Two mistakes can give the same order on a small graph (a reversed breadth-first search and parents
+    taken last first do, from e); the other graphs tell them apart, so that a message never names a
+    mistake the answer does not make. The function is called on them only when a mistake fits.
+    """
+    _, parents, root = graphs[index]
+    order = _as_order(order)
+    fitting = {mistake for mistake, _ in _mistakes_in(order, parents, root)} if order is not None else set()
+    ruled_out: set[str] = set()
+    for other, (_, parents, root) in enumerate(graphs):
+        if other == index or not fitting - ruled_out:
+            continue
+        try:
+            answer = call("dfs_order_with_stack", dfs_order_with_stack, root, parents, names=("root", "parents"))
+        except AnswerError:
+            continue  # reported when the check comes to that graph
+        given = _as_order(answer)
+        orders = {mistake: wrong for wrong, mistake, _ in _other_orders(parents, root) if mistake in fitting}
+        ruled_out |= {mistake for mistake, wrong in orders.items() if given != wrong}
+    return ruled_out
+
+
 @allowed()
 def check_dfs_order_function(dfs_order_with_stack: Callable, seed: int = 0) -> None:
     """``dfs_order_with_stack(root, parents)`` must return the order of the chapter's recursive search."""
-    for what, parents, root in dfs_graphs(seed):
+    graphs = dfs_graphs(seed)
+    for index, (what, parents, root) in enumerate(graphs):
         result = call("dfs_order_with_stack", dfs_order_with_stack, root, parents, names=("root", "parents"))
-        check_topological_order(result, parents, root, title=f"dfs_order_with_stack on {what}")
+        ruled_out = _ruled_out(dfs_order_with_stack, result, graphs, index)
+        check_topological_order(result, parents, root, title=f"dfs_order_with_stack on {what}", ruled_out=ruled_out)
