@@ -125,3 +125,37 @@ def test_the_same_answers_pass_with_their_formulas():
     )
     feedback.check_tanh_neuron_grads_function(as_cell(formula, "tanh_neuron_grads"))
     feedback.check_network_backward(as_cell(NETWORK_ANSWER, "network_backward"))
+
+
+#: Layer normalisation's backward pass in two honest forms. With d = 2 features its x_bar is the
+#: difference of terms a thousand times larger, so its rounding is relative to them.
+LAYERNORM_FORMS = (
+    """import numpy as np
+
+def layernorm_backward(x, gamma, y_bar, eps):
+    s = np.sqrt(x.var(1, keepdims=True) + eps)
+    x_hat, g = (x - x.mean(1, keepdims=True)) / s, gamma * y_bar
+    x_bar = (g - g.mean(1, keepdims=True) - x_hat * (g * x_hat).mean(1, keepdims=True)) / s
+    return x_bar, (y_bar * x_hat).sum(0), y_bar.sum(0)
+""",
+    """import numpy as np
+
+def layernorm_backward(x, gamma, y_bar, eps):
+    d, centred = x.shape[1], x - x.mean(1, keepdims=True)
+    inverse = 1 / np.sqrt((centred**2).mean(1, keepdims=True) + eps)
+    x_hat, g = centred * inverse, gamma * y_bar
+    x_bar = inverse / d * (d * g - g.sum(1, keepdims=True) - x_hat * (g * x_hat).sum(1, keepdims=True))
+    return x_bar, np.einsum("ij,ij->j", y_bar, x_hat), y_bar.sum(0)
+""",
+)
+
+
+@pytest.mark.parametrize("secret", [b"s31", b"s36", b"s48"])
+def test_honest_forms_pass_where_terms_cancel(secret):
+    """Hidden inputs with d = 2 (found by a sweep) on which the rounding of either form exceeds 1e-12
+    of the largest entry of x_bar: both pass, their rounding measured against the terms."""
+    from chainrule_course.grading import contract
+
+    for cell in LAYERNORM_FORMS:
+        with contract.hidden_inputs(secret):
+            feedback.check_layernorm_backward(as_cell(cell, "layernorm_backward"), seed=21)

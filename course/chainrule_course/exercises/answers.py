@@ -240,6 +240,7 @@ def check_array(
     rtol: float | None = None,
     atol: float | None = None,
     sizes: Mapping[str, int] | None = None,
+    terms: float = 0.0,
 ) -> None:
     """Raise :class:`AnswerError` unless ``received`` equals ``expected``.
 
@@ -249,6 +250,8 @@ def check_array(
     ``mistakes`` are tried in order; every one whose answer matches ``received`` is named,
     most likely first. A 2-D answer that equals the transpose of the expected one is named
     as transposed. ``sizes`` (``{"N": 11, ...}``) let a shape message say which size each length is.
+    ``terms`` is the largest sum of the absolute values of the terms an entry adds up, where they
+    cancel (a normalisation's backward pass): the rounding is relative to it, not to the result.
     """
     import numpy as np
 
@@ -275,7 +278,7 @@ def check_array(
             f"{name} has {array[index]} at entry {_entry(index)}; expected {_expected(expected, index):.6g}.{suffix}",
             mistake,
         )
-    tolerance = _tolerance(expected, rtol, atol)
+    tolerance = max(_tolerance(expected, rtol, atol), rtol * terms)
     wrong = ~np.isclose(array, expected, rtol=rtol, atol=tolerance)
     if not wrong.any():
         return

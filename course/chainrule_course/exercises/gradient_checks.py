@@ -201,6 +201,14 @@ def _normalised_backward(x, gamma, y_bar, eps, axis, mean_path=True, variance_pa
     return x_bar / s
 
 
+def _layernorm_terms(x, gamma, y_bar, eps) -> float:
+    """The largest sum of |terms| in an entry of layer normalisation's x_bar, which cancel where d is small."""
+    s = np.sqrt(x.var(axis=1, keepdims=True) + eps)
+    x_hat, xh_bar = np.abs(x - x.mean(axis=1, keepdims=True)) / s, np.abs(gamma * y_bar)
+    terms = xh_bar + xh_bar.mean(axis=1, keepdims=True) + x_hat * (xh_bar * x_hat).mean(axis=1, keepdims=True)
+    return float(np.max(terms / s))
+
+
 def _layernorm_grads(x, gamma, y_bar, eps, ddof=0):
     """(x_bar, gamma_bar) of layer normalisation with the variance divided by d - ``ddof``: the gradients
     of a forward pass written with that variance and that ``eps`` (the planted mistakes), by chainrule."""
@@ -265,6 +273,7 @@ def check_layernorm_backward(layernorm_backward: Callable, seed: int = 0) -> Non
                 Mistake(sample_variance, _normalised_backward(x, gamma, y_bar, eps, axis=1, ddof=1)),
                 Mistake(eps_left_out, no_eps[0]),
             ],
+            terms=_layernorm_terms(x, gamma, y_bar, eps),
         )
         check_array(
             f"gamma_bar {where}",
