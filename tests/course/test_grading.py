@@ -638,3 +638,26 @@ def test_the_notebook_check_fails_when_the_grader_would_run_a_later_draft(tmp_pa
                 feedback.check_tanh_neuron_grads_function(as_cell(right, "tanh_neuron_grads"))
         else:
             feedback.check_tanh_neuron_grads_function(as_cell(right, "tanh_neuron_grads"))
+
+
+PRINTS = "def f(x):\n    for i in range(20_000):\n        print('line', i)\n    return x\n"
+
+
+def test_what_an_answer_prints_is_shown_capped_the_same_in_the_notebook_and_the_page(capsys):
+    """20,000 printed lines: the notebook's check and the page's show the same first lines, then say the rest is cut."""
+    from chainrule_course.exercises.calling import show_printed
+
+    shown = []
+    for answer in (apart.Answer(PRINTS, apart.Rule(())), apart.InProcess(PRINTS, apart.Rule(()))):
+        try:
+            for x in (1, 2):
+                entry = answer.call("f", apart.key((x,), {}))
+                assert len(entry["printed"]) == runner.PRINT_LIMIT and entry["cut"] > 200_000
+                show_printed("f", entry, answer)
+        finally:
+            answer.close()
+        shown.append(capsys.readouterr().out)
+    assert shown[0] == shown[1], shown
+    lines = shown[0].splitlines()
+    assert lines[:3] == ["f printed:", "  line 0", "  line 1"] and len(lines) == calling.PRINT_LINES + 2, lines
+    assert lines[-1].startswith("  ... and more, not shown: the check calls f many times"), lines

@@ -178,7 +178,32 @@ class _Apart:
 
     def __call__(self, *args):
         entry = self._answer.call(self._called, apart.key(args, {}))
+        if not getattr(self._answer, "cell_shown", False):
+            self._answer.cell_shown = True
+            show_printed(f"{self.__name__}'s cell", self._answer.told, self._answer)
+        show_printed(self.__name__, entry, self._answer)
         return apart.result_of(self.__name__, entry, self._elsewhere)
+
+
+#: Lines of what an answer prints that a check shows, over all the calls it makes of it.
+PRINT_LINES = 12
+
+
+def show_printed(name: str, entry: dict, answer) -> None:
+    """Print what the answer printed in this call (``entry["printed"]``), within the answer's share of
+    :data:`PRINT_LINES`; once that is spent, say once that the rest is not shown."""
+    text, cut = entry.get("printed"), entry.get("cut", 0)
+    if not isinstance(text, str) or getattr(answer, "print_room", PRINT_LINES) < 0:
+        return
+    room = getattr(answer, "print_room", PRINT_LINES)
+    lines = text.splitlines() or [""]
+    shown = [line if len(line) <= 160 else line[:160] + " ..." for line in lines[:room]]
+    answer.print_room = room - len(shown)
+    if shown:
+        print(f"{name} printed:" + "".join("\n  " + line for line in shown))
+    if len(lines) > len(shown) or cut:
+        answer.print_room = -1
+        print(f"  ... and more, not shown: the check calls {name} many times. Print less, or in a cell of its own.")
 
 
 def _apart(name: str, function, time_limit: float):

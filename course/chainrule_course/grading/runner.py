@@ -18,6 +18,9 @@ The protocol is one JSON document per line:
    each it answers ``result`` (encoded: :func:`encode`) or ``error``, and ``changed`` (the
    positions of the arguments the answer changed in place).
 
+Each reply carries what the answer printed (``printed``, its first :data:`PRINT_LIMIT` characters,
+and how many more were ``cut``), in a process of its own and in the web page's Python alike.
+
 The caller keeps the time: a call that does not answer within its limit is stopped from outside.
 The recursion limit is Python's default during every call, whatever the cell set: a call's
 ``sys.setrecursionlimit`` changes nothing (the reply says what it asked for), and a call that
@@ -39,6 +42,7 @@ import traceback
 MAX_DEPTH = 20
 ANSWER_LIMIT = 1_000_000  # numbers in one result: a larger one fails that call alone
 RECURSION_LIMIT = 1000  # Python's default
+PRINT_LIMIT = 2000  # characters of what an answer prints that a reply carries
 STANDARD = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
 
 
@@ -284,8 +288,49 @@ def described(error: BaseException, filename: str) -> dict:
     return found
 
 
+class Printed:
+    """Stands for ``sys.stdout`` while the answer runs: keeps the first :data:`PRINT_LIMIT` characters and
+    counts the rest, so that an answer that prints in a loop neither floods a page nor slows a check."""
+
+    def __init__(self):
+        self.kept, self.size, self.cut = [], 0, 0
+
+    def write(self, text) -> int:
+        text = str(text)
+        room = max(PRINT_LIMIT - self.size, 0)
+        self.kept.append(text[:room])
+        self.size += min(len(text), room)
+        self.cut += max(len(text) - room, 0)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def told(self, entry: dict) -> dict:
+        """``entry`` with what was printed, if anything: ``printed`` and the characters ``cut``."""
+        if self.size or self.cut:
+            entry["printed"], entry["cut"] = "".join(self.kept), self.cut
+        return entry
+
+
+@contextlib.contextmanager
+def _printed():
+    """Within the block, what is printed (to stdout or stderr) is kept by a :class:`Printed`."""
+    printed, before = Printed(), (sys.stdout, sys.stderr)
+    sys.stdout = sys.stderr = printed
+    try:
+        yield printed
+    finally:
+        sys.stdout, sys.stderr = before
+
+
 def define(answer: dict, namespace: dict) -> dict:
-    """Run the answer cell (and its prelude) in ``namespace``; what the caller is told."""
+    """Run the answer cell (and its prelude) in ``namespace``; what the caller is told, and what it printed."""
+    with _printed() as printed:
+        return printed.told(_define(answer, namespace))
+
+
+def _define(answer: dict, namespace: dict) -> dict:
     import linecache
 
     filename = str(answer.get("filename") or "<answer cell>")
@@ -349,9 +394,9 @@ def call(function, key: str, filename: str) -> dict:
         return {"error": {"type": "Unreadable", "message": str(error)[:300], "where": ""}}
     before = [encode(argument) for argument in args]
     given = copy.deepcopy(args)
-    with _recursion_limit_kept() as kept:
+    with _recursion_limit_kept() as kept, _printed() as printed:
         entry = _called(function, given, kwargs, filename)
-        entry = _limit_changed(entry, kept)
+        entry = printed.told(_limit_changed(entry, kept))
     changed = [i for i, argument in enumerate(given) if _encoded(argument) != before[i]]
     if changed:
         entry["changed"] = changed
