@@ -309,6 +309,10 @@ def after_a_reload_on_a_phone(visit: LiveVisit, question, editor, right: str) ->
     said = checked(numpy_answer)
     assert "numpy is not available in the page's Python, and this exercise does not allow it anywhere" in said
     assert "its check runs the answer cell with math and Python's standard library only" in said
+    # What an answer prints is shown as the notebook shows it: the first lines, then a note.
+    printing = "def tanh_neuron_grads(x, w, b):\n    for i in range(20_000):\n        print(i)\n    return 0, 0, 0"
+    said = checked(printing)
+    assert "tanh_neuron_grads printed:" in said and "... and more, not shown" in said and len(said) < 3_000, said
     # The page's limit on a check is the notebook's; here it is cut to 2 s, so as not to wait 10.
     script = page.locator("script[data-check-limit]")
     assert float(script.get_attribute("data-check-limit")) == TIME_LIMIT

@@ -563,7 +563,9 @@
         if (answered.error) return done(false, "Your answer cell raised an error: " + missing(answered.error, exercise));
         return execute(page, exercise.check, "page").then(function (checked) {
           if (generation !== page.generation) return false;
-          if (checked.error) return done(false, missing(checked.error, exercise));
+          // what the answer printed (the check shows its first lines, as in a notebook) follows the message
+          var printed = checked.stdout ? "\n\n" + checked.stdout.replace(/\n$/, "") : "";
+          if (checked.error) return done(false, missing(checked.error, exercise) + printed);
           return done(true, (checked.stdout || "The check passed.").replace(/\n$/, ""));
         });
       });
