@@ -1257,10 +1257,13 @@ def gradescope(venv: Path, name: str, notebook, files: dict[str, str], folder: P
     with zipfile.ZipFile(_zip(name)) as archive:
         archive.extractall(source)
     run_otter = (source / "run_otter.py").read_text().replace('"/autograder', '"' + str(folder))
-    assert f'remove_links("{folder}/submission")' in run_otter
+    assert f'remove_links("{folder}/submission")\n' in run_otter and "without_byte_order_marks" in run_otter
     (source / "run_otter.py").write_text(run_otter)
     (folder / "submission_metadata.json").write_text("{}")
     nbformat.write(notebook, handed_in / f"{name}.ipynb")
+    if files.pop("{bom}", None) is not None:  # written by an editor that starts UTF-8 with a byte-order mark
+        path = handed_in / f"{name}.ipynb"
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     for file_name, text in files.items():
         mark = str(folder.parent / f"ran-{file_name}")
         attack = ATTACK.format(mark=mark, results=str(results / "results.json"))
@@ -1296,7 +1299,8 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
     nothing of them runs; honest work scores; an answer that undoes the import rule and reads the answer
     key (in the autograder's folder, or a copy every user may read elsewhere) scores 0; a link handed in
     is removed before otter follows it as root; nothing the student started is left; the report names
-    the sandbox. The layout is in a folder every user may enter, as /autograder is."""
+    the sandbox; the honest notebook starts with a byte-order mark. The layout is in a folder every user
+    may enter, as /autograder is."""
     assert os.geteuid() == 0, "this test plays Gradescope's autograder, which runs as root"
     layout = Path(tempfile.mkdtemp(prefix="chainrule-gradescope-"))
     layout.chmod(0o755)
@@ -1312,7 +1316,7 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
     site_mode = Path(_purelib(nobody_venv)).stat().st_mode
     runs = {
         "files": (submission("intro"), PLANTED_FILES),
-        "honest": (submission("intro", {0: honest_source}), {}),
+        "honest": (submission("intro", {0: honest_source}), {"{bom}": ""}),
         "escape": (submission("intro", {0: escape}), {}),
     }
     try:

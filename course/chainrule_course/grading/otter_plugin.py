@@ -124,6 +124,24 @@ def remove_links(folder: str) -> list[str]:
     return removed
 
 
+def without_byte_order_marks(folder: str) -> list[str]:
+    """Rewrite each notebook under ``folder`` that starts with a UTF-8 byte-order mark (Windows editors
+    write one) without it, before otter reads it: otter's JSON reader refuses the mark, and the
+    notebook would score 0 as unreadable, where ``make grade`` reads it. The notebooks rewritten."""
+    rewritten = []
+    for parent, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(parent, name)
+            if name.endswith(".ipynb") and not os.path.islink(path):
+                with open(path, "rb") as handle:
+                    data = handle.read()
+                if data.startswith(b"\xef\xbb\xbf"):
+                    with open(path, "wb") as handle:
+                        handle.write(data[3:])
+                    rewritten.append(os.path.relpath(path, folder))
+    return rewritten
+
+
 class TrustedScores(AbstractOtterPlugin):
     def __init__(self, submission_path, submission_metadata, plugin_config):
         super().__init__(submission_path, submission_metadata, plugin_config)
