@@ -146,6 +146,18 @@ def _store_grad(tensor, g, shared, create_graph):
     tensor.grad = array
 
 
+def _changed_error(node, slot, version):
+    """The error for a tensor that ``node`` saved and that was then changed in place (PyTorch's guard)."""
+    what = "output" if slot == len(node.saved) - 1 else f"input {slot}"
+    label = node.input_labels[slot] if what != "output" and node.input_labels[slot] else ""
+    return RuntimeError(
+        f"backward through {node.rule.name} ({node.name!r}): the tensor it saved as its {what}"
+        f"{f' ({label!r})' if label else ''} was changed in place after it was saved (its version is "
+        f"{version}, it was {node.versions[slot]}), so the gradient would be that of other numbers. Compute "
+        "the graph again after the change, or change a copy"
+    )
+
+
 def _second_pass_error(node):
     return RuntimeError(
         f"backward through {node.rule.name} ({node.name!r}) a second time: its saved "
@@ -202,6 +214,9 @@ def _push_through(node, g, pending, retain_graph, create_graph, on_edge):
     if node.saved is None:
         raise _second_pass_error(node)
     rule = node.rule
+    for slot, tensor in enumerate(node.saved):
+        if tensor is not None and tensor._version[0] != node.versions[slot]:
+            raise _changed_error(node, slot, tensor._version[0])
     saved = _saved_tensors(node, create_graph)
     input_grads = rule.vjp(g, node, saved)
     for i, (edge, input_grad) in enumerate(zip(node.next_functions, input_grads, strict=True)):

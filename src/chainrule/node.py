@@ -62,6 +62,7 @@ class Node:
         "next_functions",
         "parents",
         "saved",
+        "versions",
         "input_shapes",
         "input_labels",
         "shape",
@@ -75,6 +76,7 @@ class Node:
         self.next_functions = tuple(vertex_of(t) if t.requires_grad else None for t in inputs)
         self.parents = tuple(edge for edge in self.next_functions if edge is not None)
         self.saved = saved
+        self.versions = tuple(None if t is None else t._version[0] for t in saved)
         self.input_shapes = tuple(t.data.shape for t in inputs)
         self.input_labels = tuple(t.label for t in inputs)
         self.shape, self.dtype = output.data.shape, output.data.dtype

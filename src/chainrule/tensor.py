@@ -89,15 +89,17 @@ def _float_array(data, where):
     return array
 
 
-def _plain_tensor(data):
+def _plain_tensor(data, version=None):
     """A Tensor around an array we know is fine, with no graph yet (a fast path around ``__init__``).
 
     It makes leaves (constants, detach) and, in :func:`apply`, every op's output before its
-    graph fields are filled in.
+    graph fields are filled in. ``version``: a version counter to share (a detached Tensor
+    shares its source's, as a saved output shares its Tensor's), else a new one.
     """
     out = _new_object(Tensor)
-    out.data, out.grad, out.requires_grad, out.label, out.grad_fn, out.retains_grad = data, None, False, "", None, False
-    out.accumulator = None
+    out._data, out.grad, out.requires_grad, out.label, out.grad_fn = data, None, False, "", None
+    out.retains_grad, out.accumulator = False, None
+    out._version = [0] if version is None else version
     return out
 
 
@@ -166,7 +168,7 @@ def record(out, op, inputs, args):
         *inputs_kept, output_kept = kept
         saved = (
             *(t if keep else None for t, keep in zip(inputs, inputs_kept, strict=True)),
-            _plain_tensor(out.data) if output_kept else None,
+            _plain_tensor(out.data, out._version) if output_kept else None,
         )
     out.requires_grad = True
     out.grad_fn = Node(op, rule, args, inputs, saved, out)
@@ -190,20 +192,49 @@ class Tensor:
     it, held by them (``accumulator`` is a weak reference to it).
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "label", "grad_fn", "retains_grad", "accumulator", "__weakref__")
+    __slots__ = (
+        "_data",
+        "_version",
+        "grad",
+        "requires_grad",
+        "label",
+        "grad_fn",
+        "retains_grad",
+        "accumulator",
+        "__weakref__",
+    )
 
     # numpy would otherwise treat a Tensor as an opaque object in ``array + tensor``;
     # None makes it hand such expressions to Tensor.__radd__ and friends.
     __array_ufunc__ = None
 
     def __init__(self, data, requires_grad=False, label=""):
-        self.data = _float_array(data, "Tensor()")
+        self._data = _float_array(data, "Tensor()")
+        self._version = [0]
         self.grad = None
         self.requires_grad = bool(requires_grad)
         self.label = label
         self.grad_fn = None
         self.retains_grad = False
         self.accumulator = None  # a weak reference to its AccumulateGrad, once a graph reads it
+
+    @property
+    def data(self):
+        """The numpy array. Assigning it, ``x.data = a``, or changing it with ``x.data += a`` (which
+        assigns it too) counts as a change in place: a graph that saved ``x`` before then refuses
+        to go backward, as PyTorch's version counter does. Writes into its entries, ``x.data[0] = 1``,
+        are not seen, as PyTorch does not see writes through ``.numpy()``."""
+        return self._data
+
+    @data.setter
+    def data(self, array):
+        self._data = array
+        self._version[0] += 1
+
+    @property
+    def version(self):
+        """How many times ``data`` was assigned or changed in place (shared with detached copies)."""
+        return self._version[0]
 
     @property
     def is_leaf(self):
@@ -380,7 +411,7 @@ class Tensor:
 
     def detach(self):
         """A new leaf sharing this Tensor's data, outside any graph (requires_grad False)."""
-        return _plain_tensor(self.data)
+        return _plain_tensor(self.data, self._version)
 
     def retain_grad(self):
         """Ask backward to keep (accumulate) ``.grad`` on this interior node too."""

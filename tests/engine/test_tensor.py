@@ -566,6 +566,71 @@ def test_retain_graph_allows_a_second_backward():
     np.testing.assert_allclose(x.grad, 2 * 3 * x.data**2)
 
 
+def _changed_in_place(make, change):
+    """The error backward raises after ``change`` on what ``make`` built (None: no error), and the gradient."""
+    leaf, loss, kept = make()
+    change(kept)
+    try:
+        loss.backward()
+    except RuntimeError as error:
+        return str(error), None
+    return None, leaf.grad.tolist()
+
+
+def test_a_saved_tensor_changed_in_place_stops_backward_as_in_pytorch():
+    """W * x saves x, sigmoid saves its output, a detached copy shares the version: each change to a
+    saved tensor fails backward in both engines, with an error that names the op and the slot; a
+    change to what no rule saved, or a new array after backward, does not."""
+    W0, x0 = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+
+    def ours_product():
+        W, x = Tensor(W0.copy(), requires_grad=True), Tensor(x0.copy(), label="x")
+        return W, (W * x).sum(), x
+
+    def torch_product():
+        W, x = torch.tensor(W0, requires_grad=True), torch.tensor(x0)
+        return W, (W * x).sum(), x
+
+    def ours_sigmoid():
+        x = Tensor(x0.copy(), requires_grad=True)
+        y = x.sigmoid()
+        return x, y.sum(), y
+
+    def torch_sigmoid():
+        x = torch.tensor(x0, requires_grad=True)
+        y = torch.sigmoid(x)
+        return x, y.sum(), y
+
+    def ours_add(t):
+        t.data += 100
+
+    def torch_add(t):
+        with torch.no_grad():
+            t += 100
+
+    cases = [
+        (ours_product, torch_product, ours_add, torch_add, "the tensor it saved as its input 1 ('x')"),
+        (ours_sigmoid, torch_sigmoid, ours_add, torch_add, "the tensor it saved as its output"),
+        (ours_product, torch_product, lambda t: ours_add(t.detach()), lambda t: torch_add(t.detach()), "input 1"),
+    ]
+    for ours, theirs, change, their_change, named in cases:
+        said, _ = _changed_in_place(ours, change)
+        told, _ = _changed_in_place(theirs, their_change)
+        assert "modified by an inplace operation" in told, told
+        assert said is not None and named in said and "changed in place after it was saved" in said, said
+    # What no rule saved may change: W's own numbers are not read by W * x's gradient for W.
+    said, grads = _changed_in_place(ours_product, lambda x: None)
+    assert said is None and grads == x0.tolist()
+    W, loss, x = ours_product()
+    W.data += 100  # W is not saved (only x is, for W's gradient)
+    loss.backward()
+    assert W.grad.tolist() == x0.tolist()
+    # After backward the graph is gone: an optimizer's update in place is fine, and the next pass sees it.
+    W.data -= 0.5 * W.grad
+    (W * x).sum().backward()
+    assert W.version == 2 and W.grad.tolist() == (2 * x0).tolist()
+
+
 def test_saved_tensors_follow_the_rule_table_and_are_freed_after_backward():
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     w = Tensor(np.array([0.5, -1.0]), requires_grad=True)
