@@ -5,7 +5,9 @@ Training keeps, for every op, what its rule will read, so memory grows with dept
 it is kept, and gives the result one node that keeps only fn's inputs. Its rule runs fn
 again, recording, and pushes G through the new graph. The gradients are the same; the
 price is one more forward pass of fn during backward ("recomputation",
-"rematerialization").
+"rematerialization"). The random draws fn's ops make (dropout's masks) are kept and given
+back when fn runs again, so both runs compute the same function, as PyTorch's
+``preserve_rng_state`` makes them.
 
 Its forward is not an array function, as the other ops' are: fn takes Tensors, and the
 parameters it reads from its closure become inputs of the node too. So
@@ -16,7 +18,7 @@ array engine imports it), so it takes the class of the Tensors it is given.
 """
 
 from .backward import backpropagate
-from .grad_mode import is_grad_enabled, no_grad, observe_ops, set_grad_enabled
+from .grad_mode import draws_kept, draws_replayed, is_grad_enabled, no_grad, observe_ops, set_grad_enabled
 from .node import vertex_of
 
 __all__ = ["run_once", "checkpoint_vjp", "refuse_apply"]
@@ -30,10 +32,11 @@ def refuse_apply(*arrays_and_args):
 def run_once(fn, inputs):
     """Run ``fn`` on new leaves holding the inputs' arrays, recording nothing.
 
-    Returns fn's result and, when recording is on, the Tensors that require grad and that
-    fn read from outside (its parameters), in the order fn first read them.  They are
-    found by watching the ops fn runs: with recording off everything fn computes is a
-    plain leaf, so a Tensor that requires grad can only come from outside.
+    Returns fn's result, the random draws its ops made (dropout's masks: the backward pass
+    gives them back when it runs fn again) and, when recording is on, the Tensors that
+    require grad and that fn read from outside (its parameters), in the order fn first read
+    them.  They are found by watching the ops fn runs: with recording off everything fn
+    computes is a plain leaf, so a Tensor that requires grad can only come from outside.
     """
     found = {}
 
@@ -42,10 +45,10 @@ def run_once(fn, inputs):
             if tensor.requires_grad:
                 found.setdefault(id(tensor), tensor)
 
-    with observe_ops(note_reads), no_grad():
+    with observe_ops(note_reads), no_grad(), draws_kept() as draws:
         out = fn(*[tensor.detach() for tensor in inputs])
     if not is_grad_enabled():
-        return out, ()
+        return out, draws, ()
     for tensor in found.values():
         if tensor.grad_fn is not None:
             raise ValueError(
@@ -53,7 +56,7 @@ def run_once(fn, inputs):
                 f"(by {tensor.grad_fn.rule.name!r}) and requires grad; pass it "
                 "as an input instead, e.g. checkpoint(fn, x, h) with fn taking (x, h)"
             )
-    return out, tuple(found.values())
+    return out, draws, tuple(found.values())
 
 
 def checkpoint_vjp(g, node, saved):
@@ -76,15 +79,21 @@ def checkpoint_vjp(g, node, saved):
             "supported: the recomputed graph starts from new leaves, so it is not connected to the "
             "inputs. Compute the function without checkpoint() to differentiate twice"
         )
-    fn, n_inputs = node.args
+    fn, n_inputs, draws = node.args
     tensor_class = type(g)  # rules have no Tensor class to import (tensor.py imports them)
     leaves = []
     for tensor, needs_grad in zip(saved[:n_inputs], node.needs_input_grad[:n_inputs], strict=True):
         leaf = tensor.detach()
         leaf.requires_grad = needs_grad
         leaves.append(leaf)
-    with set_grad_enabled(True):
+    replay = draws_replayed(draws)  # the forward pass's random draws, so that fn computes the same
+    with set_grad_enabled(True), replay:
         out = fn(*leaves)
+    if replay.draws:
+        raise RuntimeError(
+            f"checkpoint: running fn again in backward made {len(draws) - len(replay.draws)} random draws, "
+            f"the forward pass {len(draws)}; fn must compute the same thing every time it runs"
+        )
     is_tensor = isinstance(out, tensor_class)
     if not is_tensor or out.shape != node.shape or out.dtype != node.dtype:
         got = f"a Tensor of shape {out.shape}, dtype {out.dtype}" if is_tensor else type(out).__name__

@@ -16,6 +16,7 @@ from numbers import Real
 import numpy as np
 
 from .arguments import window_args
+from .grad_mode import random_draw
 from .tensor import Tensor, apply
 
 __all__ = [
@@ -166,7 +167,11 @@ def dropout(x, p, training=True, rng=None):
     if not training:
         return x
     rng = np.random.default_rng() if rng is None else rng
-    mask = (rng.random(x.shape) >= p).astype(x.dtype) / x.dtype.type(1 - p)
+
+    def draw():
+        return (rng.random(x.shape) >= p).astype(x.dtype) / x.dtype.type(1 - p)
+
+    mask = random_draw(draw, x.shape, "dropout")  # inside checkpoint, the same mask when fn runs again
     return apply("dropout", x, args=(mask,))
 
 

@@ -22,6 +22,9 @@ __all__ = [
     "observers",
     "in_backward",
     "backward_phase",
+    "random_draw",
+    "draws_kept",
+    "draws_replayed",
 ]
 
 
@@ -30,6 +33,8 @@ class _Modes(threading.local):
 
     grad_enabled = True
     in_backward = False
+    kept_draws = None  # a list, while checkpoint runs its function: the random draws made
+    replayed_draws = None  # a list, while checkpoint runs it again: the draws to give back, in order
 
     def __init__(self):
         self.observers = []  # this thread's: another thread's ops are not theirs to see
@@ -112,4 +117,57 @@ class backward_phase:
 
     def __exit__(self, *exc_info):
         _state.in_backward = self.previous
+        return False
+
+
+# --------------------------------------------------------------------------- random draws
+
+
+def random_draw(draw, shape, op):
+    """``draw()``, an array of ``shape`` drawn at random (dropout's mask), or, while checkpoint runs its
+    function again, the array that the same op drew the first time, so that both runs compute the
+    same function, as PyTorch's ``preserve_rng_state`` makes them."""
+    replayed = _state.replayed_draws
+    if replayed is not None:
+        if not replayed or replayed[0].shape != tuple(shape):
+            got = "no draw" if not replayed else f"one of shape {replayed[0].shape}"
+            raise RuntimeError(
+                f"checkpoint: running fn again in backward, {op} wants a random draw of shape {tuple(shape)}, "
+                f"but the forward pass made {got} at this point; fn must compute the same thing every time it runs"
+            )
+        array = replayed.pop(0)
+    else:
+        array = draw()
+    if _state.kept_draws is not None:  # a checkpoint inside the one replayed keeps its own draws too
+        _state.kept_draws.append(array)
+    return array
+
+
+class draws_kept:
+    """``with draws_kept() as draws:`` keeps, in ``draws``, the random draws made in the block."""
+
+    def __enter__(self):
+        self.previous, _state.kept_draws = _state.kept_draws, []
+        return _state.kept_draws
+
+    def __exit__(self, *exc_info):
+        kept, _state.kept_draws = _state.kept_draws, self.previous
+        if self.previous is not None:  # an enclosing checkpoint replays these draws too
+            self.previous.extend(kept)
+        return False
+
+
+class draws_replayed:
+    """``with draws_replayed(draws):`` gives ``draws`` back, in order, to the random ops of the block."""
+
+    def __init__(self, draws):
+        self.draws = list(draws)
+
+    def __enter__(self):
+        self.previous, _state.replayed_draws = _state.replayed_draws, self.draws
+        self.kept, _state.kept_draws = _state.kept_draws, None  # a nested checkpoint keeps its own
+        return self
+
+    def __exit__(self, *exc_info):
+        _state.replayed_draws, _state.kept_draws = self.previous, self.kept
         return False

@@ -560,7 +560,9 @@ def checkpoint(fn, *inputs):
     inputs of the node too, so their gradients arrive as along any other edge (and add
     up with those from uses outside fn).  Rules for fn:
 
-    * it must compute the same thing each time it is called (it is called twice);
+    * it must compute the same thing each time it is called (it is called twice); the
+      random draws of its ops (dropout's masks) are given back the second time, so
+      dropout inside fn is fine, as with PyTorch's ``preserve_rng_state=True``;
     * a Tensor that requires grad and was *computed* outside fn (not a leaf) must be
       passed as an input, not read from the closure;
     * gradients of gradients (``create_graph=True``) through it are not supported.
@@ -575,13 +577,13 @@ def checkpoint(fn, *inputs):
                 f"checkpoint: inputs[{i}] is a {type(tensor).__name__}, not a Tensor; "
                 "pass Tensors (wrap arrays with Tensor(...), or put constants inside fn)"
             )
-    out, parameters = run_once(fn, inputs)
+    out, draws, parameters = run_once(fn, inputs)
     if not isinstance(out, Tensor):
         raise TypeError(
             f"checkpoint: fn must return one Tensor, got {type(out).__name__}; "
             "for several results, checkpoint one function per result"
         )
-    return _finish("checkpoint", (*inputs, *parameters), (fn, len(inputs)), out.data)
+    return _finish("checkpoint", (*inputs, *parameters), (fn, len(inputs), draws), out.data)
 
 
 def clear_grads(tensors):

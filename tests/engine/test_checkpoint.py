@@ -364,3 +364,73 @@ def test_errors_inside_fn_come_through_unchanged():
     with pytest.raises(ValueError, match=r"matmul: shapes \(2, 3\) and \(2, 3\) are not aligned"):
         checkpoint(lambda s, t: s @ t, a, b)
     assert grad_mode.observers() == []
+
+
+def _dropout_grads(checkpointed, rng, nested=False):
+    """x's and W's gradients through tanh(x W) with dropout, once or twice checkpointed, and the masks drawn."""
+    from chainrule.functional import dropout
+
+    data = np.random.default_rng(3)
+    x = Tensor(data.normal(size=(4, 5)), requires_grad=True)
+    W = Tensor(data.normal(size=(5, 5)), requires_grad=True)
+    masks = []
+
+    def keep(op, inputs, args, out):
+        if op == "dropout" and not grad_mode.in_backward():
+            masks.append(args[0])
+
+    def inner(t):
+        return dropout((t @ W).tanh(), 0.5, rng=rng)
+
+    def outer(t):
+        return dropout(checkpoint(inner, t) if nested else inner(t), 0.3, rng=rng)
+
+    with observe_ops(keep):
+        y = checkpoint(outer, x) if checkpointed else outer(x)
+    (y * y).sum().backward()
+    return x.grad, W.grad, masks
+
+
+def test_dropout_inside_a_checkpoint_gets_its_forward_masks_back_as_in_pytorch():
+    """The recomputation in backward gives dropout the masks of the forward pass (PyTorch's
+    preserve_rng_state): the gradients equal those without checkpoint, with a generator passed,
+    with the default one (checked against the masks drawn) and with checkpoints nested."""
+    plain = _dropout_grads(False, np.random.default_rng(7))
+    for nested in (False, True):
+        checkpointed = _dropout_grads(True, np.random.default_rng(7), nested)
+        assert_same_grads(checkpointed[:2], plain[:2])
+    x_grad, W_grad, masks = _dropout_grads(True, None)
+    assert len(masks) == 2  # the default generator: no second draw, so the same gradient as this mask gives
+    data = np.random.default_rng(3)
+    x0, W0 = data.normal(size=(4, 5)), data.normal(size=(5, 5))
+    h = np.tanh(x0 @ W0)
+    y = h * masks[0] * masks[1]
+    dz = 2 * y * masks[1] * masks[0] * (1 - h * h)
+    np.testing.assert_allclose(x_grad, dz @ W0.T, rtol=1e-12)
+    np.testing.assert_allclose(W_grad, x0.T @ dz, rtol=1e-12)
+    # PyTorch keeps the same promise: with and without its checkpoint, the same gradients.
+    grads = []
+    for use in (False, True):
+        torch.manual_seed(0)
+        tx = torch.tensor(x0, requires_grad=True)
+        tW = torch.tensor(W0, requires_grad=True)
+        f = lambda t: torch.nn.functional.dropout(torch.tanh(t @ tW), 0.5)  # noqa: E731
+        ty = torch.utils.checkpoint.checkpoint(f, tx, use_reentrant=False) if use else f(tx)
+        (ty * ty).sum().backward()
+        grads.append(tx.grad)
+    assert torch.equal(grads[0], grads[1])
+
+
+def test_a_function_that_draws_differently_when_run_again_is_refused():
+    from chainrule.functional import dropout
+
+    calls = []
+
+    def fn(t):
+        calls.append(1)
+        return dropout(t, 0.5) if len(calls) == 1 else t * 2
+
+    x = Tensor(np.ones(3), requires_grad=True)
+    y = checkpoint(fn, x)
+    with pytest.raises(RuntimeError, match="made 0 random draws, the forward pass 1; fn must compute the same"):
+        y.sum().backward()
