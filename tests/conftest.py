@@ -8,6 +8,7 @@
   ``colab/`` (the simulated Colab). Only these folders' ``conftest.py`` import the fixtures of
   what ``make test`` builds (``builds.py``: ``book_html``, ``chapter_page``, ``colab``), so a
   fast test that asks for one fails at once: the fixture does not exist in its folder.
+* Property tests (hypothesis) run with the ``recorded`` profile: the same examples every run.
 * ``chapter``: tests that take this argument run once per page listed in ``_toc.yml`` (for
   example ``chapters/graph``), in table-of-contents order.
 * Under pytest-xdist (``make test`` runs ``-n <cores> --dist loadfile``), each test file runs
@@ -22,8 +23,18 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from common import toc_chapters
+from hypothesis import settings
+
+#: Property tests draw the same examples on every run (``derandomize``: a seed from each test's
+#: name), so a failure in CI is one anyone can repeat. ``HYPOTHESIS_PROFILE=random`` draws new
+#: ones, to look for a failure; its example then becomes a plain test.
+settings.register_profile("recorded", derandomize=True, database=None)
+settings.register_profile("random", derandomize=False, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "recorded"))
 
 #: Measured with a timeline of a whole run (seconds on a worker, beside the other one). The
 #: Colab runs (about 230 s) and the assignments' (150 s) each take turns on a venv with the

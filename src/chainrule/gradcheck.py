@@ -18,7 +18,9 @@ which a relative error says "right" for a smooth float64 function, and ``atol`` 
 * **Richardson extrapolation.** The difference is taken with the steps ``eps`` and
   ``2 * eps``; its error is ``eps**2`` times a sixth of the third derivative, plus
   higher orders, so ``(4 * D(eps) - D(2 * eps)) / 3`` cancels the ``eps**2`` term and
-  leaves an error of order ``eps**4``: nothing, at ``eps = 1e-6``.
+  leaves an error of order ``eps**4``, which ``4 eps**2 |D(eps) - D(2 eps)|`` bounds.
+  The cancellation is exact because the steps are: ``eps`` is rounded to a power of
+  two, so ``x ± eps`` and ``x ± 2 eps`` are exact floats.
 * **The rounding of f, measured.** Each operation rounds its result by at most the
   machine epsilon of its size, and a change at a node moves ``f`` by that node's
   gradient, so ``f`` is computed to within ``machine epsilon * sum |v| * |v_bar|`` over
@@ -26,7 +28,11 @@ which a relative error says "right" for a smooth float64 function, and ``atol`` 
   bound too.  ``noise`` is four times what that rounding can do to the extrapolated
   difference.  The bound trusts each node to round only its result: a custom node that
   loses digits inside (``log(1 + exp(u))`` for a very negative ``u``, where ``log1p``
-  would not) can fail a right rule, and the failure message says so.
+  would not) can fail a right rule, and the failure message says so.  At a stationary
+  point that bound is 0, while the values at ``x ± eps`` are still rounded, so the bound
+  is measured again at ``x ± 2 eps`` (one more backward pass each) and the largest
+  taken; and the analytic gradient, computed from rounded node values, is allowed
+  ``4 epsilon |x| |f''|`` (``f''`` read from the same values).
 
 So a rule off by a factor of ``1 + 5e-6``, or by ``1e-7`` where the gradient is
 ``3e-10``, fails, and a right one passes whatever the function's size.
@@ -316,8 +322,20 @@ def _evaluate(f, inputs, where):
     return _scalar_output(f(*inputs), where)
 
 
-def _analytic_gradients(f, inputs):
-    """The gradient of ``f`` for each input, and a bound on the rounding error of ``f``.
+def _rounding_at(f, inputs, where):
+    """The rounding bound of ``f`` (:func:`_analytic_gradients`) where the inputs are now, and f's value
+    there; the inputs' ``.grad`` are left as they were."""
+    kept = [x.grad for x in inputs]
+    try:
+        _, rounding, value = _analytic_gradients(f, inputs, where)
+    finally:
+        for x, grad in zip(inputs, kept, strict=True):
+            x.grad = grad
+    return rounding, value
+
+
+def _analytic_gradients(f, inputs, where="at the given inputs"):
+    """The gradient of ``f`` for each input, a bound on the rounding error of ``f``, and f's value.
 
     The bound is ``machine epsilon * sum |v| * |v_bar|`` over the nodes ``f`` computed
     (Values, or Tensors the ops read), with ``v_bar`` the gradient the backward pass
@@ -329,7 +347,7 @@ def _analytic_gradients(f, inputs):
     read = {}  # the interior Tensors the ops read, by id
     with observe_ops(lambda op, operands, args, out: read.update((id(t), t) for t in operands)):
         out = f(*inputs)
-    _scalar_output(out, "at the given inputs")
+    _scalar_output(out, where)
     if not callable(getattr(out, "backward", None)):
         raise TypeError(f"gradcheck: the {type(out).__name__} that f returned has no backward() method")
     zero = getattr(out, "zero_grad", None)
@@ -351,7 +369,8 @@ def _analytic_gradients(f, inputs):
                 f"{grad.shape}, but its .data has shape {x.data.shape}"
             )
         gradients.append(grad.copy())
-    return gradients, sys.float_info.epsilon * _sensitivity(out, interior)
+    at = _scalar_output(out, where)
+    return gradients, sys.float_info.epsilon * _sensitivity(out, interior), at
 
 
 def _sensitivity(out, interior):
@@ -371,14 +390,30 @@ def _add_note(error, note):
         error.add_note(note)
 
 
-def _central_difference(f, inputs, x, index, name, eps, rounding):
+def _step(eps):
+    """``eps`` rounded to a power of two: then ``x ± h`` and ``x ± 2h`` are exact floats for any
+    ``x`` of at most ``h / epsilon`` (a step of 2**-20 up to about 4e9), so both sides of each
+    difference are equally long and the extrapolation cancels its ``h**2`` term exactly."""
+    return 2.0 ** round(math.log2(eps))
+
+
+def _central_difference(f, inputs, x, index, name, h, rounding, at):
     """The derivative of ``f`` along one number of ``x``, extrapolated, and its noise.
 
-    ``D(h) = (f(x + h) - f(x - h)) / (2 h)`` for ``h = eps`` and ``2 * eps``, with the
-    steps as the floats actually hold them; ``(4 D(eps) - D(2 eps)) / 3`` cancels their
-    ``eps**2`` error.  ``rounding`` bounds the rounding error of each value of ``f``; the
-    extrapolation turns it into at most ``1.5 * rounding / eps``.  ``x`` is restored
-    afterwards.
+    ``D(h) = (f(x + h) - f(x - h)) / (2 h)`` for the step ``h`` (:func:`_step`) and ``2 h``,
+    with the steps as the floats actually hold them; ``(4 D(h) - D(2 h)) / 3`` cancels
+    their ``h**2`` error.  Its noise has three parts (``at`` is f at the point):
+
+    * the rounding of the values of f: the largest of ``rounding`` (the bound at the point)
+      and the bounds at ``x ± 2h``, measured there (at a stationary point the first is 0),
+      which the extrapolation turns into at most ``1.5 * rounding / h``;
+    * what the extrapolation leaves of the truncation, of order ``h**4``: bounded by
+      ``4 h**2 |D(h) - D(2 h)|`` (``D(h) - D(2h)`` is ``h**2`` times f's third derivative);
+    * the rounding of the analytic gradient itself, which reads the rounded values of f's
+      nodes: about ``epsilon |x|`` times f's second derivative, measured by the same values
+      (``(f(x + h) + f(x - h) - 2 f(x)) / h**2``), four times over.
+
+    ``x`` is restored afterwards.
     """
     if index is None:
         original = x.data
@@ -393,13 +428,18 @@ def _central_difference(f, inputs, x, index, name, eps, rounding):
 
     values, steps = [], []
     try:
-        for step in (eps, -eps, 2 * eps, -2 * eps):
+        for step in (h, -h, 2 * h, -2 * h):
             where = f"with {name} {'+' if step > 0 else '-'} {abs(step):g}"
             moved = original + step
             put(moved)
             steps.append(moved - original)  # the step the float holds, rounding and all
             try:
-                values.append(_evaluate(f, inputs, where))
+                if abs(step) == h:
+                    values.append(_evaluate(f, inputs, where))
+                else:  # the far points: where f's rounding has grown most from the point's (a stationary one)
+                    bound, value = _rounding_at(f, inputs, where)
+                    values.append(value)
+                    rounding = max(rounding, bound)
             except Exception as error:
                 _add_note(error, f"(raised by f while gradcheck evaluated it {where})")
                 raise
@@ -407,9 +447,13 @@ def _central_difference(f, inputs, x, index, name, eps, rounding):
         put(original)
     near = (values[0] - values[1]) / (steps[0] - steps[1])
     far = (values[2] - values[3]) / (steps[2] - steps[3])
+    epsilon = sys.float_info.epsilon
     # Near zero the floats are evenly spaced (subnormals): epsilon * float_info.min apart.
-    per_value = rounding + sys.float_info.epsilon * sys.float_info.min
-    return (4 * near - far) / 3, 4 * 1.5 * per_value / eps
+    per_value = rounding + epsilon * sys.float_info.min
+    truncation = 4 * h * h * abs(near - far)
+    curvature = abs(values[0] + values[1] - 2 * at) / (h * h)
+    analytic = 4 * epsilon * abs(original) * curvature
+    return (4 * near - far) / 3, 4 * 1.5 * per_value / h + truncation + analytic
 
 
 def gradcheck(f, inputs, eps=1e-6, rtol=1e-7, atol=0.0):
@@ -433,13 +477,13 @@ def gradcheck(f, inputs, eps=1e-6, rtol=1e-7, atol=0.0):
         raise ValueError("gradcheck: eps must be > 0, got 0")
     inputs = _check_inputs(inputs)
 
-    gradients, rounding = _analytic_gradients(f, inputs)
+    gradients, rounding, at = _analytic_gradients(f, inputs)
     position = {id(x): i for i, x in enumerate(inputs)}
     rows = []
     for name, x, index in _elements(inputs):
         grad = gradients[position[id(x)]]
         analytic = float(grad if index is None else grad[index])
-        numeric, own_error = _central_difference(f, inputs, x, index, name, eps, rounding)
+        numeric, own_error = _central_difference(f, inputs, x, index, name, _step(eps), rounding, at)
         abs_error = abs(analytic - numeric)
         tolerance = atol + rtol * abs(numeric) + own_error
         ok = bool(abs_error <= tolerance)

@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from chainrule import Value, topological_order
-from chainrule.gradcheck import assert_gradients_close
+from chainrule.gradcheck import assert_gradients_close, gradcheck
 from chainrule.graph import FINISH, depth_first_events, dfs_trace
 
 FAST = settings(max_examples=30, deadline=None)
@@ -234,6 +234,32 @@ def test_random_expressions_match_torch_and_central_differences(program):
     xs, steps = program
     check_against_torch(lambda *inputs: run_program(steps, *inputs), xs)
     check_with_gradcheck(lambda *inputs: run_program(steps, *inputs), xs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(program=programs(), which=st.integers(0, 2))
+def test_gradcheck_passes_right_rules_at_forced_stationary_points_and_fails_planted_ones(program, which):
+    """The program's value taken away and squared, (P(x) - P(x0))**2, is stationary at x0 in every
+    input (f = 0, gradient 0): a right rule passes there. P times (x_i - x0_i)**2 is stationary in
+    x_i. And P behind an identity whose rule is off by a relative 1e-6 fails wherever that error
+    stands above the check's own noise."""
+    xs, steps = program
+    at = run_program(steps, *[Value(x) for x in xs]).data
+    assert_gradients_close(lambda *inputs: (run_program(steps, *inputs) - at) ** 2, [Value(x) for x in xs])
+    i = which % len(xs)
+    squared = lambda *inputs: run_program(steps, *inputs) * (inputs[i] - xs[i]) ** 2  # noqa: E731
+    assert_gradients_close(squared, [Value(x) for x in xs])
+
+    def planted(*inputs):
+        out = run_program(steps, *inputs)
+        return Value(out.data, op="id", parents=(out,), local_grads=(1.0 + 1e-6,))
+
+    # Caught wherever the planted 1e-6 stands above twice the check's tolerance (rtol and the
+    # rounding noise of the central difference, which at eps = 1e-6 can reach 1e-8 of a large f).
+    rows = gradcheck(planted, [Value(x) for x in xs]).rows
+    above = [row for row in rows if 1e-6 * abs(row.analytic) > 2 * (1e-7 * abs(row.numeric) + row.numeric_error)]
+    assume(above)
+    assert not any(row.ok for row in above), rows
 
 
 def reachable_from(root):
