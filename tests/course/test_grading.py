@@ -230,6 +230,32 @@ def f(n):
 def g(n):
     return 0 if n == 0 else 1 + g(n - 1)
 """
+#: An instructor's trial found these: the runner's own setter, the limit put back in ``finally``; the
+#: trace function removed; the recursion run in a child Python.
+RAISES_AND_RESTORES = """import sys
+def f(n):
+    setter = sys.modules["__main__"]._limit_keeper.__defaults__[0]
+    setter(10**6)
+    try:
+        return g(n)
+    finally:
+        setter(1000)
+def g(n):
+    return 0 if n == 0 else 1 + g(n - 1)
+"""
+UNTRACED = """import sys
+def f(n):
+    sys.settrace(None)
+    sys.modules["__main__"]._limit_keeper.__defaults__[0](10**6)
+    return g(n)
+def g(n):
+    return 0 if n == 0 else 1 + g(n - 1)
+"""
+IN_A_CHILD = """import subprocess, sys
+def f(n):
+    code = "import sys; sys.setrecursionlimit(10**6); print(%d)" % n
+    return int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout)
+"""
 
 
 def test_a_call_cannot_raise_the_recursion_limit_so_without_recursion_holds_by_construction():
@@ -237,14 +263,22 @@ def test_a_call_cannot_raise_the_recursion_limit_so_without_recursion_holds_by_c
     assert called(RAISES_IN_CALL, "f", 500) == 500
     with pytest.raises(answers.AnswerError, match=r"Its sys.setrecursionlimit\(1000000\) changed nothing"):
         called(RAISES_IN_CALL, "f", 5000)
-    with pytest.raises(answers.AnswerError, match="changed Python's recursion limit to 1,000,000; the checks keep it"):
+    with pytest.raises(answers.AnswerError, match="f raised PermissionError.*may not use ctypes.dlsym"):
         called(RAISES_BY_CTYPES, "f", 5)
+    assert called(RAISES_AND_RESTORES, "f", 500) == 500
+    with pytest.raises(answers.AnswerError, match="RecursionError.*1,000 calls deep"):  # the calls are counted
+        called(RAISES_AND_RESTORES, "f", 5000)
+    with pytest.raises(answers.AnswerError, match="recursion limit to 1,000,000|1,000 calls deep"):
+        called(UNTRACED, "f", 5000)
+    with pytest.raises(answers.AnswerError, match="may not use subprocess.Popen"):
+        called(IN_A_CHILD, "f", 5)
     page = apart.InProcess(RAISES_IN_CALL, apart.Rule(()))
-    limit = sys.getrecursionlimit()
+    limit, trace = sys.getrecursionlimit(), sys.gettrace()
     with pytest.raises(RecursionError) as raised:
         apart.result_of("f", page.call("f", apart.key((5000,), {})))
     assert raised.value.asked_limit == "1000000"
-    assert sys.getrecursionlimit() == limit and sys.setrecursionlimit is runner._set_recursion_limit
+    assert sys.getrecursionlimit() == limit and type(sys.setrecursionlimit).__name__ == "builtin_function_or_method"
+    assert sys.gettrace() is trace  # the page's Python gets its trace function back
 
 
 def test_the_inputs_reach_the_answer_only_after_its_cell_has_run():

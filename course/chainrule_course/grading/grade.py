@@ -199,6 +199,9 @@ REVIEW = {
     ),
     "code built at run time (exec, eval, __import__, importlib)": r"\bexec\(|\beval\(|__import__|importlib",
     "raw memory (ctypes)": r"\bctypes\b|\bcffi\b",
+    "the runner's own objects (sys.modules, __defaults__, __closure__, the trace function)": (
+        r"sys\.modules|__defaults__|__kwdefaults__|__closure__|cell_contents|settrace|setprofile|gettrace"
+    ),
     # Generic ways to differentiate that no check can tell from a derivation: a hint for the reader.
     "complex numbers (the complex step differentiates without a derivation)": (
         r"\b\d+(\.\d*)?j\b|\bcomplex\(|\bcmath\b|\.imag\b"

@@ -23,9 +23,12 @@ and how many more were ``cut``), in a process of its own and in the web page's P
 
 The caller keeps the time: a call that does not answer within its limit is stopped from outside.
 The recursion limit is Python's default during every call, whatever the cell set: a call's
-``sys.setrecursionlimit`` changes nothing (the reply says what it asked for), and a call that
-changes the limit another way fails. So "without recursion" holds by construction: a search
-that calls itself stops 1,000 calls deep, on any input deeper than that.
+``sys.setrecursionlimit`` changes nothing (the reply says what it asked for), the depth of its
+Python calls is counted by a trace function, and a call that went deeper than 1,000 fails,
+however it raised the limit and whether or not it caught the error. In its own process the
+answer may not replace that trace function, use ctypes or start a process (an audit hook, which
+cannot be removed, refuses them). So "without recursion" holds: a search that calls itself fails
+on any input deeper than 1,000.
 """
 
 from __future__ import annotations
@@ -324,9 +327,10 @@ def _printed():
         sys.stdout, sys.stderr = before
 
 
-def define(answer: dict, namespace: dict) -> dict:
-    """Run the answer cell (and its prelude) in ``namespace``; what the caller is told, and what it printed."""
-    with _printed() as printed:
+def define(answer: dict, namespace: dict, refusing=contextlib.nullcontext) -> dict:
+    """Run the answer cell (and its prelude) in ``namespace``; what the caller is told, and what it printed.
+    ``refusing`` (:func:`_guard`'s, in the answer's own process) is entered around the cell."""
+    with _printed() as printed, refusing():
         return printed.told(_define(answer, namespace))
 
 
@@ -361,23 +365,61 @@ class _KeptLimit:
         self.asked = limit
 
 
-_set_recursion_limit = sys.setrecursionlimit
+def _limit_keeper(set_limit=sys.setrecursionlimit):
+    """The context manager of a call: the recursion limit is :data:`RECURSION_LIMIT`, ``sys.setrecursionlimit``
+    changes nothing (it only notes what it was asked), and the depth of the answer's calls is counted, so that
+    a call deeper than the limit fails even if the limit was raised another way (and put back)."""
+
+    @contextlib.contextmanager
+    def kept_limit():
+        kept, depth = _KeptLimit(), _Depth()
+        set_limit(RECURSION_LIMIT)
+        sys.setrecursionlimit = kept
+        previous = sys.gettrace()
+        sys.settrace(depth.call)
+        try:
+            yield kept, depth
+        finally:
+            depth.removed = sys.gettrace() != depth.call  # by a recursion too deep for it, or by the answer
+            sys.settrace(previous)
+            sys.setrecursionlimit = set_limit
+
+    return kept_limit
 
 
-@contextlib.contextmanager
-def _recursion_limit_kept():
-    """Within the block the recursion limit is :data:`RECURSION_LIMIT`, and ``sys.setrecursionlimit`` keeps it."""
-    kept = _KeptLimit()
-    _set_recursion_limit(RECURSION_LIMIT)
-    sys.setrecursionlimit = kept
-    try:
-        yield kept
-    finally:
-        sys.setrecursionlimit = _set_recursion_limit
+class _Depth:
+    """A trace function that counts how deep the answer's Python calls go (the lines are not traced)."""
+
+    def __init__(self):
+        self.depth, self.deepest, self.removed = 0, 0, False
+
+    def call(self, frame, event, arg):
+        if event != "call":
+            return None
+        self.depth += 1
+        self.deepest = max(self.deepest, self.depth)  # judged after the call (a trace function that raised
+        frame.f_trace_lines = False  # would be removed, and the answer could catch what it raised)
+        return self.returned
+
+    def returned(self, frame, event, arg):
+        if event == "return":
+            self.depth -= 1
+        return self.returned
 
 
-def _limit_changed(entry: dict, kept: _KeptLimit) -> dict:
-    """``entry``, told what the answer asked of the recursion limit, or failed if it changed it anyway."""
+_recursion_limit_kept = _limit_keeper()
+
+
+def _limit_changed(entry: dict, kept: _KeptLimit, depth: _Depth) -> dict:
+    """``entry``, told what the answer asked of the recursion limit, or failed if it went deeper than the
+    limit (caught or not) or changed the limit anyway."""
+    too_deep = depth.deepest > RECURSION_LIMIT or (depth.removed and "result" in entry)
+    if too_deep and entry.get("error", {}).get("type") != "RecursionError":
+        message = (
+            f"maximum recursion depth exceeded: the calls went more than {RECURSION_LIMIT:,} deep, or the "
+            "trace function that counts them was removed"
+        )
+        entry = {"error": {"type": "RecursionError", "message": message, "where": ""}}
     if kept.asked is not None and "error" in entry:
         entry["error"]["asked_limit"] = str(kept.asked)[:40]
     if sys.getrecursionlimit() != RECURSION_LIMIT:
@@ -386,17 +428,19 @@ def _limit_changed(entry: dict, kept: _KeptLimit) -> dict:
     return entry
 
 
-def call(function, key: str, filename: str) -> dict:
-    """One call of the answer on the encoded arguments ``key``: what it returned or raised, and what it changed."""
+def call(function, key: str, filename: str, refusing=contextlib.nullcontext) -> dict:
+    """One call of the answer on the encoded arguments ``key``: what it returned or raised, and what it changed.
+    ``refusing`` is entered around the call, as in :func:`define`."""
     try:
         args, kwargs = (decode(part) for part in json.loads(key))
     except Exception as error:  # noqa: BLE001 - inputs this process cannot read (numpy not allowed, say)
         return {"error": {"type": "Unreadable", "message": str(error)[:300], "where": ""}}
     before = [encode(argument) for argument in args]
     given = copy.deepcopy(args)
-    with _recursion_limit_kept() as kept, _printed() as printed:
-        entry = _called(function, given, kwargs, filename)
-        entry = printed.told(_limit_changed(entry, kept))
+    with _recursion_limit_kept() as (kept, depth), _printed() as printed:
+        with refusing():
+            entry = _called(function, given, kwargs, filename)
+        entry = printed.told(_limit_changed(entry, kept, depth))
     changed = [i for i, argument in enumerate(given) if _encoded(argument) != before[i]]
     if changed:
         entry["changed"] = changed
@@ -440,6 +484,46 @@ def _rounded(before, after) -> bool:
     )
 
 
+#: What no answer needs, refused by an audit hook while the answer's code runs in its own process:
+#: reaching C functions through ctypes, and starting processes (where a recursion would go uncounted).
+REFUSED_EVENTS = frozenset(
+    {
+        "ctypes.dlsym",
+        "ctypes.call_function",
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.spawn",
+        "os.posix_spawn",
+        "os.fork",
+        "os.forkpty",
+        "pty.spawn",
+    }
+)
+
+
+def _guard():
+    """Add the audit hook of :data:`REFUSED_EVENTS` (an audit hook cannot be removed) to this process;
+    the context manager within which it refuses them."""
+    running = [False]
+
+    def hook(event, args):
+        if running[0] and event in REFUSED_EVENTS:
+            raise PermissionError(f"an answer may not use {event}: it needs neither processes nor ctypes")
+
+    sys.addaudithook(hook)
+
+    @contextlib.contextmanager
+    def refusing():
+        running[0] = True
+        try:
+            yield
+        finally:
+            running[0] = False
+
+    return refusing
+
+
 def serve(requests, reply) -> None:
     """Read the answer, then the calls, from ``requests`` (lines); ``reply`` writes one line of data."""
     answer = json.loads(next(requests))
@@ -449,7 +533,8 @@ def serve(requests, reply) -> None:
     scope = dict(vars(builtins))
     scope["__import__"] = guarded_import(allowed)
     namespace = {"__name__": "__main__", "__builtins__": scope}
-    told = define(answer, namespace)
+    refusing = _guard()
+    told = define(answer, namespace, refusing)
     reply(told)
     if not told["ready"]:
         return
@@ -460,7 +545,7 @@ def serve(requests, reply) -> None:
         if not callable(function):
             reply({"error": {"type": "NameError", "message": f"{request.get('name')} is not defined", "where": ""}})
         else:
-            reply(call(function, str(request.get("key")), filename))
+            reply(call(function, str(request.get("key")), filename, refusing))
 
 
 def main() -> None:
