@@ -695,3 +695,27 @@ def test_what_an_answer_prints_is_shown_capped_the_same_in_the_notebook_and_the_
     lines = shown[0].splitlines()
     assert lines[:3] == ["f printed:", "  line 0", "  line 1"] and len(lines) == calling.PRINT_LINES + 2, lines
     assert lines[-1].startswith("  ... and more, not shown: the check calls f many times"), lines
+
+
+def test_a_class_from_another_cell_is_carried_as_the_grader_carries_it():
+    """The notebook's check carries a helper class defined in another cell, as the grader does (a trial
+    found the check refusing it while the grade was full)."""
+    import linecache
+
+    from chainrule_course.grading.contract import allowed
+
+    helper = "class Doubler:\n    def __call__(self, x):\n        return 2 * x\n"
+    answer = "def f(x):\n    return Doubler()(x)\n"
+    namespace = {"__name__": "__main__"}
+    for index, source in enumerate((helper, answer)):
+        filename = f"<cell class-{index}-{abs(hash(source))}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - two notebook cells
+
+    @allowed()
+    def check(f):
+        return calling.call("f", f, 4.0)
+
+    assert check(namespace["f"]) == 8.0
+    graded = scoring.record_apart([helper, answer], {"calls": {"f": [apart.key((4.0,), {})]}}, apart.Answer)
+    assert apart.result_of("f", graded["calls"]["f"][0]) == 8.0

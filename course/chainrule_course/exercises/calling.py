@@ -135,16 +135,21 @@ def notebook_cells() -> list[str]:
 
 def other_cells(function) -> list[str]:
     """What of the notebook's other cells an answer may be carried with (``apart.carried``): the cells
-    of the functions its globals hold now (not an older version of one), and the imports of every
-    cell this kernel ran."""
+    of the functions its globals hold now (not an older version of one) and of its classes, and the
+    imports of every cell this kernel ran."""
     import types
 
     found = []
-    for value in list(getattr(_unwrapped(function), "__globals__", {}).values()):
+    for name, value in list(getattr(_unwrapped(function), "__globals__", {}).items()):
         if isinstance(value, types.FunctionType) and value is not _unwrapped(function):
             cell = cell_source(value)
-            if cell is not None and cell[1] not in found:
-                found.append(cell[1])
+        elif isinstance(value, type) and value.__module__ == "__main__":  # a class: the last cell defining it
+            cells = [source for source in notebook_cells() if name in apart.top_level(source)]
+            cell = ("<cell>", cells[-1]) if cells else None
+        else:
+            continue
+        if cell is not None and cell[1] not in found:
+            found.append(cell[1])
     imports = [line for cell in notebook_cells() for line in _imports(cell)]
     return [*found, "\n".join(dict.fromkeys(imports))]
 
