@@ -1258,9 +1258,13 @@ def gradescope(venv: Path, name: str, notebook, files: dict[str, str], folder: P
         archive.extractall(source)
     run_otter = (source / "run_otter.py").read_text().replace('"/autograder', '"' + str(folder))
     assert f'remove_links("{folder}/submission")\n' in run_otter and "without_byte_order_marks" in run_otter
+    assert f'unreadable_replaced("{folder}/submission")' in run_otter
     (source / "run_otter.py").write_text(run_otter)
     (folder / "submission_metadata.json").write_text("{}")
-    nbformat.write(notebook, handed_in / f"{name}.ipynb")
+    if isinstance(notebook, bytes):  # not a notebook at all
+        (handed_in / f"{name}.ipynb").write_bytes(notebook)
+    else:
+        nbformat.write(notebook, handed_in / f"{name}.ipynb")
     if files.pop("{bom}", None) is not None:  # written by an editor that starts UTF-8 with a byte-order mark
         path = handed_in / f"{name}.ipynb"
         path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
@@ -1299,8 +1303,8 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
     nothing of them runs; honest work scores; an answer that undoes the import rule and reads the answer
     key (in the autograder's folder, or a copy every user may read elsewhere) scores 0; a link handed in
     is removed before otter follows it as root; nothing the student started is left; the report names
-    the sandbox; the honest notebook starts with a byte-order mark. The layout is in a folder every user
-    may enter, as /autograder is."""
+    the sandbox; the honest notebook starts with a byte-order mark; a broken file gets 0 with the reason
+    (otter alone writes no results). The layout is in a folder every user may enter, as /autograder is."""
     assert os.geteuid() == 0, "this test plays Gradescope's autograder, which runs as root"
     layout = Path(tempfile.mkdtemp(prefix="chainrule-gradescope-"))
     layout.chmod(0o755)
@@ -1318,6 +1322,7 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
         "files": (submission("intro"), PLANTED_FILES),
         "honest": (submission("intro", {0: honest_source}), {"{bom}": ""}),
         "escape": (submission("intro", {0: escape}), {}),
+        "broken": (b'{"cells": [{"cell_type": "code", "source": "def tanh', {}),
     }
     try:
         graded = {
@@ -1330,8 +1335,15 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
         shutil.rmtree(copy.parent, ignore_errors=True)
     scores = {stem: run["scores"] for stem, run in graded.items()}
     totals = {stem: run["total"] for stem, run in graded.items()}
-    assert totals == {"files": 0, "honest": 2, "escape": 0}, graded  # what Gradescope reads
-    assert scores == {"files": {"ex1_2": 0.0}, "honest": {"ex1_2": 2.0}, "escape": {"ex1_2": 0.0}}, graded
+    assert totals == {"files": 0, "honest": 2, "escape": 0, "broken": 0}, graded  # what Gradescope reads
+    assert scores == {
+        "files": {"ex1_2": 0.0},
+        "honest": {"ex1_2": 2.0},
+        "escape": {"ex1_2": 0.0},
+        "broken": {"ex1_2": 0.0},
+    }, graded
+    said = json.dumps(graded["broken"]["output"])
+    assert "intro.ipynb is not a readable notebook (NotJSONError" in said, said
     assert ran == [], "a file handed in beside the notebook ran"
     expected = "bubblewrap" if sandbox_kind == "bwrap" else "file permissions"
     assert f"chainrule: the answers ran in {expected}" in graded["honest"]["printed"], graded["honest"]["printed"]

@@ -122,17 +122,21 @@ def unprivileged_python(script: str) -> str:
 
 
 def links_removed_first(script: str) -> str:
-    """otter's ``run_otter.py`` with the submission's symbolic links removed, and its notebooks' byte-order
-    marks, before otter starts (:func:`chainrule_course.grading.otter_plugin.remove_links`,
-    :func:`~chainrule_course.grading.otter_plugin.without_byte_order_marks`)."""
+    """otter's ``run_otter.py`` with the submission's symbolic links removed, its notebooks' byte-order
+    marks too, and an unreadable notebook replaced by an empty one that says why, before otter starts
+    (:func:`chainrule_course.grading.otter_plugin.remove_links`,
+    :func:`~chainrule_course.grading.otter_plugin.without_byte_order_marks`,
+    :func:`~chainrule_course.grading.otter_plugin.unreadable_replaced`)."""
     found = re.search(r'(?m)^(\s*)run_autograder\("([^"]+)"\)', script)
     if found is None:
         raise AssignmentError('otter\'s run_otter.py no longer calls run_autograder("<folder>")')
     indent, folder = found.groups()
     first = (
-        f"{indent}from chainrule_course.grading.otter_plugin import remove_links, without_byte_order_marks\n\n"
+        f"{indent}from chainrule_course.grading.otter_plugin import (\n"
+        f"{indent}    remove_links, unreadable_replaced, without_byte_order_marks)\n\n"
         f'{indent}remove_links("{folder}/submission")\n'
         f'{indent}without_byte_order_marks("{folder}/submission")\n'
+        f'{indent}unreadable_replaced("{folder}/submission")\n'
     )
     return script[: found.start()] + first + script[found.start() :]
 

@@ -142,6 +142,36 @@ def without_byte_order_marks(folder: str) -> list[str]:
     return rewritten
 
 
+#: The metadata key of a notebook put in place of one that cannot be read (:func:`unreadable_replaced`).
+UNREADABLE = "chainrule_unreadable"
+
+
+def unreadable_replaced(folder: str) -> list[str]:
+    """Put an empty notebook, marked with the reason, in place of each notebook under ``folder`` that is
+    not a readable notebook (broken JSON, not UTF-8), before otter reads it: otter would stop with a
+    traceback and write no ``results.json``; the plugin then gives every question 0 with the reason, as
+    ``make grade`` gives such a file its row. The assignment's name (``../source/otter_config.json``)
+    goes into the new notebook, so otter's check of the name passes. The notebooks replaced."""
+    import json
+
+    import nbformat
+
+    config = Path(folder).parent / "source" / "otter_config.json"
+    assignment = json.loads(config.read_text()).get("assignment_name") if config.is_file() else None
+    replaced = []
+    for path in sorted(Path(folder).rglob("*.ipynb")):
+        if path.is_symlink():
+            continue
+        try:
+            nbformat.reads(path.read_bytes().decode("utf-8-sig"), as_version=nbformat.NO_CONVERT)
+        except Exception as error:  # noqa: BLE001 - whatever makes it unreadable is the reason given
+            reason = f"{path.name} is not a readable notebook ({type(error).__name__}: {str(error)[:120]})"
+            metadata = {UNREADABLE: reason, "otter": {"assignment_name": assignment} if assignment else {}}
+            nbformat.write(nbformat.v4.new_notebook(metadata=metadata), path)
+            replaced.append(path.name)
+    return replaced
+
+
 class TrustedScores(AbstractOtterPlugin):
     def __init__(self, submission_path, submission_metadata, plugin_config):
         super().__init__(submission_path, submission_metadata, plugin_config)
@@ -165,6 +195,7 @@ class TrustedScores(AbstractOtterPlugin):
         self.containerized = not getattr(config, "otter_run", True)  # Gradescope's container
 
     def before_execution(self, submission):
+        self.unreadable = str(submission.get("metadata", {}).get(UNREADABLE, ""))
         self.secret = os.urandom(32)
         self.inputs = scoring.inputs(self.tests, self.secret)
         self.cells = [
@@ -178,6 +209,9 @@ class TrustedScores(AbstractOtterPlugin):
 
     def after_grading(self, results):
         data = None
+        if getattr(self, "unreadable", ""):
+            results.results = scoring.score(self.tests, None, self.unreadable, self.secret)
+            return
         with answer_sandbox(self.submission_path, self.containerized) as (started, why_not, self.guarantee):
             if not why_not:
                 data = scoring.record_apart(self.cells, self.inputs, started, sandbox.NOTEBOOK_SECONDS)
