@@ -159,3 +159,17 @@ def test_honest_forms_pass_where_terms_cancel(secret):
     for cell in LAYERNORM_FORMS:
         with contract.hidden_inputs(secret):
             feedback.check_layernorm_backward(as_cell(cell, "layernorm_backward"), seed=21)
+
+
+def test_each_precision_is_allowed_its_own_rounding():
+    """A float16 answer is held to its own precision, not float32's (a trial found a right float16 answer
+    failing at 1e-5); float32 to 1e-5; float64 to its rounding."""
+    import numpy as np
+
+    right = np.linspace(-1.0, 1.0, 7) / 3
+    answers.check_array("x", right.astype(np.float16), right)
+    answers.check_array("x", right.astype(np.float32), right)
+    with pytest.raises(answers.AnswerError, match="Your answer is float16; the check allows for its rounding"):
+        answers.check_array("x", (right * 1.1).astype(np.float16), right)
+    with pytest.raises(answers.AnswerError, match="It is close"):
+        answers.check_array("x", right * (1 + 1e-9), right)

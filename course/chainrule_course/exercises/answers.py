@@ -38,10 +38,16 @@ RTOL64 = 1e-12
 ATOL64 = 1e-15
 
 
+#: The relative tolerance of each precision below float64's: float32 about a hundred times its machine
+#: epsilon, float16 and bfloat16 (whose epsilons are 1e-3 and 8e-3) about twenty times.
+LOWER = {"float32": RTOL, "float16": 2e-2, "bfloat16": 1.6e-1}
+
+
 def tolerances(received) -> tuple[float, float]:
-    """(rtol, atol) for ``received`` compared in its own precision: :data:`RTOL` for float32 and below,
-    :data:`RTOL64` for float64 and Python's numbers."""
-    return (RTOL, ATOL) if _precision(received) else (RTOL64, ATOL64)
+    """(rtol, atol) for ``received`` compared in its own precision: :data:`RTOL64` for float64 and Python's
+    numbers, :data:`RTOL` for float32, and float16's and bfloat16's own (:data:`LOWER`)."""
+    precision = _precision(received)
+    return (LOWER[precision], ATOL) if precision else (RTOL64, ATOL64)
 
 
 #: Width of the lines Jupyter and Colab show an :class:`AnswerError` in; wrapping here, at
