@@ -11,7 +11,9 @@ this list, and none imports the rooms below (``tests/repo/test_layers.py`` check
 * ``node`` -- what the array engine records per op (a Tensor's ``grad_fn``)
 * ``backward`` -- the backward pass over the recorded nodes
 * ``checkpointing`` -- a function of Tensors run as one op, and run again in the backward pass
-* ``rules`` -- the one table of ops: forward function, VJP rule, name and messages of each, checkpoint's included
+* ``flops`` -- the flop formulas of the rule table's ``flops`` column
+* ``rules`` -- the one table of ops: forward function, VJP rule, name, flops and messages of each, checkpoint's
+  included; a wrong ``reads`` fails when the table is made
 * ``arguments`` -- the checks of an op's constant arguments (shapes, axes, indices, windows)
 * ``tensor`` -- the array engine: :class:`Tensor`, :func:`apply`, :func:`grad` and :func:`checkpoint`
 * ``drawable`` -- a Tensor's recorded graph as the figures draw it, and the gradients that flowed

@@ -9,7 +9,8 @@ Three measurements, each small enough to print in a chapter:
 * :func:`peak_memory` measures the most memory a call had allocated at any one time.
 
 Flop conventions.  A flop is one addition or one multiplication; every op's count is a
-formula in the shapes, all of them in the table :data:`FLOPS`:
+formula in the shapes, in its row of the rule table (:data:`chainrule.rules.RULES`, column
+``flops``; the formulas are in :mod:`chainrule.flops`):
 
 * ``A @ B`` with A of shape (m, k) and B of shape (k, n): ``2·m·k·n`` (k multiplications
   and k additions per output entry); with batch axes, that times the batch size.  In
@@ -37,67 +38,9 @@ import numpy as np
 
 from . import tensor as _tensor
 from .grad_mode import in_backward, observe_ops
+from .rules import RULES
 
-__all__ = ["FLOPS", "FlopCounter", "count_flops", "saved_bytes", "saved_bytes_by_kind", "memory_parts", "peak_memory"]
-
-
-# --------------------------------------------------------------------------- flop formulas
-#
-# Each takes the input Tensors, the op's args and the output array.
-
-
-def _elementwise(inputs, args, out):
-    return out.size
-
-
-def _matmul(inputs, args, out):
-    return 2 * inputs[0].shape[-1] * out.size
-
-
-def _reduction(inputs, args, out):
-    return inputs[0].size
-
-
-def _log_softmax(inputs, args, out):
-    return 5 * inputs[0].size
-
-
-def _scatter_add(inputs, args, out):
-    return inputs[0].size
-
-
-def _no_arithmetic(inputs, args, out):
-    return 0
-
-
-FLOPS = {
-    "+": _elementwise,
-    "-": _elementwise,
-    "*": _elementwise,
-    "/": _elementwise,
-    "**": _elementwise,
-    "neg": _elementwise,
-    "relu": _elementwise,
-    "tanh": _elementwise,
-    "sigmoid": _elementwise,
-    "exp": _elementwise,
-    "log": _elementwise,
-    "@": _matmul,
-    "sum": _reduction,
-    "mean": _reduction,
-    "max": _reduction,
-    "max_pool2d": _reduction,
-    "log_softmax": _log_softmax,
-    "dropout": _elementwise,
-    "embedding": _no_arithmetic,
-    "scatter_add": _scatter_add,
-    "im2col": _no_arithmetic,
-    "col2im": _scatter_add,
-    "reshape": _no_arithmetic,
-    "transpose": _no_arithmetic,
-    "broadcast_to": _no_arithmetic,
-    "checkpoint": _no_arithmetic,
-}
+__all__ = ["FlopCounter", "count_flops", "saved_bytes", "saved_bytes_by_kind", "memory_parts", "peak_memory"]
 
 
 # --------------------------------------------------------------------------- counting
@@ -133,9 +76,12 @@ class FlopCounter:
         return self._watching.__exit__(*exc_info)
 
     def _observe(self, op, inputs, args, out):
-        formula = FLOPS.get(op)
+        rule = RULES.get(op)
+        formula = None if rule is None else rule.flops
         if formula is None:
-            raise NotImplementedError(f"count_flops: no flop formula for op {op!r}; add one to chainrule.cost.FLOPS")
+            raise NotImplementedError(
+                f"count_flops: no flop formula for op {op!r}; give its row of chainrule.rules.RULES one (flops=)"
+            )
         phase = "backward" if in_backward() else "forward"
         entry = self.counts.setdefault((op, phase), [0, 0])
         entry[0] += 1

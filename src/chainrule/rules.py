@@ -38,6 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import flops as F
 from .checkpointing import checkpoint_vjp, refuse_apply
 
 __all__ = ["RULES", "Rule"]
@@ -490,7 +491,9 @@ class Rule(NamedTuple):
     that made it. ``nonfinite_hint`` is the likely cause that the error then names, where
     the rule has one of its own (a quotient divides by a small B, a log by a small A).
 
-    ``name`` is what messages call the op (``"multiply"`` for ``*``). ``shape_error``
+    ``name`` is what messages call the op (``"multiply"`` for ``*``). ``flops`` counts its
+    floating-point operations (:mod:`chainrule.flops`; :func:`chainrule.cost.count_flops` reads
+    it). ``shape_error``
     writes the message for a forward that numpy refused for its shapes:
     ``shape_error(name, input_shapes, args)``; None keeps numpy's own.
 
@@ -503,6 +506,7 @@ class Rule(NamedTuple):
     vjp: Callable
     reads: tuple
     name: str
+    flops: Callable | None = None
     shape_error: Callable | None = None
     nonfinite_hint: str = "the incoming gradient times the local derivative overflowed"
 
@@ -519,41 +523,73 @@ class Rule(NamedTuple):
 
 #: ``reads`` of a rule whose every input's gradient reads every input.
 EVERY_INPUT = "every input"
+#: The slots a rule can read: the inputs A and B, the output C.
+SLOTS = ("A", "B", "C")
 
 
-RULES = {
-    # op                  forward             VJP rule            reads: dA, dB          name
-    "+":            Rule(np.add,             add_vjp,            ((), ()),              "add", _elementwise_error),
-    "-":            Rule(np.subtract,        sub_vjp,            ((), ()),              "subtract",
-                         _elementwise_error),
-    "*":            Rule(np.multiply,        mul_vjp,            (("B",), ("A",)),      "multiply",
-                         _elementwise_error),
-    "/":            Rule(_div_forward,       div_vjp,            (("B",), ("A", "B")),  "divide", _elementwise_error,
-                         "the divisor has values at or too close to 0"),
-    "@":            Rule(np.matmul,          matmul_vjp,         (("B",), ("A",)),      "matmul", _matmul_error),
-    "**":           Rule(_pow_forward,       pow_vjp,            (("A",),),             "power", None,
-                         "the base has values at or too close to 0 and the exponent is below 1"),
-    "neg":          Rule(np.negative,        neg_vjp,            ((),),                 "negate"),
-    "sum":          Rule(_sum_forward,       sum_vjp,            ((),),                 "sum", _axis_error),
-    "mean":         Rule(_mean_forward,      mean_vjp,           ((),),                 "mean", _axis_error),
-    "max":          Rule(_max_forward,       max_vjp,            (("A", "C"),),         "max", _max_error),
-    "embedding":    Rule(_embedding_forward, embedding_vjp,      ((),),                 "embedding"),
-    "scatter_add":  Rule(_scatter_add_forward, scatter_add_vjp,  ((),),                 "scatter_add"),
-    "dropout":      Rule(_dropout_forward,   dropout_vjp,        ((),),                 "dropout"),
-    "im2col":       Rule(_im2col_forward,    im2col_vjp,         ((),),                 "im2col"),
-    "col2im":       Rule(_col2im_forward,    col2im_vjp,         ((),),                 "col2im"),
-    "max_pool2d":   Rule(_max_pool2d_forward, max_pool2d_vjp,    (("A",),),             "max_pool2d"),
-    "reshape":      Rule(np.reshape,         reshape_vjp,        ((),),                 "reshape", _reshape_error),
-    "transpose":    Rule(np.transpose,       transpose_vjp,      ((),),                 "transpose", _transpose_error),
-    "broadcast_to": Rule(np.broadcast_to,    broadcast_to_vjp,   ((),),                 "broadcast_to",
-                         _broadcast_to_error),
-    "relu":         Rule(_relu_forward,      relu_vjp,           (("C",),),             "relu"),
-    "tanh":         Rule(np.tanh,            tanh_vjp,           (("C",),),             "tanh"),
-    "sigmoid":      Rule(_sigmoid_forward,   sigmoid_vjp,        (("C",),),             "sigmoid"),
-    "exp":          Rule(np.exp,             exp_vjp,            (("C",),),             "exp"),
-    "log":          Rule(_log_forward,       log_vjp,            (("A",),),             "log", None,
-                         "input has values <= 0 or too close to 0 (d log(a)/da = 1/a)"),
-    "log_softmax":  Rule(_log_softmax_forward, log_softmax_vjp,  (("C",),),             "log_softmax", _axis_error,
-                         "the incoming gradient's sum along the axis overflowed (dA = G - softmax(A) * ΣG)"),
-    "checkpoint":   Rule(refuse_apply,        checkpoint_vjp,     EVERY_INPUT,           "checkpoint"),
-}  # fmt: skip
+def _checked(rules):
+    """``rules``, once every row's ``reads`` is well formed: one tuple of slot names per input, each name a
+    slot the op has (a wrong entry would otherwise fail deep in a backward pass, as an unpacking error)."""
+    for op, rule in rules.items():
+        reads = rule.reads
+        if reads == EVERY_INPUT:
+            continue
+        if not isinstance(reads, tuple) or not reads or not all(isinstance(r, tuple) for r in reads):
+            raise TypeError(f"RULES[{op!r}]: reads must hold one tuple of slot names per input, got {reads!r}")
+        for i, names in enumerate(reads):
+            slots = (*SLOTS[: len(reads)], "C")
+            for name in names:
+                if name not in slots:
+                    raise ValueError(
+                        f"RULES[{op!r}]: reads[{i}] names slot {name!r}, but a rule of {len(reads)} input(s) "
+                        f"reads only {', '.join(slots)} (the inputs, then the output C)"
+                    )
+    return rules
+
+
+RULES = _checked({
+    # op                 forward              VJP rule          reads: dA, dB          name            flops
+    "+":           Rule(np.add,               add_vjp,          ((), ()),              "add",          F.elementwise,
+                        shape_error=_elementwise_error),
+    "-":           Rule(np.subtract,          sub_vjp,          ((), ()),              "subtract",     F.elementwise,
+                        shape_error=_elementwise_error),
+    "*":           Rule(np.multiply,          mul_vjp,          (("B",), ("A",)),      "multiply",     F.elementwise,
+                        shape_error=_elementwise_error),
+    "/":           Rule(_div_forward,         div_vjp,          (("B",), ("A", "B")),  "divide",       F.elementwise,
+                        shape_error=_elementwise_error,
+                        nonfinite_hint="the divisor has values at or too close to 0"),
+    "@":           Rule(np.matmul,            matmul_vjp,       (("B",), ("A",)),      "matmul",       F.matmul,
+                        shape_error=_matmul_error),
+    "**":          Rule(_pow_forward,         pow_vjp,          (("A",),),             "power",        F.elementwise,
+                        nonfinite_hint="the base has values at or too close to 0 and the exponent is below 1"),
+    "neg":         Rule(np.negative,          neg_vjp,          ((),),                 "negate",       F.elementwise),
+    "sum":         Rule(_sum_forward,         sum_vjp,          ((),),                 "sum",          F.reduction,
+                        shape_error=_axis_error),
+    "mean":        Rule(_mean_forward,        mean_vjp,         ((),),                 "mean",         F.reduction,
+                        shape_error=_axis_error),
+    "max":         Rule(_max_forward,         max_vjp,          (("A", "C"),),         "max",          F.reduction,
+                        shape_error=_max_error),
+    "embedding":   Rule(_embedding_forward,   embedding_vjp,    ((),),                 "embedding",    F.no_arithmetic),
+    "scatter_add": Rule(_scatter_add_forward, scatter_add_vjp,  ((),),                 "scatter_add",  F.scatter_add),
+    "dropout":     Rule(_dropout_forward,     dropout_vjp,      ((),),                 "dropout",      F.elementwise),
+    "im2col":      Rule(_im2col_forward,      im2col_vjp,       ((),),                 "im2col",       F.no_arithmetic),
+    "col2im":      Rule(_col2im_forward,      col2im_vjp,       ((),),                 "col2im",       F.scatter_add),
+    "max_pool2d":  Rule(_max_pool2d_forward,  max_pool2d_vjp,   (("A",),),             "max_pool2d",   F.reduction),
+    "reshape":     Rule(np.reshape,           reshape_vjp,      ((),),                 "reshape",      F.no_arithmetic,
+                        shape_error=_reshape_error),
+    "transpose":   Rule(np.transpose,         transpose_vjp,    ((),),                 "transpose",    F.no_arithmetic,
+                        shape_error=_transpose_error),
+    "broadcast_to": Rule(np.broadcast_to,     broadcast_to_vjp, ((),),                 "broadcast_to", F.no_arithmetic,
+                        shape_error=_broadcast_to_error),
+    "relu":        Rule(_relu_forward,        relu_vjp,         (("C",),),             "relu",         F.elementwise),
+    "tanh":        Rule(np.tanh,              tanh_vjp,         (("C",),),             "tanh",         F.elementwise),
+    "sigmoid":     Rule(_sigmoid_forward,     sigmoid_vjp,      (("C",),),             "sigmoid",      F.elementwise),
+    "exp":         Rule(np.exp,               exp_vjp,          (("C",),),             "exp",          F.elementwise),
+    "log":         Rule(_log_forward,         log_vjp,          (("A",),),             "log",          F.elementwise,
+                        nonfinite_hint="input has values <= 0 or too close to 0 (d log(a)/da = 1/a)"),
+    "log_softmax": Rule(_log_softmax_forward, log_softmax_vjp,  (("C",),),             "log_softmax",  F.log_softmax,
+                        shape_error=_axis_error,
+                        nonfinite_hint="the incoming gradient's sum along the axis overflowed "
+                                       "(dA = G - softmax(A) * ΣG)"),
+    "checkpoint":  Rule(refuse_apply,         checkpoint_vjp,   EVERY_INPUT,           "checkpoint",   F.no_arithmetic),
+})  # fmt: skip
