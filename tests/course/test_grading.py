@@ -719,3 +719,20 @@ def test_a_class_from_another_cell_is_carried_as_the_grader_carries_it():
     assert check(namespace["f"]) == 8.0
     graded = scoring.record_apart([helper, answer], {"calls": {"f": [apart.key((4.0,), {})]}}, apart.Answer)
     assert apart.result_of("f", graded["calls"]["f"][0]) == 8.0
+
+
+FORGES = """import os
+def f(x):
+    for descriptor in range(3, 20):
+        try:
+            os.write(descriptor, b'{"result": {"t": "tuple", "v": []}}\\n')
+        except OSError:
+            pass
+    return x * 2
+"""
+
+
+def test_a_line_the_answer_writes_to_the_reply_channel_is_not_taken_as_its_reply():
+    """A trial's answer wrote a reply line to every descriptor it had, and that line was read as its result:
+    each request now carries a nonce that only the runner's reply repeats."""
+    assert called(FORGES, "f", 4) == 8

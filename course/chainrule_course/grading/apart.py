@@ -27,6 +27,7 @@ from . import runner
 RUNNER = Path(runner.__file__)
 TIME_LIMIT = 10.0  # seconds a call may take (and a cell, to define its answer)
 LINE_LIMIT = 64 * 2**20  # bytes of one reply: a larger one is refused
+TOO_LARGE = object()  # what reading a reply longer than LINE_LIMIT gives
 RESTARTS = 2  # fresh processes after one stopped (a crash costs the call that crashed)
 #: How a notebook's first cell imports an allowed module: the answer cell starts with these names.
 CUSTOMARY = {"math": "import math", "numpy": "import numpy as np", "chainrule": "from chainrule import Value"}
@@ -423,12 +424,14 @@ class Answer:
         self.told: dict = {}
         self.starts = 0
         self.timed_out = False
+        self._buffer = b""
 
     def start(self) -> dict:
         """Start the process and send the cell; what it said once the cell ran (``ready``, ``values``, ...)."""
         import subprocess
 
         self.starts += 1
+        self._buffer = b""
         self.process = subprocess.Popen(
             self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **self.popen
         )
@@ -468,23 +471,52 @@ class Answer:
         return reply
 
     def _ask(self, request: dict) -> dict | None:
-        """Send ``request``; the reply, or None when the process stopped or ran out of time (then it is killed)."""
+        """Send ``request``; the reply, or None when the process stopped or ran out of time (then it is killed).
+
+        Each request carries a fresh ``nonce`` that the runner's reply repeats: a line the answer wrote to
+        the reply channel itself (it can reach every descriptor of its process) is not taken as a reply."""
+        nonce = os.urandom(8).hex()
         try:
-            self.process.stdin.write((json.dumps(request) + "\n").encode())
+            self.process.stdin.write((json.dumps({**request, "nonce": nonce}) + "\n").encode())
             self.process.stdin.flush()
         except OSError:
             self._kill()
             return None
-        line = _read_line(self.process.stdout.fileno(), time.monotonic() + self.limit)
-        if line is None or line is TimeoutError:
-            self.timed_out = line is TimeoutError
-            self._kill()
-            return None
-        try:
-            reply = json.loads(line)
-        except ValueError:
-            reply = None
-        return reply if isinstance(reply, dict) else {"error": {"type": "Unreadable", "message": "an unreadable reply"}}
+        deadline = time.monotonic() + self.limit
+        while True:
+            line = self._read_line(deadline)
+            if line is None or line is TimeoutError:
+                self.timed_out = line is TimeoutError
+                self._kill()
+                return None
+            if line is TOO_LARGE:
+                return {"error": {"type": "AnswerTooLarge", "message": "returned more than the grader reads"}}
+            try:
+                reply = json.loads(line)
+            except ValueError:
+                continue  # not the runner's
+            if isinstance(reply, dict) and reply.pop("nonce", None) == nonce:
+                return reply
+
+    def _read_line(self, deadline: float):
+        """The next line of the process's replies before ``deadline``: None at their end, TimeoutError (the
+        class) when late, :data:`TOO_LARGE` past :data:`LINE_LIMIT` bytes."""
+        import select
+
+        descriptor = self.process.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([descriptor], [], [], left)[0]:
+                return TimeoutError
+            chunk = os.read(descriptor, 2**20)
+            if not chunk:
+                return None
+            self._buffer += chunk
+            if len(self._buffer) > LINE_LIMIT:
+                self._buffer = b""
+                return TOO_LARGE
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
 
     def _stopped(self, when: str) -> dict:
         code = self.process.poll() if self.process is not None else None
@@ -506,27 +538,6 @@ class Answer:
                     pass
             self._kill()
         self._folder.cleanup()
-
-
-def _read_line(descriptor: int, deadline: float):
-    """One line from ``descriptor`` before ``deadline``; None at its end, TimeoutError (the class) when late."""
-    import select
-
-    data = b""
-    while not data.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return TimeoutError
-        ready, _, _ = select.select([descriptor], [], [], left)
-        if not ready:
-            return TimeoutError
-        chunk = os.read(descriptor, 2**20)
-        if not chunk:
-            return None
-        data += chunk
-        if len(data) > LINE_LIMIT:
-            return b'{"error": {"type": "AnswerTooLarge", "message": "returned more than the grader reads"}}'
-    return data
 
 
 class InProcess:

@@ -535,7 +535,7 @@ def serve(requests, reply) -> None:
     namespace = {"__name__": "__main__", "__builtins__": scope}
     refusing = _guard()
     told = define(answer, namespace, refusing)
-    reply(told)
+    reply({**told, "nonce": answer.get("nonce")})
     if not told["ready"]:
         return
     filename = str(answer.get("filename") or "<answer cell>")
@@ -543,9 +543,10 @@ def serve(requests, reply) -> None:
         request = json.loads(line)
         function = namespace.get(request.get("name"))
         if not callable(function):
-            reply({"error": {"type": "NameError", "message": f"{request.get('name')} is not defined", "where": ""}})
+            entry = {"error": {"type": "NameError", "message": f"{request.get('name')} is not defined", "where": ""}}
         else:
-            reply(call(function, str(request.get("key")), filename, refusing))
+            entry = call(function, str(request.get("key")), filename, refusing)
+        reply({**entry, "nonce": request.get("nonce")})  # the caller takes only a line with its nonce
 
 
 def main() -> None:
