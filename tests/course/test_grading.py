@@ -647,7 +647,8 @@ def test_the_runner_needs_only_the_standard_library():
 
 
 def test_the_notebook_check_fails_when_the_grader_would_run_a_later_draft(tmp_path, monkeypatch):
-    """Where Jupyter says which notebook the kernel runs, its check finds the answer by the grader's rule."""
+    """Where Jupyter says which notebook the kernel runs, or in Colab, the check finds the answer by the
+    grader's rule: the last cell that defines it."""
     import nbformat
     from test_scalar_checks import as_cell
 
@@ -672,6 +673,21 @@ def test_the_notebook_check_fails_when_the_grader_would_run_a_later_draft(tmp_pa
                 feedback.check_tanh_neuron_grads_function(as_cell(right, "tanh_neuron_grads"))
         else:
             feedback.check_tanh_neuron_grads_function(as_cell(right, "tanh_neuron_grads"))
+    # In Colab, the notebook as its editor holds it (unsaved and unrun cells included).
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    import types
+
+    message = types.ModuleType("google.colab._message")
+    held = {"cells": [{"cell_type": "code", "source": right.splitlines(True)}, {"cell_type": "code", "source": draft}]}
+    message.blocking_request = lambda kind, timeout_sec=0, **ignored: {"ipynb": held} if kind == "get_ipynb" else {}
+    colab = types.ModuleType("google.colab")
+    colab._message = message
+    monkeypatch.setitem(sys.modules, "google.colab", colab)
+    monkeypatch.setitem(sys.modules, "google.colab._message", message)
+    with pytest.raises(answers.AnswerError, match=r"2 cells of this notebook define tanh_neuron_grads"):
+        feedback.check_tanh_neuron_grads_function(as_cell(right, "tanh_neuron_grads"))
+    held["cells"].pop()
+    feedback.check_tanh_neuron_grads_function(as_cell(right, "tanh_neuron_grads"))
 
 
 PRINTS = "def f(x):\n    for i in range(20_000):\n        print('line', i)\n    return x\n"

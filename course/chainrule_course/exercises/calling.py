@@ -224,10 +224,10 @@ def _apart(name: str, function, time_limit: float):
         found = ("<cell>", cells[-1]) if cells else None
     if found is None:  # not a notebook's: a check called from a module, as the tests do
         return function
-    _no_later_draft(name, called, found[1])
     code = apart.answer_code(found[1], [called])
     rule = dataclasses.replace(rule, carried=apart.carried(other_cells(function), found[1], [called], rule.allowed))
     if (code, rule) not in opened:
+        _no_later_draft(name, called, found[1])  # once per check and answer: Colab's answer is a round trip
         if apart.can_start_processes():
             opened[code, rule] = apart.Answer(code, rule, limit=time_limit)
         else:  # the web page's Python
@@ -264,20 +264,38 @@ def _saved_cells(path: Path, modified: float) -> tuple[str, ...]:
     return tuple("".join(s) if isinstance(s, list) else str(s) for s in sources)
 
 
+def _colab_cells() -> tuple[str, ...] | None:
+    """The code cells of the notebook open in Colab, as its editor holds them (None outside Colab)."""
+    if "google.colab" not in sys.modules:  # loaded in every Colab kernel; never imported here
+        return None
+    try:
+        from google.colab import _message
+
+        notebook = _message.blocking_request("get_ipynb", timeout_sec=5)["ipynb"]
+        cells = [cell for cell in notebook["cells"] if cell.get("cell_type") == "code"]
+        return tuple("".join(c["source"]) if isinstance(c["source"], list) else str(c["source"]) for c in cells)
+    except Exception:  # noqa: BLE001 - not Colab's, or no answer from its editor: no check of drafts
+        return None
+
+
 def _no_later_draft(name: str, called: str, source: str) -> None:
-    """Fail when the saved notebook's last cell defining ``called``, the one the grader runs, is another."""
-    path = notebook_file()
-    if path is None:
-        return
-    defining = [cell for cell in _saved_cells(path, path.stat().st_mtime) if called in apart.top_level(cell)]
+    """Fail when the notebook's last cell defining ``called``, the one the grader runs, is another: the
+    notebook as Colab's editor holds it, or as saved where Jupyter names its file."""
+    cells, where, save = _colab_cells(), "this notebook", ""
+    if cells is None:
+        path = notebook_file()
+        if path is None:
+            return
+        cells, where, save = _saved_cells(path, path.stat().st_mtime), path.name, ", and save"
+    defining = [cell for cell in cells if called in apart.top_level(cell)]
     if len(defining) < 2 or defining[-1].strip() == source.strip():
         return
     first = next((line for line in defining[-1].splitlines() if called in line), called)
     raise AnswerError(
         name,
-        f"{len(defining)} cells of {path.name} define {called}, and the grader runs the last of them, which is "
+        f"{len(defining)} cells of {where} define {called}, and the grader runs the last of them, which is "
         f"not the one you ran: the cell with `{first.strip()[:60]}` further down. Delete the drafts of {called} "
-        "(or run that cell), and save.",
+        f"(or run that cell){save}.",
         "a later draft of the answer",
     )
 
