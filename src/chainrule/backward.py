@@ -87,7 +87,7 @@ def _check_finite(node, saved, i, made, summed):
     input's shape (``made`` itself when the input was not broadcast), so an overflow of the
     sum is named too.
     """
-    if _finite(summed.data):
+    if _finite(summed._data):
         return
     if not all(_finite(t.data) for t in saved if t is not None):
         hint = "the forward pass of this op already had nan/inf values (an overflow upstream?)"
@@ -104,7 +104,7 @@ def _check_finite(node, saved, i, made, summed):
 def _added(total, g, node, i):
     """``total + g``: the gradients two consumers send one input, added; FloatingPointError if that overflows."""
     total = total + g
-    if not _finite(total.data):
+    if not _finite(total._data):
         raise FloatingPointError(
             f"backward of {node.rule.name} produced nan/inf: adding its gradient for its input {i} to what "
             f"another op sends the same input overflowed (shape {node.input_shapes[i]})"
@@ -131,8 +131,8 @@ def _store_grad(tensor, g, shared, create_graph):
         # A Tensor gradient (this pass records, or an earlier one did) stays a Tensor.
         tensor.grad = g if tensor.grad is None else g + tensor.grad
         return
-    dtype = tensor.data.dtype
-    array = g.data
+    dtype = tensor._data.dtype
+    array = g._data
     if tensor.grad is not None:
         grad = tensor.grad
         if grad.dtype == dtype and grad.shape == array.shape and grad.flags.writeable:
@@ -214,8 +214,8 @@ def _push_through(node, g, pending, retain_graph, create_graph, on_edge):
     if node.saved is None:
         raise _second_pass_error(node)
     rule = node.rule
-    for slot, tensor in enumerate(node.saved):
-        if tensor is not None and tensor._version[0] != node.versions[slot]:
+    for slot, (tensor, version) in enumerate(zip(node.saved, node.versions, strict=True)):
+        if tensor is not None and tensor._version[0] != version:
             raise _changed_error(node, slot, tensor._version[0])
     saved = _saved_tensors(node, create_graph)
     input_grads = rule.vjp(g, node, saved)

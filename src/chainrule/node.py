@@ -73,13 +73,14 @@ class Node:
 
     def __init__(self, op, rule, args, inputs, saved, output):
         self.op, self.rule, self.args = op, rule, args
-        self.next_functions = tuple(vertex_of(t) if t.requires_grad else None for t in inputs)
-        self.parents = tuple(edge for edge in self.next_functions if edge is not None)
+        # (lists made into tuples: a list comprehension is faster than a generator on this hot path)
+        self.next_functions = tuple([vertex_of(t) if t.requires_grad else None for t in inputs])
+        self.parents = tuple([edge for edge in self.next_functions if edge is not None])
         self.saved = saved
-        self.versions = tuple(None if t is None else t._version[0] for t in saved)
-        self.input_shapes = tuple(t.data.shape for t in inputs)
-        self.input_labels = tuple(t.label for t in inputs)
-        self.shape, self.dtype = output.data.shape, output.data.dtype
+        self.versions = tuple([None if t is None else t._version[0] for t in saved]) if saved else ()
+        self.input_shapes = tuple([t._data.shape for t in inputs])
+        self.input_labels = tuple([t.label for t in inputs])
+        self.shape, self.dtype = output._data.shape, output._data.dtype
         self.output = weakref.ref(output)
 
     is_leaf = False

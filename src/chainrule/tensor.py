@@ -129,7 +129,7 @@ def apply(op, *inputs, args=()):
     (see :func:`record`); otherwise it is a plain leaf.
     """
     rule = RULES[op]
-    arrays = [t.data for t in inputs]
+    arrays = [t._data for t in inputs]  # _data: the property's array, without the property's call
     try:
         data = rule.forward(*arrays, *args)
     except ValueError:  # numpy's shape errors, rewritten to name the op and the shapes
@@ -168,7 +168,7 @@ def record(out, op, inputs, args):
         *inputs_kept, output_kept = kept
         saved = (
             *(t if keep else None for t, keep in zip(inputs, inputs_kept, strict=True)),
-            _plain_tensor(out.data, out._version) if output_kept else None,
+            _plain_tensor(out._data, out._version) if output_kept else None,
         )
     out.requires_grad = True
     out.grad_fn = Node(op, rule, args, inputs, saved, out)
@@ -243,19 +243,19 @@ class Tensor:
 
     @property
     def shape(self):
-        return self.data.shape
+        return self._data.shape
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def size(self):
-        return self.data.size
+        return self._data.size
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def T(self):
@@ -411,7 +411,7 @@ class Tensor:
 
     def detach(self):
         """A new leaf sharing this Tensor's data, outside any graph (requires_grad False)."""
-        return _plain_tensor(self.data, self._version)
+        return _plain_tensor(self._data, self._version)
 
     def retain_grad(self):
         """Ask backward to keep (accumulate) ``.grad`` on this interior node too."""
