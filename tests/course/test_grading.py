@@ -752,3 +752,15 @@ def test_a_line_the_answer_writes_to_the_reply_channel_is_not_taken_as_its_reply
     """A trial's answer wrote a reply line to every descriptor it had, and that line was read as its result:
     each request now carries a nonce that only the runner's reply repeats."""
     assert called(FORGES, "f", 4) == 8
+
+
+def test_a_cell_s_set_up_of_what_it_imports_runs_with_the_answer():
+    """``getcontext().prec = 60`` binds no name the answer reads, but sets up what its import gives: it
+    runs, in the check and the grade alike (a trial's answer lost its digits). A demo line does not."""
+    cell = (
+        "from decimal import Decimal, getcontext\ngetcontext().prec = 60\nprint(f(1))\n\n"
+        "def f(x):\n    return str(Decimal(1) / Decimal(x))\n"
+    )
+    kept = apart.answer_code(cell, ["f"])
+    assert "getcontext().prec = 60" in kept and "print(f(1))" not in kept
+    assert len(called(cell, "f", 3)) == 62  # "0." and 60 digits

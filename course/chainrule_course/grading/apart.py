@@ -146,6 +146,7 @@ def _reached(statements: list, names, scopes: dict, keep=lambda node: True) -> l
             if (name in bound or name in filled) and index not in kept and keep(node):
                 kept.add(index)
                 todo += _reads(node, scopes)
+                todo += bound  # what else it binds may be set up further down (getcontext().prec = 60)
     return [binds[index][0] for index in sorted(kept)]
 
 
@@ -214,7 +215,8 @@ def _module_bindings(node) -> dict[str, str | None]:
 
 def _filled(node) -> set[str]:
     """The names a top-level statement fills without binding them: ``table[k] = v``, ``table.append(v)``,
-    ``table.x += 1``, outside any function or class body."""
+    ``table.x += 1``, ``getcontext().prec = 60`` (which sets up what ``getcontext`` gives), outside any
+    function or class body."""
     import ast
 
     found = set()
@@ -225,8 +227,8 @@ def _filled(node) -> set[str]:
             continue
         if isinstance(item, (ast.Subscript, ast.Attribute)) and isinstance(item.ctx, (ast.Store, ast.Del)):
             base = item.value
-            while isinstance(base, (ast.Subscript, ast.Attribute)):
-                base = base.value
+            while isinstance(base, (ast.Subscript, ast.Attribute, ast.Call)):  # getcontext().prec = 60
+                base = base.func if isinstance(base, ast.Call) else base.value
             if isinstance(base, ast.Name):
                 found.add(base.id)
         if isinstance(item, ast.Expr) and isinstance(item.value, ast.Call):
