@@ -23,7 +23,6 @@ a label another page no longer has would keep its old link, and ``-n -W`` would 
 from __future__ import annotations
 
 import hashlib
-import shutil
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -68,14 +67,26 @@ def check_fingerprint(app: Sphinx) -> None:
     current = fingerprint(Path(app.confdir), app.config.execution_fingerprint_files)
     stamp = stamp_path(cache)
     recorded = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else None
-    if recorded != current:
-        if cache.exists():
-            logger.info(f"[incremental] the engine or requirements changed: emptying {cache}")
-            shutil.rmtree(cache)
-        app.env.chainrule_stale_outputs = True
     from jupyter_cache import get_cache
 
-    get_cache(str(cache)).list_cache_records()  # creates the database, once
+    records = get_cache(str(cache))
+    if recorded != current:
+        if cache.exists():
+            # Through jupyter-cache, not by deleting the folder: myst-nb has opened the database
+            # already, and workers forked with that connection would write records into the deleted
+            # file while the notebooks went to the new folder ("Notebook file does not exist for
+            # cache record").
+            logger.info(f"[incremental] the engine or requirements changed: emptying {cache}")
+            from jupyter_cache.cache.db import NbCacheRecord
+
+            for record in records.list_cache_records():
+                try:
+                    records.remove_cache(record.pk)
+                except KeyError:  # a record whose notebook is gone already
+                    NbCacheRecord.remove_records([record.pk], records.db)
+        app.env.chainrule_stale_outputs = True
+    records.list_cache_records()  # creates the database, once
+    records.db.dispose()  # no connection of this process is shared with the forked workers
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(current + "\n", encoding="utf-8")
 
