@@ -513,12 +513,25 @@ class Rule(NamedTuple):
     def kept(self, needs_input_grad):
         """Which slots of the node are filled: one bool per input, then one for the output.
 
-        A slot is filled when the gradient of an input that needs one reads it."""
-        n = len(needs_input_grad)
-        if self.reads == EVERY_INPUT:
-            return (any(needs_input_grad),) * n + (False,)
-        read = {name for names, needed in zip(self.reads, needs_input_grad, strict=True) if needed for name in names}
-        return tuple(name in read for name in ("A", "B")[:n]) + ("C" in read,)
+        A slot is filled when the gradient of an input that needs one reads it. (Worked out once per
+        ``reads`` and ``needs_input_grad``: every op that records asks.)"""
+        key = (self.reads, needs_input_grad)
+        found = _KEPT.get(key)
+        if found is None:
+            found = _KEPT[key] = _kept(self.reads, needs_input_grad)
+        return found
+
+
+_KEPT: dict = {}
+
+
+def _kept(reads, needs_input_grad) -> tuple:
+    """:meth:`Rule.kept`, computed."""
+    n = len(needs_input_grad)
+    if reads == EVERY_INPUT:
+        return (any(needs_input_grad),) * n + (False,)
+    read = {name for names, needed in zip(reads, needs_input_grad, strict=True) if needed for name in names}
+    return tuple(name in read for name in ("A", "B")[:n]) + ("C" in read,)
 
 
 #: ``reads`` of a rule whose every input's gradient reads every input.

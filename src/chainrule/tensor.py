@@ -162,7 +162,7 @@ def record(out, op, inputs, args):
     collector instead of being freed at once.
     """
     rule = RULES[op]
-    kept = rule.kept(tuple(t.requires_grad for t in inputs))
+    kept = rule.kept(tuple([t.requires_grad for t in inputs]))
     saved = ()
     if any(kept):
         *inputs_kept, output_kept = kept
