@@ -477,6 +477,9 @@ def log_softmax_vjp(g, node, saved):
     return (g - c.exp() * g.sum(axis=axis, keepdims=True),)
 
 
+_KEPT: dict = {}  # Rule.kept's answers, by (reads, needs_input_grad)
+
+
 class Rule(NamedTuple):
     """One row of :data:`RULES`: how to compute an op and how to push gradients through it.
 
@@ -513,25 +516,14 @@ class Rule(NamedTuple):
     def kept(self, needs_input_grad):
         """Which slots of the node are filled: one bool per input, then one for the output.
 
-        A slot is filled when the gradient of an input that needs one reads it. (Worked out once per
-        ``reads`` and ``needs_input_grad``: every op that records asks.)"""
-        key = (self.reads, needs_input_grad)
-        found = _KEPT.get(key)
-        if found is None:
-            found = _KEPT[key] = _kept(self.reads, needs_input_grad)
-        return found
-
-
-_KEPT: dict = {}
-
-
-def _kept(reads, needs_input_grad) -> tuple:
-    """:meth:`Rule.kept`, computed."""
-    n = len(needs_input_grad)
-    if reads == EVERY_INPUT:
-        return (any(needs_input_grad),) * n + (False,)
-    read = {name for names, needed in zip(reads, needs_input_grad, strict=True) if needed for name in names}
-    return tuple(name in read for name in ("A", "B")[:n]) + ("C" in read,)
+        A slot is filled when the gradient of an input that needs one reads it (worked out once, in _KEPT)."""
+        key, n = (self.reads, needs_input_grad), len(needs_input_grad)
+        if key not in _KEPT and self.reads == EVERY_INPUT:
+            _KEPT[key] = (any(needs_input_grad),) * n + (False,)
+        elif key not in _KEPT:
+            read = {name for names, need in zip(self.reads, needs_input_grad, strict=True) if need for name in names}
+            _KEPT[key] = tuple(name in read for name in ("A", "B")[:n]) + ("C" in read,)
+        return _KEPT[key]
 
 
 #: ``reads`` of a rule whose every input's gradient reads every input.
