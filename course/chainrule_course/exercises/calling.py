@@ -144,8 +144,7 @@ def other_cells(function) -> list[str]:
         if isinstance(value, types.FunctionType) and value is not _unwrapped(function):
             cell = cell_source(value)
         elif isinstance(value, type) and value.__module__ == "__main__":  # a class: the last cell defining it
-            cells = [source for source in notebook_cells() if name in apart.top_level(source)]
-            cell = ("<cell>", cells[-1]) if cells else None
+            cell = _graded_cell(notebook_cells(), name)
         else:
             continue
         if cell is not None and cell[1] not in found:
@@ -220,8 +219,7 @@ def _apart(name: str, function, time_limit: float):
     found = cell_source(function)
     main = sys.modules.get("__main__")
     if found is None and getattr(main, called, None) is function:  # the notebook's name for a module's function
-        cells = [cell for cell in notebook_cells() if called in apart.top_level(cell)]
-        found = ("<cell>", cells[-1]) if cells else None
+        found = _graded_cell(notebook_cells(), called)
     if found is None:  # not a notebook's: a check called from a module, as the tests do
         return function
     code = apart.answer_code(found[1], [called])
@@ -278,6 +276,15 @@ def _colab_cells() -> tuple[str, ...] | None:
         return None
 
 
+def _graded_cell(cells, name: str) -> tuple[str, str] | None:
+    """("<cell>", the cell of ``cells`` that the grader runs for ``name``), by the grader's own rule
+    (:func:`chainrule_course.grading.scoring.answer_cells`: the last that defines it), or None."""
+    from ..grading.scoring import answer_cells
+
+    found = answer_cells(list(cells), [name]).get(name)
+    return None if found is None else ("<cell>", found)
+
+
 def _no_later_draft(name: str, called: str, source: str) -> None:
     """Fail when the notebook's last cell defining ``called``, the one the grader runs, is another: the
     notebook as Colab's editor holds it, or as saved where Jupyter names its file."""
@@ -287,13 +294,14 @@ def _no_later_draft(name: str, called: str, source: str) -> None:
         if path is None:
             return
         cells, where, save = _saved_cells(path, path.stat().st_mtime), path.name, ", and save"
-    defining = [cell for cell in cells if called in apart.top_level(cell)]
-    if len(defining) < 2 or defining[-1].strip() == source.strip():
+    defining = sum(called in apart.top_level(cell) for cell in cells)
+    graded = _graded_cell(cells, called)
+    if defining < 2 or graded[1].strip() == source.strip():
         return
-    first = next((line for line in defining[-1].splitlines() if called in line), called)
+    first = next((line for line in graded[1].splitlines() if called in line), called)
     raise AnswerError(
         name,
-        f"{len(defining)} cells of {where} define {called}, and the grader runs the last of them, which is "
+        f"{defining} cells of {where} define {called}, and the grader runs the last of them, which is "
         f"not the one you ran: the cell with `{first.strip()[:60]}` further down. Delete the drafts of {called} "
         f"(or run that cell){save}.",
         "a later draft of the answer",
