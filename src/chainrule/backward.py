@@ -20,6 +20,8 @@ Tensor class: Tensor's ``backward()`` and :func:`chainrule.tensor.grad` call
 push a gradient through the graph it recomputes.
 """
 
+import math
+
 import numpy as np
 
 from .grad_mode import backward_phase, set_grad_enabled
@@ -76,8 +78,7 @@ def _finite(data) -> bool:
     whenever an element is.  It can also overflow when all elements are finite, so a
     positive answer is confirmed element by element.
     """
-    flat = data.ravel()
-    return data.size == 0 or np.isfinite(np.dot(flat, flat)) or np.isfinite(data).all()
+    return math.isfinite(np.vdot(data, data)) or np.isfinite(data).all()
 
 
 def _check_finite(node, saved, i, made, summed):
@@ -213,18 +214,18 @@ def _push_through(node, g, pending, retain_graph, create_graph, on_edge):
     """Run the rule of ``node`` on its gradient ``g`` and add the results to its inputs' gradients."""
     if node.saved is None:
         raise _second_pass_error(node)
-    rule = node.rule
     for slot, (tensor, version) in enumerate(zip(node.saved, node.versions, strict=True)):
         if tensor is not None and tensor._version[0] != version:
             raise _changed_error(node, slot, tensor._version[0])
-    saved = _saved_tensors(node, create_graph)
-    input_grads = rule.vjp(g, node, saved)
+    saved = _saved_tensors(node, create_graph) if create_graph else node.saved
+    input_grads = node.rule.vjp(g, node, saved)
     for i, (edge, input_grad) in enumerate(zip(node.next_functions, input_grads, strict=True)):
         if edge is None or input_grad is None:
             continue
         shape = node.input_shapes[i]
         summed = unbroadcast(input_grad, shape) if input_grad.shape != shape else input_grad
-        _check_finite(node, saved, i, input_grad, summed)
+        if not _finite(summed._data):
+            _check_finite(node, saved, i, input_grad, summed)
         input_grad = summed
         if on_edge is not None:
             on_edge(node, i, input_grad)

@@ -440,9 +440,9 @@ def broadcast_to_vjp(g, node, saved):
 def relu_vjp(g, node, saved):
     """C = max(A, 0).   dA = G where A > 0, else 0 (we take 0 at the kink A = 0).
     A > 0 exactly where C > 0, so the rule keeps C rather than A.  As C >= 0, the mask
-    (1 where C > 0, else 0) is sign(C), computed in C's dtype in one pass."""
+    is C != 0, which also lets G through a nan of C, as PyTorch's relu does."""
     c = saved[-1]
-    return (g * np.sign(c.data),)
+    return (g * (c.data != 0).astype(c.dtype),)
 
 
 def tanh_vjp(g, node, saved):

@@ -260,7 +260,7 @@ class Tensor:
     @property
     def T(self):
         """All axes reversed, as numpy's ``.T`` (the matrix transpose for 2-D)."""
-        return self.transpose()
+        return apply("transpose", self, args=(tuple(range(self._data.ndim - 1, -1, -1)),))
 
     def item(self):
         """The single number in a one-element Tensor, as a Python float."""

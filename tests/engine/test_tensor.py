@@ -284,6 +284,15 @@ def test_sigmoid_is_stable_for_large_inputs():
     assert np.all(np.isfinite(x.grad))
 
 
+def test_relu_at_its_kink_and_at_nan_passes_gradients_as_torch_does():
+    values = np.array([np.nan, 2.0, 0.0, -0.0, -3.0])
+    x = Tensor(values, requires_grad=True)
+    x.relu().backward(np.arange(1.0, 6.0))
+    expected = torch.tensor(values, requires_grad=True)
+    expected.relu().backward(torch.arange(1.0, 6.0, dtype=torch.float64))
+    np.testing.assert_array_equal(x.grad, expected.grad.numpy())  # [1, 2, 0, 0, 0]
+
+
 @st.composite
 def shape_and_axis(draw):
     """A shape and an axis argument valid for it: None, an int (maybe negative) or a tuple."""
