@@ -54,6 +54,7 @@ from sphinx.util.osutil import relative_uri
 
 import chainrule_course.book
 from _ext import edition_numbers
+from chainrule_course.drills import catalog
 from chainrule_course.grading.apart import TIME_LIMIT
 from tools.book import package
 from tools.book.book_model import read_chapter
@@ -163,7 +164,11 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
         app.add_css_file(f"{STATIC_FOLDER}/drill.css")
         app.add_js_file(
             f"{STATIC_FOLDER}/drill.js",
-            **{"data-wheels": app.env.live_code_wheels, "data-runtime-size": app.env.live_code_size},
+            **{
+                "data-wheels": app.env.live_code_wheels,
+                "data-runtime-size": app.env.live_code_size,
+                "data-kinds": json.dumps(catalog(), separators=(",", ":")),
+            },
         )
     if pagename not in app.config.live_code_pages:
         return
@@ -179,15 +184,17 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
 
 
 def progress_attributes(app: Sphinx, pagename: str) -> dict:
-    """On the page that shows the Progress section, every exercise of the book, in the book's order."""
+    """On the page that shows the Progress section, every exercise and every drill of the book, in its order."""
     if pagename != app.config.progress_page:
         return {}
     in_page = {exercise["label"] for found in app.env.live_code_exercises.values() for exercise in found}
     numbers = edition_numbers.collect(app.env)
     here = app.builder.get_target_uri(pagename)
+    titles = {docname: f"{numbers['chapters'].get(docname, '')}. {app.env.titles[docname].astext()}"
+              for docname in numbers["chapters"]}  # fmt: skip
     found = []
     for docname, elements in numbers["numbered"].items():
-        chapter = f"{numbers['chapters'].get(docname, '')}. {app.env.titles[docname].astext()}"
+        chapter = titles.get(docname, "")
         for element in elements.values():
             if element["kind"] == "exercise" and "label" in element:
                 found.append(
@@ -200,7 +207,14 @@ def progress_attributes(app: Sphinx, pagename: str) -> dict:
                     }
                 )
     found.sort(key=lambda e: [int(part) for part in e["number"].split(".")])
-    return {"data-exercises": json.dumps(found, separators=(",", ":"))}
+    drills = [
+        {"kind": name, "title": kind["title"], "chapter": titles["chapters/" + kind["chapter"]]}
+        for name, kind in catalog().items()
+    ]
+    return {
+        "data-exercises": json.dumps(found, separators=(",", ":")),
+        "data-drills": json.dumps(drills, separators=(",", ":")),
+    }
 
 
 def checked_exercises(root: Path, pages: list[str]) -> dict[str, list[dict]]:

@@ -1,14 +1,15 @@
 """The drills in Chromium, on the built book served from 127.0.0.1, as a reader uses them.
 
 On the Practice page, with the keyboard alone: nothing of the runtime is requested before the
-first New graph; five New graphs give at least four different graphs; every kind of question
-is asked and answered right (the answer computed here, in CPython, from the same seed), and a
-wrong answer gets its named mistake within 3 s; a seed typed again after a reload gives the same
-graph; Show the steps steps through the graph; what was answered is kept in localStorage across
-the reload; axe-core finds nothing in light or dark mode after the drills ran; no request leaves
-127.0.0.1. The Progress section lists every exercise of the book and every drill; an exercise
-ticked done gets its mark in its chapter; Export, Reset (confirmed) and Import round-trip the
-record. The graph and backward chapters carry their drills.
+first New question; five New questions give at least four different graphs; every kind of
+question, from the graph chapter's to the forward chapter's, is asked and answered right (the
+answer computed here, in CPython, from the same seed), its question in view; a wrong answer gets
+its named mistake within 3 s; a seed typed again after a reload gives the same question; Show the
+steps steps through the graph, or lists the worked steps; the last hint hands the focus on; what
+was answered is kept in localStorage across the reload; axe-core finds nothing in light or dark
+mode after the drills ran; no request leaves 127.0.0.1. The Progress section lists every drill
+and every exercise of the book, by chapter; an exercise ticked done gets its mark in its chapter;
+Export, Reset (confirmed) and Import round-trip the record. The chapters carry their drills.
 
 Uses Debian's chromium through Playwright. Build the book first (``make book``).
 """
@@ -42,13 +43,13 @@ def lines_of(drill) -> str:
 
 
 def ask_with_keyboard(page, drill, kind: str | None, level: str) -> tuple[int, float]:
-    """Choose the kind and level, press New graph with the keyboard; the seed and the seconds it took."""
+    """Choose the kind and level, press New question with the keyboard; the seed and the seconds it took."""
     if kind:
         drill.get_by_label("Question").select_option(kind)
     drill.get_by_label("Level").select_option(level)
     before = drill.get_attribute("data-drill-ms")
     seed_before = drill.get_by_label("Seed").input_value()
-    drill.get_by_role("button", name="New graph").focus()
+    drill.get_by_role("button", name="New question").focus()
     began = time.perf_counter()
     page.keyboard.press("Enter")
     page.wait_for_function(
@@ -57,7 +58,7 @@ def ask_with_keyboard(page, drill, kind: str | None, level: str) -> tuple[int, f
         arg=[drill.element_handle(), before, seed_before],
         timeout=90_000,
     )
-    expect(drill.locator(".cr-drill-status")).to_contain_text("a new graph", timeout=10_000)
+    expect(drill.locator(".cr-drill-status")).to_contain_text("a new question", timeout=10_000)
     return int(drill.get_by_label("Seed").input_value()), time.perf_counter() - began
 
 
@@ -97,7 +98,7 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
         seed, seconds = ask_with_keyboard(page, gradients, None, "2")
         warm.append(seconds)
         graphs.add(lines_of(gradients))
-    print(f"\nNew graph to a question: {cold:.1f} s cold, {max(warm):.2f} s warm at most")
+    print(f"\nNew question to a question: {cold:.1f} s cold, {max(warm):.2f} s warm at most")
     assert len(graphs) >= 4, graphs
 
     q = question("adjoint", 2, seed)
@@ -124,6 +125,7 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
             verdict, _ = answer_with_keyboard(page, drill, typed_answer(question(kind, 3, seed)))
             assert verdict.startswith("\u2713 Right"), (kind, seed, verdict)
     names = orders.locator(".cr-drill-lines").inner_text()
+    the_later_chapters_drills(page)
 
     gradients.get_by_role("button", name="Hint (1 of 2)").click()
     expect(gradients.locator(".cr-drill-hints li")).to_have_count(1)
@@ -157,10 +159,66 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
              })"""
     )
     assert outside == [], f"controls past their drill's box at 390 px: {outside}"
+    # The theme's "Back to top" shows on scrolling up: it must pass axe at 390 px too, and go while
+    # a drill's answer box has the focus, which it would cover.
+    page.evaluate("() => { document.activeElement.blur(); window.scrollTo(0, 3000); }")
+    page.mouse.wheel(0, -400)
+    expect(page.locator("#pst-back-to-top")).to_be_visible()
+    assert not axe_violations(page), f"at 390 px: {axe_violations(page)}"
+    page.locator(".cr-drill").nth(0).get_by_label("Your answer").focus()
+    expect(page.locator("#pst-back-to-top")).to_be_hidden()
     page.set_viewport_size({"width": 1280, "height": 900})
     the_progress_section(page, tmp_path)
     assert not visit.problems(), visit.problems()
     visit.close()
+
+
+LATER = ((2, ("twice", "inner")), (3, ("matmul", "broadcast")), (4, ("softmax", "decay")), (5, ("tangent", "dual")))
+
+
+def in_view(page, drill) -> bool:
+    """Whether the question starts below the theme's sticky bars and its answer box ends inside the window."""
+    return page.evaluate(
+        """(root) => {
+             const bars = [...document.querySelectorAll('.bd-header, .bd-header-article')].filter(
+                 bar => ['sticky', 'fixed'].includes(getComputedStyle(bar).position));
+             const covered = Math.max(0, ...bars.map(bar => bar.getBoundingClientRect().bottom));
+             const prompt = root.querySelector('.cr-drill-prompt').getBoundingClientRect();
+             const answer = root.querySelector('.cr-drill-form input').getBoundingClientRect();
+             return prompt.top >= covered - 1 && answer.bottom <= innerHeight;
+         }""",
+        drill.element_handle(),
+    )
+
+
+def the_later_chapters_drills(page) -> None:
+    """Each kind from the engine to the forward chapter: asked, in view, answered right; a mistake named; the
+    worked steps shown; the last hint hands the focus on."""
+    for index, kinds in LATER:
+        drill = page.locator(".cr-drill").nth(index)
+        for kind in kinds:
+            level = list(KINDS[kind].levels)[-1]
+            seed, _ = ask_with_keyboard(page, drill, kind, str(level))
+            assert in_view(page, drill), f"{kind}: the question is out of view after New question"
+            verdict, _ = answer_with_keyboard(page, drill, typed_answer(question(kind, level, seed)))
+            assert verdict.startswith("\u2713 Right"), (kind, seed, verdict)
+    products = page.locator(".cr-drill").nth(3)
+    seed, planted = next((s, q) for s in range(100) if (q := question("matmul", 1, s)).told_apart())
+    mistake = planted.mistakes[0]
+    products.get_by_label("Question").select_option("matmul")
+    products.get_by_label("Level").select_option("1")
+    products.get_by_label("Seed").fill(str(seed))
+    products.get_by_role("button", name="Use this seed").click()
+    expect(products.locator(".cr-drill-lines")).to_contain_text(planted.lines[0], timeout=20_000)
+    products.get_by_label("Your answer").focus()
+    verdict, _ = answer_with_keyboard(page, products, f"{mistake.value:.6f}")
+    assert mistake.message in verdict, (mistake, verdict)
+    for _ in range(2):
+        products.get_by_role("button", name=re.compile("^Hint")).click()
+    assert page.evaluate("() => document.activeElement.textContent") == "Show the steps", "the focus fell to the page"
+    page.keyboard.press("Enter")
+    expect(products.locator(".cr-drill-worked li")).to_have_count(len(planted.steps), timeout=20_000)
+    assert page.evaluate("() => document.activeElement.tagName") == "INPUT", "Show the steps left no focus"
 
 
 def record(page) -> dict:
@@ -174,7 +232,11 @@ def the_progress_section(page, folder: Path) -> None:
     section = page.locator(".cr-progress")
     rows = section.locator("table").nth(1).locator("tr:has(a)")
     expect(rows).to_have_count(exercises)
-    drill_row = section.locator("table").nth(0).locator("tr", has_text="A node's global gradient")
+    drills = section.locator("table").nth(0)
+    expect(drills.locator("tr.cr-progress-chapter")).to_have_count(len({kind.chapter for kind in KINDS.values()}))
+    expect(drills.locator("tr:not(.cr-progress-chapter):has(td)")).to_have_count(len(KINDS))
+    expect(drills.locator("tr.cr-progress-chapter").nth(2)).to_contain_text("4. Building a scalar autograd engine")
+    drill_row = drills.locator("tr", has_text="A node's global gradient")
     assert int(drill_row.locator("td").nth(1).inner_text()) >= 1
     section.get_by_label("Exercise 6.1 done").check()
     assert record(page)["exercises"]["ex-mlp-shape"]["done"] is True
@@ -195,9 +257,19 @@ def the_progress_section(page, folder: Path) -> None:
     expect(page.locator("#ex-mlp-shape .cr-progress-mark")).to_have_text(" \u2713 done")
 
 
-@pytest.mark.parametrize(("name", "kinds"), [("graph", "finish topological reach"), ("backward", "adjoint")])
+@pytest.mark.parametrize(
+    ("name", "kinds"),
+    [
+        ("graph", "finish topological reach"),
+        ("backward", "adjoint"),
+        ("engine", "twice inner"),
+        ("tensors", "matmul broadcast"),
+        ("mlp", "softmax decay"),
+        ("forward", "tangent dual"),
+    ],
+)
 def test_the_chapters_carry_their_drills(book_html: Path, name: str, kinds: str):
     html = (book_html / "chapters" / f"{name}.html").read_text()
     assert 'class="cr-drill"' in html and f'data-drill-kinds="{kinds}' in html
-    assert "_static/live/drill.js" in html and "data-wheels=" in html
+    assert "_static/live/drill.js" in html and "data-wheels=" in html and "data-kinds=" in html
     assert all(kind in KINDS for kind in kinds.split())

@@ -1,4 +1,5 @@
-"""The drills: fresh graphs from a seed, answers from the engine, named mistakes, and what a reader types."""
+"""The graph and backward chapters' drills: fresh graphs from a seed, answers from the engine, named
+mistakes, and what a reader types (the later chapters' kinds: test_drills_by_chapter.py)."""
 
 import json
 import math
@@ -8,9 +9,10 @@ import torch
 
 from chainrule.graph import VISIT, depth_first_events
 from chainrule_course.drills import KINDS, LEVELS, ask, check, make_graph, question, steps
-from chainrule_course.drills.reading import ReadingError, close, read_names, read_number
+from chainrule_course.drills.reading import ReadingError, close, read_names, read_number, read_numbers
 
 SEEDS = range(1000)
+GRAPH_KINDS = [name for name, kind in KINDS.items() if kind.chapter in ("graph", "backward")]
 
 
 def number(x):
@@ -24,7 +26,7 @@ def answer_text(q):
     return number(q.answer)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", GRAPH_KINDS)
 def test_each_kind_takes_its_answer_and_refuses_another_on_1000_seeds(kind):
     for seed in SEEDS:
         q = question(kind, 1 + seed % 4, seed)
@@ -191,10 +193,29 @@ def test_every_gradient_in_backward_order_names_the_first_wrong_one():
 
 @pytest.mark.parametrize(
     ("typed", "value"),
-    [("0.42", 0.42), ("-.5", -0.5), ("1/3", 1 / 3), ("2e-3", 0.002), ("\u22120.5", -0.5), ("0,5", 0.5), (" 3 ", 3.0)],
-)
+    [
+        ("0.42", 0.42), ("-.5", -0.5), ("1/3", 1 / 3), ("1 / 3", 1 / 3), ("2e-3", 0.002), ("\u22120.5", -0.5),
+        ("0,5", 0.5), (" 3 ", 3.0), ("(\u22121.5)", -1.5),
+    ],
+)  # fmt: skip
 def test_a_number_is_read_as_a_person_writes_it(typed, value):
     assert read_number(typed) == pytest.approx(value)
+
+
+@pytest.mark.parametrize(
+    ("typed", "values"),
+    [
+        ("0,5; 1,5", [0.5, 1.5]), ("0,5 1,5", [0.5, 1.5]), ("0,5, 1,5", [0.5, 1.5]), ("0.5,1.5", [0.5, 1.5]),
+        ("1 / 3, (\u22120.5)", [1 / 3, -0.5]),
+    ],
+)  # fmt: skip
+def test_a_list_is_read_the_same_way_decimal_commas_included(typed, values):
+    assert read_numbers(typed, 2) == pytest.approx(values)
+
+
+def test_a_thousands_comma_is_refused_not_read_as_one():
+    with pytest.raises(ReadingError, match="could be 1000 or 1.000"):
+        read_number("1,000")
 
 
 def test_what_cannot_be_read_gets_a_verdict_not_an_exception():
@@ -223,3 +244,16 @@ def test_the_page_gets_a_question_a_figure_and_the_steps():
     assert asked["answer"] == "number" and len(asked["hints"]) == 2 and asked["lines"]
     assert "data-explorable" in steps("adjoint", 3, 11) and "data-explorable" in steps("finish", 1, 11)
     assert '"right": true' in check("value", 1, 4, number(question("value", 1, 4).answer))
+
+
+def test_a_missing_node_that_uses_one_input_twice_names_it_once():
+    q = next(
+        q
+        for seed in SEEDS
+        for q in [question("reach", 3, seed)]
+        if any(q.graph.nodes[n].parents[0] is q.graph.nodes[n].parents[-1] for n in q.answer if n != "L")
+    )
+    twice = next(n for n in q.answer if n != "L" and q.graph.nodes[n].parents[0] is q.graph.nodes[n].parents[-1])
+    message = q.check(", ".join(n for n in q.answer if n != twice))["message"]
+    used = q.graph.nodes[twice].parents[0].label
+    assert f"{twice} is missing: it uses {used}." in message, message

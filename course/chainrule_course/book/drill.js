@@ -1,12 +1,14 @@
-/* chainrule drills: a question on a fresh random graph, answered by the engine in the page's Python.
+/* chainrule drills: a question on a fresh random instance, answered by the engine in the page's Python.
  *
  * Each element .cr-drill of the page (data-drill-kinds="adjoint local", data-drill-title)
- * becomes a drill: a kind and a level to choose, New graph (a random seed), a seed to type
- * and share, the question with its graph drawn and in words, an answer box with Check,
- * hints one at a time, and Show the steps (a widget of chainrule_course.explore stepping through
- * this graph). Everything a drill knows comes from chainrule_course.drills.page (ask, check,
- * steps), run in a Web Worker of the drills' own (live_worker.js, the one Live code uses),
- * which starts at the first New graph: nothing is computed again in JavaScript.
+ * becomes a drill: a kind and a level to choose, New question (a random seed), a seed to type
+ * and share, the question with its instance in words (and its graph drawn, where it has one),
+ * an answer box with Check, hints one at a time, and Show the steps (the worked steps, or a
+ * widget of chainrule_course.explore stepping through the graph). The kinds, their levels and
+ * the form of their answers come from this script's data-kinds (chainrule_course.drills.catalog,
+ * written by the build); everything else a drill knows comes from chainrule_course.drills.page
+ * (ask, check, steps), run in a Web Worker (live_worker.js, the one Live code uses), which
+ * starts at the first New question: nothing is computed again in JavaScript.
  * Each answer checked is counted by progress.js, in this browser only.
  */
 (function () {
@@ -15,12 +17,7 @@
   var base = new URL(".", me.src).href;
   var wheels = me.getAttribute("data-wheels");
   var SIZE = me.getAttribute("data-runtime-size") || "about 15 MB";
-  var KINDS = {
-    finish: "the order the search finishes the nodes", topological: "a topological order",
-    reach: "what a change to a leaf reaches", value: "a node's value", local: "an edge's local gradient",
-    adjoint: "a node's global gradient", adjoints: "every global gradient, in backward order"
-  };
-  var LEVELS = ["1: trees", "2: fan-out", "3: shared subexpressions", "4: tanh, exp, log, division"];
+  var KINDS = JSON.parse(me.getAttribute("data-kinds") || "{}");
   var FORMS = {
     names: "Node names, separated by commas (a, e, L).",
     number: "A number: 0.25, -1.5, 1/3 or 2e-3.",
@@ -36,6 +33,26 @@
   function setUpAll() {
     var roots = document.querySelectorAll(".cr-drill");
     for (var i = 0; i < roots.length; i += 1) setUpDrill(roots[i]);
+    if (roots.length) addSkipLink(roots[0]);
+  }
+
+  // Beside the theme's "Skip to main content", shown on its bar when focused: the keyboard reaches
+  // the page's first drill in two presses, as Live code's links reach an exercise's answer.
+  function addSkipLink(root) {
+    var first = document.getElementById("pst-skip-link");
+    var button = root.querySelector("button");
+    if (!first || !button) return;
+    var nav = make("nav", "skip-link d-print-none cr-drill-skips");
+    nav.setAttribute("aria-label", "Skip to the drill");
+    var link = make("a", "", "Skip to the first drill");
+    link.href = "#" + (root.id || "");
+    link.addEventListener("click", function (event) {
+      event.preventDefault();
+      root.scrollIntoView({ block: "start" });
+      button.focus({ preventScroll: true });
+    });
+    nav.appendChild(link);
+    first.parentNode.insertBefore(nav, first.nextSibling);
   }
 
   // --- the drills' Python ----------------------------------------------------------------
@@ -111,20 +128,24 @@
   function setUpDrill(root) {
     drills += 1;
     var kinds = (root.getAttribute("data-drill-kinds") || "adjoint").split(/\s+/).filter(function (k) { return KINDS[k]; });
+    if (!kinds.length) return;
     var title = "Drill: " + (root.getAttribute("data-drill-title") || "practice");
     root.textContent = "";
+    if (!root.id) root.id = "cr-drill-" + drills;
     root.setAttribute("role", "region");
     root.setAttribute("aria-label", title);
     var d = {
-      root: root, kinds: kinds, asked: null, hints: 0, id: "cr-drill-" + drills,
-      kind: choice(kinds, kinds.map(function (k) { return KINDS[k]; })),
-      level: choice(["1", "2", "3", "4"], LEVELS), seed: make("input"), fresh: make("button", "", "New graph"),
+      root: root, kinds: kinds, asked: null, hints: 0, checks: 0, lastVerdict: "", id: "cr-drill-" + drills,
+      kind: choice(kinds, kinds.map(function (k) { return KINDS[k].title; })),
+      level: make("select"), seed: make("input"), fresh: make("button", "", "New question"),
       go: make("button", "", "Use this seed"), status: make("p", "cr-drill-status"), question: make("div", "cr-drill-question"),
       after: make("div", "cr-drill-after")
     };
     root.appendChild(make("p", "cr-drill-title", title));
     var controls = make("div", "cr-drill-controls");
     if (kinds.length > 1) controls.appendChild(labelled("Question", d.kind));
+    showLevels(d);
+    d.kind.addEventListener("change", function () { showLevels(d); });
     controls.appendChild(labelled("Level", d.level));
     d.seed.type = "number";
     d.seed.min = "0";
@@ -133,7 +154,7 @@
     [d.fresh, d.go].forEach(function (b) { b.type = "button"; controls.appendChild(b); });
     root.appendChild(controls);
     d.status.setAttribute("aria-live", "polite");
-    d.status.textContent = "New graph draws a question; the first one starts Python in this page (" + SIZE +
+    d.status.textContent = "New question draws one; the first starts Python in this page (" + SIZE +
       ", downloaded once).";
     d.question.hidden = true;
     root.appendChild(d.question);
@@ -147,6 +168,19 @@
     });
   }
 
+  // The levels of the chosen kind; the level chosen stays when the new kind has it.
+  function showLevels(d) {
+    var kind = d.kinds.length > 1 ? d.kind.value : d.kinds[0];
+    var before = d.level.value;
+    d.level.textContent = "";
+    KINDS[kind].levels.forEach(function (level) {
+      var option = make("option", "", level[1]);
+      option.value = String(level[0]);
+      d.level.appendChild(option);
+    });
+    if (before && d.level.querySelector('option[value="' + before + '"]')) d.level.value = before;
+  }
+
   function say(d, text, verdict) {
     d.status.textContent = "";
     d.status.className = "cr-drill-status" + (verdict ? " cr-drill-" + verdict : "");
@@ -158,18 +192,44 @@
     var kind = d.kinds.length > 1 ? d.kind.value : d.kinds[0];
     var level = parseInt(d.level.value, 10);
     d.seed.value = String(seed);
-    say(d, runtime ? "Drawing a graph\u2026" : "Starting Python in this page\u2026");
+    say(d, runtime ? "Drawing a question\u2026" : "Starting Python in this page\u2026");
     var began = performance.now();
     call("ask", [kind, level, seed]).then(function (text) {
       d.asked = JSON.parse(text);
       d.hints = 0;
+      d.lastVerdict = "";
       showQuestion(d);
       d.root.setAttribute("data-drill-ms", String(Math.round(performance.now() - began)));
-      say(d, "Seed " + seed + ", level " + level + ": a new graph and its question. Type your answer, then Check.");
-      d.question.querySelector("input").focus();
+      say(d, "Seed " + seed + ", level " + level + ": a new question. Type your answer, then Check.");
+      var input = d.question.querySelector("input");
+      input.focus({ preventScroll: true });
+      keepInView(d.question, input);
     }, function (error) {
       say(d, "Python could not answer: " + error.message);
     });
+  }
+
+  // After New question the question is read where it is: its start, and the answer box, in the window.
+  function keepInView(box, input) {
+    var top = box.getBoundingClientRect().top;
+    if (top < coveredTop() || input.getBoundingClientRect().bottom > window.innerHeight) box.scrollIntoView({ block: "start" });
+  }
+
+  // How far down the theme's sticky bars cover the window.
+  function coveredTop() {
+    return [].slice.call(document.querySelectorAll(".bd-header, .bd-header-article")).reduce(function (most, bar) {
+      var position = window.getComputedStyle(bar).position;
+      var bottom = bar.getBoundingClientRect().bottom;
+      return (position === "sticky" || position === "fixed") && bottom > most ? bottom : most;
+    }, 0);
+  }
+
+  // A control that disables itself hands the focus on: to the next control that still works, or the answer box.
+  function handOn(d, button) {
+    var next = [].slice.call(d.after.querySelectorAll(".cr-drill-more button")).filter(function (b) {
+      return !b.disabled && b !== button;
+    })[0];
+    (next || d.question.querySelector("input")).focus();
   }
 
   function showQuestion(d) {
@@ -180,13 +240,19 @@
     var prompt = make("p", "cr-drill-prompt", q.prompt);
     prompt.id = d.id + "-prompt";
     box.appendChild(prompt);
-    var figure = make("div", "cr-drill-figure");
-    figure.innerHTML = q.figure;
-    box.appendChild(figure);
-    box.appendChild(make("p", "cr-drill-words", "The graph in words:"));
+    var instance = make("div", "cr-drill-instance");  // the figure beside its words, where there is room
+    if (q.figure) {
+      var figure = make("div", "cr-drill-figure");
+      figure.innerHTML = q.figure;
+      instance.appendChild(figure);
+    }
+    var words = make("div", "cr-drill-in-words");
+    words.appendChild(make("p", "cr-drill-words", q.words));
     var lines = make("ul", "cr-drill-lines");
     q.lines.forEach(function (line) { lines.appendChild(make("li", "", line)); });
-    box.appendChild(lines);
+    words.appendChild(lines);
+    instance.appendChild(words);
+    box.appendChild(instance);
     var form = make("form", "cr-drill-form");
     var input = make("input");
     input.type = "text";
@@ -222,7 +288,10 @@
     call("check", [q.kind, q.level, q.seed, typed]).then(function (text) {
       var result = JSON.parse(text);
       if (window.chainruleProgress) window.chainruleProgress.drill(q.kind, result.right);
-      say(d, (result.right ? "" : "Not right. ") + result.message, result.right ? "right" : "wrong");
+      var text = (result.right ? "" : "Not right. ") + result.message;
+      d.checks = text === d.lastVerdict ? d.checks + 1 : 1;  // the same verdict again still shows that it ran
+      d.lastVerdict = text;
+      say(d, text + (d.checks > 1 ? " (the same verdict, check " + d.checks + ")" : ""), result.right ? "right" : "wrong");
     }, function (error) {
       say(d, "Python could not check it: " + error.message);
     });
@@ -235,13 +304,17 @@
     list.appendChild(item);
     d.hints += 1;
     if (d.hints < hints.length) button.textContent = "Hint (" + (d.hints + 1) + " of " + hints.length + ")";
-    else button.disabled = true;
+    else {
+      button.disabled = true;
+      handOn(d, button);
+    }
   }
 
   function showSteps(d, button, box) {
     var q = d.asked;
     button.disabled = true;
-    say(d, "Recording the steps through this graph\u2026");
+    handOn(d, button);
+    say(d, "Working out the steps\u2026");
     call("steps", [q.kind, q.level, q.seed]).then(function (html) {
       box.innerHTML = html;
       if (!window.chainruleExplorable) {  // no widget on this page yet: run the one the HTML carries
@@ -253,7 +326,8 @@
         }
       }
       if (window.chainruleExplorable) window.chainruleExplorable.setupAll(box);
-      say(d, "The steps through this graph are below: step with Next step and Previous step.");
+      var widget = box.querySelector("[data-explorable]");
+      say(d, "The steps to the answer are below" + (widget ? ": step through the graph with Next step and Previous step." : "."));
     }, function (error) {
       button.disabled = false;
       say(d, "Python could not record the steps: " + error.message);

@@ -5,19 +5,16 @@
  * in-page exercise checks (live.js) add to it through window.chainruleProgress; on every
  * page an exercise marked done, or whose last Check passed, gets a small mark by its
  * title; on the Practice page the element .cr-progress becomes the Progress section: every
- * exercise of the book (this script's data-exercises attribute) and every drill kind, with
- * Export, Import and Reset. Nothing leaves the reader's machine.
+ * drill kind and every exercise of the book, chapter by chapter (this script's data-drills
+ * and data-exercises attributes, written by the build), with Export, Import and Reset.
+ * Nothing leaves the reader's machine.
  */
 (function () {
   "use strict";
   var KEY = "chainrule-progress";
   var me = document.currentScript;
   var exercises = JSON.parse((me && me.getAttribute("data-exercises")) || "[]");
-  var DRILLS = {
-    finish: "The search's finish order", topological: "A topological order", reach: "What a change to a leaf reaches",
-    value: "A node's value", local: "An edge's local gradient", adjoint: "A node's global gradient",
-    adjoints: "Every global gradient, in backward order"
-  };
+  var drillKinds = JSON.parse((me && me.getAttribute("data-drills")) || "[]");
 
   function load() {
     try {
@@ -111,22 +108,17 @@
     var status = make("p", "cr-progress-status");
     status.setAttribute("aria-live", "polite");
     var drills = table("Drills", ["Drill", "Answers", "Right", "Last try"]);
-    Object.keys(DRILLS).forEach(function (kind) {
-      var entry = record.drills[kind] || {};
-      row(drills, [DRILLS[kind], String(entry.attempts || 0), String(entry.right || 0), when(entry.last)]);
+    var drillChapter = { last: null };
+    drillKinds.forEach(function (drill) {
+      var entry = record.drills[drill.kind] || {};
+      chapterRow(drills, drillChapter, drill.chapter, 4);
+      var title = drill.title.charAt(0).toUpperCase() + drill.title.slice(1);
+      row(drills, [title, String(entry.attempts || 0), String(entry.right || 0), when(entry.last)]);
     });
     var list = table("Exercises", ["Exercise", "Done", "Checked in the page"]);
-    var chapter = null;
+    var exerciseChapter = { last: null };
     exercises.forEach(function (exercise) {
-      if (exercise.chapter !== chapter) {  // one heading row per chapter
-        chapter = exercise.chapter;
-        var heading = make("tr", "cr-progress-chapter");
-        var cell = make("th", "", chapter);
-        cell.scope = "rowgroup";
-        cell.colSpan = 3;
-        heading.appendChild(cell);
-        list.appendChild(heading);
-      }
+      chapterRow(list, exerciseChapter, exercise.chapter, 3);
       var entry = record.exercises[exercise.label] || {};
       var link = make("a", "", "Exercise " + exercise.number);
       link.href = exercise.page + "#" + exercise.label;
@@ -160,6 +152,18 @@
       section.querySelector(".cr-progress-status").textContent = "Progress reset.";
     });
     [buttons, status, drills, list].forEach(function (e) { section.appendChild(e); });
+  }
+
+  // A heading row before the first row of each chapter.
+  function chapterRow(table, seen, chapter, columns) {
+    if (chapter === seen.last) return;
+    seen.last = chapter;
+    var heading = make("tr", "cr-progress-chapter");
+    var cell = make("th", "", chapter);
+    cell.scope = "rowgroup";
+    cell.colSpan = columns;
+    heading.appendChild(cell);
+    table.appendChild(heading);
   }
 
   function markDone(label, done) {

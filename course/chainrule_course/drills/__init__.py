@@ -1,17 +1,18 @@
-"""Drills: practice without end, on fresh random graphs, answered by the engine itself.
+"""Drills: practice without end, on fresh instances from a seed, answered by the engine itself.
 
-A drill asks one question about a small computational graph drawn at random from a seed:
-the same seed gives the same graph, so a reader can share one. The graph is built as a
-:class:`chainrule.Value` expression and every answer comes from the engine: the depth-first
-search of :func:`chainrule.graph.topological_order`, the forward values, the local
-gradients the operations record and the ``.grad`` that :meth:`chainrule.Value.backward`
-stores. Nothing is computed a second time in JavaScript: the page runs this package in its
-own Python (Pyodide) and only shows what it returns.
+A drill asks one question about a small instance drawn at random from a seed: the same
+seed gives the same question, so a reader can share one. The graph and backward chapters
+ask about a computational graph built as a :class:`chainrule.Value` expression; later
+chapters about small matrices, logits or dual numbers. Every answer comes from the engine:
+the depth-first search of :func:`chainrule.graph.topological_order`, the forward values,
+the local gradients the operations record, the ``.grad`` that
+:meth:`chainrule.Value.backward` stores, and the tangents of :class:`chainrule.forward.Dual`.
+Nothing is computed a second time in JavaScript: the page runs this package in its own
+Python (Pyodide, which has no numpy) and only shows what it returns.
 
 A wrong answer gets a named mistake where one fits (the product instead of the sum at a
-node that feeds two others, a contribution missing, the local gradient for the global,
-the order reversed, a node before one of its inputs), and each question has hints
-before its answer.
+node that feeds two others, a transpose left out, a broadcast not summed, the 1/n of a
+mean left out), and each question has hints before its answer.
 
 Built on: the engine, chainrule.figures, chainrule_course.explore (its widgets show the steps through a graph).
 
@@ -20,12 +21,23 @@ The modules, in order: each imports only the rooms above and modules above it in
 
 * ``graphs`` -- random graphs from a seed, by level: trees, fan-out, shared subexpressions, tanh/exp/log/division
 * ``reading`` -- what a reader types, read as a number (``-.5``, ``1/3``, ``2e-3``) or a list of names
-* ``kinds`` -- the seven kinds of question, each with its answer, hints and named mistakes
+* ``kinds`` -- the graph and backward chapters' seven kinds, each with its answer, hints and named mistakes
+* ``problems`` -- the frame of the later kinds: an instance in words, its answer and its named mistakes
+* ``passes`` -- the engine chapter's: backward() called twice, and called on an inner node
+* ``matrices`` -- the tensors chapter's: an entry of a matrix product's gradient, the sum undoing a broadcast
+* ``losses`` -- the network chapter's: cross-entropy's gradient at the logits, a gradient with weight decay
+* ``tangents`` -- the forward chapter's: a node's tangent in a direction, an operation on dual numbers
+* ``catalog`` -- every kind in the book's order, with its chapter, levels and answer's form
 * ``page`` -- the calls the web page makes: :func:`~chainrule_course.drills.page.ask`, ``check`` and ``steps``
 """
 
+from .catalog import KINDS, Kind, catalog, question
 from .graphs import LEVELS, Graph, make_graph
-from .kinds import KINDS, Question, question
+from .kinds import Question
 from .page import ask, check, steps
+from .problems import Problem
 
-__all__ = ["KINDS", "LEVELS", "Graph", "Question", "ask", "check", "make_graph", "question", "steps"]
+__all__ = [
+    "KINDS", "LEVELS", "Graph", "Kind", "Problem", "Question", "ask", "catalog", "check", "make_graph",
+    "question", "steps",
+]  # fmt: skip

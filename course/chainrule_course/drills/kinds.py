@@ -188,7 +188,7 @@ def _check_reach(q, text):
     if extra:
         return verdict(False, f"{extra[0]} does not depend on {q.target}.", "a node it does not reach")
     node = q.graph.nodes[missing[0]]
-    via = sorted(p.label for p in node.parents if p.label == q.target or p.label in q.answer)
+    via = sorted({p.label for p in node.parents if p.label == q.target or p.label in q.answer})
     return verdict(False, f"{missing[0]} is missing: it uses {' and '.join(via)}.", "a node missing")
 
 

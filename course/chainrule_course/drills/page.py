@@ -1,53 +1,51 @@
-"""The calls the web page makes: one question, one verdict, the steps through a graph.
+"""The calls the web page makes: one question, one verdict, the steps to the answer.
 
 The page's Python (Pyodide, in a Web Worker) calls these three functions and passes on
-what they return, JSON text, to the drill's script:
+what they return, JSON text or HTML, to the drill's script:
 
-* :func:`ask` -- the question of a kind, level and seed: the prompt, the graph in words
-  and as a figure, what form the answer takes, and the hints;
+* :func:`ask` -- the question of a kind, level and seed: the prompt, the instance in words
+  (and as a figure, for a graph), what form the answer takes, and the hints;
 * :func:`check` -- the verdict on what the reader typed;
-* :func:`steps` -- a widget of :mod:`chainrule_course.explore` that steps through this graph: the
-  depth-first search for the graph chapter's kinds, the forward pass for a value, the
-  backward pass for the gradients.
+* :func:`steps` -- the way to the answer: for a graph of the graph and backward chapters,
+  a widget of :mod:`chainrule_course.explore` that steps through it (the depth-first search
+  for the graph chapter's kinds, the forward pass for a value, the backward pass for the
+  gradients); for the later kinds, the worked steps, and the backward pass's widget where
+  the question is about one.
 """
 
+import html
 import json
 
 from chainrule.figures import draw_graph
 
 from ..explore import backward, forward, toposort
-from .graphs import LEVELS
-from .kinds import KINDS, question
+from .catalog import KINDS, question
+from .problems import Problem
 
 __all__ = ["ask", "check", "steps"]
 
-#: The form of each kind's answer: a number, a list of names, or a list of numbers.
-ANSWERS = {
-    "finish": "names",
-    "topological": "names",
-    "reach": "names",
-    "value": "number",
-    "local": "number",
-    "adjoint": "number",
-    "adjoints": "numbers",
-}
-
 
 def ask(kind, level, seed):
-    """The question as JSON: ``kind, level, seed, prompt, lines, figure, answer, hints``."""
+    """The question as JSON: ``kind, level, levelName, seed, prompt, words, lines, figure, answer, hints``."""
     q = question(kind, level, seed)
-    graph_kind = KINDS[kind][0] == "graph" or kind == "value"
-    figure = draw_graph(q.graph.root, rankdir="BT", show_grad=False, compact=graph_kind)
+    if isinstance(q, Problem):
+        root, lines, words = q.graph, q.lines, q.words
+    else:
+        root, lines, words = q.graph.root, q.graph.description(), "The graph in words:"
+    # One small box per value where the question is about the graph's shape, or its words give each formula.
+    compact = KINDS[kind].chapter == "graph" or kind == "value" or isinstance(q, Problem)
+    figure = draw_graph(root, rankdir="BT", show_grad=False, compact=compact).svg() if root is not None else ""
     return json.dumps(
         {
             "kind": kind,
             "level": level,
-            "levelName": LEVELS[level],
+            "levelName": KINDS[kind].levels[level],
             "seed": seed,
             "prompt": q.prompt,
-            "lines": q.graph.description(),
-            "figure": figure.svg(),
-            "answer": ANSWERS[kind],
+            "words": words,
+            "lines": lines,
+            "figure": figure,
+            "answer": KINDS[kind].form,
             "hints": q.hints,
         }
     )
@@ -59,8 +57,13 @@ def check(kind, level, seed, text):
 
 
 def steps(kind, level, seed):
-    """The HTML of a widget that steps through the question's graph."""
-    root = question(kind, level, seed).graph.root
-    if KINDS[kind][0] == "graph":
+    """The HTML of the steps to the question's answer."""
+    q = question(kind, level, seed)
+    if isinstance(q, Problem):
+        items = "".join(f"<li>{html.escape(step)}</li>" for step in q.steps)
+        shown = f'<p class="cr-drill-worked-title">The steps to the answer:</p><ol class="cr-drill-worked">{items}</ol>'
+        return shown + (backward(q.walk).html() if q.walk is not None else "")
+    root = q.graph.root
+    if KINDS[kind].chapter == "graph":
         return toposort(root).html()
     return (forward(root) if kind == "value" else backward(root)).html()

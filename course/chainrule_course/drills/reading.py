@@ -1,8 +1,12 @@
 """What a reader types, read as a number or as a list of node names.
 
-A number may be written as a person writes it: ``0.42``, ``-.5``, ``1/3``, ``2e-3``,
-``−0.5`` with a true minus sign, or ``0,5`` with a decimal comma. A list of numbers or
-names is separated by commas, semicolons, spaces or arrows. An answer is right within
+A number may be written as a person writes it: ``0.42``, ``-.5``, ``1/3`` or ``1 / 3``,
+``2e-3``, ``−0.5`` with a true minus sign, ``(−1.5)`` in brackets as the hints write a
+factor, or ``0,5`` with a decimal comma; ``1,000`` could be a thousand or one, so it is
+refused with a message that says so. A list of names is separated by commas, semicolons,
+spaces or arrows; a list of numbers by semicolons, by commas followed by a space, by
+spaces, or by bare commas, in that order of precedence, so that ``0,5; 1,5`` and
+``0,5 1,5`` read as decimal commas. An answer is right within
 :data:`TOLERANCE`: 0.01, or 0.5 % of the answer when that is larger (the drill says so).
 """
 
@@ -29,6 +33,11 @@ def _clean(text):
 def read_number(text):
     """The number a reader typed; ReadingError when it is not one."""
     cleaned = _clean(text).replace(" ", "")
+    if re.fullmatch(r"\([^()]*\)", cleaned):
+        cleaned = cleaned[1:-1]  # a factor in brackets, as the hints write (−1.5)
+    if re.fullmatch(r"[-+]?\d{1,3},\d{3}", cleaned):
+        whole, dotted = cleaned.replace(",", ""), cleaned.replace(",", ".")
+        raise ReadingError(f"{text.strip()!r} could be {whole} or {dotted}: write the one you mean without the comma")
     if re.fullmatch(r"[-+]?\d+,\d+", cleaned):
         cleaned = cleaned.replace(",", ".")  # a decimal comma
     match = _NUMBER.match(cleaned)
@@ -44,8 +53,18 @@ def read_number(text):
 
 
 def read_numbers(text, count):
-    """``count`` numbers, separated by commas, semicolons or spaces."""
-    parts = [part for part in re.split(r"[,;\s]+", _clean(text)) if part]
+    """``count`` numbers, separated by semicolons, commas and spaces (see the module's docstring)."""
+    cleaned = _clean(text)
+    cleaned = re.sub(r"\s*/\s*", "/", cleaned)  # 1 / 3 is one number
+    if ";" in cleaned:
+        separator = r"\s*;\s*"
+    elif re.search(r",\s", cleaned):
+        separator = r",\s+|\s+"
+    elif re.search(r"\s", cleaned.strip()):
+        separator = r"\s+"
+    else:
+        separator = ","
+    parts = [part for part in re.split(separator, cleaned.strip()) if part]
     if len(parts) != count:
         raise ReadingError(f"give {count} numbers, separated by commas; you gave {len(parts)}")
     return [read_number(part) for part in parts]

@@ -1,0 +1,106 @@
+"""Every kind of drill in the book, in the book's order: its chapter, title, levels and answer's form.
+
+This table is the one place a kind is declared. The page's script and the Practice page's
+record read it (the book's build writes it into the page), and :func:`question` builds a
+kind's question from a level and a seed: a :class:`~.kinds.Question` on a drawn graph for
+the graph and backward chapters, a :class:`~.problems.Problem` for the later ones.
+"""
+
+from dataclasses import dataclass
+from functools import partial
+
+from . import kinds, losses, matrices, passes, tangents
+from .graphs import LEVELS
+
+__all__ = ["KINDS", "Kind", "catalog", "question"]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of drill: the chapter (its page's name) that teaches it, a title, levels and the answer's form."""
+
+    chapter: str
+    title: str
+    levels: dict
+    form: str  # "number", "numbers" or "names"
+    build: object  # build(level, seed) -> Question or Problem
+
+
+def _graph_kind(name, form):
+    chapter, title = kinds.KINDS[name]
+    return Kind(chapter, title, LEVELS, form, partial(kinds.question, name))
+
+
+KINDS = {
+    "finish": _graph_kind("finish", "names"),
+    "topological": _graph_kind("topological", "names"),
+    "reach": _graph_kind("reach", "names"),
+    "value": _graph_kind("value", "number"),
+    "local": _graph_kind("local", "number"),
+    "adjoint": _graph_kind("adjoint", "number"),
+    "adjoints": _graph_kind("adjoints", "numbers"),
+    "twice": Kind("engine", "the .grad after two backward() calls", LEVELS, "number", passes.twice),
+    "inner": Kind("engine", "a backward() from an inner node", LEVELS, "names", passes.inner),
+    "matmul": Kind(
+        "tensors",
+        "an entry of a product's gradient",
+        {1: "(2, 2) times (2, 2)", 2: "(2, 3) times (3, 2)"},
+        "number",
+        matrices.matmul,
+    ),
+    "broadcast": Kind(
+        "tensors",
+        "the sum that undoes a broadcast",
+        {1: "b added to every row", 2: "b added to every column", 3: "b multiplying every row"},
+        "numbers",
+        matrices.broadcast,
+    ),
+    "softmax": Kind(
+        "mlp",
+        "cross-entropy's gradient",
+        {1: "one example", 2: "a batch of two"},
+        "numbers",
+        losses.softmax,
+    ),
+    "decay": Kind(
+        "mlp",
+        "a gradient with weight decay",
+        {1: "the first weight", 2: "either weight"},
+        "number",
+        losses.decay,
+    ),
+    "tangent": Kind("forward", "a node's tangent (a JVP)", LEVELS, "number", tangents.tangent),
+    "dual": Kind(
+        "forward",
+        "one operation on dual numbers",
+        {1: "sums and products", 2: "products, quotients, squares", 3: "tanh, exp, log"},
+        "number",
+        tangents.dual,
+    ),
+}
+
+
+def question(kind, level, seed):
+    """The question of ``kind`` at ``level`` for ``seed``; ValueError names a bad kind, level or seed."""
+    if kind not in KINDS:
+        raise ValueError(f"drills.question: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if level not in KINDS[kind].levels:
+        raise ValueError(
+            f"drills.question: level must be one of {sorted(KINDS[kind].levels)} for {kind}, got {level!r}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"drills.question: seed must be a whole number >= 0, got {seed!r}")
+    return KINDS[kind].build(level, seed)
+
+
+def catalog():
+    """The table as the page reads it: ``{kind: {chapter, title, levels: [[number, name], ...], form}}``."""
+    return {
+        name: {
+            "chapter": kind.chapter,
+            "title": kind.title,
+            "levels": [[number, f"{number}: {text}"] for number, text in kind.levels.items()],
+            "form": kind.form,
+        }
+        for name, kind in KINDS.items()
+    }

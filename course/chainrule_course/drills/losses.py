@@ -1,0 +1,179 @@
+"""The network chapter's drills: the gradient of cross-entropy at the logits, and of weight decay.
+
+Each instance is built from scalar :class:`~chainrule.value.Value` s and its answer is the
+``.grad`` that ``backward()`` stores, in the chapter's notation: logits O, softmax P,
+one-hot labels Y, the loss L (a mean over the n examples), the penalty
+s = λ/2 · Σ w² and the objective J = L + s.
+
+* ``softmax``: the row of Ō = (P − Y)/n that belongs to one example. Named mistakes: P
+  alone, the 1/n left out, the one-hot at another class, the sign.
+* ``decay``: one entry of the gradient of J for a linear model ŷ = w₁x₁ + w₂x₂ with the
+  squared error (ŷ − t)². Named mistakes: the penalty left out, the data term left out,
+  λw/2 or 2λw for the penalty's part, the 2 of the square left out.
+"""
+
+import math
+import random
+
+from chainrule.value import Value
+
+from .graphs import factor_text, number_text
+from .problems import Mistake, Problem, distinct
+
+__all__ = ["decay", "softmax"]
+
+LOGITS = (-1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0)
+CLASSES = 3
+
+
+def _cross_entropy(logits, label):
+    """``log Σ exp(o) − o[label]`` for one example, as Values."""
+    total = logits[0].exp()
+    for o in logits[1:]:
+        total = total + o.exp()
+    return total.log() - logits[label]
+
+
+def softmax(level, seed):
+    """Ō's row for example 1, for a mean cross-entropy over n = 1 (level 1) or 2 (level 2) examples."""
+    rng = random.Random(f"chainrule-drill-softmax:{level}:{seed}")
+    return distinct(lambda: _softmax(rng, level))
+
+
+def _softmax(rng, level):
+    n = 1 if level == 1 else 2
+    rows = [[rng.choice(LOGITS) for _ in range(CLASSES)] for _ in range(n)]
+    labels = [rng.randrange(CLASSES) for _ in range(n)]
+    logits = [[Value(x) for x in row] for row in rows]
+    loss = _cross_entropy(logits[0], labels[0])
+    for row, label in zip(logits[1:], labels[1:], strict=True):
+        loss = loss + _cross_entropy(row, label)
+    (loss * (1.0 / n)).backward()
+    answer = [o.grad for o in logits[0]]
+    exps = [math.exp(x) for x in rows[0]]
+    p = [e / sum(exps) for e in exps]
+    y = labels[0]
+    one_hot = [1.0 if c == y else 0.0 for c in range(CLASSES)]
+    other = (y + 1) % CLASSES
+    mistakes = [
+        Mistake(p, "That is P's row alone: subtract the one-hot label Y, 1 at the label's class.", "P alone"),
+        Mistake(
+            [pc - (1.0 if c == other else 0.0) for c, pc in enumerate(p)],
+            f"The 1 is subtracted at the label's class, {y + 1}, not at class {other + 1}.",
+            "one-hot at another class",
+        ),
+        Mistake(
+            [yc - pc for pc, yc in zip(p, one_hot, strict=True)], "That is Y \u2212 P: the sign is flipped.", "the sign"
+        ),
+    ]
+    if n > 1:
+        mistakes.insert(
+            0,
+            Mistake(
+                [pc - yc for pc, yc in zip(p, one_hot, strict=True)],
+                f"The loss is a mean over n = {n} examples: divide P \u2212 Y by {n}.",
+                "the 1/n left out",
+            ),
+        )
+    lines = [
+        f"example {k + 1}: logits O = [{', '.join(number_text(x) for x in row)}], label class {label + 1}"
+        for k, (row, label) in enumerate(zip(rows, labels, strict=True))
+    ]
+    shown_p = ", ".join(number_text(round(pc, 4)) for pc in p)
+    return Problem(
+        "softmax",
+        (
+            "L is the cross-entropy of softmax(O) for the example below"
+            if n == 1
+            else f"L is the mean cross-entropy of softmax(O) over the {n} examples below"
+        )
+        + f" (classes 1 to {CLASSES}). What is \u2202L/\u2202O for example 1? Give its {CLASSES} entries.",
+        lines,
+        answer,
+        [
+            "\u014c = (P \u2212 Y)/n: softmax of the row, minus 1 at the label's class, over n.",
+            f"Example 1's P = [{shown_p}].",
+        ],
+        [
+            f"P = softmax(O) for example 1: [{shown_p}].",
+            f"Y = [{', '.join(number_text(v) for v in one_hot)}]: 1 at class {y + 1}.",
+            f"\u014c = (P \u2212 Y)/{n} = [{', '.join(number_text(round(v, 4)) for v in answer)}].",
+        ],
+        mistakes,
+        form="numbers",
+        entries=[f"\u2202L/\u2202O[{c + 1}]" for c in range(CLASSES)],
+        words="The examples:",
+        data={"logits": rows, "labels": labels},
+    )
+
+
+SMALL = (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0)
+LAMBDAS = (0.1, 0.5, 1.0)
+SUBSCRIPTS = "\u2081\u2082"
+
+
+def decay(level, seed):
+    """∂J/∂w₁ for J = (w₁x₁ + w₂x₂ − t)² + λ/2 (w₁² + w₂²)."""
+    rng = random.Random(f"chainrule-drill-decay:{level}:{seed}")
+    return distinct(lambda: _decay(rng, level))
+
+
+def _decay(rng, level):
+    w_list, x_list = [rng.choice(SMALL) for _ in range(2)], [rng.choice(SMALL) for _ in range(2)]
+    t, lam = rng.choice(SMALL), rng.choice(LAMBDAS)
+    w = [Value(v, f"w{k + 1}") for k, v in enumerate(w_list)]
+    error = w[0] * x_list[0] + w[1] * x_list[1] - t
+    objective = error * error + (w[0] * w[0] + w[1] * w[1]) * (lam / 2)
+    objective.backward()
+    k = rng.randrange(2) if level > 1 else 0
+    answer, wk, xk = w[k].grad, w_list[k], x_list[k]
+    residual = error.data
+    data = 2 * residual * xk
+    name = "w" + SUBSCRIPTS[k]
+    mistakes = [
+        Mistake(
+            data,
+            f"That is the data term alone. J also has the penalty, whose gradient is \u03bb{name}.",
+            "the penalty left out",
+        ),
+        Mistake(lam * wk, "That is the penalty's part alone; add the squared error's gradient.", "the data left out"),
+        Mistake(
+            data + lam * wk / 2,
+            f"The penalty's part is \u03bb{name}: the 2 of {name}\u00b2 cancels the 1/2.",
+            "\u03bbw/2",
+        ),
+        Mistake(
+            data + 2 * lam * wk,
+            f"The penalty is \u03bb/2 \u00b7 {name}\u00b2, so its part is \u03bb{name}, not 2\u03bb" + name + ".",
+            "2\u03bbw",
+        ),
+        Mistake(
+            residual * xk + lam * wk,
+            "(\u0177 \u2212 t)\u00b2 has derivative 2(\u0177 \u2212 t): the 2 is missing.",
+            "the 2 of the square",
+        ),
+    ]
+    return Problem(
+        "decay",
+        f"J = (\u0177 \u2212 t)\u00b2 + \u03bb/2 \u00b7 (w\u2081\u00b2 + w\u2082\u00b2) with "
+        f"\u0177 = w\u2081x\u2081 + w\u2082x\u2082. What is \u2202J/\u2202{name}?",
+        [
+            f"w\u2081 = {number_text(w_list[0])}, w\u2082 = {number_text(w_list[1])}",
+            f"x\u2081 = {number_text(x_list[0])}, x\u2082 = {number_text(x_list[1])}",
+            f"t = {number_text(t)}, \u03bb = {number_text(lam)}",
+        ],
+        answer,
+        [
+            f"\u2202J/\u2202{name} = 2(\u0177 \u2212 t)\u00b7x{SUBSCRIPTS[k]} + \u03bb{name}. What is \u0177 \u2212 t?",
+            f"\u0177 \u2212 t = {number_text(residual)}.",
+        ],
+        [
+            f"\u0177 \u2212 t = {number_text(residual)}.",
+            f"The squared error gives 2 \u00b7 {factor_text(residual)} \u00b7 {factor_text(xk)} = {number_text(data)}.",
+            f"The penalty gives \u03bb{name} = {number_text(lam)} \u00b7 {factor_text(wk)} = {number_text(lam * wk)}.",
+            f"\u2202J/\u2202{name} = {number_text(answer)}.",
+        ],
+        mistakes,
+        words="The numbers:",
+        data={"w": w_list, "x": x_list, "t": t, "lam": lam, "k": k},
+    )

@@ -1,0 +1,169 @@
+"""The engine chapter's drills: what ``backward()`` does when it is called twice, or on an inner node.
+
+Both ask about a graph of :mod:`.graphs` and take their answers from
+:meth:`chainrule.value.Value.backward` itself:
+
+* ``twice``: a leaf's ``.grad`` after ``L.backward()`` is called twice with no
+  ``zero_grad()`` between; the named mistakes are one call's gradient, and what an engine
+  gives whose second call passes on what the inner nodes kept from the first (the
+  chapter's third way a small engine fails);
+* ``inner``: the nodes that get a gradient when ``backward()`` is called on an inner node
+  rather than on ``L``; the named mistakes are the nodes after it, and its inputs alone.
+"""
+
+import random
+
+from chainrule.graph import topological_order
+
+from .graphs import factor_text, make_graph, number_text
+from .problems import Mistake, Problem, distinct
+
+__all__ = ["inner", "twice"]
+
+
+def _one_call(graph):
+    root = graph.root
+    root.zero_grad()
+    root.backward()
+    return {node.label: node.grad for node in graph.order}
+
+
+def _kept_and_passed_on(graph, first):
+    """A leaf's .grad from an engine whose second call pushes what the inner nodes kept from the first."""
+    grads = dict(first)
+    grads["L"] += 1.0
+    for node in reversed(graph.order):
+        for parent, local in zip(node.parents, node.local_grads, strict=True):
+            grads[parent.label] += grads[node.label] * local
+    return grads
+
+
+def twice(level, seed):
+    """``x.grad`` after two calls of ``L.backward()``, as the engine stores it."""
+    graph = make_graph(seed, level)
+    rng = random.Random(f"chainrule-drill-twice:{level}:{seed}")
+    first = _one_call(graph)
+    graph.root.backward()  # the second call, with no zero_grad() between
+    second = {node.label: node.grad for node in graph.order}
+    naive = _kept_and_passed_on(graph, first)
+    return distinct(lambda: _twice(graph, rng.choice(graph.leaves()).label, first, second, naive))
+
+
+def _twice(graph, name, first, second, naive):
+    answer = second[name]
+    return Problem(
+        "twice",
+        f"After L.zero_grad(), L.backward() is called twice, with no zero_grad() between "
+        f"the calls. What is {name}.grad then?",
+        graph.description(),
+        answer,
+        [
+            f"One call stores \u2202L/\u2202{name} in {name}.grad. What does the second call do "
+            "with what the first left there?",
+            f"One call gives \u2202L/\u2202{name} = {number_text(first[name])}, and each call adds "
+            "exactly its own gradient.",
+        ],
+        [
+            f"The first call leaves {name}.grad = \u2202L/\u2202{name} = {number_text(first[name])}.",
+            "The second call sets aside what the inner nodes kept, runs the same pass again, and "
+            f"adds {number_text(first[name])} to what {name}.grad holds.",
+            f"So {name}.grad = 2 \u00d7 {factor_text(first[name])} = {number_text(answer)}: "
+            "gradients accumulate until zero_grad().",
+        ],
+        [
+            Mistake(
+                first[name],
+                f"That is what one call stores. The second call adds to {name}.grad, "
+                "it does not start again from 0: only zero_grad() does that.",
+                "one call",
+            ),
+            Mistake(
+                naive[name],
+                "That is what an engine gives whose second call passes on what the inner nodes "
+                "kept from the first. This engine sets that aside, so each call adds exactly "
+                f"\u2202L/\u2202{name}.",
+                "inner gradients passed on again",
+            ),
+        ],
+        words="The graph in words:",
+        graph=graph.root,
+        walk=graph.root,
+        data={"leaf": name},
+    )
+
+
+def _listed(names):
+    """``"e"``, ``"e and f"``, ``"a, e and f"``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _users(graph, node):
+    """Every node that depends on ``node``: those after it on some path to L."""
+    after = []
+    for candidate in graph.results():
+        if candidate is not node and node in topological_order(candidate):
+            after.append(candidate.label)
+    return after
+
+
+def inner(level, seed):
+    """The nodes ``e.backward()`` gives a gradient, for an inner node e."""
+    graph = make_graph(seed, level)
+    rng = random.Random(f"chainrule-drill-inner:{level}:{seed}")
+    inner_nodes = [n for n in graph.results() if n is not graph.root]
+    deep = [n for n in inner_nodes if any(p.parents for p in n.parents)]
+    return distinct(lambda: _inner(graph, rng.choice(deep or inner_nodes)))
+
+
+def _inner(graph, node):
+    name = node.label
+    graph.root.zero_grad()
+    node.backward()
+    answer = sorted(n.label for n in graph.order if n is not node and n.grad != 0)
+    inputs = sorted({p.label for p in node.parents})
+    after = _users(graph, node)
+    mistakes = [
+        Mistake(
+            sorted(set(answer) | set(after)),
+            f"{_listed(after)} {'comes' if len(after) == 1 else 'come'} after {name}: "
+            f"{name}.backward() sends gradients only to what {name} was computed from.",
+            "nodes after it",
+        ),
+        Mistake(
+            after,
+            f"Those are the nodes that use {name}. The backward pass goes the other way: "
+            f"to {name}'s inputs, and theirs.",
+            "nodes after it",
+        ),
+    ]
+    if set(inputs) != set(answer):
+        mistakes.append(
+            Mistake(
+                inputs,
+                f"Those are {name}'s inputs. The pass does not stop there: it goes on to their inputs.",
+                "inputs only",
+            )
+        )
+    return Problem(
+        "inner",
+        f"After L.zero_grad(), {name}.backward() is called on the inner node {name}, not on L. "
+        f"Which nodes other than {name} get a gradient that is not 0? List them, in any order.",
+        graph.description(),
+        answer,
+        [
+            f"{graph.formula(node)}. The pass starts at {name} and follows edges back to inputs.",
+            f"Start from {_listed(inputs)}, then go on to their inputs.",
+        ],
+        [
+            f"{name}.backward() sets {name}.grad = 1 and sends gradients back along the edges into {name}.",
+            f"Those reach {', '.join(answer)}: every node {name} was computed from.",
+            f"The nodes after {name} ({_listed(after)}) get nothing: {name} does not depend on them.",
+        ],
+        mistakes,
+        form="names",
+        known=graph.nodes,
+        words="The graph in words:",
+        graph=graph.root,
+        walk=node,
+        data={"node": name},
+    )

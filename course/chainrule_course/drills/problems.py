@@ -1,0 +1,152 @@
+"""The frame of the drills after the backward chapter: a question, its answer, and its named mistakes.
+
+The graph and backward chapters' drills ask about a drawn graph (:mod:`.kinds`). From the
+engine chapter on, a question is about an instance a person can hold in their head: two
+small matrices, three logits, a direction to move a graph's inputs in. A
+:class:`Problem` holds it: the prompt, the instance in words (``lines``), the answer the
+engine computed, hints, the worked steps, and the mistakes a reader is likely to make,
+each with the number it gives and the message that names it.
+
+:meth:`Problem.check` reads what the reader typed (a number, a list of numbers or of
+names, read by :mod:`.reading`) and returns the verdict ``{"right", "message",
+"mistake"}``: right within the drills' tolerance; else the first mistake whose numbers
+the reader gave; else, for a list, which entry is the first wrong one.
+"""
+
+from dataclasses import dataclass, field
+
+from .graphs import number_text
+from .reading import TOLERANCE, ReadingError, close, read_names, read_number, read_numbers
+
+__all__ = ["Mistake", "Problem", "distinct", "matrix_text", "verdict"]
+
+LARGEST_ANSWER = 100  # twice a graph's largest gradient (drills.graphs.LARGEST)
+TRIES = 50  # draws of an instance before one whose mistakes are told apart is given up on
+
+
+def verdict(right, message, mistake=None):
+    """A verdict as the page shows it."""
+    return {"right": right, "message": message, "mistake": mistake}
+
+
+@dataclass
+class Mistake:
+    """A mistake a reader makes: the answer it gives (a number, or a list), what to say, and its name."""
+
+    value: object
+    message: str
+    name: str
+
+
+@dataclass
+class Problem:
+    """One question of a kind after the backward chapter.
+
+    ``form`` is ``"number"``, ``"numbers"`` (``answer`` a list of numbers, ``entries`` their
+    names for messages) or ``"names"`` (``answer`` a list of names, any order, from
+    ``known``). ``graph`` is a :class:`~chainrule.value.Value` to draw, or None.
+    """
+
+    kind: str
+    prompt: str
+    lines: list
+    answer: object
+    hints: list
+    steps: list
+    mistakes: list = field(default_factory=list)
+    form: str = "number"
+    entries: list = field(default_factory=list)
+    known: dict = field(default_factory=dict)
+    words: str = "The numbers:"
+    graph: object = None
+    walk: object = None  # a Value whose backward pass "Show the steps" steps through, or None
+    data: dict = field(default_factory=dict)  # the instance's numbers, by name, for tests to replay
+
+    def check(self, text):
+        """The verdict on what the reader typed."""
+        try:
+            if self.form == "names":
+                return self._check_names(read_names(text, self.known))
+            if self.form == "numbers":
+                return self._check_numbers(read_numbers(text, len(self.answer)))
+            return self._check_number(read_number(text))
+        except ReadingError as error:
+            return verdict(False, f"{error}.", "unreadable")
+
+    def _same(self, x, y):
+        if self.form == "names":
+            return set(x) == set(y)
+        return _all_close(x, y) if self.form == "numbers" else close(x, y)
+
+    def told_apart(self):
+        """Whether the answer and each named mistake give different answers, so a verdict can name it."""
+        values = [self.answer] + [m.value for m in self.mistakes]
+        names = [None] + [m.name for m in self.mistakes]
+        return not any(
+            names[i] != names[j] and self._same(values[i], values[j]) for i in range(len(values)) for j in range(i)
+        )
+
+    def _named(self, guess, same):
+        for mistake in self.mistakes:
+            if same(guess, mistake.value) and not same(self.answer, mistake.value):
+                return verdict(False, mistake.message, mistake.name)
+        return None
+
+    def _check_number(self, guess):
+        if close(guess, self.answer):
+            return verdict(True, f"Right: {number_text(self.answer)}.")
+        return self._named(guess, close) or verdict(False, f"Not quite. {self.hints[0]}")
+
+    def _check_numbers(self, guesses):
+        if _all_close(guesses, self.answer):
+            return verdict(True, f"Right: {', '.join(number_text(a) for a in self.answer)}.")
+        found = self._named(guesses, _all_close)
+        if found:
+            return found
+        wrong = [i for i, (g, a) in enumerate(zip(guesses, self.answer, strict=True)) if not close(g, a)]
+        first = self.entries[wrong[0]] if self.entries else f"number {wrong[0] + 1}"
+        return verdict(False, f"{len(wrong)} of {len(self.answer)} are wrong; the first is {first}.")
+
+    def _check_names(self, names):
+        chosen, wanted = set(names), set(self.answer)
+        if chosen == wanted:
+            return verdict(True, f"Right: {', '.join(sorted(wanted))}.")
+        for mistake in self.mistakes:
+            if chosen == set(mistake.value):
+                return verdict(False, mistake.message, mistake.name)
+        missing, extra = sorted(wanted - chosen), sorted(chosen - wanted)
+        if extra:
+            return verdict(False, f"{extra[0]} should not be in the list. {self.hints[0]}", "one too many")
+        return verdict(False, f"{missing[0]} is missing. {self.hints[0]}", "one missing")
+
+
+def distinct(draw):
+    """``draw()`` again (it draws from its own random generator) until its mistakes are told apart
+    and its answer is a number a person works out by hand (at most :data:`LARGEST_ANSWER` in size).
+
+    Where no draw of :data:`TRIES` tells them apart, the last is kept: its verdicts still
+    name the mistakes that differ from the answer.
+    """
+    for _ in range(TRIES):
+        problem = draw()
+        if problem.told_apart() and all(abs(x) <= LARGEST_ANSWER for x in _numbers(problem.answer)):
+            break
+    return problem
+
+
+def _numbers(answer):
+    if isinstance(answer, list):
+        return [x for x in answer if not isinstance(x, str)]
+    return [answer]
+
+
+def _all_close(guesses, answer):
+    return isinstance(answer, list) and len(guesses) == len(answer) and all(map(close, guesses, answer))
+
+
+def matrix_text(name, rows):
+    """A small matrix in words, one row per part: ``A = [1, −2; 3, 0.5]``."""
+    return f"{name} = [" + "; ".join(", ".join(number_text(x) for x in row) for row in rows) + "]"
+
+
+TOLERANCE_NOTE = f"({TOLERANCE}.)"

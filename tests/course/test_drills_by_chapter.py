@@ -1,0 +1,255 @@
+"""The drills of the chapters after the backward pass: answers from the engine, the same as PyTorch's,
+on 1,000 seeds per kind; every named mistake planted and named; the page's calls; the book's pages."""
+
+import json
+import math
+from collections import defaultdict
+
+import pytest
+import torch
+
+from chainrule_course.drills import KINDS, Problem, ask, catalog, check, question, steps
+from chainrule_course.drills.graphs import make_graph
+
+LATER = [name for name, kind in KINDS.items() if kind.chapter not in ("graph", "backward")]
+SEEDS = range(1000)
+F64 = torch.float64
+
+
+def level_of(kind, seed):
+    levels = list(KINDS[kind].levels)
+    return levels[seed % len(levels)]
+
+
+def typed(q, value):
+    """``value`` as a reader types it."""
+    if q.form == "names":
+        return ", ".join(value)
+    if isinstance(value, list):
+        return ", ".join(repr(float(v)) for v in value)
+    return repr(float(value))
+
+
+@pytest.mark.parametrize("kind", LATER)
+def test_each_kind_takes_its_answer_and_refuses_another_on_1000_seeds(kind):
+    for seed in SEEDS:
+        q = question(kind, level_of(kind, seed), seed)
+        assert isinstance(q, Problem) and q.form == KINDS[kind].form
+        assert q.check(typed(q, q.answer))["right"], (kind, seed, q.prompt, q.answer)
+        if q.form == "names":
+            assert not q.check(typed(q, q.answer[:-1]))["right"]
+        elif q.form == "numbers":
+            assert not q.check(typed(q, [a + 0.5 for a in q.answer]))["right"]
+        else:
+            assert not q.check(typed(q, q.answer + 0.5))["right"]
+
+
+def replay(graph):
+    """A graph of drills.graphs rebuilt op by op in PyTorch (float64), every node keeping its grad."""
+    made = {}
+    ops = {"+": torch.add, "-": torch.sub, "*": torch.mul, "/": torch.div}
+    for node in graph.order:
+        if not node.parents:
+            made[node.label] = torch.tensor(node.data, dtype=F64, requires_grad=True)
+            continue
+        args = [made[p.label] for p in node.parents]
+        made[node.label] = ops[node.op](*args) if node.op in ops else getattr(torch, node.op)(args[0])
+        made[node.label].retain_grad()
+    return made
+
+
+def torch_twice(q, level, seed):
+    made = replay(make_graph(seed, level))
+    made["L"].backward(retain_graph=True)
+    made["L"].backward()
+    return made[q.data["leaf"]].grad.item()
+
+
+def torch_inner(q, level, seed):
+    made = replay(make_graph(seed, level))
+    made[q.data["node"]].backward()
+    return sorted(name for name, t in made.items() if name != q.data["node"] and t.grad is not None and t.grad != 0)
+
+
+def torch_matmul(q, level, seed):
+    a = torch.tensor(q.data["A"], dtype=F64, requires_grad=True)
+    b = torch.tensor(q.data["B"], dtype=F64, requires_grad=True)
+    (a @ b).backward(torch.tensor(q.data["C_bar"], dtype=F64))
+    i, j = q.data["entry"]
+    return (a if q.data["of"] == "A" else b).grad[i, j].item()
+
+
+def torch_broadcast(q, level, seed):
+    x = torch.tensor(q.data["X"], dtype=F64)
+    b = torch.tensor(q.data["b"], dtype=F64, requires_grad=True)
+    how = q.data["how"]
+    y = x * b if how == "times" else x + (b[:, None] if how == "column" else b)
+    y.backward(torch.tensor(q.data["Y_bar"], dtype=F64))
+    return b.grad.tolist()
+
+
+def torch_softmax(q, level, seed):
+    logits = torch.tensor(q.data["logits"], dtype=F64, requires_grad=True)
+    torch.nn.functional.cross_entropy(logits, torch.tensor(q.data["labels"])).backward()
+    return logits.grad[0].tolist()
+
+
+def torch_decay(q, level, seed):
+    d = q.data
+    w = torch.tensor(d["w"], dtype=F64, requires_grad=True)
+    ((w @ torch.tensor(d["x"], dtype=F64) - d["t"]) ** 2 + d["lam"] / 2 * (w**2).sum()).backward()
+    return w.grad[d["k"]].item()
+
+
+def torch_tangent(q, level, seed):
+    graph = make_graph(seed, level)
+    leaves = graph.leaves()
+
+    def node_of(*inputs):
+        made = dict(zip([leaf.label for leaf in leaves], inputs, strict=True))
+        ops = {"+": torch.add, "-": torch.sub, "*": torch.mul, "/": torch.div}
+        for node in graph.results():
+            args = [made[p.label] for p in node.parents]
+            made[node.label] = ops[node.op](*args) if node.op in ops else getattr(torch, node.op)(args[0])
+        return made[q.data["node"]]
+
+    primals = tuple(torch.tensor(leaf.data, dtype=F64) for leaf in leaves)
+    tangents = tuple(torch.tensor(q.data["direction"][leaf.label], dtype=F64) for leaf in leaves)
+    return torch.func.jvp(node_of, primals, tangents)[1].item()
+
+
+def torch_dual(q, level, seed):
+    op = q.data["op"]
+    functions = {
+        "+": torch.add,
+        "-": torch.sub,
+        "*": torch.mul,
+        "/": torch.div,
+        "**2": lambda x, y: x**2,
+        "tanh": lambda x, y: torch.tanh(x),
+        "exp": lambda x, y: torch.exp(x),
+        "log": lambda x, y: torch.log(x),
+    }
+    (x0, dx), (y0, dy) = q.data["x"], q.data["y"]
+    primals = (torch.tensor(x0, dtype=F64), torch.tensor(y0, dtype=F64))
+    return torch.func.jvp(functions[op], primals, (torch.tensor(dx, dtype=F64), torch.tensor(dy, dtype=F64)))[1].item()
+
+
+ORACLES = {
+    "twice": torch_twice,
+    "inner": torch_inner,
+    "matmul": torch_matmul,
+    "broadcast": torch_broadcast,
+    "softmax": torch_softmax,
+    "decay": torch_decay,
+    "tangent": torch_tangent,
+    "dual": torch_dual,
+}
+
+
+def test_every_later_kind_has_an_oracle():
+    assert sorted(ORACLES) == sorted(LATER)
+
+
+@pytest.mark.parametrize("kind", LATER)
+def test_the_engine_s_answers_agree_with_pytorch(kind):
+    for seed in range(0, 1000, 7):
+        level = level_of(kind, seed)
+        q = question(kind, level, seed)
+        expected = ORACLES[kind](q, level, seed)
+        if q.form == "names":
+            assert q.answer == expected, (kind, seed)
+        else:
+            got = q.answer if isinstance(q.answer, list) else [q.answer]
+            want = expected if isinstance(expected, list) else [expected]
+            assert all(math.isclose(g, w, rel_tol=1e-12, abs_tol=1e-12) for g, w in zip(got, want, strict=True)), (
+                kind,
+                seed,
+                got,
+                want,
+            )
+
+
+@pytest.mark.parametrize("kind", LATER)
+def test_every_named_mistake_is_planted_and_named(kind):
+    """Each mistake a kind can name is named when planted, on every seed whose mistakes are told apart."""
+    named = defaultdict(int)
+    for seed in range(300):
+        q = question(kind, level_of(kind, seed), seed)
+        if not q.told_apart():
+            continue
+        for mistake in q.mistakes:
+            result = q.check(typed(q, mistake.value))
+            assert not result["right"] and result["mistake"] == mistake.name, (kind, seed, mistake, result)
+            named[mistake.name] += 1
+    declared = {m.name for seed in range(300) for m in question(kind, level_of(kind, seed), seed).mistakes}
+    assert set(named) == declared and all(count >= 5 for count in named.values()), dict(named)
+
+
+def test_most_instances_tell_their_mistakes_apart():
+    for kind in LATER:
+        apart = sum(question(kind, level_of(kind, seed), seed).told_apart() for seed in range(300))
+        assert apart >= 0.7 * 300, (kind, apart)
+
+
+def test_a_list_answer_names_its_first_wrong_entry_and_a_wrong_count():
+    q = question("broadcast", 1, 3)
+    wrong = [q.answer[0], q.answer[1] + 3]
+    assert "1 of 2 are wrong; the first is b\u0304[2]" in q.check(typed(q, wrong))["message"]
+    assert q.check("1")["mistake"] == "unreadable"
+    softmax = question("softmax", 2, 4)
+    assert "give 3 numbers" in softmax.check("0.1, 0.2")["message"]
+
+
+def test_a_names_answer_names_a_node_too_many_or_missing():
+    q = next(q for seed in SEEDS if len((q := question("inner", 2, seed)).answer) >= 2)
+    assert q.check(typed(q, q.answer[1:]))["mistake"] in ("one missing", "inputs only")
+    assert q.check(typed(q, [*q.answer, "L"]))["mistake"] in ("one too many", "nodes after it")
+    assert q.check("zz")["mistake"] == "unreadable"
+
+
+@pytest.mark.parametrize("kind", LATER)
+def test_the_page_gets_each_kind_s_question_and_steps(kind):
+    level = list(KINDS[kind].levels)[-1]
+    asked = json.loads(ask(kind, level, 12))
+    assert asked["answer"] == KINDS[kind].form and asked["prompt"] and asked["lines"] and len(asked["hints"]) == 2
+    assert asked["levelName"] == KINDS[kind].levels[level] and asked["words"].endswith(":")
+    assert asked["figure"] == "" or asked["figure"].startswith("<svg")
+    shown = steps(kind, level, 12)
+    worked = shown.split('<ol class="cr-drill-worked">')[1].split("</ol>")[0]
+    assert worked.count("<li>") == len(question(kind, level, 12).steps)
+    q = question(kind, level, 12)
+    assert json.loads(check(kind, level, 12, typed(q, q.answer)))["right"]
+
+
+def test_the_catalog_lists_every_kind_in_the_book_s_order_with_two_per_chapter():
+    table = catalog()
+    assert list(table) == list(KINDS)
+    chapters = [entry["chapter"] for entry in table.values()]
+    order = list(dict.fromkeys(chapters))
+    assert order == ["graph", "backward", "engine", "tensors", "mlp", "forward"]
+    assert all(chapters.count(chapter) >= 2 for chapter in order)
+    assert all(entry["levels"] and entry["form"] in ("number", "numbers", "names") for entry in table.values())
+
+
+def test_bad_levels_and_seeds_are_named():
+    with pytest.raises(ValueError, match=r"level must be one of \[1, 2\] for matmul, got 3"):
+        question("matmul", 3, 1)
+    with pytest.raises(ValueError, match="seed must be a whole number"):
+        question("dual", 1, -2)
+
+
+def test_a_question_is_the_same_for_a_seed_and_changes_with_it():
+    for kind in LATER:
+        first, again = question(kind, 1, 5), question(kind, 1, 5)
+        assert (first.prompt, first.lines, first.answer) == (again.prompt, again.lines, again.answer)
+        seen = {(question(kind, 1, seed).prompt, tuple(question(kind, 1, seed).lines)) for seed in range(5)}
+        assert len(seen) >= 4, kind
+
+
+def test_answers_are_numbers_a_person_works_out_by_hand():
+    for kind in LATER:
+        for seed in range(300):
+            q = question(kind, level_of(kind, seed), seed)
+            numbers = [] if q.form == "names" else q.answer if isinstance(q.answer, list) else [q.answer]
+            assert all(abs(x) <= 100 for x in numbers), (kind, seed, q.answer)
