@@ -173,7 +173,15 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
     visit.close()
 
 
-LATER = ((2, ("twice", "inner")), (3, ("matmul", "broadcast")), (4, ("softmax", "decay")), (5, ("tangent", "dual")))
+LATER = (
+    (2, ("twice", "inner")),
+    (3, ("matmul", "broadcast")),
+    (4, ("softmax", "decay")),
+    (5, ("tangent", "dual")),
+    (6, ("chain", "batchnorm")),
+    (7, ("conv", "maxpool", "embedding")),
+    (8, ("bptt", "jacobian")),
+)
 
 
 def in_view(page, drill) -> bool:
@@ -266,6 +274,9 @@ def the_progress_section(page, folder: Path) -> None:
         ("tensors", "matmul broadcast"),
         ("mlp", "softmax decay"),
         ("forward", "tangent dual"),
+        ("depth", "chain batchnorm"),
+        ("layers", "conv maxpool embedding"),
+        ("sequences", "bptt jacobian"),
     ],
 )
 def test_the_chapters_carry_their_drills(book_html: Path, name: str, kinds: str):

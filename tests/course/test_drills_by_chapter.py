@@ -135,7 +135,72 @@ def torch_dual(q, level, seed):
     return torch.func.jvp(functions[op], primals, (torch.tensor(dx, dtype=F64), torch.tensor(dy, dtype=F64)))[1].item()
 
 
+def torch_chain(q, level, seed):
+    d = q.data
+    x = torch.tensor(d["x"], dtype=F64, requires_grad=True)
+    h = x
+    for _ in range(3):
+        h = torch.tanh(d["w"] * h) if d["tanh"] else d["w"] * h
+    h.backward()
+    return x.grad.item()
+
+
+def torch_batchnorm(q, level, seed):
+    """torch.nn.functional.batch_norm refuses eps = 0 in training: its formula, differentiated by autograd."""
+    d = q.data
+    x = torch.tensor(d["x"], dtype=F64, requires_grad=True)
+    x_hat = (x - x.mean()) / x.var(correction=0).sqrt()
+    (d["gamma"] * x_hat).backward(torch.tensor(d["y_bar"], dtype=F64))
+    return x.grad[d["i"]].item()
+
+
+def torch_conv(q, level, seed):
+    d = q.data
+    x = torch.tensor(d["X"], dtype=F64, requires_grad=True)
+    k = torch.tensor(d["K"], dtype=F64, requires_grad=True)
+    torch.nn.functional.conv2d(x[None, None], k[None, None]).backward(torch.tensor(d["Y_bar"], dtype=F64)[None, None])
+    i, j = (int(n) - 1 for n in d["entry"][d["entry"].index("[") + 1 : -1].split(", "))
+    return (k if d["of"] == "K" else x).grad[i, j].item()
+
+
+def torch_maxpool(q, level, seed):
+    d = q.data
+    x = torch.tensor(d["X"], dtype=F64, requires_grad=True)
+    torch.nn.functional.max_pool2d(x[None, None], 2).backward(torch.tensor(d["Y_bar"], dtype=F64)[None, None])
+    return x.grad[d["row"]].tolist()
+
+
+def torch_embedding(q, level, seed):
+    d = q.data
+    table = torch.tensor(d["E"], dtype=F64, requires_grad=True)
+    torch.nn.functional.embedding(torch.tensor(d["tokens"]), table).backward(torch.tensor(d["Y_bar"], dtype=F64))
+    return table.grad[d["token"]].tolist()
+
+
+def torch_bptt(q, level, seed):
+    d = q.data
+    w = torch.tensor(d["w"], dtype=F64, requires_grad=True)
+    h = torch.tensor(d["h0"], dtype=F64)
+    for x in d["x"]:
+        h = torch.tanh(w * h + d["u"] * x)
+    h.backward()
+    return w.grad.item()
+
+
+def torch_jacobian(q, level, seed):
+    d = q.data
+    jac = torch.autograd.functional.jacobian(lambda s: torch.softmax(s, 0), torch.tensor(d["s"], dtype=F64))
+    return jac[d["i"], d["j"]].item()
+
+
 ORACLES = {
+    "chain": torch_chain,
+    "batchnorm": torch_batchnorm,
+    "conv": torch_conv,
+    "maxpool": torch_maxpool,
+    "embedding": torch_embedding,
+    "bptt": torch_bptt,
+    "jacobian": torch_jacobian,
     "twice": torch_twice,
     "inner": torch_inner,
     "matmul": torch_matmul,
@@ -227,7 +292,7 @@ def test_the_catalog_lists_every_kind_in_the_book_s_order_with_two_per_chapter()
     assert list(table) == list(KINDS)
     chapters = [entry["chapter"] for entry in table.values()]
     order = list(dict.fromkeys(chapters))
-    assert order == ["graph", "backward", "engine", "tensors", "mlp", "forward"]
+    assert order == ["graph", "backward", "engine", "tensors", "mlp", "forward", "depth", "layers", "sequences"]
     assert all(chapters.count(chapter) >= 2 for chapter in order)
     assert all(entry["levels"] and entry["form"] in ("number", "numbers", "names") for entry in table.values())
 

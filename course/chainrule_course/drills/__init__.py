@@ -27,6 +27,9 @@ The modules, in order: each imports only the rooms above and modules above it in
 * ``matrices`` -- the tensors chapter's: an entry of a matrix product's gradient, the sum undoing a broadcast
 * ``losses`` -- the network chapter's: cross-entropy's gradient at the logits, a gradient with weight decay
 * ``tangents`` -- the forward chapter's: a node's tangent in a direction, an operation on dual numbers
+* ``deep`` -- the depth chapter's: the factor a gradient gains through layers, batch norm's backward pass
+* ``windows`` -- the layers chapter's: a convolution's gradients, max pooling's routing, an embedding's rows
+* ``recurrences`` -- the sequences chapter's: backpropagation through time, an entry of softmax's Jacobian
 * ``catalog`` -- every kind in the book's order, with its chapter, levels and answer's form
 * ``page`` -- the calls the web page makes: :func:`~chainrule_course.drills.page.ask`, ``check`` and ``steps``
 """

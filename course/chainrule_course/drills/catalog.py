@@ -9,7 +9,7 @@ the graph and backward chapters, a :class:`~.problems.Problem` for the later one
 from dataclasses import dataclass
 from functools import partial
 
-from . import kinds, losses, matrices, passes, tangents
+from . import deep, kinds, losses, matrices, passes, recurrences, tangents, windows
 from .graphs import LEVELS
 
 __all__ = ["KINDS", "Kind", "catalog", "question"]
@@ -76,6 +76,55 @@ KINDS = {
         {1: "sums and products", 2: "products, quotients, squares", 3: "tanh, exp, log"},
         "number",
         tangents.dual,
+    ),
+    "chain": Kind(
+        "depth",
+        "the factor a gradient gains through layers",
+        {1: "linear layers", 2: "tanh layers"},
+        "number",
+        deep.chain,
+    ),
+    "batchnorm": Kind(
+        "depth",
+        "batch norm's gradient on three numbers",
+        {1: "\u03b3 = 1", 2: "\u03b3 \u2260 1"},
+        "number",
+        deep.batchnorm,
+    ),
+    "conv": Kind(
+        "layers",
+        "an entry of a convolution's gradient",
+        {1: "the kernel's", 2: "the image's"},
+        "number",
+        windows.conv,
+    ),
+    "maxpool": Kind(
+        "layers",
+        "where max pooling routes the gradient",
+        {1: "ties are rare", 2: "many ties"},
+        "numbers",
+        windows.maxpool,
+    ),
+    "embedding": Kind(
+        "layers",
+        "an embedding's gradient",
+        {1: "each token once", 2: "a token repeats"},
+        "numbers",
+        windows.embedding,
+    ),
+    "bptt": Kind(
+        "sequences",
+        "backpropagation through time",
+        {1: "two steps", 2: "three steps"},
+        "number",
+        recurrences.bptt,
+    ),
+    "jacobian": Kind(
+        "sequences",
+        "an entry of softmax's Jacobian",
+        {1: "on the diagonal", 2: "off the diagonal"},
+        "number",
+        recurrences.jacobian,
     ),
 }
 

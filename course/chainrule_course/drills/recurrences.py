@@ -1,0 +1,153 @@
+"""The sequences chapter's drills: backpropagation through time, and an entry of softmax's Jacobian.
+
+Both are built from scalar :class:`~chainrule.value.Value` s and answered by ``backward()``:
+
+* ``bptt``: ∂L/∂w for a scalar recurrent cell h_t = tanh(w·h_{t−1} + u·x_t) from a given h_0, over
+  T = 2 (level 1) or 3 (level 2) steps, with L = h_T. The weight is shared by every step, so
+  its gradient adds one term per step. Named mistakes: the last step's term alone
+  (truncated to one step), the tanh′ factors left out.
+* ``jacobian``: an entry ∂p_i/∂s_j of diag(p) − ppᵀ for p = softmax(s), three scores.
+  Named mistakes: the diagonal's formula off the diagonal, the off-diagonal's on it, p_i
+  alone, the sign.
+"""
+
+import math
+import random
+
+from chainrule.value import Value
+
+from .graphs import number_text
+from .problems import Mistake, Problem, distinct
+
+__all__ = ["bptt", "jacobian"]
+
+WEIGHTS = (-1.0, -0.5, 0.5, 1.0, 1.5)
+INPUTS = (-1.0, -0.5, 0.5, 1.0, 2.0)
+STARTS = (-0.5, 0.5, 1.0)
+SUBSCRIPTS = "\u2080\u2081\u2082\u2083"
+
+
+def bptt(level, seed):
+    """∂h_T/∂w for a scalar tanh RNN over T = 2 or 3 steps."""
+    rng = random.Random(f"chainrule-drill-bptt:{level}:{seed}")
+    return distinct(lambda: _bptt(rng, level))
+
+
+def _run(w_value, u_value, xs, h0):
+    """The cell run over ``xs`` from ``h0`` with Values for w and u: the states h_1 ... h_T."""
+    h, states = Value(h0), []
+    for x in xs:
+        h = (w_value * h + u_value * x).tanh()
+        states.append(h)
+    return states
+
+
+def _bptt(rng, level):
+    steps = 2 if level == 1 else 3
+    w0, u0 = rng.choice(WEIGHTS), rng.choice(WEIGHTS)
+    xs = [rng.choice(INPUTS) for _ in range(steps)]
+    h0 = rng.choice(STARTS)
+    w, u = Value(w0, "w"), Value(u0, "u")
+    states = _run(w, u, xs, h0)
+    states[-1].backward()
+    answer = w.grad
+    hs = [h0] + [h.data for h in states]
+    slopes = [1.0 - h * h for h in hs[1:]]
+    last_only = slopes[-1] * hs[-2]
+    no_slopes = sum(hs[t - 1] * w0 ** (steps - t) for t in range(1, steps + 1))
+    mistakes = [
+        Mistake(
+            last_only,
+            f"That is step {steps}'s own term: w is used at every step, and each use adds its "
+            "term through the steps after it.",
+            "the last step alone",
+        ),
+        Mistake(
+            no_slopes,
+            "Every step's tanh multiplies the gradient by 1 \u2212 h\u209c\u00b2: those factors are missing.",
+            "tanh\u2032 left out",
+        ),
+    ]
+    states_text = ", ".join(f"h{SUBSCRIPTS[t]} = {number_text(hs[t])}" for t in range(1, steps + 1))
+    return Problem(
+        "bptt",
+        f"A recurrent cell h\u209c = tanh(w\u00b7h\u209c\u208b\u2081 + u\u00b7x\u209c) runs from the h\u2080 below for "
+        f"{steps} steps, and L = h{SUBSCRIPTS[steps]}. What is \u2202L/\u2202w?",
+        [
+            f"w = {number_text(w0)}, u = {number_text(u0)}, h\u2080 = {number_text(h0)}",
+            f"x = [{', '.join(number_text(x) for x in xs)}]",
+            f"forward: {states_text}",
+        ],
+        answer,
+        [
+            "w is used at every step: \u2202L/\u2202w adds one term per step t, h\u209c\u208b\u2081 times the factor "
+            "from step t to the end.",
+            "Going back, each step multiplies by (1 \u2212 h\u209c\u00b2), and by w to reach the step before.",
+        ],
+        [
+            "The factors 1 \u2212 h\u209c\u00b2: " + ", ".join(number_text(s) for s in slopes) + ".",
+            f"Summing over the steps: \u2202L/\u2202w = {number_text(answer)}.",
+        ],
+        mistakes,
+        data={"w": w0, "u": u0, "x": xs, "h0": h0},
+    )
+
+
+SCORES = (-1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
+
+
+def jacobian(level, seed):
+    """∂p_i/∂s_j for softmax of three scores: on the diagonal (level 1) or anywhere (level 2)."""
+    rng = random.Random(f"chainrule-drill-jacobian:{level}:{seed}")
+    return distinct(lambda: _jacobian(rng, level))
+
+
+def _jacobian(rng, level):
+    scores = [rng.choice(SCORES) for _ in range(3)]
+    i = rng.randrange(3)
+    j = i if level == 1 else rng.choice([k for k in range(3) if k != i])
+    s = [Value(v) for v in scores]
+    exps = [v.exp() for v in s]
+    total = exps[0] + exps[1] + exps[2]
+    (exps[i] / total).backward()
+    answer = s[j].grad
+    e = [math.exp(v) for v in scores]
+    p = [v / sum(e) for v in e]
+    if i == j:
+        mistakes = [
+            Mistake(
+                -p[i] * p[i],
+                "That is \u2212p\u1d62p\u2c7c, the entry off the diagonal. On it, "
+                "\u2202p\u1d62/\u2202s\u1d62 = p\u1d62(1 \u2212 p\u1d62).",
+                "the off-diagonal rule",
+            )
+        ]
+    else:
+        mistakes = [
+            Mistake(
+                p[i] * (1 - p[j]),
+                "That is the diagonal's rule. Off the diagonal, \u2202p\u1d62/\u2202s\u2c7c = \u2212p\u1d62p\u2c7c.",
+                "the diagonal rule",
+            ),
+            Mistake(p[i] * p[j], "Raising s\u2c7c lowers p\u1d62: the entry is \u2212p\u1d62p\u2c7c.", "the sign"),
+        ]
+    mistakes.append(Mistake(p[i], "That is p\u1d62 itself, not its derivative.", "p\u1d62 alone"))
+    sub = "\u2081\u2082\u2083"
+    return Problem(
+        "jacobian",
+        f"p = softmax(s) for the three scores below. What is \u2202p{sub[i]}/\u2202s{sub[j]}, entry "
+        f"({i + 1}, {j + 1}) of diag(p) \u2212 pp\u1d40?",
+        [f"s = [{', '.join(number_text(v) for v in scores)}]"],
+        answer,
+        [
+            "\u2202p\u1d62/\u2202s\u2c7c = p\u1d62([i = j] \u2212 p\u2c7c).",
+            f"p = [{', '.join(number_text(round(v, 4)) for v in p)}].",
+        ],
+        [
+            f"p = [{', '.join(number_text(round(v, 4)) for v in p)}].",
+            f"\u2202p{sub[i]}/\u2202s{sub[j]} = p{sub[i]}({'1' if i == j else '0'} \u2212 p{sub[j]}) = "
+            f"{number_text(answer)}.",
+        ],
+        mistakes,
+        data={"s": scores, "i": i, "j": j},
+    )
