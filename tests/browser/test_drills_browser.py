@@ -179,8 +179,12 @@ LATER = (
     (4, ("softmax", "decay")),
     (5, ("tangent", "dual")),
     (6, ("chain", "batchnorm")),
-    (7, ("conv", "maxpool", "embedding")),
-    (8, ("bptt", "jacobian")),
+    (7, ("flops", "revolve")),
+    (8, ("detach", "vjp")),
+    (9, ("accumulate", "overflow")),
+    (10, ("conv", "maxpool", "embedding")),
+    (11, ("bptt", "jacobian")),
+    (12, ("bias", "hidden")),
 )
 
 
@@ -277,6 +281,10 @@ def the_progress_section(page, folder: Path) -> None:
         ("depth", "chain batchnorm"),
         ("layers", "conv maxpool embedding"),
         ("sequences", "bptt jacobian"),
+        ("cost", "flops revolve"),
+        ("frameworks", "detach vjp"),
+        ("profiling", "accumulate overflow"),
+        ("capstone", "bias hidden"),
     ],
 )
 def test_the_chapters_carry_their_drills(book_html: Path, name: str, kinds: str):

@@ -259,7 +259,7 @@
     input.autocomplete = "off";
     input.spellcheck = false;
     input.id = d.id + "-answer";
-    var format = make("span", "cr-drill-format", FORMS[q.answer]);
+    var format = make("span", "cr-drill-format", q.formText || FORMS[q.answer]);
     format.id = d.id + "-format";
     input.setAttribute("aria-describedby", prompt.id + " " + format.id);
     var check = make("button", "", "Check");

@@ -28,8 +28,11 @@ The modules, in order: each imports only the rooms above and modules above it in
 * ``losses`` -- the network chapter's: cross-entropy's gradient at the logits, a gradient with weight decay
 * ``tangents`` -- the forward chapter's: a node's tangent in a direction, an operation on dual numbers
 * ``deep`` -- the depth chapter's: the factor a gradient gains through layers, batch norm's backward pass
+* ``budgets`` -- the cost chapter's: a linear layer's flops, binomial checkpointing's forward steps
+* ``programs`` -- the frameworks and profiling chapters': detach, backward(gradient=v), no zero_grad, overflow
 * ``windows`` -- the layers chapter's: a convolution's gradients, max pooling's routing, an embedding's rows
 * ``recurrences`` -- the sequences chapter's: backpropagation through time, an entry of softmax's Jacobian
+* ``network`` -- the capstone's: the output bias's gradient, the gradient before the tanh, on a batch of two
 * ``catalog`` -- every kind in the book's order, with its chapter, levels and answer's form
 * ``page`` -- the calls the web page makes: :func:`~chainrule_course.drills.page.ask`, ``check`` and ``steps``
 """

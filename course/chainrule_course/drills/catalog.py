@@ -9,7 +9,7 @@ the graph and backward chapters, a :class:`~.problems.Problem` for the later one
 from dataclasses import dataclass
 from functools import partial
 
-from . import deep, kinds, losses, matrices, passes, recurrences, tangents, windows
+from . import budgets, deep, kinds, losses, matrices, network, passes, programs, recurrences, tangents, windows
 from .graphs import LEVELS
 
 __all__ = ["KINDS", "Kind", "catalog", "question"]
@@ -91,6 +91,36 @@ KINDS = {
         "number",
         deep.batchnorm,
     ),
+    "flops": Kind("cost", "the flops of a linear layer", {1: "forward", 2: "backward"}, "number", budgets.flops),
+    "revolve": Kind(
+        "cost",
+        "binomial checkpointing's forward steps",
+        {1: "one slot", 2: "two slots", 3: "three slots"},
+        "number",
+        budgets.revolve,
+    ),
+    "detach": Kind("frameworks", "a gradient past detach()", {1: "one detach"}, "number", programs.detach),
+    "vjp": Kind(
+        "frameworks",
+        "backward(gradient=v)",
+        {1: "products", 2: "tanh and a cube"},
+        "number",
+        programs.vjp,
+    ),
+    "accumulate": Kind(
+        "profiling",
+        "gradients without zero_grad()",
+        {1: "two passes", 2: "three or four passes"},
+        "number",
+        programs.accumulate,
+    ),
+    "overflow": Kind(
+        "profiling",
+        "the first number that is not finite",
+        {1: "exp and a square"},
+        "names",
+        programs.overflow,
+    ),
     "conv": Kind(
         "layers",
         "an entry of a convolution's gradient",
@@ -125,6 +155,14 @@ KINDS = {
         {1: "on the diagonal", 2: "off the diagonal"},
         "number",
         recurrences.jacobian,
+    ),
+    "bias": Kind("capstone", "the output bias's gradient", {1: "a batch of two"}, "numbers", network.bias),
+    "hidden": Kind(
+        "capstone",
+        "the gradient before the tanh",
+        {1: "a batch of two"},
+        "numbers",
+        network.hidden,
     ),
 }
 

@@ -26,7 +26,8 @@ __all__ = ["ask", "check", "steps"]
 
 
 def ask(kind, level, seed):
-    """The question as JSON: ``kind, level, levelName, seed, prompt, words, lines, figure, answer, hints``."""
+    """The question as JSON: ``kind, level, levelName, seed, prompt, words, lines, figure, answer, hints,
+    formText`` (what to type, when the answer's form alone does not say it)."""
     q = question(kind, level, seed)
     if isinstance(q, Problem):
         root, lines, words = q.graph, q.lines, q.words
@@ -47,6 +48,7 @@ def ask(kind, level, seed):
             "figure": figure,
             "answer": KINDS[kind].form,
             "hints": q.hints,
+            "formText": getattr(q, "form_text", ""),
         }
     )
 

@@ -61,6 +61,7 @@ class Problem:
     graph: object = None
     walk: object = None  # a Value whose backward pass "Show the steps" steps through, or None
     data: dict = field(default_factory=dict)  # the instance's numbers, by name, for tests to replay
+    form_text: str = ""  # what to type, where the form's usual words do not fit
 
     def check(self, text):
         """The verdict on what the reader typed."""
@@ -120,16 +121,16 @@ class Problem:
         return verdict(False, f"{missing[0]} is missing. {self.hints[0]}", "one missing")
 
 
-def distinct(draw):
+def distinct(draw, largest=LARGEST_ANSWER):
     """``draw()`` again (it draws from its own random generator) until its mistakes are told apart
-    and its answer is a number a person works out by hand (at most :data:`LARGEST_ANSWER` in size).
+    and its answer is a number a person works out by hand (at most ``largest`` in size).
 
     Where no draw of :data:`TRIES` tells them apart, the last is kept: its verdicts still
     name the mistakes that differ from the answer.
     """
     for _ in range(TRIES):
         problem = draw()
-        if problem.told_apart() and all(abs(x) <= LARGEST_ANSWER for x in _numbers(problem.answer)):
+        if problem.told_apart() and all(abs(x) <= largest for x in _numbers(problem.answer)):
             break
     return problem
 
