@@ -135,7 +135,7 @@ def test_small_expression_layout_ids_and_parent_order():
     assert len(edges) == 2 + 2 + 2 + 1 + 4
     # ids follow the topological order: a and b first, L last
     assert plain_text(nodes["n0"][0]) == "a|data 2|grad 0.07065"
-    assert plain_text(nodes["n5"][0]) == "L|data -0.964|grad 1"
+    assert plain_text(nodes["n5"][0]) == "L|data \u22120.964|grad 1"
     # the edges into the first product come from a, then from b (parent order)
     into_product = [tail for tail, head, _ in edges if head == "n2_op"]
     assert into_product == ["n0", "n1"]
@@ -146,7 +146,7 @@ def test_small_expression_layout_ids_and_parent_order():
 def test_show_grad_false_hides_gradients_and_source_is_reproducible():
     _, _, loss = small_expression()
     without = draw_graph(loss, show_grad=False).source
-    assert "grad" not in without and "data -0.964" in without
+    assert "grad" not in without and "data \u22120.964" in without
     assert draw_graph(loss).source == draw_graph(loss).source
 
 
@@ -425,13 +425,13 @@ def test_gradient_flow_labels_nodes_and_edges():
     source = draw_gradient_flow(product).source
     nodes, edges = dot_nodes(source), dot_edges(source)
     assert [plain_text(nodes[n][0]) for n in ("n0", "n1", "n2")] == [
-        "a|data 2|grad -3",
-        "b|data -3|grad 2",
-        "p (\u00d7)|data -6|grad 1",
+        "a|data 2|grad \u22123",
+        "b|data \u22123|grad 2",
+        "p (\u00d7)|data \u22126|grad 1",
     ]
     assert all("<B>grad" in nodes[n][0] and "#1f4e9c" in nodes[n][0] for n in nodes)
     assert [(tail, head, attrs["label"]) for tail, head, attrs in edges] == [
-        ("n0", "n2", "<-3>"),  # d(a*b)/da = b
+        ("n0", "n2", "<\u22123>"),  # d(a*b)/da = b
         ("n1", "n2", "<2>"),  # d(a*b)/db = a
     ]
     assert all(attrs["style"] == "dashed" and attrs["dir"] == "back" for _, _, attrs in edges)

@@ -120,9 +120,9 @@ def check_size(function_name, node_count, max_nodes):
 
 
 def format_number(x):
-    """Show a number with 4 significant digits (``-0.0`` shows as ``0``)."""
+    """Show a number with 4 significant digits and a true minus sign, ``−0.25`` (``-0.0`` shows as ``0``)."""
     x = float(x)
-    return "0" if x == 0.0 else f"{x:.4g}"
+    return "0" if x == 0.0 else f"{x:.4g}".replace("-", "\u2212")
 
 
 def array_shape(x):
