@@ -184,9 +184,10 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
 
 
 def progress_attributes(app: Sphinx, pagename: str) -> dict:
-    """On the page that shows the Progress section, every exercise and every drill of the book, in its order."""
+    """On the page that shows the Progress section, every exercise and every drill of the book, in its order;
+    on a chapter, its own drills and exercises, for the line of progress at its end."""
     if pagename != app.config.progress_page:
-        return {}
+        return chapter_attributes(app, pagename)
     in_page = {exercise["label"] for found in app.env.live_code_exercises.values() for exercise in found}
     numbers = edition_numbers.collect(app.env)
     here = app.builder.get_target_uri(pagename)
@@ -215,6 +216,25 @@ def progress_attributes(app: Sphinx, pagename: str) -> dict:
         "data-exercises": json.dumps(found, separators=(",", ":")),
         "data-drills": json.dumps(drills, separators=(",", ":")),
     }
+
+
+def chapter_attributes(app: Sphinx, pagename: str) -> dict:
+    """A chapter's drill kinds and exercises (label, number), and where the Practice page is."""
+    numbers = edition_numbers.collect(app.env)
+    if pagename not in numbers["chapters"]:
+        return {}
+    exercises = [
+        {"label": element["label"], "number": element["number"]}
+        for element in numbers["numbered"].get(pagename, {}).values()
+        if element["kind"] == "exercise" and "label" in element
+    ]
+    drills = [name for name, kind in catalog().items() if f"chapters/{kind['chapter']}" == pagename]
+    if not exercises and not drills:
+        return {}
+    here = app.builder.get_target_uri(pagename)
+    practice = relative_uri(here, app.builder.get_target_uri(app.config.progress_page))
+    chapter = {"drills": drills, "exercises": exercises, "practice": practice}
+    return {"data-chapter": json.dumps(chapter, separators=(",", ":"))}
 
 
 def checked_exercises(root: Path, pages: list[str]) -> dict[str, list[dict]]:

@@ -6,8 +6,9 @@
  * page an exercise marked done, or whose last Check passed, gets a small mark by its
  * title; on the Practice page the element .cr-progress becomes the Progress section: every
  * drill kind and every exercise of the book, chapter by chapter (this script's data-drills
- * and data-exercises attributes, written by the build), with Export, Import and Reset.
- * Nothing leaves the reader's machine.
+ * and data-exercises attributes, written by the build), with Export, Import and Reset; at
+ * the end of each chapter, one line of its own record (data-chapter: its drill kinds and
+ * exercises). Nothing leaves the reader's machine.
  */
 (function () {
   "use strict";
@@ -15,6 +16,7 @@
   var me = document.currentScript;
   var exercises = JSON.parse((me && me.getAttribute("data-exercises")) || "[]");
   var drillKinds = JSON.parse((me && me.getAttribute("data-drills")) || "[]");
+  var chapter = JSON.parse((me && me.getAttribute("data-chapter")) || "null");
 
   function load() {
     try {
@@ -38,6 +40,7 @@
     Object.keys(extra || {}).forEach(function (name) { entry[name] = extra[name]; });
     record[group][key] = entry;
     save(record);
+    showChapterLine();
   }
 
   window.chainruleProgress = {
@@ -54,6 +57,40 @@
     markExercises(load());
     var section = document.querySelector(".cr-progress");
     if (section) showProgress(section);
+    showChapterLine();
+  }
+
+  // At the end of a chapter: what this browser keeps of its drills and exercises, in one line.
+  function showChapterLine() {
+    var article = chapter && document.querySelector("article.bd-article");
+    if (!article) return;
+    var line = article.querySelector(".cr-progress-line");
+    if (!line) {
+      line = make("p", "cr-progress-line");
+      article.appendChild(line);
+    }
+    var record = load();
+    var answers = 0, right = 0, done = 0;
+    chapter.drills.forEach(function (kind) {
+      var entry = record.drills[kind] || {};
+      answers += entry.attempts || 0;
+      right += entry.right || 0;
+    });
+    chapter.exercises.forEach(function (exercise) {
+      var entry = record.exercises[exercise.label] || {};
+      if (entry.done || entry.passed) done += 1;
+    });
+    var parts = [];
+    if (chapter.drills.length) {
+      parts.push(answers ? answers + (answers === 1 ? " drill answer, " : " drill answers, ") + right + " right"
+        : "no drill answered yet");
+    }
+    if (chapter.exercises.length) parts.push(done + " of " + chapter.exercises.length + " exercises done");
+    line.textContent = "Your practice in this chapter, kept in this browser: " + parts.join("; ") + ". ";
+    var link = make("a", "", "The Practice page");
+    link.href = chapter.practice + "#progress";
+    line.appendChild(link);
+    line.appendChild(document.createTextNode(" has the whole course's record."));
   }
 
   // A mark by the title of each exercise the reader finished: marked done, or its last Check passed.
