@@ -81,6 +81,16 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
     page = visit.page
     orders, gradients = page.locator(".cr-drill").nth(0), page.locator(".cr-drill").nth(1)
     expect(orders).to_have_attribute("aria-label", "Drill: orders on a new graph")
+    # From the top of the page, the keyboard reaches the first drill in three presses: past the theme's
+    # skip link, to the drills' own, which puts the focus on the first drill's first button.
+    for _ in range(2):
+        page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.textContent") == "Skip to the first drill"
+    page.keyboard.press("Enter")
+    focused = page.evaluate(
+        "() => [document.activeElement.textContent, document.activeElement.closest('.cr-drill').id]"
+    )
+    assert focused == ["New question", orders.get_attribute("id")], focused
     page.wait_for_timeout(300)
     assert not [u for u in requests if "live_worker" in u or "pyodide" in u], (
         "the runtime was fetched before a question"
