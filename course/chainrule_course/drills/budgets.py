@@ -78,12 +78,11 @@ def _flops(rng, level):
         answer,
         [
             "A product (m, k)\u00b7(k, r) costs 2mkr: k multiplications and k additions per output entry.",
-            "Forward: 2nd\u00b7d\u2095. Backward: W\u0304 = Z\u0304\u1d40X and X\u0304 = Z\u0304W, each as large.",
+            "Forward: 2\u00b7n\u00b7d\u00b7d\u2095. Backward: W\u0304 = Z\u0304\u1d40X and X\u0304 = Z\u0304W, "
+            "each as large.",
         ],
-        [
-            f"Forward: 2 \u00b7 {n} \u00b7 {d} \u00b7 {d_h} = {forward}.",
-            f"Backward: two products of the same size, {backward}." if level == 2 else "That is the answer.",
-        ],
+        [f"Forward: 2 \u00b7 {n} \u00b7 {d} \u00b7 {d_h} = {forward}."]
+        + ([f"Backward: two products of the same size, 2 \u00d7 {forward} = {backward}."] if level == 2 else []),
         mistakes,
         data={"n": n, "d": d, "d_h": d_h, "backward": level == 2},
     )
@@ -107,7 +106,7 @@ def revolve(level, seed):
 
 def _revolve(rng, level):
     slots = level
-    steps = rng.randrange(3, 12 if level != 2 else 10)
+    steps = rng.randrange(3, 12 if level != 2 else 16)
     answer = fewest_forward_steps(steps, slots)
     mistakes = (
         []

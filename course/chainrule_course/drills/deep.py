@@ -34,16 +34,17 @@ def chain(level, seed):
 
 def _chain(rng, level):
     k, w, x0 = 3, rng.choice(WEIGHTS), rng.choice(STARTS)
+    ws = [w] * k if level == 2 else [rng.choice(WEIGHTS) for _ in range(k)]  # linear layers: one weight each
     x = Value(x0, "x")
     h, layers = x, []
-    for _ in range(k):
-        h = (h * w).tanh() if level == 2 else h * w
+    for weight in ws:
+        h = (h * weight).tanh() if level == 2 else h * weight
         layers.append(h)
     h.backward()
     answer = x.grad
     slopes = [1.0 - layer.data**2 for layer in layers] if level == 2 else [1.0] * k
-    factors = [w * slope for slope in slopes]
-    layer = "h\u1d62 = tanh(w\u00b7h\u1d62\u208b\u2081)" if level == 2 else "h\u1d62 = w\u00b7h\u1d62\u208b\u2081"
+    factors = [weight * slope for weight, slope in zip(ws, slopes, strict=True)]
+    layer = "h\u1d62 = tanh(w\u00b7h\u1d62\u208b\u2081)" if level == 2 else "h\u1d62 = w\u1d62\u00b7h\u1d62\u208b\u2081"
     mistakes = [Mistake(sum(factors), "The factors multiply, one per layer; they do not add.", "a sum, not a product")]
     if level == 2:
         mistakes += [
@@ -62,18 +63,24 @@ def _chain(rng, level):
     return Problem(
         "chain",
         f"Three layers {layer}, for i = 1, 2, 3, start at h\u2080 = x. What is \u2202h\u2083/\u2202x?",
-        [f"x = {number_text(x0)}, w = {number_text(w)}"] + ([f"forward: {values}"] if level == 2 else []),
+        (
+            [f"x = {number_text(x0)}, w = {number_text(w)}", f"forward: {values}"]
+            if level == 2
+            else [
+                f"x = {number_text(x0)}, " + ", ".join(f"w{SUBSCRIPTS[i]} = {number_text(v)}" for i, v in enumerate(ws))
+            ]
+        ),
         answer,
         [
             "Each layer multiplies the gradient by its local derivative: the chain rule through three layers.",
-            "Each factor is w" + (" \u00b7 (1 \u2212 h\u1d62\u00b2)." if level == 2 else "."),
+            "Each factor is w" + (" \u00b7 (1 \u2212 h\u1d62\u00b2)." if level == 2 else "\u1d62, the layer's weight."),
         ],
         [
             "The factors, one per layer: " + ", ".join(number_text(f) for f in factors) + ".",
             f"\u2202h\u2083/\u2202x = {TIMES.join(factor_text(f) for f in factors)} = {number_text(answer)}.",
         ],
         mistakes,
-        data={"w": w, "x": x0, "tanh": level == 2},
+        data={"w": ws, "x": x0, "tanh": level == 2},
     )
 
 
@@ -118,7 +125,8 @@ def _batchnorm(rng, level):
     return Problem(
         "batchnorm",
         f"Batch normalisation of three numbers: x\u0302 = (x \u2212 \u03bc)/\u03c3\u0302 with \u03c3\u0302 = "
-        f"\u221a\u03c3\u00b2 (\u03b5 = 0 here) and y = \u03b3x\u0302. Given \u0233, what is \u2202L/\u2202{name}?",
+        f"\u221a\u03c3\u00b2 (\u03b5 = 0 here) and y = \u03b3x\u0302. Given \u0233 = \u2202L/\u2202y, "
+        f"what is \u2202L/\u2202{name}?",
         [
             f"x = [{', '.join(number_text(v) for v in xs)}], \u03b3 = {number_text(gamma)}",
             f"\u0233 = [{', '.join(number_text(v) for v in y_bar)}]",

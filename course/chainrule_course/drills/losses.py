@@ -148,6 +148,11 @@ def _decay(rng, level):
             "2\u03bbw",
         ),
         Mistake(
+            -data + lam * wk,
+            "That uses t \u2212 \u0177: the error is \u0177 \u2212 t, so its derivative is 2(\u0177 \u2212 t)x.",
+            "the error's sign",
+        ),
+        Mistake(
             residual * xk + lam * wk,
             "(\u0177 \u2212 t)\u00b2 has derivative 2(\u0177 \u2212 t): the 2 is missing.",
             "the 2 of the square",

@@ -155,6 +155,8 @@ def _matmul_mistakes_b(a, b, c_bar, i, j):
             )
         )
     found.append(_one_term(a[0][i] * c_bar[0][j], f"B{BAR}[{i + 1}, {j + 1}]", f"{m} products, one per row"))
+    if i < m:
+        found.append(_the_value(_dot(a[i], _column(b, j))))
     return [mistake for mistake in found if mistake.value is not None]
 
 
@@ -195,12 +197,12 @@ def _broadcast(rng, level):
     row_sums = [sum(row) for row in y_bar]
     if how == "column":
         shape, formula = f"({rows}, 1)", f"Y = X + b, b of shape ({rows}, 1) added to every column of X"
-        along, copies = "each row", cols
+        along, copies, used_in = "each row", cols, "each column"
         mistakes = [_not_summed([row[0] for row in y_bar], "column 1"), _wrong_axis(column_sums)]
         mistakes.append(_mean([s / cols for s in row_sums]))
     else:
         shape = f"({cols},)"
-        along, copies = "each column", rows
+        along, copies, used_in = "each column", rows, "each row"
         if how == "times":
             formula = f"Y = X \u2299 b, b of shape ({cols},) multiplying every row of X"
             mistakes = [
@@ -222,12 +224,12 @@ def _broadcast(rng, level):
         f"{size} entries in order.",
         [
             matrix_text("X", x_rows),
-            f"b = [{', '.join(number_text(v) for v in b_list)}] (shape {shape})",
+            f"b = [{('; ' if how == 'column' else ', ').join(number_text(v) for v in b_list)}] (shape {shape})",
             matrix_text("\u0232", y_bar),
         ],
         answer,
         [
-            f"Each entry of b is used {copies} times, once in {along}. What does each use contribute?",
+            f"Each entry of b is used {copies} times, once in {used_in}. What does each use contribute?",
             f"Sum {what} along {along}: b{BAR} has the shape of b.",
         ],
         [

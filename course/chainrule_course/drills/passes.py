@@ -7,8 +7,9 @@ Both ask about a graph of :mod:`.graphs` and take their answers from
   ``zero_grad()`` between; the named mistakes are one call's gradient, and what an engine
   gives whose second call passes on what the inner nodes kept from the first (the
   chapter's third way a small engine fails);
-* ``inner``: the nodes that get a gradient when ``backward()`` is called on an inner node
-  rather than on ``L``; the named mistakes are the nodes after it, and its inputs alone.
+* ``inner``: the nodes a ``backward()`` called on an inner node, rather than on ``L``, sends a
+  gradient to (the engine's own search from that node); the named mistakes are the nodes
+  after it, and its inputs alone.
 """
 
 import random
@@ -60,8 +61,7 @@ def _twice(graph, name, first, second, naive):
         [
             f"One call stores \u2202L/\u2202{name} in {name}.grad. What does the second call do "
             "with what the first left there?",
-            f"One call gives \u2202L/\u2202{name} = {number_text(first[name])}, and each call adds "
-            "exactly its own gradient.",
+            f"One call gives \u2202L/\u2202{name} = {number_text(first[name])}. What does a second call add to it?",
         ],
         [
             f"The first call leaves {name}.grad = \u2202L/\u2202{name} = {number_text(first[name])}.",
@@ -117,9 +117,8 @@ def inner(level, seed):
 
 def _inner(graph, node):
     name = node.label
-    graph.root.zero_grad()
-    node.backward()
-    answer = sorted(n.label for n in graph.order if n is not node and n.grad != 0)
+    # The nodes the pass visits: the engine's own search from the node (a gradient sent may add up to 0).
+    answer = sorted(n.label for n in topological_order(node) if n is not node)
     inputs = sorted({p.label for p in node.parents})
     after = _users(graph, node)
     mistakes = [
@@ -147,16 +146,17 @@ def _inner(graph, node):
     return Problem(
         "inner",
         f"After L.zero_grad(), {name}.backward() is called on the inner node {name}, not on L. "
-        f"Which nodes other than {name} get a gradient that is not 0? List them, in any order.",
+        f"Which nodes other than {name} does the pass send a gradient to? List them, in any order.",
         graph.description(),
         answer,
         [
             f"{graph.formula(node)}. The pass starts at {name} and follows edges back to inputs.",
-            f"Start from {_listed(inputs)}, then go on to their inputs.",
+            f"{name}'s inputs are {_listed(inputs)}; from each input that was computed, go on to its inputs.",
         ],
         [
             f"{name}.backward() sets {name}.grad = 1 and sends gradients back along the edges into {name}.",
-            f"Those reach {', '.join(answer)}: every node {name} was computed from.",
+            f"Those reach {', '.join(answer)}: every node {name} was computed from (a gradient may add up to 0 "
+            "there; it is still sent).",
             f"The nodes after {name} ({_listed(after)}) get nothing: {name} does not depend on them.",
         ],
         mistakes,

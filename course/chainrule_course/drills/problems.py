@@ -21,6 +21,7 @@ from .reading import TOLERANCE, ReadingError, close, read_names, read_number, re
 __all__ = ["Mistake", "Problem", "distinct", "matrix_text", "verdict"]
 
 LARGEST_ANSWER = 100  # twice a graph's largest gradient (drills.graphs.LARGEST)
+SMALLEST = 0.02  # a nonzero answer at least twice the tolerance, so that 0 or the wrong sign is not right
 TRIES = 50  # draws of an instance before one whose mistakes are told apart is given up on
 
 
@@ -62,9 +63,12 @@ class Problem:
     walk: object = None  # a Value whose backward pass "Show the steps" steps through, or None
     data: dict = field(default_factory=dict)  # the instance's numbers, by name, for tests to replay
     form_text: str = ""  # what to type, where the form's usual words do not fit
+    judge: object = None  # judge(problem, text) -> verdict, for a kind whose answer one name settles
 
     def check(self, text):
         """The verdict on what the reader typed."""
+        if self.judge is not None:
+            return self.judge(self, text)
         try:
             if self.form == "names":
                 return self._check_names(read_names(text, self.known))
@@ -106,7 +110,8 @@ class Problem:
             return found
         wrong = [i for i, (g, a) in enumerate(zip(guesses, self.answer, strict=True)) if not close(g, a)]
         first = self.entries[wrong[0]] if self.entries else f"number {wrong[0] + 1}"
-        return verdict(False, f"{len(wrong)} of {len(self.answer)} are wrong; the first is {first}.")
+        are = "is" if len(wrong) == 1 else "are"
+        return verdict(False, f"{len(wrong)} of {len(self.answer)} {are} wrong; the first is {first}.")
 
     def _check_names(self, names):
         chosen, wanted = set(names), set(self.answer)
@@ -130,7 +135,9 @@ def distinct(draw, largest=LARGEST_ANSWER):
     """
     for _ in range(TRIES):
         problem = draw()
-        if problem.told_apart() and all(abs(x) <= largest for x in _numbers(problem.answer)):
+        numbers = _numbers(problem.answer)
+        sized = all(abs(x) <= largest for x in numbers) and all(x == 0 or abs(x) >= SMALLEST for x in numbers)
+        if problem.told_apart() and sized:
             break
     return problem
 

@@ -24,7 +24,7 @@ import random
 from chainrule.value import Value
 
 from .graphs import factor_text, number_text
-from .problems import Mistake, Problem, distinct
+from .problems import Mistake, Problem, distinct, verdict
 
 __all__ = ["accumulate", "detach", "overflow", "vjp"]
 
@@ -157,12 +157,13 @@ def _accumulate(rng, level):
         )
     return Problem(
         "accumulate",
-        f"A loop runs the lines below {passes} times, with no zero_grad() and no update of w. What is w.grad "
-        "after the loop?",
+        "The program below runs; w is a leaf made once, before the loop, and the loop has no zero_grad() "
+        "and no update of w. What is w.grad after the loop?",
         [
-            f"w = {number_text(w0)}, x = {number_text(x)}, t = {number_text(t)}",
-            "loss = (w * x - t) ** 2",
-            "loss.backward()",
+            f"w = Value({number_text(w0)}); x = {number_text(x)}; t = {number_text(t)}",
+            f"for step in range({passes}):",
+            "\u2003loss = (w * x - t) ** 2",
+            "\u2003loss.backward()",
         ],
         answer,
         [
@@ -247,10 +248,33 @@ def _overflow(rng, level):
         mistakes,
         form="names",
         form_text=f"A line's name ({', '.join(names)}), or none.",
+        judge=_judge_line,
         known=known,
         words="The program:",
-        data={"x": x0, "lines": [text for _, text, _ in lines]},
+        data={
+            "x": x0,
+            "lines": [text for _, text, _ in lines],
+            "shown": {name: _shown(values.get(name)) for name, _, _ in lines},
+        },
     )
+
+
+def _judge_line(problem, text):
+    """The verdict on one line's name (or none): which line it is, and what that line gives."""
+    typed = str(text).strip().lower().removeprefix("line").strip()
+    names = [name for name in problem.known if name != "none"]
+    if typed not in problem.known:
+        return verdict(False, f"Type one line's name, {', '.join(names)}, or none.", "unreadable")
+    answer = problem.answer[0]
+    if typed == answer:
+        where = "none: every number is finite" if answer == "none" else f"line {answer}"
+        return verdict(True, f"Right: {where}.")
+    for mistake in problem.mistakes:
+        if [typed] == mistake.value:
+            return verdict(False, mistake.message, mistake.name)
+    if typed == "none" or (answer != "none" and names.index(typed) > names.index(answer)):
+        return verdict(False, f"Line {answer} already gives a number that is not finite.", "too late")
+    return verdict(False, f"Line {typed} gives {problem.data['shown'][typed]}, which is finite.", "too early")
 
 
 def _shown(value):

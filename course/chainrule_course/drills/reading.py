@@ -54,7 +54,9 @@ def read_number(text):
 
 def read_numbers(text, count):
     """``count`` numbers, separated by semicolons, commas and spaces (see the module's docstring)."""
-    cleaned = _clean(text)
+    cleaned = _clean(text).strip()
+    if re.fullmatch(r"\[.*\]|\(.*\)", cleaned) and not re.fullmatch(r"\([^(),;]*\)", cleaned):
+        cleaned = cleaned[1:-1]  # a list in brackets, as the page writes one: [0.5, -1]
     cleaned = re.sub(r"\s*/\s*", "/", cleaned)  # 1 / 3 is one number
     if ";" in cleaned:
         separator = r"\s*;\s*"

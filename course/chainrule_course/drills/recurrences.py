@@ -53,6 +53,9 @@ def _bptt(rng, level):
     answer = w.grad
     hs = [h0] + [h.data for h in states]
     slopes = [1.0 - h * h for h in hs[1:]]
+    terms = [
+        hs[t - 1] * slopes[t - 1] * math.prod(w0 * slopes[k] for k in range(t, steps)) for t in range(1, steps + 1)
+    ]
     last_only = slopes[-1] * hs[-2]
     no_slopes = sum(hs[t - 1] * w0 ** (steps - t) for t in range(1, steps + 1))
     mistakes = [
@@ -86,6 +89,9 @@ def _bptt(rng, level):
         ],
         [
             "The factors 1 \u2212 h\u209c\u00b2: " + ", ".join(number_text(s) for s in slopes) + ".",
+            "One term per step t: h\u209c\u208b\u2081\u00b7(1 \u2212 h\u209c\u00b2), times "
+            "w\u00b7(1 \u2212 h\u00b2) for "
+            "each later step: " + ", ".join(number_text(term) for term in terms) + ".",
             f"Summing over the steps: \u2202L/\u2202w = {number_text(answer)}.",
         ],
         mistakes,
@@ -120,7 +126,12 @@ def _jacobian(rng, level):
                 "That is \u2212p\u1d62p\u2c7c, the entry off the diagonal. On it, "
                 "\u2202p\u1d62/\u2202s\u1d62 = p\u1d62(1 \u2212 p\u1d62).",
                 "the off-diagonal rule",
-            )
+            ),
+            Mistake(
+                -p[i] * (1 - p[i]),
+                "Raising s\u1d62 raises p\u1d62: the entry is +p\u1d62(1 \u2212 p\u1d62).",
+                "the sign",
+            ),
         ]
     else:
         mistakes = [
@@ -140,7 +151,9 @@ def _jacobian(rng, level):
         [f"s = [{', '.join(number_text(v) for v in scores)}]"],
         answer,
         [
-            "\u2202p\u1d62/\u2202s\u2c7c = p\u1d62([i = j] \u2212 p\u2c7c).",
+            "\u2202p\u1d62/\u2202s\u2c7c = p\u1d62(\u03b4\u1d62\u2c7c \u2212 p\u2c7c), "
+            "where \u03b4\u1d62\u2c7c is 1 if "
+            "i = j, else 0.",
             f"p = [{', '.join(number_text(round(v, 4)) for v in p)}].",
         ],
         [

@@ -51,20 +51,20 @@ def _tangent(graph, rng, level):
         direction = {name: 1.0 if name == moving else 0.0 for name in leaves}
     else:
         direction = {name: rng.choice(DIRECTIONS) for name in leaves}
-    node = rng.choice(graph.results())
+    moved = _tangents(graph, direction)
+    moving_nodes = [n for n in graph.results() if moved[n.label] != 0]  # a node the direction moves
+    node = rng.choice(moving_nodes or graph.results())
     name = node.label
-    answer = _tangents(graph, direction)[name]
+    answer = moved[name]
     graph.root.zero_grad()
     graph.root.backward()
-    mistakes = [
-        Mistake(node.data, f"That is the value of {name}; its tangent is how fast it moves.", "the value"),
-        Mistake(
-            node.grad,
+    mistakes = [Mistake(node.data, f"That is the value of {name}; its tangent is how fast it moves.", "the value")]
+    if node is not graph.root:  # at L, reverse mode's gradient is 1, not a mistake worth a name
+        message = (
             f"That is \u2202L/\u2202{name}, what reverse mode gives: how L moves with {name}. "
-            f"The tangent is how {name} moves with the inputs.",
-            "the reverse-mode gradient",
-        ),
-    ]
+            f"The tangent is how {name} moves with the inputs."
+        )
+        mistakes.append(Mistake(node.grad, message, "the reverse-mode gradient"))
     moving = [leaf for leaf in leaves if direction[leaf] != 0]
     if len(moving) > 1:
         first = moving[0]
@@ -95,7 +95,7 @@ def _tangent(graph, rng, level):
     )
 
 
-PRIMALS = (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 3.0)
+PRIMALS = (-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0, 3.0)
 OPERATIONS = {1: ("+", "-", "*"), 2: ("*", "/", "**2"), 3: ("tanh", "exp", "log")}
 APPLY = {
     "+": operator.add,
@@ -135,16 +135,18 @@ def _dual(rng, level):
     made = APPLY[op](Dual(x0, dx), Dual(y0, dy))
     answer = made.tangent
     shown = SHOWN.get(op, f"{op}(x)")
-    lines = [f"x = {number_text(x0)} + {factor_text(dx)}\u03b4"]
+    lines = [f"x = {_dual_text(x0, dx)}"]
     if op in "+-*/":
-        lines.append(f"y = {number_text(y0)} + {factor_text(dy)}\u03b4")
+        lines.append(f"y = {_dual_text(y0, dy)}")
     return Problem(
         "dual",
         f"With the dual numbers below (\u03b4\u00b2 = 0), what is the tangent (the \u03b4 part) of {shown}?",
         lines,
         answer,
         [
-            "Multiply out, dropping every \u03b4\u00b2 term; or use the operation's local derivatives.",
+            "Multiply out, dropping every \u03b4\u00b2 term."
+            if op in SHOWN
+            else "f(x + \u1e8b\u03b4) = f(x) + f\u2032(x)\u00b7\u1e8b\u03b4: the tangent is f\u2032(x)\u00b7\u1e8b.",
             f"{RULES[op]} is the tangent.",
         ],
         [
@@ -178,7 +180,16 @@ def _dual_mistakes(op, x, y, made):
         mistakes += [
             Mistake((dx * y0 - x0 * dy) / y0, "The quotient rule divides by y\u00b2, not y.", "y, not y\u00b2"),
             Mistake(dx / dy, f"That divides the tangents. The tangent of x/y is {RULES['/']}.", "the tangents divided"),
+            Mistake(
+                (x0 * dy - dx * y0) / y0**2,
+                f"The numerator's terms are the other way round: {RULES['/']}.",
+                "the numerator reversed",
+            ),
         ]
+    if op == "-":
+        mistakes.append(
+            Mistake(dx + dy, "y is subtracted, so its tangent is too: \u1e8b \u2212 \u1e8f.", "\u1e8f added")
+        )
     if op not in "+-*/":
         local = made.tangent / dx
         message = f"That is the local derivative alone; multiply it by \u1e8b = {number_text(dx)}."
@@ -187,3 +198,10 @@ def _dual_mistakes(op, x, y, made):
     message = f"That is the primal, the value of {shown}; the tangent is the \u03b4 part."
     mistakes.append(Mistake(made.primal, message, "the primal"))
     return mistakes
+
+
+def _dual_text(primal, tangent):
+    """``3 − δ``, ``0.5 + 2δ``: a dual number as a person writes it."""
+    sign = "\u2212" if tangent < 0 else "+"
+    size = abs(tangent)
+    return f"{number_text(primal)} {sign} {'' if size == 1 else number_text(size)}\u03b4"

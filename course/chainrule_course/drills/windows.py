@@ -53,10 +53,11 @@ def _conv(rng, level):
         answer, entry = k[a][b].grad, f"K{BAR}[{a + 1}, {b + 1}]"
         terms = [(y_bar[i][j], x_rows[i + a][j + b]) for i in range(2) for j in range(2)]
         flipped = sum(y_bar[i][j] * x_rows[i + 1 - a][j + 1 - b] for i in range(2) for j in range(2))
-        rule = f"K{BAR}[a, b] = \u03a3\u1d62\u2c7c \u0232[i, j]\u00b7X[i + a, j + b]"
+        rule = f"K{BAR}[a, b] = \u03a3\u1d62\u2c7c \u0232[i, j]\u00b7X[i + a \u2212 1, j + b \u2212 1]"
         other = Mistake(
             sum(y_bar[i][j] * k_rows[a][b] for i in range(2) for j in range(2)),
-            "That multiplies \u0232 by K. A kernel entry's gradient reads the image: X[i + a, j + b] at each position.",
+            "That multiplies \u0232 by K. A kernel entry's gradient reads the image: "
+            "X[i + a \u2212 1, j + b \u2212 1] at each position.",
             "K for X",
         )
     else:
@@ -65,7 +66,10 @@ def _conv(rng, level):
         offsets = [(a, b) for a in range(2) for b in range(2) if 0 <= u - a < 2 and 0 <= v - b < 2]
         terms = [(y_bar[u - a][v - b], k_rows[a][b]) for a, b in offsets]
         flipped = sum(y_bar[u - a][v - b] * k_rows[1 - a][1 - b] for a, b in offsets)
-        rule = f"X{BAR}[u, v] = \u03a3 \u0232[u \u2212 a, v \u2212 b]\u00b7K[a, b] over the windows that hold (u, v)"
+        rule = (
+            f"X{BAR}[u, v] = \u03a3 \u0232[u \u2212 a + 1, v \u2212 b + 1]\u00b7K[a, b] over the windows "
+            "that hold (u, v)"
+        )
         other = Mistake(
             sum(y_bar[u - a][v - b] * x_rows[u][v] for a, b in offsets),
             "That multiplies \u0232 by X. An image entry's gradient reads the kernel: "
@@ -76,7 +80,8 @@ def _conv(rng, level):
     mistakes = [
         Mistake(
             flipped,
-            "That flips the kernel. The layer is a correlation (no flip): entry (a, b) of K meets X[i + a, j + b].",
+            "That flips the kernel. The layer is a correlation (no flip): entry (a, b) of K meets "
+            "X[i + a \u2212 1, j + b \u2212 1].",
             "the kernel flipped",
         ),
         Mistake(
@@ -88,7 +93,8 @@ def _conv(rng, level):
     ]
     return Problem(
         "conv",
-        "Y = X \u22c6 K: each Y[i, j] = \u03a3 K[a, b]\u00b7X[i + a, j + b] over the 2\u00d72 window (stride 1, "
+        "Y = X \u22c6 K: each Y[i, j] = \u03a3 K[a, b]\u00b7X[i + a \u2212 1, j + b \u2212 1] over the 2\u00d72 "
+        "window, indices from 1 (stride 1, "
         f"no padding). Given \u0232 = \u2202L/\u2202Y, what is {entry}?",
         [matrix_text("X", x_rows), matrix_text("K", k_rows), matrix_text("\u0232", y_bar)],
         answer,
@@ -113,6 +119,23 @@ def _winner(window, first=True):
     return places[0] if first else places[-1]
 
 
+def _sent(windows, y_bar, row, rule):
+    """Row ``row`` of the image's gradient when ``rule(window, g)`` gives each window's (share, place) pairs."""
+    grads = [0.0] * 4
+    for q in range(2):
+        for share, (r, c) in rule(windows[row // 2][q], y_bar[row // 2][q]):
+            if r == row:
+                grads[c] += share
+    return grads
+
+
+def _split(window, g):
+    """torch.amax's rule: a window's gradient split evenly among its tied largest entries."""
+    best = max(v for v, _ in window)
+    ties = [place for v, place in window if v == best]
+    return [(g / len(ties), place) for place in ties]
+
+
 def _maxpool(rng, level):
     values = tuple(range(1, 10)) if level == 1 else (1, 2, 3)
     x_rows = [[float(rng.choice(values)) for _ in range(4)] for _ in range(4)]
@@ -128,17 +151,7 @@ def _maxpool(rng, level):
     answer = [x[row][c].grad for c in range(4)]
 
     def sent(rule):
-        grads = [0.0] * 4
-        for q in range(2):
-            for share, (r, c) in rule(windows[row // 2][q], y_bar[row // 2][q]):
-                if r == row:
-                    grads[c] += share
-        return grads
-
-    def split(window, g):
-        best = max(v for v, _ in window)
-        ties = [place for v, place in window if v == best]
-        return [(g / len(ties), place) for place in ties]
+        return _sent(windows, y_bar, row, rule)
 
     mistakes = [
         Mistake(
@@ -147,10 +160,10 @@ def _maxpool(rng, level):
             "sent to every entry",
         ),
     ]
-    if sent(split) != answer:  # a window of this row has tied winners
+    if sent(_split) != answer:  # a window of this row has tied winners
         mistakes += [
             Mistake(
-                sent(split),
+                sent(_split),
                 "Among tied entries the whole gradient goes to the first in reading order (as "
                 "PyTorch's max_pool2d); torch.amax would split it.",
                 "split among ties",
@@ -168,7 +181,8 @@ def _maxpool(rng, level):
     )
     return Problem(
         "maxpool",
-        "Y is the 2\u00d72 max pooling of the 4\u00d74 image X (windows side by side). Given \u0232 = "
+        "Y is the 2\u00d72 max pooling of the 4\u00d74 image X (non-overlapping windows, stride 2; among "
+        "tied entries the first in reading order wins). Given \u0232 = "
         f"\u2202L/\u2202Y, what is row {row + 1} of X{BAR} = \u2202L/\u2202X? Give its 4 entries.",
         [matrix_text("X", x_rows), matrix_text("\u0232", y_bar)],
         answer,
@@ -199,7 +213,8 @@ def _embedding(rng, level):
     y_bar = _grid(rng, 3, 2, UPSTREAM)
     e = [[Value(v) for v in row] for row in table]
     _loss(y_bar, [e[t] for t in tokens]).backward()
-    token = rng.choice(tokens)
+    repeated = [t for t in tokens if tokens.count(t) > 1]
+    token = repeated[0] if repeated else rng.choice(tokens)  # level 2 asks about the repeated token
     answer = [v.grad for v in e[token]]
     uses = [i for i, t in enumerate(tokens) if t == token]
     mistakes = [
@@ -244,7 +259,7 @@ def _embedding(rng, level):
         ],
         mistakes,
         form="numbers",
-        entries=[f"E{BAR}[{token}, {c + 1}]" for c in range(2)],
+        entries=[f"entry {c + 1} of E{BAR}'s row {token}" for c in range(2)],
         words="The table, the tokens and the gradient (rows separated by ;):",
         data={"E": table, "tokens": tokens, "Y_bar": y_bar, "token": token},
     )
