@@ -68,6 +68,12 @@ WRONG_ANSWERS = {
         "",
     ),
     "backward": ("def cube_grads(x):\n    return x, x * x + x * x", ""),
+    "engine": (
+        "def tape_grads(tape, k):\n    grads = [0.0] * (k + len(tape))\n    grads[-1] = 1.0\n"
+        "    for i in reversed(range(len(tape))):\n        for parent, local in zip(*tape[i]):\n"
+        "            grads[parent] = grads[k + i] * local\n    return grads",
+        "written over",
+    ),
 }
 FIRST_OUTPUT_LIMIT_S = 30
 RUN_ALL_TIMEOUT_MS = 120_000

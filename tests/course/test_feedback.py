@@ -1144,3 +1144,23 @@ def test_an_expected_zero_is_shown_as_0_not_as_its_rounding():
     zero = np.array([1.0, -5.551115123125783e-17])
     raises(check_array, "g", np.array([1.0, 0.5]), zero, match="expected 0, received 0.5 ")
     raises(check_array, "g", np.array([1.0, 0.5]), np.array([1.0, 1e-9]), match="expected 1e-09, received 0.5 ")
+
+
+def _tape_grads(tape, k, forwards=False, overwrite=False):
+    """Exercise 4.4's sweep; ``forwards`` and ``overwrite`` plant its two mistakes."""
+    grads = [0.0] * (k + len(tape))
+    grads[-1] = 1.0
+    for i in range(len(tape)) if forwards else reversed(range(len(tape))):
+        for parent, local in zip(*tape[i], strict=True):
+            grads[parent] = grads[k + i] * local + (0.0 if overwrite else grads[parent])
+    return grads
+
+
+def test_a_tape_s_backward_pass_is_checked_against_the_engine_and_its_mistakes_named():
+    for seed in (0, 5, 31, 32):
+        feedback.check_tape_grads_function(_tape_grads, seed=seed)
+    error = raises(feedback.check_tape_grads_function, lambda t, k: _tape_grads(t, k, overwrite=True), match="WRONG")
+    assert "written over another" in str(error)
+    error = raises(feedback.check_tape_grads_function, lambda t, k: _tape_grads(t, k, forwards=True), match="WRONG")
+    assert "the tape run forwards" in str(error)
+    raises(feedback.check_tape_grads_function, lambda t, k: _tape_grads(t, k)[:-1], match="return a list of")

@@ -385,8 +385,13 @@ def check_scalars(
     mistakes: Sequence[tuple[str, Mapping[str, float]]] = (),
     rtol: float | None = None,
     title: str = "",
+    separate: bool = True,
 ) -> None:
     """Check named numbers (for example the ``.grad`` of each node of a small graph), each of them.
+
+    With ``separate`` false the numbers are scored together, as one quantity: for an answer whose
+    entries a mistake hits differently on different inputs (the values of a drawn tape), so that
+    a mistake costs the same points whatever the grader's hidden inputs are.
 
     Each is compared in its own precision (:func:`tolerances`) unless ``rtol`` is given.
     ``mistakes`` pairs a description with the numbers that mistake gives, most likely first;
@@ -414,7 +419,7 @@ def check_scalars(
                 and _close(number, wrong[name], RTOL, 1e-8)
             ):
                 found[name].append(description)
-    report = Report(title)
+    report = Report(title, separate)
     for name, value in expected.items():
         own = tolerances(received[name]) if rtol is None else (rtol, ATOL)
         report.check(name, functools.partial(_check_scalar, name, numbers[name], value, found[name], own))

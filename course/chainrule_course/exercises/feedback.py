@@ -38,6 +38,8 @@ from .scalar import check_cube_grads_function as check_cube_grads_function
 from .scalar import check_dfs_order_function as check_dfs_order_function
 from .scalar import check_tanh_neuron_grads as check_tanh_neuron_grads
 from .scalar import check_tanh_neuron_grads_function as check_tanh_neuron_grads_function
+from .scalar import check_tape_grads as check_tape_grads
+from .scalar import check_tape_grads_function as check_tape_grads_function
 from .scalar import check_topological_order as check_topological_order
 
 
