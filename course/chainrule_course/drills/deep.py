@@ -16,7 +16,7 @@ import random
 from chainrule.value import Value
 
 from .graphs import factor_text, number_text
-from .problems import Mistake, Problem, distinct
+from .problems import Mistake, Problem, distinct, list_text
 
 __all__ = ["batchnorm", "chain"]
 
@@ -128,19 +128,17 @@ def _batchnorm(rng, level):
         f"\u221a\u03c3\u00b2 (\u03b5 = 0 here) and y = \u03b3x\u0302. Given \u0233 = \u2202L/\u2202y, "
         f"what is \u2202L/\u2202{name}?",
         [
-            f"x = [{', '.join(number_text(v) for v in xs)}], \u03b3 = {number_text(gamma)}",
-            f"\u0233 = [{', '.join(number_text(v) for v in y_bar)}]",
+            f"x = {list_text(xs)}, \u03b3 = {number_text(gamma)}",
+            f"\u0233 = {list_text(y_bar)}",
         ],
         answer,
         [
             "x\u0304\u1d62 = (g\u1d62 \u2212 mean(g) \u2212 x\u0302\u1d62\u00b7mean(g\u00b7x\u0302))/\u03c3\u0302, "
             "where g = \u03b3\u0233 and the means are over the batch.",
-            f"\u03bc = {number_text(m)}, \u03c3\u0302 = {number_text(s)}, "
-            f"x\u0302 = [{', '.join(number_text(h) for h in hats)}].",
+            f"\u03bc = {number_text(m)}, \u03c3\u0302 = {number_text(s)}, x\u0302 = {list_text(hats)}.",
         ],
         [
-            f"\u03bc = {number_text(m)}, \u03c3\u0302 = {number_text(s)}; g = \u03b3\u0233 = "
-            f"[{', '.join(number_text(v) for v in g)}].",
+            f"\u03bc = {number_text(m)}, \u03c3\u0302 = {number_text(s)}; g = \u03b3\u0233 = {list_text(g)}.",
             f"mean(g) = {number_text(mean_g)}, mean(g\u00b7x\u0302) = {number_text(mean_gh)}.",
             f"\u2202L/\u2202{name} = ({factor_text(g[i])} \u2212 {factor_text(mean_g)} \u2212 "
             f"{factor_text(hats[i])}\u00b7{factor_text(mean_gh)})/{number_text(s)} = {number_text(answer)}.",

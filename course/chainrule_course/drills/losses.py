@@ -12,13 +12,12 @@ s = λ/2 · Σ w² and the objective J = L + s.
   λw/2 or 2λw for the penalty's part, the 2 of the square left out.
 """
 
-import math
 import random
 
 from chainrule.value import Value
 
 from .graphs import factor_text, number_text
-from .problems import Mistake, Problem, distinct
+from .problems import Mistake, Problem, distinct, list_text, softmax_of
 
 __all__ = ["decay", "softmax"]
 
@@ -50,8 +49,7 @@ def _softmax(rng, level):
         loss = loss + _cross_entropy(row, label)
     (loss * (1.0 / n)).backward()
     answer = [o.grad for o in logits[0]]
-    exps = [math.exp(x) for x in rows[0]]
-    p = [e / sum(exps) for e in exps]
+    p = softmax_of(rows[0])
     y = labels[0]
     one_hot = [1.0 if c == y else 0.0 for c in range(CLASSES)]
     other = (y + 1) % CLASSES
@@ -76,7 +74,7 @@ def _softmax(rng, level):
             ),
         )
     lines = [
-        f"example {k + 1}: logits O = [{', '.join(number_text(x) for x in row)}], label class {label + 1}"
+        f"example {k + 1}: logits O = {list_text(row)}, label class {label + 1}"
         for k, (row, label) in enumerate(zip(rows, labels, strict=True))
     ]
     shown_p = ", ".join(number_text(round(pc, 4)) for pc in p)
@@ -96,7 +94,7 @@ def _softmax(rng, level):
         ],
         [
             f"P = softmax(O) for example 1: [{shown_p}].",
-            f"Y = [{', '.join(number_text(v) for v in one_hot)}]: 1 at class {y + 1}.",
+            f"Y = {list_text(one_hot)}: 1 at class {y + 1}.",
             f"\u014c = (P \u2212 Y)/{n} = [{', '.join(number_text(round(v, 4)) for v in answer)}].",
         ],
         mistakes,

@@ -16,7 +16,7 @@ import random
 from chainrule.value import Value
 
 from .graphs import factor_text, number_text
-from .problems import Mistake, Problem, distinct, matrix_text
+from .problems import Mistake, Problem, distinct, grid, matrix_text, weighted_sum
 
 __all__ = ["broadcast", "matmul"]
 
@@ -25,32 +25,12 @@ ENTRIES = (-3.0, -2.0, -1.0, 1.0, 2.0, 3.0)
 UPSTREAM = (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0)
 
 
-def _draw(rng, rows, cols, values=ENTRIES):
-    return [[rng.choice(values) for _ in range(cols)] for _ in range(rows)]
-
-
 def _values(rows):
     return [[Value(x) for x in row] for row in rows]
 
 
-def _weighted_sum(upstream, made):
-    """``L = Σ upstream ⊙ made`` as a Value, so that ∂L/∂made = upstream."""
-    terms = [u * m for urow, mrow in zip(upstream, made, strict=True) for u, m in zip(urow, mrow, strict=True)]
-    total = terms[0]
-    for term in terms[1:]:
-        total = total + term
-    return total
-
-
 def _product(a, b):
-    return [[_sum([a[i][p] * b[p][j] for p in range(len(b))]) for j in range(len(b[0]))] for i in range(len(a))]
-
-
-def _sum(values):
-    total = values[0]
-    for v in values[1:]:
-        total = total + v
-    return total
+    return [[sum(a[i][p] * b[p][j] for p in range(len(b))) for j in range(len(b[0]))] for i in range(len(a))]
 
 
 def _dot(xs, ys):
@@ -69,9 +49,9 @@ def matmul(level, seed):
 
 def _matmul(rng, level):
     m, k, r = (2, 2, 2) if level == 1 else (2, 3, 2)
-    a_rows, b_rows, c_bar = _draw(rng, m, k), _draw(rng, k, r), _draw(rng, m, r, UPSTREAM)
+    a_rows, b_rows, c_bar = grid(rng, m, k, ENTRIES), grid(rng, k, r, ENTRIES), grid(rng, m, r, UPSTREAM)
     a, b = _values(a_rows), _values(b_rows)
-    _weighted_sum(c_bar, _product(a, b)).backward()
+    weighted_sum(c_bar, _product(a, b)).backward()
     of_a = level == 1 or rng.random() < 0.5
     i, j = (rng.randrange(m), rng.randrange(k)) if of_a else (rng.randrange(k), rng.randrange(r))
     answer = (a if of_a else b)[i][j].grad
@@ -183,7 +163,7 @@ def broadcast(level, seed):
 
 def _broadcast(rng, level):
     how, (rows, cols) = BROADCASTS[level]
-    x_rows, y_bar = _draw(rng, rows, cols), _draw(rng, rows, cols, UPSTREAM)
+    x_rows, y_bar = grid(rng, rows, cols, ENTRIES), grid(rng, rows, cols, UPSTREAM)
     size = rows if how == "column" else cols
     b_list = [rng.choice(ENTRIES) for _ in range(size)]
     x, b = _values(x_rows), [Value(v) for v in b_list]
@@ -191,7 +171,7 @@ def _broadcast(rng, level):
     made = [
         [x[i][j] * pick(i, j) if how == "times" else x[i][j] + pick(i, j) for j in range(cols)] for i in range(rows)
     ]
-    _weighted_sum(y_bar, made).backward()
+    weighted_sum(y_bar, made).backward()
     answer = [v.grad for v in b]
     column_sums = [sum(_column(y_bar, j)) for j in range(cols)]
     row_sums = [sum(row) for row in y_bar]

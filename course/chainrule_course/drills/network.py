@@ -17,7 +17,7 @@ import random
 from chainrule.value import Value
 
 from .graphs import number_text
-from .problems import Mistake, Problem, distinct, matrix_text
+from .problems import Mistake, Problem, distinct, list_text, matrix_text, softmax_of
 
 __all__ = ["bias", "hidden"]
 
@@ -30,11 +30,6 @@ def bias(level, seed):
     """b̄⁽²⁾ for a batch of two, three classes."""
     rng = random.Random(f"chainrule-drill-bias:{level}:{seed}")
     return distinct(lambda: _bias(rng, level))
-
-
-def _softmax(row):
-    exps = [math.exp(v) for v in row]
-    return [e / sum(exps) for e in exps]
 
 
 def _bias(rng, level):
@@ -50,7 +45,7 @@ def _bias(rng, level):
     loss.backward()
     answer = [v.grad for v in b]
     rows = [
-        [p - (1.0 if j == label else 0.0) for j, p in enumerate(_softmax(row))]
+        [p - (1.0 if j == label else 0.0) for j, p in enumerate(softmax_of(row))]
         for row, label in zip(logits, labels, strict=True)
     ]
     mistakes = [
@@ -72,7 +67,7 @@ def _bias(rng, level):
         f"is the mean cross-entropy. What is b{BAR}\u207d\u00b2\u207e = \u2202L/\u2202b\u207d\u00b2\u207e? "
         "Give its 3 entries.",
         [
-            f"example {i + 1}: O = [{', '.join(number_text(v) for v in row)}], label class {label + 1}"
+            f"example {i + 1}: O = {list_text(row)}, label class {label + 1}"
             for i, (row, label) in enumerate(zip(logits, labels, strict=True))
         ],
         answer,
@@ -82,7 +77,7 @@ def _bias(rng, level):
         ],
         [
             "P \u2212 Y, row by row: " + "; ".join(", ".join(number_text(round(v, 4)) for v in r) for r in rows) + ".",
-            f"b{BAR}\u207d\u00b2\u207e = (row 1 + row 2)/2 = [{', '.join(number_text(v) for v in answer)}].",
+            f"b{BAR}\u207d\u00b2\u207e = (row 1 + row 2)/2 = {list_text(answer)}.",
         ],
         mistakes,
         form="numbers",
@@ -136,9 +131,8 @@ def _hidden(rng, level):
             f"Example 1: H = [{', '.join(number_text(round(v, 4)) for v in h0)}].",
         ],
         [
-            f"Example 1: H = [{', '.join(number_text(round(v, 4)) for v in h0)}], H\u0304 = "
-            f"[{', '.join(number_text(v) for v in h_bar)}].",
-            f"U{BAR} = H\u0304 \u2299 (1 \u2212 H\u00b2) = [{', '.join(number_text(v) for v in answer)}].",
+            f"Example 1: H = [{', '.join(number_text(round(v, 4)) for v in h0)}], H\u0304 = {list_text(h_bar)}.",
+            f"U{BAR} = H\u0304 \u2299 (1 \u2212 H\u00b2) = {list_text(answer)}.",
         ],
         mistakes,
         form="numbers",

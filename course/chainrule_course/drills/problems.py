@@ -13,12 +13,23 @@ names, read by :mod:`.reading`) and returns the verdict ``{"right", "message",
 the reader gave; else, for a list, which entry is the first wrong one.
 """
 
+import math
 from dataclasses import dataclass, field
 
 from .graphs import number_text
 from .reading import TOLERANCE, ReadingError, close, read_names, read_number, read_numbers
 
-__all__ = ["Mistake", "Problem", "distinct", "matrix_text", "verdict"]
+__all__ = [
+    "Mistake",
+    "Problem",
+    "distinct",
+    "grid",
+    "list_text",
+    "matrix_text",
+    "softmax_of",
+    "verdict",
+    "weighted_sum",
+]
 
 LARGEST_ANSWER = 100  # twice a graph's largest gradient (drills.graphs.LARGEST)
 SMALLEST = 0.02  # a nonzero answer at least twice the tolerance, so that 0 or the wrong sign is not right
@@ -158,3 +169,24 @@ def matrix_text(name, rows):
 
 
 TOLERANCE_NOTE = f"({TOLERANCE}.)"
+
+
+def list_text(values):
+    """A list of numbers in words: ``[1, −0.5, 2]``."""
+    return "[" + ", ".join(number_text(v) for v in values) + "]"
+
+
+def grid(rng, rows, cols, values):
+    """A ``rows`` × ``cols`` list of lists of numbers drawn from ``values``."""
+    return [[rng.choice(values) for _ in range(cols)] for _ in range(rows)]
+
+
+def weighted_sum(upstream, made):
+    """``L = Σ upstream ⊙ made`` over two lists of lists, as a Value: then ∂L/∂made = upstream."""
+    return sum(u * m for urow, mrow in zip(upstream, made, strict=True) for u, m in zip(urow, mrow, strict=True))
+
+
+def softmax_of(row):
+    """softmax of a list of floats, for the messages and hints (the answers come from the engine)."""
+    exps = [math.exp(v) for v in row]
+    return [e / sum(exps) for e in exps]

@@ -17,7 +17,7 @@ import random
 from chainrule.value import Value
 
 from .graphs import number_text
-from .problems import Mistake, Problem, distinct
+from .problems import Mistake, Problem, distinct, list_text, softmax_of
 
 __all__ = ["bptt", "jacobian"]
 
@@ -78,7 +78,7 @@ def _bptt(rng, level):
         f"{steps} steps, and L = h{SUBSCRIPTS[steps]}. What is \u2202L/\u2202w?",
         [
             f"w = {number_text(w0)}, u = {number_text(u0)}, h\u2080 = {number_text(h0)}",
-            f"x = [{', '.join(number_text(x) for x in xs)}]",
+            f"x = {list_text(xs)}",
             f"forward: {states_text}",
         ],
         answer,
@@ -117,8 +117,7 @@ def _jacobian(rng, level):
     total = exps[0] + exps[1] + exps[2]
     (exps[i] / total).backward()
     answer = s[j].grad
-    e = [math.exp(v) for v in scores]
-    p = [v / sum(e) for v in e]
+    p = softmax_of(scores)
     if i == j:
         mistakes = [
             Mistake(
@@ -148,7 +147,7 @@ def _jacobian(rng, level):
         "jacobian",
         f"p = softmax(s) for the three scores below. What is \u2202p{sub[i]}/\u2202s{sub[j]}, entry "
         f"({i + 1}, {j + 1}) of diag(p) \u2212 pp\u1d40?",
-        [f"s = [{', '.join(number_text(v) for v in scores)}]"],
+        [f"s = {list_text(scores)}"],
         answer,
         [
             "\u2202p\u1d62/\u2202s\u2c7c = p\u1d62(\u03b4\u1d62\u2c7c \u2212 p\u2c7c), "

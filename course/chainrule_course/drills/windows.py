@@ -20,21 +20,13 @@ import random
 from chainrule.value import Value
 
 from .graphs import factor_text, number_text
-from .problems import Mistake, Problem, distinct, matrix_text
+from .problems import Mistake, Problem, distinct, grid, list_text, matrix_text, weighted_sum
 
 __all__ = ["conv", "embedding", "maxpool"]
 
 PIXELS = (-2.0, -1.0, 1.0, 2.0, 3.0)
 UPSTREAM = (-1.0, -0.5, 0.5, 1.0, 2.0)
 BAR = "\u0304"
-
-
-def _grid(rng, rows, cols, values):
-    return [[rng.choice(values) for _ in range(cols)] for _ in range(rows)]
-
-
-def _loss(y_bar, outputs):
-    return sum(u * y for urow, yrow in zip(y_bar, outputs, strict=True) for u, y in zip(urow, yrow, strict=True))
 
 
 def conv(level, seed):
@@ -44,10 +36,10 @@ def conv(level, seed):
 
 
 def _conv(rng, level):
-    x_rows, k_rows, y_bar = _grid(rng, 3, 3, PIXELS), _grid(rng, 2, 2, PIXELS), _grid(rng, 2, 2, UPSTREAM)
+    x_rows, k_rows, y_bar = grid(rng, 3, 3, PIXELS), grid(rng, 2, 2, PIXELS), grid(rng, 2, 2, UPSTREAM)
     x, k = [[Value(v) for v in row] for row in x_rows], [[Value(v) for v in row] for row in k_rows]
     y = [[sum(x[i + a][j + b] * k[a][b] for a in range(2) for b in range(2)) for j in range(2)] for i in range(2)]
-    _loss(y_bar, y).backward()
+    weighted_sum(y_bar, y).backward()
     if level == 1:
         a, b = rng.randrange(2), rng.randrange(2)
         answer, entry = k[a][b].grad, f"K{BAR}[{a + 1}, {b + 1}]"
@@ -139,14 +131,14 @@ def _split(window, g):
 def _maxpool(rng, level):
     values = tuple(range(1, 10)) if level == 1 else (1, 2, 3)
     x_rows = [[float(rng.choice(values)) for _ in range(4)] for _ in range(4)]
-    y_bar = _grid(rng, 2, 2, UPSTREAM)
+    y_bar = grid(rng, 2, 2, UPSTREAM)
     x = [[Value(v) for v in row] for row in x_rows]
     windows = [
         [[(x_rows[2 * p + a][2 * q + b], (2 * p + a, 2 * q + b)) for a in range(2) for b in range(2)] for q in range(2)]
         for p in range(2)
     ]
     routed = [[x[r][c] for r, c in (_winner(windows[p][q]) for q in range(2))] for p in range(2)]
-    _loss(y_bar, routed).backward()
+    weighted_sum(y_bar, routed).backward()
     row = rng.randrange(4)
     answer = [x[row][c].grad for c in range(4)]
 
@@ -206,13 +198,13 @@ def embedding(level, seed):
 
 
 def _embedding(rng, level):
-    table = _grid(rng, 4, 2, PIXELS)
+    table = grid(rng, 4, 2, PIXELS)
     tokens = rng.sample(range(4), 3) if level == 1 else [rng.randrange(4) for _ in range(3)]
     if level == 2 and len(set(tokens)) == 3:
         tokens[2] = tokens[0]
-    y_bar = _grid(rng, 3, 2, UPSTREAM)
+    y_bar = grid(rng, 3, 2, UPSTREAM)
     e = [[Value(v) for v in row] for row in table]
-    _loss(y_bar, [e[t] for t in tokens]).backward()
+    weighted_sum(y_bar, [e[t] for t in tokens]).backward()
     repeated = [t for t in tokens if tokens.count(t) > 1]
     token = repeated[0] if repeated else rng.choice(tokens)  # level 2 asks about the repeated token
     answer = [v.grad for v in e[token]]
@@ -255,7 +247,7 @@ def _embedding(rng, level):
         ],
         [
             f"Row {token} of E is used by example(s) {', '.join(str(i + 1) for i in uses)}.",
-            f"E{BAR}[{token}] = the sum of those rows of \u0232 = [{', '.join(number_text(v) for v in answer)}].",
+            f"E{BAR}[{token}] = the sum of those rows of \u0232 = {list_text(answer)}.",
         ],
         mistakes,
         form="numbers",
