@@ -1164,3 +1164,65 @@ def test_a_tape_s_backward_pass_is_checked_against_the_engine_and_its_mistakes_n
     error = raises(feedback.check_tape_grads_function, lambda t, k: _tape_grads(t, k, forwards=True), match="WRONG")
     assert "the tape run forwards" in str(error)
     raises(feedback.check_tape_grads_function, lambda t, k: _tape_grads(t, k)[:-1], match="return a list of")
+
+
+def _first_bad_entry(tape, k, test="finite", forwards=False, offset=0, earliest=False):
+    """The profiling chapter's anomaly search; the other arguments plant its mistakes."""
+    grads = [0.0] * (k + len(tape))
+    grads[-1] = 1.0
+    bad = {
+        "finite": lambda g, locals_, made: not all(map(math.isfinite, made)),
+        "nan": lambda g, locals_, made: any(map(math.isnan, made)),
+        "incoming": lambda g, locals_, made: not math.isfinite(g),
+        "locals": lambda g, locals_, made: not all(map(math.isfinite, locals_)),
+    }[test]
+    found = []
+    for i in range(len(tape)) if forwards else reversed(range(len(tape))):
+        parents, local_grads = tape[i]
+        made = [grads[k + i] * local for local in local_grads]
+        if bad(grads[k + i], local_grads, made):
+            found.append(i + offset)
+        for parent, contribution in zip(parents, made, strict=True):
+            grads[parent] += contribution
+    if earliest:
+        return min(found)
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize(
+    "planted, named",
+    [
+        ({"test": "nan"}, "only nan was looked for"),
+        ({"test": "incoming"}, "this entry received a gradient that is not finite"),
+        ({"offset": 3}, "that is the index of the entry's value, k + i"),
+        ({"test": "locals"}, "only the local gradients were tested"),
+        ({"forwards": True}, "the tape run forwards"),
+    ],
+)
+def test_where_a_tape_s_pass_first_fails_is_checked_and_each_mistake_named(planted, named):
+    for seed in (0, 1, 31, 32):
+        feedback.check_first_bad_entry_function(_first_bad_entry, seed=seed)
+    for seed in (0, 31, 32):  # the public check and both hidden ones tell each mistake from the answer
+        mistaken = functools.partial(_first_bad_entry, **planted)
+        error = raises(feedback.check_first_bad_entry_function, mistaken, seed, match="first_bad_entry on tape")
+        assert f"It matches a known mistake: {named}" in str(error) or f"; or {named}" in str(error), str(error)
+
+
+def test_the_earliest_bad_entry_and_answers_that_are_not_an_index_are_named():
+    earliest = functools.partial(_first_bad_entry, earliest=True)
+    error = raises(feedback.check_first_bad_entry_function, earliest, match="It matches a known mistake")
+    assert "the earliest such entry on the tape" in str(error)
+    raises(feedback.check_first_bad_entry_function, lambda t, k: True, match="return the index of an entry")
+    raises(feedback.check_first_bad_entry_function, lambda t, k: "2", match="return the index of an entry")
+
+
+def test_the_anomaly_tapes_are_what_their_kind_says():
+    from chainrule_course.exercises import tape_checks
+
+    for seed in range(200):
+        for kind, tape, k in tape_checks.anomaly_cases(seed):
+            entry = _first_bad_entry(tape, k)
+            locals_ = [local for _, local_grads in tape for local in local_grads]
+            assert entry is not None and len(tape) == 6 and k == 3
+            assert (_first_bad_entry(tape, k, test="nan") == entry) == (kind == "nan"), (seed, kind)
+            assert any(math.isinf(local) for local in locals_) == (kind != "overflow"), (seed, kind)

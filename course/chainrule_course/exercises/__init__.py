@@ -7,7 +7,8 @@ The modules, in order: each imports only the engine and modules above it in this
 
 * ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
 * ``calling`` -- calling a student's function safely: apart, on copies, under a time limit, every failure explained
-* ``scalar`` -- the checks of the scalar chapters (1.2, 2.2, 3.2, 4.4), whose answers are functions of their inputs
+* ``scalar`` -- the checks of the first scalar chapters (1.2, 2.2, 3.2), whose answers are functions of their inputs
+* ``tape_checks`` -- the checks on an engine's record written as a tape: its backward pass, where that pass stops
 * ``array_checks`` -- the checks of the array chapters (5 to 9), with numpy
 * ``gradient_checks`` -- the checks of trusting and shaping gradients (5.6, 7.2, 7.3, 8.1, 10.2, 10.3), with numpy
 * ``layer_checks`` -- the checks of the layers after the MLP (12.1, 12.2, 13.1), with numpy

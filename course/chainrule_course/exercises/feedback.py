@@ -14,8 +14,9 @@ string, a wrong shape, nan, or a function that raises are all explained, not cra
 
 This is the module a check cell imports (``from chainrule_course.exercises import feedback``), and
 it loads without numpy: with it come the helpers every check cell uses (``exercise``,
-``Summary``, ``call``, ...) and the scalar chapters' checks (:mod:`chainrule_course.exercises.scalar`),
-so that those chapters' exercises are checked where there is no numpy (the page's Python).
+``Summary``, ``call``, ...) and the checks whose answers need no numpy (:mod:`chainrule_course.exercises.scalar`,
+:mod:`chainrule_course.exercises.tape_checks`), so that those exercises are checked where there is
+no numpy (the page's Python).
 The array chapters' checks (:mod:`chainrule_course.exercises.array_checks`,
 :mod:`chainrule_course.exercises.gradient_checks`, :mod:`chainrule_course.exercises.layer_checks`,
 :mod:`chainrule_course.exercises.row_checks` and :mod:`chainrule_course.exercises.capstone_checks`)
@@ -38,9 +39,11 @@ from .scalar import check_cube_grads_function as check_cube_grads_function
 from .scalar import check_dfs_order_function as check_dfs_order_function
 from .scalar import check_tanh_neuron_grads as check_tanh_neuron_grads
 from .scalar import check_tanh_neuron_grads_function as check_tanh_neuron_grads_function
-from .scalar import check_tape_grads as check_tape_grads
-from .scalar import check_tape_grads_function as check_tape_grads_function
 from .scalar import check_topological_order as check_topological_order
+from .tape_checks import check_first_bad_entry as check_first_bad_entry
+from .tape_checks import check_first_bad_entry_function as check_first_bad_entry_function
+from .tape_checks import check_tape_grads as check_tape_grads
+from .tape_checks import check_tape_grads_function as check_tape_grads_function
 
 
 def __getattr__(name: str):

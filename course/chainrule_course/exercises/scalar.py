@@ -1,8 +1,7 @@
-"""The checks of the scalar chapters' exercises (1.2, 2.2, 3.2 and 4.4): answers that are functions of their inputs.
+"""The checks of the first scalar chapters' exercises: answers that are functions of their inputs.
 
 Each of these exercises is answered with a small function of the exercise's inputs:
-``tanh_neuron_grads(x, w, b)``, ``dfs_order_with_stack(root, parents)``, ``cube_grads(x)`` and
-``tape_grads(tape, k)``.
+``tanh_neuron_grads(x, w, b)``, ``dfs_order_with_stack(root, parents)`` and ``cube_grads(x)``.
 The public check calls it on the exercise's input and on one more; the grader's hidden
 tests call it on inputs drawn from other seeds. A number or an order copied from a message
 is therefore worth nothing, and a message may show the expected value.
@@ -435,92 +434,3 @@ def check_dfs_order_function(dfs_order_with_stack: Callable, seed: int = 0) -> N
         result = call("dfs_order_with_stack", dfs_order_with_stack, root, parents, names=("root", "parents"))
         ruled_out = _ruled_out(dfs_order_with_stack, result, graphs, index)
         check_topological_order(result, parents, root, title=f"dfs_order_with_stack on {what}", ruled_out=ruled_out)
-
-
-# --------------------------------------------------------------------------- 4.4: a tape's backward pass
-
-
-def _tape(rng: random.Random) -> tuple[list, int, list]:
-    """A random tape: (entries (parents, local_grads), number of inputs, every value as a chainrule Value).
-
-    Four operations on three inputs, so that every tape has seven values and the grader's parts
-    (one per value) are the same on every tape; one operation uses a value twice, and each
-    other reads the latest result, so that fan-out and a repeated parent both occur.
-    """
-    k = 3
-    values = [Value(round(rng.uniform(-1.5, 1.5), 2) or 0.5) for _ in range(k)]
-    tape = []
-    for step in range(4):
-        if step == 1:
-            a = b = rng.randrange(len(values))  # a value used twice, as in a * a
-        else:
-            a, b = rng.randrange(len(values)), len(values) - 1
-        op = rng.choice(("+", "*", "-")) if step != 2 else "tanh"
-        made = (
-            values[a].tanh()
-            if op == "tanh"
-            else {"+": values[a] + values[b], "*": values[a] * values[b], "-": values[a] - values[b]}[op]
-        )
-        parents = (a,) if op == "tanh" else (a, b)
-        tape.append((parents, tuple(made.local_grads)))
-        values.append(made)
-    values[-1].backward()
-    return tape, k, values
-
-
-def tape_cases(seed: int) -> list[tuple[list, int, list]]:
-    """Two tapes drawn from ``seed``."""
-    rng = random.Random(f"tape {seeded(seed)}")
-    return [_tape(rng) for _ in range(2)]
-
-
-def _tape_variant(tape: list, k: int, forwards: bool = False, overwrite: bool = False) -> list[float]:
-    """The gradients a mistaken sweep gives: run forwards, or writing each contribution over the last."""
-    grads = [0.0] * (k + len(tape))
-    grads[-1] = 1.0
-    order = range(len(tape)) if forwards else reversed(range(len(tape)))
-    for i in order:
-        parents, local_grads = tape[i]
-        for parent, local in zip(parents, local_grads, strict=True):
-            if overwrite:
-                grads[parent] = grads[k + i] * local
-            else:
-                grads[parent] += grads[k + i] * local
-    return grads
-
-
-def check_tape_grads(result, tape: list, k: int, values: list, title: str = "") -> None:
-    """``result`` must be the list of d(last value)/d(value j), j = 0 ... as chainrule's backward pass gives."""
-    names = [f"value {j}" for j in range(len(values))]
-    received = list(result) if isinstance(result, (list, tuple)) else result
-    if not isinstance(received, list) or len(received) != len(values):
-        size = len(received) if isinstance(received, list) else type(result).__name__
-        raise AnswerError("tape_grads", f"return a list of {len(values)} gradients, one per value; got {size}.")
-    forwards, overwrite = _tape_variant(tape, k, forwards=True), _tape_variant(tape, k, overwrite=True)
-    check_scalars(
-        dict(zip(names, received, strict=True)),
-        {name: v.grad for name, v in zip(names, values, strict=True)},
-        [
-            (
-                "a contribution written over another: a value used twice, or by two entries, adds each "
-                "contribution (+=), it does not replace the last",
-                dict(zip(names, overwrite, strict=True)),
-            ),
-            (
-                "the tape run forwards: a value passes its gradient on before the entries after it have "
-                "given it theirs; go from the last entry back to the first",
-                dict(zip(names, forwards, strict=True)),
-            ),
-            ("the last value's own gradient is 1, where the pass starts", {names[-1]: 0.0}),
-        ],
-        title=title,
-        separate=False,  # which values a mistake hits depends on the tape drawn: one quantity, scored whole
-    )
-
-
-@allowed("math")
-def check_tape_grads_function(tape_grads: Callable, seed: int = 0) -> None:
-    """``tape_grads(tape, k)`` must return every value's gradient, on two tapes drawn from ``seed``."""
-    for number, (tape, k, values) in enumerate(tape_cases(seed), start=1):
-        result = call("tape_grads", tape_grads, [tuple(entry) for entry in tape], k, names=("tape", "k"))
-        check_tape_grads(result, tape, k, values, title=f"tape_grads on tape {number} ({len(tape)} entries, k = {k})")
