@@ -34,8 +34,11 @@ The script's ``data-exercises`` attribute carries the page's checked exercises (
 an answer cell and a check cell, as ``tools/book/questions.py`` finds them for the assignments):
 label, the names the answer defines, the answer cell and the check cell. The book removes those cells from
 the page (``remove-cell``); in Live code mode the script puts the answer cell, with a
-Check button that runs the check, under each exercise. ``data-check-limit`` is the seconds a
-check may take, the notebook's own limit (``chainrule_course.grading.apart.TIME_LIMIT``).
+Check button that runs the check, under each exercise. Every other chapter whose checked
+exercises have checks that need no numpy gets the same script with ``data-live-mode="answers"``: its
+button, "Answer in the page", starts Python for those answers alone, and its cells stay as built.
+``data-check-limit`` is the seconds a check may take, the notebook's own limit
+(``chainrule_course.grading.apart.TIME_LIMIT``).
 
 Registered in ``_config.yml`` under ``sphinx: extra_extensions``.
 """
@@ -44,6 +47,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -170,7 +174,8 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
                 "data-kinds": json.dumps(catalog(), separators=(",", ":")),
             },
         )
-    if pagename not in app.config.live_code_pages:
+    answers_only = pagename not in app.config.live_code_pages
+    if answers_only and not app.env.live_code_exercises.get(pagename):
         return
     app.add_css_file(f"{STATIC_FOLDER}/live.css")
     exercises = json.dumps(app.env.live_code_exercises.get(pagename, []), separators=(",", ":"))
@@ -179,6 +184,7 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
         "data-runtime-size": app.env.live_code_size,
         "data-exercises": exercises,
         "data-check-limit": f"{TIME_LIMIT:g}",  # the notebook's limit on a check, in seconds
+        "data-live-mode": "answers" if answers_only else "cells",
     }
     app.add_js_file(f"{STATIC_FOLDER}/live.js", **attributes)
 
@@ -258,12 +264,28 @@ def checked_exercises(root: Path, pages: list[str]) -> dict[str, list[dict]]:
     return found
 
 
+def runs_in_the_page(check: str) -> bool:
+    """Whether a check cell runs without numpy: each ``feedback.<name>`` it calls is one that
+    :mod:`chainrule_course.exercises.feedback` imports itself (the others load numpy when asked for)."""
+    from chainrule_course.exercises import feedback
+
+    called = re.findall(r"\bfeedback\.(\w+)", check)
+    return bool(called) and all(name in vars(feedback) for name in called)
+
+
 def find_wheel(app: Sphinx) -> None:
     modules = node_modules(app)  # fail early, before anything executes, when npm's packages are missing
-    wheels = built_wheels(repository(app))
+    root = repository(app)
+    wheels = built_wheels(root)
     app.env.live_code_wheels = " ".join(wheel.name for wheel in wheels)
     app.env.live_code_size = runtime_size(modules, wheels)
-    app.env.live_code_exercises = checked_exercises(repository(app), list(app.config.live_code_pages))
+    live = list(app.config.live_code_pages)
+    # Every other chapter: its exercises whose check runs without numpy are answered in the page too.
+    others = [f"chapters/{path.stem}" for path in sorted((root / "chapters").glob("*.md"))]
+    answers = checked_exercises(root, [page for page in others if page not in live])
+    in_page = {page: [e for e in found if runs_in_the_page(e["check"])] for page, found in answers.items()}
+    app.env.live_code_exercises = checked_exercises(root, live)
+    app.env.live_code_exercises.update((page, found) for page, found in in_page.items() if found)
 
 
 def copy_assets(app: Sphinx, exception: Exception | None) -> None:

@@ -32,6 +32,8 @@ Uses Debian's chromium through Playwright. Build the book first (``make book``).
 
 from __future__ import annotations
 
+import html as html_lib
+import json
 import re
 import time
 from pathlib import Path
@@ -290,7 +292,7 @@ def after_a_reload_on_a_phone(visit: LiveVisit, question, editor, right: str) ->
     page.reload()
     assert page.evaluate("() => crossOriginIsolated"), "the service worker did not isolate the page"
     note = page.locator(".cr-live-note").text_content()
-    expect(page.locator(f"[data-live-hint={question.label}]")).to_contain_text("press Live code")
+    expect(page.locator(f"[data-live-hint={question.label}]")).to_contain_text("press \u201cLive code\u201d")
     expect(page.locator(f"#{question.label} .cr-progress-mark")).to_have_text(" \u2713 check passed")
     skip = "Skip to your answer to Exercise 1.2"
     for presses in range(1, 5):
@@ -335,6 +337,9 @@ def after_a_reload_on_a_phone(visit: LiveVisit, question, editor, right: str) ->
     page.get_by_role("button", name="Run cell 1", exact=True).click()
     expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("True", timeout=30_000)
     a_runaway_loop_is_stopped_and_the_names_kept(visit)
+    # At a phone's width code lines scroll sideways in their boxes: each must still be reachable by keys.
+    found = axe_violations(page)
+    assert not found, "live intro at 390 px: " + "\n".join(found)
     next_chapter_starts_from_the_cache(visit, note)
 
 
@@ -581,3 +586,58 @@ def next_chapter_starts_from_the_cache(visit: LiveVisit, note: str) -> None:
     expect(page.locator("div.cell").first.locator("[data-live-output]")).not_to_be_empty()
     again = [path for path in served() if path.endswith("pyodide.asm.wasm")]
     assert again == wasm, "the next chapter fetched the runtime again"
+
+
+#: A wrong answer to an exercise checked in a chapter whose own code needs numpy, and the mistake named.
+ANSWER_ONLY_PAGE = (
+    "profiling",
+    "import math\ndef first_bad_entry(tape, k):\n    grads = [0.0] * (k + len(tape))\n    grads[-1] = 1.0\n"
+    "    for i in reversed(range(len(tape))):\n        parents, local_grads = tape[i]\n"
+    "        made = [grads[k + i] * local for local in local_grads]\n"
+    "        if any(math.isnan(c) for c in made):\n            return i\n"
+    "        for parent, c in zip(parents, made):\n            grads[parent] += c",
+    "only nan was looked for",
+)
+
+
+def page_exercises(name: str) -> tuple[str | None, list[str]]:
+    """The built page's Live code mode and the labels of the exercises it checks in the page."""
+    html = (BOOK_HTML / "chapters" / f"{name}.html").read_text()
+    script = re.search(r"<script[^>]*live\.js[^>]*>", html)
+    if not script:
+        return None, []
+    mode = re.search(r'data-live-mode="(\w+)"', script.group(0)).group(1)
+    exercises = json.loads(html_lib.unescape(re.search(r"data-exercises=\"([^\"]*)\"", script.group(0)).group(1)))
+    return mode, [exercise["label"] for exercise in exercises]
+
+
+def test_every_exercise_answered_without_numpy_is_checked_in_its_page(live_page):
+    """Chapters whose code needs numpy still check, in the page, each exercise whose answer may use only
+    math: one Python starts for the answers alone, the cells stay as built. Answered on a phone."""
+    for path in sorted((ROOT / "chapters").glob("*.md")):
+        name = path.stem
+        found = questions.questions_of(None, f"chapters/{name}", read_chapter(ROOT, f"chapters/{name}"))
+        without_numpy = [q.label for q in found if "numpy" not in questions.allowed(q)]
+        mode, in_page = page_exercises(name)
+        assert in_page == without_numpy, (name, in_page, without_numpy)
+        assert mode == ("cells" if name in PAGES else "answers" if in_page else None), (name, mode)
+    name, wrong, mistake = ANSWER_ONLY_PAGE
+    visit = live_page(name, width=390)
+    page = visit.page
+    nothing_requested_early(visit)
+    (question,) = questions.questions_of(None, f"chapters/{name}", read_chapter(ROOT, f"chapters/{name}"))
+    expect(page.locator(f"[data-live-hint={question.label}]")).to_contain_text("press \u201cAnswer in the page\u201d")
+    page.get_by_role("button", name="Answer in the page").click()
+    number = page.locator(f"#{question.label} .caption-number").first.text_content().split()[-1]
+    expect(page.get_by_role("textbox", name=f"Answer to Exercise {number}")).to_be_focused()
+    expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
+    assert page.locator("button[data-live-action=run-cell]").count() == 0, "the chapter's cells became editors"
+    assert page.get_by_role("button", name="Run all cells").is_hidden()
+    said = check_answer(page, question.label, wrong, "wrong")
+    assert normalized(notebook_message(wrong, question.check)) in normalized(said), said
+    assert mistake in normalized(said), said
+    right = questions.solution_code(question, name)
+    assert check_answer(page, question.label, right, "right").startswith("✓ Right. ")
+    assert not visit.problems(), "\n".join(visit.problems())
+    found = axe_violations(page)
+    assert not found, f"{name} at 390 px, answered in the page: " + "\n".join(found)

@@ -278,6 +278,7 @@ def test_no_site_controls_are_printed(pages: list[str]):
     text = flat("".join(pages))
     controls = [
         "Live code Run and edit this page's Python",
+        "Answer in the page Check your answers",
         "Predict, then reveal Check",
         "Toggle primary sidebar",
         "Search Ctrl",

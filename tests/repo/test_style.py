@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
+import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -33,3 +36,30 @@ def test_the_checks_can_fail(tmp_path: Path):
     form = ruff("format", "--check", "--config", str(CONFIG), "bad.py", cwd=tmp_path)
     assert lint.returncode == 1 and "E401" in lint.stdout, lint.stdout + lint.stderr
     assert form.returncode == 1 and "bad.py" in form.stdout, form.stdout + form.stderr
+
+
+# An exercise's number is the book's (it changes when a fork inserts a chapter); code names it by
+# label or chapter. Numbers in the checks' comments and docstrings went stale silently before.
+TYPED_NUMBER = re.compile(r"Exercises? (?:1[0-4]|[1-9])\.\d|\((?:1[0-4]|[1-9])\.\d+[,)]|\bex\d+_\d+\b")
+
+
+def typed_numbers(source: str) -> list[str]:
+    """The exercise numbers typed in the comments and docstrings of ``source``."""
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        prose = token.type == tokenize.COMMENT or (
+            token.type == tokenize.STRING and token.string[-3:] in ('"""', "'''")
+        )
+        if prose:
+            found += TYPED_NUMBER.findall(token.string)
+    return found
+
+
+def test_the_exercises_checks_name_no_exercise_by_number():
+    typed = {
+        path.name: found
+        for path in sorted((ROOT / "course/chainrule_course/exercises").glob("*.py"))
+        if (found := typed_numbers(path.read_text()))
+    }
+    assert not typed, typed
+    assert typed_numbers('"""The check of Exercise 6.3."""\n# (5.6, 7.2)\nx = "ex4_4"\n') == ["Exercise 6.3", "(5.6,"]

@@ -14,6 +14,8 @@
  * never replace an answer. Edits and answers are kept in
  * localStorage per page until Reset; a cell edited after it ran marks the outputs below as out of
  * date. Cells tagged no-live (numpy, PyTorch, JAX) say what they need, with the Colab link.
+ * With data-live-mode="answers" (a chapter whose code needs numpy, but some of whose exercises do not)
+ * the button is "Answer in the page", and only those exercises' answer cells come alive.
  */
 (function () {
   "use strict";
@@ -23,6 +25,8 @@
   var exercises = JSON.parse(me.getAttribute("data-exercises") || "[]");
   var SIZE = me.getAttribute("data-runtime-size") || "about 15 MB";
   var STORE = "chainrule-live:" + location.pathname;
+  var ANSWERS_ONLY = me.getAttribute("data-live-mode") === "answers";
+  var START = ANSWERS_ONLY ? "Answer in the page" : "Live code";
   // The page loads this script in its head: wait for the page's cells.
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", function () { setUpPage(base, wheels, exercises); });
@@ -33,9 +37,9 @@
 
   function setUpPage(base, wheels, exercises) {
     var article = document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
-    var cells = Array.prototype.slice.call(article.querySelectorAll("div.cell"))
+    var cells = ANSWERS_ONLY ? [] : Array.prototype.slice.call(article.querySelectorAll("div.cell"))
       .filter(function (cell) { return cell.querySelector(".cell_input pre"); });
-    if (!cells.length || !wheels) return;
+    if (!(cells.length || exercises.length) || !wheels) return;
     // The page's state: its controls, the interpreter, the cells that run.
     var page = {
       base: base, wheels: wheels, cells: cells, entries: [], answers: [], controls: buildPanel(article),
@@ -96,10 +100,10 @@
     var panel = document.createElement("div");
     panel.className = "cr-live";
     panel.setAttribute("role", "region");
-    panel.setAttribute("aria-label", "Live code");
+    panel.setAttribute("aria-label", START);
     var controls = {
       panel: panel,
-      live: makeButton("Live code", "live"), runAll: makeButton("Run all cells", "run-all"),
+      live: makeButton(START, "live"), runAll: makeButton("Run all cells", "run-all"),
       above: makeButton("Run cells above", "run-above"),
       stop: makeButton("Stop", "stop"), reset: makeButton("Reset page", "reset"),
       undo: makeButton("Undo reset", "undo-reset"),
@@ -110,7 +114,8 @@
     controls.reset.title = "Bring back the page's code and empty answer cells, and restart Python (asks first)";
     controls.undo.title = "Bring back the edits and answers the last Reset page cleared";
     controls.note.className = "cr-live-note";
-    controls.note.textContent = "Run and edit this page's Python in your browser (it downloads " + SIZE +
+    controls.note.textContent = (ANSWERS_ONLY ? "Check your answers to this chapter's exercises with Python " +
+      "in your browser" : "Run and edit this page's Python in your browser") + " (it downloads " + SIZE +
       " once, and keeps it for every chapter).";
     controls.status.className = "cr-live-status";
     controls.status.setAttribute("aria-live", "polite");
@@ -483,7 +488,7 @@
     var hint = document.createElement("p");
     hint.className = "cr-live-hint";
     hint.setAttribute("data-live-hint", exercise.label);
-    hint.textContent = "Answer Exercise " + exercise.number + " in this page: press Live code under the " +
+    hint.textContent = "Answer Exercise " + exercise.number + " in this page: press \u201c" + START + "\u201d under the " +
       "chapter\u2019s title, write " + exercise.names.join(", ") + " in the answer cell that appears here, " +
       "and press Check. In a notebook, the answer cell is right under the exercise.";
     var box = document.getElementById(exercise.label);
@@ -617,11 +622,14 @@
       page.entries = page.cells.map(function (cell, index) { return setUpCell(page, cell, index); })
         .filter(Boolean);
       page.answers = page.exercises.map(function (exercise) { return setUpAnswer(page, exercise); });
-      [controls.runAll, controls.above, controls.reset].forEach(function (b) { b.hidden = false; });
-      controls.note.textContent = "In a cell: Shift+Enter runs it, Tab indents, Esc then Tab leaves it.";
+      controls.reset.hidden = false;
+      controls.runAll.hidden = controls.above.hidden = ANSWERS_ONLY;
+      controls.note.textContent = (ANSWERS_ONLY ? "In an answer: Shift+Enter checks it" : "In a cell: Shift+Enter runs it") +
+        ", Tab indents, Esc then Tab leaves it.";
       // The keys' note stays under the panel, out of the bar that follows the reader.
       controls.panel.parentNode.insertBefore(controls.note, controls.panel.nextSibling);
-      controls.runAll.focus();
+      if (ANSWERS_ONLY) goToAnswer(page, page.exercises[0]);  // the answers are all there is to do here
+      else controls.runAll.focus();
     });
     return page.editorsReady;
   }

@@ -7,15 +7,23 @@ The modules, in order: each imports only the engine and modules above it in this
 
 * ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
 * ``calling`` -- calling a student's function safely: apart, on copies, under a time limit, every failure explained
-* ``scalar`` -- the checks of the first scalar chapters (1.2, 2.2, 3.2), whose answers are functions of their inputs
-* ``tape_checks`` -- the checks on an engine's record written as a tape: its backward pass, where that pass stops
-* ``array_checks`` -- the checks of the array chapters (5 to 9), with numpy
-* ``gradient_checks`` -- the checks of trusting and shaping gradients (5.6, 7.2, 7.3, 8.1, 10.2, 10.3), with numpy
-* ``layer_checks`` -- the checks of the layers after the MLP (12.1, 12.2, 13.1), with numpy
-* ``row_checks`` -- the check of a new row of the engine's rule table (12.4), with numpy and the engine's rules
-* ``capstone_checks`` -- the check of a whole network's backward pass by hand (14.1), with numpy
-* ``feedback`` -- what a check cell imports, without numpy: ``scalar``'s checks and the helpers; the other
-  modules' checks load when first asked for
+* ``scalar`` -- answers that are functions of a few numbers or a small graph (intro, graph, backward,
+  the forward-mode rule), without numpy
+* ``tape_checks`` -- an engine's record written as a tape: its backward pass (engine), where that pass
+  first makes a number that is not finite (profiling), without numpy
+* ``count_checks`` -- counts worked out by hand: the MLP's memory, the longest chain checkpointing
+  reverses, without numpy
+* ``array_checks`` -- the array chapters' checks: the d2l network, VJPs, clipping, with numpy
+* ``gradient_checks`` -- trusting and shaping gradients: a numeric gradient, a Hessian-vector product,
+  layer normalisation, a detached norm, a stable softplus, with numpy
+* ``layer_checks`` -- the layers after the MLP: a convolution, an embedding, two steps of a recurrent
+  cell, with numpy
+* ``row_checks`` -- a new row of the engine's rule table, with numpy and the engine's rules
+* ``capstone_checks`` -- a whole network's backward pass by hand, with numpy
+* ``feedback`` -- what a check cell imports, without numpy: the checks above ``array_checks`` and the
+  helpers; the other modules' checks load when first asked for
+
+Modules name exercises by chapter or by label, never by number: the numbers are the book's.
 
 A chapter's check cell reads ``from chainrule_course.exercises import feedback``. This file imports
 nothing.

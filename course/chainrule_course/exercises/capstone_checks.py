@@ -1,4 +1,4 @@
-"""The check of Exercise 14.1: the whole backward pass of a small network, by hand, in numpy.
+"""The check of the capstone's exercise: the whole backward pass of a small network, by hand, in numpy.
 
 embedding → linear → batch normalisation → tanh → linear → cross-entropy (the mean over the
 batch). The seven expected gradients come from ``chainrule``'s backward pass through the same

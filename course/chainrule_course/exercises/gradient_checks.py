@@ -1,8 +1,8 @@
-"""The checks of the exercises on trusting and shaping gradients: 5.6, 7.2, 7.3, 8.1, 10.2 and 10.3.
+"""The checks of the exercises on trusting and shaping gradients, with numpy.
 
-A numeric gradient by central differences (5.6), the gradient through a detached norm
-(10.2), a stable custom VJP for softplus (10.3), a Hessian-vector product by hand (7.2), a
-forward-mode rule for a new operation (7.3), and the backward pass of layer normalisation (8.1). Like
+A numeric gradient by central differences (tensors chapter), the gradient through a detached
+norm and a stable custom VJP for softplus (frameworks), a Hessian-vector product by hand
+(forward mode), and the backward pass of layer normalisation (depth). Like
 :mod:`chainrule_course.exercises.array_checks` they load numpy, and
 :mod:`chainrule_course.exercises.feedback` loads them the first time a check cell asks for one.
 """
@@ -13,18 +13,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from chainrule.forward import Dual
 from chainrule.tensor import Tensor, grad
 
 from ..grading.contract import allowed, seeded
-from .answers import ATOL, RTOL, AnswerError, Mistake, check_array, check_scalars
+from .answers import ATOL, RTOL, AnswerError, Mistake, check_array
 from .calling import call
 
-# --------------------------------------------------------------------------- a numeric gradient (5.6)
+# --------------------------------------------------------------------------- a numeric gradient (tensors)
 
 
 def numeric_target(A, x) -> float:
-    """The function of Exercise 5.6, f(A, x) = sum(tanh(A @ x.ravel())) + sum(x**3) / 3."""
+    """The tensors chapter's function for a numeric gradient, f(A, x) = sum(tanh(A @ x.ravel())) + sum(x**3) / 3."""
     x = np.asarray(x, dtype=float)
     return float(np.tanh(A @ x.ravel()).sum() + (x**3).sum() / 3)
 
@@ -96,7 +95,7 @@ def check_numeric_grad(numeric_grad: Callable, seed: int = 0) -> None:
         )
 
 
-# --------------------------------------------------------------------------- a detached norm (10.2)
+# --------------------------------------------------------------------------- a detached norm (frameworks)
 
 
 @allowed("numpy")
@@ -143,7 +142,7 @@ def check_normalised_grads(normalised_grads: Callable, seed: int = 0) -> None:
         )
 
 
-# --------------------------------------------------------------------------- a stable custom VJP (10.3)
+# --------------------------------------------------------------------------- a stable custom VJP (frameworks)
 
 
 @allowed("numpy")
@@ -184,7 +183,7 @@ def check_softplus_vjp(softplus_vjp: Callable, seed: int = 0) -> None:
         )
 
 
-# --------------------------------------------------------------------------- layer normalisation (8.1)
+# --------------------------------------------------------------------------- layer normalisation (depth)
 
 
 def _normalised_backward(x, gamma, y_bar, eps, axis, mean_path=True, variance_path=True, ddof=0):
@@ -293,7 +292,7 @@ def check_layernorm_backward(layernorm_backward: Callable, seed: int = 0) -> Non
         )
 
 
-# --------------------------------------------------------------------------- a Hessian-vector product (7.2)
+# --------------------------------------------------------------------------- a Hessian-vector product (forward mode)
 
 
 @allowed("numpy")
@@ -346,45 +345,4 @@ def check_tanh_hvp(tanh_hvp: Callable, seed: int = 0) -> None:
                 ),
                 Mistake("x and v are swapped", -2 * W.T @ (tv * (1 - tv * tv) * (W @ x))),
             ],
-        )
-
-
-# --------------------------------------------------------------------------- a forward-mode rule (7.3)
-
-
-@allowed("math")
-def check_hypot_jvp(hypot_jvp: Callable, seed: int = 0) -> None:
-    """``hypot_jvp(a, a_dot, b, b_dot)`` must return (c, c_dot) for c = sqrt(a² + b²), whose tangent is
-    c_dot = (a ȧ + b ḃ) / c, at two points, one with a negative coordinate. The expected numbers come
-    from chainrule's Dual arithmetic on the same formula."""
-    name = "hypot_jvp"
-    rng = np.random.default_rng(seeded(seed))
-    if seed == 0:
-        points = [(3.0, 0.5, 4.0, -2.0), (-1.5, 2.0, 0.8, 1.0)]
-    else:
-        points = [tuple(round(float(v), 2) for v in rng.uniform(-3, 3, 4)) for _ in range(2)]
-    for a, a_dot, b, b_dot in points:
-        x, y = Dual(a, a_dot), Dual(b, b_dot)
-        c = (x * x + y * y) ** 0.5
-        result = call(name, hypot_jvp, a, a_dot, b, b_dot, names=("a", "a_dot", "b", "b_dot"))
-        if not isinstance(result, (tuple, list)) or len(result) != 2:
-            got = f"{len(result)} values" if isinstance(result, (tuple, list)) else f"one {type(result).__name__}"
-            raise AnswerError(name, f"{name} should return two numbers (c, c_dot), not {got}.")
-        r, moved = c.primal, a * a_dot + b * b_dot
-        check_scalars(
-            {"c": result[0], "c_dot": result[1]},
-            {"c": c.primal, "c_dot": c.tangent},
-            [
-                ("c is a² + b², without the square root", {"c": a * a + b * b}),
-                ("b's tangent is left out: b moves too, which adds b * b_dot / c", {"c_dot": a * a_dot / r}),
-                ("it is not divided by c", {"c_dot": moved}),
-                (
-                    "it is half the tangent: the 2 of d(a²) = 2a ȧ cancels the 1/2 of the square root",
-                    {"c_dot": moved / (2 * r)},
-                ),
-                ("the tangents are left out: multiply a / c by a_dot and b / c by b_dot", {"c_dot": (a + b) / r}),
-                ("the sign of the tangent is flipped", {"c_dot": -c.tangent}),
-                ("c and c_dot are swapped: return them in that order, (c, c_dot)", {"c": c.tangent, "c_dot": r}),
-            ],
-            title=f"{name}({a:g}, {a_dot:g}, {b:g}, {b_dot:g})",
         )

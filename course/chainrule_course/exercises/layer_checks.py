@@ -1,7 +1,7 @@
-"""The checks of the exercises on layers after the MLP: 12.1, 12.2 and 13.1.
+"""The checks of the exercises on layers after the MLP: convolution, embedding, recurrence.
 
-A convolution's backward pass in numpy (12.1), an embedding's (12.2) and backpropagation
-through two steps of a tanh recurrent cell (13.1). The right answer comes from
+A convolution's backward pass in numpy and an embedding's (layers), and backpropagation
+through two steps of a tanh recurrent cell (sequences). The right answer comes from
 ``chainrule``'s own backward pass; the known mistakes from numpy loops that make them on
 purpose. Like :mod:`chainrule_course.exercises.gradient_checks` they load numpy, and
 :mod:`chainrule_course.exercises.feedback` loads them the first time a check cell asks for one.
@@ -22,7 +22,7 @@ from .calling import call
 
 SIGN = "the sign is flipped"
 
-# --------------------------------------------------------------------------- a convolution (12.1)
+# --------------------------------------------------------------------------- a convolution (layers)
 
 
 def conv_backward_loops(x, k, y_bar, stride, padding, *, flip=True, crop=True, step=None):
@@ -108,7 +108,7 @@ def _input_mistakes(x, k, y_bar, stride, padding) -> list[Mistake]:
     return found
 
 
-# --------------------------------------------------------------------------- an embedding (12.2)
+# --------------------------------------------------------------------------- an embedding (layers)
 
 
 @allowed("numpy")
@@ -149,7 +149,7 @@ def _row_means(tokens, y_bar, rows):
     return total / np.maximum(count, 1.0)
 
 
-# --------------------------------------------------------------------------- two steps of a tanh cell (13.1)
+# --------------------------------------------------------------------------- two steps of a tanh cell (sequences)
 
 
 def rnn_two_step_loops(x1, x2, W_x, W_h, b, h2_bar, *, through=True, tanh_1=True, previous=True):

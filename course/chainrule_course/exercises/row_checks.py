@@ -1,4 +1,4 @@
-"""The check of Exercise 12.4: softplus, added to the tensor engine as a row of its rule table.
+"""The check of the layers chapter's new row: softplus, added to the tensor engine as a row of its rule table.
 
 The answer is three functions: ``softplus_forward(a)`` on numpy arrays, the VJP rule
 ``softplus_vjp(g, node, saved)`` called as the engine calls a rule (Tensors in, a tuple of

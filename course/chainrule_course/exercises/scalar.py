@@ -1,7 +1,8 @@
-"""The checks of the first scalar chapters' exercises: answers that are functions of their inputs.
+"""The checks of exercises answered with a function of a few numbers or of a small graph.
 
-Each of these exercises is answered with a small function of the exercise's inputs:
-``tanh_neuron_grads(x, w, b)``, ``dfs_order_with_stack(root, parents)`` and ``cube_grads(x)``.
+``tanh_neuron_grads(x, w, b)`` (intro), ``dfs_order_with_stack(root, parents)`` (graph),
+``cube_grads(x)`` (backward) and ``hypot_jvp(a, a_dot, b, b_dot)``, a forward-mode rule
+(forward mode).
 The public check calls it on the exercise's input and on one more; the grader's hidden
 tests call it on inputs drawn from other seeds. A number or an order copied from a message
 is therefore worth nothing, and a message may show the expected value.
@@ -16,6 +17,7 @@ import math
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 
+from chainrule.forward import Dual
 from chainrule.graph import VISIT, depth_first_events, topological_order
 from chainrule.value import Value
 
@@ -23,9 +25,9 @@ from ..grading.contract import allowed, seeded
 from .answers import RTOL, AnswerError, check_scalars, require_answer
 from .calling import call, returned
 
-# --------------------------------------------------------------------------- 1.2: y = tanh(wx + b)
+# --------------------------------------------------------------------------- intro: y = tanh(wx + b)
 
-#: The point Exercise 1.2 names; the public check also tries a second one.
+#: The point the intro's exercise names; the public check also tries a second one.
 NEURON_POINT = (0.5, -2.0, 0.5)
 
 
@@ -45,12 +47,12 @@ def neuron_points(seed: int) -> list[tuple[float, float, float]]:
     return [NEURON_POINT, drawn[1]] if seed == 0 else drawn
 
 
-#: The derivatives of Exercise 1.2, in the order ``tanh_neuron_grads`` returns them.
+#: The derivatives of the intro's exercise, in the order ``tanh_neuron_grads`` returns them.
 NEURON_GRADS = ("dy/dx", "dy/dw", "dy/db")
 SWAPPED = "dy/dx and dy/dw are swapped: dy/dx carries w and dy/dw carries x"
 
 
-def _number(value) -> float | None:
+def one_number(value) -> float | None:
     """``value`` as a float when it is one number (Python's, numpy's or torch's), else None. Needs no numpy."""
     if isinstance(value, (bool, str, bytes)) or getattr(value, "shape", ()) != ():
         return None
@@ -82,7 +84,7 @@ def _reordered(received: Sequence, expected: Sequence[float]) -> list[tuple[str,
 
     The whole answer is compared, so a rotation is not named as the swap its first number alone would match.
     """
-    numbers = [_number(value) for value in received]
+    numbers = [one_number(value) for value in received]
     found = []
     for order in itertools.permutations(range(3)):
         moved = [expected[i] for i in order]
@@ -142,13 +144,13 @@ def check_tanh_neuron_grads_function(tanh_neuron_grads: Callable, seed: int = 0)
         check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x, w, b, title=title)
 
 
-# --------------------------------------------------------------------------- 3.2: y = (x·x)·x
+# --------------------------------------------------------------------------- backward: y = (x·x)·x
 
 CUBE_POINT = 1.3
 
 
 def cube_points(seed: int) -> list[float]:
-    """Two values of x: the exercise's 1.3 for seed 0, else one drawn; then one drawn from ``seed``.
+    """Two values of x: the exercise's own x = 1.3 for seed 0, else one drawn; then one drawn from ``seed``.
 
     A drawn x is at least 0.3 away from 0, 1 and -1, where x, x² and 3x² would coincide.
     """
@@ -206,7 +208,7 @@ def check_cube_grads_function(cube_grads: Callable, seed: int = 0) -> None:
         check_cube_grads(dy_ds, dy_dx, x, title=f"cube_grads({x})")
 
 
-# --------------------------------------------------------------------------- 2.2: the order of a DFS
+# --------------------------------------------------------------------------- graph: the order of a DFS
 
 #: The graph of Chapter 2: each node's parents (inputs), in the order the search visits them.
 EXAMPLE_GRAPH = {"a": [], "b": [], "x": [], "c": ["a", "b"], "d": ["x", "c"], "e": ["c"], "f": ["d"]}
@@ -434,3 +436,44 @@ def check_dfs_order_function(dfs_order_with_stack: Callable, seed: int = 0) -> N
         result = call("dfs_order_with_stack", dfs_order_with_stack, root, parents, names=("root", "parents"))
         ruled_out = _ruled_out(dfs_order_with_stack, result, graphs, index)
         check_topological_order(result, parents, root, title=f"dfs_order_with_stack on {what}", ruled_out=ruled_out)
+
+
+# --------------------------------------------------------------------------- forward mode: a rule for a Dual
+
+
+@allowed("math")
+def check_hypot_jvp(hypot_jvp: Callable, seed: int = 0) -> None:
+    """``hypot_jvp(a, a_dot, b, b_dot)`` must return (c, c_dot) for c = sqrt(a² + b²), whose tangent is
+    c_dot = (a ȧ + b ḃ) / c, at two points, one with a negative coordinate. The expected numbers come
+    from chainrule's Dual arithmetic on the same formula."""
+    name = "hypot_jvp"
+    rng = random.Random(f"hypot {seeded(seed)}")
+    if seed == 0:
+        points = [(3.0, 0.5, 4.0, -2.0), (-1.5, 2.0, 0.8, 1.0)]
+    else:
+        points = [tuple(round(rng.uniform(-3, 3), 2) for _ in range(4)) for _ in range(2)]
+    for a, a_dot, b, b_dot in points:
+        x, y = Dual(a, a_dot), Dual(b, b_dot)
+        c = (x * x + y * y) ** 0.5
+        result = call(name, hypot_jvp, a, a_dot, b, b_dot, names=("a", "a_dot", "b", "b_dot"))
+        if not isinstance(result, (tuple, list)) or len(result) != 2:
+            got = f"{len(result)} values" if isinstance(result, (tuple, list)) else f"one {type(result).__name__}"
+            raise AnswerError(name, f"{name} should return two numbers (c, c_dot), not {got}.")
+        r, moved = c.primal, a * a_dot + b * b_dot
+        check_scalars(
+            {"c": result[0], "c_dot": result[1]},
+            {"c": c.primal, "c_dot": c.tangent},
+            [
+                ("c is a² + b², without the square root", {"c": a * a + b * b}),
+                ("b's tangent is left out: b moves too, which adds b * b_dot / c", {"c_dot": a * a_dot / r}),
+                ("it is not divided by c", {"c_dot": moved}),
+                (
+                    "it is half the tangent: the 2 of d(a²) = 2a ȧ cancels the 1/2 of the square root",
+                    {"c_dot": moved / (2 * r)},
+                ),
+                ("the tangents are left out: multiply a / c by a_dot and b / c by b_dot", {"c_dot": (a + b) / r}),
+                ("the sign of the tangent is flipped", {"c_dot": -c.tangent}),
+                ("c and c_dot are swapped: return them in that order, (c, c_dot)", {"c": c.tangent, "c_dot": r}),
+            ],
+            title=f"{name}({a:g}, {a_dot:g}, {b:g}, {b_dot:g})",
+        )
