@@ -72,6 +72,7 @@ VIZ_FILE = Path("@viz-js") / "viz" / "lib" / "viz-standalone.js"
 #: The browser's side of Live code and the drills, shipped in the course's package.
 BOOK_PACKAGE = Path(chainrule_course.book.__file__).parent
 PACKAGE_FILES = [  # in BOOK_PACKAGE
+    "python.js",
     "live.js",
     "live_worker.js",
     "live_editor.js",
@@ -164,6 +165,10 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
     app.add_js_file(f"{STATIC_FOLDER}/site.js")
     app.add_css_file(f"{STATIC_FOLDER}/progress.css")
     app.add_js_file(f"{STATIC_FOLDER}/progress.js", **progress_attributes(app, pagename))
+    answers_only = pagename not in app.config.live_code_pages
+    live = not answers_only or bool(app.env.live_code_exercises.get(pagename))
+    if live or pagename in app.config.drill_pages:  # the page's one Python, for Live code and the drills
+        app.add_js_file(f"{STATIC_FOLDER}/python.js")
     if pagename in app.config.drill_pages:
         app.add_css_file(f"{STATIC_FOLDER}/drill.css")
         app.add_js_file(
@@ -174,8 +179,7 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
                 "data-kinds": json.dumps(catalog(), separators=(",", ":")),
             },
         )
-    answers_only = pagename not in app.config.live_code_pages
-    if answers_only and not app.env.live_code_exercises.get(pagename):
+    if not live:
         return
     app.add_css_file(f"{STATIC_FOLDER}/live.css")
     exercises = json.dumps(app.env.live_code_exercises.get(pagename, []), separators=(",", ":"))

@@ -81,6 +81,9 @@ class Visit:
     """A page opened with every request off the server's origin blocked and recorded, and errors kept."""
 
     def __init__(self, chromium: Browser, url: str, width: int = 1280, **options):
+        # No service worker unless a test asks for one: on a first visit it reloads a page where
+        # Python can run (site.js), which would race with what the test does meanwhile.
+        options.setdefault("service_workers", "block")
         origin = url.split("/", 3)[:3]
         self.origin = "/".join(origin) + "/"
         self.context = chromium.new_context(viewport={"width": width, "height": 900}, **options)

@@ -7,7 +7,7 @@
  * widget of chainrule_course.explore stepping through the graph). The kinds, their levels and
  * the form of their answers come from this script's data-kinds (chainrule_course.drills.catalog,
  * written by the build); everything else a drill knows comes from chainrule_course.drills.page
- * (ask, check, steps), run in a Web Worker (live_worker.js, the one Live code uses), which
+ * (ask, check, steps), run in the page's one Python (python.js: a Web Worker shared with Live code), which
  * starts at the first New question: nothing is computed again in JavaScript.
  * Each answer checked is counted by progress.js, in this browser only.
  */
@@ -23,7 +23,7 @@
     number: "A number: 0.25, -1.5, 1/3 or 2e-3.",
     numbers: "Numbers, separated by commas."
   };
-  var runtime = null;
+  var imported = null;  // {generation, ready}: the drills' module in the page's Python
   var drills = 0;
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setUpAll);
@@ -55,45 +55,26 @@
     first.parentNode.insertBefore(nav, first.nextSibling);
   }
 
-  // --- the drills' Python ----------------------------------------------------------------
+  // --- the drills' Python: the page's one Python (python.js), shared with Live code ----------
+  // The drills' module is imported once per interpreter: again after Live code restarted it.
   function startRuntime() {
-    if (runtime) return runtime.ready;
-    var worker = new Worker(base + "live_worker.js");
-    runtime = { worker: worker, pending: {}, counter: 0 };
-    var started = new Promise(function (resolve, reject) {
-      worker.onmessage = function (event) { onMessage(event.data, resolve, reject); };
-      worker.onerror = function (event) { reject(new Error(event.message || "the worker failed")); };
+    var python = window.chainrulePython;
+    if (imported && imported.generation === python.generation) return imported.ready;
+    var mine = { generation: python.generation };
+    mine.ready = python.start(base, wheels).then(function () {
+      return python.run("from chainrule_course.drills import page as _drill");
+    }).then(function (result) {
+      if (result.error) throw new Error(result.error);
     });
-    worker.postMessage({ type: "start", base: base, wheels: wheels });
-    runtime.ready = started.then(function () { return python("from chainrule_course.drills import page as _drill"); });
-    runtime.ready.catch(function () { runtime = null; });
-    return runtime.ready;
-  }
-
-  function onMessage(message, resolve, reject) {
-    if (message.type === "ready") resolve(message.ms);
-    else if (message.type === "failed") reject(new Error(message.message));
-    else if (message.type === "result" || message.type === "crashed") {
-      var waiting = runtime && runtime.pending[message.id];
-      if (waiting) delete runtime.pending[message.id];
-      if (message.type === "crashed") runtime = null;
-      if (waiting) waiting(message.type === "result" ? message.result : { error: "Python crashed: " + message.message });
-    }
-  }
-
-  function python(code) {
-    var current = runtime;
-    return new Promise(function (resolve) {
-      current.counter += 1;
-      current.pending[current.counter] = resolve;
-      current.worker.postMessage({ type: "run", id: current.counter, code: code, space: "page" });
-    });
+    mine.ready.catch(function () { if (imported === mine) imported = null; });
+    imported = mine;
+    return mine.ready;
   }
 
   // One of chainrule_course.drills.page's functions, called with JSON literals (valid Python too).
   function call(name, args) {
     return startRuntime().then(function () {
-      return python("print(_drill." + name + "(" + args.map(function (a) { return JSON.stringify(a); }).join(", ") + "))");
+      return window.chainrulePython.run("print(_drill." + name + "(" + args.map(function (a) { return JSON.stringify(a); }).join(", ") + "))");
     }).then(function (result) {
       if (result.error) throw new Error(result.error);
       return result.stdout;
@@ -192,7 +173,7 @@
     var kind = d.kinds.length > 1 ? d.kind.value : d.kinds[0];
     var level = parseInt(d.level.value, 10);
     d.seed.value = String(seed);
-    say(d, runtime ? "Drawing a question\u2026" : "Starting Python in this page\u2026");
+    say(d, window.chainrulePython.started ? "Drawing a question\u2026" : "Starting Python in this page\u2026");
     var began = performance.now();
     call("ask", [kind, level, seed]).then(function (text) {
       d.asked = JSON.parse(text);

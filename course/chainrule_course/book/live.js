@@ -44,13 +44,14 @@
     var page = {
       base: base, wheels: wheels, cells: cells, entries: [], answers: [], controls: buildPanel(article),
       exercises: exercises.filter(function (e) { return numberExercise(e); }),
-      worker: null, ready: null, running: null, pending: {}, counter: 0, pressedAt: 0, firstOutput: null,
+      ready: null, running: null, pressedAt: 0, firstOutput: null,
       current: null, clock: null, saved: loadSaved(), generation: 0,
       colab: document.querySelector('a[href*="colab.research.google.com"]')
     };
     page.exercises.forEach(function (exercise) { addHint(exercise); });
     addSkipLinks(page);
     wirePanel(page);
+    window.chainrulePython.onRestart(function (why, detail, ready) { onRestart(page, why, detail, ready); });
   }
 
   // Right after the theme's "Skip to main content": a link to each exercise's answer cell,
@@ -86,12 +87,14 @@
     });
   }
 
-  function makeButton(text, action, label) {
+  // ``short``: the label a phone's toolbar shows (live.css), a part of the name a screen reader hears.
+  function makeButton(text, action, label, short) {
     var element = document.createElement("button");
     element.type = "button";
     element.textContent = text;
     element.setAttribute("data-live-action", action);
-    if (label) element.setAttribute("aria-label", label);
+    if (label || short) element.setAttribute("aria-label", label || text);
+    if (short) element.setAttribute("data-short", short);
     return element;
   }
 
@@ -103,10 +106,10 @@
     panel.setAttribute("aria-label", START);
     var controls = {
       panel: panel,
-      live: makeButton(START, "live"), runAll: makeButton("Run all cells", "run-all"),
-      above: makeButton("Run cells above", "run-above"),
-      stop: makeButton("Stop", "stop"), reset: makeButton("Reset page", "reset"),
-      undo: makeButton("Undo reset", "undo-reset"),
+      live: makeButton(START, "live"), runAll: makeButton("Run all cells", "run-all", "", "Run all"),
+      above: makeButton("Run cells above", "run-above", "", "Run above"),
+      stop: makeButton("Stop", "stop"), reset: makeButton("Reset page", "reset", "", "Reset"),
+      undo: makeButton("Undo reset", "undo-reset", "", "Undo"),
       note: document.createElement("span"), status: document.createElement("p"),
       clock: document.createElement("span")
     };
@@ -163,17 +166,9 @@
     try { window.localStorage.removeItem(STORE); } catch (error) { /* nothing was kept */ }
   }
 
-  // --- the interpreter -------------------------------------------------------------
+  // --- the interpreter: the page's one Python (python.js), shared with the drills ---------------
   function startWorker(page) {
-    page.worker = new Worker(page.base + "live_worker.js");
-    page.ready = new Promise(function (resolve, reject) {
-      page.worker.onmessage = function (event) { onWorkerMessage(page, event.data, resolve, reject); };
-      page.worker.onerror = function (event) { reject(new Error(event.message || "the worker failed")); };
-    });
-    // Where the page is cross-origin isolated (service_worker.js), Stop can interrupt a cell.
-    page.interrupt = window.crossOriginIsolated ? new Uint8Array(new SharedArrayBuffer(1)) : null;
-    page.worker.postMessage({ type: "start", base: page.base, wheels: page.wheels,
-                              interrupt: page.interrupt && page.interrupt.buffer });
+    page.ready = window.chainrulePython.start(page.base, page.wheels);
     page.ready.then(function (ms) {
       if (!page.running) say(page, "Python is ready (" + (ms / 1000).toFixed(1) + " s). Run a cell, or Run all cells.");
     }, function (error) {
@@ -181,63 +176,51 @@
     });
   }
 
-  function onWorkerMessage(page, message, resolve, reject) {
-    if (message.type === "ready") resolve(message.ms);
-    else if (message.type === "failed") reject(new Error(message.message));
-    else if (message.type === "result" && page.pending[message.id]) {
-      page.pending[message.id](message.result);
-      delete page.pending[message.id];
-    } else if (message.type === "crashed") {
-      var waiting = page.pending[message.id];
-      delete page.pending[message.id];
-      restart(page, "Python crashed (" + message.message + ") and has restarted; " +
-              "the cells above must run again (Run cells above).");
-      if (waiting) waiting({ error: "Python crashed while running this cell: " + message.message });
-    }
+  // Python restarted, here or for a drill: crashed, or stopped or reset by this page's buttons.
+  function onRestart(page, why, detail, ready) {
+    page.ready = ready;
+    if (why !== "crashed") return;
+    page.generation += 1;
+    page.running = null;
+    stopClock(page);
+    say(page, "Python crashed (" + detail + ") and has restarted; the cells above must run again (Run cells above).");
   }
 
   function execute(page, code, space) {
-    return page.ready.then(function () {
-      return new Promise(function (resolve) {
-        page.counter += 1;
-        page.pending[page.counter] = resolve;
-        page.worker.postMessage({ type: "run", id: page.counter, code: code, space: space || "page" });
-      });
-    });
+    return page.ready.then(function () { return window.chainrulePython.run(code, space); });
   }
 
   // Stop and Reset restart Python: a run begun before (an older generation) says nothing more.
-  function restart(page, message) {
-    page.generation += 1;
-    if (page.worker) page.worker.terminate();
-    Object.keys(page.pending).forEach(function (id) { page.pending[id]({ error: "Stopped." }); });
-    page.pending = {};
-    page.running = null;
+  // ``sameGeneration``: Stop already ended the runs begun before it, and a Run pressed while it
+  // waited for Python runs once Python is back.
+  function restart(page, message, sameGeneration) {
+    if (!sameGeneration) page.generation += 1;
+    if (!sameGeneration) page.running = null;  // else the run pressed meanwhile is what runs now
     stopClock(page);
-    startWorker(page);
+    window.chainrulePython.restart("stopped");
     say(page, message);
   }
 
-  // Stops the cell Python runs now. An isolated page interrupts it (a KeyboardInterrupt in the
+  // Stops the code Python runs now. An isolated page interrupts it (a KeyboardInterrupt in the
   // cell) and keeps every name; otherwise, or when Python has not answered 10 s later (it was
   // inside a long call, or a busy device was slow to answer: 5 s were once too few on a
-  // loaded 2-core machine), Python restarts and ``onLost``
-  // runs. A run begun before says nothing.
+  // loaded 2-core machine), Python restarts and ``onLost`` runs. A run begun before says nothing.
   function stopPython(page, kept, lost, onLost) {
-    var inFlight = Object.keys(page.pending);
-    if (!page.interrupt || !inFlight.length) {
+    var python = window.chainrulePython;
+    var inFlight = python.inFlight();
+    if (!inFlight.length || !python.interrupt()) {
       restart(page, lost);
       if (onLost) onLost();
       return;
     }
     page.generation += 1;
-    page.interrupt[0] = 2;
     say(page, kept);
+    var wait = Number(me.getAttribute("data-stop-wait") || 10);
     window.setTimeout(function () {
-      if (!inFlight.some(function (id) { return page.pending[id]; })) return;
-      restart(page, lost);
+      if (!inFlight.some(python.isRunning)) return;
+      restart(page, lost, true);
       if (onLost) onLost();
-    }, 10000);
+    }, wait * 1000);
   }
 
   // The status while a cell runs: which one, and for how long; Stop shows meanwhile.
@@ -446,6 +429,7 @@
         return previous.then(function (goOn) {
           if (!goOn || generation !== page.generation) return false;
           entry.cell.setAttribute("data-live-state", "running");
+          entry.output.removeAttribute("data-live-stale");  // the cell that runs says only that it runs
           entry.output.textContent = "Running\u2026";
           startClock(page, "cell " + (entry.index + 1));
           return execute(page, entry.editor.value, entry.space).then(function (result) {

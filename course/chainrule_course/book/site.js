@@ -2,7 +2,7 @@
  *
  * It registers the site's service worker (service_worker.js, served from the site's root as
  * service-worker.js), which keeps the Python runtime across chapters and visits and lets Stop
- * interrupt a cell. Over file://, or where the browser has no service workers, the pages work
+ * interrupt a cell, from the first visit on (the page reloads once when the worker takes over). Over file://, or where the browser has no service workers, the pages work
  * as before without it.
  *
  * It also marks the figures that scroll sideways. A figure keeps a minimum width at which its
@@ -15,8 +15,28 @@
   function registerServiceWorker(me) {
     if (!me || !("serviceWorker" in navigator) || !/^https?:$/.test(location.protocol)) return;
     var root = new URL("../../", me.src);  // this script is _static/live/site.js
+    isolateOnFirstVisit();
     navigator.serviceWorker.register(new URL("service-worker.js", root).href, { scope: root.pathname })
       .catch(function (error) { console.warn("chainrule: no service worker (" + error.message + ")"); });
+  }
+
+  // On a first visit the page loads before the service worker exists, so it is not cross-origin
+  // isolated, and Stop could only restart Python and lose every name. The worker takes control at
+  // once (clients.claim), within a second; a page where Python can run (python.js) then reloads,
+  // once per tab, unless Python already runs in it.
+  function isolateOnFirstVisit() {
+    if (navigator.serviceWorker.controller || window.crossOriginIsolated) return;
+    var RELOADED = "chainrule-isolated-reload";
+    navigator.serviceWorker.addEventListener("controllerchange", function () {
+      if (window.crossOriginIsolated || !window.chainrulePython || window.chainrulePythonStarted) return;
+      try {
+        if (window.sessionStorage.getItem(RELOADED)) return;  // reloaded once, and still not isolated
+        window.sessionStorage.setItem(RELOADED, "1");
+      } catch (error) {
+        return;  // no storage: no way to reload only once
+      }
+      location.reload();
+    });
   }
 
   function markIfScrolling(box) {
