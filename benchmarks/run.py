@@ -28,7 +28,7 @@ import time
 import traceback
 from pathlib import Path
 
-SECTIONS = ("value_bench", "tensor_bench", "cnn_bench", "checkpoint_bench", "memory_bench")
+SECTIONS = ("value_bench", "tensor_bench", "cnn_bench", "checkpoint_bench", "memory_bench", "page_bench")
 ROW_KEYS = ("section", "name", "ratio", "goal", "met", "detail")
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -617,6 +617,18 @@ def next_chapter_starts_from_the_cache(visit: LiveVisit, note: str) -> None:
     expect(page.locator("div.cell").first.locator("[data-live-output]")).not_to_be_empty()
     again = [path for path in served() if path.endswith("pyodide.asm.wasm")]
     assert again == wasm, "the next chapter fetched the runtime again"
+    # Python itself came from the snapshot the intro kept, and a restored Python draws new random numbers.
+    assert page.evaluate("() => document.documentElement.getAttribute('data-python-start')") == "snapshot"
+    drawn = []
+    for _ in range(2):
+        page.get_by_role("textbox", name="Code of cell 1", exact=True).fill("import random\nrandom.random()")
+        page.get_by_role("button", name="Run cell 1", exact=True).click()
+        expect(page.locator("div.cell").first.locator("[data-live-output]")).to_contain_text("0.", timeout=30_000)
+        drawn.append(page.locator("div.cell").first.locator("[data-live-output]").text_content())
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.get_by_role("button", name="Reset page").click()  # Python restarts: restored again
+        expect(page.locator("div.cell").first.locator("[data-live-output]")).to_be_empty()
+    assert drawn[0] != drawn[1], f"two restored Pythons drew the same number: {drawn}"
 
 
 #: A wrong answer to an exercise checked in a chapter whose own code needs numpy, and the mistake named.

@@ -596,11 +596,11 @@
   function startLive(page) {
     var controls = page.controls;
     page.pressedAt = performance.now();
+    startWorker(page);  // first: its worker loads while the page lays itself out again
     controls.live.hidden = true;
     document.body.classList.add("cr-live-on");
     keepUnderHeader(controls.panel);
     say(page, "Loading Python\u2026");
-    startWorker(page);
     page.editorsReady = loadEditor(page.base).then(function (module) {
       page.codeEditor = module;
       page.entries = page.cells.map(function (cell, index) { return setUpCell(page, cell, index); })

@@ -32,7 +32,11 @@
   }
 
   function onMessage(message, resolve, reject) {
-    if (message.type === "ready") resolve(message.ms);
+    if (message.type === "ready") {
+      // How this start went, for the tests and the benchmark: from the kept snapshot or from scratch.
+      document.documentElement.setAttribute("data-python-start", message.restored ? "snapshot" : "scratch");
+      resolve(message.ms);
+    }
     else if (message.type === "failed") reject(new Error(message.message));
     else if (message.type === "result" || message.type === "crashed") {
       var waiting = state.pending[message.id];
