@@ -567,6 +567,11 @@ def a_runaway_loop_is_stopped_and_the_names_kept(visit: LiveVisit) -> None:
     box, height = stop.bounding_box(), page.viewport_size["height"]
     assert 0 <= box["y"] and box["y"] + box["height"] <= height, f"Stop is at {box}, out of view"
     assert page.evaluate("() => window.scrollY") > 2000, "the cell should be far down the page"
+    # While it runs, on the phone, after scrolling up (the theme's Back to top shows then).
+    page.evaluate("() => document.activeElement.blur()")
+    page.mouse.wheel(0, -300)
+    found = axe_violations(page)
+    assert not found, "a running cell at 390 px: " + "\n".join(found)
     stop.click()
     expect(status).to_have_text("Stopped. Every name the cells defined is kept.")
     expect(stop).to_be_hidden()

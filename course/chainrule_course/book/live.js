@@ -368,6 +368,7 @@
       var shown = addText(output, "div", "cr-live-html", "");
       shown.innerHTML = result.html;
       if (window.chainruleExplorable) window.chainruleExplorable.setupAll(shown);
+      if (window.chainruleWatchScrolling) window.chainruleWatchScrolling(shown);  // site.js
     }
     entry.ran = true;
     entry.cell.setAttribute("data-live-state", result.error ? "error" : "done");

@@ -5,7 +5,7 @@
  * interrupt a cell, from the first visit on (the page reloads once when the worker takes over). Over file://, or where the browser has no service workers, the pages work
  * as before without it.
  *
- * It also marks the figures that scroll sideways. A figure keeps a minimum width at which its
+ * It also marks the figures that scroll sideways (and gives a code block that scrolls a tab stop). A figure keeps a minimum width at which its
  * smallest text is still legible (chainrule.figures), so on a phone, or in an opened solution,
  * it may be wider than its box, which then scrolls. Such a box gets a line under it that says
  * so, and a place in the keyboard's order, so that the arrow keys scroll it. */
@@ -41,6 +41,12 @@
 
   function markIfScrolling(box) {
     var scrolls = box.clientWidth > 0 && box.scrollWidth > box.clientWidth + 1;
+    if (!box.classList.contains("chainrule-figure")) {  // a code block: only a place in the keyboard's order
+      if (scrolls) box.tabIndex = 0;
+      else if (box.getAttribute("data-cr-scrolls") !== null) box.removeAttribute("tabindex");
+      box.toggleAttribute("data-cr-scrolls", scrolls);
+      return;
+    }
     var hint = box.nextElementSibling;
     var marked = Boolean(hint && hint.classList.contains("cr-scroll-hint"));
     if (scrolls === marked) return;
@@ -60,18 +66,26 @@
     }
   }
 
-  function watchFigures() {
-    var boxes = document.querySelectorAll(".chainrule-figure");
-    if (!boxes.length || !("ResizeObserver" in window)) return;
-    // Called at once for each box, then whenever one's width changes: a turned phone, an
-    // opened solution (its figures had no width while it was closed).
-    var observer = new ResizeObserver(function (entries) {
-      entries.forEach(function (entry) { markIfScrolling(entry.target); });
+  // Figures and code blocks in ``root`` (the page, or an output Live code just showed), now and
+  // whenever one's width changes: a turned phone, an opened solution (its figures had no width
+  // while it was closed), Live code showing a cell's code again. The theme gives a code block
+  // that scrolls a tab stop once, at load; this keeps it right after.
+  var observer = "ResizeObserver" in window ? new ResizeObserver(function (entries) {
+    entries.forEach(function (entry) { markIfScrolling(entry.target); });
+  }) : null;
+
+  function watchScrolling(root) {
+    if (!observer) return;
+    (root || document).querySelectorAll(".chainrule-figure, div.highlight > pre").forEach(function (box) {
+      observer.observe(box);
     });
-    boxes.forEach(function (box) { observer.observe(box); });
   }
+  window.chainruleWatchScrolling = watchScrolling;
 
   registerServiceWorker(document.currentScript);
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watchFigures);
-  else watchFigures();
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () { watchScrolling(document); });
+  } else {
+    watchScrolling(document);
+  }
 })();
