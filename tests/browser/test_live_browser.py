@@ -438,6 +438,12 @@ def test_the_editor(live_page):
     assert below.get_attribute("data-live-stale") is None
     editor.fill("print(6 * 8)")
     expect(below).to_have_attribute("data-live-stale", "")
+    # The cell that runs says only that it runs, not that its old output is out of date.
+    second.fill("import time\ntime.sleep(1.5)\n6 * 8")
+    second.press("Shift+Enter")
+    expect(below).to_have_text("Running\u2026")
+    assert below.get_attribute("data-live-stale") is None
+    expect(below).to_have_text("48", timeout=30_000)
     colours = {"light": page.evaluate(CONTRASTS, ".cr-live-editor .cm-line, .cr-live-editor [class*=tok-]")}
     page.evaluate("() => document.documentElement.dataset.theme = 'dark'")
     colours["dark"] = page.evaluate(CONTRASTS, ".cr-live-editor .cm-line, .cr-live-editor [class*=tok-]")
