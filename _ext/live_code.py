@@ -73,6 +73,7 @@ VIZ_FILE = Path("@viz-js") / "viz" / "lib" / "viz-standalone.js"
 BOOK_PACKAGE = Path(chainrule_course.book.__file__).parent
 PACKAGE_FILES = [  # in BOOK_PACKAGE
     "python.js",
+    "live_answers.js",
     "live.js",
     "live_worker.js",
     "live_editor.js",
@@ -190,6 +191,7 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
         "data-check-limit": f"{TIME_LIMIT:g}",  # the notebook's limit on a check, in seconds
         "data-live-mode": "answers" if answers_only else "cells",
     }
+    app.add_js_file(f"{STATIC_FOLDER}/live_answers.js")  # before live.js, which calls it
     app.add_js_file(f"{STATIC_FOLDER}/live.js", **attributes)
 
 

@@ -139,6 +139,7 @@ def live_page(browser: Browser, book_html: Path, serve):
 #: What every page, or a live or drill page, loads before Live code is pressed.
 PAGE_SCRIPTS = (
     "/python.js",
+    "/live_answers.js",
     "/live.js",
     "/live.css",
     "/progress.js",

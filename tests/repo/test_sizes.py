@@ -1,5 +1,5 @@
-"""Sizes a reader can hold in mind: modules of at most 600 lines, Python functions of at most
-70, JavaScript functions of at most 80 (a file's outer wrapper excepted).
+"""Sizes a reader can hold in mind: modules and JavaScript files of at most 600 lines, Python
+functions of at most 70, JavaScript functions of at most 80 (a file's outer wrapper excepted).
 
 Nothing is over today. OVER is where an exception would be listed with its size, so that
 the test fails when it grows; it stays empty.
@@ -61,14 +61,15 @@ def javascript_functions(text: str) -> list[tuple[int, int]]:
     return found
 
 
-def javascript_sizes(path: Path) -> dict[str, int]:
-    name = path.relative_to(ROOT).as_posix()
+def javascript_sizes(path: Path, root: Path = ROOT) -> dict[str, int]:
+    name = path.relative_to(root).as_posix()
     total = len(path.read_text(encoding="utf-8").splitlines())
     functions = javascript_functions(path.read_text(encoding="utf-8"))
     # the outer wrapper, (function () { ... })(), spans the file: it is the module, not a function
-    return {
+    found = {
         f"{name}:line {start}": lines for start, lines in functions if lines > JS_FUNCTION_LINES and lines < total - 20
     }
+    return found | ({name: total} if total > MODULE_LINES else {})
 
 
 def test_nothing_new_is_over_its_limit_and_nothing_listed_has_grown():
@@ -83,9 +84,11 @@ def test_nothing_new_is_over_its_limit_and_nothing_listed_has_grown():
     )
 
 
-def test_the_measures_can_fail():
+def test_the_measures_can_fail(tmp_path: Path):
     long_js = "(function () {\n" + "function a() {\n" + "  x('}{');\n" * 90 + "}\n" + "\n" * 30 + "})();\n"
     assert (2, 92) in javascript_functions(long_js)
     assert javascript_functions("var s = '{'; /* } */ function b() { return 1; }") == [(1, 1)]
+    (tmp_path / "long.js").write_text("(function () {\n" + "  x();\n" * 600 + "})();\n")
+    assert javascript_sizes(tmp_path / "long.js", tmp_path) == {"long.js": 602}
     long_py = "def f():\n" + "    x = 1\n" * 80
     assert ast.parse(long_py).body[0].end_lineno == 81  # what python_sizes measures: 81 lines > 70
