@@ -155,12 +155,27 @@ def actual_graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     return graph, {room: built_on(room) for room in ROOMS}
 
 
+def listing_message(package: str, new: set[str], gone: set[str]) -> str:
+    """What to edit when a package's modules and its list differ: the file, and the line's form."""
+    init = (folder_of(package) / "__init__.py").relative_to(ROOT).as_posix()
+    said = [f"{init} lists {package}'s modules in order, each importing only those above it."]
+    said += [f"Add the line `* ``{name}`` -- what it holds` where {name} belongs." for name in sorted(new)]
+    said += [f"Remove the line of {name}, which has no module." for name in sorted(gone)]
+    return " ".join(said)
+
+
 def test_every_module_is_listed_once_in_its_package():
     for package in [ENGINE, COURSE, *ROOMS]:
         listed = listed_order(package)
         found = {path.stem for path in folder_of(package).glob("*.py")} - {"__init__"}
         assert len(listed) == len(set(listed)), f"{package} lists a module twice"
-        assert found == set(listed), f"{package}: list {found - set(listed)}; gone: {set(listed) - found}"
+        assert found == set(listed), listing_message(package, found - set(listed), set(listed) - found)
+
+
+def test_a_missing_listing_says_which_file_and_line():
+    said = listing_message("chainrule_course.drills", {"extra"}, set())
+    assert said.startswith("course/chainrule_course/drills/__init__.py lists chainrule_course.drills's modules")
+    assert "Add the line `* ``extra`` -- what it holds`" in said
 
 
 def test_the_engine_imports_no_room_and_each_room_only_what_it_is_built_on():
