@@ -18,7 +18,9 @@ formula in the shapes, in its row of the rule table (:data:`chainrule.rules.RULE
 * elementwise ops (``+ - * / **``, neg, relu, tanh, sigmoid, exp, log): 1 per output
   element.  exp, log, tanh and sigmoid cost a processor several instructions, but
   counting them as 1 keeps the totals readable, and matmuls dominate anyway.
-* ``sum``, ``mean``, ``max`` and ``max_pool2d``: 1 per input element (an add or a comparison).
+* ``sum``, ``mean`` and ``max``: 1 per input element (an add or a comparison).
+* ``max_pool2d``: k² per output element, a comparison per entry of its k×k window (an
+  entry in several overlapping windows counts in each).
 * ``log_softmax``: 5 per input element (subtract the max, exp, sum, log, subtract).
 * ``dropout``: 1 per element (a multiply by the mask).
 * ``scatter_add`` (embedding's VJP) and ``col2im`` (im2col's): 1 per element of G added.

@@ -4,7 +4,7 @@ A flop is one addition or one multiplication; each formula takes the op's input 
 arrays), its args and its output array, and counts in the shapes (see :mod:`chainrule.cost`).
 """
 
-__all__ = ["elementwise", "matmul", "reduction", "log_softmax", "scatter_add", "no_arithmetic"]
+__all__ = ["elementwise", "matmul", "reduction", "window_max", "log_softmax", "scatter_add", "no_arithmetic"]
 
 
 def elementwise(inputs, args, out):
@@ -18,8 +18,16 @@ def matmul(inputs, args, out):
 
 
 def reduction(inputs, args, out):
-    """1 per input element: an add or a comparison (sum, mean, max, max_pool2d)."""
+    """1 per input element: an add or a comparison (sum, mean, max)."""
     return inputs[0].size
+
+
+def window_max(inputs, args, out):
+    """k² per output element: a comparison per entry of its k×k window (max_pool2d).
+
+    An entry read by several overlapping windows counts once in each."""
+    k = args[0]
+    return k * k * out.size
 
 
 def log_softmax(inputs, args, out):

@@ -199,15 +199,18 @@ def conv2d(x, w, stride=1, padding=0):
     return out.transpose(0, 3, 1, 2)
 
 
-def max_pool2d(x, kernel_size):
+def max_pool2d(x, kernel_size, stride=None):
     """The max of each kernel_size × kernel_size window of x (N, C, H, W), the windows
-    kernel_size apart (stride = kernel size), as torch's ``max_pool2d``: shape
-    (N, C, H // kernel_size, W // kernel_size), rows and columns past the last whole
-    window left out. Its rule routes each window's gradient to the entry that won the max
-    (row ``"max_pool2d"``); among ties, the first in the window, as torch does.
+    ``stride`` apart (by default kernel_size, side by side), as torch's ``max_pool2d``:
+    shape (N, C, rows, cols), rows = (H − kernel_size) // stride + 1 and cols likewise,
+    rows and columns past the last whole window left out. Its rule routes each window's
+    gradient to the entry that won the max (row ``"max_pool2d"``); among ties, the first
+    in the window, as torch does. With a stride smaller than the kernel the windows
+    overlap, and an entry that wins several gets the sum of their gradients.
     """
     x = _as_tensor(x, "max_pool2d")
-    if isinstance(kernel_size, bool) or not isinstance(kernel_size, int | np.integer):
-        raise ValueError(f"max_pool2d: kernel_size must be an int (square windows), got {kernel_size!r}")
-    window_args(x.shape, kernel_size, 1, 0, "max_pool2d")
-    return apply("max_pool2d", x, args=(int(kernel_size),))
+    if isinstance(kernel_size, bool) or not isinstance(kernel_size, int | np.integer) or kernel_size < 1:
+        raise ValueError(f"max_pool2d: kernel_size must be an int >= 1 (square windows), got {kernel_size!r}")
+    stride = kernel_size if stride is None else stride
+    window_args(x.shape, kernel_size, stride, 0, "max_pool2d")
+    return apply("max_pool2d", x, args=(int(kernel_size), int(stride)))

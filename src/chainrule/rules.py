@@ -106,18 +106,15 @@ def _windows(a, kernel, stride):
     return view[:, :, ::stride, ::stride]
 
 
-def _pool_windows(a, k):
-    """The k×k windows of an (N, C, H, W) array that tile it, k apart, as (N, C, rows, cols, k·k).
-
-    Rows and columns past the last whole window are left out, as torch's max_pool2d does."""
-    n, c, h, w = a.shape
-    rows, cols = h // k, w // k
-    tiles = a[:, :, : rows * k, : cols * k].reshape(n, c, rows, k, cols, k)
-    return tiles.transpose(0, 1, 2, 4, 3, 5).reshape(n, c, rows, cols, k * k)
+def _pool_windows(a, k, stride):
+    """The k×k windows of an (N, C, H, W) array, ``stride`` apart, as (N, C, rows, cols, k·k),
+    rows = (H − k) // stride + 1: what is past the last whole window is left out, as in torch."""
+    windows = _windows(a, (k, k), stride)
+    return windows.reshape(*windows.shape[:4], k * k)
 
 
-def _max_pool2d_forward(a, k):
-    return _pool_windows(a, k).max(axis=-1)
+def _max_pool2d_forward(a, k, stride):
+    return _pool_windows(a, k, stride).max(axis=-1)
 
 
 def _col2im_forward(g, shape, kernel, stride, padding):
@@ -392,21 +389,22 @@ def col2im_vjp(g, node, saved):
 
 
 def max_pool2d_vjp(g, node, saved):
-    """C = the max of each k×k window of A, the windows k apart.   dA = G routed to each window's max.
+    """C = the max of each k×k window of A, the windows s apart.   dA = G routed to each window's max.
 
-    A is (N, C, H, W), and a max passes its gradient to the one input that won it: dA is 0
-    everywhere else. Where several tie, the first in the window (row by row) gets it all,
-    as torch's max_pool2d does, not a share each as :meth:`Tensor.max`. The routing is a
-    constant mask, and col2im puts the windows back in place (entries past the last whole
-    window get 0), so the rule differentiates again.
+    A is (N, C, H, W), and a max passes its gradient to the one input that won it: with
+    w(i, j) the entry that won window (i, j), dA[e] = Σ G[i, j] over the windows that e
+    won, 0 if none. Where several tie, the first in the window (row by row) wins, as in
+    torch's max_pool2d, not a share each as :meth:`Tensor.max`. With s < k windows
+    overlap, and col2im adds each window back into place, so an entry that wins several
+    gets their sum. The routing is a constant mask, so the rule differentiates again.
     """
-    (a, _), (k,) = saved, node.args
-    windows = _pool_windows(a.data, k)
+    (a, _), (k, stride) = saved, node.args
+    windows = _pool_windows(a.data, k, stride)
     first = windows.argmax(axis=-1)[..., None]
     route = (np.arange(k * k) == first).astype(a.data.dtype)  # one-hot at each window's max
     n, c, rows, cols, _ = windows.shape
     routed = (g.reshape(n, c, rows, cols, 1) * route).transpose(0, 2, 3, 1, 4)
-    return (routed.reshape(n, rows, cols, c * k * k).col2im(a.shape, (k, k), stride=k),)
+    return (routed.reshape(n, rows, cols, c * k * k).col2im(a.shape, (k, k), stride=stride),)
 
 
 def dropout_vjp(g, node, saved):
@@ -579,7 +577,7 @@ RULES = _checked({
     "dropout":     Rule(_dropout_forward,     dropout_vjp,      ((),),                 "dropout",      F.elementwise),
     "im2col":      Rule(_im2col_forward,      im2col_vjp,       ((),),                 "im2col",       F.no_arithmetic),
     "col2im":      Rule(_col2im_forward,      col2im_vjp,       ((),),                 "col2im",       F.scatter_add),
-    "max_pool2d":  Rule(_max_pool2d_forward,  max_pool2d_vjp,   (("A",),),             "max_pool2d",   F.reduction),
+    "max_pool2d":  Rule(_max_pool2d_forward,  max_pool2d_vjp,   (("A",),),             "max_pool2d",   F.window_max),
     "reshape":     Rule(np.reshape,           reshape_vjp,      ((),),                 "reshape",      F.no_arithmetic,
                         shape_error=_reshape_error),
     "transpose":   Rule(np.transpose,         transpose_vjp,    ((),),                 "transpose",    F.no_arithmetic,

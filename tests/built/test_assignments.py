@@ -247,7 +247,7 @@ def test_each_question_names_its_parts_in_the_autograder_only():
     assert found["ex1_2"] == [("tanh_neuron_grads", q, True) for q in ("dy/dx", "dy/dw", "dy/db")]
     assert found["ex3_2"] == [("cube_grads", "dy/ds", True), ("cube_grads", "dy/dx", True)]
     assert found["ex6_2"] == found["ex8_3"] == [(None, None, False)]  # one quantity; arrays scaled together
-    assert found["ex5_6"] == found["ex9_4"] == found["ex10_2"] == found["ex10_3"] == [(None, None, False)]
+    assert found["ex5_6"] == found["ex9_3"] == found["ex10_2"] == found["ex10_3"] == [(None, None, False)]
     assert found["ex7_2"] == found["ex8_1"] == [(None, None, False)]
 
 

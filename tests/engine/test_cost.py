@@ -95,6 +95,16 @@ def test_reductions_cost_one_flop_per_input_element(op_name, axis):
     assert flops == a.size and out.size < a.size
 
 
+@pytest.mark.parametrize(("kernel", "stride"), [(2, 2), (3, 2), (3, 1), (2, 3)])
+def test_max_pool2d_costs_a_comparison_per_entry_of_every_window(kernel, stride):
+    """k² per output element: with overlapping windows (stride < k) more than the input's size."""
+    a = leaf((2, 3, 7, 6))
+    flops, out = forward_flops("max_pool2d", a, args=(kernel, stride))
+    rows, cols = (7 - kernel) // stride + 1, (6 - kernel) // stride + 1
+    assert out.shape == (2, 3, rows, cols)
+    assert flops == kernel * kernel * 2 * 3 * rows * cols
+
+
 def test_log_softmax_costs_five_flops_per_element():
     a = leaf((3, 7))
     assert forward_flops("log_softmax", a, args=(1,))[0] == 5 * a.size

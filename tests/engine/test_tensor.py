@@ -8,6 +8,7 @@ test_tensor_errors.py.
 """
 
 import gc
+import re
 import sys
 from collections.abc import Callable
 from itertools import pairwise
@@ -156,8 +157,11 @@ OPS = {
     "col2im": OpCase(
         lambda g: g.col2im((2, 2, 5, 4), (3, 2), stride=2, padding=1), _torch_col2im, ((2, 3, 3, 12),), normal
     ),
-    "max_pool2d": OpCase(
-        lambda x: max_pool2d(x, 2), lambda x: torch.nn.functional.max_pool2d(x, 2), ((2, 2, 5, 4),), normal
+    "max_pool2d": OpCase(  # overlapping windows: 3×3, stride 2
+        lambda x: max_pool2d(x, 3, stride=2),
+        lambda x: torch.nn.functional.max_pool2d(x, 3, stride=2),
+        ((2, 2, 5, 6),),
+        normal,
     ),
     "reshape": OpCase(lambda a: a.reshape(3, 2) @ a, lambda a: a.reshape(3, 2) @ a, ((2, 3),)),
     "transpose": OpCase(
@@ -1266,19 +1270,55 @@ def test_conv2d_names_what_does_not_fit():
             conv2d(x, w, **bad)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
-    shape=st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(1, 7), st.integers(1, 7)),
+    shape=st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 8), st.integers(1, 8)),
     kernel=st.integers(1, 4),
+    stride=st.one_of(st.none(), st.integers(1, 5)),
     levels=st.sampled_from([2, 3, 1000]),
     seed=st.integers(0, 2**16),
 )
-def test_max_pool2d_routes_like_torch_ties_included(shape, kernel, levels, seed):
-    """Few levels make many ties in a window: the first (row by row) gets the gradient, as in torch."""
+@example(shape=(2, 3, 7, 7), kernel=3, stride=2, levels=2, seed=0)  # AlexNet's overlapping pooling
+@example(shape=(1, 1, 5, 5), kernel=3, stride=1, levels=2, seed=1)
+def test_max_pool2d_routes_like_torch_ties_included(shape, kernel, stride, levels, seed):
+    """Few levels make many ties in a window: the first (row by row) gets the gradient, as in torch.
+
+    A stride below the kernel overlaps the windows, so one entry can win several; a
+    stride above it leaves entries in no window."""
     assume(kernel <= min(shape[2:]))
     rng = np.random.default_rng(seed)
     x = rng.integers(0, levels, size=shape).astype(np.float64)
-    check_against_torch(lambda t: max_pool2d(t, kernel), lambda t: torch.nn.functional.max_pool2d(t, kernel), [x], rng)
+    check_against_torch(
+        lambda t: max_pool2d(t, kernel, stride=stride),
+        lambda t: torch.nn.functional.max_pool2d(t, kernel, stride=stride),
+        [x],
+        rng,
+    )
+
+
+def test_max_pool2d_adds_the_gradients_of_every_window_an_entry_wins():
+    """3×3 windows, stride 2: the 9 at the centre of a 5×5 input wins all four windows."""
+    x = np.zeros((1, 1, 5, 5))
+    x[0, 0, 2, 2] = 9.0
+    g = np.array([[1.0, 2.0], [3.0, 4.0]]).reshape(1, 1, 2, 2)
+    leaf = Tensor(x, requires_grad=True)
+    out = max_pool2d(leaf, 3, stride=2)
+    assert out.data.tolist() == [[[[9.0, 9.0], [9.0, 9.0]]]]
+    out.backward(gradient=g)
+    reference = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.max_pool2d(reference, 3, stride=2).backward(torch.tensor(g))
+    expected = np.zeros_like(x)
+    expected[0, 0, 2, 2] = g.sum()
+    np.testing.assert_array_equal(leaf.grad, expected)
+    np.testing.assert_array_equal(reference.grad.numpy(), expected)
+
+
+def test_max_pool2d_stride_defaults_to_the_kernel():
+    x = Tensor(np.random.default_rng(0).standard_normal((2, 3, 7, 5)))
+    np.testing.assert_array_equal(max_pool2d(x, 2).data, max_pool2d(x, 2, stride=2).data)
+    assert max_pool2d(x, 2).shape == (2, 3, 3, 2)
+    assert max_pool2d(x, 3, stride=2).shape == (2, 3, 3, 2)
+    assert max_pool2d(x, np.int64(2), stride=np.int64(1)).shape == (2, 3, 6, 4)
 
 
 def test_max_pool2d_names_what_does_not_fit():
@@ -1290,3 +1330,6 @@ def test_max_pool2d_names_what_does_not_fit():
             max_pool2d(x, bad)
     with pytest.raises(ValueError, match=r"max_pool2d: expected an input of shape \(N, C, H, W\), got shape \(3, 5\)"):
         max_pool2d(Tensor(np.ones((3, 5))), 2)
+    for bad in (0, -1, 1.5, (2, 2), True):
+        with pytest.raises(ValueError, match=rf"max_pool2d: stride must be an int >= 1, got {re.escape(repr(bad))}"):
+            max_pool2d(x, 2, stride=bad)
