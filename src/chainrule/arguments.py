@@ -62,10 +62,8 @@ def window_args(shape, kernel, stride, padding, op):
             raise ValueError(f"{op}: {name} must be an int >= {least}, got {value!r}")
     h, w = shape[2] + 2 * padding, shape[3] + 2 * padding
     if kh > h or kw > w:
-        raise ValueError(
-            f"{op}: the kernel ({kh}, {kw}) is larger than the padded input ({h}, {w}) "
-            f"(input {shape[2:]}, padding {padding})"
-        )
+        padded = f"padded input ({h}, {w}) (input {shape[2:]}, padding {padding})" if padding else f"input {shape[2:]}"
+        raise ValueError(f"{op}: the kernel ({kh}, {kw}) is larger than the {padded}")
     return int(kh), int(kw)
 
 
