@@ -46,6 +46,19 @@ from tools.grader import assignments, grading_env
 OUTPUT = ROOT / "_build" / "assignments"
 BOOK = assignments.load_book()
 ASSIGNMENTS = {a.name: a for a in questions.load_assignments(BOOK)}
+# An exercise's number, and so its question id, is the book's, given at build time: a fork that inserts a
+# chapter renumbers them. The tests name each exercise by its label and read the id and number here.
+EXERCISES = {q.label: q for a in ASSIGNMENTS.values() for q in a.questions}
+
+
+def ex(label: str) -> str:
+    """The question id (the grader's column, test and check name) of the exercise labelled ``ex-<label>``."""
+    return EXERCISES[f"ex-{label}"].name
+
+
+def number(label: str) -> str:
+    """The book's number of the exercise labelled ``ex-<label>``."""
+    return EXERCISES[f"ex-{label}"].number
 
 
 def folder(name: str) -> Path:
@@ -127,7 +140,7 @@ def test_the_instructors_page_lists_every_assignment_and_question():
     ]
     listed = {row[0].strip().strip("`"): [q.strip().strip("`") for q in row[2].split(",")] for row in rows}
     assert listed == {name: [q.name for q in a.questions] for name, a in ASSIGNMENTS.items()}
-    # What each answer may import, as it says (it once named an Exercise 7.4 that does not exist).
+    # What each answer may import, as it says (it once named an exercise that does not exist).
     text = " ".join((ROOT / "chapters" / "instructors.md").read_text().split())
     said = re.search(
         r"`math` for Exercises (.*?), nothing more for (.*?), `numpy` for the others, "
@@ -241,14 +254,17 @@ def test_each_question_names_its_parts_in_the_autograder_only():
         student_tests = [p.read_text() for p in (folder(name) / "student" / "tests").glob("*.py")]
         assert student_tests and not [t for t in student_tests if scoring.PARTS in t or scoring.REFERENCE in t]
     # Every test carries the reference solution the grader finds the inputs with.
-    assert found["ex6_5"] == [("d2l_weight_grads", "dJ/dW1", True), ("d2l_weight_grads", "dJ/dW2", True)]
-    assert found["ex6_3"] == [("memory_count", "prediction", True), ("memory_count", "training", True)]
-    assert found["ex5_5"] == [("matmul_vjp", None, True), ("ce_grad", None, True)]
-    assert found["ex1_2"] == [("tanh_neuron_grads", q, True) for q in ("dy/dx", "dy/dw", "dy/db")]
-    assert found["ex3_2"] == [("cube_grads", "dy/ds", True), ("cube_grads", "dy/dx", True)]
-    assert found["ex6_2"] == found["ex8_3"] == [(None, None, False)]  # one quantity; arrays scaled together
-    assert found["ex5_6"] == found["ex9_3"] == found["ex10_2"] == found["ex10_3"] == [(None, None, False)]
-    assert found["ex7_2"] == found["ex8_1"] == [(None, None, False)]
+    weights = [("d2l_weight_grads", "dJ/dW1", True), ("d2l_weight_grads", "dJ/dW2", True)]
+    assert found[ex("mlp-weight-grads")] == weights
+    assert found[ex("mlp-memory")] == [("memory_count", "prediction", True), ("memory_count", "training", True)]
+    assert found[ex("tensors-vjp-rules")] == [("matmul_vjp", None, True), ("ce_grad", None, True)]
+    assert found[ex("intro-derive")] == [("tanh_neuron_grads", q, True) for q in ("dy/dx", "dy/dw", "dy/db")]
+    assert found[ex("backward-cube")] == [("cube_grads", "dy/ds", True), ("cube_grads", "dy/dx", True)]
+    whole = [(None, None, False)]
+    assert found[ex("mlp-bias")] == found[ex("depth-clip-norm")] == whole  # one quantity; arrays scaled together
+    for label in ("tensors-numeric-grad", "cost-longest-chain", "frameworks-detached-norm", "frameworks-softplus-vjp"):
+        assert found[ex(label)] == whole, label
+    assert found[ex("forward-tanh-hvp")] == found[ex("depth-layernorm")] == whole
 
 
 def test_a_solution_that_defines_nothing_is_refused():
@@ -262,7 +278,8 @@ def test_a_solution_that_defines_nothing_is_refused():
 # --------------------------------------------------------------------------- grading
 
 MLP_RIGHT = dict(enumerate(solutions("mlp")))
-BIAS, MEMORY, WEIGHTS = 0, 1, 2
+BIAS, MEMORY, WEIGHTS = 0, 1, 2  # the answer cells of mlp
+BIAS_ID, MEMORY_ID, WEIGHTS_ID = ex("mlp-bias"), ex("mlp-memory"), ex("mlp-weight-grads")  # its questions
 
 
 def replace(code: str, old: str, new: str) -> str:
@@ -282,7 +299,8 @@ def raising_cell(notebook):
 
 
 # name -> (assignment, notebook or None for a corrupt file, {question: points}, {question: [phrases]})
-# The chapter's recursive dfs_order, handed in as the answer to 2.2: the 5,000-node chain stops it.
+# The chapter's recursive dfs_order, handed in as the answer to ex-graph-dfs-by-hand: the 5,000-node chain
+# stops it.
 RECURSIVE_ORDER = """def dfs_order_with_stack(root, parents):
     order, seen = [], set()
 
@@ -297,20 +315,20 @@ RECURSIVE_ORDER = """def dfs_order_with_stack(root, parents):
     return order
 """
 PLANTED = {
-    "solution": ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2}, {}),
+    "solution": ("mlp", lambda: submission("mlp", MLP_RIGHT), {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2}, {}),
     "untouched": (
         "mlp",
         lambda: submission("mlp"),
-        {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
-        {"ex6_2": ["NotAnswered: Exercise 6.2 is not answered yet"]},
+        {BIAS_ID: 0, MEMORY_ID: 0, WEIGHTS_ID: 0},
+        {BIAS_ID: [f"NotAnswered: Exercise {number('mlp-bias')} is not answered yet"]},
     ),
     "no-weight-decay": (
         "mlp",
         lambda: submission(
             "mlp", {**MLP_RIGHT, WEIGHTS: replace(replace(MLP_RIGHT[WEIGHTS], " + lam * W1", ""), " + lam * W2", "")}
         ),
-        {"ex6_5": 0, "ex6_2": 2},
-        {"ex6_5": ["It matches a known mistake: the weight-decay term λ·W2 is missing"]},
+        {WEIGHTS_ID: 0, BIAS_ID: 2},
+        {WEIGHTS_ID: ["It matches a known mistake: the weight-decay term λ·W2 is missing"]},
     ),
     "transposed": (
         "mlp",
@@ -321,9 +339,9 @@ PLANTED = {
                 WEIGHTS: replace(MLP_RIGHT[WEIGHTS], "return dZ.T @ X + lam * W1,", "return (dZ.T @ X + lam * W1).T,"),
             },
         ),
-        {"ex6_5": 1},
+        {WEIGHTS_ID: 1},
         {
-            "ex6_5": [
+            WEIGHTS_ID: [
                 "It matches a known mistake: the gradient is transposed (rows and columns swapped)",
                 "(dJ/dW2): passed",
             ]
@@ -335,8 +353,8 @@ PLANTED = {
             "mlp",
             {**MLP_RIGHT, BIAS: replace(MLP_RIGHT[BIAS], "((dO @ W2) * (Z > 0)).sum(axis=0)", "(dO @ W2) * (Z > 0)")},
         ),
-        {"ex6_2": 0, "ex6_5": 2},
-        {"ex6_2": ["It matches a known mistake: the bias gradient is not summed over the batch"]},
+        {BIAS_ID: 0, WEIGHTS_ID: 2},
+        {BIAS_ID: ["It matches a known mistake: the bias gradient is not summed over the batch"]},
     ),
     "memory-without-batch": (
         "mlp",
@@ -349,22 +367,22 @@ PLANTED = {
                 ),
             },
         ),
-        {"ex6_3": 0, "ex6_2": 2},
-        {"ex6_3": ["It matches a known mistake: the activations are counted for one example"]},
+        {MEMORY_ID: 0, BIAS_ID: 2},
+        {MEMORY_ID: ["It matches a known mistake: the activations are counted for one example"]},
     ),
     "returns-none": (
         "mlp",
         lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: "def d2l_weight_grads(X, y, W1, W2, lam):\n    return None"}),
-        {"ex6_5": 0, "ex6_3": 2},
-        {"ex6_5": ["d2l_weight_grads returned None: is a `return` missing at its end?"]},
+        {WEIGHTS_ID: 0, MEMORY_ID: 2},
+        {WEIGHTS_ID: ["d2l_weight_grads returned None: is a `return` missing at its end?"]},
     ),
     "wrong-shape": (
         "mlp",
         lambda: submission(
             "mlp", {**MLP_RIGHT, BIAS: replace(MLP_RIGHT[BIAS], ".sum(axis=0)", ".sum(axis=0, keepdims=True)")}
         ),
-        {"ex6_2": 0},
-        {"ex6_2": ["dJ/db1 has shape (1, "]},
+        {BIAS_ID: 0},
+        {BIAS_ID: ["dJ/db1 has shape (1, "]},
     ),
     "raises": (
         "mlp",
@@ -376,8 +394,8 @@ PLANTED = {
             },
             edit=raising_cell,
         ),
-        {"ex6_2": 0, "ex6_3": 2, "ex6_5": 2},
-        {"ex6_2": ["hidden_bias_grad raised IndexError", "in line 3 of hidden_bias_grad (`Z = Z[len(Z)]`)"]},
+        {BIAS_ID: 0, MEMORY_ID: 2, WEIGHTS_ID: 2},
+        {BIAS_ID: ["hidden_bias_grad raised IndexError", "in line 3 of hidden_bias_grad (`Z = Z[len(Z)]`)"]},
     ),
     "loops-forever": (
         "mlp",
@@ -389,23 +407,23 @@ PLANTED = {
                 MEMORY: "while True:\n    pass",
             },
         ),
-        {"ex6_2": 0, "ex6_3": 0, "ex6_5": 2},
-        {"ex6_2": ["hidden_bias_grad did not return within 10 s"], "ex6_3": ["memory_count is not defined"]},
+        {BIAS_ID: 0, MEMORY_ID: 0, WEIGHTS_ID: 2},
+        {BIAS_ID: ["hidden_bias_grad did not return within 10 s"], MEMORY_ID: ["memory_count is not defined"]},
     ),
     "deleted-cells": (
         "mlp",
         lambda: submission("mlp", MLP_RIGHT, edit=delete_cells("d2l_weight_grads")),
-        {"ex6_5": 0, "ex6_2": 2, "ex6_3": 2},
-        {"ex6_5": ["d2l_weight_grads is not defined"]},
+        {WEIGHTS_ID: 0, BIAS_ID: 2, MEMORY_ID: 2},
+        {WEIGHTS_ID: ["d2l_weight_grads is not defined"]},
     ),
     "lost-metadata": (
         "mlp",
         lambda: submission("mlp", MLP_RIGHT, edit=lambda nb: nb.metadata.pop("otter")),
-        {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
+        {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2},
         {},
     ),
-    "other-assignment": ("mlp", lambda: submission("intro"), {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0}, {}),
-    "corrupt": ("mlp", None, {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0}, {}),
+    "other-assignment": ("mlp", lambda: submission("intro"), {BIAS_ID: 0, MEMORY_ID: 0, WEIGHTS_ID: 0}, {}),
+    "corrupt": ("mlp", None, {BIAS_ID: 0, MEMORY_ID: 0, WEIGHTS_ID: 0}, {}),
     "sign-flip": (
         "intro",
         lambda: submission(
@@ -416,39 +434,39 @@ PLANTED = {
                 "    return -s * w, -s * x, -s"
             },
         ),
-        {"ex1_2": 0},
-        {"ex1_2": ["It matches a known mistake: the sign is flipped"]},
+        {ex("intro-derive"): 0},
+        {ex("intro-derive"): ["It matches a known mistake: the sign is flipped"]},
     ),
     # The numbers the public message prints, pasted: the second public point and the hidden ones fail.
     "pasted-neuron": (
         "intro",
         lambda: submission("intro", {0: "def tanh_neuron_grads(x, w, b):\n    return -1.5729, 0.3932, 0.7864"}),
-        {"ex1_2": 0},
-        {"ex1_2": ["tanh_neuron_grads(0.5, -2.0, 0.5)"]},
+        {ex("intro-derive"): 0},
+        {ex("intro-derive"): ["tanh_neuron_grads(0.5, -2.0, 0.5)"]},
     ),
     "no-fan-out": (
         "backward",
         lambda: submission("backward", {0: "def cube_grads(x):\n    return x, 2 * x**2"}),
-        {"ex3_2": 1},
-        {"ex3_2": ["It matches a known mistake: a lost fan-out contribution"]},
+        {ex("backward-cube"): 1},
+        {ex("backward-cube"): ["It matches a known mistake: a lost fan-out contribution"]},
     ),
     "pasted-cube": (
         "backward",
         lambda: submission("backward", {0: "def cube_grads(x):\n    return 1.3, 5.07"}),
-        {"ex3_2": 0},
-        {"ex3_2": ["cube_grads("]},
+        {ex("backward-cube"): 0},
+        {ex("backward-cube"): ["cube_grads("]},
     ),
     "order-reversed": (
         "graph",
         lambda: submission("graph", {0: replace(solutions("graph")[0], "    return order", "    return order[::-1]")}),
-        {"ex2_2": 0},
-        {"ex2_2": ["the order is reversed"]},
+        {ex("graph-dfs-by-hand"): 0},
+        {ex("graph-dfs-by-hand"): ["the order is reversed"]},
     ),
     "recursive-order": (
         "graph",
         lambda: submission("graph", {0: RECURSIVE_ORDER}),
-        {"ex2_2": 0},
-        {"ex2_2": ["RecursionError"]},
+        {ex("graph-dfs-by-hand"): 0},
+        {ex("graph-dfs-by-hand"): ["RecursionError"]},
     ),
     "pasted-orders": (
         "graph",
@@ -460,16 +478,22 @@ PLANTED = {
                 "            'n4999': [f'n{i}' for i in range(5000)]}[root]"
             },
         ),
-        {"ex2_2": 0},  # the public test passes; the hidden one, on graphs it has not seen, does not
-        {"ex2_2": ["KeyError", "must be right on inputs it has not seen"]},
+        {ex("graph-dfs-by-hand"): 0},  # the public test passes; the hidden one, on graphs it has not seen, does not
+        {ex("graph-dfs-by-hand"): ["KeyError", "must be right on inputs it has not seen"]},
     ),
     "mean-without-1/N": (
         "tensors",
         lambda: submission("tensors", {0: replace(solutions("tensors")[0], "/ len(labels)", "")}),
-        {"ex5_5": 1},
-        {"ex5_5": ["It matches a known mistake: the 1/N of the mean is missing", "(matmul_vjp): passed"]},
+        {ex("tensors-vjp-rules"): 1},
+        {
+            ex("tensors-vjp-rules"): [
+                "It matches a known mistake: the 1/N of the mean is missing",
+                "(matmul_vjp): passed",
+            ]
+        },
     ),
-    # A one-sided difference: no points for 5.6, named as an instructor would; 5.5 right.
+    # A one-sided difference: no points for ex-tensors-numeric-grad, named as an instructor would;
+    # ex-tensors-vjp-rules right.
     "forward-difference": (
         "tensors",
         lambda: submission(
@@ -483,8 +507,8 @@ PLANTED = {
                 ),
             },
         ),
-        {"ex5_5": 2, "ex5_6": 0},
-        {"ex5_6": ["It matches a known mistake: it is a forward difference"]},
+        {ex("tensors-vjp-rules"): 2, ex("tensors-numeric-grad"): 0},
+        {ex("tensors-numeric-grad"): ["It matches a known mistake: it is a forward difference"]},
     ),
     # Points per part: a right matmul_vjp earns its half while ce_grad is not answered.
     "matmul-only": (
@@ -497,8 +521,8 @@ PLANTED = {
                 + ASSIGNMENTS["tensors"].questions[0].stub.split("\n\n\ndef ce_grad")[0].replace("matmul_vjp", "unused")
             },
         ),
-        {"ex5_5": 1},
-        {"ex5_5": ["(matmul_vjp): passed"]},
+        {ex("tensors-vjp-rules"): 1},
+        {ex("tensors-vjp-rules"): ["(matmul_vjp): passed"]},
     ),
     "half-memory": (
         "mlp",
@@ -506,16 +530,20 @@ PLANTED = {
             "mlp",
             {**MLP_RIGHT, MEMORY: replace(MLP_RIGHT[MEMORY], "return predict, 2 * weights", "return predict, weights")},
         ),
-        {"ex6_3": 1, "ex6_2": 2},
-        {"ex6_3": ["training is counted without the weight gradients", "(prediction): passed"]},
+        {MEMORY_ID: 1, BIAS_ID: 2},
+        {MEMORY_ID: ["training is counted without the weight gradients", "(prediction): passed"]},
     ),
     "clips-every-gradient": (
         "depth",
         lambda: submission(
             "depth", {1: replace(solutions("depth")[1], "min(1.0, max_norm / norm)", "max_norm / norm")}
         ),
-        {"ex8_3": 0},
-        {"ex8_3": ["It matches a known mistake: it scales every gradient, also when the norm is already under"]},
+        {ex("depth-clip-norm"): 0},
+        {
+            ex("depth-clip-norm"): [
+                "It matches a known mistake: it scales every gradient, also when the norm is already under"
+            ]
+        },
     ),
 }
 for other in ("intro", "backward", "graph", "tensors", "forward", "depth", "cost", "frameworks"):
@@ -558,7 +586,7 @@ FAKE_RESULTS = (
     "import otter.test_files as t\nfrom otter.test_files.abstract_test import TestCaseResult\n"
     "t.ExceptionTestFile.run = lambda self, env: setattr(self, 'test_case_results', [\n"
     "    TestCaseResult(test_case=c, message='ok', passed=True) for c in self.test_cases])\n"
-    "print('ex6_2 results: All test cases passed!')"
+    f"print('{BIAS_ID} results: All test cases passed!')"
 )
 ESCAPE_MARK = "escaped-by-a-submission"
 
@@ -607,16 +635,16 @@ PLANTED.update(
         "forges-pickles": (
             "mlp",
             lambda: submission("mlp", edit=added_cell(FORGE_PICKLES)),
-            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
+            {BIAS_ID: 0, MEMORY_ID: 0, WEIGHTS_ID: 0},
             {},
         ),
         "patches-feedback": (
             "mlp",
             lambda: submission("mlp", edit=added_cell(PATCH_FEEDBACK)),
-            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
-            {"ex6_2": ["is not answered yet"]},
+            {BIAS_ID: 0, MEMORY_ID: 0, WEIGHTS_ID: 0},
+            {BIAS_ID: ["is not answered yet"]},
         ),
-        # The wrong ex6_5 still fails: the checks run in the grader's process, with its own numpy.
+        # The wrong ex-mlp-weight-grads still fails: the checks run in the grader's process, with its own numpy.
         "patches-numpy": (
             "mlp",
             lambda: submission(
@@ -624,32 +652,32 @@ PLANTED.update(
                 {**MLP_RIGHT, WEIGHTS: replace(MLP_RIGHT[WEIGHTS], " + lam * W1", "")},
                 edit=added_cell(PATCH_NUMPY),
             ),
-            {"ex6_5": 1, "ex6_2": 2},  # its right dJ/dW2 counts: the patch changed nothing of the grader's
-            {"ex6_5": ["It matches a known mistake: the weight-decay term λ·W1 is missing"]},
+            {WEIGHTS_ID: 1, BIAS_ID: 2},  # its right dJ/dW2 counts: the patch changed nothing of the grader's
+            {WEIGHTS_ID: ["It matches a known mistake: the weight-decay term λ·W1 is missing"]},
         ),
         "edits-tests": (
             "mlp",
             lambda: submission("mlp", edit=added_cell(EDIT_TESTS)),
-            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
+            {BIAS_ID: 0, MEMORY_ID: 0, WEIGHTS_ID: 0},
             {},
         ),
         "fakes-results": (
             "mlp",
             lambda: submission("mlp", edit=added_cell(FAKE_RESULTS)),
-            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
+            {BIAS_ID: 0, MEMORY_ID: 0, WEIGHTS_ID: 0},
             {},
         ),
         # The cell that would stop a kernel never runs: only answer cells do, each apart.
         "exits": (
             "mlp",
             lambda: submission("mlp", edit=added_cell("import os\nos._exit(0)")),
-            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
-            {"ex6_2": ["is not answered yet"]},
+            {BIAS_ID: 0, MEMORY_ID: 0, WEIGHTS_ID: 0},
+            {BIAS_ID: ["is not answered yet"]},
         ),
         "sys-exit": (
             "mlp",
             lambda: submission("mlp", edit=added_cell("import sys\nsys.exit(0)")),
-            {"ex6_2": 0, "ex6_3": 0, "ex6_5": 0},
+            {BIAS_ID: 0, MEMORY_ID: 0, WEIGHTS_ID: 0},
             {},
         ),
         "uses-torch": (
@@ -657,13 +685,13 @@ PLANTED.update(
             lambda: submission(
                 "mlp", {**MLP_RIGHT, MEMORY: "def memory_count(N, d, h, q):\n    import torch\n    return 0"}
             ),
-            {"ex6_3": 0, "ex6_2": 2},
-            {"ex6_3": ["Your answer uses torch, which this exercise does not allow"]},
+            {MEMORY_ID: 0, BIAS_ID: 2},
+            {MEMORY_ID: ["Your answer uses torch, which this exercise does not allow"]},
         ),
         "escapes": (
             "mlp",
             lambda: submission("mlp", MLP_RIGHT, edit=added_cell(escape_cell())),
-            {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
+            {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2},
             {},
         ),
     }
@@ -701,7 +729,7 @@ if os.fork() == 0:
                     pass
             time.sleep(0.05)
     os._exit(0)"""
-# The engine's backward pass, which Exercise 3.2 asks the student to do by hand:
+# The engine's backward pass, which ex-backward-cube asks the student to do by hand:
 ENGINE_BACKWARD = """from chainrule import Value
 
 
@@ -713,7 +741,7 @@ def cube_grads(x):
     return s.grad, xv.grad"""
 
 
-# The engine's backward pass for a VJP of Exercise 5.5, with the right ce_grad:
+# The engine's backward pass for a VJP of ex-tensors-vjp-rules, with the right ce_grad:
 TENSOR_BACKWARD = """from chainrule import Tensor
 
 
@@ -750,25 +778,25 @@ PLANTED.update(
         "calls-the-key": (
             "mlp",
             lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: CALLS_THE_KEY}),
-            {"ex6_5": 0, "ex6_2": 2},
-            {"ex6_5": ["Your answer uses chainrule_course.exercises.feedback, which this exercise does not allow"]},
+            {WEIGHTS_ID: 0, BIAS_ID: 2},
+            {WEIGHTS_ID: ["Your answer uses chainrule_course.exercises.feedback, which this exercise does not allow"]},
         ),
         "table-of-answers": (
             "mlp",
             lambda: submission("mlp", {**MLP_RIGHT, MEMORY: TABLE_OF_ANSWERS % memory_table()}),
-            {"ex6_3": 0, "ex6_2": 2},
-            {"ex6_3": ["KeyError", "must be right on inputs it has not seen"]},
+            {MEMORY_ID: 0, BIAS_ID: 2},
+            {MEMORY_ID: ["KeyError", "must be right on inputs it has not seen"]},
         ),
         "reads-the-checker": (
             "mlp",
             lambda: submission("mlp", {**MLP_RIGHT, BIAS: READS_THE_CHECKER}),
-            {"ex6_2": 0, "ex6_5": 2},
+            {BIAS_ID: 0, WEIGHTS_ID: 2},
             {},
         ),
         "rewrites-the-record": (
             "mlp",
             lambda: submission("mlp", MLP_RIGHT, edit=added_cell(REWRITES_THE_RECORD)),
-            {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
+            {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2},
             {},
         ),
         "tensor-backward": (
@@ -777,20 +805,25 @@ PLANTED.update(
                 "tensors",
                 {0: TENSOR_BACKWARD + "\n\n\n" + "def ce_grad" + solutions("tensors")[0].split("def ce_grad")[1]},
             ),
-            {"ex5_5": 1},
-            {"ex5_5": ["Your answer uses chainrule.Tensor, which this exercise does not allow", "(ce_grad): passed"]},
+            {ex("tensors-vjp-rules"): 1},
+            {
+                ex("tensors-vjp-rules"): [
+                    "Your answer uses chainrule.Tensor, which this exercise does not allow",
+                    "(ce_grad): passed",
+                ]
+            },
         ),
         "torch-unblocked": (
             "mlp",
             lambda: submission("mlp", {**MLP_RIGHT, WEIGHTS: TORCH_UNBLOCKED}),
-            {"ex6_5": 0, "ex6_2": 2},
-            {"ex6_5": ["Your answer uses torch, which this exercise does not allow"]},
+            {WEIGHTS_ID: 0, BIAS_ID: 2},
+            {WEIGHTS_ID: ["Your answer uses torch, which this exercise does not allow"]},
         ),
         "engine-backward": (
             "backward",
             lambda: submission("backward", {0: ENGINE_BACKWARD}),
-            {"ex3_2": 0},
-            {"ex3_2": ["Your answer uses chainrule.Value, which this exercise does not allow"]},
+            {ex("backward-cube"): 0},
+            {ex("backward-cube"): ["Your answer uses chainrule.Value, which this exercise does not allow"]},
         ),
     }
 )
@@ -801,14 +834,14 @@ BY_HAND = "Summed over the rows: $\\bar{b} = \\sum_i \\bar{Z}_{i,:}$.\n\n<script
 PLANTED["writes-by-hand"] = (
     "mlp",
     lambda: submission("mlp", MLP_RIGHT, edit=written({0: BY_HAND})),
-    {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
+    {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2},
     {},
 )
 # Right answers that also look at the checker's stack frames: the points stand, the row is up for review.
 PLANTED["reads-frames"] = (
     "mlp",
     lambda: submission("mlp", {**MLP_RIGHT, BIAS: "import sys\n_peek = sys._getframe(0).f_back\n" + MLP_RIGHT[BIAS]}),
-    {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
+    {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2},
     {},
 )
 # Honest work saved from a kernel that only the student's machine has (conda's "myenv"): full marks.
@@ -819,25 +852,26 @@ PLANTED["kernel-myenv"] = (
         MLP_RIGHT,
         edit=lambda nb: nb.metadata.update(kernelspec={"name": "myenv", "display_name": "myenv", "language": "python"}),
     ),
-    {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2},
+    {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2},
     {},
 )
-# The answers that run apart with chainrule's Tensors (12.4) and that earn points per gradient (14.1):
-# a row that keeps C while its rule reads A loses the row's third of the points; a backward pass
-# without batch normalisation's variance path loses the two gradients it spoils, of seven.
+# The answers that run apart with chainrule's Tensors (ex-layers-softplus-row) and that earn points per
+# gradient (ex-capstone-network-backward): a row that keeps C while its rule reads A loses the row's third
+# of the points; a backward pass without batch normalisation's variance path loses the two gradients it
+# spoils, of seven.
 ROW_KEEPS_C = SOFTPLUS_RIGHT.replace('(("A",),)', '(("C",),)')
 NO_VARIANCE_PATH = NETWORK_ANSWER.replace(" - Z_hat * (g * Z_hat).mean(0)", "")
 PLANTED["row-keeps-C"] = (
     "layers",
     lambda: submission("layers", {2: ROW_KEEPS_C}),
-    {"ex12_1": 0, "ex12_2": 0, "ex12_4": 1.33},
-    {"ex12_4": ["softplus_vjp reads what the row does not keep", "(softplus_forward): passed"]},
+    {ex("layers-conv-backward"): 0, ex("layers-embedding-grad"): 0, ex("layers-softplus-row"): 1.33},
+    {ex("layers-softplus-row"): ["softplus_vjp reads what the row does not keep", "(softplus_forward): passed"]},
 )
 PLANTED["no-variance-path"] = (
     "capstone",
     lambda: submission("capstone", {0: NO_VARIANCE_PATH}),
-    {"ex14_1": 1.43},
-    {"ex14_1": ["W1_bar is wrong", "path through the variance is missing", "(b2_bar): passed"]},
+    {ex("capstone-network-backward"): 1.43},
+    {ex("capstone-network-backward"): ["W1_bar is wrong", "path through the variance is missing", "(b2_bar): passed"]},
 )
 # Honest work written unusually, which lost every point when only the cell's definitions ran: the
 # answer defined under an ``if``, a table it reads filled by a loop, a helper in a cell of its own, an
@@ -858,17 +892,22 @@ ODD_BUT_HONEST = (
 PLANTED["odd-but-honest"] = (
     "graph",
     lambda: submission("graph", {0: ODD_BUT_HONEST}, edit=added_cell(ODD_BUT_HONEST_HELPER)),
-    {"ex2_2": 2},
+    {ex("graph-dfs-by-hand"): 2},
     {},
 )
-PLANTED["Ada Lovelace_4711"] = ("mlp", lambda: submission("mlp", MLP_RIGHT), {"ex6_2": 2, "ex6_3": 2, "ex6_5": 2}, {})
+PLANTED["Ada Lovelace_4711"] = (
+    "mlp",
+    lambda: submission("mlp", MLP_RIGHT),
+    {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2},
+    {},
+)
 QUESTIONS = {
-    "mlp": ("ex6_2", "ex6_3", "ex6_5"),
-    "graph": ("ex2_2",),
-    "backward": ("ex3_2",),
-    "tensors": ("ex5_5", "ex5_6"),
-    "layers": ("ex12_1", "ex12_2", "ex12_4"),
-    "capstone": ("ex14_1",),
+    "mlp": (BIAS_ID, MEMORY_ID, WEIGHTS_ID),
+    "graph": (ex("graph-dfs-by-hand"),),
+    "backward": (ex("backward-cube"),),
+    "tensors": (ex("tensors-vjp-rules"), ex("tensors-numeric-grad")),
+    "layers": (ex("layers-conv-backward"), ex("layers-embedding-grad"), ex("layers-softplus-row")),
+    "capstone": (ex("capstone-network-backward"),),
 }
 # The submissions run again under otter run (Gradescope's path): those whose attack reaches the kernel or
 # otter's own files (patches, exits, pickles, the record, the blocked imports) and the honest ones. The
@@ -1337,10 +1376,10 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
     totals = {stem: run["total"] for stem, run in graded.items()}
     assert totals == {"files": 0, "honest": 2, "escape": 0, "broken": 0}, graded  # what Gradescope reads
     assert scores == {
-        "files": {"ex1_2": 0.0},
-        "honest": {"ex1_2": 2.0},
-        "escape": {"ex1_2": 0.0},
-        "broken": {"ex1_2": 0.0},
+        "files": {ex("intro-derive"): 0.0},
+        "honest": {ex("intro-derive"): 2.0},
+        "escape": {ex("intro-derive"): 0.0},
+        "broken": {ex("intro-derive"): 0.0},
     }, graded
     said = json.dumps(graded["broken"]["output"])
     assert "intro.ipynb is not a readable notebook (NotJSONError" in said, said
@@ -1392,7 +1431,7 @@ def test_written_work_is_exported_to_grade_by_hand(graded):
     """written/<id>.html shows each student's written work, maths set by the offline MathJax, HTML escaped."""
     written_folder = graded["_folder"][0] / "written"
     index = (written_folder / "index.html").read_text()
-    assert "writes-by-hand</a>: answered 6.2<" in index and "untouched</a>: answered none<" in index
+    assert f"writes-by-hand</a>: answered {number('mlp-bias')}<" in index and "untouched</a>: answered none<" in index
     page = (written_folder / f"{reports.file_name('writes-by-hand', 'writes-by-hand.ipynb')}.html").read_text()
     assert r"\(\bar{b} = \sum_i \bar{Z}_{i,:}\)" in page and r"\[J = 1\]" in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
@@ -1401,7 +1440,8 @@ def test_written_work_is_exported_to_grade_by_hand(graded):
     assert {p.name for p in written_folder.glob("*.html")} == {"index.html"} | {
         reports.file_name(s.student, s.file) + ".html" for s in found
     }
-    assert reports.WRITTEN_PROMPT.match(assignments.WRITTEN_PROMPT.format(number="6.2"))[1] == "6.2"
+    prompt = assignments.WRITTEN_PROMPT.format(number=number("mlp-bias"))
+    assert reports.WRITTEN_PROMPT.match(prompt)[1] == number("mlp-bias")
     solution = nbformat.read(folder("mlp") / "solution" / "mlp.ipynb", as_version=4)
     assert "the bias is used once per row" in answer_cells(solution, "markdown")[0].source
 
@@ -1417,7 +1457,7 @@ def test_regrade_one_student_keeps_the_other_rows(graded):
     assert after["untouched"]["total"] == "6" and old["untouched"]["total"] == "0"
     assert {k: v for k, v in after.items() if k != "untouched"} == {k: v for k, v in old.items() if k != "untouched"}
     summary = (submissions / "summary.html").read_text()
-    assert "ex6_5: mean" in summary and "the weight-decay term" in summary
+    assert f"{WEIGHTS_ID}: mean" in summary and "the weight-decay term" in summary
 
 
 def test_finding_notebooks_and_the_roster(tmp_path):
@@ -1472,10 +1512,10 @@ def test_student_notebook_in_simulated_colab(colab):
     result = colab_sim.run_notebook(submission("mlp", wrong), venv, wheel, ipython_dir)
     assert result.stopped_at is None and not result.errors, result.describe()[:4000]
     checks = check_cells(result.notebook)
-    assert set(checks) == {"ex6_2", "ex6_3", "ex6_5"}, checks
-    assert "ex6_2 results: All test cases passed!" in checks["ex6_2"], checks["ex6_2"]
-    assert "ex6_3 results: All test cases passed!" in checks["ex6_3"], checks["ex6_3"]
-    failed = checks["ex6_5"]
+    assert set(checks) == {BIAS_ID, MEMORY_ID, WEIGHTS_ID}, checks
+    assert f"{BIAS_ID} results: All test cases passed!" in checks[BIAS_ID], checks[BIAS_ID]
+    assert f"{MEMORY_ID} results: All test cases passed!" in checks[MEMORY_ID], checks[MEMORY_ID]
+    failed = checks[WEIGHTS_ID]
     assert (
         "AnswerError: d2l_weight_grads on the batch" in failed
         and "WRONG: dJ/dW1 is wrong at entry" in failed
