@@ -590,11 +590,13 @@ def test_the_permission_sandbox_hides_folders_isolates_the_network_and_leaves_no
         pytest.fail("the permission sandbox is root's: it runs answers as another user")
     import tempfile
 
+    tmp_mode = Path("/tmp").stat().st_mode & 0o7777
     secret = Path(tempfile.mkdtemp(prefix="chainrule-test-source-"))  # in /tmp: every user may enter
     secret.chmod(0o755)
     (secret / "key.txt").write_text("the answer key")
     (secret / "key.txt").chmod(0o644)
     script = f"id -u; cat {secret}/key.txt || echo unread; readlink /proc/self/ns/net; "
+    script += "ls /tmp >/dev/null 2>&1 && echo listed || echo unlisted; "
     script += "sleep 4712.5 >/dev/null 2>&1 & echo started"
     reader = permissions.PermissionSandbox([], 10, outside=False)  # the checkout stays as it is
     with reader:  # the key is readable to the sandbox's user when its folder is not hidden
@@ -606,7 +608,8 @@ def test_the_permission_sandbox_hides_folders_isolates_the_network_and_leaves_no
         assert (secret.stat().st_mode & 0o777) == 0o700
     assert inside[0] == str(jail.uid) and inside[1] == "unread" and inside[-1] == "started", run
     assert inside[2] != os.readlink("/proc/self/ns/net"), "the answer shares the grader's network"
-    assert (secret.stat().st_mode & 0o777) == 0o755
+    assert inside[3] == "unlisted", "the answer can list /tmp"
+    assert (secret.stat().st_mode & 0o777) == 0o755 and (Path("/tmp").stat().st_mode & 0o7777) == tmp_mode
     left = subprocess.run(["pgrep", "-f", "sleep 4712.5"], capture_output=True, text=True).stdout.split()
     assert left == [], "a process the answer started outlived the sandbox"
     shutil.rmtree(secret)

@@ -18,8 +18,12 @@ namespaces bubblewrap makes, so there an answer cannot be given a filesystem of 
   (:meth:`PermissionSandbox.probe` says which);
 - when grading ends every process of that user is killed, wherever it went.
 
+- the machine's shared scratch folders (``/tmp``, ``/dev/shm``) cannot be listed while answers
+  run (:data:`UNLISTED`): an answer reaches its own scratch folder and the copies by name, and
+  cannot find what else lies there.
+
 What it cannot give, and bubblewrap does: a cap on the disk space written in total (each
-file is capped), a private ``/tmp`` and a memory cap for all processes together.
+file is capped), a ``/tmp`` of its own, and a memory cap for all processes together.
 """
 
 from __future__ import annotations
@@ -62,6 +66,10 @@ def site_packages() -> list[Path]:
 
 #: What of the machine's top level an answer's process needs: every other folder there is hidden too.
 NEEDED = frozenset({"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc", "sys", "tmp"})
+
+
+#: Folders every user may write to, whose listing is taken from other users while answers run.
+UNLISTED = (Path("/tmp"), Path("/dev/shm"))
 
 
 def elsewhere() -> list[Path]:
@@ -139,6 +147,10 @@ class PermissionSandbox:
             for path in self.hidden:
                 self.modes[path] = path.stat().st_mode & 0o7777
                 path.chmod(0o700)
+            for path in UNLISTED:
+                if path.is_dir() and not path.is_symlink() and path not in self.modes:
+                    self.modes[path] = path.stat().st_mode & 0o7777
+                    path.chmod(self.modes[path] & ~0o004)
         except BaseException:
             self.__exit__()
             raise
