@@ -186,7 +186,7 @@ def backpropagate(roots, seeds, retain_graph, create_graph, wanted=None, on_edge
     ``i`` (figures of the gradient flow show them).
     """
     root = roots[0] if len(roots) == 1 else _JointRoot(roots)
-    order = topological_order(root, vertex_parents)
+    order = topological_order(root)  # every vertex has .parents (vertex_parents reads it)
     if len(roots) > 1:
         order.pop()  # the stand-in root
     pending = {}  # id(vertex) -> dL/d(vertex) so far, a Tensor
@@ -214,8 +214,8 @@ def _push_through(node, g, pending, retain_graph, create_graph, on_edge):
     """Run the rule of ``node`` on its gradient ``g`` and add the results to its inputs' gradients."""
     if node.saved is None:
         raise _second_pass_error(node)
-    for slot, (tensor, version) in enumerate(zip(node.saved, node.versions, strict=True)):
-        if tensor is not None and tensor._version[0] != version:
+    for slot, tensor in enumerate(node.saved):
+        if tensor is not None and tensor._version[0] != node.versions[slot]:
             raise _changed_error(node, slot, tensor._version[0])
     saved = _saved_tensors(node, create_graph) if create_graph else node.saved
     input_grads = node.rule.vjp(g, node, saved)
@@ -224,7 +224,8 @@ def _push_through(node, g, pending, retain_graph, create_graph, on_edge):
             continue
         shape = node.input_shapes[i]
         summed = unbroadcast(input_grad, shape) if input_grad.shape != shape else input_grad
-        if not _finite(summed._data):
+        # G passed on as it is (add's rule) was tested when it was made
+        if summed is not g and not _finite(summed._data):
             _check_finite(node, saved, i, input_grad, summed)
         input_grad = summed
         if on_edge is not None:

