@@ -59,3 +59,14 @@ def pages_with_code() -> list[str]:
 
 def book_config() -> dict:
     return yaml.safe_load(CONFIG_FILE.read_text(encoding="utf-8"))
+
+
+def exercise_number(label: str) -> str:
+    """The number the last book build gave the exercise labelled ``label`` ("6.2"), from
+    ``_build/numbers.json``: tests name exercises by label, since a fork may renumber them."""
+    import json
+
+    numbered = json.loads((ROOT / "_build" / "numbers.json").read_text(encoding="utf-8"))["numbered"]
+    found = [e["number"] for page in numbered.values() for e in page.values() if e.get("label") == label]
+    assert found, f"no exercise is labelled {label!r} in _build/numbers.json: run `make book`"
+    return found[0]

@@ -14,7 +14,7 @@ For each of the four scalar chapters: nothing of the runtime is requested before
 * no request leaves 127.0.0.1, and the time to the first output is printed;
 * axe-core finds no WCAG 2.1 AA violation, in light or dark mode, after Run all.
 
-After Run all, each checked exercise (1.2, 2.2, 3.2) is answered in the page as a reader
+After Run all, each checked exercise (of intro, graph and backward) is answered in the page as a reader
 would: the answer cell still holds the empty answer (no solution replaced it), so Check says
 it is not answered; a wrong answer gets the message the notebook's check gives for that
 mistake (computed here, in CPython); the solution's answer passes, and the progress record
@@ -41,7 +41,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from browsing import Visit
-from common import BOOK_HTML
+from common import BOOK_HTML, exercise_number
 from playwright.sync_api import Browser, expect
 from test_accessibility import axe_violations
 
@@ -264,7 +264,8 @@ def answer_the_exercise(visit: LiveVisit, name: str):
 
     # Run all ran the solution's cells: the answer cell still holds the empty answer.
     assert code_of(editor) == question.stub.strip()
-    assert "is not answered yet" in checked(None, "wrong")
+    # The check runs inside feedback.exercise(number), as in the notebooks: the message names the exercise.
+    assert f"Exercise {exercise_number(question.label)} is not answered yet" in checked(None, "wrong")
     wrong, mistake = WRONG_ANSWERS[name]
     expected = notebook_message(wrong, question.check)
     said = checked(wrong, "wrong")
@@ -311,7 +312,8 @@ def after_a_reload_on_a_phone(visit: LiveVisit, question, editor, right: str) ->
     note = page.locator(".cr-live-note").text_content()
     expect(page.locator(f"[data-live-hint={question.label}]")).to_contain_text("press \u201cLive code\u201d")
     expect(page.locator(f"#{question.label} .cr-progress-mark")).to_have_text(" \u2713 check passed")
-    skip = "Skip to your answer to Exercise 1.2"
+    number = exercise_number(question.label)
+    skip = f"Skip to your answer to Exercise {number}"
     for presses in range(1, 5):
         page.keyboard.press("Tab")
         if page.evaluate("() => document.activeElement.textContent") == skip:
@@ -319,7 +321,7 @@ def after_a_reload_on_a_phone(visit: LiveVisit, question, editor, right: str) ->
     # (the bar slides in: wait until it is in view)
     page.wait_for_function("() => document.activeElement.getBoundingClientRect().top >= 0", timeout=2_000)
     page.keyboard.press("Enter")
-    expect(page.get_by_role("textbox", name="Answer to Exercise 1.2")).to_be_focused()
+    expect(page.get_by_role("textbox", name=f"Answer to Exercise {number}")).to_be_focused()
     assert presses + 1 <= 5, f"{presses + 1} key presses to the answer"
     expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
     assert code_of(editor) == right, "the answer did not outlive the reload"
@@ -348,7 +350,7 @@ def after_a_reload_on_a_phone(visit: LiveVisit, question, editor, right: str) ->
     assert time.monotonic() - began < 7, f"the verdict took {time.monotonic() - began:.0f} s"
     # The check was interrupted, not Python restarted: the answer cell's names are still there.
     expect(page.locator("[data-live-status]")).to_have_text(
-        "Exercise 1.2: the check was stopped after 2 s; every name is kept."
+        f"Exercise {number}: the check was stopped after 2 s; every name is kept."
     )
     page.get_by_role("textbox", name="Code of cell 1", exact=True).fill("callable(tanh_neuron_grads)")
     page.get_by_role("button", name="Run cell 1", exact=True).click()

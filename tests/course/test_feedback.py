@@ -892,6 +892,18 @@ def test_an_exercise_block_turns_a_missing_answer_into_one_line():
     with pytest.raises(feedback.NotAnswered, match="^Exercise 6.2 is not answered yet"):
         with feedback.exercise("6.2"):
             raise NotImplementedError("Exercise 6.2 is not answered yet: write hidden_bias_grad")
+
+    # As a chapter writes its answer cell (a fork may renumber): the number is the check's to give,
+    # whether the check calls the stub through feedback's call or the stub raises in the cell.
+    def stub(x):
+        raise NotImplementedError("not answered yet: write stub")
+
+    with pytest.raises(feedback.NotAnswered, match="^Exercise 4.7 is not answered yet: write stub$"):
+        with feedback.exercise("4.7"):
+            feedback.check_cube_grads_function(stub)
+    with pytest.raises(feedback.NotAnswered, match="^Exercise 4.7 is not answered yet: write stub$"):
+        with feedback.exercise("4.7"):
+            stub(1.0)
     with pytest.raises(ZeroDivisionError):  # a mistake in the check itself is not hidden
         with feedback.exercise("6.2"):
             1 / 0

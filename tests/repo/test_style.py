@@ -63,3 +63,26 @@ def test_the_exercises_checks_name_no_exercise_by_number():
     }
     assert not typed, typed
     assert typed_numbers('"""The check of Exercise 6.3."""\n# (5.6, 7.2)\nx = "ex4_4"\n') == ["Exercise 6.3", "(5.6,"]
+
+
+#: How a reader or an instructor would read a typed exercise number or question id in prose.
+TYPED_IN_PROSE = re.compile(r"Exercises? (?:1[0-4]|[1-9])\.\d|\bex\d+_\d+\b")
+
+
+def typed_in_prose(text: str) -> list[str]:
+    """The exercise numbers and question ids typed in a chapter or a document: they are the
+    book's to give ({numref} and {question} at build time), since a fork may renumber."""
+    return TYPED_IN_PROSE.findall(text)
+
+
+def test_the_chapters_and_documents_type_no_exercise_number():
+    typed = {
+        path.relative_to(ROOT).as_posix(): found
+        for path in [*sorted((ROOT / "chapters").glob("*.md")), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+        if (found := typed_in_prose(path.read_text(encoding="utf-8")))
+    }
+    assert not typed, f"name exercises with {{numref}}`ex-...` and ids with {{question}}`ex-...`: {typed}"
+    assert typed_in_prose('raise NotImplementedError("Exercise 6.2 is not answered yet")\n`ex6_2`') == [
+        "Exercise 6.2",
+        "ex6_2",
+    ]

@@ -194,6 +194,16 @@ def answer_cells(number: str, with_text: bool, with_code: bool) -> list:
 
 CHECK_IMPORT = "from chainrule_course.exercises import feedback\n"
 
+#: The start of the message an answer cell raises until it is answered, as the chapter writes it:
+#: without the exercise's number, which the book gives at build time (a fork may renumber).
+NOT_ANSWERED = re.compile(r"""(?P<quote>["'])not answered yet: """)
+
+
+def numbered_stub(source: str, number: str) -> str:
+    """An answer cell whose message names its exercise: ``"not answered yet: write f"`` becomes
+    ``"Exercise 6.2 is not answered yet: write f"``, so that the notebooks say which exercise."""
+    return NOT_ANSWERED.sub(lambda m: f"{m['quote']}Exercise {number} is not answered yet: ", source)
+
 
 def check_body(chapter: str, source: str) -> str:
     """A check cell's code after its first line, ``from chainrule_course.exercises import feedback``."""
@@ -229,13 +239,18 @@ def edition(book: Book, chapter: str, notebook, student: bool):
     cells = []
     check_setup_cell(chapter, notebook)
     solution_number, solution_has_code, solution_has_text = None, False, False
-    authored_stubs, checks = [], []
+    authored_stubs, checks, exercise_number = [], [], ""
     for cell, line in zip(notebook.cells, cell_lines(book.root / f"{chapter}.md", notebook.cells), strict=True):
         if "numbering" in tags(cell) or "hidden-check" in tags(cell):
             continue  # hidden checks go only into the autograder (tools/grader/assignments.py)
+        if cell.cell_type == "markdown":
+            labels = [e.options["label"] for e in directives(cell.source, "exercise") if "label" in e.options]
+            exercise_number = book.targets[labels[-1]].number if labels else exercise_number
         if "exercise-stub" in tags(cell):
             # An answer cell written in the chapter: only the student edition has it, under the
             # exercise (after the text answer cell); the full edition has the solution instead.
+            cell = copy.deepcopy(cell)
+            cell.source = numbered_stub(cell.source, exercise_number)
             authored_stubs.extend(converted(cell, context, line, folded=False) if student else [])
             continue
         if "solution" in tags(cell):

@@ -21,6 +21,7 @@ from tools.book.notebooks import (
     SOLUTION_MARKERS,
     bound_and_read,
     check_solution_marks,
+    numbered_stub,
     solution_label,
     tags,
     with_front_cells,
@@ -29,6 +30,11 @@ from tools.book.notebooks import (
 
 class AssignmentError(ValueError):
     """A chapter's exercise cannot become an assignment question."""
+
+
+def question_name(number: str) -> str:
+    """The grader's id of the exercise numbered ``number``: ``ex6_2`` for 6.2."""
+    return "ex" + number.replace(".", "_")
 
 
 @dataclass
@@ -48,7 +54,7 @@ class Question:
 
     @property
     def name(self) -> str:
-        return "ex" + self.number.replace(".", "_")
+        return question_name(self.number)
 
 
 @dataclass
@@ -90,7 +96,7 @@ def questions_of(book: Book | None, chapter: str, notebook) -> list[Question]:
         if current is None:
             continue
         if "exercise-stub" in tags(cell):
-            current.stub = cell.source
+            current.stub = numbered_stub(cell.source, current.number) if current.number else cell.source
         elif "check" in tags(cell):
             current.check = cell.source
         elif "hidden-check" in tags(cell):

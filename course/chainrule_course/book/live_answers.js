@@ -146,7 +146,7 @@
         return execute(page, entry.editor.value, "page").then(function (answered) {
           if (generation !== page.generation) return false;
           if (answered.error) return done(false, "Your answer cell raised an error: " + missing(answered.error, exercise));
-          return execute(page, exercise.check, "page").then(function (checked) {
+          return execute(page, numberedCheck(exercise), "page").then(function (checked) {
             if (generation !== page.generation) return false;
             // what the answer printed (the check shows its first lines, as in a notebook) follows the message
             var printed = checked.stdout ? "\n\n" + checked.stdout.replace(/\n$/, "") : "";
@@ -159,6 +159,14 @@
 
     // numpy, PyTorch and JAX are not in the page's Python: say so plainly, and where the check can
     // run with one (only where the exercise allows it: in a notebook its check refuses the others too).
+    // The check cell as the notebooks run it, inside feedback.exercise(number): an answer cell
+    // not answered yet, or not run, is then one line that names the exercise by its number.
+    function numberedCheck(exercise) {
+      var body = exercise.check.split("\n").map(function (line) { return line ? "    " + line : line; });
+      return "from chainrule_course.exercises import feedback\nwith feedback.exercise(" +
+        JSON.stringify(exercise.number) + "):\n" + body.join("\n");
+    }
+
     function missing(error, exercise) {
       var found = new RegExp("No module named '(numpy|torch|jax)").exec(error);
       if (!found) return error;

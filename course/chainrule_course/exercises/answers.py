@@ -551,8 +551,10 @@ class exercise:
                 f"Exercise {self.number}: {error.name} is not defined. Run your answer cell first; if it "
                 "stopped with an error, fix that and run it again.",
             )
-        elif isinstance(error, NotImplementedError) and "not answered yet" in str(error):
-            error = NotAnswered("answer", str(error))
+        elif isinstance(error, (NotImplementedError, NotAnswered)) and "not answered yet" in str(error):
+            message = str(error)  # as a chapter's answer cell says it, without the number a fork may change:
+            message = f"Exercise {self.number} is {message}" if message.startswith("not answered") else message
+            error = NotAnswered(getattr(error, "quantity", "answer"), message)
         elif error is not None and not isinstance(error, AnswerError):
             return False  # not about the answer: a mistake in the check itself, shown in full
         if self.summary is not None:
