@@ -216,16 +216,16 @@ class Value:
         uses it has already added its contribution, so its gradient is complete and it
         can pass ``node.grad * local`` on to each parent.  For the pass to propagate
         this call's gradient only, what the interior nodes (those with parents) hold
-        from earlier calls is set aside first and added back at the end; leaves pass
-        nothing on, so they accumulate directly (see the module docstring).
+        from earlier calls is set aside first and added back at the end (on a fresh
+        graph they hold nothing, and nothing is set aside); leaves pass nothing on, so
+        they accumulate directly (see the module docstring).
 
         ``on_node``, if given, is called with each node as the pass reaches it, before
         the node passes its gradient on: a way to watch the pass (the course's
         explorables record it so).  The pass itself is the same with or without it.
         """
         order = topological_order(self)
-        # Only interior nodes holding a gradient need setting aside: on a fresh graph, none.
-        earlier = [(node, node.grad) for node in order if node.grad and node.parents]
+        earlier = [(n, n.grad) for n in order if n.grad and n.parents]
         for node, _ in earlier:
             node.grad = 0.0
         self.grad += 1.0
