@@ -39,10 +39,13 @@ def unbroadcast(grad, shape):
     """
     shape = tuple(shape)
     extra = grad.ndim - len(shape)
-    if extra < 0 or any(n != 1 and n != m for n, m in zip(shape, grad.shape[extra:], strict=True)):
+    same = extra >= 0 and grad.shape[extra:] == shape  # only axes added on the left (a bias): the usual case
+    if not same and (extra < 0 or any(n != 1 and n != m for n, m in zip(shape, grad.shape[extra:], strict=True))):
         raise ValueError(f"unbroadcast: a gradient of shape {grad.shape} cannot come from broadcasting {shape}")
     if extra:  # axes added on the left: sum them away
         grad = grad.sum(axis=tuple(range(extra)))
+    if same:
+        return grad
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if stretched:  # size-1 axes that were stretched: sum them, keeping the axis
         grad = grad.sum(axis=stretched, keepdims=True)
