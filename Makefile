@@ -6,24 +6,24 @@ SHELL := /bin/sh
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-INSTALL_STAMP := $(VENV)/.chainrule-install-stamp
+# Set-up stamps are named by their inputs' content, not times (tools/stamps.py): see CONTRIBUTING.
+key = $(shell $(PYTHON) tools/stamps.py $(1))
+INSTALL_STAMP := $(VENV)/.chainrule-install-$(call key,requirements.txt pyproject.toml course/pyproject.toml)
 # Makes this venv's JupyterLab open the .md chapters as notebooks (jupytext).
 LAB_OVERRIDES := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
-# uv fills every venv, this one and the tests' offline ones, from the user's cache. It does not
-# read pip's configuration, so it gets pip's find-links (where this machine keeps torch's CPU build).
+# uv fills every venv from the user's cache; it gets pip's find-links (torch's CPU build is there).
 UV := $(VENV)/bin/uv
 PIP_LINKS = $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
 UV_INSTALL = $(UV) pip install --python $(PY) --compile-bytecode $(addprefix --find-links ,$(PIP_LINKS))
 # The wheels of the tests' offline venvs (tests/offline.py), downloaded by make test only.
 WHEELHOUSE := .cache/wheelhouse
-WHEELHOUSE_STAMP := $(WHEELHOUSE)/.complete
+WHEELHOUSE_STAMP := $(WHEELHOUSE)/.complete-$(call key,requirements.txt tests/offline_requirements.txt tests/colab_requirements.txt)
 # package-lock.json's packages (Pyodide, Graphviz, CodeMirror) for Live code.
-NPM_STAMP := node_modules/.chainrule-npm-stamp
+NPM_STAMP := node_modules/.chainrule-npm-$(call key,package.json package-lock.json)
 CHROMIUM := /usr/bin/chromium
 BOOK_HTML := _build/html
 STUDENT_HTML := _build/html-student
-# The repository's modules compiled before each build, once for the chapters' kernels and the tests'
-# many processes, which would each compile them again (these machines set PYTHONDONTWRITEBYTECODE).
+# The modules compiled once before each build, not in each kernel (PYTHONDONTWRITEBYTECODE is set).
 BUILD := $(PY) -m compileall -q src course tools _ext tests && $(PY) -m tools.book.build_book
 JOBS := $(shell nproc 2>/dev/null || echo 2)
 
@@ -54,7 +54,7 @@ system-packages grade-packages:
 	@sh tools/system-packages.sh "$(PYTHON)" $(PACKAGES)
 
 # Exactly the lock's versions, integrity hashes checked, no install scripts run.
-$(NPM_STAMP): package.json package-lock.json | system-packages
+$(NPM_STAMP): | system-packages
 	npm ci --ignore-scripts --no-audit --no-fund --cache .cache/npm
 	touch $@
 
@@ -65,13 +65,13 @@ $(UV): | $(VENV_NEEDS)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c requirements.txt uv
 
-# Every module compiled now: the grading sandbox cannot write into the venv. rfc3987-syntax
-# (from jsonschema's extras) builds a grammar in every process that imports nbformat, for a
-# string format nothing here checks: it goes.
-$(INSTALL_STAMP): requirements.txt pyproject.toml course/pyproject.toml | $(UV)
+# Every module compiled now (the grading sandbox cannot write into the venv). rfc3987-syntax, from
+# jsonschema's extras, builds a grammar in every process importing nbformat, for nothing: it goes.
+$(INSTALL_STAMP): | $(UV)
 	$(UV_INSTALL) -r requirements.txt -e . -e course
 	$(UV) pip uninstall --python $(PY) --quiet rfc3987-syntax
 	$(UV) pip check --python $(PY)
+	rm -f $(VENV)/.chainrule-install-*
 	touch $@
 
 $(LAB_OVERRIDES): $(INSTALL_STAMP)
@@ -79,7 +79,7 @@ $(LAB_OVERRIDES): $(INSTALL_STAMP)
 	touch $@
 
 # pip downloads (uv has no download command); the handout's set-up cell installs from here too.
-$(WHEELHOUSE_STAMP): tests/offline_requirements.txt tests/colab_requirements.txt requirements.txt | setup
+$(WHEELHOUSE_STAMP): | setup
 	rm -rf $(WHEELHOUSE)
 	$(PY) -m pip download --quiet --dest $(WHEELHOUSE) -r tests/offline_requirements.txt -r tests/colab_requirements.txt
 	touch $@
@@ -144,7 +144,7 @@ figures: setup  ## regenerate the committed figures in img/
 
 clean:  ## remove build output and caches (keeps .venv)
 	rm -rf _build .jupyter_cache .pytest_cache .hypothesis
-	find src tests tools _ext benchmarks chapters -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null || true
+	find src course tools _ext tests benchmarks chapters -name __pycache__ -type d -prune -exec rm -rf {} + 2>/dev/null || true
 
 distclean: clean  ## also remove .venv, the wheelhouse and npm's packages
 	rm -rf $(VENV) $(WHEELHOUSE) $(GRADE_VENV) node_modules .cache/npm

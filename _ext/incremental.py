@@ -5,8 +5,10 @@ Executed outputs are reused only while the code they ran on is the same. With
 jupyter-cache (``_build/.jupyter_cache``), keyed on the chapter's code cells. That key
 does not see ``src/chainrule``: a change to the engine would leave old outputs on the
 pages. This extension fingerprints the files the outputs depend on besides the chapters
-(``execution_fingerprint_files``: the engine and the pinned requirements) and, when the
-fingerprint differs from the one recorded beside the cache,
+(``execution_fingerprint_files``: the engine and the pinned requirements; and
+``execution_fingerprint_imports``: the course's modules that the chapters import, found by
+reading the imports, so that a change to the grader or the page's runtime executes nothing)
+and, when the fingerprint differs from the one recorded beside the cache,
 
 * empties the cache, so every chapter executes again, and
 * makes Sphinx read every page again, although their sources did not change.
@@ -22,7 +24,9 @@ a label another page no longer has would keep its old link, and ``-n -W`` would 
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import re
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -30,26 +34,83 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-#: Globs, relative to the book's folder, of the files executed outputs depend on.
-#: The explorables' script and styles are inlined in the outputs, so they count too.
+#: Globs, relative to the book's folder, of the files executed outputs depend on, besides
+#: the course package's modules that the chapters import (:data:`DEFAULT_IMPORTS`).
 DEFAULT_FILES = [
     "src/chainrule/**/*.py",
     "src/chainrule/**/*.js",
     "src/chainrule/**/*.css",
-    "course/chainrule_course/**/*.py",
-    "course/chainrule_course/**/*.js",
-    "course/chainrule_course/**/*.css",
     "course/pyproject.toml",
     "requirements.txt",
     "pyproject.toml",
 ]
+#: (folder, package): the package's modules that the chapters import count, and those they
+#: import in turn, with the scripts and styles they read by name (the explorables inline
+#: theirs in the outputs); its other modules (the grader's reports, the page's runtime) do not.
+DEFAULT_IMPORTS = [("course", "chainrule_course")]
+#: An import statement of a chapter's code: ``from <module> import <names>`` or ``import <module>``.
+IMPORT_LINE = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+([\w ,()]+)|import\s+([\w.]+))", re.MULTILINE)
 
 
-def fingerprint(root: Path, patterns: list[str]) -> str:
-    """SHA-256 over the names and bytes of the files matching ``patterns`` under ``root``."""
+def chapter_imports(chapters: list[Path], package: str) -> list[str]:
+    """The modules of ``package`` that the chapters name in an import (each imported name may be one)."""
+    names = []
+    for chapter in chapters:
+        for found in IMPORT_LINE.finditer(chapter.read_text(encoding="utf-8")):
+            module = found[1] or found[3]
+            imported = (found[2] or "").replace("(", " ").replace(")", " ").split(",")
+            names += [module] + [f"{module}.{name.strip()}" for name in imported if name.strip()]
+    return [name for name in names if name == package or name.startswith(package + ".")]
+
+
+def module_imports(tree: ast.Module, name: str, is_package: bool) -> list[str]:
+    """The modules that the module ``name`` imports anywhere in it, relative imports resolved."""
+    here = name.split(".") if is_package else name.split(".")[:-1]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            anchor = here[: len(here) - node.level + 1] if node.level else []
+            module = ".".join(anchor + ([node.module] if node.module else []))
+            found += [module] + [f"{module}.{alias.name}" for alias in node.names]
+    return found
+
+
+def read_by_name(tree: ast.Module, folder: Path) -> list[Path]:
+    """The scripts and styles beside a module that its code names (not its docstrings)."""
+    docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+    strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) not in docstrings}
+    return [path for path in folder.iterdir() if path.suffix in (".js", ".css") and path.name in strings]
+
+
+def imported_files(root: Path, folder: str, package: str) -> list[Path]:
+    """The files of ``package`` (under ``root/folder``) that the chapters' code runs or reads."""
+    wanted = chapter_imports(sorted((root / "chapters").glob("*.md")), package)
+    seen, files = set(), set()
+    while wanted:
+        name = wanted.pop()
+        if name in seen or not (name == package or name.startswith(package + ".")):
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        wanted += [".".join(parts[:i]) for i in range(1, len(parts))]  # its packages run first
+        base = root / folder / Path(*parts)
+        path = next((p for p in (base / "__init__.py", base.with_suffix(".py")) if p.is_file()), None)
+        if path is not None:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            wanted += module_imports(tree, name, path.name == "__init__.py")
+            files |= {path, *read_by_name(tree, path.parent)}
+    return sorted(files)
+
+
+def fingerprint(root: Path, patterns: list[str], imports=()) -> str:
+    """SHA-256 over the names and bytes of the files matching ``patterns`` under ``root``, and of
+    the files of each (folder, package) in ``imports`` that the chapters import (:func:`imported_files`)."""
     digest = hashlib.sha256()
-    files = sorted({path for pattern in patterns for path in root.glob(pattern) if path.is_file()})
-    for path in files:
+    files = {path for pattern in patterns for path in root.glob(pattern) if path.is_file()}
+    files |= {path for folder, package in imports for path in imported_files(root, folder, package)}
+    for path in sorted(files):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -64,7 +125,8 @@ def check_fingerprint(app: Sphinx) -> None:
     if config.execution_mode in ("off", None, False):
         return
     cache = Path(config.execution_cache_path)
-    current = fingerprint(Path(app.confdir), app.config.execution_fingerprint_files)
+    files, imports = app.config.execution_fingerprint_files, app.config.execution_fingerprint_imports
+    current = fingerprint(Path(app.confdir), files, imports)
     stamp = stamp_path(cache)
     recorded = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else None
     from jupyter_cache import get_cache
@@ -105,6 +167,7 @@ def every_page(app: Sphinx, env) -> list[str]:
 
 def setup(app: Sphinx) -> dict:
     app.add_config_value("execution_fingerprint_files", DEFAULT_FILES, "env")
+    app.add_config_value("execution_fingerprint_imports", DEFAULT_IMPORTS, "env")
     # After myst-nb's own builder-inited handler, which sets the cache's path.
     app.connect("builder-inited", check_fingerprint, priority=900)
     app.connect("env-get-outdated", outdated)

@@ -20,24 +20,27 @@ from pathlib import Path
 
 import pytest
 
+from tools.stamps import key
+
 ROOT = Path(__file__).resolve().parents[1]
 WHEELHOUSE = ROOT / ".cache" / "wheelhouse"
-STAMP = WHEELHOUSE / ".complete"  # written by make setup after a complete download
 INPUTS = [
     ROOT / "requirements.txt",
     ROOT / "tests" / "offline_requirements.txt",
     ROOT / "tests" / "colab_requirements.txt",
 ]
+#: Written by make after a complete download, named by the content of the requirements it read.
+STAMP = WHEELHOUSE / f".complete-{key(INPUTS)}"
 #: The venv's uv (requirements.txt pins it; the Makefile installs it first).
 UV = Path(sys.prefix) / "bin" / "uv"
 
 
 def wheelhouse() -> Path:
-    """The wheelhouse; fails (it does not skip) when it is missing or older than the requirements."""
-    if not STAMP.is_file() or any(path.stat().st_mtime > STAMP.stat().st_mtime for path in INPUTS):
+    """The wheelhouse; fails (it does not skip) when it is missing or was made from other requirements."""
+    if not STAMP.is_file():
         pytest.fail(
-            f"{WHEELHOUSE.relative_to(ROOT)} is missing or older than the requirements: "
-            "run `make test` (or `make .cache/wheelhouse/.complete`)",
+            f"{WHEELHOUSE.relative_to(ROOT)} is missing or was downloaded for other requirements: "
+            f"run `make test` (or `make {STAMP.relative_to(ROOT)}`)",
             pytrace=False,
         )
     return WHEELHOUSE

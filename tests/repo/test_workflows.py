@@ -28,6 +28,8 @@ import pytest
 import yaml
 from common import ROOT
 
+from tools import stamps
+
 WORKFLOWS = ROOT / ".github" / "workflows"
 ACTIONLINT = Path(sys.executable).parent / "actionlint"
 #: A release tag (v6.0.2) or a full commit hash: what `uses:` may name after the @.
@@ -205,6 +207,24 @@ def test_the_caches_are_keyed_on_the_lock_files():
     } <= hashed
     paths = {line.strip() for cache in caches for line in cache["path"].splitlines()}
     assert {".venv", ".cache/npm", ".cache/wheelhouse", "~/.cache/uv"} <= paths, paths
+
+
+def test_the_set_up_stamps_are_named_by_content_not_by_time():
+    """A fresh clone's files are all newer than an existing venv's stamps; make installs nothing
+    for that (tools/stamps.py names each stamp by its inputs' content), and no step touches them."""
+    inputs = [ROOT / name for name in ("requirements.txt", "pyproject.toml", "course/pyproject.toml", "package.json")]
+    before = {path: path.stat() for path in inputs}
+    try:
+        for path in inputs:
+            os.utime(path)  # now: as a fresh clone's files are
+        dry = subprocess.run(["make", "-n", "setup-steps"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    finally:
+        for path, stat in before.items():
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert dry.returncode == 0 and "install" not in dry.stdout.replace("system-packages", ""), dry.stdout + dry.stderr
+    assert "npm ci" not in dry.stdout, dry.stdout
+    assert stamps.key(inputs[:1]) != stamps.key(inputs[1:2]) and stamps.key(inputs) == stamps.key(list(inputs))
+    assert "touch" not in (ROOT / ".github/workflows/ci.yml").read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- make's Debian packages
