@@ -1,5 +1,6 @@
-"""What several tiers' tests share: the seed's graph, the backward chapter's example, and right answers
-to Exercises 12.4 and 14.1 (the course's checks and the grader's replay of them start from these)."""
+"""What several tiers' tests share: the seed's graph, the backward chapter's example, the recursive search
+handed in where a stack is asked for, and right answers to the softplus row and the whole network's
+backward pass (the course's checks and the grader's replay of them start from these)."""
 
 from chainrule import Value
 from chainrule_course.exercises.scalar import EXAMPLE_GRAPH
@@ -22,6 +23,23 @@ SEED_PRINTED = [
     ("t", ["x", "a", "b", "c", "d"]),
     ("t", ["x", "a", "b", "c", "d", "f"]),
 ]
+
+
+#: The graph chapter's recursive depth-first search, handed in as the answer that asks for an explicit
+#: stack: a chain deeper than Python's recursion limit stops it, in the notebook's check and the grade.
+RECURSIVE_ORDER = """def dfs_order_with_stack(root, parents):
+    order, seen = [], set()
+
+    def visit(node):
+        seen.add(node)
+        for parent in parents[node]:
+            if parent not in seen:
+                visit(parent)
+        order.append(node)
+
+    visit(root)
+    return order
+"""
 
 
 def seed_as_values():
@@ -51,7 +69,7 @@ def worked_example(fan_out=False):
     return L
 
 
-#: A right answer to Exercise 12.4: softplus as a row of the engine's rule table, its rule reading A.
+#: A right answer to ex-layers-softplus-row: softplus as a row of the engine's rule table, its rule reading A.
 SOFTPLUS_RIGHT = """import numpy as np
 from chainrule.rules import Rule
 
@@ -68,7 +86,7 @@ def softplus_vjp(g, node, saved):
 def softplus_row():
     return Rule(softplus_forward, softplus_vjp, (("A",),), "softplus")
 """
-#: A right answer to Exercise 14.1: the whole network's backward pass in numpy.
+#: A right answer to ex-capstone-network-backward: the whole network's backward pass in numpy.
 NETWORK_ANSWER = """import numpy as np
 
 

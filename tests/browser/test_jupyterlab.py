@@ -456,7 +456,7 @@ def save(page: Page, path: Path, scratch: Path) -> None:
 
 
 def check_exercise_numbers(page: Page, notebook_path: Path) -> None:
-    """jupyterlab-myst numbers exercises as the book does (Exercise 1.1, 1.2, ...)."""
+    """jupyterlab-myst numbers exercises as the book does (Exercise N.1, N.2, ... in Chapter N)."""
     text = notebook_path.read_text(encoding="utf-8")
     prefix = re.search(r'enumerator: "(\d+)\.%s"', text)
     assert prefix, f"{CHAPTER} has no numbering front-matter cell; run `make notebooks`"

@@ -37,7 +37,7 @@ import nbformat
 import offline
 import pytest
 from common import ROOT
-from examples import NETWORK_ANSWER, SOFTPLUS_RIGHT
+from examples import NETWORK_ANSWER, RECURSIVE_ORDER, SOFTPLUS_RIGHT
 
 from chainrule_course.grading import grade, reports, sandbox, scoring
 from tools.book import questions
@@ -303,21 +303,6 @@ def raising_cell(notebook):
 
 
 # name -> (assignment, notebook or None for a corrupt file, {question: points}, {question: [phrases]})
-# The chapter's recursive dfs_order, handed in as the answer to ex-graph-dfs-by-hand: the 5,000-node chain
-# stops it.
-RECURSIVE_ORDER = """def dfs_order_with_stack(root, parents):
-    order, seen = [], set()
-
-    def visit(node):
-        seen.add(node)
-        for parent in parents[node]:
-            if parent not in seen:
-                visit(parent)
-        order.append(node)
-
-    visit(root)
-    return order
-"""
 PLANTED = {
     "solution": ("mlp", lambda: submission("mlp", MLP_RIGHT), {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2}, {}),
     "untouched": (

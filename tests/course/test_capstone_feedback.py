@@ -1,4 +1,4 @@
-"""The check of Exercise 14.1, a whole network's backward pass by hand: its references are PyTorch's,
+"""The check of ex-capstone-network-backward, a whole network's backward pass by hand: its references are PyTorch's,
 a right answer passes, each trap is named on the gradients it spoils, and the grader scores each
 of the seven gradients on its own, as the notebook's check judges them.
 """

@@ -1159,7 +1159,7 @@ def test_an_expected_zero_is_shown_as_0_not_as_its_rounding():
 
 
 def _tape_grads(tape, k, forwards=False, overwrite=False):
-    """Exercise 4.4's sweep; ``forwards`` and ``overwrite`` plant its two mistakes."""
+    """ex-engine-tape's sweep; ``forwards`` and ``overwrite`` plant its two mistakes."""
     grads = [0.0] * (k + len(tape))
     grads[-1] = 1.0
     for i in range(len(tape)) if forwards else reversed(range(len(tape))):

@@ -76,7 +76,8 @@ def tanh_neuron_grads(x, w, b):
 
 
 def network_by_differences(step: float) -> str:
-    """Exercise 14.1's forward pass, as the reference answer has it, differentiated by central differences."""
+    """ex-capstone-network-backward's forward pass, as the reference answer has it, differentiated by
+    central differences."""
     forward = NETWORK_ANSWER.split("    O_bar =")[0].replace("def network_backward", "def loss")
     forward += "    return -np.log(P[np.arange(n), y]).mean()\n"
     return (

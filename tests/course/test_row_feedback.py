@@ -1,4 +1,4 @@
-"""The check of Exercise 12.4, softplus as a new row of the engine's rule table: the answer's three
+"""The check of ex-layers-softplus-row, softplus as a new row of the engine's rule table: the answer's three
 functions run apart, as a notebook's cell, the rule called with Tensors; right answers pass, each
 known mistake is named, and the grader's replay gives the notebook's verdicts.
 """

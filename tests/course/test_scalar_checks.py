@@ -1,4 +1,5 @@
-"""The checks of Exercises 1.2, 2.2 and 3.2, whose answers are functions of their inputs.
+"""The checks of ex-intro-derive, ex-graph-dfs-by-hand and ex-backward-cube, whose answers are
+functions of their inputs.
 
 Right answers in other forms pass; each planted wrong answer fails with its own mistake
 named; an answer that returns the numbers of the public check (pasted from its message)
@@ -19,6 +20,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+from examples import RECURSIVE_ORDER
 
 from chainrule import topological_order
 from chainrule_course.exercises import answers, feedback, scalar
@@ -32,7 +34,7 @@ def raises(check, answer, seed=0, match=""):
     return caught.value
 
 
-# --------------------------------------------------------------------------- 1.2
+# --------------------------------------------------------------------------- ex-intro-derive
 
 
 def neuron(x, w, b):
@@ -129,7 +131,7 @@ def test_what_a_neuron_function_returns_is_explained():
     raises(feedback.check_tanh_neuron_grads_function, 0.2, 0, "should be a function")
 
 
-# --------------------------------------------------------------------------- 3.2
+# --------------------------------------------------------------------------- ex-backward-cube
 
 
 def cube(x):
@@ -165,21 +167,17 @@ def test_a_pasted_cube_answer_passes_nothing_hidden():
         assert all(min(abs(x), abs(abs(x) - 1)) > 0.3 for x in scalar.cube_points(seed))
 
 
-# --------------------------------------------------------------------------- 2.2
+# --------------------------------------------------------------------------- ex-graph-dfs-by-hand
 
 
-def recursive(root, parents):
-    order, seen = [], set()
+def defined(source: str, name: str):
+    """The function ``name`` that an answer cell's ``source`` defines."""
+    namespace = {}
+    exec(source, namespace)
+    return namespace[name]
 
-    def visit(node):
-        seen.add(node)
-        for parent in parents[node]:
-            if parent not in seen:
-                visit(parent)
-        order.append(node)
 
-    visit(root)
-    return order
+recursive = defined(RECURSIVE_ORDER, "dfs_order_with_stack")
 
 
 def with_stack(root, parents):
@@ -390,7 +388,7 @@ REPLAYED = {
         (21, 22),
         {
             "first visits": source_of(pre_order, "dfs_order_with_stack"),
-            "RecursionError": source_of(recursive, "dfs_order_with_stack"),
+            "RecursionError": f"import math\n\n{RECURSIVE_ORDER}",
             "last first": source_of(pushed_all_at_once, "dfs_order_with_stack"),
             "breadth-first search \\(a queue\\), reversed": "import collections\n"
             + inspect.getsource(breadth_first)
@@ -448,7 +446,8 @@ def test_the_grader_and_the_notebook_give_the_same_verdicts(answer):
 
 # --------------------------------------------------------------------------- without numpy
 
-#: Answers to Exercises 1.2, 3.2 and 2.2, right and wrong in the ways a reader's are, as source.
+#: Answers to ex-intro-derive, ex-backward-cube and ex-graph-dfs-by-hand, right and wrong in the ways
+#: a reader's are, as source.
 WITHOUT_NUMPY = """
 import math
 from chainrule import Value
@@ -510,8 +509,8 @@ print(json.dumps({"verdicts": found, "numpy": "numpy" in sys.modules}))
 
 
 def test_the_scalar_chapters_checks_need_no_numpy():
-    """As in the page's Python, which has no numpy: feedback imports, and the checks of Exercises 1.2, 2.2
-    and 3.2 give the verdicts, word for word, that they give where numpy is."""
+    """As in the page's Python, which has no numpy: feedback imports, and the checks of ex-intro-derive,
+    ex-graph-dfs-by-hand and ex-backward-cube give the verdicts, word for word, that they give where numpy is."""
     import subprocess
 
     run = subprocess.run([sys.executable, "-c", NO_NUMPY, WITHOUT_NUMPY], capture_output=True, text=True)
