@@ -1,6 +1,6 @@
 """The "Live code" mode of the scalar chapters: Python in the page, served by the book itself.
 
-The pages listed in ``live_code_pages`` get one small script, ``chainrule_course/book/live.js``, which
+The pages listed in ``live_code_pages`` get one small script, ``chainrule_course/pages/live.js``, which
 adds a "Live code" button. Everything else it needs is copied into the build's
 ``_static/live/`` folder, and fetched by the browser only when the reader presses it:
 
@@ -15,18 +15,18 @@ adds a "Live code" button. Everything else it needs is copied into the build's
   imports ``live_editor.js``;
 * the engine's and the course's wheels, built from this checkout (again only when ``src/`` or
   ``course/`` changed);
-* the worker, the editor and the styles, ``chainrule_course/book/live_worker.js``, ``live_editor.js``
+* the worker, the editor and the styles, ``chainrule_course/pages/live_worker.js``, ``live_editor.js``
   and ``live.css``.
 
 Every page gets ``site.js``, which registers the site's service worker: the build writes
-``chainrule_course/book/service_worker.js`` to the site's root as ``service-worker.js``, with the
+``chainrule_course/pages/service_worker.js`` to the site's root as ``service-worker.js``, with the
 fingerprint of ``_static/live/`` as its version. It keeps the runtime across chapters and
 visits, and makes the pages cross-origin isolated, so that Stop can interrupt a cell. The
 panel's note says how much the runtime weighs, as the build measures it
 (``data-runtime-size``).
 
 The pages listed in ``drill_pages`` get ``drill.js`` and ``drill.css`` (also in
-``chainrule_course/book``): each element ``<div class="cr-drill" data-drill-kinds="...">`` of the page
+``chainrule_course/pages``): each element ``<div class="cr-drill" data-drill-kinds="...">`` of the page
 becomes a drill, which starts the same runtime in a worker of its own at its first question
 and asks ``chainrule_course.drills.page`` for the questions, the verdicts and the steps.
 
@@ -56,7 +56,7 @@ from sphinx.errors import ExtensionError
 from sphinx.util import logging
 from sphinx.util.osutil import relative_uri
 
-import chainrule_course.book
+import chainrule_course.pages
 from _ext import edition_numbers
 from chainrule_course.drills import catalog
 from chainrule_course.grading.apart import TIME_LIMIT
@@ -70,7 +70,7 @@ STATIC_FOLDER = "live"
 PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"]
 VIZ_FILE = Path("@viz-js") / "viz" / "lib" / "viz-standalone.js"
 #: The browser's side of Live code and the drills, shipped in the course's package.
-BOOK_PACKAGE = Path(chainrule_course.book.__file__).parent
+BOOK_PACKAGE = Path(chainrule_course.pages.__file__).parent
 PACKAGE_FILES = [  # in BOOK_PACKAGE
     "python.js",
     "live_answers.js",

@@ -21,8 +21,9 @@ import time
 import numpy as np
 
 from chainrule import checkpoint
+from chainrule.autograd import clear_grads
 from chainrule.cost import count_flops, peak_memory, saved_bytes_by_kind
-from chainrule.tensor import Tensor, clear_grads
+from chainrule.tensor import Tensor
 
 SECTION = "checkpointing"
 DEPTH, WIDTH, BATCH, SEGMENT = 64, 256, 1024, 8

@@ -3,7 +3,7 @@ handed in where a stack is asked for, and right answers to the softplus row and 
 backward pass (the course's checks and the grader's replay of them start from these)."""
 
 from chainrule import Value
-from chainrule_course.exercises.scalar import EXAMPLE_GRAPH
+from chainrule_course.exercises.scalar_checks import EXAMPLE_GRAPH
 
 # The graph of seed 001 (Chapter 2's, which exercise 2.2's check uses) and the lines its
 # recursive search printed for root "f": "v [...]" after each visit, "t [...]" after each

@@ -10,7 +10,7 @@ built on (``tests/repo/test_layers.py`` checks that no arrow points from the eng
 * ``chainrule_course.exercises`` -- the exercises' checks, which run an answer as the grader does
 * ``chainrule_course.explore`` -- explorables: recorded runs of the engine that the reader steps through
 * ``chainrule_course.drills`` -- drills: questions on fresh random graphs, answered by the engine
-* ``chainrule_course.book`` -- numbers glued into the prose, and the pages' Live code
+* ``chainrule_course.pages`` -- numbers glued into the prose, and the pages' Live code
 
 It is its own distribution (``course/pyproject.toml``), built from the same checkout as the
 engine and pinned to the engine's version: a student's notebook, the autograder and the

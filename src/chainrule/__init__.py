@@ -12,10 +12,12 @@ this list, and none imports the rooms below (``tests/repo/test_layers.py`` check
 * ``backward`` -- the backward pass over the recorded nodes
 * ``checkpointing`` -- a function of Tensors run as one op, and run again in the backward pass
 * ``flops`` -- the flop formulas of the rule table's ``flops`` column
+* ``shape_errors`` -- the messages of an op's shape errors in the forward pass, naming the op and the dim
 * ``rules`` -- the one table of ops: forward function, VJP rule, name, flops and messages of each, checkpoint's
   included; a wrong ``reads`` fails when the table is made
 * ``arguments`` -- the checks of an op's constant arguments (shapes, axes, indices, windows)
-* ``tensor`` -- the array engine: :class:`Tensor`, :func:`apply`, :func:`grad` and :func:`checkpoint`
+* ``tensor`` -- the array engine: :class:`Tensor`, :func:`apply` and :func:`checkpoint`
+* ``autograd`` -- :func:`grad` (gradients asked for, as ``torch.autograd.grad``) and ``clear_grads``
 * ``drawable`` -- a Tensor's recorded graph as the figures draw it, and the gradients that flowed
 * ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty, embedding, dropout, conv2d, max_pool2d
 * ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
@@ -45,7 +47,7 @@ from .value import Value
 #: Names imported on first use, and the module each comes from.
 _LAZY = {
     "Tensor": "tensor",
-    "grad": "tensor",
+    "grad": "autograd",
     "checkpoint": "tensor",
 }
 _LAZY_MODULES = {"cost", "functional", "nn"}

@@ -7,7 +7,7 @@ inside the forward function.
 
 import numpy as np
 
-from .rules import axis_message
+from .shape_errors import axis_message
 
 __all__ = ["axis_arg", "int_tuple", "row_indices", "shape_args", "window_args"]
 

@@ -15,7 +15,7 @@ Leaves *accumulate* into ``.grad`` (a numpy array), as in PyTorch.  Interior Ten
 keep no ``.grad`` unless ``retain_grad()`` was called on them.
 
 This module knows the vertices (a node carries its rule), never the rule table nor the
-Tensor class: Tensor's ``backward()`` and :func:`chainrule.tensor.grad` call
+Tensor class: Tensor's ``backward()`` and :func:`chainrule.autograd.grad` call
 :func:`backpropagate` with the seeds already made, and checkpoint's rule calls it to
 push a gradient through the graph it recomputes.
 """

@@ -32,7 +32,6 @@ halves live in :mod:`chainrule.checkpointing`; its row here names them like any 
 :mod:`chainrule.tensor` reads the table.
 """
 
-import math
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -40,6 +39,15 @@ import numpy as np
 
 from . import flops as F
 from .checkpointing import checkpoint_vjp, refuse_apply
+from .shape_errors import (
+    axis_error,
+    broadcast_to_error,
+    elementwise_error,
+    matmul_error,
+    max_error,
+    reshape_error,
+    transpose_error,
+)
 
 __all__ = ["RULES", "Rule"]
 
@@ -153,81 +161,6 @@ def _pow_forward(a, k):
             f"(min value of the base {float(a.min())!r})"
         )
     return a**k
-
-
-# --------------------------------------------------------------------------- shape errors of the forward pass
-#
-# numpy's own messages name neither the op nor which dim failed. A rule's ``shape_error``
-# turns the shapes (and args) of a failed forward into one that does.
-
-
-def axis_message(op, axis, shape):
-    """An axis that is out of range or repeated, for ``op`` on a tensor of ``shape``."""
-    return (
-        f"{op}: axis {axis} is not valid for a tensor of shape {shape}: axes must be distinct "
-        f"and in [-{len(shape)}, {len(shape)})"
-    )
-
-
-def _broadcast_mismatch(left, right):
-    """Describe the first pair of sizes, from the right, that cannot be broadcast."""
-    for i in range(1, max(len(left), len(right)) + 1):
-        m = left[-i] if i <= len(left) else 1
-        n = right[-i] if i <= len(right) else 1
-        if m != n and m != 1 and n != 1:
-            return (
-                f"{m} (dim {len(left) - i} of the left) vs {n} (dim {len(right) - i} of the right); "
-                "sizes are matched from the last dim and must be equal or 1"
-            )
-    return "the sizes are matched from the last dim and must be equal or 1"
-
-
-def _elementwise_error(name, shapes, args):
-    left, right = shapes
-    return f"{name}: shapes {left} and {right} cannot be broadcast together: {_broadcast_mismatch(left, right)}"
-
-
-def _matmul_error(name, shapes, args):
-    left, right = shapes
-    if not left or not right:
-        return f"matmul: shapes {left} and {right}: both operands need at least one dim (use * to multiply by a scalar)"
-    i = len(left) - 1
-    j = len(right) - 2 if len(right) >= 2 else 0
-    if left[i] != right[j]:
-        return (
-            f"matmul: shapes {left} and {right} are not aligned: "
-            f"{left[i]} (dim {i} of the left) != {right[j]} (dim {j} of the right)"
-        )
-    return (
-        f"matmul: shapes {left} and {right}: the batch dims {left[:-2]} and {right[:-2]} cannot be "
-        f"broadcast together: {_broadcast_mismatch(left[:-2], right[:-2])}"
-    )
-
-
-def _reshape_error(name, shapes, args):
-    ((shape,), (new_shape,)) = shapes, args
-    size = math.prod(shape)
-    return f"reshape: cannot reshape a tensor of shape {shape} ({size} elements) into shape {new_shape}"
-
-
-def _broadcast_to_error(name, shapes, args):
-    ((shape,), (target,)) = shapes, args
-    return f"broadcast_to: cannot broadcast shape {shape} to {target}: {_broadcast_mismatch(shape, target)}"
-
-
-def _axis_error(name, shapes, args):
-    return axis_message(name, args[0], shapes[0])
-
-
-def _max_error(name, shapes, args):
-    ((shape,), (axis, _)) = shapes, args
-    where = "" if axis is None else f" along axis {axis}"
-    return f"max: the tensor of shape {shape} is empty{where}, and an empty set has no largest value"
-
-
-def _transpose_error(name, shapes, args):
-    ((shape,), (axes,)) = shapes, args
-    return f"transpose: axes {axes} are not a permutation of the {len(shape)} dims of shape {shape}"
 
 
 # --------------------------------------------------------------------------- VJP rules
@@ -553,25 +486,25 @@ def _checked(rules):
 RULES = _checked({
     # op                 forward              VJP rule          reads: dA, dB          name            flops
     "+":           Rule(np.add,               add_vjp,          ((), ()),              "add",          F.elementwise,
-                        shape_error=_elementwise_error),
+                        shape_error=elementwise_error),
     "-":           Rule(np.subtract,          sub_vjp,          ((), ()),              "subtract",     F.elementwise,
-                        shape_error=_elementwise_error),
+                        shape_error=elementwise_error),
     "*":           Rule(np.multiply,          mul_vjp,          (("B",), ("A",)),      "multiply",     F.elementwise,
-                        shape_error=_elementwise_error),
+                        shape_error=elementwise_error),
     "/":           Rule(_div_forward,         div_vjp,          (("B",), ("A", "B")),  "divide",       F.elementwise,
-                        shape_error=_elementwise_error,
+                        shape_error=elementwise_error,
                         nonfinite_hint="the divisor has values at or too close to 0"),
     "@":           Rule(np.matmul,            matmul_vjp,       (("B",), ("A",)),      "matmul",       F.matmul,
-                        shape_error=_matmul_error),
+                        shape_error=matmul_error),
     "**":          Rule(_pow_forward,         pow_vjp,          (("A",),),             "power",        F.elementwise,
                         nonfinite_hint="the base has values at or too close to 0 and the exponent is below 1"),
     "neg":         Rule(np.negative,          neg_vjp,          ((),),                 "negate",       F.elementwise),
     "sum":         Rule(_sum_forward,         sum_vjp,          ((),),                 "sum",          F.reduction,
-                        shape_error=_axis_error),
+                        shape_error=axis_error),
     "mean":        Rule(_mean_forward,        mean_vjp,         ((),),                 "mean",         F.reduction,
-                        shape_error=_axis_error),
+                        shape_error=axis_error),
     "max":         Rule(_max_forward,         max_vjp,          (("A", "C"),),         "max",          F.reduction,
-                        shape_error=_max_error),
+                        shape_error=max_error),
     "embedding":   Rule(_embedding_forward,   embedding_vjp,    ((),),                 "embedding",    F.no_arithmetic),
     "scatter_add": Rule(_scatter_add_forward, scatter_add_vjp,  ((),),                 "scatter_add",  F.scatter_add),
     "dropout":     Rule(_dropout_forward,     dropout_vjp,      ((),),                 "dropout",      F.elementwise),
@@ -579,11 +512,11 @@ RULES = _checked({
     "col2im":      Rule(_col2im_forward,      col2im_vjp,       ((),),                 "col2im",       F.scatter_add),
     "max_pool2d":  Rule(_max_pool2d_forward,  max_pool2d_vjp,   (("A",),),             "max_pool2d",   F.window_max),
     "reshape":     Rule(np.reshape,           reshape_vjp,      ((),),                 "reshape",      F.no_arithmetic,
-                        shape_error=_reshape_error),
+                        shape_error=reshape_error),
     "transpose":   Rule(np.transpose,         transpose_vjp,    ((),),                 "transpose",    F.no_arithmetic,
-                        shape_error=_transpose_error),
+                        shape_error=transpose_error),
     "broadcast_to": Rule(np.broadcast_to,     broadcast_to_vjp, ((),),                 "broadcast_to", F.no_arithmetic,
-                        shape_error=_broadcast_to_error),
+                        shape_error=broadcast_to_error),
     "relu":        Rule(_relu_forward,        relu_vjp,         (("C",),),             "relu",         F.elementwise),
     "tanh":        Rule(np.tanh,              tanh_vjp,         (("C",),),             "tanh",         F.elementwise),
     "sigmoid":     Rule(_sigmoid_forward,     sigmoid_vjp,      (("C",),),             "sigmoid",      F.elementwise),
@@ -591,7 +524,7 @@ RULES = _checked({
     "log":         Rule(_log_forward,         log_vjp,          (("A",),),             "log",          F.elementwise,
                         nonfinite_hint="input has values <= 0 or too close to 0 (d log(a)/da = 1/a)"),
     "log_softmax": Rule(_log_softmax_forward, log_softmax_vjp,  (("C",),),             "log_softmax",  F.log_softmax,
-                        shape_error=_axis_error,
+                        shape_error=axis_error,
                         nonfinite_hint="the incoming gradient's sum along the axis overflowed "
                                        "(dA = G - softmax(A) * ΣG)"),
     "checkpoint":  Rule(refuse_apply,         checkpoint_vjp,   EVERY_INPUT,           "checkpoint",   F.no_arithmetic),

@@ -20,9 +20,10 @@ refers back to a Tensor from its node, so a dropped graph is freed at once by
 reference counting.  This is how PyTorch keeps memory; :mod:`chainrule.node` says more.
 
 Repeated calls, as in PyTorch.  Leaves with ``requires_grad=True`` *accumulate* into
-``.grad`` (a numpy array); clear it with :func:`clear_grads` (or an optimizer's ``zero_grad``).
+``.grad`` (a numpy array); clear it with :func:`chainrule.autograd.clear_grads` (or an optimizer's
+``zero_grad``).
 Interior Tensors keep no ``.grad`` unless :meth:`Tensor.retain_grad` was called.
-``backward(create_graph=True)`` and :func:`grad` with ``create_graph=True`` record the
+``backward(create_graph=True)`` and :func:`chainrule.autograd.grad` with ``create_graph=True`` record the
 backward pass too, so the gradients are Tensors that can be differentiated again.
 """
 
@@ -47,12 +48,10 @@ __all__ = [
     "apply",
     "recorded_graph",
     "unbroadcast",
-    "grad",
     "checkpoint",
     "no_grad",
     "set_grad_enabled",
     "is_grad_enabled",
-    "clear_grads",
     "observe_ops",
     "in_backward",
 ]
@@ -480,71 +479,6 @@ def seed_gradient(output, gradient, where, argument="gradient"):
     return seed
 
 
-def _tensor_list(tensors, name):
-    """``grad``'s outputs or inputs as a list of Tensors, or a TypeError that says what was passed."""
-    if isinstance(tensors, Tensor):
-        return [tensors]
-    if isinstance(tensors, (list, tuple)) and all(isinstance(t, Tensor) for t in tensors) and tensors:
-        return list(tensors)
-    found = (
-        type(tensors).__name__
-        if not isinstance(tensors, (list, tuple))
-        else (
-            "an empty sequence"
-            if not tensors
-            else f"a sequence holding {type(next(t for t in tensors if not isinstance(t, Tensor))).__name__}"
-        )
-    )
-    hint = " (pass the Tensor itself, not its .data)" if isinstance(tensors, np.ndarray) else ""
-    raise TypeError(f"grad: {name} must be a Tensor or a list of Tensors, got {found}{hint}")
-
-
-def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
-    """Return the gradients of ``outputs`` with respect to ``inputs``, as Tensors.
-
-    Like ``torch.autograd.grad``: nothing is stored in ``.grad``.  ``outputs`` and
-    ``inputs`` are Tensors or sequences of Tensors; ``grad_outputs`` gives dL/d output
-    for each output (needed unless it has one element).  With ``create_graph=True`` the
-    returned Tensors carry a graph, so they can be differentiated again; that is how a
-    Hessian-vector product is computed::
-
-        (g,) = grad((x**3).sum(), x, create_graph=True)   # g = 3 x²
-        (hv,) = grad((g * v).sum(), x)                    # H v = 6 x * v
-
-    Returns a tuple with one Tensor per input.
-    """
-    outputs = _tensor_list(outputs, "outputs")
-    inputs = _tensor_list(inputs, "inputs")
-    if grad_outputs is None:
-        grad_outputs = [None] * len(outputs)
-    elif isinstance(grad_outputs, (Tensor, np.ndarray)):
-        grad_outputs = [grad_outputs]
-    grad_outputs = list(grad_outputs)
-    if len(grad_outputs) != len(outputs):
-        raise ValueError(f"grad: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
-    for i, output in enumerate(outputs):
-        if not output.requires_grad:
-            raise RuntimeError(f"grad: outputs[{i}] does not require grad, so there is no graph to go back through")
-    for i, tensor in enumerate(inputs):
-        if not tensor.requires_grad:
-            raise RuntimeError(f"grad: inputs[{i}] does not require grad (set requires_grad=True on it)")
-    seeds = [seed_gradient(output, g, "grad", "grad_outputs") for output, g in zip(outputs, grad_outputs, strict=True)]
-    if retain_graph is None:
-        retain_graph = create_graph
-    vertices = [vertex_of(tensor) for tensor in inputs]
-    found = backpropagate(
-        [vertex_of(output) for output in outputs],
-        seeds,
-        retain_graph,
-        create_graph,
-        wanted={id(vertex) for vertex in vertices},
-    )
-    for i, (tensor, vertex) in enumerate(zip(inputs, vertices, strict=True)):
-        if id(vertex) not in found:
-            raise ValueError(f"grad: inputs[{i}] (shape {tensor.shape}) was not used to compute the outputs")
-    return tuple(found[id(vertex)] for vertex in vertices)
-
-
 def checkpoint(fn, *inputs):
     """Return ``fn(*inputs)`` without keeping the activations inside ``fn`` for backward.
 
@@ -584,16 +518,3 @@ def checkpoint(fn, *inputs):
             "for several results, checkpoint one function per result"
         )
     return _finish("checkpoint", (*inputs, *parameters), (fn, len(inputs), draws), out.data)
-
-
-def clear_grads(tensors):
-    """Set ``.grad`` to None on each Tensor in ``tensors`` (e.g. a model's parameters), and on no other.
-
-    A single Tensor is the same as a list holding it.  (A Tensor has no ``zero_grad()``
-    method: its graph does not keep the Tensors it was computed from, only their nodes,
-    so "clear everything upstream", as :meth:`Value.zero_grad` does, has no meaning here.)
-    """
-    for tensor in [tensors] if isinstance(tensors, Tensor) else tensors:
-        if not isinstance(tensor, Tensor):
-            raise TypeError(f"clear_grads: expected Tensors, got {type(tensor).__name__}")
-        tensor.grad = None

@@ -45,8 +45,8 @@ from common import BOOK_HTML, exercise_number
 from playwright.sync_api import Browser, expect
 from test_accessibility import axe_violations
 
-from chainrule_course.book import live
 from chainrule_course.grading.apart import TIME_LIMIT
+from chainrule_course.pages import live
 from tools.book import questions
 from tools.book.book_model import ROOT, read_chapter
 

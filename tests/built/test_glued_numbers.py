@@ -66,7 +66,7 @@ def test_numbers_the_cells_print_are_glued_into_the_prose(page: str):
     found = typed_but_computed(jupytext.read(ROOT / f"{page}.md"), executed)
     assert not found, (
         f"{page}.md types numbers that its cells print: {found}. Glue each from the cell "
-        "that computes it (chainrule_course.book.glue.glue) and write {glue:text}`key:format`"
+        "that computes it (chainrule_course.pages.glue.glue) and write {glue:text}`key:format`"
     )
 
 

@@ -121,7 +121,7 @@ def test_the_course_ships_its_package_and_depends_on_this_engine(distributions):
         metadata = Parser().parsestr(archive.read(f"chainrule_course-{VERSION}.dist-info/METADATA").decode())
     info = f"chainrule_course-{VERSION}.dist-info/"
     assert sorted(n.removeprefix("chainrule_course/") for n in names if not n.startswith(info)) == COURSE_FILES
-    assert {"explore/explorable.js", "book/live.js", "book/live_worker.js", "grading/grade.py"} <= set(COURSE_FILES)
+    assert {"explore/explorable.js", "pages/live.js", "pages/live_worker.js", "grading/grade.py"} <= set(COURSE_FILES)
     assert metadata["Name"] == "chainrule-course" and metadata.get_all("Requires-Dist") == [f"chainrule=={VERSION}"]
     with tarfile.open(sdist) as archive:
         top = f"chainrule_course-{VERSION}/"

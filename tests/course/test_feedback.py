@@ -21,7 +21,7 @@ from chainrule.nn import make_classification
 from chainrule_course.exercises import feedback
 from chainrule_course.exercises.answers import wrapped
 from chainrule_course.exercises.feedback import AnswerError
-from chainrule_course.exercises.scalar import EXAMPLE_GRAPH
+from chainrule_course.exercises.scalar_checks import EXAMPLE_GRAPH
 
 LAM = 0.05
 

@@ -131,7 +131,8 @@ def _entry(cell, *args, allowed=("numpy",)):
         ("from chainrule import Value\ndef f(x):\n    return Value(x)", ("math",), "chainrule.Value"),
         ("import numpy as np\ndef f(x):\n    return np.tanh(x)", ("math",), "numpy"),
         (
-            "import importlib\ndef f(x):\n    return importlib.import_module('chainrule_course.exercises.scalar')",
+            "import importlib\ndef f(x):\n"
+            "    return importlib.import_module('chainrule_course.exercises.scalar_checks')",
             (),
             "chainrule_course",
         ),
@@ -360,7 +361,7 @@ def graded(tests: dict, cells: list[str], secret: bytes = SECRET) -> dict:
 
 def test_the_inputs_hold_nothing_but_inputs():
     """No check, reference, seed or expected value is among the inputs; the hidden ones come from the secret."""
-    from chainrule_course.exercises import scalar
+    from chainrule_course.exercises import scalar_checks as scalar
 
     given = scoring.inputs(NEURON_TESTS, SECRET)
     text = json.dumps(given)
@@ -375,7 +376,7 @@ def test_the_inputs_hold_nothing_but_inputs():
 
 
 def test_an_answer_right_only_on_the_public_inputs_earns_nothing():
-    from chainrule_course.exercises import scalar
+    from chainrule_course.exercises import scalar_checks as scalar
 
     table = {}
     for x, w, b in scalar.neuron_points(0):

@@ -1,4 +1,4 @@
-"""Tests for chainrule_course.book.live, the runner the "Live code" mode uses in the page (in Pyodide).
+"""Tests for chainrule_course.pages.live, the runner the "Live code" mode uses in the page (in Pyodide).
 
 It runs here in CPython: a cell's prints, its last expression (shown as Jupyter shows
 it), a ``;`` that hides it, one namespace across cells, and errors as one line that names
@@ -17,7 +17,7 @@ from pathlib import Path
 from common import ROOT
 
 from chainrule import Value
-from chainrule_course.book import live
+from chainrule_course.pages import live
 
 
 def run(source, namespace=None):

@@ -1,4 +1,4 @@
-"""chainrule_course.book.glue.glue: what a chapter's cell glues is what the page's prose prints."""
+"""chainrule_course.pages.glue.glue: what a chapter's cell glues is what the page's prose prints."""
 
 import sys
 
@@ -7,7 +7,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-from chainrule_course.book.glue import glue
+from chainrule_course.pages.glue import glue
 
 
 def glued_text(name, value):

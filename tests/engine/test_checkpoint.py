@@ -19,9 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chainrule import checkpoint, grad_mode
+from chainrule.autograd import clear_grads, grad
 from chainrule.cost import count_flops, peak_memory, saved_bytes_by_kind
 from chainrule.grad_mode import observe_ops
-from chainrule.tensor import Tensor, apply, clear_grads, grad, no_grad
+from chainrule.tensor import Tensor, apply, no_grad
 
 
 def make_mlp(sizes, seed=0):

@@ -22,6 +22,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from chainrule import checkpoint, topological_order
+from chainrule.autograd import clear_grads, grad
 from chainrule.cost import saved_bytes_by_kind
 from chainrule.functional import conv2d, dropout, embedding, log_softmax, max_pool2d
 from chainrule.gradcheck import assert_gradients_close
@@ -32,8 +33,6 @@ from chainrule.tensor import (
     Node,
     Rule,
     Tensor,
-    clear_grads,
-    grad,
     is_grad_enabled,
     no_grad,
     recorded_graph,

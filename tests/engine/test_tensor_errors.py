@@ -8,9 +8,10 @@ import re
 import numpy as np
 import pytest
 
+from chainrule.autograd import grad
 from chainrule.functional import log_softmax
 from chainrule.rules import RULES
-from chainrule.tensor import Tensor, grad, unbroadcast
+from chainrule.tensor import Tensor, unbroadcast
 
 
 def raises(exception, text):

@@ -24,10 +24,10 @@ def test_the_chapters_inputs_are_what_they_import():
         "grading/apart.py",  # the checks run an answer apart, as the grader does
         "explore/widget.py",
         "explore/explorable.js",  # read by name and inlined in the outputs
-        "book/glue.py",
+        "pages/glue.py",
     }
     assert {f"{COURSE}/{name}" for name in ran} <= found, sorted(found)
-    unread = {"grading/reports.py", "grading/grade.py", "grading/otter_plugin.py", "book/live.js", "book/live.py"}
+    unread = {"grading/reports.py", "grading/grade.py", "grading/otter_plugin.py", "pages/live.js", "pages/live.py"}
     assert not {f"{COURSE}/{name}" for name in unread} & found, sorted(found)
 
 
@@ -40,7 +40,7 @@ def test_a_change_to_the_grader_keeps_the_fingerprint_and_a_change_to_a_check_do
 
     before = printed()
     (tmp_path / COURSE / "grading" / "reports.py").write_text("# a comment\n", encoding="utf-8")
-    (tmp_path / COURSE / "book" / "live.js").write_text("// a comment\n", encoding="utf-8")
+    (tmp_path / COURSE / "pages" / "live.js").write_text("// a comment\n", encoding="utf-8")
     assert printed() == before
     for changed in ("exercises/answers.py", "explore/explorable.js"):
         with (tmp_path / COURSE / changed).open("a", encoding="utf-8") as file:

@@ -182,7 +182,7 @@ def test_the_engine_imports_no_room_and_each_room_only_what_it_is_built_on():
     graph, rooms = actual_graph()
     assert set(ROOMS) == {
         "chainrule.figures",
-        *(f"chainrule_course.{room}" for room in ("compat", "grading", "exercises", "explore", "drills", "book")),
+        *(f"chainrule_course.{room}" for room in ("compat", "grading", "exercises", "explore", "drills", "pages")),
     }
     assert violations(graph, rooms) == []
 
@@ -224,9 +224,9 @@ def test_the_checks_can_fail():
     ]
     undeclared = {
         **graph,
-        "chainrule_course.book.glue": graph["chainrule_course.book.glue"] | {"chainrule_course.exercises.answers"},
+        "chainrule_course.pages.glue": graph["chainrule_course.pages.glue"] | {"chainrule_course.exercises.answers"},
     }
-    assert "chainrule_course.book is not built on chainrule_course.exercises" in violations(undeclared, rooms)[0]
+    assert "chainrule_course.pages is not built on chainrule_course.exercises" in violations(undeclared, rooms)[0]
     cycle = {**graph, "chainrule.rules": graph["chainrule.rules"] | {"chainrule.tensor"}}  # tensor imports rules
     assert any("import cycle" in message for message in violations(cycle, rooms))
     assert any("listed at or below it" in message for message in violations(cycle, rooms))

@@ -74,7 +74,7 @@ def test_build_runs_only_when_something_changed_or_the_last_one_failed(book: Pat
             raise SystemExit(1)
 
     monkeypatch.setattr(build_book, "cli", cli)
-    monkeypatch.setattr(build_book.patches, "build_with_jobs", lambda jobs: None)
+    monkeypatch.setattr(build_book, "build_with_jobs", lambda jobs: None)
     argv = [str(book), *OPTIONS]
     assert build_book.build(1, argv) == 0 and len(builds) == 1
     assert build_book.build(1, argv) == 0 and len(builds) == 1, "built again with nothing changed"

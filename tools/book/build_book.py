@@ -35,6 +35,21 @@ from jupyter_book.cli.main import main as cli
 from chainrule_course.compat import patches
 from tools.book import book_model, notebooks
 
+
+def build_with_jobs(jobs: int) -> None:
+    """Make jupyter-book's CLI hand ``jobs`` to Sphinx (a patch to its internals, for the version
+    :data:`chainrule_course.compat.patches.WRITTEN_FOR` names; another version is refused).
+
+    The CLI imports ``jupyter_book.sphinx.build_sphinx`` when it runs, so it picks up this one.
+    """
+    patches.require("build_with_jobs", "jupyter-book")
+    import functools
+
+    import jupyter_book.sphinx
+
+    jupyter_book.sphinx.build_sphinx = functools.partial(jupyter_book.sphinx.build_sphinx, jobs=jobs)
+
+
 #: Written after each site build that passed (:func:`site_fingerprint`), under _build/.
 SITE_STAMP = ".site-fingerprint"
 
@@ -154,7 +169,7 @@ def build(jobs: int, argv: list[str]) -> int:
         return 0
     if builds_the_site(argv):
         stamp.unlink(missing_ok=True)
-    patches.build_with_jobs(jobs)
+    build_with_jobs(jobs)
     shutil.rmtree(book / "_build" / "html" / "reports", ignore_errors=True)
     status = 1  # also when the build raises
     try:

@@ -285,7 +285,7 @@ def glued_text(target: str, context: Context, line: int) -> str:
     if key not in glued:
         raise ConversionError(
             f"{where(context, line)}: no cell of the last book build glued {key!r}. Glue it "
-            "in a cell above (chainrule_course.book.glue.glue), then run `make notebooks`"
+            "in a cell above (chainrule_course.pages.glue.glue), then run `make notebooks`"
         )
     try:
         text = format_plain_text(glued[key], spec or "s")

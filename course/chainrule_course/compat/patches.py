@@ -1,12 +1,15 @@
-"""The patches to otter-grader, nbconvert and jupyter-book internals, in one place.
+"""The patches to third-party internals, and the versions they were read against.
 
 Each function applies one patch, to this process only, after :func:`require` has checked
 that the installed version of every distribution it touches is the one in
 :data:`WRITTEN_FOR`:
 
 * :func:`grade_without_a_kernel` -- ``otter run`` starts no kernel and runs nothing of the
-  notebook: the plugin scores each answer, run apart;
-* :func:`build_with_jobs` -- jupyter-book's CLI builds with several Sphinx processes.
+  notebook: the plugin scores each answer, run apart.
+
+The book build's own patch to jupyter-book's CLI (``tools.book.build_book.build_with_jobs``)
+lives with the build, not in this wheel; its version is checked here all the same, so that
+one table, which ``tests/course/test_compat.py`` holds to the pins, names every version read.
 """
 
 import importlib.metadata
@@ -30,8 +33,8 @@ def require(patch: str, *distributions: str) -> None:
         if installed != WRITTEN_FOR[name]:
             raise VersionMismatchError(
                 f"chainrule_course.compat: {patch} patches {name}'s internals as of {name} {WRITTEN_FOR[name]}, but "
-                f"{installed} is installed. Re-read the patch against {installed} "
-                "(course/chainrule_course/compat/patches.py), then update WRITTEN_FOR and the pin in requirements.txt"
+                f"{installed} is installed. Re-read {patch} against {installed}, then update WRITTEN_FOR "
+                "(course/chainrule_course/compat/patches.py) and the pin in requirements.txt"
             )
 
 
@@ -65,16 +68,3 @@ def grade_without_a_kernel() -> None:
 
     grade_notebook.runs_no_kernel = True
     python_runner.grade_notebook = grade_notebook
-
-
-def build_with_jobs(jobs: int) -> None:
-    """Make jupyter-book's CLI hand ``jobs`` to Sphinx.
-
-    The CLI imports ``jupyter_book.sphinx.build_sphinx`` when it runs, so it picks up this one.
-    """
-    require("build_with_jobs", "jupyter-book")
-    import functools
-
-    import jupyter_book.sphinx
-
-    jupyter_book.sphinx.build_sphinx = functools.partial(jupyter_book.sphinx.build_sphinx, jobs=jobs)

@@ -7,7 +7,7 @@ The modules, in order: each imports only the engine and modules above it in this
 
 * ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
 * ``calling`` -- calling a student's function safely: apart, on copies, under a time limit, every failure explained
-* ``scalar`` -- answers that are functions of a few numbers or a small graph (intro, graph, backward,
+* ``scalar_checks`` -- answers that are functions of a few numbers or a small graph (intro, graph, backward,
   the forward-mode rule), without numpy
 * ``tape_checks`` -- an engine's record written as a tape: its backward pass (engine), where that pass
   first makes a number that is not finite (profiling), without numpy

@@ -24,7 +24,7 @@ from chainrule.value import Value
 from ..grading.contract import scored_quantity
 
 # numpy is imported where an array is compared, not here: the scalar chapters' checks
-# (chainrule_course.exercises.scalar) run where there is no numpy, such as the page's Python.
+# (chainrule_course.exercises.scalar_checks) run where there is no numpy, such as the page's Python.
 
 #: A float32 answer may differ from the right one by this much, relative (of an entry or of the
 #: largest entry), and an entry near 0 by ATOL: its own rounding.

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from ..grading.contract import allowed, seeded
 from .answers import RTOL, AnswerError, check_scalars
 from .calling import call, returned
-from .scalar import one_number
+from .scalar_checks import one_number
 
 # --------------------------------------------------------------------------- the MLP chapter: memory at the peak
 

@@ -14,7 +14,7 @@ string, a wrong shape, nan, or a function that raises are all explained, not cra
 
 This is the module a check cell imports (``from chainrule_course.exercises import feedback``), and
 it loads without numpy: with it come the helpers every check cell uses (``exercise``,
-``Summary``, ``call``, ...) and the checks whose answers need no numpy (:mod:`chainrule_course.exercises.scalar`,
+``Summary``, ``call``, ...) and the checks whose answers need no numpy (:mod:`chainrule_course.exercises.scalar_checks`,
 :mod:`chainrule_course.exercises.tape_checks`, :mod:`chainrule_course.exercises.count_checks`), so that
 those exercises are checked where there is no numpy (the page's Python).
 The array chapters' checks (:mod:`chainrule_course.exercises.array_checks`,
@@ -40,13 +40,13 @@ from .count_checks import check_memory_count as check_memory_count
 from .count_checks import check_memory_count_function as check_memory_count_function
 from .count_checks import d2l_memory as d2l_memory
 from .count_checks import memory_mistakes as memory_mistakes
-from .scalar import check_cube_grads as check_cube_grads
-from .scalar import check_cube_grads_function as check_cube_grads_function
-from .scalar import check_dfs_order_function as check_dfs_order_function
-from .scalar import check_hypot_jvp as check_hypot_jvp
-from .scalar import check_tanh_neuron_grads as check_tanh_neuron_grads
-from .scalar import check_tanh_neuron_grads_function as check_tanh_neuron_grads_function
-from .scalar import check_topological_order as check_topological_order
+from .scalar_checks import check_cube_grads as check_cube_grads
+from .scalar_checks import check_cube_grads_function as check_cube_grads_function
+from .scalar_checks import check_dfs_order_function as check_dfs_order_function
+from .scalar_checks import check_hypot_jvp as check_hypot_jvp
+from .scalar_checks import check_tanh_neuron_grads as check_tanh_neuron_grads
+from .scalar_checks import check_tanh_neuron_grads_function as check_tanh_neuron_grads_function
+from .scalar_checks import check_topological_order as check_topological_order
 from .tape_checks import check_first_bad_entry as check_first_bad_entry
 from .tape_checks import check_first_bad_entry_function as check_first_bad_entry_function
 from .tape_checks import check_tape_grads as check_tape_grads

@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from chainrule.tensor import Tensor, grad
+from chainrule.autograd import grad
+from chainrule.tensor import Tensor
 
 from ..grading.contract import allowed, seeded
 from .answers import ATOL, RTOL, AnswerError, Mistake, check_array

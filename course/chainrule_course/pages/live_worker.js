@@ -2,13 +2,13 @@
  *
  * It loads Pyodide's core and Graphviz in WebAssembly from the book's own _static/live/
  * folder, unpacks the engine's and the course's wheels into Pyodide's file system, and starts
- * the page's Python with chainrule_course.book.live.start_page, giving it Graphviz to draw with
+ * the page's Python with chainrule_course.pages.live.start_page, giving it Graphviz to draw with
  * (no `dot` program runs here) and freeing deep graphs one level at a time (a worker's stack is small). Then it runs
- * each cell it is sent with chainrule_course.book.live.run_cell, in one namespace for the page, and
+ * each cell it is sent with chainrule_course.pages.live.run_cell, in one namespace for the page, and
  * posts back what the cell printed, showed or raised. Running in a worker keeps the page
  * responsive, and lets the page stop a runaway cell.
  *
- * A solution's cell (space "solution") runs with chainrule_course.book.live.run_solution_cell: it
+ * A solution's cell (space "solution") runs with chainrule_course.pages.live.run_solution_cell: it
  * sees the page's names but binds its own apart, so it never replaces a reader's answer.
  *
  * Where the page is cross-origin isolated (service_worker.js), "start" also carries
@@ -22,7 +22,7 @@
 "use strict";
 
 var python = null;
-// chainrule_course.book.live, and what its start_page gave: the page's namespace, the names of the
+// chainrule_course.pages.live, and what its start_page gave: the page's namespace, the names of the
 // solutions' cells and the release of deep graphs.
 var live = null, namespace = null, solutions = null, release = null;
 var interrupt = null;
@@ -53,7 +53,7 @@ var start = function (base, wheels, buffer) {
         interrupt = new Uint8Array(buffer);
         pyodide.setInterruptBuffer(interrupt);
       }
-      live = pyodide.pyimport("chainrule_course.book.live");
+      live = pyodide.pyimport("chainrule_course.pages.live");
       var page = live.start_page(function (source) { return viz.renderString(source, { format: "svg" }); });
       namespace = page.get(0);
       solutions = page.get(1);
@@ -74,7 +74,7 @@ var start = function (base, wheels, buffer) {
 // start, on any chapter, restores it in about 0.2 s. The snapshot is keyed on the wheels' bytes
 // and Pyodide's lock file, so a new build makes a new one, and the old one is deleted.
 var SNAPSHOT_CACHE = "chainrule-python-snapshot";
-var SNAPSHOT_IMPORTS = "import chainrule, chainrule_course.book.live, chainrule_course.drills.page\n" +
+var SNAPSHOT_IMPORTS = "import chainrule, chainrule_course.pages.live, chainrule_course.drills.page\n" +
   "import chainrule_course.exercises.feedback";
 
 function findSnapshot(base, wheelBytes) {
