@@ -8,8 +8,8 @@ inside :class:`backward_phase`, so that :mod:`chainrule.cost` can book the ops i
 engine.
 
 Grad mode and the backward phase belong to a thread, as PyTorch's grad mode does: a
-``no_grad`` block in one thread (tools/grader/assignments.py runs the exercises' checks in a
-pool of threads) does not stop another thread from recording its graph.
+``no_grad`` block in one thread (a grader may run checks in a pool of threads) does not stop
+another thread from recording its graph.
 """
 
 import threading

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -29,6 +32,7 @@ from common import ROOT
 
 from _ext import notebook_links
 from tools.book import book_model, myst, notebooks
+from tools.book.questions import load_assignments
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
 COURSE_URL = CONFIG["repository"]["url"].rstrip("/")
@@ -196,3 +200,87 @@ def test_a_release_is_read_as_given_or_unset(value, release):
 def test_the_course_sets_no_release_yet():
     """Until chainrule is on PyPI, the committed notebooks install it from the repository."""
     assert book_model.read_release(CONFIG) == ""
+
+
+# --------------------------------------------------------------------------- a chapter inserted
+
+INSERTED = """\
+---
+jupytext:
+  text_representation: {extension: .md, format_name: myst}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+
+(chapter-inserted)=
+# A chapter a fork inserts
+
+```{code-cell} ipython3
+:tags: [remove-cell, setup]
+
+```
+
+A fork teaches something first. Its one exercise comes before every other chapter's.
+
+````{exercise}
+:label: ex-inserted-first
+
+Say what comes first.
+````
+"""
+
+
+def renumbered_book(root: Path) -> Path:
+    """A copy of the book with a chapter inserted before the graph chapter, built as `make book`
+    builds it (with the book build's cached outputs: nothing executes), its notebooks written."""
+    book_copy(root, COURSE_URL)
+    (root / "chapters" / "inserted.md").write_text(INSERTED, encoding="utf-8")
+    # The book build's executed notebooks and what they ran on: every chapter's outputs come from
+    # the cache (keyed on its code), and the inserted one has no code, so nothing executes.
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for folder in ("src", "course", "_build/.jupyter_cache", "_static"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=ignore)
+    for name in ("requirements.txt", "pyproject.toml", "_build/.jupyter_cache.fingerprint"):
+        shutil.copy2(ROOT / name, root / name)
+    for edition in ("chapters", "student/chapters"):  # the notebooks the first page links to
+        (root / edition).mkdir(parents=True, exist_ok=True)
+        for path in (ROOT / edition).glob("*.ipynb"):
+            shutil.copy2(path, root / edition / path.name)
+        (root / edition / "inserted.ipynb").write_text("{}", encoding="utf-8")  # written below
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    settings = config["sphinx"]["config"]
+    settings.update(live_code_root=str(ROOT), live_code_pages=[])
+    (root / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    toc["parts"][0]["chapters"].insert(1, {"file": "chapters/inserted"})
+    (root / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
+    command = [sys.executable, "-m", "tools.book.build_book", "--jobs", "1", str(root), "-W", "-n", "--keep-going"]
+    run = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+    executed = re.findall(r"(\S+)\.md: Executing notebook", run.stdout + run.stderr)
+    assert [Path(path).name for path in executed] in ([], ["inserted"]), f"the cache was not reused: {executed}"
+    make_notebooks(root)
+    return root
+
+
+def test_a_chapter_inserted_before_the_second_renumbers_everything_after_it_and_nothing_by_hand(tmp_path):
+    """Teaching from a fork: insert a chapter before the graph chapter and build. Every exercise
+    after it is renumbered (chapter n becomes n + 1) in the numbers Sphinx gives, in the answer
+    cells' messages and the checks of the notebooks, in the assignments' question ids and in the
+    instructors' page, with no file edited by hand."""
+    before = book_model.load_book(ROOT)
+    root = renumbered_book(tmp_path / "renumbered")
+    after = book_model.load_book(root)
+    assert after.targets["ex-inserted-first"].number == "2.1"  # the intro, then the inserted chapter
+    moved = {label: target.number for label, target in before.targets.items() if label.startswith("ex-graph")}
+    assert moved, "the graph chapter has no exercise to follow"
+    shifted = {label: f"{int(n.split('.')[0]) + 1}.{n.split('.')[1]}" for label, n in moved.items()}
+    assert {label: after.targets[label].number for label in moved} == shifted
+    questions = {q.label: q for a in load_assignments(after) for q in a.questions}
+    dfs = questions["ex-graph-dfs-by-hand"]
+    assert dfs.name == "ex" + shifted["ex-graph-dfs-by-hand"].replace(".", "_")
+    assert f'"Exercise {dfs.number} is not answered yet: write dfs_order_with_stack"' in dfs.stub
+    student = (root / "student" / "chapters" / "graph.ipynb").read_text(encoding="utf-8")
+    assert f"Exercise {dfs.number} is not answered yet" in student and f'exercise(\\"{dfs.number}\\")' in student
+    assert "Exercise " + moved["ex-graph-dfs-by-hand"] not in student, "an old number is left"
+    page = (root / "_build" / "html" / "chapters" / "instructors.html").read_text(encoding="utf-8")
+    assert f'<span class="pre">{dfs.name}</span>' in page

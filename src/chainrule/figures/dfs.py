@@ -3,7 +3,7 @@
 :func:`draw_dfs_step` draws one step of :func:`chainrule.graph.dfs_trace`: which nodes are
 not visited yet, on the search path, or finished, with a legend and alt text that say
 what the step did. :func:`dfs_element_ids` gives the ids of the drawn nodes and edges, so
-that an explorable (:mod:`chainrule_course.explore`) can restyle one figure step by step.
+that a page can restyle one figure step by step (the course's explorables do).
 """
 
 import re
@@ -56,7 +56,7 @@ def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150, *, capt
     :func:`dfs_element_ids` and a class naming its state (``cr-unvisited``,
     ``cr-on-path``, ``cr-finished``, ``cr-not-reached``, plus ``cr-current`` for the
     node of this step and ``cr-path`` for an edge of the search path), so that a
-    script can restyle the figure step by step (:mod:`chainrule_course.explore` does).
+    script can restyle the figure step by step (the course's explorables do).
     """
     parents_of, reached, not_reached = _dfs_nodes(root, parents, max_nodes)
     nodes = reached + not_reached

@@ -28,7 +28,7 @@ def set_renderer(render):
     """Draw every figure with ``render(dot_text) -> svg_text`` instead of ``dot``; None: ``dot`` again.
 
     A web page's Python has no processes to run ``dot`` in: it draws with Graphviz compiled
-    to WebAssembly (``chainrule_course.pages.live.start_page``)."""
+    to WebAssembly, and hands this a function that does."""
     global _renderer
     _renderer = render
 
