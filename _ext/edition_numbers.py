@@ -1,7 +1,7 @@
 """Writes the numbers Sphinx gave the book to ``_build/numbers.json``, for the notebook editions.
 
-The Colab and student notebooks (``tools/book/notebooks.py``) print "Fig. 6.1", "(6.2)" and
-"Exercise 6.3" where the book's pages do. Rather than count figures, equations and
+The Colab and student notebooks (``tools/book/notebooks.py``) print "Fig. N.M", "(N.M)" and
+"Exercise N.M" where the book's pages do. Rather than count figures, equations and
 exercises again, the generator reads what Sphinx assigned, which this extension writes
 at the end of every build (with every page in the environment, also those not read
 again)::

@@ -1,4 +1,4 @@
-"""The role ``{question}`ex-mlp-bias```: the grader's id of an exercise (``ex6_2``), at build time.
+"""The role ``{question}`ex-mlp-bias```: the grader's id of an exercise (``exN_M``), at build time.
 
 An exercise's question id in the assignments, the grades and Gradescope is made from its
 number (:attr:`tools.book.questions.Question.name`), and the number is the book's: a fork

@@ -40,7 +40,7 @@ def test_the_checks_can_fail(tmp_path: Path):
 
 # An exercise's number is the book's (it changes when a fork inserts a chapter); code names it by
 # label or chapter. Numbers in the checks' comments and docstrings went stale silently before.
-TYPED_NUMBER = re.compile(r"Exercises? (?:1[0-4]|[1-9])\.\d|\((?:1[0-4]|[1-9])\.\d+[,)]|\bex\d+_\d+\b")
+TYPED_NUMBER = re.compile(r"Exercises? (?:1[0-4]|[1-9])\.\d|(?<![\w)])\((?:1[0-4]|[1-9])\.\d+[,)]|\bex\d+_\d+\b")
 
 
 def typed_numbers(source: str) -> list[str]:
@@ -55,14 +55,18 @@ def typed_numbers(source: str) -> list[str]:
     return found
 
 
-def test_the_exercises_checks_name_no_exercise_by_number():
+def test_the_code_names_no_exercise_by_number():
+    """The engine, the course, the tools and the extensions, in their comments and docstrings."""
+    folders = ("src", "course", "tools", "_ext", "benchmarks")
     typed = {
-        path.name: found
-        for path in sorted((ROOT / "course/chainrule_course/exercises").glob("*.py"))
-        if (found := typed_numbers(path.read_text()))
+        path.relative_to(ROOT).as_posix(): found
+        for folder in folders
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if (found := typed_numbers(path.read_text(encoding="utf-8")))
     }
     assert not typed, typed
     assert typed_numbers('"""The check of Exercise 6.3."""\n# (5.6, 7.2)\nx = "ex4_4"\n') == ["Exercise 6.3", "(5.6,"]
+    assert typed_numbers('"""``Dual(2.0, 1.0)``, ``np.float64(1.5)``."""\n') == []  # calls, not numbers
 
 
 #: How a reader or an instructor would read a typed exercise number or question id in prose.

@@ -7,11 +7,11 @@ each numbered chapter of ``_toc.yml`` this writes
   solutions folded (a collapsed "Solution" section in Colab, hidden code in JupyterLab);
 * ``student/chapters/<name>.ipynb``, the **student edition**: the same without any
   solution cell, and an answer cell (text, and code when the solution had code) under
-  each exercise. A code answer cell raises ``NotImplementedError("Exercise 6.3 ...")``
+  each exercise. A code answer cell raises ``NotImplementedError("Exercise N.M is not answered yet: ...")``
   until the student replaces it.
 
 Colab shows MyST as raw text, so the Markdown of both editions is plain: admonitions
-become a bold title in a block quote, exercises become "Exercise 6.3" headings,
+become a bold title in a block quote, exercises become "Exercise N.M" headings,
 ``{eq}``/``{numref}`` become the numbers the book shows, ``{cite}`` becomes author-year
 text with a reference list at the end, labels are dropped and figures become images.
 A construct without a plain form is an error that names the chapter and line.
@@ -102,7 +102,7 @@ def setup_source(book: Book) -> str:
 
 
 def numbering_source(book: Book, chapter: str) -> str:
-    """Front matter that makes jupyterlab-myst number as the book does (Exercise 6.3, Fig. 6.1).
+    """Front matter that makes jupyterlab-myst number as the book does (Exercise N.M, Fig. N.M).
 
     jupyterlab-myst reads front matter only from a notebook's first Markdown cell. The cell
     is tagged ``remove-cell``, which MyST-NB drops from the website, and ``numbering``,
@@ -201,7 +201,7 @@ NOT_ANSWERED = re.compile(r"""(?P<quote>["'])not answered yet: """)
 
 def numbered_stub(source: str, number: str) -> str:
     """An answer cell whose message names its exercise: ``"not answered yet: write f"`` becomes
-    ``"Exercise 6.2 is not answered yet: write f"``, so that the notebooks say which exercise."""
+    ``"Exercise N.M is not answered yet: write f"``, so that the notebooks say which exercise."""
     return NOT_ANSWERED.sub(lambda m: f"{m['quote']}Exercise {number} is not answered yet: ", source)
 
 

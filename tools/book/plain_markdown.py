@@ -1,6 +1,6 @@
 """MyST Markdown to plain Markdown, for the notebook editions (Colab shows MyST as raw text).
 
-Admonitions become a bold title in a block quote, exercises "Exercise 6.3" headings,
+Admonitions become a bold title in a block quote, exercises "Exercise N.M" headings,
 ``{eq}``/``{numref}`` the numbers the book shows, ``{cite}`` author-year text with a
 reference list at the end (formatted by pybtex, as sphinxcontrib-bibtex formats the
 book's), labels are dropped and figures become images. A construct without a plain

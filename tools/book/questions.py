@@ -33,7 +33,7 @@ class AssignmentError(ValueError):
 
 
 def question_name(number: str) -> str:
-    """The grader's id of the exercise numbered ``number``: ``ex6_2`` for 6.2."""
+    """The grader's id of the exercise numbered ``number``: ``exN_M`` for N.M."""
     return "ex" + number.replace(".", "_")
 
 

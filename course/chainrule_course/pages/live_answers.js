@@ -22,7 +22,7 @@
 
     // Right after the theme's "Skip to main content": a link to each exercise's answer cell,
     // shown on the theme's bar when focused. It starts Live code if need be, then puts the
-    // cursor in the answer: Exercise 1.2's answer is three key presses from the top of its page.
+    // cursor in the answer: the intro's first checked answer is three key presses from the top.
     function addSkipLinks(page) {
       var first = document.getElementById("pst-skip-link");
       if (!first || !page.exercises.length) return;
@@ -53,7 +53,7 @@
       });
     }
 
-    // The exercise's number, from its title on the page ("Exercise 1.2"); false when it is not there.
+    // The exercise's number, from its title on the page ("Exercise N.M"); false when it is not there.
     function numberExercise(exercise) {
       var box = document.getElementById(exercise.label);
       var caption = box && box.querySelector(".caption-number");
