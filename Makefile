@@ -34,7 +34,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 book book-html book-student assignments test-fast test-full check: export OMP_NUM_THREADS = 1
 book book-html book-student assignments test-fast test-full check: export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: help setup setup-steps check system-packages grade-packages notebooks notebooks-check book book-html book-student assignments pdf grade test test-steps test-fast test-full bench figures clean distclean
+.PHONY: help setup setup-steps check system-packages grade-packages notebooks book book-html book-student assignments pdf grade test test-steps test-fast test-full bench figures clean distclean
 
 help:  ## list the targets
 	@awk '/^[a-z-]+:[^#]*## / { name = $$0; sub(/:.*/, "", name); note = $$0; sub(/^[^#]*## /, "", note); \
@@ -101,9 +101,6 @@ book-student: book-html  ## build the site without solutions into _build/html-st
 	rm -rf $(STUDENT_HTML) && mv _build/student-book/_build/html $(STUDENT_HTML) && $(PY) -m tools.book.pdf --student-site
 	@printf '\nStudent book built: file://%s\n' "$(CURDIR)/$(STUDENT_HTML)/index.html"
 
-notebooks-check: book-html
-	$(PY) -m tools.book.notebooks --check
-
 assignments: book-html  ## write the otter-grader assignments into _build/assignments/<name>/
 	$(PY) -m tools.grader.assignments
 
@@ -130,7 +127,7 @@ test:  ## build the book, then run the whole test suite, both tiers; prints its 
 test-steps: test-fast test-full
 test-fast: book-html
 	+$(PY) -m pytest -p no:cacheprovider -q tests/engine tests/course tests/repo
-test-full: pdf book-student assignments notebooks-check $(WHEELHOUSE_STAMP)
+test-full: pdf book-student assignments $(WHEELHOUSE_STAMP)
 	+$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests/built tests/browser tests/colab
 
 check: setup  ## the fast tier, tests/{engine,course,repo} (no build, no browser): the loop for code changes

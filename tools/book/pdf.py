@@ -116,7 +116,7 @@ def first_page(book: Path) -> str:
 def build_single_page(book: Path) -> Path:
     """Sphinx's singlehtml build of the book; returns the page, rewritten as ``book.html`` at its root."""
     # It leaves the site build's numbers (_build/numbers.json) alone, so that the other steps
-    # that read them (make assignments, notebooks-check) can run beside it.
+    # that read them (make assignments, the tests) can run beside it.
     status = build_book.build(1, [str(book), "--builder", "singlehtml", "-W", "-n", "--keep-going"])
     if status:
         sys.exit(f"pdf: the single-page build failed (exit {status})")

@@ -34,13 +34,15 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import copy
 import importlib.metadata
+import io
 import json
+import multiprocessing
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import zipfile
@@ -374,12 +376,7 @@ def assign(book: Book, assignment: Assignment, output: Path, wheels: tuple[Path,
         requirements.write_text(requirements_text(book))
         master = work / f"{assignment.name}.ipynb"
         nbformat.write(master_notebook(book, assignment, requirements), master)
-        otter = Path(sys.executable).parent / "otter"
-        run = subprocess.run([str(otter), "assign", master.name, "dist"], cwd=work, capture_output=True, text=True)
-        if run.returncode != 0:
-            raise AssignmentError(
-                f"otter assign failed for {assignment.name}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
-            )
+        otter_assign(master, work / "dist", assignment.name)
         dist = work / "dist"
         (folder / "autograder").mkdir(parents=True)
         zips = list((dist / "autograder").glob("*-autograder_*.zip"))
@@ -404,6 +401,19 @@ def assign(book: Book, assignment: Assignment, output: Path, wheels: tuple[Path,
         nbformat.write(answered(student, solutions, written), folder / "solution" / f"{assignment.name}.ipynb")
     check_no_solution(assignment, folder / "student")
     return folder
+
+
+def otter_assign(master: Path, result: Path, name: str) -> None:
+    """``otter assign MASTER RESULT``, in this process (a worker of :func:`main`'s pool, which imported
+    otter once before it forked; otter changes the working folder while it writes)."""
+    from otter.assign import main as assign_main
+
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+            assign_main(str(master), str(result))
+    except Exception as error:  # otter's own errors have no common class
+        raise AssignmentError(f"otter assign failed for {name}: {error!r}\n{said.getvalue()[-3000:]}") from None
 
 
 def check_autograder(files: dict[str, bytes], assignment: Assignment) -> None:
@@ -510,7 +520,10 @@ def main(argv: list[str] | None = None) -> int:
     wheel_folder = tempfile.TemporaryDirectory(prefix="chainrule-wheel-")
     wheels = package.build_wheels(Path(wheel_folder.name))
     failed = False
-    with wheel_folder, concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+    import otter.assign  # noqa: F401  (once, here: the forked workers inherit it, 1 CPU-s each time saved)
+
+    workers = concurrent.futures.ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("fork"))
+    with wheel_folder, workers as pool:
         futures = {pool.submit(assign, book, a, args.output, wheels): a for a in assignments}
         for future in concurrent.futures.as_completed(futures):
             assignment = futures[future]
