@@ -203,10 +203,8 @@ def test_the_unrendered_markup_check_can_fail():
 
 
 def test_every_page_of_the_site_says_the_licences_in_its_footer():
-    from bs4 import BeautifulSoup
-
     pages = sorted((ROOT / "_build" / "html" / "chapters").glob("*.html"))
     assert len(pages) > 10
     for page in pages:
-        footer = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser").find("p", class_="licence")
+        footer = parse(page).find("p", class_="licence")
         assert footer is not None and footer.get_text() == "Text and figures: CC BY-SA 4.0. Code: MIT.", page.name

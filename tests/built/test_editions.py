@@ -22,6 +22,7 @@ import sys
 import textwrap
 from collections import Counter
 from dataclasses import replace
+from html import unescape
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -44,16 +45,22 @@ def edition(chapter: str, student: bool):
     return nbformat.read(ROOT / book_model.edition_path(chapter, student), as_version=4)
 
 
+@functools.cache
+def chapter_cells(chapter: str) -> list:
+    """The chapter's cells as jupytext reads them, read once: do not change them."""
+    return jupytext.read(ROOT / f"{chapter}.md").cells
+
+
 def solution_cells(chapter: str) -> list:
-    return [cell for cell in jupytext.read(ROOT / f"{chapter}.md").cells if "solution" in notebooks.tags(cell)]
+    return [cell for cell in chapter_cells(chapter) if "solution" in notebooks.tags(cell)]
 
 
 def other_cells_text(chapter: str) -> str:
-    cells = jupytext.read(ROOT / f"{chapter}.md").cells
-    return "\n".join(cell.source for cell in cells if "solution" not in notebooks.tags(cell))
+    return "\n".join(cell.source for cell in chapter_cells(chapter) if "solution" not in notebooks.tags(cell))
 
 
-def solution_code_lines(chapter: str) -> set[str]:
+@functools.cache
+def solution_code_lines(chapter: str) -> frozenset[str]:
     """Lines of solution code that say something (not blank, not only punctuation).
 
     Only lines that the rest of the chapter does not also contain.
@@ -66,10 +73,11 @@ def solution_code_lines(chapter: str) -> set[str]:
                 line = line.strip()
                 if len(line) >= 12 and line not in elsewhere:
                     lines.add(line)
-    return lines
+    return frozenset(lines)
 
 
-def solution_phrases(chapter: str, words: int = 8) -> set[str]:
+@functools.cache
+def solution_phrases(chapter: str, words: int = 8) -> frozenset[str]:
     """Runs of ``words`` consecutive plain words from the solutions' text (math and markup removed)."""
     phrases = set()
     for cell in solution_cells(chapter):
@@ -86,7 +94,7 @@ def solution_phrases(chapter: str, words: int = 8) -> set[str]:
             tokens = re.findall(r"[A-Za-z][A-Za-z'-]*", sentence)
             if len(tokens) >= words:
                 phrases.add(" ".join(tokens[:words]))
-    return phrases
+    return frozenset(phrases)
 
 
 def plain_words(text: str) -> str:
@@ -188,7 +196,8 @@ def test_leak_checks_can_fail():
         lines, phrases = solution_code_lines(chapter), solution_phrases(chapter)
         assert lines or phrases, f"{chapter}: no solution content found to check"
         assert all(line in colab for line in lines), chapter
-        assert all(phrase in plain_words(colab) for phrase in phrases), chapter
+        words = plain_words(colab)
+        assert all(phrase in words for phrase in phrases), chapter
 
 
 @pytest.mark.parametrize("numbered", CHAPTERS)
@@ -610,11 +619,22 @@ def parsed(path: Path) -> BeautifulSoup:
     return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
 
 
-def page(html: Path, chapter: str, fresh: bool = False) -> BeautifulSoup:
-    """A chapter's built page: shared (read it only), or ``fresh``, a copy of its own to change."""
+def page(html: Path, chapter: str) -> BeautifulSoup:
+    """A chapter's built page, shared: read it only."""
     path = html / f"{chapter}.html"
     assert path.is_file(), f"{path} is missing"
-    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser") if fresh else parsed(path)
+    return parsed(path)
+
+
+@functools.cache
+def without_solutions(html: Path, chapter: str) -> BeautifulSoup:
+    """A chapter's built page without its solution boxes, shared: read it only."""
+    path = html / f"{chapter}.html"
+    assert path.is_file(), f"{path} is missing"
+    soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+    for solution in soup.select(".solution"):
+        solution.decompose()
+    return soup
 
 
 def shown_numbers(soup: BeautifulSoup) -> dict[str, str]:
@@ -645,11 +665,15 @@ def test_edition_numbers_are_the_books(numbered: str, book_html: Path):
     assert set(shown) <= set(ours), f"numbered on the page but unknown to the editions: {set(shown) - set(ours)}"
 
 
+#: A link to Colab as Sphinx writes it (double quotes, the URL HTML-escaped), found without parsing every page.
+COLAB_LINK = re.compile(r'<a\s[^>]*?href="([^"]*colab\.research\.google\.com[^"]*)"')
+
+
 def colab_links(html: Path) -> list[tuple[str, str]]:
     links = []
     for path in sorted(html.rglob("*.html")):
-        for anchor in parsed(path).select('a[href*="colab.research.google.com"]'):
-            links.append((path.relative_to(html).as_posix(), anchor["href"]))
+        for href in COLAB_LINK.findall(path.read_text(encoding="utf-8")):
+            links.append((path.relative_to(html).as_posix(), unescape(href)))
     return links
 
 
@@ -705,17 +729,17 @@ def test_launch_button_opens_the_pages_own_edition(site: str, book_html: Path, s
 @pytest.mark.parametrize("numbered", CHAPTERS)
 def test_student_site_has_no_solution(numbered: str, book_html: Path, student_html: Path):
     chapter = numbered
-    student, full = page(student_html, chapter), page(book_html, chapter, fresh=True)
+    student, full = page(student_html, chapter), page(book_html, chapter)
     assert not student.select(".solution"), "a solution box is on the student page"
     full_code = "\n".join(pre.get_text() for pre in full.select("pre"))
     lines = [line for line in solution_code_lines(chapter) if line in full_code]
-    phrases = [phrase for phrase in solution_phrases(chapter) if phrase in plain_words(full.get_text(" "))]
+    full_words = plain_words(full.get_text(" "))
+    phrases = [phrase for phrase in solution_phrases(chapter) if phrase in full_words]
     # The checks find the solutions on the full page, so they can fail ...
     assert len(lines) >= 0.8 * len(solution_code_lines(chapter)), "the leak check misses solution code"
     assert len(phrases) >= 0.5 * len(solution_phrases(chapter)), "the leak check misses solution text"
     # ... but only what the full page shows inside its solutions counts (outputs may print code).
-    for solution in full.select(".solution"):
-        solution.decompose()
+    full = without_solutions(book_html, chapter)
     outside_code = "\n".join(pre.get_text() for pre in full.select("pre"))
     outside_words = plain_words(full.get_text(" "))
     code = "\n".join(pre.get_text() for pre in student.select("pre"))
@@ -835,9 +859,7 @@ def test_student_site_refuses_stale_executed_notebooks(tmp_path: Path):
 def test_student_site_shows_the_books_outputs(numbered: str, book_html: Path, student_html: Path):
     """Every output the book shows outside its solutions is on the student page too, also for a chapter
     the build took from its cache (myst-nb then writes the executed notebook without outputs)."""
-    full = page(book_html, numbered, fresh=True)
-    for solution in full.select(".solution"):
-        solution.decompose()
+    full = without_solutions(book_html, numbered)
     expected = [output.get_text() for output in full.select(".cell_output")]
     assert expected, f"{numbered} shows no output in the book: the check would pass on anything"
     assert [output.get_text() for output in page(student_html, numbered).select(".cell_output")] == expected
