@@ -93,11 +93,12 @@ book: setup  ## build the book into _build/html (any warning fails; changed chap
 book-html: setup  ## only the site build, without writing the notebooks
 	$(BUILD) . -W -n --keep-going
 
-# The book build's executed notebooks without their solution cells: nothing executes again.
+# The book build's executed notebooks without their solution cells: nothing executes again. One
+# Sphinx process: as fast, and 15 % less CPU than two, which pickle the pages to each other.
 book-student: book-html  ## build the site without solutions into _build/html-student
 	rm -rf $(STUDENT_HTML)
 	$(PY) -m tools.book.student_book _build/student-book
-	$(BUILD) _build/student-book -W -n --keep-going
+	$(BUILD) --jobs 1 _build/student-book -W -n --keep-going
 	rm -rf $(STUDENT_HTML) && mv _build/student-book/_build/html $(STUDENT_HTML) && $(PY) -m tools.book.pdf --student-site
 	@printf '\nStudent book built: file://%s\n' "$(CURDIR)/$(STUDENT_HTML)/index.html"
 
