@@ -1152,6 +1152,7 @@ def test_local_and_otter_run_scores_are_equal(graded, nobody_venv, tmp_path):
     that user nobody may run, gives the scores make grade gave; a forged pickle runs nothing in otter's process."""
     otter = nobody_venv / "bin" / "otter"
     environment = offline.environment(offline.WHEELHOUSE, nobody_venv)  # nothing of this repo's venv
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)  # root's processes compile what they import, once
     shutil.rmtree(FORGED_MARK, ignore_errors=True)
 
     def otter_scores(run):
@@ -1190,7 +1191,9 @@ def test_local_and_otter_run_scores_are_equal(graded, nobody_venv, tmp_path):
 def nobody_venv():
     """A grading venv that user nobody may run, as Gradescope's is: the book's Python and the test's
     folders are root's alone here, so the venv is built on a copy of that Python (hard links,
-    without its site-packages and tests) in a folder every user may enter."""
+    without its site-packages and tests) in a folder every user may enter. It is not byte-compiled:
+    the first `otter run` (root) writes the ``.pyc`` files of what it imports, kernel included,
+    before any answer runs as nobody, and the next runs read them."""
     folder = Path(tempfile.mkdtemp(prefix="chainrule-nobody-venv-"))
     folder.chmod(0o755)
     try:
@@ -1216,6 +1219,7 @@ def nobody_venv():
             uv=offline.UV,
             uv_options=("--offline", "--no-index", "--find-links", str(offline.wheelhouse())),
             base=str(folder / "python" / "bin" / Path(sys.executable).resolve().name),
+            compile_bytecode=False,
         )
         yield folder / "venv"
     finally:

@@ -52,12 +52,15 @@ def build(
     uv: Path | None = None,
     uv_options: tuple[str, ...] = (),
     base: str = sys.executable,
+    compile_bytecode: bool = True,
 ) -> Path:
     """The venv at ``folder`` with the zip's requirements installed (again only when they changed); its python.
 
     ``env`` is the installer's environment (default: this process's). With ``uv``, uv builds the
     venv on the Python ``base`` (``uv_options`` go to its install command); without, venv and pip
-    do, on this Python.
+    do, on this Python. ``compile_bytecode``: uv compiles every module (11 CPU-s), which the
+    sandbox, unable to write ``.pyc`` files, needs; a caller whose own processes write them may
+    skip it.
     """
     archive_path, folder = Path(archive_path).resolve(), Path(folder).resolve()
     uv = Path(uv).resolve() if uv else None  # it runs in a temporary folder: a relative path would miss
@@ -91,7 +94,7 @@ def build(
                     "--quiet",
                     "--python",
                     str(python),
-                    "--compile-bytecode",
+                    *(["--compile-bytecode"] if compile_bytecode else []),
                     *uv_options,
                     *arguments,
                 ],
