@@ -1191,9 +1191,9 @@ def test_local_and_otter_run_scores_are_equal(graded, nobody_venv, tmp_path):
 def nobody_venv():
     """A grading venv that user nobody may run, as Gradescope's is: the book's Python and the test's
     folders are root's alone here, so the venv is built on a copy of that Python (hard links,
-    without its site-packages and tests) in a folder every user may enter. It is not byte-compiled:
-    the first `otter run` (root) writes the ``.pyc`` files of what it imports, kernel included,
-    before any answer runs as nobody, and the next runs read them."""
+    without its site-packages and tests) in a folder every user may enter. It is not byte-compiled
+    (11 CPU-s): each `otter run` (root) writes the ``.pyc`` files of the modules it imports, and the
+    next runs read them; an answer, run as nobody, compiles in memory what no root process imported."""
     folder = Path(tempfile.mkdtemp(prefix="chainrule-nobody-venv-"))
     folder.chmod(0o755)
     try:
