@@ -21,6 +21,8 @@ def shape_args(shape):
 
 def int_tuple(values, op, what):
     """``values`` as a tuple of Python ints (numpy integers accepted), or a TypeError naming ``op``."""
+    if all([type(value) is int for value in values]):  # the usual case, checked in one pass
+        return tuple(values)
     for position, value in enumerate(values):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             hint = " (use // for integer division)" if isinstance(value, float) and what == "shape" else ""
@@ -71,6 +73,8 @@ def axis_arg(axis, shape, op):
     """``axis`` of a reduction as None, an int or a tuple of ints, each checked against ``shape``."""
     if axis is None:
         return None
+    if type(axis) is int and -len(shape) <= axis < len(shape):  # one axis in range: the usual case
+        return axis
     single = not isinstance(axis, (tuple, list))
     axes = int_tuple((axis,) if single else tuple(axis), op, "axis")
     ndim = len(shape)

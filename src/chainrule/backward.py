@@ -227,8 +227,10 @@ def _push_through(node, g, pending, retain_graph, create_graph, on_edge):
             continue
         shape = node.input_shapes[i]
         summed = unbroadcast(input_grad, shape) if input_grad.shape != shape else input_grad
-        # G passed on as it is (add's rule) was tested when it was made
-        if summed is not g and not _finite(summed._data):
+        # G passed on as it is (add's rule) was tested when it was made, and so was the G
+        # that a keeps_finite rule copied or masked
+        tested = summed is g or (summed is input_grad and node.rule.keeps_finite)
+        if not tested and not _finite(summed._data):
             _check_finite(node, saved, i, input_grad, summed)
         input_grad = summed
         if on_edge is not None:

@@ -22,6 +22,7 @@ formula in the shapes, in its row of the rule table (:data:`chainrule.rules.RULE
 * ``max_pool2d``: k² per output element, a comparison per entry of its k×k window (an
   entry in several overlapping windows counts in each).
 * ``log_softmax``: 5 per input element (subtract the max, exp, sum, log, subtract).
+* ``nll_loss``: 1 per row (the entry its label picks, added to the total).
 * ``dropout``: 1 per element (a multiply by the mask).
 * ``scatter_add`` (embedding's VJP) and ``col2im`` (im2col's): 1 per element of G added.
 * ``reshape``, ``transpose``, ``broadcast_to``, ``embedding``, ``im2col``: 0; they only move numbers.

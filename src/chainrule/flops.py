@@ -4,7 +4,16 @@ A flop is one addition or one multiplication; each formula takes the op's input 
 arrays), its args and its output array, and counts in the shapes (see :mod:`chainrule.cost`).
 """
 
-__all__ = ["elementwise", "matmul", "reduction", "window_max", "log_softmax", "scatter_add", "no_arithmetic"]
+__all__ = [
+    "elementwise",
+    "matmul",
+    "reduction",
+    "window_max",
+    "log_softmax",
+    "picked_mean",
+    "scatter_add",
+    "no_arithmetic",
+]
 
 
 def elementwise(inputs, args, out):
@@ -33,6 +42,11 @@ def window_max(inputs, args, out):
 def log_softmax(inputs, args, out):
     """5 per input element: subtract the max, exp, sum, log, subtract."""
     return 5 * inputs[0].size
+
+
+def picked_mean(inputs, args, out):
+    """1 per row: the entry each row's label picks is added to the total (nll_loss)."""
+    return len(args[0])
 
 
 def scatter_add(inputs, args, out):

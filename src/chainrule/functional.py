@@ -2,7 +2,7 @@
 
 The functions here are short compositions of Tensor operations, so their gradients
 come from the rules of those operations: conv2d, for one, is im2col and a matmul.
-log_softmax, embedding, dropout and max_pool2d are ops of their own in the rule table.
+log_softmax, nll_loss, embedding, dropout and max_pool2d are ops of their own in the rule table.
 
 Numerical stability.  ``exp`` of a logit of 1000 overflows, but softmax does not change
 when the same number is subtracted from every logit of a row.  So softmax and
@@ -22,6 +22,7 @@ from .tensor import Tensor, apply
 __all__ = [
     "softmax",
     "log_softmax",
+    "nll_loss",
     "cross_entropy",
     "mse_loss",
     "l2_penalty",
@@ -71,43 +72,58 @@ def log_softmax(x, axis=-1):
     return apply("log_softmax", x, args=(axis,))
 
 
-def _check_labels(labels, batch, num_classes):
-    """``labels`` as a 1-D integer array of class indices, or a clear error."""
+def _check_labels(labels, batch, num_classes, where, what):
+    """``labels`` as a 1-D integer array of class indices, or a clear error naming ``where``."""
     array = np.asarray(labels.data if isinstance(labels, Tensor) else labels)
     if array.dtype.kind not in "iu":
         raise TypeError(
-            f"cross_entropy: labels must be integer class indices, got dtype {array.dtype}; "
+            f"{where}: labels must be integer class indices, got dtype {array.dtype}; "
             "convert them, e.g. np.asarray(labels).astype(np.int64)"
         )
     if array.ndim != 1:
-        raise ValueError(f"cross_entropy: labels must be 1-D (one class per row), got shape {array.shape}")
+        raise ValueError(f"{where}: labels must be 1-D (one class per row), got shape {array.shape}")
     if len(array) != batch:
-        raise ValueError(f"cross_entropy: got {len(array)} labels for a batch of {batch} rows of logits")
-    bad = np.flatnonzero((array < 0) | (array >= num_classes))
-    if bad.size:
-        i = bad[0]
+        raise ValueError(f"{where}: got {len(array)} labels for a batch of {batch} rows of {what}")
+    if not batch:
+        raise ValueError(f"{where}: the batch is empty (0 rows), and the mean of no losses is not a number")
+    if not (0 <= np.minimum.reduce(array) and np.maximum.reduce(array) < num_classes):
+        bad = np.flatnonzero((array < 0) | (array >= num_classes))
         raise ValueError(
-            f"cross_entropy: label {array[i]} (at position {i}) is out of range: labels must be in "
+            f"{where}: label {array[bad[0]]} (at position {bad[0]}) is out of range: labels must be in "
             f"[0, {num_classes}) for {num_classes} classes ({bad.size} labels out of range)"
         )
     return array
+
+
+def _rows_and_labels(x, labels, where, what):
+    """``x`` (called ``what``) as a (batch, num_classes) Tensor and its checked labels, or a clear
+    error naming ``where``."""
+    x = _as_tensor(x, where)
+    if x.ndim != 2:
+        raise ValueError(f"{where}: {what} must have shape (batch, num_classes), got shape {x.shape}")
+    return x, _check_labels(labels, *x.shape, where, what)
+
+
+def nll_loss(log_probs, labels):
+    """Mean over the batch of ``-log_probs[row, label]``: the negative log-likelihood.
+
+    ``log_probs`` has shape (batch, num_classes) and holds log-probabilities (the output
+    of :func:`log_softmax`); ``labels`` holds one integer class index per row.  Row
+    ``"nll_loss"`` of the rule table, as ``torch.nn.functional.nll_loss``.
+    """
+    log_probs, labels = _rows_and_labels(log_probs, labels, "nll_loss", "log_probs")
+    return apply("nll_loss", log_probs, args=(labels,))
 
 
 def cross_entropy(logits, labels):
     """Mean over the batch of ``-log softmax(logits)[label]``.
 
     ``logits`` has shape (batch, num_classes); ``labels`` holds one integer class index
-    per row.  The log-probabilities of the labels are picked out by multiplying with a
-    one-hot matrix (scaled by -1/batch) and summing, so only Tensor operations are involved.
+    per row.  It is :func:`nll_loss` of :func:`log_softmax` along the classes: two nodes,
+    as PyTorch's graph has (``LogSoftmaxBackward0``, then ``NllLossBackward0``).
     """
-    logits = _as_tensor(logits, "cross_entropy")
-    if logits.ndim != 2:
-        raise ValueError(f"cross_entropy: logits must have shape (batch, num_classes), got shape {logits.shape}")
-    batch, num_classes = logits.shape
-    labels = _check_labels(labels, batch, num_classes)
-    weights = np.zeros(logits.shape, dtype=logits.dtype)
-    weights[np.arange(batch), labels] = -1.0 / batch  # -1/batch at each row's label: minus the mean
-    return (log_softmax(logits, axis=1) * Tensor(weights)).sum()
+    logits, labels = _rows_and_labels(logits, labels, "cross_entropy", "logits")
+    return apply("nll_loss", log_softmax(logits, axis=1), args=(labels,))
 
 
 def mse_loss(pred, target):

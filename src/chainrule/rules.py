@@ -65,8 +65,9 @@ def _div_forward(a, b):
     return np.divide(a, b)
 
 
+# The reductions call the ufunc's reduce, which ndarray.sum and .max reach through a Python wrapper.
 def _sum_forward(a, axis, keepdims):
-    return a.sum(axis=axis, keepdims=keepdims)
+    return np.add.reduce(a, axis=axis, keepdims=keepdims)
 
 
 def _mean_forward(a, axis, keepdims):
@@ -74,7 +75,11 @@ def _mean_forward(a, axis, keepdims):
 
 
 def _max_forward(a, axis, keepdims):
-    return a.max(axis=axis, keepdims=keepdims)
+    return np.maximum.reduce(a, axis=axis, keepdims=keepdims)
+
+
+def _transpose_forward(a, axes):
+    return a.transpose(axes)  # the method: np.transpose reaches it through two Python calls
 
 
 def _relu_forward(a):
@@ -150,8 +155,13 @@ def _log_forward(a):
 def _log_softmax_forward(a, axis):
     # Subtracting the largest entry first keeps exp from overflowing; the result is
     # the same because log_softmax(a - m) = log_softmax(a) for any constant m.
-    shifted = a - a.max(axis=axis, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    shifted = a - np.maximum.reduce(a, axis=axis, keepdims=True)
+    return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def _nll_loss_forward(a, labels):
+    # minus the mean over the rows of the entry each row's label picks
+    return np.add.reduce(a[np.arange(len(labels)), labels]) / -len(labels)
 
 
 def _pow_forward(a, k):
@@ -408,6 +418,17 @@ def log_softmax_vjp(g, node, saved):
     return (g - c.exp() * g.sum(axis=axis, keepdims=True),)
 
 
+def nll_loss_vjp(g, node, saved):
+    """C = -(1/n) Σ_r A[r, y_r], minus the mean over the n rows of the entry that each row's
+    label y_r picks (A holds log-probabilities: the negative log-likelihood).
+    dA = G * W, where W is -1/n at each (r, y_r) and 0 elsewhere: a constant, so the rule
+    can be differentiated again."""
+    (labels,), (shape,) = node.args, node.input_shapes
+    weights = np.zeros(shape, dtype=node.dtype)
+    weights[np.arange(shape[0]), labels] = -1.0 / shape[0]
+    return (g * weights,)
+
+
 _KEPT: dict = {}  # Rule.kept's answers, by (reads, needs_input_grad)
 
 
@@ -424,6 +445,9 @@ class Rule(NamedTuple):
     The backward pass checks every gradient it passes on for nan/inf and names the op
     that made it. ``nonfinite_hint`` is the likely cause that the error then names, where
     the rule has one of its own (a quotient divides by a small B, a log by a small A).
+    ``keeps_finite`` marks a rule whose gradients only copy, select, mask or negate G, so
+    they are finite whenever G is (and G was tested when it was made): the pass does not
+    test them again, unless they are summed down to a broadcast input's shape.
 
     ``name`` is what messages call the op (``"multiply"`` for ``*``). ``flops`` counts its
     floating-point operations (:mod:`chainrule.flops`; :func:`chainrule.cost.count_flops` reads
@@ -443,6 +467,7 @@ class Rule(NamedTuple):
     flops: Callable | None = None
     shape_error: Callable | None = None
     nonfinite_hint: str = "the incoming gradient times the local derivative overflowed"
+    keeps_finite: bool = False
 
     def kept(self, needs_input_grad):
         """Which slots of the node are filled: one bool per input, then one for the output.
@@ -488,7 +513,7 @@ RULES = _checked({
     "+":           Rule(np.add,               add_vjp,          ((), ()),              "add",          F.elementwise,
                         shape_error=elementwise_error),
     "-":           Rule(np.subtract,          sub_vjp,          ((), ()),              "subtract",     F.elementwise,
-                        shape_error=elementwise_error),
+                        shape_error=elementwise_error, keeps_finite=True),
     "*":           Rule(np.multiply,          mul_vjp,          (("B",), ("A",)),      "multiply",     F.elementwise,
                         shape_error=elementwise_error),
     "/":           Rule(_div_forward,         div_vjp,          (("B",), ("A", "B")),  "divide",       F.elementwise,
@@ -498,9 +523,10 @@ RULES = _checked({
                         shape_error=matmul_error),
     "**":          Rule(_pow_forward,         pow_vjp,          (("A",),),             "power",        F.elementwise,
                         nonfinite_hint="the base has values at or too close to 0 and the exponent is below 1"),
-    "neg":         Rule(np.negative,          neg_vjp,          ((),),                 "negate",       F.elementwise),
+    "neg":         Rule(np.negative,          neg_vjp,          ((),),                 "negate",       F.elementwise,
+                        keeps_finite=True),
     "sum":         Rule(_sum_forward,         sum_vjp,          ((),),                 "sum",          F.reduction,
-                        shape_error=axis_error),
+                        shape_error=axis_error, keeps_finite=True),
     "mean":        Rule(_mean_forward,        mean_vjp,         ((),),                 "mean",         F.reduction,
                         shape_error=axis_error),
     "max":         Rule(_max_forward,         max_vjp,          (("A", "C"),),         "max",          F.reduction,
@@ -512,12 +538,13 @@ RULES = _checked({
     "col2im":      Rule(_col2im_forward,      col2im_vjp,       ((),),                 "col2im",       F.scatter_add),
     "max_pool2d":  Rule(_max_pool2d_forward,  max_pool2d_vjp,   (("A",),),             "max_pool2d",   F.window_max),
     "reshape":     Rule(np.reshape,           reshape_vjp,      ((),),                 "reshape",      F.no_arithmetic,
-                        shape_error=reshape_error),
-    "transpose":   Rule(np.transpose,         transpose_vjp,    ((),),                 "transpose",    F.no_arithmetic,
-                        shape_error=transpose_error),
+                        shape_error=reshape_error, keeps_finite=True),
+    "transpose":   Rule(_transpose_forward,   transpose_vjp,    ((),),                 "transpose",    F.no_arithmetic,
+                        shape_error=transpose_error, keeps_finite=True),
     "broadcast_to": Rule(np.broadcast_to,     broadcast_to_vjp, ((),),                 "broadcast_to", F.no_arithmetic,
-                        shape_error=broadcast_to_error),
-    "relu":        Rule(_relu_forward,        relu_vjp,         (("C",),),             "relu",         F.elementwise),
+                        shape_error=broadcast_to_error, keeps_finite=True),
+    "relu":        Rule(_relu_forward,        relu_vjp,         (("C",),),             "relu",         F.elementwise,
+                        keeps_finite=True),
     "tanh":        Rule(np.tanh,              tanh_vjp,         (("C",),),             "tanh",         F.elementwise),
     "sigmoid":     Rule(_sigmoid_forward,     sigmoid_vjp,      (("C",),),             "sigmoid",      F.elementwise),
     "exp":         Rule(np.exp,               exp_vjp,          (("C",),),             "exp",          F.elementwise),
@@ -527,5 +554,6 @@ RULES = _checked({
                         shape_error=axis_error,
                         nonfinite_hint="the incoming gradient's sum along the axis overflowed "
                                        "(dA = G - softmax(A) * ΣG)"),
+    "nll_loss":    Rule(_nll_loss_forward,    nll_loss_vjp,     ((),),                 "nll_loss",     F.picked_mean),
     "checkpoint":  Rule(refuse_apply,         checkpoint_vjp,   EVERY_INPUT,           "checkpoint",   F.no_arithmetic),
 })  # fmt: skip

@@ -465,7 +465,7 @@ def seed_gradient(output, gradient, where, argument="gradient"):
                 f"{argument}= (an array of the same shape {output.shape}: dL/d output), or reduce "
                 "the output to a scalar first, e.g. out.sum().backward()"
             )
-        return _plain_tensor(np.ones_like(output.data))
+        return _plain_tensor(np.ones(output._data.shape, output._data.dtype))
     if isinstance(gradient, Tensor):
         seed = gradient
     else:

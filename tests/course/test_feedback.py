@@ -777,7 +777,7 @@ RIGHT_TRAINING = lambda N, d, h, q, w: 2 * w + N * (d + h + q) + 2 * N * max(h, 
         ),
         (
             RIGHT_PREDICTION,
-            lambda N, d, h, q, w: RIGHT_TRAINING(N, d, h, q, w) + N * q + 1,
+            lambda N, d, h, q, w: RIGHT_TRAINING(N, d, h, q, w) + 1,
             ["training counts the arrays chainrule keeps"],
         ),
         (

@@ -110,6 +110,11 @@ def test_log_softmax_costs_five_flops_per_element():
     assert forward_flops("log_softmax", a, args=(1,))[0] == 5 * a.size
 
 
+def test_nll_loss_costs_one_flop_per_row():
+    a = leaf((5, 7))
+    assert forward_flops("nll_loss", a, args=(np.arange(5) % 7,))[0] == 5
+
+
 def test_shape_changes_cost_nothing():
     a = leaf((2, 3))
     assert forward_flops("reshape", a, args=((3, 2),))[0] == 0

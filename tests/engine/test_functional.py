@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chainrule.autograd import grad
-from chainrule.functional import cross_entropy, l2_penalty, log_softmax, mse_loss, softmax
+from chainrule.functional import cross_entropy, l2_penalty, log_softmax, mse_loss, nll_loss, softmax
 from chainrule.gradcheck import assert_gradients_close
 from chainrule.tensor import Tensor
 
@@ -203,6 +203,30 @@ def test_cross_entropy_label_errors():
 def test_cross_entropy_needs_2d_logits():
     with raises(ValueError, "cross_entropy: logits must have shape (batch, num_classes), got shape (4,)"):
         cross_entropy(Tensor(np.zeros(4)), [1])
+
+
+def test_nll_loss_names_itself_and_refuses_an_empty_batch():
+    log_probs = Tensor(np.zeros((3, 4)))
+    with raises(ValueError, "nll_loss: label 4 (at position 1) is out of range"):
+        nll_loss(log_probs, [0, 4, 1])
+    with raises(ValueError, "nll_loss: got 2 labels for a batch of 3 rows of log_probs"):
+        nll_loss(log_probs, [0, 1])
+    with raises(ValueError, "nll_loss: log_probs must have shape (batch, num_classes), got shape (4,)"):
+        nll_loss(Tensor(np.zeros(4)), [1])
+    for loss in (nll_loss, cross_entropy):
+        with raises(ValueError, f"{loss.__name__}: the batch is empty (0 rows)"):
+            loss(Tensor(np.zeros((0, 4))), np.zeros(0, dtype=int))
+
+
+def test_cross_entropy_is_two_nodes_as_in_torch():
+    """log_softmax, then nll_loss: the graph PyTorch records for F.cross_entropy."""
+    logits = Tensor(np.zeros((3, 4)), requires_grad=True)
+    loss = cross_entropy(logits, [0, 3, 1])
+    assert loss.grad_fn.op == "nll_loss" and loss.grad_fn.parents[0].op == "log_softmax"
+    tlogits = torch.zeros((3, 4), requires_grad=True)
+    tloss = F.cross_entropy(tlogits, torch.tensor([0, 3, 1]))
+    assert type(tloss.grad_fn).__name__ == "NllLossBackward0"
+    assert type(tloss.grad_fn.next_functions[0][0]).__name__ == "LogSoftmaxBackward0"
 
 
 def test_softmax_axis_errors():

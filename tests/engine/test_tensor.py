@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from chainrule import checkpoint, topological_order
 from chainrule.autograd import clear_grads, grad
 from chainrule.cost import saved_bytes_by_kind
-from chainrule.functional import conv2d, dropout, embedding, log_softmax, max_pool2d
+from chainrule.functional import conv2d, dropout, embedding, log_softmax, max_pool2d, nll_loss
 from chainrule.gradcheck import assert_gradients_close
 from chainrule.node import vertex_of
 from chainrule.rules import EVERY_INPUT
@@ -98,6 +98,8 @@ class OpCase(NamedTuple):
 
 #: Rows picked by the embedding case: 0 twice and 2 three times, so their gradients must add.
 PICKED = np.array([[0, 2, 0], [3, 2, 2]])
+#: The labels of the nll_loss case: rows 0 and 2 pick the same class.
+LABELS = np.array([1, 3, 1])
 #: The mask that dropout(p=0.5) draws from default_rng(0) for shape (2, 3): kept entries scaled by 2.
 KEPT = (np.random.default_rng(0).random((2, 3)) >= 0.5) / 0.5
 
@@ -175,6 +177,12 @@ OPS = {
     "exp": OpCase(lambda a: a.exp(), lambda a: a.exp(), ((2, 3),), normal, kind="unary"),
     "log": OpCase(lambda a: a.log(), lambda a: a.log(), ((2, 3),), positive, kind="unary"),
     "log_softmax": OpCase(lambda a: log_softmax(a, axis=1), lambda a: torch.log_softmax(a, dim=1), ((3, 4),), normal),
+    "nll_loss": OpCase(
+        lambda a: nll_loss(a, LABELS),
+        lambda a: torch.nn.functional.nll_loss(a, torch.tensor(LABELS)),
+        ((3, 4),),
+        normal,
+    ),
     # gradients of gradients through a checkpoint are refused (tested in test_checkpoint.py)
     "checkpoint": OpCase(_checkpointed, lambda a, w: (a @ w).tanh(), ((2, 3), (3, 2)), normal, second_order=False),
 }

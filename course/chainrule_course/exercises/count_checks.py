@@ -75,10 +75,10 @@ def memory_mistakes(N: int, d: int, h: int, q: int) -> list[tuple[str, dict[str,
             {"training": right_training - N * max(h, q)},
         ),
         (
-            "training counts the arrays chainrule keeps (the chapter's listing: the cross-entropy also keeps "
-            "label weights of N·q numbers and one factor), but the exercise counts the model's saved values, "
-            "X, H and the log-probabilities",
-            {"training": right_training + N * q + 1},
+            "training counts the arrays chainrule keeps (the chapter's listing: the penalty also keeps its "
+            "factor, one number), but the exercise counts the model's saved values, X, H and the "
+            "log-probabilities",
+            {"training": right_training + 1},
         ),
         (
             "prediction is counted as keeping every layer's activations, but it can drop each input once the next "
