@@ -7,6 +7,7 @@ built on (``tests/repo/test_layers.py`` checks that no arrow points from the eng
 
 * ``chainrule_course.compat`` -- patches to the grader's and the book build's tools, each checked against its version
 * ``chainrule_course.grading`` -- grading by construction: the answer runner, its contract, the grader
+* ``chainrule_course.charts`` -- the book's charts as inline SVG: matplotlib, or plain Python in the page
 * ``chainrule_course.exercises`` -- the exercises' checks, which run an answer as the grader does
 * ``chainrule_course.explore`` -- explorables: recorded runs of the engine that the reader steps through
 * ``chainrule_course.drills`` -- drills: questions on fresh random graphs, answered by the engine

@@ -25,7 +25,7 @@ this list, and none imports the rooms below (``tests/repo/test_layers.py`` check
 
 Its one room, a subpackage built on the engine, draws what the engine did:
 
-* ``chainrule.figures`` -- graphs drawn through Graphviz, charts, accessible SVG
+* ``chainrule.figures`` -- graphs drawn through Graphviz, accessible SVG
 
 The course built on the engine (explorables, drills, exercise checks, grading, the pages'
 Live code) is another package, ``chainrule_course``, which imports this one and is never

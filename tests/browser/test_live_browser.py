@@ -7,7 +7,7 @@ For each of the four scalar chapters: nothing of the runtime is requested before
   for at least 90 % of the cells with text output (the cells that differ are listed in
   ``MAY_DIFFER`` with the reason);
 * every figure the build drew (an ``<svg>``) is drawn live too (graphs by Graphviz in
-  WebAssembly, charts by ``chainrule.figures.svgchart``);
+  WebAssembly, charts by ``chainrule_course.charts.svgchart``);
 * at most 10 % of a page's code cells are tagged ``no-live``;
 * no cell raises, outside those tagged ``raises-exception``; cells tagged ``no-live`` say
   what they need and link to Colab instead of running;

@@ -182,7 +182,10 @@ def test_the_engine_imports_no_room_and_each_room_only_what_it_is_built_on():
     graph, rooms = actual_graph()
     assert set(ROOMS) == {
         "chainrule.figures",
-        *(f"chainrule_course.{room}" for room in ("compat", "grading", "exercises", "explore", "drills", "pages")),
+        *(
+            f"chainrule_course.{room}"
+            for room in ("compat", "grading", "charts", "exercises", "explore", "drills", "pages")
+        ),
     }
     assert violations(graph, rooms) == []
 
@@ -265,7 +268,7 @@ from chainrule_course import explore
 
 widget = explore.toposort(c)
 assert widget.steps[-1]["order"][-1] == "c" and 'data-explorable="toposort"' in widget.html()
-from chainrule.figures.plots import decision_regions, line_chart
+from chainrule_course.charts.plots import decision_regions, line_chart
 
 assert "<polyline" in line_chart({{"loss": [1.0, 0.5]}}, xlabel="step", ylabel="loss", alt="A line.").svg()
 halves = decision_regions(lambda grid: [int(x > 0) for x, _ in grid], [(-1.0, 0.0), (1.0, 0.0)], [0, 1],

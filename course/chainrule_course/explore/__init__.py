@@ -30,7 +30,8 @@ Without JavaScript (or where scripts are stripped, as in GitHub's notebook viewe
 widget is a still figure of the final state, with alt text; the script resets it to the
 first step and shows the controls.
 
-Built on: the engine, chainrule.figures (it needs only Python: the web page's Python runs it).
+Built on: the engine, chainrule.figures, chainrule_course.charts (it needs only Python: the web page's Python
+runs it).
 
 The modules, in order: each imports only the rooms above and modules above it in this list
 (``tests/repo/test_layers.py`` checks it):

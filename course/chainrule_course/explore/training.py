@@ -2,9 +2,9 @@
 
 import math
 
-from chainrule.figures import svgchart
 from chainrule.figures.figure import GLOBAL_GRAD_COLOR
 from chainrule.figures.svg import accessible_svg
+from chainrule_course.charts import svgchart
 
 from .widget import Explorable, TextFigure, escaped, number_text
 
@@ -190,7 +190,7 @@ def _training_explorable(recorder):
 
 
 def _loss_chart(snapshots):
-    """The loss curve as a line chart (:mod:`chainrule.figures.svgchart`), and the cursor's place per step.
+    """The loss curve as a line chart (:mod:`chainrule_course.charts.svgchart`), and the cursor's place per step.
 
     Returns the SVG and a function of a step's number that gives the attributes which put
     the cursor (a dashed line and a dot, ids ``part-cursor``) on that step. The script
@@ -228,7 +228,7 @@ _LOSS_SIZE = (380, 118)
 
 
 def _regions_svg(recorder, final):
-    """The decision regions (:mod:`chainrule.figures.svgchart`'s cells, which each step fills again)
+    """The decision regions (:mod:`chainrule_course.charts.svgchart`'s cells, which each step fills again)
     and the points, each class with its marker and colour."""
     n, (x0, x1, y0, y1) = recorder.grid, recorder.extent
     axes = svgchart.Axes(*_REGIONS_SIZE, (x0, x1), (y0, y1), False, False)

@@ -1,4 +1,4 @@
-"""Figures: graphs drawn through Graphviz, charts, and SVG that a web page can read aloud.
+"""Figures: graphs drawn through Graphviz, and SVG that a web page can read aloud.
 
 Built on: the engine.
 
@@ -6,15 +6,13 @@ The modules, in order: each imports only the engine and modules above it in this
 (``tests/repo/test_layers.py`` checks it):
 
 * ``svg`` -- SVG for web pages: an accessible ``<svg>`` element, never smaller than legible
-* ``svgchart`` -- line charts and decision regions as SVG text in plain Python (the page's charts)
 * ``dot`` -- DOT text written in Python, rendered to SVG by Graphviz's ``dot``
 * ``figure`` -- what every graph figure shares: :class:`Figure`, the colours, the boxes of values
 * ``dfs`` -- figures of the depth-first search, one step each
 * ``draw`` -- figures of graphs and of their gradient flow
-* ``plots`` -- line and bar charts as inline SVG (matplotlib when there is, else ``svgchart``)
 
-The graph figures need only Python (and Graphviz's ``dot``, or its WebAssembly build in the
-web page); the charts need matplotlib, or fall back to ``svgchart``.
+The figures need only Python (and Graphviz's ``dot``, or its WebAssembly build in the
+web page). The book's charts are the course's (``chainrule_course.charts``).
 """
 
 from .dfs import dfs_element_ids, draw_dfs_step

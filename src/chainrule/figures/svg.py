@@ -1,4 +1,4 @@
-"""SVG for web pages: the figures (:mod:`chainrule.figures.draw`) and the charts (:mod:`chainrule.figures.plots`)."""
+"""SVG for web pages: an accessible ``<svg>`` for each figure (:mod:`chainrule.figures.draw`), legible on a phone."""
 
 import html
 import math

@@ -1,7 +1,7 @@
 """Line charts and decision regions written as SVG text in plain Python.
 
-:mod:`chainrule.figures.plots` draws its charts with matplotlib.  The web page's Python (the
-"Live code" mode) has neither matplotlib nor numpy, so there :mod:`chainrule.figures.plots` falls
+:mod:`chainrule_course.charts.plots` draws its charts with matplotlib.  The web page's Python (the
+"Live code" mode) has neither matplotlib nor numpy, so there :mod:`chainrule_course.charts.plots` falls
 back to these two functions, which take the same data and draw the same kinds of marks:
 a line style, marker and colour per series, hatching-free pale regions with black
 boundaries, a marker per class.  They return the ``<svg>`` text; ``plots`` adds the alt

@@ -1,4 +1,4 @@
-"""chainrule.figures.plots: charts are inline SVG with alt text, readable without colour, and refuse bad input."""
+"""chainrule_course.charts.plots: charts are inline SVG with alt text, readable without colour, and refuse bad input."""
 
 import math
 import re
@@ -7,8 +7,8 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from chainrule.figures.plots import array_grids, bar_chart, decision_regions, line_chart, stacked_bar_chart
 from chainrule.figures.svg import MIN_TEXT_PX
+from chainrule_course.charts.plots import array_grids, bar_chart, decision_regions, line_chart, stacked_bar_chart
 
 
 def test_line_chart_is_an_accessible_inline_svg_with_a_white_background():
@@ -156,15 +156,15 @@ def test_decision_regions_colour_the_plane_by_class_and_mark_the_points():
 
 
 # Without matplotlib and numpy (the page's Python), line charts and decision regions are
-# drawn by chainrule.figures.svgchart in plain Python.
+# drawn by chainrule_course.charts.svgchart in plain Python.
 
 
 @pytest.fixture
 def plain(monkeypatch):
-    """Make chainrule.figures.plots behave as where matplotlib and numpy are missing."""
-    import chainrule.figures.plots
+    """Make chainrule_course.charts.plots behave as where matplotlib and numpy are missing."""
+    import chainrule_course.charts.plots
 
-    monkeypatch.setattr(chainrule.figures.plots, "_have", lambda *modules: False)
+    monkeypatch.setattr(chainrule_course.charts.plots, "_have", lambda *modules: False)
 
 
 def polylines(svg):
@@ -227,7 +227,7 @@ def test_plain_decision_regions_colour_each_cell_by_the_classifier_and_draw_the_
         resolution=500,
     )
     svg = chart.svg()
-    from chainrule.figures.svgchart import MAX_REGION_CELLS
+    from chainrule_course.charts.svgchart import MAX_REGION_CELLS
 
     assert isinstance(seen[0], list) and len(seen[0]) == MAX_REGION_CELLS**2, "the grid is capped, as plain pairs"
     cells = re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="[\d.]+" height="[\d.]+" fill="(#\w+)"/>', svg)
@@ -255,7 +255,7 @@ def test_plain_decision_regions_refuse_classes_without_a_name(plain):
 
 @pytest.mark.parametrize("low, high", [(0, 1), (-0.5, 1.5), (0.013, 0.21), (-37, 1200)])
 def test_nice_ticks_are_round_numbers_that_span_the_range(low, high):
-    from chainrule.figures.svgchart import nice_ticks
+    from chainrule_course.charts.svgchart import nice_ticks
 
     ticks = nice_ticks(low, high)
     steps = {round(b - a, 9) for a, b in pairwise(ticks)}

@@ -2,9 +2,9 @@
 and stacked bar charts (costs, and the parts of a cost), decision regions (classifiers) and
 small arrays drawn as grids of numbers (what a convolution or a pooling window touches).
 
-matplotlib is imported only when a chart is drawn, so ``chainrule`` itself does not
+matplotlib is imported only when a chart is drawn, so the course itself does not
 need it.  Where it is missing, as in the web page's Python of the "Live code" mode,
-line charts and decision regions are drawn by :mod:`chainrule.figures.svgchart` instead, in
+line charts and decision regions are drawn by :mod:`chainrule_course.charts.svgchart` instead, in
 plain Python (bar charts still need matplotlib).  Charts use matplotlib's object
 interface (no pyplot, no global state), a
 white background, and a different line style and marker for each series, so they read
@@ -15,7 +15,7 @@ its alt text, like the graph figures of :mod:`chainrule.figures.draw`.
 import io
 from pathlib import Path
 
-from .svg import SVG_HEADER, accessible_svg, scrolling_figure
+from chainrule.figures.svg import SVG_HEADER, accessible_svg, scrolling_figure
 
 __all__ = ["Chart", "line_chart", "bar_chart", "stacked_bar_chart", "decision_regions", "array_grids"]
 
@@ -275,8 +275,8 @@ def decision_regions(
     sampled on a ``resolution`` by ``resolution`` grid.
 
     Without numpy or matplotlib (the page's Python), ``classify`` gets a list of (x, y)
-    pairs instead, and :func:`chainrule.figures.svgchart.regions_svg` draws the chart, on a grid
-    of at most :data:`chainrule.figures.svgchart.MAX_REGION_CELLS` cells a side.
+    pairs instead, and :func:`chainrule_course.charts.svgchart.regions_svg` draws the chart, on a grid
+    of at most :data:`chainrule_course.charts.svgchart.MAX_REGION_CELLS` cells a side.
     """
     _check_alt(alt, "decision_regions")
     if not _have("numpy", "matplotlib"):
@@ -366,7 +366,7 @@ def _plot_classes(axes, points, labels, names):
 
 
 def _plain_regions(classify, points, labels, *, names, xlabel, ylabel, alt, extent, resolution, size):
-    """decision_regions in plain Python: lists of points and labels, drawn by :mod:`chainrule.figures.svgchart`."""
+    """decision_regions in plain Python: lists of points and labels, drawn by :mod:`.svgchart`."""
     from .svgchart import regions_svg
 
     points = [tuple(float(v) for v in point) for point in points]
