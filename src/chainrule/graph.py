@@ -166,7 +166,7 @@ def trace_names(trace):
     """Name every node of a trace: a name from a dict as itself, a node by its label.
 
     An unlabelled node is called by its :func:`numbered_ids` id over the topological order --
-    the same as its DOT id in :func:`chainrule.figures.dfs.draw_dfs_step`.
+    the same as its DOT id in the figures.
     """
     nodes = dict.fromkeys(trace[-1].order if trace else ())  # a dict keeps insertion order
     for step in trace:  # a partial trace: add the unfinished nodes after the others

@@ -10,66 +10,13 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from dot_text import dot_edges, dot_nodes, plain_text, smallest_text_px
 from examples import SEED_PARENTS, SEED_PRINTED, seed_as_values
 
 from chainrule import Value
-from chainrule.figures import Figure, GraphTooLargeError, draw_dfs_step, draw_gradient_flow, draw_graph
+from chainrule.figures import Figure, GraphTooLargeError, draw_gradient_flow, draw_graph
 from chainrule.figures.svg import MIN_TEXT_PX
 from chainrule.graph import DFSStep, dfs_trace, format_dfs_trace
-
-# --- reading DOT text -------------------------------------------------------------
-
-
-NODE_LINE = re.compile(r"^\s*(n\d+(?:_op)?) \[label=(<.*>|\"[^\"]*\")(.*)\]$")
-EDGE_LINE = re.compile(r"^\s*(n\d+(?:_op)?) -> (n\d+(?:_op)?)(?: \[(.*)\])?$")
-ATTRIBUTE = re.compile(r"(\w+)=(<.*?>(?= \w+=|$)|\"[^\"]*\"|\S+)")
-
-
-def attributes(text):
-    """Parse ``key=value`` pairs of a DOT attribute list (quotes removed)."""
-    return {key: value.strip('"') for key, value in ATTRIBUTE.findall(text or "")}
-
-
-def dot_nodes(source):
-    """Map node id -> (label, attributes) for every node statement in DOT text."""
-    nodes = {}
-    for line in source.splitlines():
-        match = NODE_LINE.match(line)
-        if match:
-            node_id, label, rest = match.groups()
-            nodes[node_id] = (label, attributes(rest))
-    return nodes
-
-
-def dot_edges(source):
-    """List (tail, head, attributes) for every edge statement, in order."""
-    edges = []
-    for line in source.splitlines():
-        match = EDGE_LINE.match(line)
-        if match:
-            tail, head, rest = match.groups()
-            edges.append((tail, head, attributes(rest)))
-    return edges
-
-
-def plain_text(label):
-    """The visible text of a label: tags dropped, <BR/> as a newline, table rows joined by |."""
-    text = label[1:-1] if label.startswith("<") else label.strip('"')
-    text = re.sub(r"<BR/>", "\n", text)
-    text = text.replace("</TR>", "|")
-    return re.sub(r"<[^>]*>", "", text).strip("|")
-
-
-def node_by_name(source, name):
-    """The (id, attributes) of the DFS-figure node whose first label line is ``name``."""
-    found = [
-        (node_id, attrs)
-        for node_id, (label, attrs) in dot_nodes(source).items()
-        if plain_text(label).split("\n")[0] == name
-    ]
-    assert len(found) == 1, f"expected one node named {name!r}, found {found}"
-    return found[0]
-
 
 # --- graphs used below ------------------------------------------------------------
 
@@ -218,13 +165,8 @@ def test_figure_text_never_shrinks_below_nine_css_pixels():
     """At its min-width, the smallest text of a figure is MIN_TEXT_PX; any narrower, it would be less."""
     _, _, loss = small_expression()
     loss.backward()
-    for figure in (draw_graph(loss), draw_gradient_flow(loss), draw_dfs_step("f", 3, SEED_PARENTS)):
-        svg = figure.svg()
-        tag = opening_tag(svg)
-        min_width = float(re.search(r"min-width:(\d+)px", tag).group(1))
-        view_box_width = float(re.search(r'viewBox="\S+ \S+ (\S+) \S+"', tag).group(1))
-        smallest = min(float(size) for size in re.findall(r'font-size="([\d.]+)"', svg))
-        text_px = smallest * min_width / view_box_width
+    for figure in (draw_graph(loss), draw_gradient_flow(loss)):
+        text_px = smallest_text_px(figure)
         assert MIN_TEXT_PX <= text_px < MIN_TEXT_PX + 0.5, (figure.alt, text_px)
 
 
@@ -240,7 +182,7 @@ def test_alt_text_with_markup_characters_is_escaped_in_svg():
 
 
 def test_save_writes_a_standalone_svg(tmp_path):
-    figure = draw_dfs_step("f", 3, SEED_PARENTS)
+    figure = draw_graph(small_expression()[2])
     path = figure.save(tmp_path / "step.svg")
     text = path.read_text(encoding="utf-8")
     assert text.startswith("<?xml")
@@ -250,8 +192,8 @@ def test_save_writes_a_standalone_svg(tmp_path):
 
 
 def test_figures_on_one_page_have_distinct_svg_ids():
-    first = draw_dfs_step("f", 1, SEED_PARENTS).svg()
-    second = draw_dfs_step("f", 2, SEED_PARENTS).svg()
+    first = draw_graph(small_expression()[2]).svg()
+    second = draw_graph(Value(2.0, "a") * Value(3.0, "b")).svg()
     ids_first = set(re.findall(r' id="([^"]+)"', first))
     ids_second = set(re.findall(r' id="([^"]+)"', second))
     assert ids_first and not ids_first & ids_second
@@ -331,87 +273,6 @@ def test_dict_errors_name_the_problem():
         dfs_trace("z", SEED_PARENTS)
     with pytest.raises(TypeError, match="has no .parents"):
         dfs_trace("f")
-
-
-# --- draw_dfs_step ----------------------------------------------------------------
-
-
-def fill_lightness(colour):
-    """Relative luminance of a fill colour ("white" or "#rrggbb")."""
-    if colour == "white":
-        return 1.0
-    red, green, blue = (int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
-    return 0.2126 * red + 0.7152 * green + 0.0722 * blue
-
-
-def test_step_figure_colours_the_right_nodes():
-    # after the seed's sixth printed line: visited [f, d, x, c, a], order [x]; a just visited
-    source = draw_dfs_step("f", 5, SEED_PARENTS).source
-    look = {name: node_by_name(source, name)[1] for name in "abcdefx"}
-    on_path = {name for name in "abcdefx" if look[name]["fillcolor"] == look["f"]["fillcolor"]}
-    assert on_path == {"f", "d", "c", "a"}
-    assert look["x"]["fillcolor"] not in (look["f"]["fillcolor"], "white")  # finished
-    assert look["b"]["fillcolor"] == "white" and "dashed" not in look["b"]["style"]  # not yet visited
-    assert "dashed" in look["e"]["style"] and look["e"]["fontcolor"].startswith("grey")  # not reached
-    current = [name for name in "abcdefx" if float(look[name]["penwidth"]) >= 3]
-    assert current == ["a"]
-    leaves = {name for name in "abcdefx" if look[name].get("peripheries") == "2"}
-    assert leaves == {"a", "b", "x"}
-    assert "topological order so far: [x]" in source
-    assert "Step 6 of 12: visit a" in source  # numbered from 1, as the widget and the trace
-
-
-def test_step_figure_marks_the_search_path_edges():
-    source = draw_dfs_step("f", 5, SEED_PARENTS).source
-    ids = {name: node_by_name(source, name)[0] for name in "abcdefx"}
-    bold = {(tail, head) for tail, head, attrs in dot_edges(source) if "penwidth" in attrs}
-    assert bold == {(ids["d"], ids["f"]), (ids["c"], ids["d"]), (ids["a"], ids["c"])}
-    grey = {(tail, head) for tail, head, attrs in dot_edges(source) if attrs.get("style") == "dashed"}
-    assert grey == {(ids["c"], ids["e"])}
-
-
-def test_final_step_has_every_reached_node_finished():
-    source = draw_dfs_step("f", 11, SEED_PARENTS).source
-    look = {name: node_by_name(source, name)[1] for name in "abcdefx"}
-    finished = {name for name in "abcdfx" if look[name]["fillcolor"] == look["x"]["fillcolor"]}
-    assert finished == {"a", "b", "c", "d", "f", "x"}
-    assert "dashed" in look["e"]["style"]
-    assert "[x, a, b, c, d, f]" in source
-
-
-def test_step_states_differ_in_greyscale():
-    source = draw_dfs_step("f", 5, SEED_PARENTS).source
-    look = {name: node_by_name(source, name)[1] for name in "bcex"}
-    # unvisited b, on-path c, finished x, unreached e: lightness or line style tells them apart
-    appearance = {
-        name: (round(fill_lightness(attrs["fillcolor"]) * 4), attrs["style"], attrs["penwidth"])
-        for name, attrs in look.items()
-    }
-    assert len(set(appearance.values())) == 4
-    assert abs(fill_lightness(look["c"]["fillcolor"]) - fill_lightness(look["x"]["fillcolor"])) > 0.3
-
-
-def test_step_figure_on_values():
-    root = seed_as_values()
-    figure = draw_dfs_step(root, 5)
-    look = {name: node_by_name(figure.source, name)[1] for name in "abcdfx"}
-    on_path = {name for name in look if look[name]["fillcolor"] == look["f"]["fillcolor"]}
-    assert on_path == {"f", "d", "c", "a"}
-    assert len(dot_nodes(figure.source)) == 6  # e is not part of f's graph
-    assert "visited f, d, x, c, a" in figure.alt
-
-
-def test_step_figure_draws_both_edges_of_a_square():
-    a = Value(2.0, "a")
-    source = draw_dfs_step(a * a, 1).source
-    edges = dot_edges(source)
-    assert len(edges) == 2
-    assert sum("penwidth" in attrs for _, _, attrs in edges) == 1
-
-
-def test_step_out_of_range():
-    with pytest.raises(IndexError, match="0 to 11.*got 12"):
-        draw_dfs_step("f", 12, SEED_PARENTS)
 
 
 # --- draw_gradient_flow -----------------------------------------------------------
@@ -546,15 +407,9 @@ def test_large_graph_error_names_count_limit_and_remedy():
     assert isinstance(error.value, ValueError)
     assert "draw_graph" in message and "199 nodes" in message and "max_nodes=150" in message
     assert "sub-expression" in message and "max_nodes=199" in message
-    for draw in (draw_gradient_flow, lambda r: draw_dfs_step(r, 0)):
-        with pytest.raises(GraphTooLargeError, match="199 nodes"):
-            draw(root)
+    with pytest.raises(GraphTooLargeError, match="199 nodes"):
+        draw_gradient_flow(root)
     assert len(dot_nodes(draw_graph(root, max_nodes=199).source)) == 199 + 99
-
-
-def test_dict_graph_counts_unreached_nodes_towards_the_limit():
-    with pytest.raises(GraphTooLargeError, match="7 nodes, more than max_nodes=6"):
-        draw_dfs_step("f", 0, SEED_PARENTS, max_nodes=6)
 
 
 def test_a_missing_dot_program_says_how_to_install_it(monkeypatch, tmp_path):
@@ -564,34 +419,3 @@ def test_a_missing_dot_program_says_how_to_install_it(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no `dot`
     with pytest.raises(GraphvizMissingError, match=r"needs Graphviz's `dot` program.*sudo apt-get install graphviz"):
         figure.svg()
-
-
-def test_dfs_step_with_element_ids_names_every_node_and_edge_and_its_state():
-    source = draw_dfs_step("f", 3, SEED_PARENTS, caption=False, element_ids=True).source
-    nodes = {
-        attributes(rest)["id"]: attributes(rest)["class"]
-        for _, _, rest in (NODE_LINE.match(line).groups() for line in source.splitlines() if NODE_LINE.match(line))
-    }
-    assert nodes == {
-        "node-x": "cr-finished cr-current",
-        "node-a": "cr-unvisited",
-        "node-b": "cr-unvisited",
-        "node-c": "cr-unvisited",
-        "node-d": "cr-on-path",
-        "node-f": "cr-on-path",
-        "node-e": "cr-not-reached",
-    }
-    edges = {
-        attributes(rest)["id"]: attributes(rest).get("class")
-        for _, _, rest in (EDGE_LINE.match(line).groups() for line in source.splitlines() if EDGE_LINE.match(line))
-    }
-    assert edges == {
-        "edge-a-c": None,
-        "edge-b-c": None,
-        "edge-x-d": None,
-        "edge-c-d": None,
-        "edge-d-f": "cr-path",
-        "edge-c-e": None,
-    }
-    assert "label=<<TABLE" not in source  # caption=False: no caption under the graph
-    assert "id=" not in draw_dfs_step("f", 3, SEED_PARENTS).source.replace("\tid=fig", "")

@@ -16,8 +16,8 @@ import argparse
 from pathlib import Path
 
 from chainrule import dfs_trace
-from chainrule.figures import draw_dfs_step
 from chainrule_course.exercises.scalar_checks import EXAMPLE_GRAPH
+from chainrule_course.explore.dfs_figures import draw_dfs_step
 
 IMG = Path(__file__).resolve().parents[2] / "img"
 

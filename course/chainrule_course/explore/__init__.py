@@ -37,6 +37,7 @@ The modules, in order: each imports only the rooms above and modules above it in
 (``tests/repo/test_layers.py`` checks it):
 
 * ``widget`` -- :class:`Explorable`, its script and styles, the words and numbers of a step
+* ``dfs_figures`` -- figures of the depth-first search, one step each, and the ids a page restyles
 * ``search`` -- :func:`toposort`
 * ``values`` -- :func:`forward` and :func:`backward`
 * ``training`` -- :class:`TrainingRecorder` and its dashboard

@@ -2,10 +2,10 @@
 
 from itertools import pairwise
 
-from chainrule.figures.dfs import dfs_element_ids, draw_dfs_step
 from chainrule.figures.figure import GraphTooLargeError
 from chainrule.graph import VISIT, dfs_trace, parents_function, topological_order, trace_names, unique_names
 
+from .dfs_figures import dfs_element_ids, draw_dfs_step
 from .widget import Explorable, and_list, joined
 
 #: The legend of the toposort explorable: a CSS class of a node, and its meaning.

@@ -5,7 +5,6 @@
 
 from itertools import pairwise
 
-from chainrule.figures.dfs import dfs_element_ids
 from chainrule.figures.figure import (
     GLOBAL_GRAD_COLOR,
     INK,
@@ -19,6 +18,7 @@ from chainrule.figures.figure import (
 )
 from chainrule.graph import dfs_trace, numbered_ids, topological_order, trace_names, unique_names
 
+from .dfs_figures import dfs_element_ids
 from .widget import Explorable, and_list, escaped, grad_text, joined, number_text, value_text
 
 FORWARD_LEGEND = [

@@ -8,14 +8,12 @@ The modules, in order: each imports only the engine and modules above it in this
 * ``svg`` -- SVG for web pages: an accessible ``<svg>`` element, never smaller than legible
 * ``dot`` -- DOT text written in Python, rendered to SVG by Graphviz's ``dot``
 * ``figure`` -- what every graph figure shares: :class:`Figure`, the colours, the boxes of values
-* ``dfs`` -- figures of the depth-first search, one step each
 * ``draw`` -- figures of graphs and of their gradient flow
 
 The figures need only Python (and Graphviz's ``dot``, or its WebAssembly build in the
 web page). The book's charts are the course's (``chainrule_course.charts``).
 """
 
-from .dfs import dfs_element_ids, draw_dfs_step
 from .dot import GraphvizMissingError
 from .draw import draw_gradient_flow, draw_graph
 from .figure import Figure, GraphTooLargeError
@@ -24,8 +22,6 @@ __all__ = [
     "Figure",
     "GraphTooLargeError",
     "GraphvizMissingError",
-    "dfs_element_ids",
-    "draw_dfs_step",
     "draw_gradient_flow",
     "draw_graph",
 ]

@@ -1,12 +1,10 @@
 """Figures of computational graphs, written as DOT text and drawn by Graphviz.
 
-Three kinds of figure, each returned as a :class:`Figure`:
+Two kinds of figure, each returned as a :class:`Figure`:
 
 * :func:`draw_graph` -- the graph an expression built: one box per value (label, data
   and gradient) and one small ellipse per operation, with an edge from every input of
   the operation (``a * a`` has two edges from ``a``).
-* :func:`draw_dfs_step` -- one step of the depth-first search that puts the graph in
-  topological order (:func:`chainrule.graph.dfs_trace` gives all the steps as data).
 * :func:`draw_gradient_flow` -- after ``backward()``: the global gradient of every
   node and the local gradient on every edge.
 

@@ -1,7 +1,7 @@
 """What every graph figure shares: :class:`Figure`, the colours, and the boxes of values.
 
-:mod:`chainrule.figures.draw` draws graphs and their gradient flow, and
-:mod:`chainrule.figures.dfs` the steps of the depth-first search, all with these parts.
+:mod:`chainrule.figures.draw` draws graphs and their gradient flow with these parts, and
+so can other code that draws graphs (a figure per step of a search, say).
 A :class:`Figure` shows itself in a notebook (and in the book) as an inline ``<svg>``
 with alt text, a white background and a width that never exceeds the page.
 """

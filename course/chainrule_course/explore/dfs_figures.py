@@ -3,14 +3,16 @@
 :func:`draw_dfs_step` draws one step of :func:`chainrule.graph.dfs_trace`: which nodes are
 not visited yet, on the search path, or finished, with a legend and alt text that say
 what the step did. :func:`dfs_element_ids` gives the ids of the drawn nodes and edges, so
-that a page can restyle one figure step by step (the course's explorables do).
+that a page can restyle one figure step by step, as the explorables do. The figures are
+the engine's (:mod:`chainrule.figures.figure`); the search is the engine's too
+(:func:`chainrule.graph.dfs_trace`); these steps are the course's.
 """
 
 import re
 from itertools import pairwise, zip_longest
 
-from ..graph import dfs_trace, name_list, numbered_ids, parents_function, topological_order, trace_names
-from .figure import INK, Figure, check_size, dot_html, new_digraph, op_symbol
+from chainrule.figures.figure import INK, Figure, check_size, dot_html, new_digraph, op_symbol
+from chainrule.graph import dfs_trace, name_list, numbered_ids, parents_function, topological_order, trace_names
 
 # How each state of a node looks.  Fill lightness (white / light / dark) and outline
 # (thin / bold / dashed grey) both differ, so the states read in greyscale too.
