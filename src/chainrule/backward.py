@@ -42,8 +42,8 @@ def unbroadcast(grad, shape):
     same = extra >= 0 and grad.shape[extra:] == shape  # only axes added on the left (a bias): the usual case
     if not same and (extra < 0 or any(n != 1 and n != m for n, m in zip(shape, grad.shape[extra:], strict=True))):
         raise ValueError(f"unbroadcast: a gradient of shape {grad.shape} cannot come from broadcasting {shape}")
-    if extra:  # axes added on the left: sum them away
-        grad = grad.sum(axis=tuple(range(extra)))
+    if extra:  # axes added on the left: sum them away (one axis, a bias's, as an int: the quick path)
+        grad = grad.sum(axis=0 if extra == 1 else tuple(range(extra)))
     if same:
         return grad
     stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)

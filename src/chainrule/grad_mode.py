@@ -71,6 +71,11 @@ class no_grad(set_grad_enabled):
         super().__init__(False)
 
 
+def thread_modes():
+    """This thread's modes, all at once (``grad_enabled``, ``observers``, ...): ``apply`` reads two per op."""
+    return _state
+
+
 def observers():
     """This thread's observers: each is called by ``apply`` as ``observer(op, inputs, args, output_array)``
     after every op this thread runs (``inputs`` are the Tensors).  chainrule.cost counts flops

@@ -34,7 +34,7 @@ import numpy as np
 from .arguments import axis_arg, int_tuple, row_indices, shape_args, window_args
 from .backward import backpropagate, unbroadcast, vertex_parents
 from .checkpointing import run_once
-from .grad_mode import in_backward, is_grad_enabled, no_grad, observe_ops, observers, set_grad_enabled
+from .grad_mode import in_backward, is_grad_enabled, no_grad, observe_ops, set_grad_enabled, thread_modes
 from .graph import topological_order
 from .node import AccumulateGrad, Node, vertex_of
 from .rules import RULES, Rule
@@ -142,15 +142,18 @@ def _finish(op, inputs, args, data):
     """What follows an op's forward: the observers see it, and a node records it when recording."""
     if type(data) is not np.ndarray:  # numpy returns scalars for 0-d results
         data = np.asarray(data)
-    for observer in observers():
+    modes = thread_modes()  # grad mode and observers, read once
+    for observer in modes.observers:
         observer(op, inputs, args, data)
     out = _plain_tensor(data)
-    if is_grad_enabled() and any([t.requires_grad for t in inputs]):  # a list: faster than a generator here
-        record(out, op, inputs, args)
+    if modes.grad_enabled:
+        needs = tuple([t.requires_grad for t in inputs])  # a list made a tuple: faster than a generator here
+        if True in needs:
+            record(out, op, inputs, args, needs)
     return out
 
 
-def record(out, op, inputs, args):
+def record(out, op, inputs, args, needs):
     """Give ``out`` a node for ``op``: the rule, the edges to ``inputs`` and what its gradients read.
 
     ``saved`` has a slot per input and one for the output, filled only when a gradient
@@ -161,7 +164,7 @@ def record(out, op, inputs, args):
     collector instead of being freed at once.
     """
     rule = RULES[op]
-    kept = rule.kept(tuple([t.requires_grad for t in inputs]))
+    kept = rule.kept(needs)
     saved = ()
     if any(kept):
         *inputs_kept, output_kept = kept
