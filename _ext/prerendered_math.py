@@ -12,10 +12,10 @@ How:
 1. The math renderer ``prerendered`` writes each formula as Sphinx's MathJax renderer
    does (the same numbering and ``split``/``align`` wrapping), but between
    ``<mjx-tex display="...">`` tags instead of ``\\(``/``\\[`` delimiters.
-2. When the build has finished, every HTML page holding such tags (all of them after a
-   full build; only those written again after an incremental one) is sent to one Node
-   process. The tags are replaced by MathJax's output and the page's stylesheet goes into
-   its ``<head>``.
+2. When the build has finished, every HTML page holding such tags (all of them: every
+   build writes every page) is sent to one Node process, unless its formulas are those of
+   its last build, typeset then (kept beside the doctrees). The tags are replaced by
+   MathJax's output and the page's stylesheet goes into its ``<head>``.
 3. A TeX error, an undefined macro included, is a warning naming the page and the TeX,
    so ``jupyter-book build -W`` fails.
 
@@ -26,12 +26,14 @@ Registered in ``_config.yml`` under ``sphinx: extra_extensions``.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import os
 import re
 import shutil
 import subprocess
+from importlib.metadata import version
 from pathlib import Path
 
 from docutils import nodes
@@ -121,6 +123,26 @@ def typeset(pages: list[list[tuple[str, bool]]]) -> list[dict]:
     return json.loads(result.stdout)["pages"]
 
 
+def typeset_cached(pages: list[list[tuple[str, bool]]], names: list[str], cache: Path) -> list[dict]:
+    """:func:`typeset`, but a page whose formulas, script and MathJax are those of its last build
+    (a hash of them, kept in ``cache`` under the page's name) takes its typeset maths from there.
+
+    A page with a TeX error is not kept, so its warning comes again at every build.
+    """
+    salt = SCRIPT.read_bytes() + version("django-static-mathjax").encode()
+    keys = [hashlib.sha256(salt + json.dumps(page).encode()).hexdigest() for page in pages]
+    paths = [cache / f"{name}.json" for name in names]
+    kept = [json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {} for path in paths]
+    done = {i: entry["typeset"] for i, entry in enumerate(kept) if entry.get("key") == keys[i]}
+    missing = [i for i in range(len(pages)) if i not in done]
+    for i, typeset_page in zip(missing, typeset([pages[i] for i in missing]) if missing else [], strict=True):
+        done[i] = typeset_page
+        if not typeset_page["errors"]:
+            paths[i].parent.mkdir(parents=True, exist_ok=True)
+            paths[i].write_text(json.dumps({"key": keys[i], "typeset": typeset_page}), encoding="utf-8")
+    return [done[i] for i in range(len(pages))]
+
+
 def keep_together(text: str) -> str:
     """Each inline formula with a bracket before it or punctuation after it, in one span that
     does not wrap (``cr-together``, _static/course.css)."""
@@ -163,8 +185,10 @@ def typeset_pages(app: Sphinx, exception: Exception | None) -> None:
         return
     texts = [path.read_text(encoding="utf-8") for path in paths]
     formulas = [[(html.unescape(tex), display == "true") for display, tex in PLACEHOLDER.findall(t)] for t in texts]
-    for path, text, page, typeset_page in zip(paths, texts, formulas, typeset(formulas), strict=True):
-        page_name = path.relative_to(outdir).as_posix()
+    names = [path.relative_to(outdir).as_posix() for path in paths]
+    cache = Path(app.doctreedir) / "prerendered_math" / app.builder.name
+    typeset_all = typeset_cached(formulas, names, cache)
+    for path, page_name, text, page, typeset_page in zip(paths, names, texts, formulas, typeset_all, strict=True):
         for index, message in typeset_page["errors"]:
             logger.warning("prerendered_math: %s: TeX error in %r: %s", page_name, page[index][0], message)
         font_url = static_prefix(text, path, outdir) + FONTS

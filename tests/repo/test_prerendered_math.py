@@ -58,3 +58,23 @@ def test_a_formula_keeps_the_punctuation_that_touches_it_on_its_line():
     ), together
     display = '<div class="math"><mjx-tex display="true">x</mjx-tex></div>.'
     assert prerendered_math.keep_together(display) == display
+
+
+def test_a_page_whose_formulas_are_unchanged_is_not_typeset_again(tmp_path, monkeypatch):
+    sent = []
+    real = prerendered_math.typeset
+
+    def counted(pages):
+        sent.extend(pages)
+        return real(pages)
+
+    monkeypatch.setattr(prerendered_math, "typeset", counted)
+    first = [[("x^2", False)], [(r"\notamacro", False)], [("y", True)]]
+    names = ["a.html", "chapters/b.html", "c.html"]
+    fresh = prerendered_math.typeset_cached(first, names, tmp_path)
+    assert len(sent) == 3 and fresh[1]["errors"]
+    sent.clear()
+    again = prerendered_math.typeset_cached([first[0], first[1], [("z", True)]], names, tmp_path)
+    # a.html is kept; b.html's TeX error is not (its warning must come again); c.html changed
+    assert sent == [first[1], [("z", True)]]
+    assert again[0] == fresh[0] and again[1]["errors"] and again[2]["html"] != fresh[2]["html"]

@@ -61,27 +61,29 @@ def _one(folder: Path, pattern: str) -> Path:
     return found[0]
 
 
-def _build(project: tuple[str, str, str], out_dir: Path, command: list[str]) -> None:
+def _build(projects: list[tuple[str, str, str]], out_dir: Path, command: list[str]) -> None:
+    """Run ``python -m <command> <out_dir> <source>...`` on a copy of each project's source."""
     with tempfile.TemporaryDirectory(prefix="chainrule-src-") as tmp:
-        source = copy_source(Path(tmp) / project[2], project)
+        sources = [str(copy_source(Path(tmp) / project[2], project)) for project in projects]
         result = subprocess.run(
-            [sys.executable, "-m", *command, str(out_dir.resolve()), str(source)],
+            [sys.executable, "-m", *command, str(out_dir.resolve()), *sources],
             env=_environment(),
             cwd=tmp,
             capture_output=True,
             text=True,
         )
     if result.returncode != 0:
-        raise RuntimeError(f"building {project[2]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        names = " and ".join(project[2] for project in projects)
+        raise RuntimeError(f"building {names} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
 
 
 def build_wheels(out_dir: Path) -> tuple[Path, Path]:
     """The engine's wheel and the course's, built from a copy of the checkout into ``out_dir``:
-    (chainrule-*.whl, chainrule_course-*.whl). The venv has setuptools and wheel, so no index is
-    needed."""
+    (chainrule-*.whl, chainrule_course-*.whl), by one pip (its start is most of the time). The
+    venv has setuptools and wheel, so no index is needed."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    for project in (ENGINE, COURSE):
-        _build(project, out_dir, ["pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "--wheel-dir"])
+    pip_wheel = ["pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "--wheel-dir"]
+    _build([ENGINE, COURSE], out_dir, pip_wheel)
     return _one(out_dir, "chainrule-*.whl"), _one(out_dir, "chainrule_course-*.whl")
 
 
@@ -94,7 +96,7 @@ def build_distributions(out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     found = []
     for project in (ENGINE, COURSE):
-        _build(project, out_dir, ["build", "--no-isolation", "--outdir"])
+        _build([project], out_dir, ["build", "--no-isolation", "--outdir"])
         found += [_one(out_dir, f"{project[2]}-*.tar.gz"), _one(out_dir, f"{project[2]}-*.whl")]
     return found
 
