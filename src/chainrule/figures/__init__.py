@@ -11,7 +11,7 @@ The modules, in order: each imports only the engine and modules above it in this
 * ``draw`` -- figures of graphs and of their gradient flow
 
 The figures need only Python (and Graphviz's ``dot``, or its WebAssembly build in the
-web page). The book's charts are the course's (``chainrule_course.charts``).
+web page).
 """
 
 from .dot import GraphvizMissingError
