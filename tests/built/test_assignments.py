@@ -884,6 +884,33 @@ PLANTED["odd-but-honest"] = (
     {ex("graph-dfs-by-hand"): 2},
     {},
 )
+# Honest cells in IPython's own syntax: a help line left in one answer cell, and in another a continuation
+# line that starts with ``!=`` above a test print of another cell's names (each lost the question).
+PLANTED["ipython-syntax"] = (
+    "mlp",
+    lambda: submission(
+        "mlp",
+        {
+            **MLP_RIGHT,
+            BIAS: "np.maximum?\n" + MLP_RIGHT[BIAS],
+            WEIGHTS: replace(MLP_RIGHT[WEIGHTS], "* (Z > 0)", "* ((Z > 0)\n          != 0)")
+            + "\nprint(d2l_weight_grads(X, y, W1, W2, 0.1)[0].shape)\n",
+        },
+    ),
+    {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2},
+    {},
+)
+# An answer cell of 100,000 lines, each read by the next: its reading is linear, and every step of the
+# notebook fits in its time limit (24,000 lines took 169 s when reading it was quadratic).
+LONG_CELL = "k_0 = 0.0\n" + "".join(f"k_{i} = k_{i - 1}\n" for i in range(1, 100_000))
+PLANTED["long-cell"] = (
+    "mlp",
+    lambda: submission(
+        "mlp", {**MLP_RIGHT, BIAS: LONG_CELL + replace(MLP_RIGHT[BIAS], "    Z = X", "    Z = k_99999 + X")}
+    ),
+    {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2},
+    {},
+)
 PLANTED["Ada Lovelace_4711"] = (
     "mlp",
     lambda: submission("mlp", MLP_RIGHT),
@@ -960,7 +987,9 @@ def graded(tmp_path_factory, escape_server) -> dict[str, tuple[dict, str]]:
             (submissions / "readme.txt").write_text("not a notebook")
             rows["_folder"] = submissions
         batch.append((name, submissions))
-    grade.grade_folders(batch, jobs=2, timeout=300, sandbox="bwrap")
+    results = grade.grade_folders(batch, jobs=2, timeout=300, sandbox="bwrap")
+    # Each notebook's answers are dropped once scored (a class of large answers held 2.5 GB until the end).
+    assert not any(result.record or result.code for folder in results for result in folder)
     for name, submissions in batch:
         with (submissions / "grades.csv").open() as handle:
             table = list(csv.DictReader(handle))
@@ -995,6 +1024,7 @@ def test_csv_rows_and_totals(graded):
         assert float(row["total"]) == sum(float(row[n]) for n in names)
         assert float(row["possible"]) == 2 * len(names)
     assert graded["solution"][0]["total"] == "6" and graded["solution"][0]["status"] == "graded"
+    assert graded["ipython-syntax"][0]["status"] == graded["long-cell"][0]["status"] == "graded"
     assert graded["corrupt"][0]["status"].startswith("not a readable notebook"), graded["corrupt"][0]
     assert graded["raises"][0]["total"] == "4"
     assert graded["other-assignment"][0]["status"].startswith("submitted the intro notebook for the mlp assignment")

@@ -197,6 +197,34 @@ def test_the_answer_is_every_statement_that_defines_or_fills_it():
     assert apart.top_level(cells["under an if"]).keys() >= {"sys", "f"}
 
 
+IPYTHON_CELL = """import math
+math.sqrt?
+def f(x):
+    same = (x
+            != 0)
+    return x * x if same else 0.0
+x_other = 7
+%timeit f(2.0)
+%time g = f
+files = !ls
+print(f(X_FROM_ANOTHER_CELL))
+"""
+
+
+def test_ipython_syntax_in_an_answer_cell_is_read_as_ipython_reads_it():
+    """A help line (``math.sqrt?``) left in the answer cell, a continuation line that starts with ``!=``, a
+    shell escape and a test print of another cell's variable: the cell is the answer, as IPython reads it
+    (the help line passed the check and scored 0; the ``!=`` line blamed the print's variable)."""
+    python = apart.as_python(IPYTHON_CELL).splitlines()
+    assert len(python) == len(IPYTHON_CELL.splitlines())
+    assert python[1] == "pass" and python[4] == "            != 0)" and python[8:10] == ["g = f", "pass"]
+    assert apart.top_level(IPYTHON_CELL).keys() == {"math", "f", "x_other", "g"}  # a shell runs nothing here
+    assert called(IPYTHON_CELL, "f", 3.0) == 9.0
+    graded = scoring.record_apart([IPYTHON_CELL], {"calls": {"f": [apart.key((3.0,), {})]}}, apart.Answer)
+    assert apart.result_of("f", graded["calls"]["f"][0]) == 9.0
+    assert apart.as_python("%%capture\nx = 1\n!ls\n") == "\nx = 1\n\n"  # a cell magic: its own lines
+
+
 def test_of_the_answer_cell_only_what_the_answer_reaches_runs():
     """A check of the answer against the engine in the same cell, a print, a plot: they do not run apart;
     the answer's helpers, constants and imports in its cell do, and keep their line numbers."""
@@ -535,6 +563,30 @@ def test_an_answer_in_the_sandbox_is_not_root_on_the_host_and_sees_no_site_packa
         answer.close()
     assert uid == sandbox.NOBODY and packages == []
     assert on_the_host.stdout.strip() == str(sandbox.NOBODY).encode(), on_the_host.stdout
+
+
+def test_the_sandbox_shows_what_is_allowed_from_a_conda_style_site_packages(tmp_path, monkeypatch):
+    """A conda-style Python keeps its packages under its own prefix: the allowed package and the runner
+    shown from its site-packages are there in the sandbox, and only they (an empty folder was mounted
+    over them, and every answer exited 2)."""
+    from chainrule_course.grading import sandbox
+
+    packages = tmp_path / "conda" / "lib" / "python3.11" / "site-packages"
+    for name in ("allowed/deep", "grader/grading", "secret"):
+        (packages / name).mkdir(parents=True)
+    (packages / "allowed" / "deep" / "kept.py").write_text("")
+    (packages / "grader" / "grading" / "runner.py").write_text("print('runner here')\n")
+    subprocess.run(["chmod", "-R", "a+rX", str(tmp_path)], check=True)
+    monkeypatch.setattr(sys, "base_prefix", str(tmp_path / "conda"))
+    sandbox.hidden_packages.cache_clear()
+    shown = [packages / "allowed", packages / "grader" / "grading" / "runner.py"]
+    probe = f"import os, runpy; print(sorted(os.listdir({str(packages)!r})), os.listdir({str(shown[0] / 'deep')!r}))"
+    probe += f"; runpy.run_path({str(shown[1])!r})"
+    command = sandbox.answer_command(shown, ["/usr/bin/python3", "-I", "-S", "-c", probe])
+    run = subprocess.run(command, capture_output=True, text=True)
+    sandbox.hidden_packages.cache_clear()
+    assert run.returncode == 0, run.stderr[-500:]
+    assert run.stdout.splitlines() == ["['allowed', 'grader'] ['kept.py']", "runner here"]
 
 
 def _runner_pid(answer) -> int:

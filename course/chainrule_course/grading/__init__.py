@@ -14,6 +14,8 @@ The modules, in order: each imports only the engine and modules above it in this
 **The contract** -- what the notebook's check and the grader share, so that a notebook "right" is
 a graded "right":
 
+* ``cells`` -- reading a cell as IPython does: which of its statements are an answer, and what of the
+  other cells it carries
 * ``apart`` -- running an answer apart (a process, or a namespace where there are none): which
   code runs, which modules exist, its results decoded, its refusals and time limits as messages
 * ``contract`` -- the context a check runs in, which the grader sets: the rule, the quantity scored,

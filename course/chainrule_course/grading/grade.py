@@ -310,7 +310,7 @@ def grade_one(
         return apart.Answer(source, rule, values, sandbox=sandbox, popen=popen, limit=options.call_timeout)
 
     try:
-        result.record = scoring.record_apart(cells, inputs, started, NOTEBOOK_SECONDS)
+        result.record = scoring.record_apart(cells, inputs, started, NOTEBOOK_SECONDS, begun=start)
     finally:
         if caps is not None:
             caps.close()  # what is left of the submission's processes, wherever they went
@@ -333,6 +333,7 @@ def score(result: Result, recorded: bool, tests: dict[str, str], secret: bytes =
         result.mistakes[name] = list(test_file.mistakes)
     if result.status == "graded" and result.review:
         result.status = "review: " + "; ".join(result.review)
+    result.record, result.code = {}, []  # scored: a class's answers are not all held until the run ends
     return result
 
 

@@ -36,6 +36,7 @@ import copy
 import functools
 import os
 import shutil
+import time
 from pathlib import Path
 
 from otter.plugins import AbstractOtterPlugin
@@ -195,6 +196,7 @@ class TrustedScores(AbstractOtterPlugin):
         self.containerized = not getattr(config, "otter_run", True)  # Gradescope's container
 
     def before_execution(self, submission):
+        self.begun = time.monotonic()  # the notebook's time limit counts its reading and parsing too
         self.unreadable = str(submission.get("metadata", {}).get(UNREADABLE, ""))
         self.secret = os.urandom(32)
         self.inputs = scoring.inputs(self.tests, self.secret)
@@ -214,7 +216,7 @@ class TrustedScores(AbstractOtterPlugin):
             return
         with answer_sandbox(self.submission_path, self.containerized) as (started, why_not, self.guarantee):
             if not why_not:
-                data = scoring.record_apart(self.cells, self.inputs, started, sandbox.NOTEBOOK_SECONDS)
+                data = scoring.record_apart(self.cells, self.inputs, started, sandbox.NOTEBOOK_SECONDS, self.begun)
         results.results = scoring.score(self.tests, data, why_not, self.secret)
 
     def generate_report(self):

@@ -82,30 +82,43 @@ def hidden_packages(roots: tuple[str, ...]) -> tuple[str, ...]:
 
 def _answer_mounts(shown: list[Path]) -> list[str]:
     """bubblewrap's mounts for an answer: the system, a few files of /etc, the base Python and ``shown``,
-    read-only, with every site-packages hidden."""
+    read-only, with every site-packages hidden but what of it is ``shown``.
+
+    The order matters where the allowed packages and the runner live in a hidden folder, as in a
+    conda-style Python (``<prefix>/lib/python3.11/site-packages/numpy``) or Debian's
+    (``/usr/lib/python3/dist-packages``): first the whole prefix, then an empty tmpfs over each
+    site-packages, then each folder shown, bound into that tmpfs."""
     prefix = str(Path(sys.base_prefix).resolve())
-    binds = sorted({prefix, *(str(path) for path in shown)})
+    binds = sorted({str(path) for path in shown})  # a parent before what it holds
     args = []
     for path in SYSTEM:
         args += ["--symlink", os.readlink(path), path] if os.path.islink(path) else ["--ro-bind-try", path, path]
     for name in ETC:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     args += ["--size", str(SCRATCH_LIMIT), "--perms", "1777", "--tmpfs", "/tmp"]
-    made = set()
-    for path in binds:  # bwrap makes a bind's missing parents 0700: make them 0755, so that nobody may pass
-        for parent in reversed(Path(path).parents):
-            inside = any(str(parent).startswith(other + "/") or str(parent) == other for other in binds)
-            skip = str(parent) == "/" or any(str(parent).startswith(s) for s in SYSTEM)
-            if str(parent) not in made and not inside and not skip:
-                args += ["--perms", "0755", "--dir", str(parent)]
-                made.add(str(parent))
-    for path in binds:
-        args += ["--ro-bind", path, path]
     roots = tuple(sorted({prefix, *(path for path in SYSTEM if os.path.isdir(path) and not os.path.islink(path))}))
-    for path in hidden_packages(roots):
-        if not any(path.startswith(str(p)) for p in shown):
-            args += ["--tmpfs", path]
+    hidden = [path for path in hidden_packages(roots) if not any(_within(path, bind) for bind in binds)]
+    present = [*(path for path in SYSTEM if not os.path.islink(path)), prefix]
+    made = set()
+    for path in [prefix, *binds]:
+        for parent in map(str, reversed(Path(path).parents)):  # bwrap would make a missing parent 0700
+            inside = any(_within(parent, other) for other in present) and not any(
+                _within(parent, folder) and parent != folder for folder in hidden
+            )
+            if parent != "/" and parent not in made and not inside:
+                args += ["--perms", "0755", "--dir", parent]
+                made.add(parent)
+        args += ["--ro-bind", path, path]
+        present.append(path)
+        if path == prefix:
+            for folder in hidden:
+                args += ["--tmpfs", folder]
     return args
+
+
+def _within(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or lies under it."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def answer_command(shown: list[Path], command: list[str], uid: int = NOBODY) -> list[str]:

@@ -243,17 +243,21 @@ def elsewhere(cells: list[str], answer_cell: str) -> dict[str, str | None]:
     return names
 
 
-def record_apart(cells: list[str], given: dict, start, seconds: float | None = None) -> dict:
+def record_apart(
+    cells: list[str], given: dict, start, seconds: float | None = None, begun: float | None = None
+) -> dict:
     """Run each answer's cell apart and call it on the grader's inputs: the record that :func:`score` reads.
 
     ``cells`` are the notebook's code cells, read as text; ``given`` is what :func:`inputs` chose;
     ``start(source, rule, values)`` gives an :class:`chainrule_course.grading.apart.Answer` (the grader's
     sandbox around it). Each answer gets a process of its own, and each call its time limit; the
-    calls not made within ``seconds`` of wall time in all fail, saying so.
+    calls not made within ``seconds`` of wall time in all fail, saying so. The time counts from
+    ``begun`` (:func:`time.monotonic` when the notebook's grading began: its reading and parsing
+    count too), or from this call.
     """
     import time
 
-    deadline = None if seconds is None else time.monotonic() + seconds
+    deadline = None if seconds is None else (time.monotonic() if begun is None else begun) + seconds
 
     def late() -> dict:
         message = f"the notebook's {seconds:g} s of grading ran out before this call"
@@ -264,6 +268,9 @@ def record_apart(cells: list[str], given: dict, start, seconds: float | None = N
     data: dict = {"values": {}, "calls": {}, "elsewhere": {}, "allowed": given.get("allowed", {})}
     for name in dict.fromkeys(names):
         if name not in sources:
+            continue
+        if deadline and time.monotonic() > deadline:  # no process is started for it
+            data["calls"][name] = [{**late(), "key": k} for k in given.get("calls", {}).get(name, [])]
             continue
         allowed = tuple(given.get("allowed", {}).get(name, ()))
         rule = apart.Rule(allowed, apart.carried(cells, sources[name], [name], allowed))
