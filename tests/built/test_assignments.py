@@ -41,7 +41,7 @@ from examples import NETWORK_ANSWER, RECURSIVE_ORDER, SOFTPLUS_RIGHT
 
 from chainrule_course.grading import grade, reports, sandbox, scoring
 from tools.book import questions
-from tools.grader import assignments, grading_env
+from tools.grader import assignments
 
 OUTPUT = ROOT / "_build" / "assignments"
 BOOK = assignments.load_book()
@@ -1177,22 +1177,23 @@ def grading_venv():
         yield SimpleNamespace(path=venv, run=run)
 
 
-def test_local_and_otter_run_scores_are_equal(graded, nobody_venv, tmp_path):
-    """otter run on the autograder zip (Gradescope's path), as root, in a venv of the zip's own requirements
-    that user nobody may run, gives the scores make grade gave; a forged pickle runs nothing in otter's process."""
-    otter = nobody_venv / "bin" / "otter"
-    environment = offline.environment(offline.WHEELHOUSE, nobody_venv)  # nothing of this repo's venv
-    environment.pop("PYTHONDONTWRITEBYTECODE", None)  # root's processes compile what they import, once
+def test_local_and_otter_run_scores_are_equal(graded, conda_python, grading_venv, tmp_path):
+    """otter run on the autograder zip (Gradescope's path), as root, with bubblewrap, gives the scores make
+    grade gave: in a conda-style Python of the zip's own requirements that user nobody may run (its
+    sandbox hid the runner and numpy, and the solution scored 0 of 6), and in make grade's venv; a
+    forged pickle runs nothing in otter's process."""
     shutil.rmtree(FORGED_MARK, ignore_errors=True)
 
     def otter_scores(run):
-        name, stem = run
+        python, name, stem = run
+        environment = offline.environment(offline.WHEELHOUSE, python)  # nothing of this repo's venv
+        environment.pop("PYTHONDONTWRITEBYTECODE", None)  # root's processes compile what they import, once
         archive = folder(name) / "autograder" / f"{name}-autograder.zip"
-        out = tmp_path / stem
+        out = tmp_path / f"{python.name}-{stem}"
         out.mkdir()
         notebook = graded[f"_folder_{name}"][0][0] / f"{stem}.ipynb"
         run = subprocess.run(
-            [str(otter), "run", "-a", str(archive), "-o", str(out), str(notebook)],
+            [str(python / "bin" / "otter"), "run", "-a", str(archive), "-o", str(out), str(notebook)],
             capture_output=True,
             text=True,
             env=environment,
@@ -1200,39 +1201,48 @@ def test_local_and_otter_run_scores_are_equal(graded, nobody_venv, tmp_path):
         assert (out / "results.json").is_file(), run.stderr[-2000:]  # also when the kernel died (os._exit)
         # otter's log server takes no record from the kernel (with ours, it would print why it failed)
         assert "Exception occurred during processing of request" not in run.stdout + run.stderr, run.stdout[-2000:]
+        assert "the answers ran in bubblewrap" in run.stdout, run.stdout[-2000:]
         return {t["name"]: t["score"] for t in json.loads((out / "results.json").read_text())["tests"] if "score" in t}
 
     import concurrent.futures
 
     # The cheats, and two answers to the scalar chapters' functions: a recursion too deep, pasted numbers.
-    runs = [("mlp", stem) for stem in [*CHEATS, "kernel-myenv"]]
-    runs += [("graph", "recursive-order"), ("backward", "engine-backward"), ("tensors", "tensor-backward")]
-    runs += [("layers", "row-keeps-C"), ("capstone", "no-variance-path")]  # Tensors apart; points per gradient
+    runs = [(conda_python, "mlp", stem) for stem in [*CHEATS, "kernel-myenv"]]
+    runs += [(conda_python, "graph", "recursive-order"), (conda_python, "backward", "engine-backward")]
+    runs += [(conda_python, "tensors", "tensor-backward"), (conda_python, "layers", "row-keeps-C")]
+    runs += [(conda_python, "capstone", "no-variance-path")]  # Tensors apart; points per gradient
+    runs += [(grading_venv.path, "mlp", stem) for stem in ("solution", "ipython-syntax", "torch-unblocked")]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         remote = dict(zip(runs, pool.map(otter_scores, runs), strict=True))
-    for name, stem in runs:
+    for python, name, stem in runs:
         local = {q: float(graded[stem][0][q]) for q in QUESTIONS[name]}
-        given = {q: remote[name, stem].get(q) for q in local}
-        assert {q: None if v is None else round(v, 2) for q, v in given.items()} == local, (stem, given, local)
+        given = {q: remote[python, name, stem].get(q) for q in local}
+        assert {q: None if v is None else round(v, 2) for q, v in given.items()} == local, (python, stem, given, local)
     assert not FORGED_MARK.exists()
 
 
 @pytest.fixture(scope="module")
-def nobody_venv():
-    """A grading venv that user nobody may run, as Gradescope's is: the book's Python and the test's
-    folders are root's alone here, so the venv is built on a copy of that Python (hard links,
-    without its site-packages and tests) in a folder every user may enter. It is not byte-compiled
-    (11 CPU-s): each `otter run` (root) writes the ``.pyc`` files of the modules it imports, and the
-    next runs read them; an answer, run as nobody, compiles in memory what no root process imported."""
-    folder = Path(tempfile.mkdtemp(prefix="chainrule-nobody-venv-"))
+def conda_python():
+    """A grading Python laid out as Gradescope's (the zip's ``setup.sh`` builds a conda environment): the
+    zip's requirements installed into the Python's own prefix (``<prefix>/lib/python3.11/site-packages``),
+    not a venv, in a folder every user may enter, so that user nobody may run it. It is a copy of the
+    book's Python (hard links, without its site-packages and tests), which is root's alone here. The
+    sandbox must show the runner and numpy from inside that prefix while it hides the rest (it hid
+    them: every answer exited 2). Not byte-compiled (11 CPU-s): each `otter run` (root) writes the
+    ``.pyc`` files of the modules it imports, and the next runs read them; an answer, run as nobody,
+    compiles in memory what no root process imported."""
+    folder = Path(tempfile.mkdtemp(prefix="chainrule-conda-"))
     folder.chmod(0o755)
+    prefix = folder / "python"
     try:
         base = Path(sys.base_prefix)
         for path in sorted(base.rglob("*")):
             relative = path.relative_to(base)
             if relative.parts[:1] not in (("bin",), ("lib",)) or {"site-packages", "test"} & set(relative.parts):
                 continue
-            target = folder / "python" / relative
+            if relative.parts[0] == "bin" and len(relative.parts) > 1 and not relative.name.startswith("python"):
+                continue  # the base's own scripts
+            target = prefix / relative
             if path.is_dir() and not path.is_symlink():
                 target.mkdir(parents=True, exist_ok=True)
             elif path.is_symlink():
@@ -1242,16 +1252,15 @@ def nobody_venv():
                     os.link(path, target)
                 except OSError:
                     shutil.copy2(path, target)
-        grading_env.build(
-            _zip("intro"),
-            folder / "venv",
-            env=offline.environment(offline.WHEELHOUSE),
-            uv=offline.UV,
-            uv_options=("--offline", "--no-index", "--find-links", str(offline.wheelhouse())),
-            base=str(folder / "python" / "bin" / Path(sys.executable).resolve().name),
-            compile_bytecode=False,
-        )
-        yield folder / "venv"
+        python = prefix / "bin" / Path(sys.executable).resolve().name
+        with tempfile.TemporaryDirectory(prefix="chainrule-zip-") as work:
+            with zipfile.ZipFile(_zip("intro")) as archive:  # requirements.txt names the ./*.whl
+                archive.extractall(work)
+            command = [str(offline.UV), "pip", "install", "--quiet", "--python", str(python), "--offline"]
+            command += ["--no-index", "--find-links", str(offline.wheelhouse()), "-r", "requirements.txt"]
+            offline.run(command, offline.environment(offline.WHEELHOUSE), cwd=Path(work))
+        assert Path(_purelib(prefix)).is_relative_to(prefix), "not laid out as a conda environment"
+        yield prefix
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -1319,14 +1328,16 @@ def gradescope(venv: Path, name: str, notebook, files: dict[str, str], folder: P
     with zipfile.ZipFile(_zip(name)) as archive:
         archive.extractall(source)
     run_otter = (source / "run_otter.py").read_text().replace('"/autograder', '"' + str(folder))
-    assert f'remove_links("{folder}/submission")\n' in run_otter and "without_byte_order_marks" in run_otter
-    assert f'unreadable_replaced("{folder}/submission")' in run_otter
+    assert f'prepared("{folder}/submission")\n' in run_otter
     (source / "run_otter.py").write_text(run_otter)
     (folder / "submission_metadata.json").write_text("{}")
-    if isinstance(notebook, bytes):  # not a notebook at all
-        (handed_in / f"{name}.ipynb").write_bytes(notebook)
-    else:
-        nbformat.write(notebook, handed_in / f"{name}.ipynb")
+    uploaded = notebook if type(notebook) is dict else {f"{name}.ipynb": notebook}  # path -> notebook
+    for path, content in uploaded.items():
+        (handed_in / path).parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):  # not a notebook at all
+            (handed_in / path).write_bytes(content)
+        else:
+            nbformat.write(content, handed_in / path)
     if files.pop("{bom}", None) is not None:  # written by an editor that starts UTF-8 with a byte-order mark
         path = handed_in / f"{name}.ipynb"
         path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
@@ -1357,8 +1368,32 @@ def _purelib(venv: Path) -> str:
     return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
 
 
+def answered_edition(solution: str) -> nbformat.NotebookNode:
+    """The chapter's student edition (what the book's Colab button opens), its answer cell answered: it has
+    no otter metadata, and otter stopped at "assignment None"."""
+    notebook = nbformat.read(ROOT / "student" / "chapters" / "intro.ipynb", as_version=4)
+    stubs = [cell for cell in notebook.cells if "exercise-stub" in cell.metadata.get("tags", [])]
+    next(cell for cell in stubs if "def tanh_neuron_grads" in cell.source).source = solution
+    return notebook
+
+
+#: What students upload to Gradescope besides the one notebook, each answered honestly: the Colab
+#: edition, a fresh notebook with the answer pasted in, the notebook in a folder, two copies of it,
+#: and two different notebooks (refused, with what to upload). Each made a function of the answer.
+UPLOADS = {
+    "edition": lambda answer: {"Copy of intro.ipynb": answered_edition(answer)},
+    "fresh": lambda answer: {"Untitled.ipynb": nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(answer)])},
+    "folder": lambda answer: {"work/intro.ipynb": submission("intro", {0: answer})},
+    "copies": lambda answer: {
+        "intro.ipynb": submission("intro", {0: answer}),
+        "b/c.ipynb": submission("intro", {0: answer}),
+    },
+    "different": lambda answer: {"intro.ipynb": submission("intro", {0: answer}), "draft.ipynb": submission("intro")},
+}
+
+
 @pytest.mark.parametrize("sandbox_kind", ["bwrap", "permissions"])
-def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandbox(nobody_venv, sandbox_kind):
+def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandbox(conda_python, sandbox_kind):
     """Gradescope's layout and run, as root, in each sandbox the plugin has (bubblewrap where it can run;
     file permissions and a user of its own in a container that refuses namespaces): a blank notebook
     with an ipykernel_launcher.py, a sitecustomize.py, a conftest.py and a .pth beside it scores 0 and
@@ -1377,18 +1412,20 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
     shutil.copyfile(_zip("intro"), copy)
     copy.chmod(0o644)
     escape = ESCAPES.format(
-        site=_purelib(nobody_venv), source=str(layout / "escape"), copy=str(copy), honest=honest_body
+        site=_purelib(conda_python), source=str(layout / "escape"), copy=str(copy), honest=honest_body
     )
-    site_mode = Path(_purelib(nobody_venv)).stat().st_mode
+    site_mode = Path(_purelib(conda_python)).stat().st_mode
     runs = {
         "files": (submission("intro"), PLANTED_FILES),
         "honest": (submission("intro", {0: honest_source}), {"{bom}": ""}),
         "escape": (submission("intro", {0: escape}), {}),
         "broken": (b'{"cells": [{"cell_type": "code", "source": "def tanh', {}),
     }
+    if sandbox_kind == "bwrap":  # made into one notebook before otter starts, whichever sandbox follows
+        runs.update({stem: (upload(honest_source), {}) for stem, upload in UPLOADS.items()})
     try:
         graded = {
-            stem: gradescope(nobody_venv, "intro", notebook, files, layout / stem, sandbox_kind)
+            stem: gradescope(conda_python, "intro", notebook, files, layout / stem, sandbox_kind)
             for stem, (notebook, files) in runs.items()
         }
         ran = sorted(path.name for path in layout.glob("ran-*"))
@@ -1397,13 +1434,15 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
         shutil.rmtree(copy.parent, ignore_errors=True)
     scores = {stem: run["scores"] for stem, run in graded.items()}
     totals = {stem: run["total"] for stem, run in graded.items()}
-    assert totals == {"files": 0, "honest": 2, "escape": 0, "broken": 0}, graded  # what Gradescope reads
-    assert scores == {
-        "files": {ex("intro-derive"): 0.0},
-        "honest": {ex("intro-derive"): 2.0},
-        "escape": {ex("intro-derive"): 0.0},
-        "broken": {ex("intro-derive"): 0.0},
-    }, graded
+    expected = {"files": 0, "honest": 2, "escape": 0, "broken": 0}
+    expected.update({stem: (0 if stem == "different" else 2) for stem in UPLOADS if sandbox_kind == "bwrap"})
+    assert totals == expected, graded  # what Gradescope reads
+    assert scores == {stem: {ex("intro-derive"): float(points)} for stem, points in expected.items()}, graded
+    if sandbox_kind == "bwrap":
+        said = json.dumps(graded["different"]["output"])
+        assert "the upload holds 2 different notebooks (draft.ipynb, intro.ipynb)" in said, said
+        assert "upload the one notebook you worked in, intro.ipynb, and nothing else" in said, said
+        assert "chainrule: grading work/intro.ipynb" in graded["folder"]["printed"], graded["folder"]["printed"]
     said = json.dumps(graded["broken"]["output"])
     assert "intro.ipynb is not a readable notebook (NotJSONError" in said, said
     assert ran == [], "a file handed in beside the notebook ran"
@@ -1411,7 +1450,7 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
     assert f"chainrule: the answers ran in {expected}" in graded["honest"]["printed"], graded["honest"]["printed"]
     left = subprocess.run(["pgrep", "-f", "sleep 4711.25"], capture_output=True, text=True).stdout.split()
     assert left == [], "a process the answer started outlived grading"
-    assert Path(_purelib(nobody_venv)).stat().st_mode == site_mode, "site-packages' mode was not given back"
+    assert Path(_purelib(conda_python)).stat().st_mode == site_mode, "site-packages' mode was not given back"
 
 
 def test_make_grade_builds_its_venv_with_uv_by_a_relative_path(grading_venv):

@@ -123,23 +123,17 @@ def unprivileged_python(script: str) -> str:
     return script
 
 
-def links_removed_first(script: str) -> str:
-    """otter's ``run_otter.py`` with the submission's symbolic links removed, its notebooks' byte-order
-    marks too, and an unreadable notebook replaced by an empty one that says why, before otter starts
-    (:func:`chainrule_course.grading.otter_plugin.remove_links`,
-    :func:`~chainrule_course.grading.otter_plugin.without_byte_order_marks`,
-    :func:`~chainrule_course.grading.otter_plugin.unreadable_replaced`)."""
+def upload_prepared_first(script: str) -> str:
+    """otter's ``run_otter.py`` with the upload made into the one notebook otter grades before otter starts:
+    links removed, byte-order marks dropped, a notebook in a folder or without otter's metadata
+    graded, several different notebooks or none refused with what to upload
+    (:func:`chainrule_course.grading.uploads.prepared`)."""
     found = re.search(r'(?m)^(\s*)run_autograder\("([^"]+)"\)', script)
     if found is None:
         raise AssignmentError('otter\'s run_otter.py no longer calls run_autograder("<folder>")')
     indent, folder = found.groups()
-    first = (
-        f"{indent}from chainrule_course.grading.otter_plugin import (\n"
-        f"{indent}    remove_links, unreadable_replaced, without_byte_order_marks)\n\n"
-        f'{indent}remove_links("{folder}/submission")\n'
-        f'{indent}without_byte_order_marks("{folder}/submission")\n'
-        f'{indent}unreadable_replaced("{folder}/submission")\n'
-    )
+    first = f"{indent}from chainrule_course.grading.uploads import prepared\n\n"
+    first += f'{indent}prepared("{folder}/submission")\n'
     return script[: found.start()] + first + script[found.start() :]
 
 
@@ -162,7 +156,7 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     files["written.json"] = json.dumps(written, indent=1).encode()
     for name in ("setup.sh", "run_autograder"):
         files[name] = unprivileged_python(files[name].decode()).encode()
-    files["run_otter.py"] = links_removed_first(files["run_otter.py"].decode()).encode()
+    files["run_otter.py"] = upload_prepared_first(files["run_otter.py"].decode()).encode()
     for question in assignment.questions:
         parts, reference = question_parts(question, assignment.chapter)
         lines = [

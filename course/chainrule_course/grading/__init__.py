@@ -30,6 +30,8 @@ a graded "right":
   its own, and site-packages, tests and sources readable by root alone while answers run
 * ``reports`` -- what grading writes: grades.csv, feedback, summary.html, the written work
 * ``grade`` -- ``make grade`` (``python -m chainrule_course.grading.grade``): a folder of notebooks graded
+* ``uploads`` -- what a student uploads to Gradescope, made into the one notebook otter grades (or
+  refused, saying what to upload) before otter starts
 * ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) grade with ``scoring``,
   in one of those two sandboxes, starting no kernel
 

@@ -43,6 +43,7 @@ from otter.plugins import AbstractOtterPlugin
 
 from ..compat import patches
 from . import apart, permissions, sandbox, scoring
+from .uploads import NOT_GRADED
 
 OTTER_LOG = ".OTTER_LOG"  # otter.check.notebook.OTTER_LOG_FILENAME
 
@@ -108,71 +109,6 @@ def answer_sandbox(submission_path: str | None, containerized: bool):
         )
 
 
-def remove_links(folder: str) -> list[str]:
-    """Delete every symbolic link under the submission's ``folder``, before otter reads or writes there
-    (its ``prepare_files`` opens ``__init__.py`` for appending, as root, which a link would send anywhere).
-    A link is never the student's work. The autograder's ``run_otter.py`` calls it first; the paths removed."""
-    removed = []
-    for parent, folders, files in os.walk(folder):
-        for name in [*folders, *files]:
-            path = os.path.join(parent, name)
-            if os.path.islink(path):
-                os.unlink(path)
-                removed.append(os.path.relpath(path, folder))
-        folders[:] = [name for name in folders if not os.path.islink(os.path.join(parent, name))]
-    if removed:
-        print(f"chainrule: removed the links handed in, which are not work: {', '.join(sorted(removed))}")
-    return removed
-
-
-def without_byte_order_marks(folder: str) -> list[str]:
-    """Rewrite each notebook under ``folder`` that starts with a UTF-8 byte-order mark (Windows editors
-    write one) without it, before otter reads it: otter's JSON reader refuses the mark, and the
-    notebook would score 0 as unreadable, where ``make grade`` reads it. The notebooks rewritten."""
-    rewritten = []
-    for parent, _, files in os.walk(folder):
-        for name in files:
-            path = os.path.join(parent, name)
-            if name.endswith(".ipynb") and not os.path.islink(path):
-                with open(path, "rb") as handle:
-                    data = handle.read()
-                if data.startswith(b"\xef\xbb\xbf"):
-                    with open(path, "wb") as handle:
-                        handle.write(data[3:])
-                    rewritten.append(os.path.relpath(path, folder))
-    return rewritten
-
-
-#: The metadata key of a notebook put in place of one that cannot be read (:func:`unreadable_replaced`).
-UNREADABLE = "chainrule_unreadable"
-
-
-def unreadable_replaced(folder: str) -> list[str]:
-    """Put an empty notebook, marked with the reason, in place of each notebook under ``folder`` that is
-    not a readable notebook (broken JSON, not UTF-8), before otter reads it: otter would stop with a
-    traceback and write no ``results.json``; the plugin then gives every question 0 with the reason, as
-    ``make grade`` gives such a file its row. The assignment's name (``../source/otter_config.json``)
-    goes into the new notebook, so otter's check of the name passes. The notebooks replaced."""
-    import json
-
-    import nbformat
-
-    config = Path(folder).parent / "source" / "otter_config.json"
-    assignment = json.loads(config.read_text()).get("assignment_name") if config.is_file() else None
-    replaced = []
-    for path in sorted(Path(folder).rglob("*.ipynb")):
-        if path.is_symlink():
-            continue
-        try:
-            nbformat.reads(path.read_bytes().decode("utf-8-sig"), as_version=nbformat.NO_CONVERT)
-        except Exception as error:  # noqa: BLE001 - whatever makes it unreadable is the reason given
-            reason = f"{path.name} is not a readable notebook ({type(error).__name__}: {str(error)[:120]})"
-            metadata = {UNREADABLE: reason, "otter": {"assignment_name": assignment} if assignment else {}}
-            nbformat.write(nbformat.v4.new_notebook(metadata=metadata), path)
-            replaced.append(path.name)
-    return replaced
-
-
 class TrustedScores(AbstractOtterPlugin):
     def __init__(self, submission_path, submission_metadata, plugin_config):
         super().__init__(submission_path, submission_metadata, plugin_config)
@@ -197,7 +133,7 @@ class TrustedScores(AbstractOtterPlugin):
 
     def before_execution(self, submission):
         self.begun = time.monotonic()  # the notebook's time limit counts its reading and parsing too
-        self.unreadable = str(submission.get("metadata", {}).get(UNREADABLE, ""))
+        self.unreadable = str(submission.get("metadata", {}).get(NOT_GRADED, ""))
         self.secret = os.urandom(32)
         self.inputs = scoring.inputs(self.tests, self.secret)
         self.cells = [
