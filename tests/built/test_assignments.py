@@ -37,7 +37,7 @@ import nbformat
 import offline
 import pytest
 from common import ROOT
-from examples import NETWORK_ANSWER, RECURSIVE_ORDER, SOFTPLUS_RIGHT
+from examples import NETWORK_ANSWER, RECURSIVE_ORDER, SOFTPLUS_RIGHT, UNLOCK, UNLOCKS
 
 from chainrule_course.grading import grade, reports, sandbox, scoring
 from tools.book import questions
@@ -457,6 +457,21 @@ PLANTED = {
         {ex("graph-dfs-by-hand"): 0},
         {ex("graph-dfs-by-hand"): ["RecursionError"]},
     ),
+    **{
+        f"recursion-unlocked-{route}": (
+            "graph",
+            lambda reach=reach: submission(
+                "graph",
+                {
+                    0: UNLOCK.replace("{route}", reach)
+                    + RECURSIVE_ORDER.replace("    order, seen", "    unlock()\n    order, seen")
+                },
+            ),
+            {ex("graph-dfs-by-hand"): 0},
+            {ex("graph-dfs-by-hand"): ["RecursionError"]},
+        )
+        for route, reach in UNLOCKS.items()
+    },
     "pasted-orders": (
         "graph",
         lambda: submission(
@@ -1209,6 +1224,7 @@ def test_local_and_otter_run_scores_are_equal(graded, conda_python, grading_venv
     # The cheats, and two answers to the scalar chapters' functions: a recursion too deep, pasted numbers.
     runs = [(conda_python, "mlp", stem) for stem in [*CHEATS, "kernel-myenv"]]
     runs += [(conda_python, "graph", "recursive-order"), (conda_python, "backward", "engine-backward")]
+    runs += [(conda_python, "graph", f"recursion-unlocked-{route}") for route in UNLOCKS]
     runs += [(conda_python, "tensors", "tensor-backward"), (conda_python, "layers", "row-keeps-C")]
     runs += [(conda_python, "capstone", "no-variance-path")]  # Tensors apart; points per gradient
     runs += [(grading_venv.path, "mlp", stem) for stem in ("solution", "ipython-syntax", "torch-unblocked")]

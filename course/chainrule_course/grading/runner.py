@@ -23,12 +23,14 @@ and how many more were ``cut``), in a process of its own and in the web page's P
 
 The caller keeps the time: a call that does not answer within its limit is stopped from outside.
 The recursion limit is Python's default during every call, whatever the cell set: a call's
-``sys.setrecursionlimit`` changes nothing (the reply says what it asked for), the depth of its
-Python calls is counted by a trace function, and a call that went deeper than 1,000 fails,
-however it raised the limit and whether or not it caught the error. In its own process the
-answer may not replace that trace function, use ctypes or start a process (an audit hook, which
-cannot be removed, refuses them). So "without recursion" holds: a search that calls itself fails
-on any input deeper than 1,000.
+``sys.setrecursionlimit`` changes nothing (the reply says what it asked for). In the answer's
+own process the interpreter enforces it: the limit is fixed before anything of the answer's
+arrives, and every way back to the real setter is gone (:func:`_fix_recursion_limit`); an audit
+hook, which cannot be removed and reads nothing the answer can change, refuses what could
+raise it again, and processes (:func:`_guard`). No verdict of this process's is needed, so none
+can be replaced: a search that calls itself fails on any input deeper than 1,000. (A trace
+function also counts the depth, for the message; in the web page's Python, where nothing is
+graded, it is the rule.)
 """
 
 from __future__ import annotations
@@ -327,10 +329,9 @@ def _printed():
         sys.stdout, sys.stderr = before
 
 
-def define(answer: dict, namespace: dict, refusing=contextlib.nullcontext) -> dict:
-    """Run the answer cell (and its prelude) in ``namespace``; what the caller is told, and what it printed.
-    ``refusing`` (:func:`_guard`'s, in the answer's own process) is entered around the cell."""
-    with _printed() as printed, refusing():
+def define(answer: dict, namespace: dict) -> dict:
+    """Run the answer cell (and its prelude) in ``namespace``; what the caller is told, and what it printed."""
+    with _printed() as printed:
         return printed.told(_define(answer, namespace))
 
 
@@ -365,33 +366,57 @@ class _KeptLimit:
         self.asked = limit
 
 
-def _limit_keeper(set_limit=sys.setrecursionlimit):
-    """The context manager of a call: the recursion limit is :data:`RECURSION_LIMIT`, ``sys.setrecursionlimit``
-    changes nothing (it only notes what it was asked), and the depth of the answer's calls is counted, so that
-    a call deeper than the limit fails even if the limit was raised another way (and put back)."""
+@contextlib.contextmanager
+def _kept_limit():
+    """The context of a call: the recursion limit is :data:`RECURSION_LIMIT` (in the answer's own process it is
+    fixed already, :func:`_fix_recursion_limit`), ``sys.setrecursionlimit`` changes nothing (it only notes
+    what it was asked), and the depth of the answer's calls is counted, so that a call deeper than the limit
+    fails even if the limit was raised another way (and put back)."""
+    set_limit = sys.setrecursionlimit  # the real one in the web page's Python; a stand-in in the process
+    kept, depth = _KeptLimit(), _Depth()
+    set_limit(RECURSION_LIMIT)
+    depth.expected = sys.getrecursionlimit()
+    sys.setrecursionlimit = kept
+    previous = sys.gettrace()
+    sys.settrace(depth.call)
+    try:
+        yield kept, depth
+    finally:
+        depth.removed = sys.gettrace() != depth.call  # by a recursion too deep for it, or by the answer
+        sys.settrace(previous)
+        sys.setrecursionlimit = set_limit
 
-    @contextlib.contextmanager
-    def kept_limit():
-        kept, depth = _KeptLimit(), _Depth()
-        set_limit(RECURSION_LIMIT)
-        sys.setrecursionlimit = kept
-        previous = sys.gettrace()
-        sys.settrace(depth.call)
-        try:
-            yield kept, depth
-        finally:
-            depth.removed = sys.gettrace() != depth.call  # by a recursion too deep for it, or by the answer
-            sys.settrace(previous)
-            sys.setrecursionlimit = set_limit
 
-    return kept_limit
+#: Frames between the runner's serve() and an answer's first frame (serve, call, _called), and room for the
+#: trace function's own frame: the limit fixed for the answer's process counts from serve().
+FRAMES_ABOVE = 3 + 2
+
+
+def _fix_recursion_limit() -> None:
+    """Fix Python's recursion limit for the life of this process, where the answer cannot reach it: set it so
+    that an answer's calls may go :data:`RECURSION_LIMIT` deep, then drop every way back to the real setter
+    (``sys.setrecursionlimit`` becomes a stand-in that only notes what it is asked; ``_imp.create_builtin``,
+    which would copy ``sys``'s first dictionary back, goes, once every built-in module is loaded). The
+    interpreter itself then stops any recursion deeper than that, whatever the answer does: its Python
+    cannot raise the limit (:func:`_guard` refuses ctypes, the garbage collector's lists and new code
+    objects, which could)."""
+    import _imp
+
+    for name in sys.builtin_module_names:
+        __import__(name)
+    frame, depth = sys._getframe(1), 0  # noqa: SLF001 - the caller's depth: serve()'s
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    sys.setrecursionlimit(RECURSION_LIMIT + depth + FRAMES_ABOVE)
+    sys.setrecursionlimit = _KeptLimit()
+    del _imp.create_builtin
 
 
 class _Depth:
     """A trace function that counts how deep the answer's Python calls go (the lines are not traced)."""
 
     def __init__(self):
-        self.depth, self.deepest, self.removed = 0, 0, False
+        self.depth, self.deepest, self.removed, self.expected = 0, 0, False, RECURSION_LIMIT
 
     def call(self, frame, event, arg):
         if event != "call":
@@ -407,9 +432,6 @@ class _Depth:
         return self.returned
 
 
-_recursion_limit_kept = _limit_keeper()
-
-
 def _limit_changed(entry: dict, kept: _KeptLimit, depth: _Depth) -> dict:
     """``entry``, told what the answer asked of the recursion limit, or failed if it went deeper than the
     limit (caught or not) or changed the limit anyway."""
@@ -422,24 +444,22 @@ def _limit_changed(entry: dict, kept: _KeptLimit, depth: _Depth) -> dict:
         entry = {"error": {"type": "RecursionError", "message": message, "where": ""}}
     if kept.asked is not None and "error" in entry:
         entry["error"]["asked_limit"] = str(kept.asked)[:40]
-    if sys.getrecursionlimit() != RECURSION_LIMIT:
+    if sys.getrecursionlimit() != depth.expected:
         message = f"changed Python's recursion limit to {sys.getrecursionlimit():,}; the checks keep it at "
         entry = {"error": {"type": "RecursionLimit", "message": message + f"{RECURSION_LIMIT:,}", "where": ""}}
     return entry
 
 
-def call(function, key: str, filename: str, refusing=contextlib.nullcontext) -> dict:
-    """One call of the answer on the encoded arguments ``key``: what it returned or raised, and what it changed.
-    ``refusing`` is entered around the call, as in :func:`define`."""
+def call(function, key: str, filename: str) -> dict:
+    """One call of the answer on the encoded arguments ``key``: what it returned or raised, and what it changed."""
     try:
         args, kwargs = (decode(part) for part in json.loads(key))
     except Exception as error:  # noqa: BLE001 - inputs this process cannot read (numpy not allowed, say)
         return {"error": {"type": "Unreadable", "message": str(error)[:300], "where": ""}}
     before = [encode(argument) for argument in args]
     given = copy.deepcopy(args)
-    with _recursion_limit_kept() as (kept, depth), _printed() as printed:
-        with refusing():
-            entry = _called(function, given, kwargs, filename)
+    with _kept_limit() as (kept, depth), _printed() as printed:
+        entry = _called(function, given, kwargs, filename)
         entry = printed.told(_limit_changed(entry, kept, depth))
     changed = [i for i, argument in enumerate(given) if _encoded(argument) != before[i]]
     if changed:
@@ -484,12 +504,12 @@ def _rounded(before, after) -> bool:
     )
 
 
-#: What no answer needs, refused by an audit hook while the answer's code runs in its own process:
-#: reaching C functions through ctypes, and starting processes (where a recursion would go uncounted).
+#: What no answer needs, refused by an audit hook for the life of the answer's process: starting processes
+#: (where a recursion would go uncounted), and what could raise the fixed recursion limit: reaching C through
+#: ctypes (all of it but loading a library, which importing numpy does), the garbage collector's lists
+#: (which hold ``sys``'s first dictionary, with the real setter) and new code objects.
 REFUSED_EVENTS = frozenset(
     {
-        "ctypes.dlsym",
-        "ctypes.call_function",
         "subprocess.Popen",
         "os.system",
         "os.exec",
@@ -498,34 +518,36 @@ REFUSED_EVENTS = frozenset(
         "os.fork",
         "os.forkpty",
         "pty.spawn",
+        "gc.get_objects",
+        "gc.get_referrers",
+        "gc.get_referents",
+        "code.__new__",
     }
+)
+#: Modules of CPython's own tests and of subinterpreters (each with a recursion limit of its own): not imported.
+REFUSED_MODULES = frozenset(
+    {"_xxsubinterpreters", "_xxinterpchannels", "_testcapi", "_testinternalcapi", "_testmultiphase", "_ctypes_test"}
 )
 
 
 def _guard():
-    """Add the audit hook of :data:`REFUSED_EVENTS` (an audit hook cannot be removed) to this process;
-    the context manager within which it refuses them."""
-    running = [False]
+    """Add the audit hook of :data:`REFUSED_EVENTS` and :data:`REFUSED_MODULES` to this process, for its whole
+    life: an audit hook cannot be removed, and this one reads nothing an answer can change (no global, no
+    state), so that nothing the answer does switches it off."""
 
-    def hook(event, args):
-        if running[0] and event in REFUSED_EVENTS:
-            raise PermissionError(f"an answer may not use {event}: it needs neither processes nor ctypes")
+    def hook(event, args, refused=REFUSED_EVENTS, modules=REFUSED_MODULES, error=PermissionError):
+        if event in refused or (event.startswith("ctypes.") and event != "ctypes.dlopen"):
+            raise error(f"an answer may not use {event}: it needs neither processes nor ctypes")
+        if event == "import" and args[0] in modules:
+            raise error(f"an answer may not import {args[0]}")
 
     sys.addaudithook(hook)
-
-    @contextlib.contextmanager
-    def refusing():
-        running[0] = True
-        try:
-            yield
-        finally:
-            running[0] = False
-
-    return refusing
 
 
 def serve(requests, reply) -> None:
     """Read the answer, then the calls, from ``requests`` (lines); ``reply`` writes one line of data."""
+    _fix_recursion_limit()  # before anything of the answer's reaches the process
+    _guard()
     answer = json.loads(next(requests))
     allowed = frozenset(answer.get("allowed", []))
     sys.path.extend(str(path) for path in answer.get("paths", []))
@@ -533,8 +555,7 @@ def serve(requests, reply) -> None:
     scope = dict(vars(builtins))
     scope["__import__"] = guarded_import(allowed)
     namespace = {"__name__": "__main__", "__builtins__": scope}
-    refusing = _guard()
-    told = define(answer, namespace, refusing)
+    told = define(answer, namespace)
     reply({**told, "nonce": answer.get("nonce")})
     if not told["ready"]:
         return
@@ -545,7 +566,7 @@ def serve(requests, reply) -> None:
         if not callable(function):
             entry = {"error": {"type": "NameError", "message": f"{request.get('name')} is not defined", "where": ""}}
         else:
-            entry = call(function, str(request.get("key")), filename, refusing)
+            entry = call(function, str(request.get("key")), filename)
         reply({**entry, "nonce": request.get("nonce")})  # the caller takes only a line with its nonce
 
 
