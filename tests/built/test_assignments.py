@@ -1302,10 +1302,15 @@ ATTACK = (
 #: An answer that undoes the import rule inside its own process (drops the finder, adds the grading
 #: env's site-packages, calls the real ``__import__``) and reads the answer key from the autograder's
 #: folder; and leaves a detached child behind. It earns 2 points only if one of those works.
-ESCAPES = """import builtins, glob, subprocess, sys
+ESCAPES = """import builtins, glob, sys
 sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "_Refuse"]
 sys.path.append({site!r})
-subprocess.Popen(["sleep", "4711.25"], start_new_session=True, stdout=subprocess.DEVNULL)
+try:
+    import subprocess
+
+    subprocess.Popen(["sleep", "4711.25"], start_new_session=True, stdout=subprocess.DEVNULL)
+except Exception:
+    pass
 
 
 def tanh_neuron_grads(x, w, b):

@@ -287,7 +287,7 @@ def test_a_call_cannot_raise_the_recursion_limit_so_without_recursion_holds_by_c
         assert called(UNLOCKED.replace("{route}", reach), "f", 500) == 500, route
         with pytest.raises(answers.AnswerError, match="RecursionError.*1,000 calls deep"):
             called(UNLOCKED.replace("{route}", reach), "f", 5000)
-    with pytest.raises(answers.AnswerError, match="may not use subprocess.Popen"):
+    with pytest.raises(answers.AnswerError, match="may not import _posixsubprocess: it starts processes"):
         called(IN_A_CHILD, "f", 5)
     page = apart.InProcess(RAISES_IN_CALL, apart.Rule(()))
     limit, trace = sys.getrecursionlimit(), sys.gettrace()
@@ -296,6 +296,44 @@ def test_a_call_cannot_raise_the_recursion_limit_so_without_recursion_holds_by_c
     assert raised.value.asked_limit == "1000000"
     assert sys.getrecursionlimit() == limit and type(sys.setrecursionlimit).__name__ == "builtin_function_or_method"
     assert sys.gettrace() is trace  # the page's Python gets its trace function back
+
+
+#: A thread started in one call that starts processes between calls (by os.fork, and by subprocess's C
+#: part, which skips the event Popen raises), and a call that asks for more memory than a submission has.
+FORKS_BETWEEN_CALLS = """import os, threading, time
+done = []
+def later():
+    time.sleep(0.2)
+    for start in (os.fork, lambda: __import__("_posixsubprocess")):
+        try:
+            done.append(start() != 0 and "started")
+        except Exception as error:
+            done.append(type(error).__name__)
+def f(n):
+    if n == 0:
+        threading.Thread(target=later).start()
+        return []
+    if n == 1:
+        time.sleep(0.5)
+        return done
+    return len(bytearray(n))
+"""
+
+
+def test_an_answer_starts_no_process_even_between_calls_and_has_one_submission_s_memory():
+    """A thread can fork between calls (the audit hook refused processes only during a call), and a trial's
+    answer held 4.6 GB in 9 processes where no cgroup capped the submission: one process, within its limit."""
+    from chainrule_course.grading import sandbox
+
+    answer = apart.Answer(FORKS_BETWEEN_CALLS, apart.Rule(()), popen=sandbox.answer_popen(60))
+    try:
+        assert apart.result_of("f", answer.call("f", apart.key((0,), {}))) == []
+        assert apart.result_of("f", answer.call("f", apart.key((1,), {}))) == ["PermissionError"] * 2
+        assert apart.result_of("f", answer.call("f", apart.key((2**20,), {}))) == 2**20
+        with pytest.raises(MemoryError):
+            apart.result_of("f", answer.call("f", apart.key((sandbox.SUBMISSION_MEMORY + 2**20,), {})))
+    finally:
+        answer.close()
 
 
 def test_the_inputs_reach_the_answer_only_after_its_cell_has_run():

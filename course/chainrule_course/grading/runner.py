@@ -524,9 +524,18 @@ REFUSED_EVENTS = frozenset(
         "code.__new__",
     }
 )
-#: Modules of CPython's own tests and of subinterpreters (each with a recursion limit of its own): not imported.
+#: Modules not imported: CPython's own tests' and subinterpreters (each with a recursion limit of its own), and
+#: the C part of subprocess, which starts a process without the event subprocess.Popen raises.
 REFUSED_MODULES = frozenset(
-    {"_xxsubinterpreters", "_xxinterpchannels", "_testcapi", "_testinternalcapi", "_testmultiphase", "_ctypes_test"}
+    {
+        "_xxsubinterpreters",
+        "_xxinterpchannels",
+        "_testcapi",
+        "_testinternalcapi",
+        "_testmultiphase",
+        "_ctypes_test",
+        "_posixsubprocess",
+    }
 )
 
 
@@ -539,7 +548,8 @@ def _guard():
         if event in refused or (event.startswith("ctypes.") and event != "ctypes.dlopen"):
             raise error(f"an answer may not use {event}: it needs neither processes nor ctypes")
         if event == "import" and args[0] in modules:
-            raise error(f"an answer may not import {args[0]}")
+            why = "it starts processes (subprocess imports it)" if "process" in args[0] else "an answer needs none"
+            raise error(f"an answer may not import {args[0]}: {why}")
 
     sys.addaudithook(hook)
 

@@ -27,7 +27,9 @@ from pathlib import Path
 
 ANSWER_CPU_SECONDS = 600  # CPU seconds of one answer's process
 NOTEBOOK_SECONDS = 300  # seconds of wall time for all the answers of one notebook
-MEMORY_LIMIT = 8 * 2**30  # bytes of address space per process in the sandbox
+#: Bytes of address space per process in the sandbox: a submission's memory where no cgroup caps it (its
+#: answers run one at a time, each in one process: the runner refuses to start another).
+MEMORY_LIMIT = 4 * 2**30
 FILE_LIMIT = 256 * 2**20  # bytes per file written in the sandbox
 #: The writable folder of a submission, its home and working folder, and its /tmp: two tmpfs of at
 #: most SCRATCH_LIMIT bytes each. Nothing it writes reaches the disk.
