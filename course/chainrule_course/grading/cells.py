@@ -31,16 +31,10 @@ def _answer_code(source: str, names: tuple[str, ...]) -> str:
 
     A cell that is not Python (a syntax error) is the answer as it is: running it says where.
     """
-    import ast
-
-    lines = source.splitlines()
-    python = as_python(source).splitlines()
-    try:
-        tree = ast.parse("\n".join(python))
-    except SyntaxError:
+    found = _answer_nodes(source, names)
+    if found is None:
         return source
-    scopes = _global_reads("\n".join(python))
-    kept = _reached(tree.body, names, scopes)
+    kept, python, lines = found[0], as_python(source).splitlines(), source.splitlines()
     shown = [""] * len(lines)
     for node in kept:
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
@@ -49,11 +43,21 @@ def _answer_code(source: str, names: tuple[str, ...]) -> str:
     return "\n".join(shown).rstrip() + "\n"
 
 
+@functools.lru_cache(maxsize=64)
+def _answer_nodes(source: str, names: tuple[str, ...]):
+    """The statements of the cell ``source`` that run for the answer ``names`` (:func:`_answer_code`), and the
+    global reads of its functions; None for a cell that is not Python."""
+    text, tree = _read(source)
+    if tree is None:
+        return None
+    scopes = _global_reads(text)
+    return _reached(tree.body, names, scopes), scopes
+
+
 #: A timing magic and its options: the statement after it is kept (``%time x = f()`` binds x).
 TIMING = r"(?m)^(\s*)%%?(?:time|timeit|prun)\b(?:\s+-\S+(?:\s+\d+)?)*\s*"
 
 
-@functools.lru_cache(maxsize=64)
 def as_python(source: str) -> str:
     """The cell ``source`` as Python, line for line, read as IPython reads it: a magic (``%timeit``), a shell
     escape (``!ls``, ``files = !ls``) or a help line (``np.maximum?``) becomes ``pass``, for it runs
@@ -63,14 +67,29 @@ def as_python(source: str) -> str:
     A cell that is Python already is returned as it is. Where IPython is not installed (the web
     page's Python), lines that start with ``%`` or ``!`` are dropped, as a notebook would have them.
     """
+    return _read(source)[0]
+
+
+@functools.lru_cache(maxsize=32)
+def _read(source: str):
+    """The cell ``source`` as Python (:func:`as_python`) and its tree (None where it is not Python): each cell
+    is parsed once, however many answers and checks read it."""
     import ast
-    import re
 
     try:
-        ast.parse(source)
-        return source
+        return source, ast.parse(source)
     except SyntaxError:
-        pass
+        python = _ipython(source)
+    try:
+        return python, ast.parse(python)
+    except SyntaxError:
+        return python, None
+
+
+def _ipython(source: str) -> str:
+    """``source``, which is not Python, as IPython reads it, line for line (:func:`as_python`)."""
+    import re
+
     timed = re.sub(TIMING, r"\1", source)
     lines = timed.splitlines()
     try:
@@ -89,8 +108,8 @@ def as_python(source: str) -> str:
     return "\n".join(kept) + "\n"
 
 
-def _reached(statements: list, names, scopes: dict, keep=lambda node: True) -> list:
-    """The statements (of those ``keep`` accepts) that define or fill ``names``, and what those read, in order:
+def _reached(statements: list, names, scopes: dict) -> list:
+    """The ``statements`` that define or fill ``names``, and what those read, in order:
     every one that binds or fills a name, as the cell runs them."""
     bound = [set(_module_bindings(node)) for node in statements]
     setting: dict[str, list[int]] = {}  # name -> the statements that bind or fill it: one pass, not one per name
@@ -104,7 +123,7 @@ def _reached(statements: list, names, scopes: dict, keep=lambda node: True) -> l
             continue
         wanted.add(name)
         for index in setting.get(name, ()):
-            if index not in kept and keep(statements[index]):
+            if index not in kept:
                 kept.add(index)
                 todo += _reads(statements[index], scopes)
                 todo += bound[index]  # what else it binds may be set up further down (getcontext().prec = 60)
@@ -126,13 +145,12 @@ def _carried(cells: tuple[str, ...], answer: str, names: tuple[str, ...], allowe
     """
     import ast
 
-    own = answer_code(answer, names)
-    try:
-        tree, scopes = ast.parse(own), _global_reads(own)
-    except SyntaxError:
+    found = _answer_nodes(answer, tuple(names))
+    if found is None:
         return ""
-    needed = {name for node in tree.body for name in _reads(node, scopes)}
-    needed -= {name for node in tree.body for name in _module_bindings(node)} | set(dir(builtins))
+    own, scopes = found
+    needed = {name for node in own for name in _reads(node, scopes)}
+    needed -= {name for node in own for name in _module_bindings(node)} | set(dir(builtins))
     statements, scopes = [], {}
     for cell in cells:
         if cell != answer:
@@ -150,7 +168,7 @@ def _carried(cells: tuple[str, ...], answer: str, names: tuple[str, ...], allowe
             if m
         )
 
-    chosen = _reached(statements, sorted(needed), scopes, keep)
+    chosen = _reached([node for node in statements if keep(node)], sorted(needed), scopes)
     return "\n\n".join(ast.unparse(node) for node in chosen) + ("\n" if chosen else "")
 
 
@@ -158,13 +176,8 @@ def _carried(cells: tuple[str, ...], answer: str, names: tuple[str, ...], allowe
 def _parsed(cell: str) -> tuple[list, dict]:
     """A cell's top-level statements and their functions' global reads (:func:`_global_reads`), read once
     for all the answers of a notebook; none for a cell that is not Python."""
-    import ast
-
-    python = as_python(cell)
-    try:
-        return ast.parse(python).body, _global_reads(python)
-    except SyntaxError:
-        return [], {}
+    python, tree = _read(cell)
+    return ([], {}) if tree is None else (tree.body, _global_reads(python))
 
 
 def _module_bindings(node) -> dict[str, str | None]:
@@ -278,11 +291,9 @@ def top_level(source: str) -> dict[str, str | None]:
 
 @functools.lru_cache(maxsize=64)
 def _top_level(source: str) -> dict[str, str | None]:
-    import ast
     import re
 
-    try:
-        tree = ast.parse(as_python(source))
-    except SyntaxError:  # the cell is still the answer's: running it says where the error is
+    tree = _read(source)[1]
+    if tree is None:  # the cell is still the answer's: running it says where the error is
         return {match: None for match in re.findall(r"(?m)^def\s+(\w+)|^(\w+)\s*=", source) for match in match if match}
     return {name: module for node in tree.body for name, module in _module_bindings(node).items()}
