@@ -160,7 +160,7 @@ def _imports(cell: str) -> tuple[str, ...]:
     import ast
 
     try:
-        tree = ast.parse("\n".join("" if line.lstrip()[:1] in "%!" else line for line in cell.splitlines()))
+        tree = ast.parse(apart.as_python(cell))  # the cell as IPython reads it, as the grader does
     except SyntaxError:
         return ()
     return tuple(ast.unparse(node) for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))

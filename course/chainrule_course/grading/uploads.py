@@ -25,11 +25,11 @@ import json
 import os
 from pathlib import Path
 
+from .grade import SKIPPED_FOLDERS
+
 #: The metadata key of the notebook put in place of an upload that is refused: the reason, which the
 #: otter plugin gives every question (:class:`chainrule_course.grading.otter_plugin.TrustedScores`).
 NOT_GRADED = "chainrule_not_graded"
-#: Folders whose notebooks are copies Jupyter or an archive keeps, not the work (as make grade skips them).
-SKIPPED = {".ipynb_checkpoints", "__MACOSX"}
 
 
 def prepared(folder: str) -> str:
@@ -77,14 +77,14 @@ def without_byte_order_marks(folder: str) -> list[str]:
 
 
 def _notebooks(folder: str) -> list[Path]:
-    """The notebooks under ``folder`` that are work handed in: files, outside the copies of :data:`SKIPPED`
-    and hidden folders, not a macOS resource fork."""
+    """The notebooks under ``folder`` that are work handed in, as ``make grade`` finds them: files, outside
+    the copies Jupyter or an archive keeps and hidden folders, not a macOS resource fork."""
     found = []
     for path in sorted(Path(folder).rglob("*")):
         parts = path.relative_to(folder).parts
         if path.suffix.lower() != ".ipynb" or path.is_symlink() or not path.is_file() or path.name.startswith("._"):
             continue
-        if not any(part in SKIPPED or part.startswith(".") for part in parts[:-1]):
+        if not any(part in SKIPPED_FOLDERS or part.startswith(".") for part in parts[:-1]):
             found.append(path)
     return found
 
