@@ -772,6 +772,81 @@ def test_the_notebook_check_fails_when_the_grader_would_run_a_later_draft(tmp_pa
     feedback.check_tanh_neuron_grads_function(as_cell(right, "tanh_neuron_grads"))
 
 
+#: Runs cells in an IPython shell as a kernel runs them (numbered, kept in its history); prints each cell's number.
+SHELL = """import json, sys
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+for cell in json.loads(sys.argv[1]):
+    print(f"<{shell.execution_count}>")
+    shell.run_cell(cell, store_history=True)
+"""
+
+
+def in_a_shell(cells: list[str], notebook: Path | None = None) -> str:
+    """What running ``cells`` in IPython prints (a notebook file named as Jupyter names it, or none)."""
+    import json
+
+    environment = {k: v for k, v in os.environ.items() if k != "JPY_SESSION_NAME"}
+    environment |= {"JPY_SESSION_NAME": str(notebook)} if notebook else {}
+    ran = subprocess.run(
+        [sys.executable, "-c", SHELL, json.dumps(cells)], capture_output=True, text=True, env=environment, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr
+    return " ".join(ran.stdout.split())
+
+
+def test_the_check_everything_cell_checks_the_cell_the_grader_runs_and_says_which(tmp_path):
+    """A wrong draft below a passing answer is what the grader runs: the chapter's last cell checks that cell,
+    whether the draft ran (Run All where no notebook is named) or not (Jupyter names the notebook), and says
+    which cell it checked. A help line in the answer cell (IPython compiles it as a call) passes, as graded."""
+    import nbformat
+
+    right = (
+        "import math\ndef tanh_neuron_grads(x, w, b):\n    math.tanh?\n"
+        "    s = 1 - math.tanh(w * x + b) ** 2\n    return s * w, s * x, s\n"
+    )
+    draft = "def tanh_neuron_grads(x, w, b):  # first go\n    return w, x, 1.0\n"
+    check = (
+        "from chainrule_course.exercises import feedback\nwith feedback.exercise('1.4'):\n"
+        "    feedback.check_tanh_neuron_grads_function(tanh_neuron_grads)\n    print('it passes')\n"
+    )
+    everything = (
+        "summary = feedback.Summary('Chapter 1')\nwith summary.exercise('1.4'):\n"
+        "    feedback.check_tanh_neuron_grads_function(tanh_neuron_grads)\nsummary.show()\n"
+    )
+    assert scoring.answer_cells([right, check, draft, everything], ["tanh_neuron_grads"]) == {
+        "tanh_neuron_grads": draft
+    }
+    shown = in_a_shell([right, check, draft, everything])
+    assert (
+        "<2> it passes <3> <4> Chapter 1: 0 of 1 checked exercises pass. "
+        "Exercise 1.4: WRONG: tanh_neuron_grads(0.5, -2.0," in shown
+    )
+    assert "graded: tanh_neuron_grads from `def tanh_neuron_grads(x, w, b): # first go`, run as [3]." in shown
+    path = tmp_path / "intro.ipynb"
+    stub = "def tanh_neuron_grads(x, w, b):\n    raise NotImplementedError('not answered yet')\n"
+    saved = {"draft": [right, check, draft, everything], "one": [right, check, everything], "stale": [stub, everything]}
+    for kind, cells in saved.items():
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+        shown = in_a_shell([right, check, everything], path)
+        verdict = "WRONG" if kind == "draft" else "passes"
+        assert f"Chapter 1: {verdict == 'passes':d} of 1 checked exercises pass. Exercise 1.4: {verdict}" in shown
+        if kind == "stale":  # Jupyter saves every two minutes: what ran is checked, and the file must be saved
+            assert "run as [1], once you save intro.ipynb: save it." in shown, shown
+        elif kind == "draft":
+            assert "<2> AnswerError: 2 cells of intro.ipynb define tanh_neuron_grads, and the grader" in shown
+            assert (
+                "graded: tanh_neuron_grads from `def tanh_neuron_grads(x, w, b): # first go`, the last of the 2 "
+                "cells of intro.ipynb that define it, not the cell you ran last ([1]). Delete the drafts of "
+                "tanh_neuron_grads and save, then run this cell again." in shown
+            ), shown
+        else:
+            assert "<2> it passes" in shown
+            assert (
+                "graded: tanh_neuron_grads from `def tanh_neuron_grads(x, w, b):` in intro.ipynb, run as [1]." in shown
+            )
+
+
 PRINTS = "def f(x):\n    for i in range(20_000):\n        print('line', i)\n    return x\n"
 
 

@@ -331,7 +331,7 @@ def test_pasted_orders_pass_nothing_hidden_and_long_orders_are_shortened():
 
 
 def test_a_summary_names_the_mistake_of_a_multi_quantity_answer():
-    summary = answers.Summary("Chapter 3")
+    summary = feedback.Summary("Chapter 3")
     with summary.exercise("3.2"):
         feedback.check_cube_grads_function(CUBE_WRONG["backward\\(\\) ran twice"])
     with summary.exercise("3.3"):

@@ -307,7 +307,9 @@ def check_everything(chapter: str, number: str, checks: list[tuple[str, str]]) -
         new_cell(
             "markdown",
             "## Check everything\n\nThe next cell runs the checks of every "
-            "exercise above again and gives one verdict per exercise.",
+            "exercise above again and gives one verdict per exercise. It checks "
+            "the cell a grader runs for each answer, the last one that defines "
+            "it, and names that cell: a draft left further down is graded.",
         ),
         new_cell("code", summary_source(chapter, number, checks), {"tags": ["check-all"]}),
     ]

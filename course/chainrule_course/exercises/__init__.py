@@ -6,6 +6,9 @@ The modules, in order: each imports only the engine and modules above it in this
 (``tests/repo/test_layers.py`` checks it):
 
 * ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
+* ``notebook`` -- the notebook a check runs in, read as the grader reads it: the cell graded for an
+  answer, as typed, and where it is
+* ``verdicts`` -- a check cell's one verdict, and the check-everything cell's summary of the graded cells
 * ``calling`` -- calling a student's function safely: apart, on copies, under a time limit, every failure explained
 * ``scalar_checks`` -- answers that are functions of a few numbers or a small graph (intro, graph, backward,
   the forward-mode rule), without numpy

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import io
 import numbers
 import sys
 import textwrap
@@ -522,78 +521,3 @@ _CLOSE = (
     "differs by more, so use the derivative's formula. (Computed in float32? Return float32 arrays: "
     "the check then allows float32's rounding.)"
 )
-
-
-class exercise:
-    """``with exercise("6.2"):`` around the body of an exercise's check cell.
-
-    An answer cell that was not run (a ``NameError`` in the check) or not answered yet
-    becomes one line, :class:`NotAnswered`. Inside :meth:`Summary.exercise` the verdict is
-    recorded instead of raised, and what the check prints is kept out of the summary.
-    """
-
-    def __init__(self, number: str, summary: Summary | None = None):
-        self.number, self.summary = number, summary
-        self._quiet = contextlib.redirect_stdout(io.StringIO())
-
-    def __enter__(self) -> exercise:
-        if self.summary is not None:
-            self._quiet.__enter__()
-        return self
-
-    def __exit__(self, kind, error, trace) -> bool:
-        if self.summary is not None:
-            self._quiet.__exit__(None, None, None)
-        raised = error
-        if isinstance(error, NameError):
-            error = NotAnswered(
-                error.name or "answer",
-                f"Exercise {self.number}: {error.name} is not defined. Run your answer cell first; if it "
-                "stopped with an error, fix that and run it again.",
-            )
-        elif isinstance(error, (NotImplementedError, NotAnswered)) and "not answered yet" in str(error):
-            message = str(error)  # as a chapter's answer cell says it, without the number a fork may change:
-            message = f"Exercise {self.number} is {message}" if message.startswith("not answered") else message
-            error = NotAnswered(getattr(error, "quantity", "answer"), message)
-        elif error is not None and not isinstance(error, AnswerError):
-            return False  # not about the answer: a mistake in the check itself, shown in full
-        if self.summary is not None:
-            self.summary.verdicts[self.number] = error
-            return True
-        if error is not raised:
-            raise error from None
-        return False
-
-
-class Summary:
-    """Every checked exercise of a chapter in one block: ``with summary.exercise("6.2"): ...``, then :meth:`show`."""
-
-    def __init__(self, title: str):
-        self.title = title
-        self.verdicts: dict[str, AnswerError | None] = {}
-
-    def exercise(self, number: str) -> exercise:
-        return exercise(number, summary=self)
-
-    def show(self) -> None:
-        passed = sum(error is None for error in self.verdicts.values())
-        lines = [f"{self.title}: {passed} of {len(self.verdicts)} checked exercises pass."]
-        for number, error in self.verdicts.items():
-            verdict = (
-                "passes"
-                if error is None
-                else "not answered yet"
-                if isinstance(error, NotAnswered)
-                else "WRONG: " + _first_wrong(error)
-            )
-            lines.append(f"  Exercise {number}: {verdict}")
-        lines.append("A grader also runs hidden tests: the same checks on other data.")
-        print("\n".join(line for text in lines for line in wrapped(text)))
-
-
-def _first_wrong(error: AnswerError) -> str:
-    """The line of a summary for a wrong answer: the known mistake, else the first verdict that is wrong."""
-    lines = str(error).split("\n")
-    if error.mistake:
-        return f"{lines[0].split(':')[0]}: {error.mistake}" if ":" in lines[0] else error.mistake
-    return next((line.strip().removeprefix("WRONG: ") for line in lines if line.strip().startswith("WRONG:")), lines[0])

@@ -24,7 +24,9 @@ from ..grading import apart
 from ..grading.apart import IN_PLACE, TIME_LIMIT, ChangedInPlace, Refused
 from ..grading.apart import TimeUp as _TimeUp
 from ..grading.contract import running_apart
+from . import notebook, verdicts
 from .answers import AnswerError, NotAnswered, require_answer
+from .notebook import cell_source as cell_source
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # chainrule: its frames are not the student's
 
@@ -87,52 +89,6 @@ def call(name: str, function: Callable, *args, names: Sequence[str] = (), time_l
     return result
 
 
-def cell_source(function) -> tuple[str, str] | None:
-    """The notebook cell that defined ``function`` (its file name and source), or None for a module's function.
-
-    IPython and the web page's Python keep each cell's source in :mod:`linecache` under the
-    name its code was compiled with, without a modification time; a module's file has one.
-    A wrapped function (``functools.lru_cache``, ``functools.partial``, a decorator that
-    sets ``__wrapped__``, a callable object) is found through the function it wraps.
-    """
-    import linecache
-
-    code = getattr(_unwrapped(function), "__code__", None)
-    entry = linecache.cache.get(getattr(code, "co_filename", None))
-    if entry is None or entry[1] is not None or len(entry) < 3:
-        return None
-    return code.co_filename, "".join(entry[2])
-
-
-def _unwrapped(function):
-    """The plain function behind ``function``: through ``__wrapped__``, a partial's ``func``, a method's
-    ``__func__`` and a callable object's ``__call__``."""
-    for _ in range(20):
-        if hasattr(function, "__code__"):
-            return function
-        inner = getattr(function, "__wrapped__", None) or getattr(function, "func", None)
-        inner = inner or getattr(function, "__func__", None)
-        if inner is None and not isinstance(function, type):
-            inner = getattr(type(function), "__call__", None)
-            inner = inner if hasattr(inner, "__code__") else None
-        if inner is None:
-            return function
-        function = inner
-    return function
-
-
-def notebook_cells() -> list[str]:
-    """The sources of the cells this kernel (or the web page's Python) has run, in the order it ran them
-    (an edited cell's older versions too)."""
-    import linecache
-
-    return [
-        "".join(entry[2])
-        for name, entry in list(linecache.cache.items())
-        if len(entry) >= 3 and entry[1] is None and not str(name).startswith("<answer")
-    ]
-
-
 def other_cells(function) -> list[str]:
     """What of the notebook's other cells an answer may be carried with (``apart.carried``): the cells
     of the functions its globals hold now (not an older version of one) and of its classes, and the
@@ -140,16 +96,16 @@ def other_cells(function) -> list[str]:
     import types
 
     found = []
-    for name, value in list(getattr(_unwrapped(function), "__globals__", {}).items()):
-        if isinstance(value, types.FunctionType) and value is not _unwrapped(function):
+    for name, value in list(getattr(notebook.unwrapped(function), "__globals__", {}).items()):
+        if isinstance(value, types.FunctionType) and value is not notebook.unwrapped(function):
             cell = cell_source(value)
         elif isinstance(value, type) and value.__module__ == "__main__":  # a class: the last cell defining it
-            cell = _graded_cell(notebook_cells(), name)
+            cell = notebook.graded_cell(notebook.notebook_cells(), name)
         else:
             continue
         if cell is not None and cell[1] not in found:
             found.append(cell[1])
-    imports = [line for cell in notebook_cells() for line in _imports(cell)]
+    imports = [line for cell in notebook.notebook_cells() for line in _imports(cell)]
     return [*found, "\n".join(dict.fromkeys(imports))]
 
 
@@ -176,7 +132,7 @@ class _Apart:
         defines = apart.top_level((cell_source(function) or ("", ""))[1])
         self._elsewhere = {
             other: _module_of(value)
-            for other, value in getattr(_unwrapped(function), "__globals__", {}).items()
+            for other, value in getattr(notebook.unwrapped(function), "__globals__", {}).items()
             if other not in defines and not other.startswith("__")
         }
 
@@ -219,93 +175,22 @@ def _apart(name: str, function, time_limit: float):
     found = cell_source(function)
     main = sys.modules.get("__main__")
     if found is None and getattr(main, called, None) is function:  # the notebook's name for a module's function
-        found = _graded_cell(notebook_cells(), called)
+        found = notebook.graded_cell(notebook.notebook_cells(), called)
     if found is None:  # not a notebook's: a check called from a module, as the tests do
         return function
+    summarised = verdicts.summarising()
+    if summarised is not None:  # the "check everything" cell: the cell the grader will run
+        found = (found[0], summarised.graded_cell(called, found[1]))
     code = apart.answer_code(found[1], [called])
     rule = dataclasses.replace(rule, carried=apart.carried(other_cells(function), found[1], [called], rule.allowed))
     if (code, rule) not in opened:
-        _no_later_draft(name, called, found[1])  # once per check and answer: Colab's answer is a round trip
+        if summarised is None:  # once per check and answer: Colab's answer is a round trip
+            notebook.no_later_draft(name, called, found[1])
         if apart.can_start_processes():
             opened[code, rule] = apart.Answer(code, rule, limit=time_limit)
         else:  # the web page's Python
             opened[code, rule] = apart.InProcess(code, rule)
     return _Apart(name, function, opened[code, rule], called)
-
-
-#: Where the notebook a kernel runs is saved, as Jupyter (``JPY_SESSION_NAME``, ``__session__``) and VS Code tell it.
-SESSION_NAMES = ("__session__", "__vsc_ipynb_file__")
-
-
-def notebook_file() -> Path | None:
-    """The notebook file this kernel runs, where the front end says which it is (Colab does not)."""
-    import os
-
-    main = sys.modules.get("__main__")
-    named = [getattr(main, attribute, None) for attribute in SESSION_NAMES] + [os.environ.get("JPY_SESSION_NAME")]
-    for name in named:
-        if isinstance(name, str) and name.endswith(".ipynb") and Path(name).is_file():
-            return Path(name)
-    return None
-
-
-@functools.lru_cache(maxsize=8)
-def _saved_cells(path: Path, modified: float) -> tuple[str, ...]:
-    """The code cells of the notebook saved at ``path`` (as of ``modified``), as the grader reads them."""
-    import json
-
-    try:
-        cells = json.loads(path.read_text(encoding="utf-8-sig")).get("cells", [])
-    except (OSError, ValueError, AttributeError):
-        return ()
-    sources = [c.get("source", "") for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
-    return tuple("".join(s) if isinstance(s, list) else str(s) for s in sources)
-
-
-def _colab_cells() -> tuple[str, ...] | None:
-    """The code cells of the notebook open in Colab, as its editor holds them (None outside Colab)."""
-    if "google.colab" not in sys.modules:  # loaded in every Colab kernel; never imported here
-        return None
-    try:
-        from google.colab import _message
-
-        notebook = _message.blocking_request("get_ipynb", timeout_sec=5)["ipynb"]
-        cells = [cell for cell in notebook["cells"] if cell.get("cell_type") == "code"]
-        return tuple("".join(c["source"]) if isinstance(c["source"], list) else str(c["source"]) for c in cells)
-    except Exception:  # noqa: BLE001 - not Colab's, or no answer from its editor: no check of drafts
-        return None
-
-
-def _graded_cell(cells, name: str) -> tuple[str, str] | None:
-    """("<cell>", the cell of ``cells`` that the grader runs for ``name``), by the grader's own rule
-    (:func:`chainrule_course.grading.scoring.answer_cells`: the last that defines it), or None."""
-    from ..grading.scoring import answer_cells
-
-    found = answer_cells(list(cells), [name]).get(name)
-    return None if found is None else ("<cell>", found)
-
-
-def _no_later_draft(name: str, called: str, source: str) -> None:
-    """Fail when the notebook's last cell defining ``called``, the one the grader runs, is another: the
-    notebook as Colab's editor holds it, or as saved where Jupyter names its file."""
-    cells, where, save = _colab_cells(), "this notebook", ""
-    if cells is None:
-        path = notebook_file()
-        if path is None:
-            return
-        cells, where, save = _saved_cells(path, path.stat().st_mtime), path.name, ", and save"
-    defining = sum(called in apart.top_level(cell) for cell in cells)
-    graded = _graded_cell(cells, called)
-    if defining < 2 or graded[1].strip() == source.strip():
-        return
-    first = next((line for line in graded[1].splitlines() if called in line), called)
-    raise AnswerError(
-        name,
-        f"{defining} cells of {where} define {called}, and the grader runs the last of them, which is "
-        f"not the one you ran: the cell with `{first.strip()[:60]}` further down. Delete the drafts of {called} "
-        f"(or run that cell){save}.",
-        "a later draft of the answer",
-    )
 
 
 def _module_of(value) -> str | None:

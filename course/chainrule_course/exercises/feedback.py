@@ -29,9 +29,7 @@ from __future__ import annotations
 from .answers import RTOL as RTOL
 from .answers import AnswerError as AnswerError
 from .answers import NotAnswered as NotAnswered
-from .answers import Summary as Summary
 from .answers import check_scalars as check_scalars
-from .answers import exercise as exercise
 from .calling import TIME_LIMIT as TIME_LIMIT
 from .calling import call as call
 from .count_checks import MEMORY_SIZES as MEMORY_SIZES
@@ -51,6 +49,8 @@ from .tape_checks import check_first_bad_entry as check_first_bad_entry
 from .tape_checks import check_first_bad_entry_function as check_first_bad_entry_function
 from .tape_checks import check_tape_grads as check_tape_grads
 from .tape_checks import check_tape_grads_function as check_tape_grads_function
+from .verdicts import Summary as Summary
+from .verdicts import exercise as exercise
 
 
 def __getattr__(name: str):
