@@ -1,6 +1,7 @@
 """What several tiers' tests share: the seed's graph, the backward chapter's example, the recursive search
 handed in where a stack is asked for, and right answers to the softplus row and the whole network's
-backward pass (the course's checks and the grader's replay of them start from these)."""
+backward pass (the course's checks and the grader's replay of them start from these), and generic
+differentiators beside derivations (:data:`GENERIC`)."""
 
 from chainrule import Value
 from chainrule_course.exercises.scalar_checks import EXAMPLE_GRAPH
@@ -145,3 +146,49 @@ def network_backward(E, W1, b1, gamma, beta, W2, b2, tokens, y):
     return (E_bar, Z_bar.T @ X, Z_bar.sum(0), (U_bar * Z_hat).sum(0),
             U_bar.sum(0), O_bar.T @ H, O_bar.sum(0))
 """
+
+
+#: Generic ways to differentiate, none of them spelled as the review's scan looks for: what each is seen doing.
+GENERIC = {
+    "ridders": (
+        "import math\ndef f(x, w, b):\n    return math.tanh(w * x + b)\n"
+        "def grads(x, w, b):\n    def d(g, v, h=0.1):\n        table = []\n        for i in range(6):\n"
+        "            table.append((g(v + h) - g(v - h)) / (2 * h))\n            h /= 1.4\n        return table[-1]\n"
+        "    return d(lambda t: f(t, w, b), x), d(lambda t: f(x, t, b), w), d(lambda t: f(x, w, t), b)\n",
+        ["nearby"],
+    ),
+    "richardson-inline": (
+        "import math\ndef grads(x, w, b):\n    d = [(math.tanh(w * (x + h) + b) - math.tanh(w * (x - h) + b)) / (2 * h)"
+        " for h in (1e-3, 5e-4)]\n    return (4 * d[1] - d[0]) / 3, 0.0, 0.0\n",
+        ["nearby"],
+    ),
+    "complex-helper": (
+        "import math\ndef th(z):\n    return (math.e ** (2 * z) - 1) / (math.e ** (2 * z) + 1)\n"
+        "def grads(x, w, b):\n    step = 1e-20 * (-1) ** 0.5\n"
+        "    return getattr(th(w * (x + step) + b), 'im' + 'ag') / 1e-20, 0.0, 0.0\n",
+        ["complex"],
+    ),
+    "dual-numbers": (
+        "import math\nclass D:\n    def __init__(s, a, b):\n        s.a, s.b = a, b\n"
+        "    def __mul__(s, o):\n        o = o if isinstance(o, D) else D(o, 0)\n"
+        "        return D(s.a * o.a, s.a * o.b + s.b * o.a)\n    __rmul__ = __mul__\n"
+        "    def __add__(s, o):\n        o = o if isinstance(o, D) else D(o, 0)\n"
+        "        return D(s.a + o.a, s.b + o.b)\n    __radd__ = __add__\n"
+        "def grads(x, w, b):\n    z = w * D(x, 1) + b\n    t = math.tanh(z.a)\n"
+        "    return (1 - t * t) * z.b, 0.0, 0.0\n",
+        ["numbers"],
+    ),
+    # Derivations, however written: a helper called at several points (z and -z among them), a recursion
+    # 999 calls deep that calls math at the bottom (the observer's frames do not count against it).
+    "honest": (
+        "import math\ndef sig(v):\n    return 1 / (1 + math.exp(-v))\ndef grads(x, w, b):\n"
+        "    z = w * x + b\n    t = 2 * sig(2 * z) - 1\n    s = 1 - t * t + 0 * (sig(z) - sig(-z) - sig(x) - sig(w))\n"
+        "    return s * w, s * x, s\n",
+        [],
+    ),
+    "honest-deep": (
+        "import math\ndef grads(x, w, b, n=998):\n    if n:\n        return grads(x, w, b, n - 1)\n"
+        "    s = 1 - math.tanh(w * x + b) ** 2\n    return s * w, s * x, math.sqrt(s) ** 2\n",
+        [],
+    ),
+}

@@ -37,7 +37,7 @@ import nbformat
 import offline
 import pytest
 from common import ROOT
-from examples import NETWORK_ANSWER, RECURSIVE_ORDER, SOFTPLUS_RIGHT, UNLOCK, UNLOCKS
+from examples import GENERIC, NETWORK_ANSWER, RECURSIVE_ORDER, SOFTPLUS_RIGHT, UNLOCK, UNLOCKS
 
 from chainrule_course.grading import grade, reports, sandbox, scoring
 from tools.book import questions
@@ -926,6 +926,16 @@ PLANTED["long-cell"] = (
     {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2},
     {},
 )
+# Generic differentiators where the exercise asks for the derivation, spelled so that the review's scan of
+# the code misses them: each is seen doing what no derivation does, and put up for review (their points
+# stand: the numbers are right). The extrapolated differences' points depend on the hidden inputs.
+for kind in ("ridders", "complex-helper", "dual-numbers"):
+    PLANTED[f"generic-{kind}"] = (
+        "intro",
+        lambda kind=kind: submission("intro", {0: GENERIC[kind][0].replace("def grads(", "def tanh_neuron_grads(")}),
+        {} if kind == "ridders" else {ex("intro-derive"): 2},
+        {},
+    )
 PLANTED["Ada Lovelace_4711"] = (
     "mlp",
     lambda: submission("mlp", MLP_RIGHT),
@@ -1039,6 +1049,11 @@ def test_csv_rows_and_totals(graded):
         assert float(row["total"]) == sum(float(row[n]) for n in names)
         assert float(row["possible"]) == 2 * len(names)
     assert graded["solution"][0]["total"] == "6" and graded["solution"][0]["status"] == "graded"
+    solutions = {stem: row["status"] for stem, (row, _) in graded.items() if stem.endswith("solution")}
+    assert len(solutions) == 9 and set(solutions.values()) == {"graded"}, solutions  # none flagged for review
+    for kind in ("ridders", "complex-helper", "dual-numbers"):
+        reason = scoring.DID[GENERIC[kind][1][0]]
+        assert graded[f"generic-{kind}"][0]["status"] == f"review: {reason}", graded[f"generic-{kind}"][0]
     assert graded["ipython-syntax"][0]["status"] == graded["long-cell"][0]["status"] == "graded"
     assert graded["corrupt"][0]["status"].startswith("not a readable notebook"), graded["corrupt"][0]
     assert graded["raises"][0]["total"] == "4"

@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from examples import UNLOCK, UNLOCKS
+from examples import GENERIC, UNLOCK, UNLOCKS
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from chainrule_course.exercises import answers, calling
-from chainrule_course.grading import apart, runner, scoring
+from chainrule_course.grading import apart, grade, runner, scoring
 
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 leaves = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | floats | st.text(max_size=5) | st.just(...)
@@ -246,6 +246,26 @@ def test_the_recursion_limit_is_python_s_default_whatever_the_cell_sets():
     assert called(cell, "f", 500) == 500
     with pytest.raises(answers.AnswerError, match="RecursionError.* 1,000 calls deep. Keep the path"):
         called(cell, "f", 5000)
+
+
+def test_generic_differentiators_are_seen_by_what_they_do_and_put_up_for_review():
+    """Extrapolated differences, the complex step and dual numbers, written so that the review's scan of the
+    code misses them, are seen doing what no derivation does; a derivation written any way is not. Only the
+    reasons' own words are read of what the answer's process says."""
+    right = (-1.2694791799649168, 0.3173697949912292, 0.6347395899824584)
+    for kind, (cell, seen) in GENERIC.items():
+        assert seen == [] or grade.review_reasons([cell]) == [], (kind, grade.review_reasons([cell]))
+        answer = apart.Answer(cell, apart.Rule(("math",)))
+        try:
+            entry = answer.call("grads", apart.key((0.5, -2.0, 0.3), {}))
+        finally:
+            answer.close()
+        assert entry.get("did", []) == seen, (kind, entry)
+        assert abs(apart.result_of("grads", entry)[0] - right[0]) < 1e-4, (kind, entry)
+        reasons = scoring.seen_doing({"calls": {"grads": [entry]}})
+        assert reasons == [scoring.DID[word] for word in seen], (kind, reasons)
+    forged = {"calls": {"grads": [{"did": ["<script>", 7, "complex"]}, {"did": "nearby"}, "x"]}, "values": None}
+    assert scoring.seen_doing(forged) == [scoring.DID["complex"]]
 
 
 RAISES_IN_CALL = """import sys

@@ -10,6 +10,8 @@ The modules, in order: each imports only the engine and modules above it in this
 
 * ``runner`` -- the answer runner: one answer cell run alone, only the allowed modules importable,
   its results encoded as data (standard library only; started as ``python -I -S runner.py``)
+* ``observing`` -- what an answer does while it is called: the ways to differentiate without a
+  derivation, seen by behaviour (standard library only; the runner runs it from its text)
 
 **The contract** -- what the notebook's check and the grader share, so that a notebook "right" is
 a graded "right":

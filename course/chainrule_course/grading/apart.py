@@ -25,6 +25,8 @@ from . import runner
 from .cells import answer_code, as_python, carried, top_level  # noqa: F401 - the check and the grader read cells so
 
 RUNNER = Path(runner.__file__)
+#: What the answer's process runs, from its text, to see what the answer does (``did``: observing.py's list).
+OBSERVER = Path(__file__).with_name("observing.py")
 TIME_LIMIT = 10.0  # seconds a call may take (and a cell, to define its answer)
 LINE_LIMIT = 64 * 2**20  # bytes of one reply: a larger one is refused
 TOO_LARGE = object()  # what reading a reply longer than LINE_LIMIT gives
@@ -224,6 +226,7 @@ class Answer:
             "paths": self.paths,
             "prelude": self.rule.prelude,
             "values": self.values,
+            "observer": OBSERVER.read_text(encoding="utf-8"),
         }
         told = self._ask(answer)
         if told is None:

@@ -311,6 +311,7 @@ def grade_one(
 
     try:
         result.record = scoring.record_apart(cells, inputs, started, NOTEBOOK_SECONDS, begun=start)
+        result.review += [reason for reason in scoring.seen_doing(result.record) if reason not in result.review]
     finally:
         if caps is not None:
             caps.close()  # what is left of the submission's processes, wherever they went

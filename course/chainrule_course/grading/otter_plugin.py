@@ -153,7 +153,10 @@ class TrustedScores(AbstractOtterPlugin):
         with answer_sandbox(self.submission_path, self.containerized) as (started, why_not, self.guarantee):
             if not why_not:
                 data = scoring.record_apart(self.cells, self.inputs, started, sandbox.NOTEBOOK_SECONDS, self.begun)
+        self.review = scoring.seen_doing(data)
         results.results = scoring.score(self.tests, data, why_not, self.secret)
 
     def generate_report(self):
-        return f"chainrule: the answers ran in {self.guarantee}" if self.guarantee else ""
+        report = f"chainrule: the answers ran in {self.guarantee}" if self.guarantee else ""
+        review = "; ".join(getattr(self, "review", []))  # the same reasons as make grade's "review: ..."
+        return report + (f"\nFor review by the instructor: {review}." if review else "")

@@ -10,13 +10,13 @@ The protocol is one JSON document per line:
 
 1. it reads the answer: ``source`` (the answer cell), ``filename``, ``allowed`` (the modules it may
    import besides the standard library), ``paths`` (where they are), ``prelude`` (their imports,
-   as a notebook's first cell has them) and ``values`` (answers that
-   are values, not functions);
+   as a notebook's first cell has them), ``values`` (answers that are values, not functions)
+   and ``observer`` (the text of :mod:`chainrule_course.grading.observing`, run apart from the answer);
 2. it runs the cell in a fresh namespace and says ``ready``, with the encoded ``values``, or the
    ``error`` the cell raised;
 3. only then is it sent the calls, one at a time (``name``, ``key``: the encoded arguments); for
-   each it answers ``result`` (encoded: :func:`encode`) or ``error``, and ``changed`` (the
-   positions of the arguments the answer changed in place).
+   each it answers ``result`` (encoded: :func:`encode`) or ``error``, ``changed`` (the
+   positions of the arguments the answer changed in place) and ``did`` (what the observer saw).
 
 Each reply carries what the answer printed (``printed``, its first :data:`PRINT_LIMIT` characters,
 and how many more were ``cut``), in a process of its own and in the web page's Python alike.
@@ -49,6 +49,7 @@ ANSWER_LIMIT = 1_000_000  # numbers in one result: a larger one fails that call 
 RECURSION_LIMIT = 1000  # Python's default
 PRINT_LIMIT = 2000  # characters of what an answer prints that a reply carries
 STANDARD = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
+OBSERVER = "<observer>"  # the file name of the grader's observer (``observer``: what it sends of observing.py)
 
 
 class Unreadable(ValueError):
@@ -367,13 +368,13 @@ class _KeptLimit:
 
 
 @contextlib.contextmanager
-def _kept_limit():
+def _kept_limit(watch=None):
     """The context of a call: the recursion limit is :data:`RECURSION_LIMIT` (in the answer's own process it is
     fixed already, :func:`_fix_recursion_limit`), ``sys.setrecursionlimit`` changes nothing (it only notes
     what it was asked), and the depth of the answer's calls is counted, so that a call deeper than the limit
     fails even if the limit was raised another way (and put back)."""
     set_limit = sys.setrecursionlimit  # the real one in the web page's Python; a stand-in in the process
-    kept, depth = _KeptLimit(), _Depth()
+    kept, depth = _KeptLimit(), _Depth(watch)
     set_limit(RECURSION_LIMIT)
     depth.expected = sys.getrecursionlimit()
     sys.setrecursionlimit = kept
@@ -388,8 +389,8 @@ def _kept_limit():
 
 
 #: Frames between the runner's serve() and an answer's first frame (serve, call, _called), and room for the
-#: trace function's own frame: the limit fixed for the answer's process counts from serve().
-FRAMES_ABOVE = 3 + 2
+#: trace function's own frames and the observer's: the limit fixed for the answer's process counts from serve().
+FRAMES_ABOVE = 3 + 8
 
 
 def _fix_recursion_limit() -> None:
@@ -415,12 +416,15 @@ def _fix_recursion_limit() -> None:
 class _Depth:
     """A trace function that counts how deep the answer's Python calls go (the lines are not traced)."""
 
-    def __init__(self):
+    def __init__(self, watch=None):
         self.depth, self.deepest, self.removed, self.expected = 0, 0, False, RECURSION_LIMIT
+        self.watch = watch  # the observer's (chainrule_course.grading.observing), told of each call
 
     def call(self, frame, event, arg):
-        if event != "call":
+        if event != "call" or frame.f_code.co_filename == OBSERVER:  # its copies of math are not the answer's
             return None
+        if self.watch is not None:
+            self.watch.call(frame)
         self.depth += 1
         self.deepest = max(self.deepest, self.depth)  # judged after the call (a trace function that raised
         frame.f_trace_lines = False  # would be removed, and the answer could catch what it raised)
@@ -450,17 +454,19 @@ def _limit_changed(entry: dict, kept: _KeptLimit, depth: _Depth) -> dict:
     return entry
 
 
-def call(function, key: str, filename: str) -> dict:
-    """One call of the answer on the encoded arguments ``key``: what it returned or raised, and what it changed."""
+def call(function, key: str, filename: str, watch=None) -> dict:
+    """One call of the answer on the encoded arguments ``key``: what it returned or raised, what it changed, and
+    what the observer's ``watch`` saw it do."""
     try:
         args, kwargs = (decode(part) for part in json.loads(key))
     except Exception as error:  # noqa: BLE001 - inputs this process cannot read (numpy not allowed, say)
         return {"error": {"type": "Unreadable", "message": str(error)[:300], "where": ""}}
     before = [encode(argument) for argument in args]
     given = copy.deepcopy(args)
-    with _kept_limit() as (kept, depth), _printed() as printed:
+    with _kept_limit(watch) as (kept, depth), _printed() as printed:
         entry = _called(function, given, kwargs, filename)
         entry = printed.told(_limit_changed(entry, kept, depth))
+    entry = watch.told(entry) if watch is not None else entry
     changed = [i for i, argument in enumerate(given) if _encoded(argument) != before[i]]
     if changed:
         entry["changed"] = changed
@@ -509,34 +515,13 @@ def _rounded(before, after) -> bool:
 #: ctypes (all of it but loading a library, which importing numpy does), the garbage collector's lists
 #: (which hold ``sys``'s first dictionary, with the real setter) and new code objects.
 REFUSED_EVENTS = frozenset(
-    {
-        "subprocess.Popen",
-        "os.system",
-        "os.exec",
-        "os.spawn",
-        "os.posix_spawn",
-        "os.fork",
-        "os.forkpty",
-        "pty.spawn",
-        "gc.get_objects",
-        "gc.get_referrers",
-        "gc.get_referents",
-        "code.__new__",
-    }
-)
+    {"subprocess.Popen", "os.system", "os.exec", "os.spawn", "os.posix_spawn", "os.fork", "os.forkpty", "pty.spawn"}
+) | {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "code.__new__"}
 #: Modules not imported: CPython's own tests' and subinterpreters (each with a recursion limit of its own), and
 #: the C part of subprocess, which starts a process without the event subprocess.Popen raises.
-REFUSED_MODULES = frozenset(
-    {
-        "_xxsubinterpreters",
-        "_xxinterpchannels",
-        "_testcapi",
-        "_testinternalcapi",
-        "_testmultiphase",
-        "_ctypes_test",
-        "_posixsubprocess",
-    }
-)
+REFUSED_MODULES = frozenset({"_xxsubinterpreters", "_xxinterpchannels", "_posixsubprocess"}) | {
+    f"_{name}" for name in ("testcapi", "testinternalcapi", "testmultiphase", "ctypes_test")
+}
 
 
 def _guard():
@@ -562,21 +547,23 @@ def serve(requests, reply) -> None:
     allowed = frozenset(answer.get("allowed", []))
     sys.path.extend(str(path) for path in answer.get("paths", []))
     sys.meta_path.insert(0, _Refuse(allowed))
+    filename, observer = str(answer.get("filename") or "<answer cell>"), {}
+    exec(compile(str(answer.get("observer", "")), OBSERVER, "exec"), observer)  # noqa: S102 - the grader's
+    watch = observer["Watch"](filename) if "Watch" in observer else None
     scope = dict(vars(builtins))
-    scope["__import__"] = guarded_import(allowed)
+    scope["__import__"] = observer["importer"](guarded_import(allowed), watch) if watch else guarded_import(allowed)
     namespace = {"__name__": "__main__", "__builtins__": scope}
     told = define(answer, namespace)
     reply({**told, "nonce": answer.get("nonce")})
     if not told["ready"]:
         return
-    filename = str(answer.get("filename") or "<answer cell>")
     for line in requests:
         request = json.loads(line)
         function = namespace.get(request.get("name"))
         if not callable(function):
             entry = {"error": {"type": "NameError", "message": f"{request.get('name')} is not defined", "where": ""}}
         else:
-            entry = call(function, str(request.get("key")), filename)
+            entry = call(function, str(request.get("key")), filename, watch)
         reply({**entry, "nonce": request.get("nonce")})  # the caller takes only a line with its nonce
 
 

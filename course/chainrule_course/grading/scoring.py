@@ -291,6 +291,27 @@ def record_apart(
     return data
 
 
+#: What an answer's process saw it do (``did``: :mod:`chainrule_course.grading.observing`), as a reason for
+#: review: each is a way to differentiate without the derivation the exercise asks for.
+DID = {
+    "nearby": "a function evaluated at points c ± h about one point (a numerical derivative, extrapolated)",
+    "complex": "complex numbers passed to the answer's functions (the complex step)",
+    "numbers": "arithmetic of a class of the answer's own (dual numbers, or an engine pasted in the cell)",
+}
+
+
+def seen_doing(data: dict | None) -> list[str]:
+    """The reasons of :data:`DID` that the record of the answers' calls holds, in its order. Only these words
+    are read of what the answer's process said: it is the answer's."""
+    said = set()
+    for entries in ((data or {}).get("calls") or {}).values():
+        for entry in entries if isinstance(entries, list) else []:
+            did = entry.get("did") if isinstance(entry, dict) else None
+            if isinstance(did, list):
+                said.update(word for word in did if isinstance(word, str))
+    return [reason for word, reason in DID.items() if word in said]
+
+
 # --------------------------------------------------------------------------- in the grader's process
 
 
