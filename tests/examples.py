@@ -164,8 +164,9 @@ GENERIC = {
     ),
     "complex-helper": (
         "import math\ndef th(z):\n    return (math.e ** (2 * z) - 1) / (math.e ** (2 * z) + 1)\n"
-        "def grads(x, w, b):\n    step = 1e-20 * (-1) ** 0.5\n"
-        "    return getattr(th(w * (x + step) + b), 'im' + 'ag') / 1e-20, 0.0, 0.0\n",
+        "def grads(x, w, b):\n    i = 1e-20 * (-1) ** 0.5\n"
+        "    d = [th((w + v) * (x + u) + b + c) for u, v, c in ((i, 0, 0), (0, i, 0), (0, 0, i))]\n"
+        "    return tuple(getattr(z, 'im' + 'ag') / 1e-20 for z in d)\n",
         ["complex"],
     ),
     "dual-numbers": (
@@ -174,8 +175,9 @@ GENERIC = {
         "        return D(s.a * o.a, s.a * o.b + s.b * o.a)\n    __rmul__ = __mul__\n"
         "    def __add__(s, o):\n        o = o if isinstance(o, D) else D(o, 0)\n"
         "        return D(s.a + o.a, s.b + o.b)\n    __radd__ = __add__\n"
-        "def grads(x, w, b):\n    z = w * D(x, 1) + b\n    t = math.tanh(z.a)\n"
-        "    return (1 - t * t) * z.b, 0.0, 0.0\n",
+        "def grads(x, w, b):\n    out = []\n    for k in range(3):\n"
+        "        z = D(w, k == 1) * D(x, k == 0) + D(b, k == 2)\n        t = math.tanh(z.a)\n"
+        "        out.append((1 - t * t) * z.b)\n    return tuple(out)\n",
         ["numbers"],
     ),
     # Derivations, however written: a helper called at several points (z and -z among them), a recursion

@@ -1459,6 +1459,8 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
     }
     if sandbox_kind == "bwrap":  # made into one notebook before otter starts, whichever sandbox follows
         runs.update({stem: (upload(honest_source), {}) for stem, upload in UPLOADS.items()})
+        dual = GENERIC["dual-numbers"][0].replace("def grads(", "def tanh_neuron_grads(")
+        runs["dual-numbers"] = (submission("intro", {0: dual}), {})  # right, and put up for review
     try:
         graded = {
             stem: gradescope(conda_python, "intro", notebook, files, layout / stem, sandbox_kind)
@@ -1472,6 +1474,7 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
     totals = {stem: run["total"] for stem, run in graded.items()}
     expected = {"files": 0, "honest": 2, "escape": 0, "broken": 0}
     expected.update({stem: (0 if stem == "different" else 2) for stem in UPLOADS if sandbox_kind == "bwrap"})
+    expected.update({"dual-numbers": 2} if sandbox_kind == "bwrap" else {})
     assert totals == expected, graded  # what Gradescope reads
     assert scores == {stem: {ex("intro-derive"): float(points)} for stem, points in expected.items()}, graded
     if sandbox_kind == "bwrap":
@@ -1479,6 +1482,9 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
         assert "the upload holds 2 different notebooks (draft.ipynb, intro.ipynb)" in said, said
         assert "upload the one notebook you worked in, intro.ipynb, and nothing else" in said, said
         assert "chainrule: grading work/intro.ipynb" in graded["folder"]["printed"], graded["folder"]["printed"]
+        review = f"For review by the instructor: {scoring.DID['numbers']}."
+        assert review in graded["dual-numbers"]["printed"], graded["dual-numbers"]["printed"]
+        assert "For review" not in graded["honest"]["printed"], graded["honest"]["printed"]
     said = json.dumps(graded["broken"]["output"])
     assert "intro.ipynb is not a readable notebook (NotJSONError" in said, said
     assert ran == [], "a file handed in beside the notebook ran"

@@ -261,7 +261,9 @@ def test_generic_differentiators_are_seen_by_what_they_do_and_put_up_for_review(
         finally:
             answer.close()
         assert entry.get("did", []) == seen, (kind, entry)
-        assert abs(apart.result_of("grads", entry)[0] - right[0]) < 1e-4, (kind, entry)
+        tolerance = 1e-4 if "nearby" in seen else 1e-15  # the others are exact
+        got = apart.result_of("grads", entry)[: 1 if kind == "richardson-inline" else 3]
+        assert all(abs(a - b) <= tolerance for a, b in zip(got, right, strict=False)), (kind, entry)
         reasons = scoring.seen_doing({"calls": {"grads": [entry]}})
         assert reasons == [scoring.DID[word] for word in seen], (kind, reasons)
     forged = {"calls": {"grads": [{"did": ["<script>", 7, "complex"]}, {"did": "nearby"}, "x"]}, "values": None}
@@ -740,6 +742,18 @@ def test_a_forged_otter_log_is_gone_before_otter_would_unpickle_it(tmp_path, mon
     config = types.SimpleNamespace(grade_from_log=True)
     TrustedScores(None, {}, {}).before_grading(config)
     assert not Path(OTTER_LOG).exists() and config.grade_from_log is False and not mark.exists()
+
+
+def test_gradescope_s_report_gives_the_reasons_for_review_that_make_grade_gives():
+    from chainrule_course.grading.otter_plugin import TrustedScores
+
+    plugin = TrustedScores(None, {}, {})
+    plugin.guarantee = "a sandbox"
+    assert plugin.generate_report() == "chainrule: the answers ran in a sandbox"
+    plugin.review = scoring.seen_doing({"calls": {"grads": [{"did": ["numbers", "nearby"]}]}})
+    assert plugin.generate_report().splitlines()[1] == (
+        f"For review by the instructor: {scoring.DID['nearby']}; {scoring.DID['numbers']}."
+    )
 
 
 def test_the_runner_needs_only_the_standard_library():
