@@ -180,6 +180,15 @@ GENERIC = {
         "        out.append((1 - t * t) * z.b)\n    return tuple(out)\n",
         ["numbers"],
     ),
+    "renamed-operators": (
+        "import math\nclass N:\n    def __init__(s, a, b):\n        s.a, s.b = a, b\n"
+        "def times(s, o):\n    return N(s.a * o.a, s.a * o.b + s.b * o.a)\n"
+        "def plus(s, o):\n    return N(s.a + o.a, s.b + o.b)\nN.__mul__, N.__add__ = times, plus\n"
+        "def grads(x, w, b):\n    out = []\n    for k in range(3):\n"
+        "        z = N(w, k == 1) * N(x, k == 0) + N(b, k == 2)\n        t = math.tanh(z.a)\n"
+        "        out.append((1 - t * t) * z.b)\n    return tuple(out)\n",
+        ["numbers"],
+    ),
     # Derivations, however written: a helper called at several points (z and -z among them), a recursion
     # 999 calls deep that calls math at the bottom (the observer's frames do not count against it).
     "honest": (

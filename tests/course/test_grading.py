@@ -266,6 +266,29 @@ def test_generic_differentiators_are_seen_by_what_they_do_and_put_up_for_review(
         assert all(abs(a - b) <= tolerance for a, b in zip(got, right, strict=False)), (kind, entry)
         reasons = scoring.seen_doing({"calls": {"grads": [entry]}})
         assert reasons == [scoring.DID[word] for word in seen], (kind, reasons)
+    # An array's numerical derivative, extrapolated; and one that is not (the tensors chapter asks for it).
+    richardson = (
+        "import numpy as np\ndef f(W):\n    return float(np.tanh(W).sum())\n"
+        "def grads(W, steps):\n    G = np.zeros_like(W)\n    for i in range(W.size):\n"
+        "        E = np.zeros_like(W)\n        E.flat[i] = 1.0\n"
+        "        d = [(f(W + h * E) - f(W - h * E)) / (2 * h) for h in steps]\n"
+        "        G.flat[i] = (4 * d[-1] - d[0]) / 3 if len(d) > 1 else d[0]\n    return G\n"
+    )
+    complex_step = (
+        "import numpy as np\ndef f(W):\n    return np.tanh(W).sum()\ndef grads(W, steps):\n"
+        "    G = np.zeros_like(W)\n    for i in range(W.size):\n        E = np.zeros(W.shape, complex)\n"
+        "        E.flat[i] = steps[0] * (-1) ** 0.5\n        G.flat[i] = f(W + E).imag / steps[0]\n    return G\n"
+    )
+    W = np.linspace(-1, 1, 6).reshape(2, 3)
+    cases = [(richardson, (1e-3, 5e-4), ["nearby"]), (richardson, (1e-5,), []), (complex_step, (1e-20,), ["complex"])]
+    for cell, steps, seen in cases:
+        answer = apart.Answer(cell, apart.Rule(("numpy",)))
+        try:
+            entry = answer.call("grads", apart.key((W, steps), {}))
+        finally:
+            answer.close()
+        assert entry.get("did", []) == seen, (steps, entry)
+        np.testing.assert_allclose(apart.result_of("grads", entry), 1 - np.tanh(W) ** 2, rtol=1e-5)
     forged = {"calls": {"grads": [{"did": ["<script>", 7, "complex"]}, {"did": "nearby"}, "x"]}, "values": None}
     assert scoring.seen_doing(forged) == [scoring.DID["complex"]]
 

@@ -6,11 +6,11 @@ libraries, but not one written in the cell. What such an answer does is plain, h
 spelled, and a derivation never does it:
 
 - ``nearby``: it evaluates one of its functions, or one of ``math``'s, at two or more pairs of
-  points ``c ± h`` about the same point ``c``, the other arguments the same: a numerical
-  derivative refined by extrapolation (Richardson's, Ridders'), which meets any tolerance that
-  plain central differences fail;
-- ``complex``: it passes a complex number to one of its functions, or calls ``cmath``: the
-  complex step;
+  points ``c ± h`` about the same point ``c``, the other arguments the same (an array counts by
+  the sum of its entries): a numerical derivative refined by extrapolation (Richardson's,
+  Ridders'), which meets any tolerance that plain central differences fail;
+- ``complex``: it passes a complex number (or array) to one of its functions, or calls
+  ``cmath``: the complex step;
 - ``numbers``: a class of the cell's own does arithmetic (``__mul__``, ``__add__``, ...): dual
   numbers, or an engine pasted into the cell.
 
@@ -41,26 +41,45 @@ class Watch:
         self.filename = filename
         self.points: dict = {}
         self.seen: set = set()
+        self.operators: set = set()  # the code of the arithmetic methods of the cell's classes, once called
 
     def call(self, frame) -> None:
         """A Python call: one of the answer cell's functions is noted with its arguments."""
         code = frame.f_code
         if code.co_filename != self.filename:
             return
-        if code.co_name in ARITHMETIC:
+        if code in self.operators:
             self.seen.add("numbers")
             return
         if len(self.points.get(code, ())) >= KEPT:  # seen enough of it: a loop of calls stays fast
             return
         arguments = frame.f_locals
-        self.evaluated(code, [arguments.get(name) for name in code.co_varnames[: code.co_argcount]])
+        values = [arguments.get(name) for name in code.co_varnames[: code.co_argcount]]
+        if values and _operator(code, type(values[0])):  # an operator of its own, under any name
+            self.operators.add(code)
+            self.seen.add("numbers")
+            return
+        self.evaluated(code, values)
 
     def evaluated(self, key, arguments) -> None:
-        if any(isinstance(argument, complex) for argument in arguments):
-            self.seen.add("complex")
         kept = self.points.setdefault(key, [])
         if len(kept) < KEPT:
-            kept.append(tuple(float(a) if isinstance(a, float) else id(a) for a in arguments))
+            kept.append(tuple(self._point(argument) for argument in arguments))
+
+    def _point(self, argument):
+        """A number for ``argument``: a float's value, a float array's sum (an array that differs from another
+        in one entry differs in its sum), else which object it is."""
+        if isinstance(argument, complex):
+            self.seen.add("complex")
+        if isinstance(argument, float):
+            return float(argument)
+        kind = type(argument)
+        if kind.__name__ == "ndarray" and kind.__module__ == "numpy":  # numpy's, whose sum runs nothing of the answer
+            if argument.dtype.kind == "c":
+                self.seen.add("complex")
+            if argument.dtype.kind == "f":
+                return float(argument.sum())
+        return id(argument)
 
     def told(self, entry: dict) -> dict:
         """``entry``, with ``did``: what of the module's list the call showed, if anything."""
@@ -70,6 +89,11 @@ class Watch:
             entry["did"] = sorted(self.seen)
         self.points, self.seen = {}, set()
         return entry
+
+
+def _operator(code, kind: type) -> bool:
+    """Whether ``code`` is what one of ``kind``'s arithmetic methods runs (``kind.__mul__ = times`` too)."""
+    return any(getattr(getattr(kind, name, None), "__code__", None) is code for name in ARITHMETIC)
 
 
 def _about_one_point(points: list) -> bool:
@@ -85,7 +109,8 @@ def _about_one_point(points: list) -> bool:
             k = differ[0]
             a, b = p[k], q[k]
             centre, step = (a + b) / 2, abs(a - b) / 2
-            if a == -b or step > 0.5 * max(1.0, abs(centre)):  # f(z) and f(-z) is no derivative
+            scale = max(1.0, abs(centre))  # f(z) and f(-z) is no derivative; nor are two sums that differ by rounding
+            if a == -b or not 1e-10 * scale < step <= 0.5 * scale:
                 continue
             found = steps.setdefault((k, p[:k], p[k + 1 :], float(f"{centre:.9g}")), set())
             found.add(float(f"{step:.6g}"))
