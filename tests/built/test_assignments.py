@@ -193,7 +193,8 @@ def test_layout(name):
     patched = [f"{name}=={importlib.metadata.version(name)}" for name in ("nbconvert", "nbclient")]
     assert requirements == ["otter-grader[grading]==7.0.0", *patched, numpy_pin, *(f"./{wheel}" for wheel in wheels)]
     assert "git+" not in environment and "playwright" not in setup_script
-    assert config["plugins"] == [assignments.PLUGIN]
+    # the plugin names the assignment; otter's own name would refuse a notebook from Colab before any plugin
+    assert config["plugins"] == [{assignments.PLUGIN: {"assignment": name}}] and "assignment_name" not in config
     # The answers run as nobody on Gradescope: the grading Python is where every user may run it.
     assert (
         "mamba_install.sh -b -p /opt/miniforge3\n" in setup_script and "chmod -R a+rX /opt/miniforge3" in setup_script
@@ -926,6 +927,14 @@ PLANTED["long-cell"] = (
     {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2},
     {},
 )
+# The chapter's notebook as the book's Colab button opens it, answered: no otter metadata. Graded by every
+# path (otter run stopped at "assignment None" before any of the course's code ran).
+PLANTED["colab-edition"] = (
+    "intro",
+    lambda: answered_edition(solutions("intro")[0]),
+    {ex("intro-derive"): 2},
+    {},
+)
 # Generic differentiators where the exercise asks for the derivation, spelled so that the review's scan of
 # the code misses them: each is seen doing what no derivation does, and put up for review (their points
 # stand: the numbers are right). The extrapolated differences' points depend on the hidden inputs.
@@ -948,6 +957,7 @@ QUESTIONS = {
     "backward": (ex("backward-cube"),),
     "tensors": (ex("tensors-vjp-rules"), ex("tensors-numeric-grad")),
     "layers": (ex("layers-conv-backward"), ex("layers-embedding-grad"), ex("layers-softplus-row")),
+    "intro": (ex("intro-derive"),),
     "capstone": (ex("capstone-network-backward"),),
 }
 # The submissions run again under otter run (Gradescope's path): those whose attack reaches the kernel or
@@ -1231,7 +1241,8 @@ def test_local_and_otter_run_scores_are_equal(graded, conda_python, grading_venv
         assert (out / "results.json").is_file(), run.stderr[-2000:]  # also when the kernel died (os._exit)
         # otter's log server takes no record from the kernel (with ours, it would print why it failed)
         assert "Exception occurred during processing of request" not in run.stdout + run.stderr, run.stdout[-2000:]
-        assert "the answers ran in bubblewrap" in run.stdout, run.stdout[-2000:]
+        said = "the mlp assignment (its metadata" if stem == "other-assignment" else "the answers ran in bubblewrap"
+        assert said in run.stdout, run.stdout[-2000:]
         return {t["name"]: t["score"] for t in json.loads((out / "results.json").read_text())["tests"] if "score" in t}
 
     import concurrent.futures
@@ -1243,6 +1254,9 @@ def test_local_and_otter_run_scores_are_equal(graded, conda_python, grading_venv
     runs += [(conda_python, "tensors", "tensor-backward"), (conda_python, "layers", "row-keeps-C")]
     runs += [(conda_python, "capstone", "no-variance-path")]  # Tensors apart; points per gradient
     runs += [(grading_venv.path, "mlp", "ipython-syntax")]  # a venv, as make grade's
+    # the chapter's notebook from Colab, without otter's metadata (otter stopped: "assignment None"), and
+    # another assignment's notebook (0, as make grade gives it)
+    runs += [(grading_venv.path, "intro", "colab-edition"), (grading_venv.path, "mlp", "other-assignment")]
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         remote = dict(zip(runs, pool.map(otter_scores, runs), strict=True))
     for python, name, stem in runs:

@@ -146,7 +146,8 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     - ``written.json``, the questions with written work graded by hand, which ``make grade``
       exports (:mod:`chainrule_course.grading.grade`);
     - ``setup.sh`` and ``run_autograder`` with the grading Python where user nobody may run it
-      (:func:`unprivileged_python`): on Gradescope the answers run as nobody.
+      (:func:`unprivileged_python`): on Gradescope the answers run as nobody;
+    - ``otter_config.json`` without otter's ``assignment_name`` (the plugin's entry names it).
     """
     written = [
         {"name": q.written_name, "number": q.number, "points": WRITTEN_POINTS}
@@ -157,6 +158,14 @@ def with_grader_files(files: dict[str, bytes], assignment: Assignment) -> None:
     for name in ("setup.sh", "run_autograder"):
         files[name] = unprivileged_python(files[name].decode()).encode()
     files["run_otter.py"] = upload_prepared_first(files["run_otter.py"].decode()).encode()
+    # otter checks its assignment_name before any plugin runs, and stops at a notebook without the
+    # metadata (the chapter's from Colab, a fresh one): the plugin and uploads check the name instead.
+    config = json.loads(files["otter_config.json"])
+    if config.pop("assignment_name", None) != assignment.name:
+        raise AssignmentError(
+            f"otter assign no longer writes assignment_name: {assignment.name} into otter_config.json"
+        )
+    files["otter_config.json"] = json.dumps(config, indent=2).encode()
     for question in assignment.questions:
         parts, reference = question_parts(question, assignment.chapter)
         lines = [
@@ -200,7 +209,12 @@ def config_cell(assignment: Assignment, requirements: Path) -> str:
         "solutions_pdf": False,
         "template_pdf": False,
         "tests": {"files": True, "ok_format": False},
-        "generate": {"pdf": False, "show_stdout": True, "show_hidden": True, "plugins": [PLUGIN]},
+        "generate": {
+            "pdf": False,
+            "show_stdout": True,
+            "show_hidden": True,
+            "plugins": [{PLUGIN: {"assignment": assignment.name}}],  # the plugin checks the name
+        },
     }
     return "# ASSIGNMENT CONFIG\n" + "\n".join(f"{key}: {json.dumps(value)}" for key, value in config.items())
 

@@ -257,6 +257,17 @@ def _linked(submission: Submission) -> bool:
     return submission.path.resolve() != root.resolve() / submission.file
 
 
+def another_assignment(notebook, assignment: str | None) -> str:
+    """Why ``notebook`` (a dict) is not graded for ``assignment``, when otter's metadata in it names another
+    assignment; else "" (a notebook without the metadata, as Colab's, is graded)."""
+    metadata = notebook.get("metadata") if isinstance(notebook, dict) else None
+    otter = metadata.get("otter") if isinstance(metadata, dict) else None
+    named = otter.get("assignment_name") if isinstance(otter, dict) else None
+    if assignment and isinstance(named, str) and named and named != assignment:
+        return f"submitted the {named} notebook for the {assignment} assignment (its metadata names it)"
+    return ""
+
+
 def read_submission(submission: Submission, assignment: str, handed_out: frozenset[str] = frozenset()):
     """The code cells of ``submission``'s notebook, read as text, and what of them a human should review;
     or None and the status that says why it cannot be graded. Nothing of the notebook runs here."""
@@ -271,10 +282,9 @@ def read_submission(submission: Submission, assignment: str, handed_out: frozens
         notebook = _read_notebook(submission.path)
     except Exception as error:  # noqa: BLE001 - not JSON, not a notebook: this submission's fault
         return None, f"not a readable notebook ({type(error).__name__}: {_one_line(str(error))[:120]})", []
-    otter = notebook.get("metadata", {}).get("otter") if isinstance(notebook.get("metadata"), dict) else None
-    named = otter.get("assignment_name") if isinstance(otter, dict) else None
-    if isinstance(named, str) and named and named != assignment:
-        return None, f"submitted the {named} notebook for the {assignment} assignment (its metadata names it)", []
+    another = another_assignment(notebook, assignment)
+    if another:
+        return None, another, []
     cells = [
         cell.source if isinstance(cell.get("source"), str) else ""
         for cell in notebook.get("cells", [])

@@ -11,12 +11,15 @@ runs in the grader's process or as its user, and each answer runs apart
 - ``before_grading`` removes a ``.OTTER_LOG`` that came with the submission, which otter
   would otherwise unpickle in this process;
 - ``before_execution`` chooses the inputs (:func:`chainrule_course.grading.scoring.inputs`, the
-  hidden tests' with a secret of this process) and keeps the notebook's code cells as text;
+  hidden tests' with a secret of this process) and keeps the notebook's code cells as text; a
+  notebook whose metadata names another assignment gets 0, saying so (``make grade``'s rule:
+  otter does not check it, so that a notebook without the metadata is graded);
 - ``after_grading`` runs each answer's cell in a process of its own, in a sandbox
   (:func:`answer_sandbox`), and puts in the scores that
   :func:`chainrule_course.grading.scoring.score` computes here. Where no sandbox can be made and
   student code would run as root, every part gets 0 with a status that says why;
-- ``generate_report`` says which sandbox the answers had: otter prints it in its summary.
+- ``generate_report`` says which sandbox the answers had, and what of the answers' behaviour is
+  up for review (:data:`chainrule_course.grading.scoring.DID`): otter prints it in its summary.
 
 The sandbox, by where otter runs (``CHAINRULE_SANDBOX`` in the grader's environment chooses one:
 ``bwrap`` or ``permissions``; tests use it):
@@ -42,7 +45,7 @@ from pathlib import Path
 from otter.plugins import AbstractOtterPlugin
 
 from ..compat import patches
-from . import apart, permissions, sandbox, scoring
+from . import apart, grade, permissions, sandbox, scoring
 from .uploads import NOT_GRADED
 
 OTTER_LOG = ".OTTER_LOG"  # otter.check.notebook.OTTER_LOG_FILENAME
@@ -116,6 +119,10 @@ class TrustedScores(AbstractOtterPlugin):
         folder = Path(submission_path).parent / "tests" if submission_path else None
         self.tests = {path.name: path.read_text() for path in sorted(folder.glob("*.py"))} if folder else {}
         self.cells: list[str] = []
+        #: The assignment, from the plugin's entry in otter_config.json (make assignments writes it there, and
+        #: not as otter's assignment_name, which otter checks before any plugin and stops at a notebook
+        #: without it: the chapter's notebook from Colab, a fresh one).
+        self.assignment = plugin_config.get("assignment") if isinstance(plugin_config, dict) else None
         self.containerized = False
         self.guarantee = ""
         if submission_path:
@@ -134,6 +141,7 @@ class TrustedScores(AbstractOtterPlugin):
     def before_execution(self, submission):
         self.begun = time.monotonic()  # the notebook's time limit counts its reading and parsing too
         self.unreadable = str(submission.get("metadata", {}).get(NOT_GRADED, ""))
+        self.unreadable = self.unreadable or grade.another_assignment(submission, self.assignment)
         self.secret = os.urandom(32)
         self.inputs = scoring.inputs(self.tests, self.secret)
         self.cells = [
@@ -157,6 +165,8 @@ class TrustedScores(AbstractOtterPlugin):
         results.results = scoring.score(self.tests, data, why_not, self.secret)
 
     def generate_report(self):
+        if getattr(self, "unreadable", ""):  # nothing ran
+            return f"chainrule: {self.unreadable}"
         report = f"chainrule: the answers ran in {self.guarantee}" if self.guarantee else ""
         review = "; ".join(getattr(self, "review", []))  # the same reasons as make grade's "review: ..."
         return report + (f"\nFor review by the instructor: {review}." if review else "")

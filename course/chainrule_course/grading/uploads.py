@@ -25,7 +25,7 @@ import json
 import os
 from pathlib import Path
 
-from .grade import SKIPPED_FOLDERS
+from .grade import SKIPPED_FOLDERS, another_assignment
 
 #: The metadata key of the notebook put in place of an upload that is refused: the reason, which the
 #: otter plugin gives every question (:class:`chainrule_course.grading.otter_plugin.TrustedScores`).
@@ -46,8 +46,15 @@ def prepared(folder: str) -> str:
 
 
 def _assignment(folder: str) -> str | None:
+    """The assignment's name, from the otter plugin's entry in the zip's ``otter_config.json`` (otter's own
+    ``assignment_name`` is left out of it, or otter would refuse a notebook without the metadata)."""
     config = Path(folder).parent / "source" / "otter_config.json"
-    return json.loads(config.read_text()).get("assignment_name") if config.is_file() else None
+    plugins = json.loads(config.read_text()).get("plugins", []) if config.is_file() else []
+    for entry in plugins if isinstance(plugins, list) else []:
+        for options in entry.values() if isinstance(entry, dict) else []:
+            if isinstance(options, dict) and isinstance(options.get("assignment"), str):
+                return options["assignment"]
+    return None
 
 
 def remove_links(folder: str) -> list[str]:
@@ -113,9 +120,7 @@ def one_notebook(folder: str, assignment: str | None) -> str:
         chosen = read[found[0]]
         if not isinstance(chosen.get("metadata"), dict) or not isinstance(chosen.metadata.get("otter", {}), dict):
             chosen["metadata"] = nbformat.from_dict({**(chosen.get("metadata") or {}), "otter": {}})
-        named = chosen.metadata.get("otter", {}).get("assignment_name")
-        if assignment and isinstance(named, str) and named and named != assignment:
-            why = f"submitted the {named} notebook for the {assignment} assignment (its metadata names it)"
+        why = another_assignment(chosen, assignment)
     for path in found:
         path.unlink()
     for path in Path(folder).glob("*.py"):  # otter grades a .py when there is no notebook
