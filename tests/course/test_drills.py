@@ -77,6 +77,9 @@ def test_the_orders_are_the_search_s_and_reach_follows_the_edges():
                     reached.add(child)
                     frontier.append(child)
         assert sorted(reached) == leaf.answer
+        # what is asked is what the answer is: the nodes a path of edges leads to, not the values a change
+        # moves (at level 2, seed 233, g = -a + ... + a, so a change to a leaves g as it is)
+        assert f"computed from {leaf.target}, directly or through other nodes" in leaf.prompt, leaf.prompt
 
 
 def test_a_seed_gives_one_graph_and_five_seeds_give_different_ones():

@@ -6,8 +6,8 @@ Both are built from scalar :class:`~chainrule.value.Value` s and answered by ``b
   (level 2). Named mistakes: a sum of the factors instead of their product, w^k with the
   tanh′ factors left out, the tanh′ factors with w left out.
 * ``batchnorm``: x̄_i for batch normalisation of three numbers, x̂ = (x − μ)/σ̂ with
-  σ̂ = √σ² (ε = 0 here) and y = γx̂. Named mistakes: μ and σ̂ held fixed (ȳ_i γ/σ̂), the
-  mean term without the variance term, σ² with 1/(n − 1).
+  σ̂ = √σ², σ² divided by n (the question says so), ε = 0 here and y = γx̂. Named mistakes:
+  μ and σ̂ held fixed (ȳ_i γ/σ̂), the mean term without the variance term, σ² with 1/(n − 1).
 """
 
 import math
@@ -125,7 +125,8 @@ def _batchnorm(rng, level):
     return Problem(
         "batchnorm",
         f"Batch normalisation of three numbers: x\u0302 = (x \u2212 \u03bc)/\u03c3\u0302 with \u03c3\u0302 = "
-        f"\u221a\u03c3\u00b2 (\u03b5 = 0 here) and y = \u03b3x\u0302. Given \u0233 = \u2202L/\u2202y, "
+        f"\u221a\u03c3\u00b2 and \u03c3\u00b2 = (1/n)\u03a3(x\u1d62 \u2212 \u03bc)\u00b2 (divided by n, not "
+        f"n \u2212 1; \u03b5 = 0 here), and y = \u03b3x\u0302. Given \u0233 = \u2202L/\u2202y, "
         f"what is \u2202L/\u2202{name}?",
         [
             f"x = {list_text(xs)}, \u03b3 = {number_text(gamma)}",

@@ -4,7 +4,7 @@ Three kinds practise the graph chapter and four the backward chapter:
 
 * ``finish``: the order in which the chapter's depth-first search finishes the nodes;
 * ``topological``: any valid topological order;
-* ``reach``: the nodes a change to a given leaf reaches;
+* ``reach``: the nodes computed from a given leaf (a path of edges leads to them);
 * ``value``: a node's forward value;
 * ``local``: the local gradient on one edge;
 * ``adjoint``: a node's global gradient (its adjoint), at a node that feeds two or more
@@ -32,7 +32,7 @@ __all__ = ["KINDS", "Question", "question"]
 KINDS = {
     "finish": ("graph", "the order the search finishes the nodes"),
     "topological": ("graph", "a topological order"),
-    "reach": ("graph", "what a change to a leaf reaches"),
+    "reach": ("graph", "the nodes computed from a leaf"),
     "value": ("backward", "a node's value"),
     "local": ("backward", "an edge's local gradient"),
     "adjoint": ("backward", "a node's global gradient"),
@@ -125,7 +125,8 @@ def _reach(graph, rng):
     return Question(
         "reach",
         graph,
-        f"A change to {leaf.label} changes which nodes' values? List them all (not {leaf.label} itself), in any order.",
+        f"Which nodes are computed from {leaf.label}, directly or through other nodes (a path of edges leads "
+        f"from {leaf.label} to them)? List them all (not {leaf.label} itself), in any order.",
         sorted(n.label for n in _reached(graph, leaf)),
         [
             f"Follow the edges out of {leaf.label}: which operations use it?",
