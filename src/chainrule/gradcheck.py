@@ -391,9 +391,10 @@ def _add_note(error, note):
 
 
 def _step(eps):
-    """``eps`` rounded to a power of two: then ``x ± h`` and ``x ± 2h`` are exact floats for any
-    ``x`` of at most ``h / epsilon`` (a step of 2**-20 up to about 4e9), so both sides of each
-    difference are equally long and the extrapolation cancels its ``h**2`` term exactly."""
+    """``eps`` rounded to a power of two: then ``2h`` is exact, and ``x ± h`` and ``x ± 2h`` are exact
+    floats for most ``x`` (not where they cross a power of two, nor beyond ``|x| = 2**53 h``), so
+    that both sides of each difference are equally long and the extrapolation cancels its ``h**2``
+    term; each difference is divided by the step the floats hold."""
     return 2.0 ** round(math.log2(eps))
 
 
@@ -407,8 +408,9 @@ def _central_difference(f, inputs, x, index, name, h, rounding, at):
     * the rounding of the values of f: the largest of ``rounding`` (the bound at the point)
       and the bounds at ``x ± 2h``, measured there (at a stationary point the first is 0),
       which the extrapolation turns into at most ``1.5 * rounding / h``;
-    * what the extrapolation leaves of the truncation, of order ``h**4``: bounded by
-      ``4 h**2 |D(h) - D(2 h)|`` (``D(h) - D(2h)`` is ``h**2`` times f's third derivative);
+    * what the extrapolation leaves of the truncation, ``-h**4 / 30`` times f's fifth derivative:
+      estimated as ``4 h**2 |D(h) - D(2 h)|``, that is ``2 h**4`` times the third derivative
+      (``D(h) - D(2h)`` is ``-h**2 / 2`` times it), enough while the fifth is at most 60 times the third;
     * the rounding of the analytic gradient itself, which reads the rounded values of f's
       nodes: about ``epsilon |x|`` times f's second derivative, measured by the same values
       (``(f(x + h) + f(x - h) - 2 f(x)) / h**2``), four times over.

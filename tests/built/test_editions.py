@@ -32,7 +32,7 @@ import pytest
 from bs4 import BeautifulSoup
 from common import ROOT
 
-from tools.book import book_model, myst, notebooks, plain_markdown
+from tools.book import book_model, myst, notebooks, plain_markdown, unglued
 
 BOOK = book_model.load_book()
 CHAPTERS = BOOK.chapters
@@ -68,8 +68,8 @@ def solution_code_lines(chapter: str) -> frozenset[str]:
     elsewhere = {line.strip() for line in other_cells_text(chapter).split("\n")}
     lines = set()
     for cell in solution_cells(chapter):
-        if cell.cell_type == "code":
-            for line in cell.source.split("\n"):
+        if cell.cell_type == "code":  # as the editions hold it, without the book's glue
+            for line in unglued.without_glue(cell.source).split("\n"):
                 line = line.strip()
                 if len(line) >= 12 and line not in elsewhere:
                     lines.add(line)
@@ -141,6 +141,7 @@ def test_editions_are_plain_markdown_without_outputs(numbered: str, student: boo
             assert raw is None, f"cell {index} shows raw MyST {raw[0]!r}: {cell.source[:200]!r}"
         else:
             assert cell.outputs == [] and cell.execution_count is None, f"cell {index} has stored output"
+            assert "glue" not in cell.source, f"cell {index} keeps the book's glue: {cell.source[:200]!r}"
     first_code = next(cell for cell in notebook.cells if cell.cell_type == "code")
     assert first_code.source == notebooks.setup_source(BOOK), "the first code cell must be the set-up cell"
     assert "CHAINRULE_PIP_SPEC" in first_code.source and BOOK.default_pip_spec in first_code.source
@@ -426,6 +427,22 @@ def small_book(tmp_path: Path, body: str, numbered: dict[str, tuple[str, str]] |
 
 def markdown_of(notebook) -> str:
     return "\n\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+
+
+def test_the_editions_leave_the_glue_out_and_keep_the_rest():
+    """The book's glue is noise in a notebook whose text holds the numbers already: its import, its calls,
+    a loop that only glues go; what a call gave back stays; a block left empty keeps a pass."""
+    cell = (
+        "from chainrule_course.pages.glue import glue\nimport math\n\n\ndef f(v):\n    return glue('r', v + 1)\n"
+        "\n\nx = glue('x', f(2))\nglue('y',\n     x * 2)\nfor k in range(2):\n    glue(f'k{k}', k)\n"
+        "for k in range(2):\n    print(k)\n    glue(f'k{k}', k)\nif x:\n    glue('z', 1)\nelse:\n    print(0)\n"
+        "print(f'{glue(\"é\", x):.1f}')\n"
+    )
+    assert unglued.without_glue(cell) == (
+        "import math\n\n\ndef f(v):\n    return v + 1\n\n\nx = f(2)\nfor k in range(2):\n    print(k)\n"
+        "if x:\n    pass\nelse:\n    print(0)\nprint(f'{x:.1f}')\n"
+    )
+    assert unglued.without_glue("%timeit f()\nglue('a', 1)\n") == "%timeit f()\nglue('a', 1)\n"  # not Python
 
 
 def test_glossary_terms_and_glued_numbers_become_plain_text(tmp_path: Path):

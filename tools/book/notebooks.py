@@ -54,6 +54,7 @@ import yaml
 from tools.book.book_model import ROOT, Book, edition_path, load_book, numbered_chapters, read_chapter
 from tools.book.myst import ConversionError, directives
 from tools.book.plain_markdown import Context, convert_markdown, reference_list, same_but_glued
+from tools.book.unglued import without_glue
 
 #: The kernel JupyterLab records when it saves a chapter (ipykernel's python3 kernel).
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -361,12 +362,12 @@ def converted(cell, context: Context, line: int, folded: bool) -> list:
                 [new_cell("markdown", rest, metadata)] if rest.strip() else []
             )
         return [new_cell("markdown", text, metadata)]
-    source = cell.source
+    source = without_glue(cell.source)  # the prose holds the glued numbers already
     if "setup" in tags(cell):
         source = setup_source(context.book)
         # Folded: JupyterLab hides the code (jupyter.source_hidden), Colab shows it as a form.
         metadata = {**metadata, "jupyter": {"source_hidden": True}, "cellView": "form"}
-    result = [new_cell("code", source, metadata)]
+    result = [new_cell("code", source, metadata)] if source.strip() else []
     figure = cell.metadata.get("mystnb", {}).get("figure")
     if figure:
         number = context.book.targets[figure["name"]].number if figure.get("name") else ""
