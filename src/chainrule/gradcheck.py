@@ -18,9 +18,10 @@ which a relative error says "right" for a smooth float64 function, and ``atol`` 
 * **Richardson extrapolation.** The difference is taken with the steps ``eps`` and
   ``2 * eps``; its error is ``eps**2`` times a sixth of the third derivative, plus
   higher orders, so ``(4 * D(eps) - D(2 * eps)) / 3`` cancels the ``eps**2`` term and
-  leaves an error of order ``eps**4``, which ``4 eps**2 |D(eps) - D(2 eps)|`` bounds.
-  The cancellation is exact because the steps are: ``eps`` is rounded to a power of
-  two, so ``x ± eps`` and ``x ± 2 eps`` are exact floats.
+  leaves an error of order ``eps**4``, which ``4 eps**2 |D(eps) - D(2 eps)|`` estimates.
+  The cancellation needs exact steps: ``eps`` is rounded to a power of two, so ``x ± eps``
+  and ``x ± 2 eps`` are exact floats for most ``x`` (:func:`_step`), and each difference
+  is divided by the step the floats hold.
 * **The rounding of f, measured.** Each operation rounds its result by at most the
   machine epsilon of its size, and a change at a node moves ``f`` by that node's
   gradient, so ``f`` is computed to within ``machine epsilon * sum |v| * |v_bar|`` over

@@ -125,7 +125,7 @@ def _batchnorm(rng, level):
     return Problem(
         "batchnorm",
         f"Batch normalisation of three numbers: x\u0302 = (x \u2212 \u03bc)/\u03c3\u0302 with \u03c3\u0302 = "
-        f"\u221a\u03c3\u00b2 and \u03c3\u00b2 = (1/n)\u03a3(x\u1d62 \u2212 \u03bc)\u00b2 (divided by n, not "
+        f"\u221a\u03c3\u00b2 and \u03c3\u00b2 = (1/n)\u03a3\u2c7c(x\u2c7c \u2212 \u03bc)\u00b2 (divided by n, not "
         f"n \u2212 1; \u03b5 = 0 here), and y = \u03b3x\u0302. Given \u0233 = \u2202L/\u2202y, "
         f"what is \u2202L/\u2202{name}?",
         [
