@@ -150,13 +150,16 @@ def _store_grad(tensor, g, shared, create_graph):
     tensor.grad = array
 
 
-def _changed_error(node, slot, version):
+def _changed_error(node, slot, tensor):
     """The error for a tensor that ``node`` saved and that was then changed in place (PyTorch's guard)."""
     what = "output" if slot == len(node.saved) - 1 else f"input {slot}"
     label = node.input_labels[slot] if what != "output" and node.input_labels[slot] else ""
+    version = tensor._version[0]
+    view = " (it shares memory with another Tensor, as W.T does with W: a change to either counts)"
     return RuntimeError(
         f"backward through {node.rule.name} ({node.name!r}): the tensor it saved as its {what}"
-        f"{f' ({label!r})' if label else ''} was changed in place after it was saved (its version is "
+        f"{f' ({label!r})' if label else ''}{view if tensor._data.base is not None else ''} was "
+        f"changed in place after it was saved (its version is "
         f"{version}, it was {node.versions[slot]}), so the gradient would be that of other numbers. Compute "
         "the graph again after the change, or change a copy"
     )
@@ -219,7 +222,7 @@ def _push_through(node, g, pending, retain_graph, create_graph, on_edge):
         raise _second_pass_error(node)
     for slot, tensor in enumerate(node.saved):
         if tensor is not None and tensor._version[0] != node.versions[slot]:
-            raise _changed_error(node, slot, tensor._version[0])
+            raise _changed_error(node, slot, tensor)
     saved = _saved_tensors(node, create_graph) if create_graph else node.saved
     input_grads = node.rule.vjp(g, node, saved)
     for i, (edge, input_grad) in enumerate(zip(node.next_functions, input_grads, strict=True)):

@@ -145,12 +145,28 @@ def _finish(op, inputs, args, data):
     modes = thread_modes()  # grad mode and observers, read once
     for observer in modes.observers:
         observer(op, inputs, args, data)
-    out = _plain_tensor(data)
+    out = _plain_tensor(data, _view_version(inputs, data))
     if modes.grad_enabled:
         needs = tuple([t.requires_grad for t in inputs])  # a list made a tuple: faster than a generator here
         if True in needs:
             record(out, op, inputs, args, needs)
     return out
+
+
+def _view_version(inputs, data):
+    """The version counter of the input whose memory ``data`` is a view of, or None.
+
+    A transpose, a reshape or a slice returns a numpy view, and every linear layer saves
+    ``W.T``. Sharing W's counter, as PyTorch's views share their base's, lets a change to
+    ``W.data`` (an optimizer's step) be seen by a graph that saved the view, and a change
+    through the view by a graph that saved W. A result that owns its memory gets a new one.
+    """
+    if data.base is None:
+        return None
+    for t in inputs:
+        if np.may_share_memory(data, t._data):
+            return t._version
+    return None
 
 
 def record(out, op, inputs, args, needs):
@@ -235,7 +251,8 @@ class Tensor:
 
     @property
     def version(self):
-        """How many times ``data`` was assigned or changed in place (shared with detached copies)."""
+        """How many times ``data`` was assigned or changed in place: a counter shared with detached
+        copies and with views (a transpose, a reshape, a slice), as PyTorch's views share theirs."""
         return self._version[0]
 
     @property

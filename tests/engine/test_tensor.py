@@ -26,6 +26,7 @@ from chainrule.autograd import clear_grads, grad
 from chainrule.cost import saved_bytes_by_kind
 from chainrule.functional import conv2d, dropout, embedding, log_softmax, max_pool2d, nll_loss
 from chainrule.gradcheck import assert_gradients_close
+from chainrule.nn import SGD
 from chainrule.node import vertex_of
 from chainrule.rules import EVERY_INPUT
 from chainrule.tensor import (
@@ -649,6 +650,47 @@ def test_a_saved_tensor_changed_in_place_stops_backward_as_in_pytorch():
     W.data -= 0.5 * W.grad
     (W * x).sum().backward()
     assert W.version == 2 and W.grad.tolist() == (2 * x0).tolist()
+
+
+def test_a_view_shares_its_version_counter_so_an_optimizer_step_between_two_passes_is_caught():
+    """A linear layer saves W.T; SGD's step changes W in place. Both engines refuse the second
+    backward pass of the retained graph, for a transpose, a reshape and a broadcast, and for a change
+    through the view; a result with memory of its own (W * 1) keeps a counter of its own."""
+    W0, x0 = np.array([[1.0, 2.0], [3.0, -1.0]]), np.array([[0.5, -0.2]])
+    views = {
+        "transpose": (lambda W: W.T, lambda W: W.T),
+        "reshape": (lambda W: W.reshape(2, 2), lambda W: W.reshape(2, 2)),
+        "broadcast_to": (lambda W: W.broadcast_to(2, 2), lambda W: W.broadcast_to(2, 2)),
+    }
+    for name, (ours_view, torch_view) in views.items():
+        W, x = Tensor(W0.copy(), requires_grad=True), Tensor(x0, requires_grad=True)
+        loss = (x @ ours_view(W)).tanh().sum()
+        loss.backward(retain_graph=True)
+        SGD([W], lr=0.1).step()
+        with pytest.raises(RuntimeError, match="shares memory with another Tensor, as W.T does with W"):
+            loss.backward()
+        tW = torch.tensor(W0, requires_grad=True)
+        tloss = (torch.tensor(x0, requires_grad=True) @ torch_view(tW)).tanh().sum()
+        tloss.backward(retain_graph=True)
+        torch.optim.SGD([tW], lr=0.1).step()
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            tloss.backward()
+        assert W.version == ours_view(W).version == 1, name
+    # A change through the view reaches a graph that saved W itself.
+    W = Tensor(W0.copy(), requires_grad=True)
+    loss = (W * W).sum()
+    view = W.T
+    view.data *= 2
+    with pytest.raises(RuntimeError, match="changed in place after it was saved"):
+        loss.backward()
+    # A computed result owns its memory: changing W leaves its counter, and its graph, alone.
+    W = Tensor(W0.copy(), requires_grad=True)
+    copy = W * 1.0
+    loss = (copy * copy).sum()
+    W.data += 1
+    assert copy.version == 0
+    loss.backward()
+    assert np.array_equal(W.grad, 2 * W0)
 
 
 def test_saved_tensors_follow_the_rule_table_and_are_freed_after_backward():
