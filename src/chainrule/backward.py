@@ -155,11 +155,10 @@ def _changed_error(node, slot, tensor):
     what = "output" if slot == len(node.saved) - 1 else f"input {slot}"
     label = node.input_labels[slot] if what != "output" and node.input_labels[slot] else ""
     version = tensor._version[0]
-    view = " (it shares memory with another Tensor, as W.T does with W: a change to either counts)"
     return RuntimeError(
         f"backward through {node.rule.name} ({node.name!r}): the tensor it saved as its {what}"
-        f"{f' ({label!r})' if label else ''}{view if tensor._data.base is not None else ''} was "
-        f"changed in place after it was saved (its version is "
+        f"{f' ({label!r})' if label else ''} was changed in place after it was saved, itself or through a "
+        f"Tensor sharing its memory as W and W.T do (its version is "
         f"{version}, it was {node.versions[slot]}), so the gradient would be that of other numbers. Compute "
         "the graph again after the change, or change a copy"
     )

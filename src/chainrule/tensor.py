@@ -156,7 +156,7 @@ def _finish(op, inputs, args, data):
 def _view_version(inputs, data):
     """The version counter of the input whose memory ``data`` is a view of, or None.
 
-    A transpose, a reshape or a slice returns a numpy view, and every linear layer saves
+    A transpose, a reshape or a broadcast returns a numpy view, and every linear layer saves
     ``W.T``. Sharing W's counter, as PyTorch's views share their base's, lets a change to
     ``W.data`` (an optimizer's step) be seen by a graph that saved the view, and a change
     through the view by a graph that saved W. A result that owns its memory gets a new one.
@@ -246,13 +246,17 @@ class Tensor:
 
     @data.setter
     def data(self, array):
+        if np.may_share_memory(array, self._data):  # changed in place: every view of it sees the change
+            self._version[0] += 1
+        else:  # new memory: the views of the old array keep their numbers, and their counter
+            self._version = [self._version[0] + 1]
         self._data = array
-        self._version[0] += 1
 
     @property
     def version(self):
         """How many times ``data`` was assigned or changed in place: a counter shared with detached
-        copies and with views (a transpose, a reshape, a slice), as PyTorch's views share theirs."""
+        copies and with the views ops make of it (a transpose, a reshape, a broadcast), as PyTorch's
+        views share theirs. Assigning an array in new memory gives this Tensor a counter of its own."""
         return self._version[0]
 
     @property

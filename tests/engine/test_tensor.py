@@ -667,7 +667,7 @@ def test_a_view_shares_its_version_counter_so_an_optimizer_step_between_two_pass
         loss = (x @ ours_view(W)).tanh().sum()
         loss.backward(retain_graph=True)
         SGD([W], lr=0.1).step()
-        with pytest.raises(RuntimeError, match="shares memory with another Tensor, as W.T does with W"):
+        with pytest.raises(RuntimeError, match="through a Tensor sharing its memory as W and W.T do"):
             loss.backward()
         tW = torch.tensor(W0, requires_grad=True)
         tloss = (torch.tensor(x0, requires_grad=True) @ torch_view(tW)).tanh().sum()
@@ -683,6 +683,20 @@ def test_a_view_shares_its_version_counter_so_an_optimizer_step_between_two_pass
     view.data *= 2
     with pytest.raises(RuntimeError, match="changed in place after it was saved"):
         loss.backward()
+    # New memory is no change in place: a view of the old array keeps its numbers and its counter, as in
+    # PyTorch, where assigning .data counts nothing at all.
+    W, x = Tensor(W0.copy(), requires_grad=True), Tensor(x0, requires_grad=True)
+    loss = (x @ W.T).tanh().sum()
+    loss.backward(retain_graph=True)
+    first = x.grad.copy()
+    W.data = W.data - 0.1 * W.grad
+    loss.backward()
+    assert np.allclose(x.grad, 2 * first) and W.version == 1
+    W = Tensor(W0.copy(), requires_grad=True)
+    loss, view = (W * W).sum(), W.T
+    view.data = np.zeros((2, 2))
+    loss.backward()
+    assert np.array_equal(W.grad, 2 * W0) and (W.version, view.version) == (0, 1)
     # A computed result owns its memory: changing W leaves its counter, and its graph, alone.
     W = Tensor(W0.copy(), requires_grad=True)
     copy = W * 1.0
