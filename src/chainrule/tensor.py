@@ -334,6 +334,43 @@ class Tensor:
     def __rmatmul__(self, other):
         return apply("@", _operand(other, self, "matmul"), self)
 
+    # In place, ``x -= y``: as in PyTorch, a leaf that requires grad refuses while recording (an optimizer
+    # holding it would keep the old leaf if Python made a new one); under no_grad, or for a Tensor that needs
+    # no gradient, the numbers change in place and the version counter counts it. A recorded result is
+    # computed out of place, a new Tensor, as before.
+
+    def __iadd__(self, other):
+        return self._in_place(other, np.add, "+=")
+
+    def __isub__(self, other):
+        return self._in_place(other, np.subtract, "-=")
+
+    def __imul__(self, other):
+        return self._in_place(other, np.multiply, "*=")
+
+    def __itruediv__(self, other):
+        return self._in_place(other, np.divide, "/=")
+
+    def _in_place(self, other, ufunc, symbol):
+        recording = self.requires_grad and is_grad_enabled()
+        name = repr(self.label) if self.label else f"a Tensor of shape {self.shape}"
+        if recording and self.grad_fn is None:
+            raise RuntimeError(
+                f"{symbol}: {name} is a leaf that requires grad, and is not changed in place while the graph "
+                f"is recorded, as in PyTorch. Update a weight with `with no_grad(): W {symbol} lr * W.grad`"
+            )
+        if recording:
+            return NotImplemented  # Python computes self - other instead: a new, recorded Tensor
+        try:
+            ufunc(self._data, _array_of(_operand(other, self, symbol)), out=self._data)
+        except ValueError as error:  # read-only (a broadcast), or other's shape does not fit in self's
+            shape = np.shape(_array_of(other))
+            raise ValueError(
+                f"{symbol}: cannot change {name} in place by an operand of shape {shape}: {error}"
+            ) from None
+        self._version[0] += 1
+        return self
+
     def __neg__(self):
         return apply("neg", self)
 

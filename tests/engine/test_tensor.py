@@ -707,6 +707,36 @@ def test_a_view_shares_its_version_counter_so_an_optimizer_step_between_two_pass
     assert np.array_equal(W.grad, 2 * W0)
 
 
+def test_in_place_arithmetic_refuses_a_leaf_while_recording_and_changes_numbers_under_no_grad():
+    """`W -= lr * W.grad` outside no_grad used to rebind W to a new Tensor, so the optimizer kept the old
+    leaf and the next step failed far away. Now it refuses at once, as PyTorch does, and shows the no_grad
+    form; under no_grad the same line changes W in place, counted by its version, as in PyTorch."""
+    W0 = np.array([1.0, 2.0])
+    W, tW = Tensor(W0.copy(), requires_grad=True, label="W"), torch.tensor(W0, requires_grad=True)
+    (W * W).sum().backward()
+    (tW * tW).sum().backward()
+    with pytest.raises(RuntimeError, match=r"-=: 'W' is a leaf that requires grad.*with no_grad\(\): W -="):
+        W -= 0.1 * W.grad
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        tW -= 0.1 * tW.grad
+    optimizer_holds = W
+    with no_grad():
+        W -= 0.1 * W.grad
+    with torch.no_grad():
+        tW -= 0.1 * tW.grad
+    assert W is optimizer_holds and W.version == 1 and np.allclose(W.data, tW.detach().numpy())
+    # A recorded result is computed out of place; a constant changes in place; the shape must fit.
+    y = W * 2
+    y_before = y
+    y += 1
+    assert y is not y_before and y.grad_fn is not None
+    c = Tensor(np.ones(2))
+    c *= 3
+    assert c.data.tolist() == [3.0, 3.0] and c.version == 1
+    with pytest.raises(ValueError, match=r"\+=: cannot change a Tensor of shape \(2,\) in place by .* \(3, 2\)"):
+        c += np.ones((3, 2))
+
+
 def test_saved_tensors_follow_the_rule_table_and_are_freed_after_backward():
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     w = Tensor(np.array([0.5, -1.0]), requires_grad=True)
