@@ -131,6 +131,12 @@ def _store_grad(tensor, g, shared, create_graph):
     arrays already given to another tensor (add passes the same G to both inputs).
     ``shared`` holds the ids of the arrays in the last two groups.
     """
+    if g.shape != tensor._data.shape:  # its .data was given another shape after the forward pass
+        name = repr(tensor.label) if tensor.label else "a tensor"
+        raise RuntimeError(
+            f"backward: the gradient of {name} has the shape it had in the forward pass, {g.shape}, but its "
+            f".data now has shape {tensor._data.shape}. Compute the graph again after giving it new data"
+        )
     if create_graph or not isinstance(tensor.grad, (np.ndarray, type(None))):
         # A Tensor gradient (this pass records, or an earlier one did) stays a Tensor.
         tensor.grad = g if tensor.grad is None else g + tensor.grad

@@ -35,8 +35,9 @@ def run_once(fn, inputs):
     Returns fn's result, the random draws its ops made (dropout's masks: the backward pass
     gives them back when it runs fn again) and, when recording is on, the Tensors that
     require grad and that fn read from outside (its parameters), in the order fn first read
-    them.  They are found by watching the ops fn runs: with recording off everything fn
-    computes is a plain leaf, so a Tensor that requires grad can only come from outside.
+    them.  They are found by watching the ops fn runs, and fn's result: with recording off
+    everything fn computes is a plain leaf, so a Tensor that requires grad can only come from
+    outside, and one that fn returns unchanged is read by the checkpoint.
     """
     found = {}
 
@@ -47,6 +48,8 @@ def run_once(fn, inputs):
 
     with observe_ops(note_reads), no_grad(), draws_kept() as draws:
         out = fn(*[tensor.detach() for tensor in inputs])
+    if getattr(out, "requires_grad", False):  # a parameter returned as it is: read as much as an op's input
+        found.setdefault(id(out), out)
     if not is_grad_enabled():
         return out, draws, ()
     for tensor in found.values():

@@ -19,7 +19,9 @@ which a relative error says "right" for a smooth float64 function, and ``atol`` 
   ``2 * eps``; its error is ``eps**2`` times a sixth of the third derivative, plus
   higher orders, so ``(4 * D(eps) - D(2 * eps)) / 3`` cancels the ``eps**2`` term and
   leaves an error of order ``eps**4``, which ``4 eps**2 |D(eps) - D(2 eps)|`` estimates.
-  The cancellation needs exact steps: ``eps`` is rounded to a power of two, so ``x ± eps``
+  The step is ``eps * max(1, |x|)``, as fine relative to ``x`` at every scale (a fixed
+  step at ``|x| = 900`` would leave the rounding of f nine hundred times more room). The
+  cancellation needs exact steps: the step is rounded to a power of two, so ``x ± eps``
   and ``x ± 2 eps`` are exact floats for most ``x`` (:func:`_step`), and each difference
   is divided by the step the floats hold.
 * **The rounding of f, measured.** Each operation rounds its result by at most the
@@ -39,7 +41,7 @@ So a rule off by a factor of ``1 + 5e-6``, or by ``1e-7`` where the gradient is
 ``3e-10``, fails, and a right one passes whatever the function's size.
 
 A disagreement means a derivative rule on the way from that input to the output is
-wrong -- or that ``f`` has a kink (``relu`` at 0) or a jump within ``2 * eps`` of the
+wrong -- or that ``f`` has a kink (``relu`` at 0) or a jump within two steps of the
 point, where the central difference itself is meaningless.
 
 The inputs can be :class:`chainrule.Value` objects (one number each) or any
@@ -208,7 +210,8 @@ class GradCheckResult:
             lines.append(f"{len(failures) - 1} more disagree: {others}")
         lines.append(
             "A derivative rule on the path from this input to the output is probably wrong "
-            f"(unless f has a kink, such as relu at 0, within 2 * eps={2 * self.eps:g} of this point)."
+            f"(unless f has a kink, such as relu at 0, within 2 * eps * max(1, |x|) of this point, "
+            f"eps={self.eps:g})."
         )
         if w.abs_error <= 1e-4 * max(abs(w.numeric), abs(w.analytic)):
             lines.append(
@@ -465,7 +468,8 @@ def gradcheck(f, inputs, eps=1e-6, rtol=1e-7, atol=0.0):
     ``f(*inputs)`` must return a scalar :class:`Value` (or a one-element tensor) built
     from the inputs.  The analytic gradient comes from zeroing the gradients and calling
     ``backward()`` on that output once; the numeric one from ``f`` evaluated at
-    ``data ± eps`` and ``data ± 2 eps`` for one number at a time, extrapolated.  A number
+    ``data ± h`` and ``data ± 2 h``, ``h = eps * max(1, |data|)``, for one number at a time,
+    extrapolated.  A number
     passes when ``|analytic - numeric| <= atol + rtol * |numeric| + noise``, ``noise``
     being what the rounding of ``f`` does to the numeric value: see the module's docstring.  Returns a
     :class:`GradCheckResult`; call ``.raise_if_failed()`` on it (or use
@@ -486,7 +490,8 @@ def gradcheck(f, inputs, eps=1e-6, rtol=1e-7, atol=0.0):
     for name, x, index in _elements(inputs):
         grad = gradients[position[id(x)]]
         analytic = float(grad if index is None else grad[index])
-        numeric, own_error = _central_difference(f, inputs, x, index, name, _step(eps), rounding, at)
+        value = abs(float(x.data if index is None else x.data[index]))
+        numeric, own_error = _central_difference(f, inputs, x, index, name, _step(eps * max(1.0, value)), rounding, at)
         abs_error = abs(analytic - numeric)
         tolerance = atol + rtol * abs(numeric) + own_error
         ok = bool(abs_error <= tolerance)

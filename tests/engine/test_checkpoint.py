@@ -134,6 +134,22 @@ def test_parameters_read_by_fn_get_gradients_though_no_input_needs_one():
     assert_same_grads(checkpointed, grads_of(weights + biases))
 
 
+def test_a_parameter_fn_returns_unchanged_gets_its_gradient_as_in_pytorch():
+    """fn returning W itself (or after other work) read W as much as an op would: before, W.grad stayed None
+    and chainrule.grad said W was not used, where torch gives the upstream gradient."""
+    weights, upstream = np.array([1.0, 10.0]), np.array([1.0, 10.0])
+    for fn in (lambda t, W: W, lambda t, W: (t * 2.0, W)[1]):
+        W, x = Tensor(weights.copy(), requires_grad=True), Tensor(np.array([2.0, 3.0]), requires_grad=True)
+        (checkpoint(lambda t: fn(t, W), x) * Tensor(upstream)).sum().backward()
+        tW, tx = torch.tensor(weights, requires_grad=True), torch.tensor([2.0, 3.0], requires_grad=True)
+        ty = torch.utils.checkpoint.checkpoint(lambda t: fn(t, tW), tx, use_reentrant=False)
+        (ty * torch.tensor(upstream)).sum().backward()
+        assert np.array_equal(W.grad, tW.grad.numpy()) and np.array_equal(W.grad, upstream)
+        assert x.grad is None and tx.grad is None
+        (dW,) = grad(checkpoint(lambda t: fn(t, W), x).sum(), W)
+        assert np.array_equal(dW.data, np.ones(2))
+
+
 def test_checkpoint_is_a_row_of_the_table_recorded_as_any_op():
     # the table is whole without importing the Tensor class: no module adds a row to it
     code = (

@@ -187,6 +187,21 @@ def test_the_defaults_catch_rules_a_fixed_floor_lets_through():
     assert row.ok and row.numeric_error > 1e-3 and row.tolerance > 1e-5 * abs(row.numeric) + 1e-7
 
 
+def test_the_step_scales_with_the_input_so_a_wrong_rule_fails_at_every_scale():
+    """tanh(x / s) * s with its tanh rule off by 5e-6: before, a fixed step of 2**-20 passed it at x = 900 (the
+    rounding of f, over so small a step, hid it) and failed it at x = 90. Right rules pass at every scale."""
+
+    def tanh_scaled(a):
+        t = math.tanh(a.data)
+        return Value(t, op="tanh", parents=(a,), local_grads=((1 - t * t) * (1 + 5e-6),))
+
+    for x in (0.9, 90.0, 900.0, 9000.0, 9e6):
+        assert not gradcheck(lambda a, s=x: tanh_scaled(a * (1 / s)) * s, [Value(x)]).passed, x
+        assert gradcheck(lambda a, s=x: (a * (1 / s)).tanh() * s, [Value(x)]).passed, x
+    for right, x in [(lambda a: a**3, 900.0), (lambda a: (a * 1e-3).exp(), 5e5), (lambda a: a * a.log(), 1e12)]:
+        assert gradcheck(right, [Value(x)]).passed, x
+
+
 def test_str_is_a_table_with_one_row_per_input():
     result = gradcheck(lambda x, w: x + wrong_square(w), [Value(1.0, "x"), Value(2.0, "weight")])
     lines = str(result).splitlines()

@@ -737,6 +737,18 @@ def test_in_place_arithmetic_refuses_a_leaf_while_recording_and_changes_numbers_
         c += np.ones((3, 2))
 
 
+def test_a_leaf_given_data_of_another_shape_after_forward_refuses_backward_naming_both_shapes():
+    """Before, W.grad came back in the old shape, beside data of the new one; torch raises too."""
+    W, tW = Tensor(np.ones((2, 3)), requires_grad=True, label="W"), torch.ones(2, 3, requires_grad=True)
+    loss, tloss = (W * 2.0).sum(), (tW * 2.0).sum()
+    W.data, tW.data = np.ones((3, 2)), torch.ones(3, 2)
+    with pytest.raises(RuntimeError, match=r"gradient of 'W' has .* forward pass, \(2, 3\), .* now has shape \(3, 2\)"):
+        loss.backward()
+    with pytest.raises(RuntimeError):
+        tloss.backward()
+    assert W.grad is None
+
+
 def test_saved_tensors_follow_the_rule_table_and_are_freed_after_backward():
     x = Tensor(np.array([1.0, 2.0]), requires_grad=True)
     w = Tensor(np.array([0.5, -1.0]), requires_grad=True)
