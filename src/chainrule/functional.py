@@ -43,22 +43,29 @@ def _as_tensor(x, where):
 
 def _shifted(x, axis, where):
     """``x`` minus its (detached) maximum along ``axis``: every entry <= 0 afterwards."""
-    try:
-        largest = x.data.max(axis=axis, keepdims=True)
+    try:  # initial: an empty axis has no largest entry, and nothing to shift
+        largest = x.data.max(axis=axis, keepdims=True, initial=-np.inf)
     except ValueError:
-        raise ValueError(
-            f"{where}: axis {axis} is out of range for a tensor of shape {x.shape}"
-            if x.size
-            else f"{where}: the tensor of shape {x.shape} is empty"
-        ) from None
+        raise ValueError(f"{where}: axis {axis} is out of range for a tensor of shape {x.shape}") from None
     return x - Tensor(largest)
 
 
+def _one_number(x, axis, where):
+    """Whether ``x`` is 0-d and ``axis`` names its one implicit axis (0 or -1), as PyTorch allows."""
+    if x.ndim:
+        return False
+    if axis not in (0, -1):
+        raise ValueError(f"{where}: axis {axis!r} is not valid for a 0-d tensor: use 0 or -1, as PyTorch does")
+    return True
+
+
 def softmax(x, axis=-1):
-    """``exp(x_i) / Σ_j exp(x_j)`` along ``axis``: each slice becomes probabilities."""
+    """``exp(x_i) / Σ_j exp(x_j)`` along ``axis``: each slice becomes probabilities (1.0 for a 0-d x)."""
     x = _as_tensor(x, "softmax")
+    if _one_number(x, axis, "softmax"):
+        return softmax(x.reshape(1), 0).reshape(())
     e = _shifted(x, axis, "softmax").exp()
-    return e / e.sum(axis=axis, keepdims=True)
+    return e / e.sum(axis=axis, keepdims=True) if x.size else e  # no entries: nothing to normalise
 
 
 def log_softmax(x, axis=-1):
@@ -69,6 +76,8 @@ def log_softmax(x, axis=-1):
     under every classification loss.  Its rule is dx = G - softmax(x) * ΣG.
     """
     x = _as_tensor(x, "log_softmax")
+    if _one_number(x, axis, "log_softmax"):
+        return log_softmax(x.reshape(1), 0).reshape(())
     return apply("log_softmax", x, args=(axis,))
 
 

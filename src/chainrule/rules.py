@@ -155,6 +155,8 @@ def _log_forward(a):
 def _log_softmax_forward(a, axis):
     # Subtracting the largest entry first keeps exp from overflowing; the result is
     # the same because log_softmax(a - m) = log_softmax(a) for any constant m.
+    if not a.size:  # no entries (an empty axis, or another): nothing to normalise, once the axis is checked
+        return a.copy() + np.add.reduce(a, axis=axis, keepdims=True)
     shifted = a - np.maximum.reduce(a, axis=axis, keepdims=True)
     return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
 

@@ -257,3 +257,20 @@ def test_l2_penalty_errors():
 def test_functions_refuse_non_tensors():
     with raises(TypeError, "softmax: expected a Tensor, got list"):
         softmax([1.0, 2.0])
+
+
+@pytest.mark.parametrize("ours, theirs", [(softmax, torch.softmax), (log_softmax, torch.log_softmax)])
+def test_softmax_of_one_number_and_of_an_empty_axis_are_what_torch_gives(ours, theirs):
+    """Before, a 0-d input with axis 0 failed in backward ("sum: axis 0 is not valid") and an empty axis
+    was refused as empty or as an invalid axis; torch gives 1.0 (or 0.0) with gradient 0, and empty results."""
+    for shape, axis in [((), 0), ((), -1), ((2, 0), 1), ((0, 3), 1)]:
+        data = np.full(shape, 3.0)
+        x, tx = Tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+        y, ty = ours(x, axis=axis), theirs(tx, axis)
+        assert y.shape == tuple(ty.shape) and np.array_equal(y.data, ty.detach().numpy())
+        y.sum().backward()
+        ty.sum().backward()
+        assert x.grad.shape == shape and np.array_equal(x.grad, tx.grad.numpy())
+    for shape, axis in [((), 1), ((2, 0), 5)]:
+        with pytest.raises(ValueError, match=rf"{ours.__name__}: axis {axis} is"):
+            ours(Tensor(np.zeros(shape), requires_grad=True), axis=axis)
