@@ -5,9 +5,10 @@ Training keeps, for every op, what its rule will read, so memory grows with dept
 it is kept, and gives the result one node that keeps only fn's inputs. Its rule runs fn
 again, recording, and pushes G through the new graph. The gradients are the same; the
 price is one more forward pass of fn during backward ("recomputation",
-"rematerialization"). The random draws fn's ops make (dropout's masks) are kept and given
-back when fn runs again, so both runs compute the same function, as PyTorch's
-``preserve_rng_state`` makes them.
+"rematerialization"). Before each random draw fn's ops make (dropout's masks) the
+generator's state is kept, a few numbers, and the same draws are made again from it when
+fn runs again, so both runs compute the same function, as PyTorch's ``preserve_rng_state``
+makes them without keeping a mask.
 
 Its forward is not an array function, as the other ops' are: fn takes Tensors, and the
 parameters it reads from its closure become inputs of the node too. So
@@ -32,8 +33,9 @@ def refuse_apply(*arrays_and_args):
 def run_once(fn, inputs):
     """Run ``fn`` on new leaves holding the inputs' arrays, recording nothing.
 
-    Returns fn's result, the random draws its ops made (dropout's masks: the backward pass
-    gives them back when it runs fn again) and, when recording is on, the Tensors that
+    Returns fn's result, the generator states of the random draws its ops made (dropout's
+    masks: the backward pass draws them again from those states) and, when recording is on,
+    the Tensors that
     require grad and that fn read from outside (its parameters), in the order fn first read
     them.  They are found by watching the ops fn runs, and fn's result: with recording off
     everything fn computes is a plain leaf, so a Tensor that requires grad can only come from

@@ -193,10 +193,10 @@ def dropout(x, p, training=True, rng=None):
         return x
     rng = np.random.default_rng() if rng is None else rng
 
-    def draw():
-        return (rng.random(x.shape) >= p).astype(x.dtype) / x.dtype.type(1 - p)
+    def draw(generator):
+        return (generator.random(x.shape) >= p).astype(x.dtype) / x.dtype.type(1 - p)
 
-    mask = random_draw(draw, x.shape, "dropout")  # inside checkpoint, the same mask when fn runs again
+    mask = random_draw(draw, rng, x.shape, "dropout")  # inside checkpoint, the same mask when fn runs again
     return apply("dropout", x, args=(mask,))
 
 

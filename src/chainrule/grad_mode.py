@@ -128,23 +128,30 @@ class backward_phase:
 # --------------------------------------------------------------------------- random draws
 
 
-def random_draw(draw, shape, op):
-    """``draw()``, an array of ``shape`` drawn at random (dropout's mask), or, while checkpoint runs its
-    function again, the array that the same op drew the first time, so that both runs compute the
-    same function, as PyTorch's ``preserve_rng_state`` makes them."""
+def random_draw(draw, rng, shape, op):
+    """``draw(rng)``, an array of ``shape`` drawn at random with the numpy Generator ``rng`` (dropout's
+    mask). Inside a checkpoint, the generator's state before the draw is kept, not the array: a few
+    numbers where the mask is the size of the activation. While checkpoint runs its function again,
+    the same draw is made again from a copy of that state (``rng`` itself is left where it is), so
+    that both runs compute the same function, as PyTorch's ``preserve_rng_state`` does."""
     replayed = _state.replayed_draws
     if replayed is not None:
-        if not replayed or replayed[0].shape != tuple(shape):
-            got = "no draw" if not replayed else f"one of shape {replayed[0].shape}"
+        if not replayed or replayed[0][-1] != tuple(shape):
+            got = "no draw" if not replayed else f"one of shape {replayed[0][-1]}"
             raise RuntimeError(
                 f"checkpoint: running fn again in backward, {op} wants a random draw of shape {tuple(shape)}, "
                 f"but the forward pass made {got} at this point; fn must compute the same thing every time it runs"
             )
-        array = replayed.pop(0)
-    else:
-        array = draw()
+        kept = replayed.pop(0)
+        generator, bit_generator, state, _ = kept
+        again = generator(bit_generator())
+        again.bit_generator.state = state
+        array = draw(again)
+    else:  # the classes come with the state: this module imports no numpy (Value needs none)
+        kept = (type(rng), type(rng.bit_generator), rng.bit_generator.state, tuple(shape))  # state: a copy
+        array = draw(rng)
     if _state.kept_draws is not None:  # a checkpoint inside the one replayed keeps its own draws too
-        _state.kept_draws.append(array)
+        _state.kept_draws.append(kept)
     return array
 
 

@@ -556,8 +556,9 @@ def checkpoint(fn, *inputs):
     up with those from uses outside fn).  Rules for fn:
 
     * it must compute the same thing each time it is called (it is called twice); the
-      random draws of its ops (dropout's masks) are given back the second time, so
-      dropout inside fn is fine, as with PyTorch's ``preserve_rng_state=True``;
+      random draws of its ops (dropout's masks) are made again the second time from the
+      generator's state, kept before each, so dropout inside fn is fine, as with
+      PyTorch's ``preserve_rng_state=True``;
     * a Tensor that requires grad and was *computed* outside fn (not a leaf) must be
       passed as an input, not read from the closure;
     * gradients of gradients (``create_graph=True``) through it are not supported.

@@ -150,6 +150,35 @@ def test_a_parameter_fn_returns_unchanged_gets_its_gradient_as_in_pytorch():
         assert np.array_equal(dW.data, np.ones(2))
 
 
+def test_a_checkpoint_keeps_the_generators_state_not_dropouts_masks():
+    """Four dropouts in a segment kept four masks, five activations with the output where checkpointing
+    promises one; now each keeps the generator's state, and the masks are drawn again in backward."""
+    import tracemalloc
+
+    from chainrule.functional import dropout
+
+    def step(segment):
+        rng = np.random.default_rng(3)
+        x = Tensor(np.ones((256, 128)), requires_grad=True)
+
+        def fn(h):
+            for _ in range(4):
+                h = dropout(h * 1.5, 0.5, rng=rng)
+            return h
+
+        tracemalloc.start()
+        y = checkpoint(fn, x) if segment else fn(x)
+        held = tracemalloc.get_traced_memory()[0]
+        tracemalloc.stop()
+        (y * y).sum().backward()
+        return y, held, x.grad
+
+    y, held, checkpointed = step(segment=True)
+    assert held < 2 * y.data.nbytes, held / y.data.nbytes  # the output and a few numbers per draw
+    assert not any(isinstance(part, np.ndarray) for draw in y.grad_fn.args[2] for part in draw)
+    assert np.array_equal(checkpointed, step(segment=False)[2])
+
+
 def test_checkpoint_is_a_row_of_the_table_recorded_as_any_op():
     # the table is whole without importing the Tensor class: no module adds a row to it
     code = (
