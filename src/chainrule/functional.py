@@ -54,7 +54,7 @@ def _one_number(x, axis, where):
     """Whether ``x`` is 0-d and ``axis`` names its one implicit axis (0 or -1), as PyTorch allows."""
     if x.ndim:
         return False
-    if axis not in (0, -1):
+    if axis not in (0, -1, None):
         raise ValueError(f"{where}: axis {axis!r} is not valid for a 0-d tensor: use 0 or -1, as PyTorch does")
     return True
 

@@ -130,8 +130,9 @@ class backward_phase:
 
 def random_draw(draw, rng, shape, op):
     """``draw(rng)``, an array of ``shape`` drawn at random with the numpy Generator ``rng`` (dropout's
-    mask). Inside a checkpoint, the generator's state before the draw is kept, not the array: a few
-    numbers where the mask is the size of the activation. While checkpoint runs its function again,
+    mask). Inside a checkpoint, the generator's state before the draw is kept, not the array: two
+    integers for numpy's default PCG64, where the mask is the size of the activation (the classes are
+    kept with it, as this module imports no numpy: Value needs none). While checkpoint runs its function again,
     the same draw is made again from a copy of that state (``rng`` itself is left where it is), so
     that both runs compute the same function, as PyTorch's ``preserve_rng_state`` does."""
     replayed = _state.replayed_draws
@@ -147,9 +148,16 @@ def random_draw(draw, rng, shape, op):
         again = generator(bit_generator())
         again.bit_generator.state = state
         array = draw(again)
-    else:  # the classes come with the state: this module imports no numpy (Value needs none)
-        kept = (type(rng), type(rng.bit_generator), rng.bit_generator.state, tuple(shape))  # state: a copy
+    elif _state.kept_draws is not None:  # inside a checkpoint: the state before the draw, a copy
+        if not hasattr(rng, "bit_generator"):
+            raise TypeError(
+                f"{op} inside checkpoint: rng must be a numpy Generator (np.random.default_rng(seed)), "
+                f"whose state can be kept and drawn from again, got {type(rng).__name__}"
+            )
+        kept = (type(rng), type(rng.bit_generator), rng.bit_generator.state, tuple(shape))
         array = draw(rng)
+    else:
+        return draw(rng)
     if _state.kept_draws is not None:  # a checkpoint inside the one replayed keeps its own draws too
         _state.kept_draws.append(kept)
     return array

@@ -19,8 +19,9 @@ which a relative error says "right" for a smooth float64 function, and ``atol`` 
   ``2 * eps``; its error is ``eps**2`` times a sixth of the third derivative, plus
   higher orders, so ``(4 * D(eps) - D(2 * eps)) / 3`` cancels the ``eps**2`` term and
   leaves an error of order ``eps**4``, which ``4 eps**2 |D(eps) - D(2 eps)|`` estimates.
-  The step is ``eps * max(1, |x|)``, as fine relative to ``x`` at every scale (a fixed
-  step at ``|x| = 900`` would leave the rounding of f nine hundred times more room). The
+  Where ``|x| > 16`` the step ``eps |x|`` is tried too, and the one whose noise is smaller
+  kept (:func:`_numeric`): a fixed step at ``x = 900`` leaves the rounding of a function that
+  changes on the scale of x nine hundred times more room. The
   cancellation needs exact steps: the step is rounded to a power of two, so ``x ± eps``
   and ``x ± 2 eps`` are exact floats for most ``x`` (:func:`_step`), and each difference
   is divided by the step the floats hold.
@@ -210,8 +211,8 @@ class GradCheckResult:
             lines.append(f"{len(failures) - 1} more disagree: {others}")
         lines.append(
             "A derivative rule on the path from this input to the output is probably wrong "
-            f"(unless f has a kink, such as relu at 0, within 2 * eps * max(1, |x|) of this point, "
-            f"eps={self.eps:g})."
+            f"(unless f has a kink, such as relu at 0, within two steps of this point: eps={self.eps:g}, "
+            "or eps * |x| where |x| > 16)."
         )
         if w.abs_error <= 1e-4 * max(abs(w.numeric), abs(w.analytic)):
             lines.append(
@@ -462,14 +463,28 @@ def _central_difference(f, inputs, x, index, name, h, rounding, at):
     return (4 * near - far) / 3, 4 * 1.5 * per_value / h + truncation + analytic
 
 
+def _numeric(f, inputs, x, index, name, eps, rounding, at):
+    """The extrapolated difference (:func:`_central_difference`) with the step ``eps``, and, where
+    ``|x| > 16``, with ``eps |x|`` too, and of the two the one whose noise is smaller. A function that
+    changes on the scale of ``x`` (``tanh(x / s) * s`` at ``x = s = 900``) needs the step that scales,
+    or f's rounding swamps it; one that changes on its own scale whatever ``x`` is (``sin`` at 1e6)
+    needs the fixed one. A step below four units in the last place of ``x`` is no step, and is not tried."""
+    value = abs(float(x.data if index is None else x.data[index]))
+    steps = [_step(eps)] if _step(eps) >= 4 * math.ulp(value) else []
+    if value > 16 or not steps:
+        steps.append(_step(eps * value))
+    tried = [_central_difference(f, inputs, x, index, name, h, rounding, at) for h in steps]
+    return min(tried, key=lambda numeric_and_noise: numeric_and_noise[1])
+
+
 def gradcheck(f, inputs, eps=1e-6, rtol=1e-7, atol=0.0):
     """Compare ``backward()`` with central differences for every number in ``inputs``.
 
     ``f(*inputs)`` must return a scalar :class:`Value` (or a one-element tensor) built
     from the inputs.  The analytic gradient comes from zeroing the gradients and calling
     ``backward()`` on that output once; the numeric one from ``f`` evaluated at
-    ``data ± h`` and ``data ± 2 h``, ``h = eps * max(1, |data|)``, for one number at a time,
-    extrapolated.  A number
+    ``data ± h`` and ``data ± 2 h``, ``h = eps`` (and ``eps * |data|`` too where ``|data| > 16``:
+    :func:`_numeric`), for one number at a time, extrapolated.  A number
     passes when ``|analytic - numeric| <= atol + rtol * |numeric| + noise``, ``noise``
     being what the rounding of ``f`` does to the numeric value: see the module's docstring.  Returns a
     :class:`GradCheckResult`; call ``.raise_if_failed()`` on it (or use
@@ -490,8 +505,7 @@ def gradcheck(f, inputs, eps=1e-6, rtol=1e-7, atol=0.0):
     for name, x, index in _elements(inputs):
         grad = gradients[position[id(x)]]
         analytic = float(grad if index is None else grad[index])
-        value = abs(float(x.data if index is None else x.data[index]))
-        numeric, own_error = _central_difference(f, inputs, x, index, name, _step(eps * max(1.0, value)), rounding, at)
+        numeric, own_error = _numeric(f, inputs, x, index, name, eps, rounding, at)
         abs_error = abs(analytic - numeric)
         tolerance = atol + rtol * abs(numeric) + own_error
         ok = bool(abs_error <= tolerance)

@@ -161,6 +161,9 @@ def _view_version(inputs, data):
     ``W.data`` (an optimizer's step) be seen by a graph that saved the view, and a change
     through the view by a graph that saved W. A result that owns its memory gets a new one.
     """
+    for t in inputs:
+        if data is t._data:  # the input's own array (checkpoint's fn returned its input)
+            return t._version
     if data.base is None:
         return None
     for t in inputs:
@@ -352,15 +355,17 @@ class Tensor:
         return self._in_place(other, np.divide, "/=")
 
     def _in_place(self, other, ufunc, symbol):
-        recording = self.requires_grad and is_grad_enabled()
+        other_needs = isinstance(other, Tensor) and other.requires_grad
+        recording = is_grad_enabled() and (self.requires_grad or other_needs)
         name = repr(self.label) if self.label else f"a Tensor of shape {self.shape}"
-        if recording and self.grad_fn is None:
+        if recording and self.requires_grad and self.grad_fn is None:
             raise RuntimeError(
                 f"{symbol}: {name} is a leaf that requires grad, and is not changed in place while the graph "
-                f"is recorded, as in PyTorch. Update a weight with `with no_grad(): W {symbol} lr * W.grad`"
+                "is recorded, as in PyTorch. Change it under no_grad, as an optimizer's step does: "
+                "`with no_grad(): W -= lr * W.grad`"
             )
-        if recording:
-            return NotImplemented  # Python computes self - other instead: a new, recorded Tensor
+        if recording:  # Python computes self - other instead: a new, recorded Tensor
+            return NotImplemented
         try:
             ufunc(self._data, _array_of(_operand(other, self, symbol)), out=self._data)
         except ValueError as error:  # read-only (a broadcast), or other's shape does not fit in self's

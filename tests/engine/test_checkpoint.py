@@ -179,6 +179,23 @@ def test_a_checkpoint_keeps_the_generators_state_not_dropouts_masks():
     assert np.array_equal(checkpointed, step(segment=False)[2])
 
 
+def test_a_checkpoint_that_returns_its_input_shares_its_version_and_dropout_needs_a_generator_inside():
+    """fn returning its input gives the input's own array: a change to the input in place then counts,
+    as torch refuses; a legacy RandomState drops out as before outside a checkpoint, and inside one,
+    whose state must be kept, it is refused by name."""
+    from chainrule.functional import dropout
+
+    x, v = Tensor(np.array([5.0, 6.0])), Tensor(np.array([1.0, 1.0]), requires_grad=True)
+    loss = (checkpoint(lambda t: t, x) * v).sum()
+    x += 1.0
+    with pytest.raises(RuntimeError, match="changed in place after it was saved"):
+        loss.backward()
+    legacy = np.random.RandomState(0)
+    assert dropout(Tensor(np.ones(4)), 0.5, rng=legacy).shape == (4,)
+    with pytest.raises(TypeError, match="dropout inside checkpoint: rng must be a numpy Generator"):
+        checkpoint(lambda t: dropout(t, 0.5, rng=legacy), Tensor(np.ones(4), requires_grad=True))
+
+
 def test_checkpoint_is_a_row_of_the_table_recorded_as_any_op():
     # the table is whole without importing the Tensor class: no module adds a row to it
     code = (

@@ -263,10 +263,10 @@ def test_functions_refuse_non_tensors():
 def test_softmax_of_one_number_and_of_an_empty_axis_are_what_torch_gives(ours, theirs):
     """Before, a 0-d input with axis 0 failed in backward ("sum: axis 0 is not valid") and an empty axis
     was refused as empty or as an invalid axis; torch gives 1.0 (or 0.0) with gradient 0, and empty results."""
-    for shape, axis in [((), 0), ((), -1), ((2, 0), 1), ((0, 3), 1)]:
+    for shape, axis in [((), 0), ((), -1), ((), None), ((2, 0), 1), ((0, 3), 1)]:
         data = np.full(shape, 3.0)
         x, tx = Tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
-        y, ty = ours(x, axis=axis), theirs(tx, axis)
+        y, ty = ours(x, axis=axis), theirs(tx, 0 if axis is None else axis)  # None: all of a 0-d x
         assert y.shape == tuple(ty.shape) and np.array_equal(y.data, ty.detach().numpy())
         y.sum().backward()
         ty.sum().backward()

@@ -198,6 +198,9 @@ def test_the_step_scales_with_the_input_so_a_wrong_rule_fails_at_every_scale():
     for x in (0.9, 90.0, 900.0, 9000.0, 9e6):
         assert not gradcheck(lambda a, s=x: tanh_scaled(a * (1 / s)) * s, [Value(x)]).passed, x
         assert gradcheck(lambda a, s=x: (a * (1 / s)).tanh() * s, [Value(x)]).passed, x
+        # A function on a scale of its own wherever x is: the fixed step holds it (a scaled one alone did not).
+        assert not gradcheck(lambda a, c=x: tanh_scaled(a - c), [Value(x + 0.3)]).passed, x
+        assert gradcheck(lambda a, c=x: (a - c).tanh(), [Value(x + 0.3)]).passed, x
     for right, x in [(lambda a: a**3, 900.0), (lambda a: (a * 1e-3).exp(), 5e5), (lambda a: a * a.log(), 1e12)]:
         assert gradcheck(right, [Value(x)]).passed, x
 

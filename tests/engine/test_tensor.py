@@ -725,6 +725,12 @@ def test_in_place_arithmetic_refuses_a_leaf_while_recording_and_changes_numbers_
     with torch.no_grad():
         tW -= 0.1 * tW.grad
     assert W is optimizer_holds and W.version == 1 and np.allclose(W.data, tW.detach().numpy())
+    # A constant given a recorded operand is computed out of place too, so the graph keeps the operand.
+    h, v = Tensor(np.ones(2)), Tensor(np.array([3.0, 4.0]), requires_grad=True)
+    W.grad = None
+    h += W * 2.0
+    (h * v).sum().backward()
+    assert np.array_equal(W.grad, [6.0, 8.0]) and h.grad_fn is not None
     # A recorded result is computed out of place; a constant changes in place; the shape must fit.
     y = W * 2
     y_before = y
