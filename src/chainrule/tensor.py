@@ -339,22 +339,23 @@ class Tensor:
 
     # In place, ``x -= y``: as in PyTorch, a leaf that requires grad refuses while recording (an optimizer
     # holding it would keep the old leaf if Python made a new one); under no_grad, or for a Tensor that needs
-    # no gradient, the numbers change in place and the version counter counts it. A recorded result is
-    # computed out of place, a new Tensor, as before.
+    # no gradient, the operator runs with its own checks and its result is copied into the array, counted by
+    # the version counter. A recorded result, or a constant given a recorded operand, is computed out of
+    # place, a new Tensor, as before.
 
     def __iadd__(self, other):
-        return self._in_place(other, np.add, "+=")
+        return self._in_place(other, Tensor.__add__, "+=")
 
     def __isub__(self, other):
-        return self._in_place(other, np.subtract, "-=")
+        return self._in_place(other, Tensor.__sub__, "-=")
 
     def __imul__(self, other):
-        return self._in_place(other, np.multiply, "*=")
+        return self._in_place(other, Tensor.__mul__, "*=")
 
     def __itruediv__(self, other):
-        return self._in_place(other, np.divide, "/=")
+        return self._in_place(other, Tensor.__truediv__, "/=")
 
-    def _in_place(self, other, ufunc, symbol):
+    def _in_place(self, other, operator, symbol):
         other_needs = isinstance(other, Tensor) and other.requires_grad
         recording = is_grad_enabled() and (self.requires_grad or other_needs)
         name = repr(self.label) if self.label else f"a Tensor of shape {self.shape}"
@@ -366,13 +367,16 @@ class Tensor:
             )
         if recording:  # Python computes self - other instead: a new, recorded Tensor
             return NotImplemented
-        try:
-            ufunc(self._data, _array_of(_operand(other, self, symbol)), out=self._data)
-        except ValueError as error:  # read-only (a broadcast), or other's shape does not fit in self's
-            shape = np.shape(_array_of(other))
+        with no_grad():  # the operator's own checks (operand, shapes, a divisor of 0), then a copy in place
+            result = operator(self, other)
+        if result.shape != self.shape:
             raise ValueError(
-                f"{symbol}: cannot change {name} in place by an operand of shape {shape}: {error}"
-            ) from None
+                f"{symbol}: cannot change {name} in place: with this operand it would have shape {result.shape}"
+            )
+        try:
+            np.copyto(self._data, result._data, casting="same_kind")
+        except (ValueError, TypeError) as error:  # read-only (a broadcast)
+            raise ValueError(f"{symbol}: cannot change {name} in place: {error}") from None
         self._version[0] += 1
         return self
 
