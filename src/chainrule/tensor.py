@@ -161,13 +161,8 @@ def _view_version(inputs, data):
     ``W.data`` (an optimizer's step) be seen by a graph that saved the view, and a change
     through the view by a graph that saved W. A result that owns its memory gets a new one.
     """
-    for t in inputs:
-        if data is t._data:  # the input's own array (checkpoint's fn returned its input)
-            return t._version
-    if data.base is None:
-        return None
-    for t in inputs:
-        if np.may_share_memory(data, t._data):
+    for t in inputs:  # the input's own array (checkpoint's fn returned its input), or a view of it
+        if data is t._data or (data.base is not None and np.may_share_memory(data, t._data)):
             return t._version
     return None
 
