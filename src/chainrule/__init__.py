@@ -13,13 +13,16 @@ this list, and none imports the rooms below (``tests/repo/test_layers.py`` check
 * ``checkpointing`` -- a function of Tensors run as one op, and run again in the backward pass
 * ``flops`` -- the flop formulas of the rule table's ``flops`` column
 * ``shape_errors`` -- the messages of an op's shape errors in the forward pass, naming the op and the dim
+* ``forwards`` -- the forward functions of the table's rows, on numpy arrays
 * ``rules`` -- the one table of ops: forward function, VJP rule, name, flops and messages of each, checkpoint's
   included; a wrong ``reads`` fails when the table is made
 * ``arguments`` -- the checks of an op's constant arguments (shapes, axes, indices, windows)
-* ``tensor`` -- the array engine: :class:`Tensor`, :func:`apply` and :func:`checkpoint`
-* ``autograd`` -- :func:`grad` (gradients asked for, as ``torch.autograd.grad``) and ``clear_grads``
+* ``tensor`` -- the array engine: :class:`Tensor` and :func:`apply`
+* ``autograd`` -- :func:`grad` (gradients asked for, as ``torch.autograd.grad``), ``clear_grads`` and
+  :func:`checkpoint`
 * ``drawable`` -- a Tensor's recorded graph as the figures draw it, and the gradients that flowed
-* ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty, embedding, dropout, conv2d, max_pool2d
+* ``functional`` -- softmax, cross-entropy, mean squared error, the L2 penalty, embedding, dropout, conv2d,
+  max_pool2d, and the ops of several Tensors: where, maximum, minimum, cat, stack
 * ``nn`` -- Linear, MLP, SGD, the d2l one-hidden-layer model and toy data
 * ``cost`` -- flops per op and pass, bytes kept for backward, peak memory
 
@@ -48,7 +51,7 @@ from .value import Value
 _LAZY = {
     "Tensor": "tensor",
     "grad": "autograd",
-    "checkpoint": "tensor",
+    "checkpoint": "autograd",
 }
 _LAZY_MODULES = {"cost", "functional", "nn"}
 

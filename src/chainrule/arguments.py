@@ -1,4 +1,4 @@
-"""The checks of an op's constant arguments: shapes, axes, row indices and windows.
+"""The checks of an op's constant arguments: shapes, axes, indices and windows.
 
 Each returns the argument in the form the op's row of the rule table takes, or raises an
 error that names the op and the shapes or values, instead of numpy's message from deep
@@ -9,7 +9,7 @@ import numpy as np
 
 from .shape_errors import axis_message
 
-__all__ = ["axis_arg", "int_tuple", "row_indices", "shape_args", "window_args"]
+__all__ = ["axis_arg", "index_key", "int_tuple", "join_axis", "row_indices", "shape_args", "window_args"]
 
 
 def shape_args(shape):
@@ -82,3 +82,47 @@ def axis_arg(axis, shape, op):
         shown = axes[0] if single else axes
         raise ValueError(axis_message(op, shown, shape))
     return axes[0] if single else axes
+
+
+_INDEX_FORMS = (
+    "an int, a slice, None, ..., an integer list or numpy array, or a boolean numpy array (a mask such as x.data > 0)"
+)
+
+
+def index_key(key, op):
+    """An index of ``x[key]`` as a tuple numpy takes, its arrays copied, or a TypeError naming ``op``.
+
+    The copy matters: the gradient adds G back at the key, so a key array changed after the
+    forward pass would otherwise send it to other entries.
+    """
+    parts = []
+    for part in key if isinstance(key, tuple) else (key,):
+        if part is None or part is Ellipsis:
+            parts.append(part)
+        elif isinstance(part, slice):
+            for end in (part.start, part.stop, part.step):
+                if end is not None and (isinstance(end, bool) or not isinstance(end, int | np.integer)):
+                    raise TypeError(f"{op}: a slice's start, stop and step must be ints or None, got {part!r}")
+            parts.append(part)
+        elif isinstance(part, int | np.integer) and not isinstance(part, bool | np.bool_):
+            parts.append(int(part))
+        elif isinstance(part, list | np.ndarray):
+            array = np.array(part)  # a copy
+            if array.dtype.kind == "b":
+                parts.append(array)
+            elif array.dtype.kind in "iu" or array.size == 0:
+                parts.append(array.astype(np.intp))
+            else:
+                raise TypeError(f"{op}: an index array must hold ints or bools, got dtype {array.dtype}")
+        elif hasattr(part, "grad_fn"):
+            raise TypeError(f"{op}: a Tensor cannot be an index (it holds floats); use {_INDEX_FORMS}")
+        else:
+            raise TypeError(f"{op}: cannot index with {type(part).__name__} {part!r}; use {_INDEX_FORMS}")
+    return tuple(parts)
+
+
+def join_axis(axis, ndim, op):
+    """The axis ``cat`` (ndim = the inputs') or ``stack`` (ndim = the result's) joins along, made >= 0."""
+    if isinstance(axis, bool) or not isinstance(axis, int | np.integer) or not -ndim <= axis < ndim:
+        raise ValueError(f"{op}: axis {axis!r} is not valid: for these tensors it must be an int in [-{ndim}, {ndim})")
+    return int(axis) % ndim

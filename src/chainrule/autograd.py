@@ -1,18 +1,21 @@
 """Gradients asked for, not stored: :func:`grad`, as PyTorch's ``torch.autograd.grad``, and
-:func:`clear_grads`, which empties the ``.grad`` that ``backward()`` fills.
+:func:`clear_grads`, which empties the ``.grad`` that ``backward()`` fills; and
+:func:`checkpoint`, which keeps less for backward and computes it again.
 
 Both are built on :mod:`chainrule.tensor`: ``grad`` seeds the backward pass of
 :mod:`chainrule.backward` as ``Tensor.backward`` does, and asks it for the gradients of the
-inputs named instead of storing every leaf's.
+inputs named instead of storing every leaf's. ``checkpoint`` runs its function through
+:mod:`chainrule.checkpointing` and records the result as one op of the rule table.
 """
 
 import numpy as np
 
 from .backward import backpropagate
+from .checkpointing import run_once
 from .node import vertex_of
-from .tensor import Tensor, seed_gradient
+from .tensor import Tensor, finish_op, seed_gradient
 
-__all__ = ["grad", "clear_grads"]
+__all__ = ["grad", "clear_grads", "checkpoint"]
 
 
 def _tensor_list(tensors, name):
@@ -91,3 +94,45 @@ def clear_grads(tensors):
         if not isinstance(tensor, Tensor):
             raise TypeError(f"clear_grads: expected Tensors, got {type(tensor).__name__}")
         tensor.grad = None
+
+
+def checkpoint(fn, *inputs):
+    """Return ``fn(*inputs)`` without keeping the activations inside ``fn`` for backward.
+
+    fn runs with recording off, so nothing inside it is kept; its result gets one node,
+    op ``"checkpoint"``, that keeps only the inputs.  When the backward pass reaches the
+    node, fn runs once more with recording on and G is pushed through that new graph
+    (:func:`~chainrule.checkpointing.checkpoint_vjp`).  The gradients are the same; the price is
+    one more forward pass of fn during backward.
+
+    ``fn`` takes the input Tensors and returns one Tensor.  As in torch.utils.checkpoint
+    it may use parameters from its closure, such as the weights of the layers it runs:
+    the Tensors that require grad and that fn reads are found while it runs and become
+    inputs of the node too, so their gradients arrive as along any other edge (and add
+    up with those from uses outside fn).  Rules for fn:
+
+    * it must compute the same thing each time it is called (it is called twice); the
+      random draws of its ops (dropout's masks) are made again the second time from the
+      generator's state, kept before each, so dropout inside fn is fine, as with
+      PyTorch's ``preserve_rng_state=True``;
+    * a Tensor that requires grad and was *computed* outside fn (not a leaf) must be
+      passed as an input, not read from the closure;
+    * gradients of gradients (``create_graph=True``) through it are not supported.
+
+    Checkpoints may be nested; each level adds one more recomputation of the inner part.
+    """
+    if not callable(fn):
+        raise TypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}; call checkpoint(fn, *inputs)")
+    for i, tensor in enumerate(inputs):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"checkpoint: inputs[{i}] is a {type(tensor).__name__}, not a Tensor; "
+                "pass Tensors (wrap arrays with Tensor(...), or put constants inside fn)"
+            )
+    out, draws, parameters = run_once(fn, inputs)
+    if not isinstance(out, Tensor):
+        raise TypeError(
+            f"checkpoint: fn must return one Tensor, got {type(out).__name__}; "
+            "for several results, checkpoint one function per result"
+        )
+    return finish_op("checkpoint", (*inputs, *parameters), (fn, len(inputs), draws), out.data)

@@ -17,7 +17,8 @@ __all__ = [
 
 
 def elementwise(inputs, args, out):
-    """1 per output element (``+ - * / **``, neg, relu, tanh, sigmoid, exp, log, dropout)."""
+    """1 per output element (``+ - * / **``, neg, relu, tanh, sigmoid, exp, log, dropout, abs, clamp,
+    maximum, minimum)."""
     return out.size
 
 
@@ -50,10 +51,11 @@ def picked_mean(inputs, args, out):
 
 
 def scatter_add(inputs, args, out):
-    """1 per element of G added (scatter_add, embedding's VJP; col2im, im2col's)."""
+    """1 per element of G added (scatter_add, embedding's VJP; col2im, im2col's; add_at, indexing's)."""
     return inputs[0].size
 
 
 def no_arithmetic(inputs, args, out):
-    """0: the op only moves numbers (reshape, transpose, broadcast_to, embedding, im2col, checkpoint)."""
+    """0: the op only moves or selects numbers (reshape, transpose, broadcast_to, embedding, im2col, index,
+    where, cat, stack, checkpoint)."""
     return 0

@@ -1,8 +1,9 @@
-"""Losses and activations built from :class:`~chainrule.tensor.Tensor` operations.
+"""Losses, activations, layers and the ops of several Tensors, built on :class:`~chainrule.tensor.Tensor`.
 
-The functions here are short compositions of Tensor operations, so their gradients
+Most functions here are short compositions of Tensor operations, so their gradients
 come from the rules of those operations: conv2d, for one, is im2col and a matmul.
-log_softmax, nll_loss, embedding, dropout and max_pool2d are ops of their own in the rule table.
+log_softmax, nll_loss, embedding, dropout, max_pool2d, where, maximum, minimum, cat and
+stack are ops of their own in the rule table.
 
 Numerical stability.  ``exp`` of a logit of 1000 overflows, but softmax does not change
 when the same number is subtracted from every logit of a row.  So softmax and
@@ -15,7 +16,7 @@ from numbers import Real
 
 import numpy as np
 
-from .arguments import window_args
+from .arguments import join_axis, window_args
 from .grad_mode import random_draw
 from .tensor import Tensor, apply
 
@@ -30,6 +31,11 @@ __all__ = [
     "dropout",
     "conv2d",
     "max_pool2d",
+    "where",
+    "maximum",
+    "minimum",
+    "cat",
+    "stack",
 ]
 
 
@@ -200,17 +206,20 @@ def dropout(x, p, training=True, rng=None):
     return apply("dropout", x, args=(mask,))
 
 
-def conv2d(x, w, stride=1, padding=0):
-    """A 2-D convolution, as torch's ``conv2d`` without a bias: x (N, C, H, W), w (F, C, kh, kw).
+def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """A 2-D convolution, as torch's ``conv2d``: x (N, C, H, W), w (F, C, kh, kw), bias (F,) or None.
 
     Written with im2col: every (kh, kw) window of x becomes a row (:meth:`Tensor.im2col`),
     and the convolution is one matmul of those rows with the filters, each flattened to a
     column. Its gradients are then the matmul's and im2col's (whose VJP, col2im, adds
-    each window's gradient back where the window was). Like torch, it correlates: the
-    kernel is not flipped. The result has shape (N, F, rows, cols), with
-    rows = (H + 2·padding − kh) // stride + 1 and cols likewise.
+    each window's gradient back where the window was); the bias is added to every entry of
+    its filter's map, so its gradient is G summed over N, rows and cols. Like torch, it
+    correlates: the kernel is not flipped. The result has shape (N, F, rows, cols), with
+    rows = (H + 2·padding − kh) // stride + 1 and cols likewise. ``dilation`` and
+    ``groups`` other than 1 are refused, not ignored.
     """
     x, w = _as_tensor(x, "conv2d"), _as_tensor(w, "conv2d")
+    _refuse_unsupported("conv2d", dilation=(dilation, 1), groups=(groups, 1))
     if x.ndim != 4 or w.ndim != 4:
         raise ValueError(
             f"conv2d: expected x of shape (N, C, H, W) and w of shape (F, C, kh, kw), got {x.shape} and {w.shape}"
@@ -219,23 +228,123 @@ def conv2d(x, w, stride=1, padding=0):
         raise ValueError(
             f"conv2d: x has {x.shape[1]} channels (shape {x.shape}) but w expects {w.shape[1]} (shape {w.shape})"
         )
+    if bias is not None:
+        bias = _as_tensor(bias, "conv2d")
+        if bias.shape != w.shape[:1]:
+            raise ValueError(f"conv2d: bias must have shape ({w.shape[0]},), one per filter of w, got {bias.shape}")
     rows = x.im2col(w.shape[2:], stride, padding)  # (N, rows, cols, C·kh·kw)
     out = rows @ w.reshape(w.shape[0], -1).T  # (N, rows, cols, F)
+    if bias is not None:
+        out = out + bias  # F is the last axis here: bias broadcasts over N, rows and cols
     return out.transpose(0, 3, 1, 2)
 
 
-def max_pool2d(x, kernel_size, stride=None):
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """The max of each kernel_size × kernel_size window of x (N, C, H, W), the windows
     ``stride`` apart (by default kernel_size, side by side), as torch's ``max_pool2d``:
-    shape (N, C, rows, cols), rows = (H − kernel_size) // stride + 1 and cols likewise,
-    rows and columns past the last whole window left out. Its rule routes each window's
+    shape (N, C, rows, cols), rows = (H + 2·padding − kernel_size) // stride + 1 and cols
+    likewise, rows and columns past the last whole window left out. ``padding`` adds
+    -inf around H and W (at most half the kernel, as torch requires), which no window's
+    max picks. Its rule routes each window's
     gradient to the entry that won the max (row ``"max_pool2d"``); among ties, the first
     in the window, as torch does. With a stride smaller than the kernel the windows
     overlap, and an entry that wins several gets the sum of their gradients.
+    ``dilation``, ``ceil_mode`` and ``return_indices`` other than their defaults are refused.
     """
     x = _as_tensor(x, "max_pool2d")
     if isinstance(kernel_size, bool) or not isinstance(kernel_size, int | np.integer) or kernel_size < 1:
         raise ValueError(f"max_pool2d: kernel_size must be an int >= 1 (square windows), got {kernel_size!r}")
+    _refuse_unsupported(
+        "max_pool2d", dilation=(dilation, 1), ceil_mode=(ceil_mode, False), return_indices=(return_indices, False)
+    )
     stride = kernel_size if stride is None else stride
-    window_args(x.shape, kernel_size, stride, 0, "max_pool2d")
-    return apply("max_pool2d", x, args=(int(kernel_size), int(stride)))
+    window_args(x.shape, kernel_size, stride, padding, "max_pool2d")
+    if padding > kernel_size // 2:
+        raise ValueError(
+            f"max_pool2d: padding {padding} is more than half the kernel ({kernel_size}): a window could "
+            "then hold padding only, so torch refuses it too"
+        )
+    return apply("max_pool2d", x, args=(int(kernel_size), int(stride), int(padding)))
+
+
+def _refuse_unsupported(op, **given_and_default):
+    for name, (given, default) in given_and_default.items():
+        if given is not default and given != default:
+            raise NotImplementedError(f"{op}: {name}={given!r} is not supported (only {name}={default!r})")
+
+
+def where(condition, a, b):
+    """``a`` where ``condition`` is true, else ``b``, entry by entry, as ``torch.where``; the three broadcast.
+
+    ``condition`` is a boolean numpy array (a Tensor holds floats: write ``x.data > 0``), a
+    constant of the op. ``a`` and ``b`` are Tensors or numbers, at least one a Tensor. The
+    gradient goes to ``a`` where the condition holds and to ``b`` elsewhere (row ``"where"``).
+    """
+    condition = np.array(condition)  # a copy: the gradient must use the mask the forward used
+    if condition.dtype != bool:
+        raise TypeError(
+            f"where: the condition must be a boolean array, got dtype {condition.dtype}; "
+            "for a Tensor x write a comparison of its data, such as x.data > 0"
+        )
+    a, b = _two_operands(a, b, "where")
+    return apply("where", a, b, args=(condition,))
+
+
+def maximum(a, b):
+    """The larger of ``a`` and ``b``, entry by entry (they broadcast), as ``torch.maximum``.
+    At a tie each gets half the gradient, as in torch (row ``"maximum"``)."""
+    return apply("maximum", *_two_operands(a, b, "maximum"))
+
+
+def minimum(a, b):
+    """The smaller of ``a`` and ``b``, entry by entry (they broadcast), as ``torch.minimum``.
+    At a tie each gets half the gradient, as in torch (row ``"minimum"``)."""
+    return apply("minimum", *_two_operands(a, b, "minimum"))
+
+
+def _two_operands(a, b, op):
+    """``a`` and ``b`` as Tensors, a number or float array taking the other's dtype."""
+    if isinstance(a, Tensor):
+        return a, _constant(b, a.dtype, op)
+    if isinstance(b, Tensor):
+        return _constant(a, b.dtype, op), b
+    raise TypeError(f"{op}: a or b must be a Tensor, got {type(a).__name__} and {type(b).__name__}")
+
+
+def _constant(x, dtype, op):
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, Real) and not isinstance(x, bool):
+        return Tensor(np.asarray(x, dtype=dtype))
+    if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+        return Tensor(x)
+    raise TypeError(f"{op}: expected a Tensor, a number or a float numpy array, got {type(x).__name__}")
+
+
+def cat(tensors, axis=0):
+    """The Tensors joined along an existing ``axis``, as ``torch.cat`` (row ``"cat"``): their
+    shapes must agree on every other axis. Each one's gradient is its slice of G."""
+    tensors = _tensor_sequence(tensors, "cat")
+    if not tensors[0].ndim:
+        raise ValueError("cat: 0-d tensors have no axis to join along; use stack")
+    axis = join_axis(axis, tensors[0].ndim, "cat")
+    return apply("cat", *tensors, args=(axis,))
+
+
+def stack(tensors, axis=0):
+    """The Tensors, all of one shape, stacked along a new ``axis``, as ``torch.stack`` (row
+    ``"stack"``). Each one's gradient is its entry of G along that axis."""
+    tensors = _tensor_sequence(tensors, "stack")
+    axis = join_axis(axis, tensors[0].ndim + 1, "stack")
+    return apply("stack", *tensors, args=(axis,))
+
+
+def _tensor_sequence(tensors, op):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, list | tuple):
+        raise TypeError(f"{op}: expected a list or tuple of Tensors, got {type(tensors).__name__}")
+    if not tensors:
+        raise ValueError(f"{op}: expected at least one Tensor, got an empty {type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: tensors[{i}] is a {type(t).__name__}, not a Tensor")
+    return list(tensors)

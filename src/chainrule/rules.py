@@ -9,7 +9,8 @@ a short formula in ``G`` and the forward values, for example
     C = tanh(A)      dA = G * (1 - C²)
 
 Each operation is therefore two small functions -- a *forward* function on numpy
-arrays and a *VJP rule* -- and all of them are listed in one table, :data:`RULES`,
+arrays (numpy's own, or one of :mod:`chainrule.forwards`) and a *VJP rule*, here -- and
+all of them are listed in one table, :data:`RULES`,
 together with what each input's gradient reads from the forward pass (``reads``) and
 whether the results are checked for nan/inf.
 
@@ -39,141 +40,46 @@ import numpy as np
 
 from . import flops as F
 from .checkpointing import checkpoint_vjp, refuse_apply
+from .forwards import (
+    add_at_forward,
+    cat_forward,
+    clamp_forward,
+    col2im_forward,
+    div_forward,
+    dropout_forward,
+    embedding_forward,
+    im2col_forward,
+    index_forward,
+    log_forward,
+    log_softmax_forward,
+    max_forward,
+    max_pool2d_forward,
+    mean_forward,
+    nll_loss_forward,
+    pad_with_minus_inf,
+    pool_windows,
+    pow_forward,
+    relu_forward,
+    scatter_add_forward,
+    sigmoid_forward,
+    stack_forward,
+    sum_forward,
+    transpose_forward,
+    where_forward,
+)
 from .shape_errors import (
     axis_error,
     broadcast_to_error,
+    cat_error,
     elementwise_error,
     matmul_error,
     max_error,
     reshape_error,
     transpose_error,
+    where_error,
 )
 
 __all__ = ["RULES", "Rule"]
-
-# --------------------------------------------------------------------------- forward functions
-#
-# Each takes numpy arrays (and the op's constant args) and returns an array.
-
-
-def _div_forward(a, b):
-    """A / B; an exact 0 in B is an error that names where (a gradient through it could only be inf)."""
-    if not b.all():
-        where = tuple(int(i) for i in np.argwhere(b == 0)[0]) if b.ndim else ()
-        at = f" at entry {where[0] if len(where) == 1 else where}" if where else ""
-        raise ZeroDivisionError(f"Tensor / (divide): the divisor (shape {b.shape}) is 0{at}")
-    return np.divide(a, b)
-
-
-# The reductions call the ufunc's reduce, which ndarray.sum and .max reach through a Python wrapper.
-def _sum_forward(a, axis, keepdims):
-    return np.add.reduce(a, axis=axis, keepdims=keepdims)
-
-
-def _mean_forward(a, axis, keepdims):
-    return a.mean(axis=axis, keepdims=keepdims)
-
-
-def _max_forward(a, axis, keepdims):
-    return np.maximum.reduce(a, axis=axis, keepdims=keepdims)
-
-
-def _transpose_forward(a, axes):
-    return a.transpose(axes)  # the method: np.transpose reaches it through two Python calls
-
-
-def _relu_forward(a):
-    return np.maximum(a, 0)
-
-
-def _sigmoid_forward(a):
-    # exp(-a) overflows for large negative a, so use e = exp(-|a|) <= 1 on both sides:
-    # 1 / (1 + e) for a >= 0 and e / (1 + e) for a < 0.
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1, e) / (1 + e)
-
-
-def _embedding_forward(table, indices):
-    return table[indices]
-
-
-def _scatter_add_forward(g, indices, rows):
-    out = np.zeros((rows, *g.shape[indices.ndim :]), dtype=g.dtype)
-    np.add.at(out, indices, g)  # unbuffered: a row picked twice gets both
-    return out
-
-
-def _dropout_forward(a, mask):
-    return a * mask
-
-
-def _im2col_forward(a, kernel, stride, padding):
-    windows = _windows(np.pad(a, ((0, 0), (0, 0), (padding, padding), (padding, padding))), kernel, stride)
-    n, c, rows, cols, kh, kw = windows.shape
-    return windows.transpose(0, 2, 3, 1, 4, 5).reshape(n, rows, cols, c * kh * kw)
-
-
-def _windows(a, kernel, stride):
-    """The (kh, kw) windows of an (N, C, H, W) array, ``stride`` apart: a view (N, C, rows, cols, kh, kw)."""
-    view = np.lib.stride_tricks.sliding_window_view(a, kernel, axis=(2, 3))
-    return view[:, :, ::stride, ::stride]
-
-
-def _pool_windows(a, k, stride):
-    """The k×k windows of an (N, C, H, W) array, ``stride`` apart, as (N, C, rows, cols, k·k),
-    rows = (H − k) // stride + 1: what is past the last whole window is left out, as in torch."""
-    windows = _windows(a, (k, k), stride)
-    return windows.reshape(*windows.shape[:4], k * k)
-
-
-def _max_pool2d_forward(a, k, stride):
-    return _pool_windows(a, k, stride).max(axis=-1)
-
-
-def _col2im_forward(g, shape, kernel, stride, padding):
-    n, c, h, w = shape
-    (kh, kw), rows, cols = kernel, g.shape[1], g.shape[2]
-    # (kh, kw, N, C, rows, cols), contiguous: each window entry (i, j) is one block to add
-    patches = np.ascontiguousarray(g.reshape(n, rows, cols, c, kh, kw).transpose(4, 5, 0, 3, 1, 2))
-    out = np.zeros((n, c, h + 2 * padding, w + 2 * padding), dtype=g.dtype)
-    for i in range(kh):  # every window adds its entry (i, j) into one strided slice
-        for j in range(kw):
-            out[:, :, i : i + stride * rows : stride, j : j + stride * cols : stride] += patches[i, j]
-    return out[:, :, padding : padding + h, padding : padding + w]
-
-
-def _log_forward(a):
-    if a.size and a.min() <= 0:
-        smallest = float(a.min())
-        count = int(np.count_nonzero(a <= 0))
-        raise ValueError(
-            f"log: the input must be positive, but its min value is {smallest!r} ({count} of {a.size} values are <= 0)"
-        )
-    return np.log(a)
-
-
-def _log_softmax_forward(a, axis):
-    # Subtracting the largest entry first keeps exp from overflowing; the result is
-    # the same because log_softmax(a - m) = log_softmax(a) for any constant m.
-    if not a.size:  # no entries (an empty axis, or another): nothing to normalise, once the axis is checked
-        return a.copy() + np.add.reduce(a, axis=axis, keepdims=True)
-    shifted = a - np.maximum.reduce(a, axis=axis, keepdims=True)
-    return shifted - np.log(np.add.reduce(np.exp(shifted), axis=axis, keepdims=True))
-
-
-def _nll_loss_forward(a, labels):
-    # minus the mean over the rows of the entry each row's label picks
-    return np.add.reduce(a[np.arange(len(labels)), labels]) / -len(labels)
-
-
-def _pow_forward(a, k):
-    if not float(k).is_integer() and a.size and a.min() < 0:
-        raise ValueError(
-            f"power: a negative base to the non-integer power {k!r} is not a real number "
-            f"(min value of the base {float(a.min())!r})"
-        )
-    return a**k
-
 
 # --------------------------------------------------------------------------- VJP rules
 #
@@ -342,14 +248,15 @@ def max_pool2d_vjp(g, node, saved):
     torch's max_pool2d, not a share each as :meth:`Tensor.max`. With s < k windows
     overlap, and col2im adds each window back into place, so an entry that wins several
     gets their sum. The routing is a constant mask, so the rule differentiates again.
+    Padding is -inf, which wins no window, and col2im drops its rows and columns.
     """
-    (a, _), (k, stride) = saved, node.args
-    windows = _pool_windows(a.data, k, stride)
+    (a, _), (k, stride, padding) = saved, node.args
+    windows = pool_windows(pad_with_minus_inf(a.data, padding), k, stride)
     first = windows.argmax(axis=-1)[..., None]
     route = (np.arange(k * k) == first).astype(a.data.dtype)  # one-hot at each window's max
     n, c, rows, cols, _ = windows.shape
     routed = (g.reshape(n, c, rows, cols, 1) * route).transpose(0, 2, 3, 1, 4)
-    return (routed.reshape(n, rows, cols, c * k * k).col2im(a.shape, (k, k), stride=stride),)
+    return (routed.reshape(n, rows, cols, c * k * k).col2im(a.shape, (k, k), stride, padding),)
 
 
 def dropout_vjp(g, node, saved):
@@ -431,6 +338,90 @@ def nll_loss_vjp(g, node, saved):
     return (g * weights,)
 
 
+def abs_vjp(g, node, saved):
+    """C = |A|.   dA = G * sign(A), with sign(0) = 0 (the kink gets 0, as torch's abs)."""
+    a, _ = saved
+    return (g * np.sign(a.data),)
+
+
+def clamp_vjp(g, node, saved):
+    """C = A clipped to [low, high] (either bound may be None).   dA = G where low <= A <= high, else 0.
+
+    The bounds count as inside, as torch's clamp: at A = low exactly, G passes. With
+    low > high every entry is high, a constant, and no entry passes."""
+    (a, _), (low, high) = saved, node.args
+    inside = np.ones(a.shape, dtype=bool)
+    if low is not None:
+        inside &= a.data >= low
+    if high is not None:
+        inside &= a.data <= high
+    return (g * inside.astype(a.dtype),)
+
+
+def _share_of_a(a, b, a_wins):
+    """1 where A wins, 0 where B does, and ½ each at a tie, as torch's maximum and minimum split it."""
+    return a_wins.astype(a.dtype) + 0.5 * (a == b).astype(a.dtype)
+
+
+def maximum_vjp(g, node, saved):
+    """C = max(A, B) entry by entry.   dA = G * S,   dB = G * (1 - S),
+    S = 1 where A > B, ½ where A = B, 0 where A < B: a constant, so the rule differentiates again."""
+    a, b, _ = saved
+    share = _share_of_a(a.data, b.data, a.data > b.data)
+    need_a, need_b = node.needs_input_grad
+    return (g * share if need_a else None), (g * (1 - share) if need_b else None)
+
+
+def minimum_vjp(g, node, saved):
+    """C = min(A, B) entry by entry.   dA = G * S,   dB = G * (1 - S),
+    S = 1 where A < B, ½ where A = B, 0 where A > B."""
+    a, b, _ = saved
+    share = _share_of_a(a.data, b.data, a.data < b.data)
+    need_a, need_b = node.needs_input_grad
+    return (g * share if need_a else None), (g * (1 - share) if need_b else None)
+
+
+def where_vjp(g, node, saved):
+    """C = A where the constant condition M is true, else B.   dA = G * M,   dB = G * (1 - M)."""
+    (condition,) = node.args
+    mask = condition.astype(node.dtype)
+    need_a, need_b = node.needs_input_grad
+    return (g * mask if need_a else None), (g * (1 - mask) if need_b else None)
+
+
+def index_vjp(g, node, saved):
+    """C = A[key]: slices, ints, integer arrays, a boolean mask.   dA = zeros with G added at key.
+
+    An entry that the key picks twice (an integer array with a repeat) gets both
+    gradients (``np.add.at``), never only the last. The op's VJP is :meth:`Tensor.add_at`,
+    whose own VJP is this indexing again, so both differentiate twice."""
+    (key,), (shape,) = node.args, node.input_shapes
+    return (g.add_at(key, shape),)
+
+
+def add_at_vjp(g, node, saved):
+    """C = zeros of a shape with A added at key (index's VJP).   dA = G[key]."""
+    key, _ = node.args
+    return (g[key],)
+
+
+def cat_vjp(g, node, saved):
+    """C = the inputs joined along an axis.   dA = the slice of G where A lies, for each input A."""
+    (axis,), gradients, start = node.args, [], 0
+    for shape, need in zip(node.input_shapes, node.needs_input_grad, strict=True):
+        stop = start + shape[axis]
+        gradients.append(g[(slice(None),) * axis + (slice(start, stop),)] if need else None)
+        start = stop
+    return tuple(gradients)
+
+
+def stack_vjp(g, node, saved):
+    """C = the inputs stacked along a new axis.   dA = G's entry i along that axis, for the i-th input A."""
+    (axis,), needs = node.args, node.needs_input_grad
+    before = (slice(None),) * axis  # the front door made the axis >= 0
+    return tuple(g[(*before, i)] if need else None for i, need in enumerate(needs))
+
+
 _KEPT: dict = {}  # Rule.kept's answers, by (reads, needs_input_grad)
 
 
@@ -441,7 +432,8 @@ class Rule(NamedTuple):
     of the names ``"A"`` and ``"B"`` (the inputs) and ``"C"`` (the output: tanh's rule
     needs C, not A), empty for none.  Multiply's ``(("B",), ("A",))`` says that dA reads B
     and dB reads A.  :data:`EVERY_INPUT` says that every input's gradient reads every
-    input (checkpoint's).  The node keeps only what the gradients that will be computed
+    input (checkpoint's), :data:`NO_INPUT` that none reads anything, however many inputs
+    the op has (cat's).  The node keeps only what the gradients that will be computed
     read (those of the inputs that need one), as PyTorch's saved tensors do: for
     ``Z * 0.5`` only dZ is computed, it reads the 0.5, and Z is not kept.
     The backward pass checks every gradient it passes on for nan/inf and names the op
@@ -478,6 +470,8 @@ class Rule(NamedTuple):
         key, n = (self.reads, needs_input_grad), len(needs_input_grad)
         if key not in _KEPT and self.reads == EVERY_INPUT:
             _KEPT[key] = (any(needs_input_grad),) * n + (False,)
+        elif key not in _KEPT and self.reads == NO_INPUT:
+            _KEPT[key] = (False,) * (n + 1)
         elif key not in _KEPT:
             read = {name for names, need in zip(self.reads, needs_input_grad, strict=True) if need for name in names}
             _KEPT[key] = tuple(name in read for name in ("A", "B")[:n]) + ("C" in read,)
@@ -486,6 +480,8 @@ class Rule(NamedTuple):
 
 #: ``reads`` of a rule whose every input's gradient reads every input.
 EVERY_INPUT = "every input"
+#: ``reads`` of a rule, of any number of inputs, whose gradients read no forward value (cat's, stack's).
+NO_INPUT = "no input"
 #: The slots a rule can read: the inputs A and B, the output C.
 SLOTS = ("A", "B", "C")
 
@@ -495,7 +491,7 @@ def _checked(rules):
     slot the op has (a wrong entry would otherwise fail deep in a backward pass, as an unpacking error)."""
     for op, rule in rules.items():
         reads = rule.reads
-        if reads == EVERY_INPUT:
+        if reads in (EVERY_INPUT, NO_INPUT):
             continue
         if not isinstance(reads, tuple) or not reads or not all(isinstance(r, tuple) for r in reads):
             raise TypeError(f"RULES[{op!r}]: reads must hold one tuple of slot names per input, got {reads!r}")
@@ -518,44 +514,60 @@ RULES = _checked({
                         shape_error=elementwise_error, keeps_finite=True),
     "*":           Rule(np.multiply,          mul_vjp,          (("B",), ("A",)),      "multiply",     F.elementwise,
                         shape_error=elementwise_error),
-    "/":           Rule(_div_forward,         div_vjp,          (("B",), ("A", "B")),  "divide",       F.elementwise,
+    "/":           Rule(div_forward,          div_vjp,          (("B",), ("A", "B")),  "divide",       F.elementwise,
                         shape_error=elementwise_error,
                         nonfinite_hint="the divisor has values at or too close to 0"),
     "@":           Rule(np.matmul,            matmul_vjp,       (("B",), ("A",)),      "matmul",       F.matmul,
                         shape_error=matmul_error),
-    "**":          Rule(_pow_forward,         pow_vjp,          (("A",),),             "power",        F.elementwise,
+    "**":          Rule(pow_forward,          pow_vjp,          (("A",),),             "power",        F.elementwise,
                         nonfinite_hint="the base has values at or too close to 0 and the exponent is below 1"),
     "neg":         Rule(np.negative,          neg_vjp,          ((),),                 "negate",       F.elementwise,
                         keeps_finite=True),
-    "sum":         Rule(_sum_forward,         sum_vjp,          ((),),                 "sum",          F.reduction,
+    "sum":         Rule(sum_forward,          sum_vjp,          ((),),                 "sum",          F.reduction,
                         shape_error=axis_error, keeps_finite=True),
-    "mean":        Rule(_mean_forward,        mean_vjp,         ((),),                 "mean",         F.reduction,
+    "mean":        Rule(mean_forward,         mean_vjp,         ((),),                 "mean",         F.reduction,
                         shape_error=axis_error),
-    "max":         Rule(_max_forward,         max_vjp,          (("A", "C"),),         "max",          F.reduction,
+    "max":         Rule(max_forward,          max_vjp,          (("A", "C"),),         "max",          F.reduction,
                         shape_error=max_error),
-    "embedding":   Rule(_embedding_forward,   embedding_vjp,    ((),),                 "embedding",    F.no_arithmetic),
-    "scatter_add": Rule(_scatter_add_forward, scatter_add_vjp,  ((),),                 "scatter_add",  F.scatter_add),
-    "dropout":     Rule(_dropout_forward,     dropout_vjp,      ((),),                 "dropout",      F.elementwise),
-    "im2col":      Rule(_im2col_forward,      im2col_vjp,       ((),),                 "im2col",       F.no_arithmetic),
-    "col2im":      Rule(_col2im_forward,      col2im_vjp,       ((),),                 "col2im",       F.scatter_add),
-    "max_pool2d":  Rule(_max_pool2d_forward,  max_pool2d_vjp,   (("A",),),             "max_pool2d",   F.window_max),
+    "embedding":   Rule(embedding_forward,    embedding_vjp,    ((),),                 "embedding",    F.no_arithmetic),
+    "scatter_add": Rule(scatter_add_forward,  scatter_add_vjp,  ((),),                 "scatter_add",  F.scatter_add),
+    "dropout":     Rule(dropout_forward,      dropout_vjp,      ((),),                 "dropout",      F.elementwise),
+    "im2col":      Rule(im2col_forward,       im2col_vjp,       ((),),                 "im2col",       F.no_arithmetic),
+    "col2im":      Rule(col2im_forward,       col2im_vjp,       ((),),                 "col2im",       F.scatter_add),
+    "max_pool2d":  Rule(max_pool2d_forward,   max_pool2d_vjp,   (("A",),),             "max_pool2d",   F.window_max),
     "reshape":     Rule(np.reshape,           reshape_vjp,      ((),),                 "reshape",      F.no_arithmetic,
                         shape_error=reshape_error, keeps_finite=True),
-    "transpose":   Rule(_transpose_forward,   transpose_vjp,    ((),),                 "transpose",    F.no_arithmetic,
+    "transpose":   Rule(transpose_forward,    transpose_vjp,    ((),),                 "transpose",    F.no_arithmetic,
                         shape_error=transpose_error, keeps_finite=True),
     "broadcast_to": Rule(np.broadcast_to,     broadcast_to_vjp, ((),),                 "broadcast_to", F.no_arithmetic,
                         shape_error=broadcast_to_error, keeps_finite=True),
-    "relu":        Rule(_relu_forward,        relu_vjp,         (("C",),),             "relu",         F.elementwise,
+    "relu":        Rule(relu_forward,         relu_vjp,         (("C",),),             "relu",         F.elementwise,
                         keeps_finite=True),
     "tanh":        Rule(np.tanh,              tanh_vjp,         (("C",),),             "tanh",         F.elementwise),
-    "sigmoid":     Rule(_sigmoid_forward,     sigmoid_vjp,      (("C",),),             "sigmoid",      F.elementwise),
+    "sigmoid":     Rule(sigmoid_forward,      sigmoid_vjp,      (("C",),),             "sigmoid",      F.elementwise),
     "exp":         Rule(np.exp,               exp_vjp,          (("C",),),             "exp",          F.elementwise),
-    "log":         Rule(_log_forward,         log_vjp,          (("A",),),             "log",          F.elementwise,
+    "log":         Rule(log_forward,          log_vjp,          (("A",),),             "log",          F.elementwise,
                         nonfinite_hint="input has values <= 0 or too close to 0 (d log(a)/da = 1/a)"),
-    "log_softmax": Rule(_log_softmax_forward, log_softmax_vjp,  (("C",),),             "log_softmax",  F.log_softmax,
+    "log_softmax": Rule(log_softmax_forward,  log_softmax_vjp,  (("C",),),             "log_softmax",  F.log_softmax,
                         shape_error=axis_error,
                         nonfinite_hint="the incoming gradient's sum along the axis overflowed "
                                        "(dA = G - softmax(A) * ΣG)"),
-    "nll_loss":    Rule(_nll_loss_forward,    nll_loss_vjp,     ((),),                 "nll_loss",     F.picked_mean),
+    "nll_loss":    Rule(nll_loss_forward,     nll_loss_vjp,     ((),),                 "nll_loss",     F.picked_mean),
+    "abs":         Rule(np.abs,               abs_vjp,          (("A",),),             "abs",          F.elementwise,
+                        keeps_finite=True),
+    "clamp":       Rule(clamp_forward,        clamp_vjp,        (("A",),),             "clamp",        F.elementwise,
+                        keeps_finite=True),
+    "maximum":     Rule(np.maximum,           maximum_vjp,      (("A", "B"), ("A", "B")), "maximum",   F.elementwise,
+                        shape_error=elementwise_error, keeps_finite=True),
+    "minimum":     Rule(np.minimum,           minimum_vjp,      (("A", "B"), ("A", "B")), "minimum",   F.elementwise,
+                        shape_error=elementwise_error, keeps_finite=True),
+    "where":       Rule(where_forward,        where_vjp,        ((), ()),              "where",        F.no_arithmetic,
+                        shape_error=where_error, keeps_finite=True),
+    "index":       Rule(index_forward,        index_vjp,        ((),),                 "index",        F.no_arithmetic),
+    "add_at":      Rule(add_at_forward,       add_at_vjp,       ((),),                 "add_at",       F.scatter_add),
+    "cat":         Rule(cat_forward,          cat_vjp,          NO_INPUT,              "cat",          F.no_arithmetic,
+                        shape_error=cat_error, keeps_finite=True),
+    "stack":       Rule(stack_forward,        stack_vjp,        NO_INPUT,              "stack",        F.no_arithmetic,
+                        shape_error=cat_error, keeps_finite=True),
     "checkpoint":  Rule(refuse_apply,         checkpoint_vjp,   EVERY_INPUT,           "checkpoint",   F.no_arithmetic),
 })  # fmt: skip

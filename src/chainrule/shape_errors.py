@@ -75,3 +75,25 @@ def max_error(name, shapes, args):
 def transpose_error(name, shapes, args):
     ((shape,), (axes,)) = shapes, args
     return f"transpose: axes {axes} are not a permutation of the {len(shape)} dims of shape {shape}"
+
+
+def where_error(name, shapes, args):
+    (condition,), (a, b) = args, shapes
+    return (
+        f"where: the condition of shape {condition.shape}, a of shape {a} and b of shape {b} cannot be "
+        "broadcast together: sizes are matched from the last dim and must be equal or 1"
+    )
+
+
+def cat_error(name, shapes, args):
+    """cat's and stack's: the first input whose shape differs from the first's where it must not."""
+    (axis,), first = args, shapes[0]
+    for i, shape in enumerate(shapes[1:], start=1):
+        if name == "stack" or len(shape) != len(first):
+            differs = shape != first
+        else:
+            differs = any(m != n for d, (m, n) in enumerate(zip(shape, first, strict=True)) if d != axis)
+        if differs:
+            rule = "the same shape" if name == "stack" else f"the same shape except along axis {axis}"
+            return f"{name}: the tensors must have {rule}, but tensor 0 has shape {first} and tensor {i} has {shape}"
+    return f"{name}: the shapes {shapes} cannot be joined along axis {axis}"

@@ -6,7 +6,7 @@ numbers, in four parts, read in this order:
 * this module: the Tensor class and :func:`apply`, which runs an op and records it;
 * :mod:`chainrule.node`: what an op records, its ``grad_fn``;
 * :mod:`chainrule.rules`: the table of ops, each a forward function and a VJP rule;
-  :func:`checkpoint` (recomputation, trading compute for memory) is one of them;
+  :func:`~chainrule.autograd.checkpoint` (recomputation, trading compute for memory) is one of them;
 * :mod:`chainrule.backward`: the backward pass, which walks the record in reverse.
 
 What is recorded.  A ``Value`` is its own graph node and keeps its parents, so every
@@ -31,9 +31,8 @@ from numbers import Real
 
 import numpy as np
 
-from .arguments import axis_arg, int_tuple, row_indices, shape_args, window_args
+from .arguments import axis_arg, index_key, int_tuple, row_indices, shape_args, window_args
 from .backward import backpropagate, unbroadcast, vertex_parents
-from .checkpointing import run_once
 from .grad_mode import in_backward, is_grad_enabled, no_grad, observe_ops, set_grad_enabled, thread_modes
 from .graph import topological_order
 from .node import AccumulateGrad, Node, vertex_of
@@ -48,7 +47,6 @@ __all__ = [
     "apply",
     "recorded_graph",
     "unbroadcast",
-    "checkpoint",
     "no_grad",
     "set_grad_enabled",
     "is_grad_enabled",
@@ -135,10 +133,10 @@ def apply(op, *inputs, args=()):
         if rule.shape_error is None:
             raise
         raise ValueError(rule.shape_error(rule.name, [a.shape for a in arrays], args)) from None
-    return _finish(op, inputs, args, data)
+    return finish_op(op, inputs, args, data)
 
 
-def _finish(op, inputs, args, data):
+def finish_op(op, inputs, args, data):
     """What follows an op's forward: the observers see it, and a node records it when recording."""
     if type(data) is not np.ndarray:  # numpy returns scalars for 0-d results
         data = np.asarray(data)
@@ -428,6 +426,35 @@ class Tensor:
             )
         return apply("scatter_add", self, args=(indices, rows))
 
+    # Indexing.
+
+    def __getitem__(self, key):
+        """``x[key]``, as numpy indexes: ints, slices, None, ``...``, integer lists or arrays, a
+        boolean mask (row ``"index"``). A slice is a view of x, and shares x's version counter,
+        as in PyTorch. Writing into a Tensor's entries, ``x[0] = 1``, is refused."""
+        return apply("index", self, args=(index_key(key, "index"),))
+
+    def __setitem__(self, key, value):
+        raise TypeError(
+            "Tensor: its entries are not assigned (a recorded graph could not follow the change). "
+            "Build the result with chainrule.functional.where or cat, or change the array itself "
+            "under no_grad: `with no_grad(): x.data[key] = value`"
+        )
+
+    def __iter__(self):
+        if not self.ndim:
+            raise TypeError("iteration over a 0-d Tensor: it has no rows; use .item() for its number")
+        return (self[i] for i in range(self.shape[0]))
+
+    def add_at(self, key, shape):
+        """Zeros of ``shape`` with this Tensor added at ``key``, an entry picked twice getting both
+        (numpy's ``np.add.at``): the VJP of indexing, row ``"add_at"``."""
+        key, shape = index_key(key, "add_at"), int_tuple(shape_args((shape,)), "add_at", "shape")
+        picked = np.empty(shape, dtype=bool)[key].shape
+        if picked != self.shape:
+            raise ValueError(f"add_at: the key picks shape {picked} of {shape}, but the Tensor has shape {self.shape}")
+        return apply("add_at", self, args=(key, shape))
+
     def im2col(self, kernel, stride=1, padding=0):
         """The (kh, kw) windows of an (N, C, H, W) Tensor, ``stride`` apart after ``padding`` zeros
         around H and W, each flattened to a row of C·kh·kw entries: shape (N, rows, cols, C·kh·kw).
@@ -470,6 +497,19 @@ class Tensor:
 
     def log(self):
         return apply("log", self)
+
+    def abs(self):
+        return apply("abs", self)
+
+    def clamp(self, min=None, max=None):
+        """Each entry clipped to [min, max], as torch's ``clamp``; either bound may be None, not both."""
+        bounds = (min, max)
+        if bounds == (None, None):
+            raise ValueError("clamp: give min, max or both (both are None)")
+        for name, bound in zip(("min", "max"), bounds, strict=True):
+            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, Real) or bound != bound):
+                raise TypeError(f"clamp: {name} must be a number or None, got {bound!r}")
+        return apply("clamp", self, args=bounds)
 
     # Graph and gradient bookkeeping.
 
@@ -542,45 +582,3 @@ def seed_gradient(output, gradient, where, argument="gradient"):
     if not np.isfinite(seed.data).all():
         raise ValueError(f"{where}: {argument} contains nan or inf")
     return seed
-
-
-def checkpoint(fn, *inputs):
-    """Return ``fn(*inputs)`` without keeping the activations inside ``fn`` for backward.
-
-    fn runs with recording off, so nothing inside it is kept; its result gets one node,
-    op ``"checkpoint"``, that keeps only the inputs.  When the backward pass reaches the
-    node, fn runs once more with recording on and G is pushed through that new graph
-    (:func:`~chainrule.checkpointing.checkpoint_vjp`).  The gradients are the same; the price is
-    one more forward pass of fn during backward.
-
-    ``fn`` takes the input Tensors and returns one Tensor.  As in torch.utils.checkpoint
-    it may use parameters from its closure, such as the weights of the layers it runs:
-    the Tensors that require grad and that fn reads are found while it runs and become
-    inputs of the node too, so their gradients arrive as along any other edge (and add
-    up with those from uses outside fn).  Rules for fn:
-
-    * it must compute the same thing each time it is called (it is called twice); the
-      random draws of its ops (dropout's masks) are made again the second time from the
-      generator's state, kept before each, so dropout inside fn is fine, as with
-      PyTorch's ``preserve_rng_state=True``;
-    * a Tensor that requires grad and was *computed* outside fn (not a leaf) must be
-      passed as an input, not read from the closure;
-    * gradients of gradients (``create_graph=True``) through it are not supported.
-
-    Checkpoints may be nested; each level adds one more recomputation of the inner part.
-    """
-    if not callable(fn):
-        raise TypeError(f"checkpoint: fn must be callable, got {type(fn).__name__}; call checkpoint(fn, *inputs)")
-    for i, tensor in enumerate(inputs):
-        if not isinstance(tensor, Tensor):
-            raise TypeError(
-                f"checkpoint: inputs[{i}] is a {type(tensor).__name__}, not a Tensor; "
-                "pass Tensors (wrap arrays with Tensor(...), or put constants inside fn)"
-            )
-    out, draws, parameters = run_once(fn, inputs)
-    if not isinstance(out, Tensor):
-        raise TypeError(
-            f"checkpoint: fn must return one Tensor, got {type(out).__name__}; "
-            "for several results, checkpoint one function per result"
-        )
-    return _finish("checkpoint", (*inputs, *parameters), (fn, len(inputs), draws), out.data)

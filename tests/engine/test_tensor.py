@@ -24,11 +24,23 @@ from hypothesis import strategies as st
 from chainrule import checkpoint, topological_order
 from chainrule.autograd import clear_grads, grad
 from chainrule.cost import saved_bytes_by_kind
-from chainrule.functional import conv2d, dropout, embedding, log_softmax, max_pool2d, nll_loss
+from chainrule.functional import (
+    cat,
+    conv2d,
+    dropout,
+    embedding,
+    log_softmax,
+    max_pool2d,
+    maximum,
+    minimum,
+    nll_loss,
+    stack,
+    where,
+)
 from chainrule.gradcheck import assert_gradients_close
 from chainrule.nn import SGD
 from chainrule.node import vertex_of
-from chainrule.rules import EVERY_INPUT
+from chainrule.rules import EVERY_INPUT, NO_INPUT
 from chainrule.tensor import (
     RULES,
     Node,
@@ -127,6 +139,16 @@ def _torch_col2im(g, shape=(2, 2, 5, 4), kernel=(3, 2), stride=2, padding=1):
     return torch.nn.functional.fold(columns, shape[2:], kernel, stride=stride, padding=padding)
 
 
+#: The mask of the where case, and the key of the index and add_at cases (row 0 picked twice).
+MASK = np.array([[True, False, True], [False, False, True]])
+KEY = ([0, 2, 0], slice(1, None))
+
+
+def _torch_add_at(g):  # G (3, 3) added at KEY of zeros (3, 4): column 0 gets nothing
+    padded = torch.nn.functional.pad(g, (1, 0))
+    return torch.zeros((3, 4), dtype=g.dtype).index_add(0, torch.tensor(KEY[0]), padded)
+
+
 def _checkpointed(a, w):
     return checkpoint(lambda t: (t @ w).tanh(), a)
 
@@ -184,6 +206,21 @@ OPS = {
         ((3, 4),),
         normal,
     ),
+    "abs": OpCase(lambda a: a.abs(), lambda a: a.abs(), ((2, 3),), kind="unary"),
+    "clamp": OpCase(lambda a: a.clamp(-1.0, 1.2), lambda a: a.clamp(-1.0, 1.2), ((2, 3),), normal, kind="unary"),
+    "maximum": OpCase(maximum, torch.maximum, ((2, 3), (3,)), normal, kind="binary"),
+    "minimum": OpCase(minimum, torch.minimum, ((2, 1), (1, 3)), normal, kind="binary"),
+    "where": OpCase(
+        lambda a, b: where(MASK, a, b), lambda a, b: torch.where(torch.tensor(MASK), a, b), ((2, 3), (3,)), normal
+    ),
+    "index": OpCase(lambda a: a[KEY], lambda a: a[KEY], ((3, 4),), normal),
+    "add_at": OpCase(lambda g: g.add_at(KEY, (3, 4)), _torch_add_at, ((3, 3),), normal),
+    "cat": OpCase(
+        lambda a, b: cat([a, b, a], axis=1), lambda a, b: torch.cat([a, b, a], dim=1), ((2, 3), (2, 2)), normal
+    ),
+    "stack": OpCase(
+        lambda a, b: stack([a, b], axis=-1), lambda a, b: torch.stack([a, b], dim=-1), ((2, 3), (2, 3)), normal
+    ),
     # gradients of gradients through a checkpoint are refused (tested in test_checkpoint.py)
     "checkpoint": OpCase(_checkpointed, lambda a, w: (a @ w).tanh(), ((2, 3), (3, 2)), normal, second_order=False),
 }
@@ -210,7 +247,8 @@ def test_every_rule_declares_its_name_and_its_messages():
     # the ops numpy can refuse for their shapes (or axes) each write their own message
     shaped = {op for op, rule in RULES.items() if rule.shape_error is not None}
     reductions = {"sum", "mean", "max", "log_softmax"}
-    assert shaped == {"+", "-", "*", "/", "@", "reshape", "transpose", "broadcast_to"} | reductions
+    joins = {"where", "maximum", "minimum", "cat", "stack"}
+    assert shaped == {"+", "-", "*", "/", "@", "reshape", "transpose", "broadcast_to"} | reductions | joins
 
 
 def case_arrays(op, rng=None):
@@ -485,7 +523,9 @@ def test_second_order_matches_torch(op):
         else [None] * len(references)
     )
     for ours, theirs in zip(second, torch_second, strict=True):
-        expected = np.zeros_like(ours.data) if theirs is None else theirs.numpy()
+        expected = (
+            np.zeros_like(ours.data) if theirs is None else theirs.numpy(force=True)
+        )  # force: a ZeroTensor (abs) too
         np.testing.assert_allclose(ours.data, expected, rtol=1e-9, atol=1e-12)
 
 
@@ -935,8 +975,8 @@ def test_after_backward_only_leaves_their_grads_and_the_loss_hold_memory():
 
 def test_every_op_in_the_table_has_a_documented_rule():
     for op, rule in RULES.items():
-        names = {"A", "B", "C"} if rule.reads != EVERY_INPUT and len(rule.reads) == 2 else {"A", "C"}
-        assert rule.reads == EVERY_INPUT or all(set(reads) <= names for reads in rule.reads), op
+        names = {"A", "B", "C"} if rule.reads not in (EVERY_INPUT, NO_INPUT) and len(rule.reads) == 2 else {"A", "C"}
+        assert rule.reads in (EVERY_INPUT, NO_INPUT) or all(set(reads) <= names for reads in rule.reads), op
         assert rule.vjp.__doc__ and "dA =" in rule.vjp.__doc__, op
 
 
