@@ -34,7 +34,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 book book-html book-student assignments test-fast test-full check: export OMP_NUM_THREADS = 1
 book book-html book-student assignments test-fast test-full check: export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: help setup setup-steps check system-packages grade-packages notebooks book book-html book-student assignments pdf grade test test-steps test-fast test-full bench figures clean distclean
+.PHONY: help setup setup-steps check system-packages grade-packages notebooks book book-html book-student assignments pdf grade test test-steps test-fast test-full bench differential figures clean distclean
 
 help:  ## list the targets
 	@awk '/^[a-z-]+:[^#]*## / { name = $$0; sub(/:.*/, "", name); note = $$0; sub(/^[^#]*## /, "", note); \
@@ -137,7 +137,8 @@ check: setup  ## the fast tier, tests/{engine,course,repo} (no build, no browser
 
 bench: setup  ## run the benchmarks (benchmarks/run.py)
 	$(PY) benchmarks/run.py
-
+differential: setup  ## compare chainrule with PyTorch: its OpInfo samples, random programs, probes
+	$(PY) -m tools.differential
 figures: setup  ## regenerate the committed figures in img/
 	$(PY) -m tools.book.make_figures
 

@@ -51,26 +51,30 @@ def row_indices(indices, shape, op):
     return array.astype(np.intp)
 
 
-def window_args(shape, kernel, stride, padding, op):
-    """``kernel`` as (kh, kw) for windows of an (N, C, H, W) ``shape``, or an error naming what does not fit."""
-    kernel = (kernel, kernel) if isinstance(kernel, int | np.integer) else tuple(kernel)
-    if len(kernel) != 2:
+def window_args(shape, kernel, stride, padding, op, fits=True):
+    """``kernel`` as (kh, kw) for windows of an (N, C, H, W) ``shape``, or an error naming what does not fit.
+
+    ``fits=False`` checks the arguments' forms only, not that the kernel fits the input."""
+    kernel = (kernel, kernel) if isinstance(kernel, int | np.integer) else kernel
+    if not isinstance(kernel, tuple | list) or len(kernel) != 2:
         raise ValueError(f"{op}: the kernel must be an int or a pair (kh, kw), got {kernel!r}")
     kh, kw = kernel
     if len(shape) != 4:
         raise ValueError(f"{op}: expected an input of shape (N, C, H, W), got shape {shape}")
-    for name, value, least in (("stride", stride, 1), ("padding", padding, 0), ("kernel", min(kh, kw), 1)):
+    for name, value, least in (("kernel", kh, 1), ("kernel", kw, 1), ("stride", stride, 1), ("padding", padding, 0)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
             raise ValueError(f"{op}: {name} must be an int >= {least}, got {value!r}")
     h, w = shape[2] + 2 * padding, shape[3] + 2 * padding
-    if kh > h or kw > w:
+    if fits and (kh > h or kw > w):
         padded = f"padded input ({h}, {w}) (input {shape[2:]}, padding {padding})" if padding else f"input {shape[2:]}"
         raise ValueError(f"{op}: the kernel ({kh}, {kw}) is larger than the {padded}")
     return int(kh), int(kw)
 
 
 def axis_arg(axis, shape, op):
-    """``axis`` of a reduction as None, an int or a tuple of ints, each checked against ``shape``."""
+    """``axis`` of a reduction as None, an int or a tuple of ints, each checked against ``shape``.
+
+    A 0-d tensor takes axis 0 or -1, as in torch, and the reduction is then over its one number."""
     if axis is None:
         return None
     if type(axis) is int and -len(shape) <= axis < len(shape):  # one axis in range: the usual case
@@ -78,6 +82,8 @@ def axis_arg(axis, shape, op):
     single = not isinstance(axis, (tuple, list))
     axes = int_tuple((axis,) if single else tuple(axis), op, "axis")
     ndim = len(shape)
+    if not ndim and set(axes) <= {0, -1}:  # a 0-d tensor's one implicit axis, as torch allows
+        return None
     if not all(-ndim <= ax < ndim for ax in axes) or len({ax % ndim for ax in axes}) != len(axes):
         shown = axes[0] if single else axes
         raise ValueError(axis_message(op, shown, shape))

@@ -33,11 +33,11 @@ def reduction(inputs, args, out):
 
 
 def window_max(inputs, args, out):
-    """k² per output element: a comparison per entry of its k×k window (max_pool2d).
+    """kh·kw per output element: a comparison per entry of its kh×kw window (max_pool2d).
 
     An entry read by several overlapping windows counts once in each."""
-    k = args[0]
-    return k * k * out.size
+    kh, kw = args[0]
+    return kh * kw * out.size
 
 
 def log_softmax(inputs, args, out):

@@ -72,15 +72,15 @@ def _windows(a, kernel, stride):
     return view[:, :, ::stride, ::stride]
 
 
-def pool_windows(a, k, stride):
-    """The k×k windows of an (N, C, H, W) array, ``stride`` apart, as (N, C, rows, cols, k·k),
-    rows = (H − k) // stride + 1: what is past the last whole window is left out, as in torch."""
-    windows = _windows(a, (k, k), stride)
-    return windows.reshape(*windows.shape[:4], k * k)
+def pool_windows(a, kernel, stride):
+    """The (kh, kw) windows of an (N, C, H, W) array, ``stride`` apart, as (N, C, rows, cols, kh·kw),
+    rows = (H − kh) // stride + 1: what is past the last whole window is left out, as in torch."""
+    windows = _windows(a, kernel, stride)
+    return windows.reshape(*windows.shape[:4], kernel[0] * kernel[1])
 
 
-def max_pool2d_forward(a, k, stride, padding):
-    return pool_windows(pad_with_minus_inf(a, padding), k, stride).max(axis=-1)
+def max_pool2d_forward(a, kernel, stride, padding):
+    return pool_windows(pad_with_minus_inf(a, padding), kernel, stride).max(axis=-1)
 
 
 def pad_with_minus_inf(a, padding):

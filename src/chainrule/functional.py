@@ -182,7 +182,7 @@ def embedding(indices, table):
     table = _as_tensor(table, "embedding")
     if table.ndim != 2:
         raise ValueError(f"embedding: the table must have shape (rows, features), got shape {table.shape}")
-    return table.take_rows(indices)
+    return table.take_rows(indices, op="embedding")
 
 
 def dropout(x, p, training=True, rng=None):
@@ -215,8 +215,10 @@ def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
     each window's gradient back where the window was); the bias is added to every entry of
     its filter's map, so its gradient is G summed over N, rows and cols. Like torch, it
     correlates: the kernel is not flipped. The result has shape (N, F, rows, cols), with
-    rows = (H + 2·padding − kh) // stride + 1 and cols likewise. ``dilation`` and
-    ``groups`` other than 1 are refused, not ignored.
+    rows = (H + 2·padding − kh) // stride + 1 and cols likewise. ``stride`` and ``padding``
+    are ints or pairs of equal ints; ``padding="valid"`` is 0 and ``"same"`` keeps H and W
+    (stride 1, a square kernel of odd size). ``dilation`` and ``groups`` other than 1 are
+    refused, not ignored.
     """
     x, w = _as_tensor(x, "conv2d"), _as_tensor(w, "conv2d")
     _refuse_unsupported("conv2d", dilation=(dilation, 1), groups=(groups, 1))
@@ -224,6 +226,8 @@ def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise ValueError(
             f"conv2d: expected x of shape (N, C, H, W) and w of shape (F, C, kh, kw), got {x.shape} and {w.shape}"
         )
+    stride, padding = _one_int(stride, "conv2d", "stride"), _conv_padding(padding, w.shape[2:], stride)
+    window_args(x.shape, w.shape[2:], stride, padding, "conv2d")
     if x.shape[1] != w.shape[1]:
         raise ValueError(
             f"conv2d: x has {x.shape[1]} channels (shape {x.shape}) but w expects {w.shape[1]} (shape {w.shape})"
@@ -240,36 +244,64 @@ def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """The max of each kernel_size × kernel_size window of x (N, C, H, W), the windows
-    ``stride`` apart (by default kernel_size, side by side), as torch's ``max_pool2d``:
-    shape (N, C, rows, cols), rows = (H + 2·padding − kernel_size) // stride + 1 and cols
-    likewise, rows and columns past the last whole window left out. ``padding`` adds
-    -inf around H and W (at most half the kernel, as torch requires), which no window's
-    max picks. Its rule routes each window's
-    gradient to the entry that won the max (row ``"max_pool2d"``); among ties, the first
-    in the window, as torch does. With a stride smaller than the kernel the windows
-    overlap, and an entry that wins several gets the sum of their gradients.
-    ``dilation``, ``ceil_mode`` and ``return_indices`` other than their defaults are refused.
+    """The max of each kh × kw window of x (N, C, H, W), the windows ``stride`` apart (by
+    default the kernel's size, side by side), as torch's ``max_pool2d``: shape
+    (N, C, rows, cols), rows = (H + 2·padding − kh) // stride + 1 and cols likewise, rows and
+    columns past the last whole window left out. ``kernel_size`` is an int or a pair (kh, kw);
+    ``stride`` and ``padding`` an int or a pair of equal ints. ``padding`` adds -inf around H
+    and W (at most half the kernel, as torch requires), which no window's max picks. Its
+    rule routes each window's gradient to the entry that won the max (row ``"max_pool2d"``);
+    among ties, the first in the window, as torch does. With a stride smaller than the
+    kernel the windows overlap, and an entry that wins several gets the sum of their
+    gradients. ``dilation``, ``ceil_mode`` and ``return_indices`` other than their defaults
+    are refused.
     """
     x = _as_tensor(x, "max_pool2d")
-    if isinstance(kernel_size, bool) or not isinstance(kernel_size, int | np.integer) or kernel_size < 1:
-        raise ValueError(f"max_pool2d: kernel_size must be an int >= 1 (square windows), got {kernel_size!r}")
     _refuse_unsupported(
         "max_pool2d", dilation=(dilation, 1), ceil_mode=(ceil_mode, False), return_indices=(return_indices, False)
     )
-    stride = kernel_size if stride is None else stride
-    window_args(x.shape, kernel_size, stride, padding, "max_pool2d")
-    if padding > kernel_size // 2:
+    kernel = window_args(x.shape, kernel_size, 1, 0, "max_pool2d", fits=False)
+    if stride is None and kernel[0] != kernel[1]:
+        raise ValueError(f"max_pool2d: a kernel of {kernel} needs a stride (one int for both dims)")
+    stride = kernel[0] if stride is None else stride
+    stride, padding = _one_int(stride, "max_pool2d", "stride"), _one_int(padding, "max_pool2d", "padding")
+    window_args(x.shape, kernel, stride, padding, "max_pool2d")
+    if padding > min(kernel) // 2:
         raise ValueError(
-            f"max_pool2d: padding {padding} is more than half the kernel ({kernel_size}): a window could "
-            "then hold padding only, so torch refuses it too"
+            f"max_pool2d: padding {padding} is more than half the kernel {kernel}: a window could then "
+            "hold padding only, so torch refuses it too"
         )
-    return apply("max_pool2d", x, args=(int(kernel_size), int(stride), int(padding)))
+    return apply("max_pool2d", x, args=(kernel, stride, padding))
+
+
+def _conv_padding(padding, kernel, stride):
+    """conv2d's padding as one int: torch's "valid" is 0, and "same" (k − 1) / 2 for a square odd kernel."""
+    if padding == "valid":
+        return 0
+    if padding == "same":
+        if stride != 1 or kernel[0] != kernel[1] or kernel[0] % 2 == 0:
+            raise ValueError(
+                f"conv2d: padding='same' is supported for stride 1 and a square kernel of odd size, got stride "
+                f"{stride!r} and kernel {tuple(kernel)}"
+            )
+        return (kernel[0] - 1) // 2
+    return _one_int(padding, "conv2d", "padding")
+
+
+def _one_int(value, op, name):
+    """A stride or padding given as an int, or as torch's pair of two equal ints."""
+    if isinstance(value, tuple | list) and len(value) == 2 and value[0] == value[1]:
+        return value[0]
+    if isinstance(value, tuple | list):
+        raise ValueError(f"{op}: {name} must be an int or a pair of equal ints (the same in both dims), got {value!r}")
+    return value
 
 
 def _refuse_unsupported(op, **given_and_default):
+    """A NotImplementedError for an argument that is not its default (torch's pair of defaults counts)."""
     for name, (given, default) in given_and_default.items():
-        if given is not default and given != default:
+        values = list(given) if isinstance(given, tuple | list) else [given]
+        if any(value is not default and value != default for value in values) or not values:
             raise NotImplementedError(f"{op}: {name}={given!r} is not supported (only {name}={default!r})")
 
 

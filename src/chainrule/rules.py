@@ -240,23 +240,24 @@ def col2im_vjp(g, node, saved):
 
 
 def max_pool2d_vjp(g, node, saved):
-    """C = the max of each k×k window of A, the windows s apart.   dA = G routed to each window's max.
+    """C = the max of each kh×kw window of A, the windows s apart.   dA = G routed to each window's max.
 
     A is (N, C, H, W), and a max passes its gradient to the one input that won it: with
     w(i, j) the entry that won window (i, j), dA[e] = Σ G[i, j] over the windows that e
     won, 0 if none. Where several tie, the first in the window (row by row) wins, as in
-    torch's max_pool2d, not a share each as :meth:`Tensor.max`. With s < k windows
+    torch's max_pool2d, not a share each as :meth:`Tensor.max`. With s smaller than the kernel, windows
     overlap, and col2im adds each window back into place, so an entry that wins several
     gets their sum. The routing is a constant mask, so the rule differentiates again.
     Padding is -inf, which wins no window, and col2im drops its rows and columns.
     """
-    (a, _), (k, stride, padding) = saved, node.args
-    windows = pool_windows(pad_with_minus_inf(a.data, padding), k, stride)
+    (a, _), (kernel, stride, padding) = saved, node.args
+    size = kernel[0] * kernel[1]
+    windows = pool_windows(pad_with_minus_inf(a.data, padding), kernel, stride)
     first = windows.argmax(axis=-1)[..., None]
-    route = (np.arange(k * k) == first).astype(a.data.dtype)  # one-hot at each window's max
+    route = (np.arange(size) == first).astype(a.data.dtype)  # one-hot at each window's max
     n, c, rows, cols, _ = windows.shape
     routed = (g.reshape(n, c, rows, cols, 1) * route).transpose(0, 2, 3, 1, 4)
-    return (routed.reshape(n, rows, cols, c * k * k).col2im(a.shape, (k, k), stride, padding),)
+    return (routed.reshape(n, rows, cols, c * size).col2im(a.shape, kernel, stride, padding),)
 
 
 def dropout_vjp(g, node, saved):

@@ -408,11 +408,12 @@ class Tensor:
         ``torch.amax``; ``torch.max`` along a dim gives it all to one of them)."""
         return apply("max", self, args=(axis_arg(axis, self.data.shape, "max"), bool(keepdims)))
 
-    def take_rows(self, indices):
+    def take_rows(self, indices, op="take_rows"):
         """The rows (slices along axis 0) that the integer array ``indices`` names, repeats allowed:
         ``self[indices]``, of shape ``indices.shape + self.shape[1:]``. Row ``"embedding"`` of
-        the rule table; :func:`chainrule.functional.embedding` is this on a (rows, features) table."""
-        return apply("embedding", self, args=(row_indices(_array_of(indices), self.shape, "embedding"),))
+        the rule table; :func:`chainrule.functional.embedding` is this on a (rows, features) table
+        (``op`` is the name its errors give)."""
+        return apply("embedding", self, args=(row_indices(_array_of(indices), self.shape, op),))
 
     def scatter_add_rows(self, indices, rows):
         """Zeros of shape ``(rows,) + self.shape[indices.ndim:]``, with each slice of ``self`` added
@@ -450,7 +451,10 @@ class Tensor:
         """Zeros of ``shape`` with this Tensor added at ``key``, an entry picked twice getting both
         (numpy's ``np.add.at``): the VJP of indexing, row ``"add_at"``."""
         key, shape = index_key(key, "add_at"), int_tuple(shape_args((shape,)), "add_at", "shape")
-        picked = np.empty(shape, dtype=bool)[key].shape
+        try:
+            picked = np.empty(shape, dtype=bool)[key].shape
+        except IndexError as error:
+            raise IndexError(f"add_at: {error} (the shape is {shape})") from None
         if picked != self.shape:
             raise ValueError(f"add_at: the key picks shape {picked} of {shape}, but the Tensor has shape {self.shape}")
         return apply("add_at", self, args=(key, shape))
@@ -503,13 +507,16 @@ class Tensor:
 
     def clamp(self, min=None, max=None):
         """Each entry clipped to [min, max], as torch's ``clamp``; either bound may be None, not both."""
-        bounds = (min, max)
-        if bounds == (None, None):
+        if min is None and max is None:
             raise ValueError("clamp: give min, max or both (both are None)")
-        for name, bound in zip(("min", "max"), bounds, strict=True):
+        for name, bound in (("min", min), ("max", max)):
             if bound is not None and (isinstance(bound, bool) or not isinstance(bound, Real) or bound != bound):
-                raise TypeError(f"clamp: {name} must be a number or None, got {bound!r}")
-        return apply("clamp", self, args=bounds)
+                shown = f"a {type(bound).__name__} of shape {bound.shape}" if hasattr(bound, "shape") else repr(bound)
+                raise TypeError(
+                    f"clamp: {name} must be a number or None, got {shown}; for bounds that vary by entry "
+                    "use chainrule.functional.maximum and minimum"
+                )
+        return apply("clamp", self, args=(min, max))
 
     # Graph and gradient bookkeeping.
 

@@ -99,7 +99,7 @@ def test_reductions_cost_one_flop_per_input_element(op_name, axis):
 def test_max_pool2d_costs_a_comparison_per_entry_of_every_window(kernel, stride):
     """k² per output element: with overlapping windows (stride < k) more than the input's size."""
     a = leaf((2, 3, 7, 6))
-    flops, out = forward_flops("max_pool2d", a, args=(kernel, stride, 0))
+    flops, out = forward_flops("max_pool2d", a, args=((kernel, kernel), stride, 0))
     rows, cols = (7 - kernel) // stride + 1, (6 - kernel) // stride + 1
     assert out.shape == (2, 3, rows, cols)
     assert flops == kernel * kernel * 2 * 3 * rows * cols
