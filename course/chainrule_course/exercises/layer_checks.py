@@ -63,7 +63,7 @@ def _conv_problem(seed: int, index: int):
 @allowed("numpy")
 def check_conv2d_backward(conv2d_backward: Callable, seed: int = 0) -> None:
     """``conv2d_backward(x, w, y_bar, stride, padding)`` must return (x_bar, w_bar) of
-    ``conv2d(x, w, stride, padding)``, on two problems: stride 1 without padding, stride 2 with."""
+    ``conv2d(x, w, stride=stride, padding=padding)``, on two problems: stride 1 without padding, stride 2 with."""
     name = "conv2d_backward"
     for index in (0, 1):
         x, k, y_bar, stride, padding = _conv_problem(seed, index)
