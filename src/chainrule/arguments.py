@@ -84,6 +84,8 @@ def axis_arg(axis, shape, op):
     ndim = len(shape)
     if not ndim and set(axes) <= {0, -1}:  # a 0-d tensor's one implicit axis, as torch allows
         return None
+    if not ndim:
+        raise ValueError(f"{op}: axis {axis!r} is not valid for a 0-d tensor: use None, 0 or -1, as torch does")
     if not all(-ndim <= ax < ndim for ax in axes) or len({ax % ndim for ax in axes}) != len(axes):
         shown = axes[0] if single else axes
         raise ValueError(axis_message(op, shown, shape))
@@ -99,32 +101,52 @@ def index_key(key, op):
     """An index of ``x[key]`` as a tuple numpy takes, its arrays copied, or a TypeError naming ``op``.
 
     The copy matters: the gradient adds G back at the key, so a key array changed after the
-    forward pass would otherwise send it to other entries.
+    forward pass would otherwise send it to other entries. A key of ints and slices only
+    ends with ``...``, so that numpy returns a view even when every axis gets an int, as
+    torch does. A key whose ints and index arrays are apart (``x[1, :, [0, 4]]``) is
+    refused: numpy and torch put the result's axes in different orders there.
     """
-    parts = []
-    for part in key if isinstance(key, tuple) else (key,):
-        if part is None or part is Ellipsis:
-            parts.append(part)
-        elif isinstance(part, slice):
-            for end in (part.start, part.stop, part.step):
-                if end is not None and (isinstance(end, bool) or not isinstance(end, int | np.integer)):
-                    raise TypeError(f"{op}: a slice's start, stop and step must be ints or None, got {part!r}")
-            parts.append(part)
-        elif isinstance(part, int | np.integer) and not isinstance(part, bool | np.bool_):
-            parts.append(int(part))
-        elif isinstance(part, list | np.ndarray):
-            array = np.array(part)  # a copy
-            if array.dtype.kind == "b":
-                parts.append(array)
-            elif array.dtype.kind in "iu" or array.size == 0:
-                parts.append(array.astype(np.intp))
-            else:
-                raise TypeError(f"{op}: an index array must hold ints or bools, got dtype {array.dtype}")
-        elif hasattr(part, "grad_fn"):
-            raise TypeError(f"{op}: a Tensor cannot be an index (it holds floats); use {_INDEX_FORMS}")
-        else:
-            raise TypeError(f"{op}: cannot index with {type(part).__name__} {part!r}; use {_INDEX_FORMS}")
+    parts = [_key_part(part, op) for part in (key if isinstance(key, tuple) else (key,))]
+    picks = [i for i, part in enumerate(parts) if isinstance(part, int | np.ndarray)]
+    has_int = any(isinstance(parts[i], int) for i in picks)
+    if (
+        has_int
+        and len(picks) > len([i for i in picks if isinstance(parts[i], int)])
+        and picks != list(range(picks[0], picks[-1] + 1))
+    ):
+        raise IndexError(
+            f"{op}: in this key an int and an index array are apart, where numpy and torch order the "
+            "result's axes differently; index in two steps instead, e.g. x[1][:, [0, 4]] for x[1, :, [0, 4]]"
+        )
+    if not any(isinstance(part, np.ndarray) for part in parts) and Ellipsis not in parts:
+        parts.append(Ellipsis)  # every axis an int: a 0-d view, not a copied number
     return tuple(parts)
+
+
+def _key_part(part, op):
+    if part is None or part is Ellipsis:
+        return part
+    if isinstance(part, slice):
+        for end in (part.start, part.stop, part.step):
+            if end is not None and (isinstance(end, bool) or not isinstance(end, int | np.integer)):
+                raise TypeError(f"{op}: a slice's start, stop and step must be ints or None, got {part!r}")
+        if part.step == 0:
+            raise ValueError(f"{op}: a slice's step must not be 0, got {part!r}")
+        return part
+    if isinstance(part, int | np.integer) and not isinstance(part, bool | np.bool_):
+        return int(part)
+    if isinstance(part, list | np.ndarray):
+        array = np.array(part)  # a copy
+        if array.dtype.kind == "b":
+            return array
+        if array.dtype.kind in "iu" or array.size == 0:
+            return array.astype(np.intp)
+        raise TypeError(f"{op}: an index array must hold ints or bools, got dtype {array.dtype}")
+    if type(part).__module__.startswith("chainrule"):
+        raise TypeError(f"{op}: a chainrule Tensor cannot be an index (it holds floats); use {_INDEX_FORMS}")
+    kind = f"{type(part).__module__.split('.')[0]} {type(part).__name__}".removeprefix("builtins ")
+    shown = f" {part!r}" if len(repr(part)) <= 40 else ""
+    raise TypeError(f"{op}: cannot index with a {kind}{shown}; use {_INDEX_FORMS}")
 
 
 def join_axis(axis, ndim, op):

@@ -207,7 +207,8 @@ def dropout(x, p, training=True, rng=None):
 
 
 def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """A 2-D convolution, as torch's ``conv2d``: x (N, C, H, W), w (F, C, kh, kw), bias (F,) or None.
+    """A 2-D convolution, as torch's ``conv2d``: x (N, C, H, W) or one image (C, H, W), w (F, C, kh, kw),
+    bias (F,) or None.
 
     Written with im2col: every (kh, kw) window of x becomes a row (:meth:`Tensor.im2col`),
     and the convolution is one matmul of those rows with the filters, each flattened to a
@@ -222,11 +223,16 @@ def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """
     x, w = _as_tensor(x, "conv2d"), _as_tensor(w, "conv2d")
     _refuse_unsupported("conv2d", dilation=(dilation, 1), groups=(groups, 1))
+    if x.ndim == 3:  # one image (C, H, W), as torch takes it too
+        return conv2d(x.reshape(1, *x.shape), w, bias, stride, padding)[0]
     if x.ndim != 4 or w.ndim != 4:
         raise ValueError(
             f"conv2d: expected x of shape (N, C, H, W) and w of shape (F, C, kh, kw), got {x.shape} and {w.shape}"
         )
-    stride, padding = _one_int(stride, "conv2d", "stride"), _conv_padding(padding, w.shape[2:], stride)
+    if not w.shape[0] or not w.shape[1]:
+        raise ValueError(f"conv2d: w of shape {w.shape} has no filters or no channels")
+    stride = _one_int(stride, "conv2d", "stride")
+    padding = _conv_padding(padding, w.shape[2:], stride)
     window_args(x.shape, w.shape[2:], stride, padding, "conv2d")
     if x.shape[1] != w.shape[1]:
         raise ValueError(
@@ -244,7 +250,7 @@ def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """The max of each kh × kw window of x (N, C, H, W), the windows ``stride`` apart (by
+    """The max of each kh × kw window of x (N, C, H, W), or of one image (C, H, W), the windows ``stride`` apart (by
     default the kernel's size, side by side), as torch's ``max_pool2d``: shape
     (N, C, rows, cols), rows = (H + 2·padding − kh) // stride + 1 and cols likewise, rows and
     columns past the last whole window left out. ``kernel_size`` is an int or a pair (kh, kw);
@@ -257,6 +263,8 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
     are refused.
     """
     x = _as_tensor(x, "max_pool2d")
+    if x.ndim == 3:  # one image (C, H, W), as torch takes it too
+        return max_pool2d(x.reshape(1, *x.shape), kernel_size, stride, padding, dilation, ceil_mode, return_indices)[0]
     _refuse_unsupported(
         "max_pool2d", dilation=(dilation, 1), ceil_mode=(ceil_mode, False), return_indices=(return_indices, False)
     )
@@ -348,9 +356,10 @@ def _constant(x, dtype, op):
         return x
     if isinstance(x, Real) and not isinstance(x, bool):
         return Tensor(np.asarray(x, dtype=dtype))
-    if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+    if isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64):
         return Tensor(x)
-    raise TypeError(f"{op}: expected a Tensor, a number or a float numpy array, got {type(x).__name__}")
+    got = f"an array of dtype {x.dtype}" if isinstance(x, np.ndarray) else type(x).__name__
+    raise TypeError(f"{op}: expected a Tensor, a number or a float32/float64 numpy array, got {got}")
 
 
 def cat(tensors, axis=0):

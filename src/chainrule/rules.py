@@ -245,19 +245,25 @@ def max_pool2d_vjp(g, node, saved):
     A is (N, C, H, W), and a max passes its gradient to the one input that won it: with
     w(i, j) the entry that won window (i, j), dA[e] = Σ G[i, j] over the windows that e
     won, 0 if none. Where several tie, the first in the window (row by row) wins, as in
-    torch's max_pool2d, not a share each as :meth:`Tensor.max`. With s smaller than the kernel, windows
-    overlap, and col2im adds each window back into place, so an entry that wins several
-    gets their sum. The routing is a constant mask, so the rule differentiates again.
-    Padding is -inf, which wins no window, and col2im drops its rows and columns.
+    torch's max_pool2d, not a share each as :meth:`Tensor.max`. With s smaller than the
+    kernel, windows overlap, and col2im adds each window back into place, so an entry that
+    wins several gets their sum. The routing is a constant mask, so the rule differentiates
+    again. Padding (-inf) is never routed to, even where A's own entries are -inf too: the
+    winner is the first entry of A itself that equals the max.
     """
     (a, _), (kernel, stride, padding) = saved, node.args
     size = kernel[0] * kernel[1]
     windows = pool_windows(pad_with_minus_inf(a.data, padding), kernel, stride)
-    first = windows.argmax(axis=-1)[..., None]
+    top = windows.max(axis=-1, keepdims=True)  # C again, rather than keep it
+    wins = (windows == top) | (np.isnan(windows) & np.isnan(top))
+    if padding:  # only A's own entries can win
+        inside = np.pad(np.ones(a.shape[2:], dtype=bool), padding, constant_values=False)
+        wins &= pool_windows(inside[None, None], kernel, stride)
+    first = wins.argmax(axis=-1)[..., None]
     route = (np.arange(size) == first).astype(a.data.dtype)  # one-hot at each window's max
-    n, c, rows, cols, _ = windows.shape
-    routed = (g.reshape(n, c, rows, cols, 1) * route).transpose(0, 2, 3, 1, 4)
-    return (routed.reshape(n, rows, cols, c * size).col2im(a.shape, kernel, stride, padding),)
+    n, ch, rows, cols, _ = windows.shape
+    routed = (g.reshape(n, ch, rows, cols, 1) * route).transpose(0, 2, 3, 1, 4)
+    return (routed.reshape(n, rows, cols, ch * size).col2im(a.shape, kernel, stride, padding),)
 
 
 def dropout_vjp(g, node, saved):
@@ -359,27 +365,31 @@ def clamp_vjp(g, node, saved):
     return (g * inside.astype(a.dtype),)
 
 
-def _share_of_a(a, b, a_wins):
-    """1 where A wins, 0 where B does, and ½ each at a tie, as torch's maximum and minimum split it."""
-    return a_wins.astype(a.dtype) + 0.5 * (a == b).astype(a.dtype)
+def _tie_shares(a, b, a_loses, b_loses):
+    """Each side's share of G: ½ each at a tie, 0 where it loses, else 1, as torch's maximum and
+    minimum split it (a NaN on either side loses nowhere, so both get G there)."""
+    tie = a == b
+    share_a = np.where(tie, 0.5, np.where(a_loses, 0.0, 1.0)).astype(a.dtype)
+    share_b = np.where(tie, 0.5, np.where(b_loses, 0.0, 1.0)).astype(b.dtype)
+    return share_a, share_b
 
 
 def maximum_vjp(g, node, saved):
-    """C = max(A, B) entry by entry.   dA = G * S,   dB = G * (1 - S),
-    S = 1 where A > B, ½ where A = B, 0 where A < B: a constant, so the rule differentiates again."""
+    """C = max(A, B) entry by entry.   dA = G * S_A,   dB = G * S_B, with S_A = 1 where A > B, ½ where
+    A = B and 0 where A < B, S_B the other way round: constants, so the rule differentiates again."""
     a, b, _ = saved
-    share = _share_of_a(a.data, b.data, a.data > b.data)
+    share_a, share_b = _tie_shares(a.data, b.data, a.data < b.data, a.data > b.data)
     need_a, need_b = node.needs_input_grad
-    return (g * share if need_a else None), (g * (1 - share) if need_b else None)
+    return (g * share_a if need_a else None), (g * share_b if need_b else None)
 
 
 def minimum_vjp(g, node, saved):
-    """C = min(A, B) entry by entry.   dA = G * S,   dB = G * (1 - S),
-    S = 1 where A < B, ½ where A = B, 0 where A > B."""
+    """C = min(A, B) entry by entry.   dA = G * S_A,   dB = G * S_B, with S_A = 1 where A < B, ½ where
+    A = B and 0 where A > B, S_B the other way round."""
     a, b, _ = saved
-    share = _share_of_a(a.data, b.data, a.data < b.data)
+    share_a, share_b = _tie_shares(a.data, b.data, a.data > b.data, a.data < b.data)
     need_a, need_b = node.needs_input_grad
-    return (g * share if need_a else None), (g * (1 - share) if need_b else None)
+    return (g * share_a if need_a else None), (g * share_b if need_b else None)
 
 
 def where_vjp(g, node, saved):
@@ -554,8 +564,7 @@ RULES = _checked({
                         nonfinite_hint="the incoming gradient's sum along the axis overflowed "
                                        "(dA = G - softmax(A) * ΣG)"),
     "nll_loss":    Rule(nll_loss_forward,     nll_loss_vjp,     ((),),                 "nll_loss",     F.picked_mean),
-    "abs":         Rule(np.abs,               abs_vjp,          (("A",),),             "abs",          F.elementwise,
-                        keeps_finite=True),
+    "abs":         Rule(np.abs,               abs_vjp,          (("A",),),             "abs",          F.elementwise),
     "clamp":       Rule(clamp_forward,        clamp_vjp,        (("A",),),             "clamp",        F.elementwise,
                         keeps_finite=True),
     "maximum":     Rule(np.maximum,           maximum_vjp,      (("A", "B"), ("A", "B")), "maximum",   F.elementwise,

@@ -19,12 +19,10 @@ that no node kept is freed as soon as the user drops its Tensor, and after
 refers back to a Tensor from its node, so a dropped graph is freed at once by
 reference counting.  This is how PyTorch keeps memory; :mod:`chainrule.node` says more.
 
-Repeated calls, as in PyTorch.  Leaves with ``requires_grad=True`` *accumulate* into
-``.grad`` (a numpy array); clear it with :func:`chainrule.autograd.clear_grads` (or an optimizer's
-``zero_grad``).
-Interior Tensors keep no ``.grad`` unless :meth:`Tensor.retain_grad` was called.
-``backward(create_graph=True)`` and :func:`chainrule.autograd.grad` with ``create_graph=True`` record the
-backward pass too, so the gradients are Tensors that can be differentiated again.
+Repeated calls, as in PyTorch.  Leaves with ``requires_grad=True`` *accumulate* into ``.grad`` (a
+numpy array); clear it with :func:`chainrule.autograd.clear_grads` (or an optimizer's ``zero_grad``).
+Interior Tensors keep no ``.grad`` unless :meth:`Tensor.retain_grad` was called. With
+``create_graph=True`` the backward pass is recorded too: its gradients can be differentiated again.
 """
 
 from numbers import Real
@@ -331,10 +329,10 @@ class Tensor:
         return apply("@", _operand(other, self, "matmul"), self)
 
     # In place, ``x -= y``: as in PyTorch, a leaf that requires grad refuses while recording (an optimizer
-    # holding it would keep the old leaf if Python made a new one); under no_grad, or for a Tensor that needs
-    # no gradient, the operator runs with its own checks and its result is copied into the array, counted by
-    # the version counter. A recorded result, or a constant given a recorded operand, is computed out of
-    # place, a new Tensor, as before.
+    # holding it would keep the old leaf if Python made a new one), and so does a view (torch would write
+    # through it); under no_grad, or for a Tensor that needs no gradient, the operator runs with its own checks
+    # and its result is copied into the array, counted by the version counter. Any other recorded result, or a
+    # constant given a recorded operand, is computed out of place, a new Tensor.
 
     def __iadd__(self, other):
         return self._in_place(other, Tensor.__add__, "+=")
@@ -357,6 +355,11 @@ class Tensor:
                 f"{symbol}: {name} is a leaf that requires grad, and is not changed in place while the graph "
                 "is recorded, as in PyTorch. Change it under no_grad, as an optimizer's step does: "
                 "`with no_grad(): W -= lr * W.grad`"
+            )
+        if recording and self._data.base is not None:  # a view of another Tensor's memory
+            raise RuntimeError(
+                f"{symbol}: {name} is a view of another Tensor (which PyTorch would change too), "
+                + "and is not written through while the graph is recorded: write `y = y + z`"
             )
         if recording:  # Python computes self - other instead: a new, recorded Tensor
             return NotImplemented
@@ -430,9 +433,10 @@ class Tensor:
     # Indexing.
 
     def __getitem__(self, key):
-        """``x[key]``, as numpy indexes: ints, slices, None, ``...``, integer lists or arrays, a
-        boolean mask (row ``"index"``). A slice is a view of x, and shares x's version counter,
-        as in PyTorch. Writing into a Tensor's entries, ``x[0] = 1``, is refused."""
+        """``x[key]``, as numpy and torch index: ints, slices, None, ``...``, integer lists or arrays,
+        a boolean mask (row ``"index"``). A key of ints and slices gives a view of x, which shares
+        x's version counter, as in PyTorch; ``x[0] = 1`` is refused, and so is a key whose ints and
+        arrays are apart, which numpy and torch read differently (:func:`~chainrule.arguments.index_key`)."""
         return apply("index", self, args=(index_key(key, "index"),))
 
     def __setitem__(self, key, value):
@@ -451,6 +455,8 @@ class Tensor:
         """Zeros of ``shape`` with this Tensor added at ``key``, an entry picked twice getting both
         (numpy's ``np.add.at``): the VJP of indexing, row ``"add_at"``."""
         key, shape = index_key(key, "add_at"), int_tuple(shape_args((shape,)), "add_at", "shape")
+        if any(size < 0 for size in shape):
+            raise ValueError(f"add_at: the shape must have sizes >= 0, got {shape}")
         try:
             picked = np.empty(shape, dtype=bool)[key].shape
         except IndexError as error:
@@ -510,8 +516,11 @@ class Tensor:
         if min is None and max is None:
             raise ValueError("clamp: give min, max or both (both are None)")
         for name, bound in (("min", min), ("max", max)):
-            if bound is not None and (isinstance(bound, bool) or not isinstance(bound, Real) or bound != bound):
-                shown = f"a {type(bound).__name__} of shape {bound.shape}" if hasattr(bound, "shape") else repr(bound)
+            number = isinstance(bound, Real | np.floating | np.integer) and not isinstance(bound, bool)
+            if bound is not None and (not number or bound != bound):
+                if number:
+                    raise ValueError(f"clamp: {name} is nan; give a number or None")
+                shown = f"a {type(bound).__name__} of shape {bound.shape}" if np.ndim(bound) else repr(bound)
                 raise TypeError(
                     f"clamp: {name} must be a number or None, got {shown}; for bounds that vary by entry "
                     "use chainrule.functional.maximum and minimum"

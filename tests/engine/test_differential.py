@@ -22,15 +22,24 @@ def test_the_opinfo_comparison_finds_a_wrong_rule_and_an_unclear_error(monkeypat
     assert planted.unclear and all("AttributeError" in line for line in planted.unclear)
 
 
-def test_random_programs_find_a_wrong_tie_rule(monkeypatch):
-    assert fuzz.run_tensor_programs(150) == [] and fuzz.run_scalar_programs(150) == []
-    halves = RULES["maximum"]._replace(vjp=lambda g, node, saved: (g * 0.5, g * 0.5))
-    monkeypatch.setitem(RULES, "maximum", halves)
-    assert any("maximum" in problem for problem in fuzz.run_tensor_programs(150))
+def _whole_tie_to_a(g, node, saved):
+    """maximum's rule right everywhere but at a tie, where A gets all of G."""
+    a, b, _ = saved
+    share = (a.data >= b.data).astype(a.dtype)
+    return g * share, g * (1 - share)
+
+
+def test_random_programs_find_a_rule_wrong_only_at_ties(monkeypatch):
+    assert fuzz.run_tensor_programs(500) == [] and fuzz.run_scalar_programs(150) == []
+    monkeypatch.setitem(RULES, "maximum", RULES["maximum"]._replace(vjp=_whole_tie_to_a))
+    assert any("maximum" in problem for problem in fuzz.run_tensor_programs(500))
 
 
 def test_the_probes_find_nothing_and_can_fail(monkeypatch):
     assert probes.run_probes() == []
     assert probes._raises(lambda: None, RuntimeError, "backward") == "no RuntimeError: a silent result"
+    # numpy's own message starts with "index" too, but not with "index:"
+    monkeypatch.setitem(RULES, "index", RULES["index"]._replace(forward=lambda a, key: a[key]))
+    assert "index: IndexError: index 9 is out of bounds" in probes.every_refusal_names_its_call()
     monkeypatch.setattr(np, "array_equal", lambda *args: False)  # every comparison a probe makes now fails
     assert len(probes.run_probes()) >= 4

@@ -30,6 +30,9 @@ def matches_torch(ours, theirs, *arrays):
 
 KEYS = {
     "int": 1,
+    "an int for every axis": (1, 2),
+    "an int next to an array": (1, [0, 3, 3]),
+    "an array, then a new axis": ([0, 2], slice(None), None),
     "negative int": (-1, 2),
     "slice with a step": (slice(None, None, 2), slice(1, 3)),
     "None and ...": (None, Ellipsis, 2),
@@ -52,6 +55,35 @@ def test_indexing_matches_torch_for_every_form_of_key(key):
 
 def test_a_negative_step_reverses_as_torch_flip_does():  # torch's indexing takes no negative step
     matches_torch(lambda a: a[::-1, 1::-1], lambda a: a.flip(0)[:, :2].flip(1), A)
+
+
+def test_an_int_for_every_axis_is_a_view_that_shares_the_version_counter():
+    """As in torch, x[1] of a 1-D x is a 0-d view: a change through it reaches x, and an optimizer's step
+    on W between two backward passes that read W[1] is refused."""
+    x = Tensor(np.arange(4.0))
+    with no_grad():
+        entry = x[1]
+        entry *= 10.0
+    np.testing.assert_array_equal(x.data, [0.0, 10.0, 2.0, 3.0])
+    w = Tensor(A.copy(), requires_grad=True)
+    e = w[1, 2]
+    loss = e * e
+    loss.backward(retain_graph=True)
+    SGD([w], lr=0.5).step()
+    with pytest.raises(RuntimeError, match="changed in place"):
+        loss.backward()
+
+
+def test_in_place_on_a_view_is_refused_while_recording():
+    """torch would write through the view into y; chainrule says so rather than make a new Tensor silently."""
+    x = Tensor(np.zeros(4), requires_grad=True)
+    y = x * 1.0
+    head = y[0:2]
+    with pytest.raises(RuntimeError, match=r"\+=: a Tensor of shape \(2,\) is a view of another Tensor"):
+        head += 1.0
+    z = x * 1.0
+    z += 1.0  # not a view: computed out of place, recorded
+    np.testing.assert_array_equal(z.data, np.ones(4))
 
 
 def test_a_key_changed_after_forward_does_not_move_the_gradient():
@@ -88,11 +120,14 @@ def test_entries_are_not_assigned_and_a_0d_tensor_does_not_iterate():
     ("key", "error", "message"),
     [
         (5, IndexError, r"index: index 5 is out of bounds for axis 0 with size 3 \(the Tensor has shape \(3, 4\)\)"),
-        (0.5, TypeError, "index: cannot index with float 0.5; use an int, a slice"),
+        (0.5, TypeError, "index: cannot index with a float 0.5; use an int, a slice"),
         (slice(0.5, 2), TypeError, "index: a slice's start, stop and step must be ints or None"),
+        (slice(None, None, 0), ValueError, "index: a slice's step must not be 0"),
         ([0.5, 1.0], TypeError, "index: an index array must hold ints or bools, got dtype float64"),
-        (Tensor(np.array([0.0])), TypeError, r"index: a Tensor cannot be an index \(it holds floats\)"),
-        (True, TypeError, "index: cannot index with bool True"),
+        (Tensor(np.array([0.0])), TypeError, r"index: a chainrule Tensor cannot be an index \(it holds floats\)"),
+        (torch.tensor([0]), TypeError, r"index: cannot index with a torch Tensor tensor\(\[0\]\); use an int"),
+        (True, TypeError, "index: cannot index with a bool True"),
+        ((1, slice(None), [0, 2]), IndexError, r"index: in this key an int and an index array are apart.*x\[1\]\["),
     ],
 )
 def test_a_bad_key_is_refused_naming_the_op(key, error, message):
@@ -101,23 +136,33 @@ def test_a_bad_key_is_refused_naming_the_op(key, error, message):
 
 
 def test_add_at_refuses_a_tensor_that_does_not_fit_the_key():
+    with pytest.raises(ValueError, match=r"add_at: the shape must have sizes >= 0, got \(-1,\)"):
+        Tensor(np.ones(2)).add_at(0, (-1,))
     with pytest.raises(ValueError, match=r"add_at: the key picks shape \(2, 4\) of \(3, 4\), but the Tensor has"):
         Tensor(np.ones((2, 3))).add_at([0, 1], (3, 4))
 
 
 def test_maximum_and_minimum_split_a_tie_as_torch_does():
-    a, b = np.array([1.0, 2.0, 3.0, -1.0]), np.array([1.0, 5.0, 3.0, -2.0])
+    a, b = np.array([1.0, 2.0, 3.0, -1.0, np.nan, 1.0]), np.array([1.0, 5.0, 3.0, -2.0, 0.0, np.nan])
     matches_torch(maximum, torch.maximum, a, b)
     matches_torch(minimum, torch.minimum, a, b)
-    x = Tensor(a, requires_grad=True)
+    x = Tensor(a[:4], requires_grad=True)
     maximum(x, x).sum().backward()  # both sides the same Tensor: ½ + ½
     np.testing.assert_array_equal(x.grad, np.ones(4))
 
 
 def test_maximum_takes_a_number_on_either_side():
-    matches_torch(lambda a: maximum(a, 0.0) + minimum(0.5, a), lambda a: a.clamp(min=0) + a.clamp(max=0.5), A)
+    ties = np.array([[0.0, 0.5, -1.0], [0.5, 2.0, 0.0]])  # entries equal to the numbers: half the gradient
+    zero, half = torch.tensor(0.0, dtype=torch.float64), torch.tensor(0.5, dtype=torch.float64)
+    matches_torch(
+        lambda a: maximum(a, 0.0) + minimum(0.5, a), lambda a: torch.maximum(a, zero) + torch.minimum(half, a), ties
+    )
     with pytest.raises(TypeError, match="maximum: a or b must be a Tensor, got float and int"):
         maximum(1.0, 2)
+    with pytest.raises(
+        TypeError, match="maximum: expected a Tensor, a number or a float32/float64 numpy array, got an"
+    ):
+        maximum(Tensor(A), A.astype(np.float16))
 
 
 @pytest.mark.parametrize(("low", "high"), [(-0.5, 0.5), (0.0, None), (None, 0.0), (1.0, -1.0)])
@@ -130,8 +175,14 @@ def test_clamp_and_abs_refuse_or_take_what_torch_does():
     matches_torch(lambda x: x.abs(), lambda x: x.abs(), np.array([-2.0, 0.0, 3.0]))  # 0 at the kink
     with pytest.raises(ValueError, match="clamp: give min, max or both"):
         Tensor(A).clamp()
-    with pytest.raises(TypeError, match="clamp: max must be a number or None, got nan"):
-        Tensor(A).clamp(0.0, float("nan"))
+    with pytest.raises(ValueError, match="clamp: max is nan; give a number or None"):
+        Tensor(A).clamp(0.0, np.float32("nan"))
+    np.testing.assert_array_equal(Tensor(A).clamp(np.float32(0.25)).data, np.maximum(A, 0.25))  # numpy's numbers
+    with pytest.raises(TypeError, match=r"clamp: min must be a number or None, got a ndarray of shape \(3, 4\)"):
+        Tensor(A).clamp(A)
+    x = Tensor(np.array([np.nan, 0.5]), requires_grad=True)
+    with pytest.raises(FloatingPointError, match="backward of abs produced nan/inf"):  # torch returns 0 there
+        x.abs().sum().backward()
 
 
 def test_where_broadcasts_its_condition_and_refuses_a_float_one():
@@ -192,11 +243,42 @@ def test_max_pool2d_pads_with_minus_inf_as_torch_does(kernel, stride, padding):
     )
 
 
+@pytest.mark.parametrize(
+    "image",
+    [
+        np.array([[[[-np.inf, 1.0], [2.0, 3.0]]]]),  # padding ties with A's own -inf: A's entry wins
+        np.full((1, 1, 3, 3), -np.inf),
+        np.array([[[[1.0, 1.0, 0.0], [1.0, 1.0, 2.0], [0.0, 2.0, 2.0]]]]),  # ties: the first in the window
+    ],
+)
+def test_max_pool2d_routes_ties_and_minus_inf_as_torch_does(image):
+    for kernel, stride, padding in [(2, 1, 1), (3, 1, 1), (2, 2, 1), ((2, 1), 1, 0)]:
+        if min(image.shape[2:]) + 2 * padding >= max(np.atleast_1d(kernel)):
+            matches_torch(
+                lambda t, k=kernel, s=stride, p=padding: max_pool2d(t, k, s, p),
+                lambda t, k=kernel, s=stride, p=padding: TF.max_pool2d(t, k, s, p),
+                image,
+            )
+
+
+def test_max_pool2d_and_conv2d_take_one_image_and_torchs_pairs():
+    image, w = RNG.normal(size=(3, 5, 6)), RNG.normal(size=(2, 3, 3, 3))
+    matches_torch(lambda t: max_pool2d(t, (3, 2), 1, (1, 1)), lambda t: TF.max_pool2d(t, (3, 2), 1, (1, 1)), image)
+    matches_torch(
+        lambda t, k: conv2d(t, k, stride=(1, 1), padding="same"),
+        lambda t, k: TF.conv2d(t, k, stride=(1, 1), padding="same"),
+        image,
+        w,
+    )
+
+
 def test_conv2d_adds_its_bias_to_each_filters_map_as_torch_does():
     x, w, b = RNG.normal(size=(2, 3, 5, 6)), RNG.normal(size=(4, 3, 3, 3)), RNG.normal(size=4)
     matches_torch(lambda *t: conv2d(*t, stride=2, padding=1), lambda *t: TF.conv2d(*t, stride=2, padding=1), x, w, b)
     with pytest.raises(ValueError, match=r"conv2d: bias must have shape \(4,\), one per filter of w, got \(3,\)"):
         conv2d(Tensor(x), Tensor(w), Tensor(np.ones(3)))
+    with pytest.raises(ValueError, match=r"conv2d: w of shape \(0, 3, 3, 3\) has no filters or no channels"):
+        conv2d(Tensor(x), Tensor(np.ones((0, 3, 3, 3))))
 
 
 @pytest.mark.parametrize(

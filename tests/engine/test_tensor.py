@@ -1414,8 +1414,8 @@ def test_conv2d_names_what_does_not_fit():
         conv2d(x, Tensor(np.ones((3, 1, 3, 3))))
     with pytest.raises(ValueError, match=r"conv2d: the kernel \(3, 3\) is larger than the input \(2, 2\)"):
         conv2d(Tensor(np.ones((1, 2, 2, 2))), w)
-    with pytest.raises(ValueError, match=r"conv2d: expected x of shape \(N, C, H, W\) .* got \(2, 4, 4\)"):
-        conv2d(Tensor(np.ones((2, 4, 4))), w)
+    with pytest.raises(ValueError, match=r"conv2d: expected x of shape \(N, C, H, W\) .* got \(4, 4\)"):
+        conv2d(Tensor(np.ones((4, 4))), w)
     with pytest.raises(ValueError, match=r"im2col: the kernel must be an int or a pair \(kh, kw\), got \(1, 2, 3\)"):
         x.im2col((1, 2, 3))
     assert x.im2col(np.int64(2)).shape == (1, 3, 3, 8)
