@@ -17,6 +17,7 @@ this list, and none imports the rooms below (``tests/repo/test_layers.py`` check
 * ``rules`` -- the one table of ops: forward function, VJP rule, name, flops and messages of each, checkpoint's
   included; a wrong ``reads`` fails when the table is made
 * ``arguments`` -- the checks of an op's constant arguments (shapes, axes, indices, windows)
+* ``in_place`` -- arithmetic in place on a Tensor (``x += y``): when it changes the array, when it refuses
 * ``tensor`` -- the array engine: :class:`Tensor` and :func:`apply`
 * ``autograd`` -- :func:`grad` (gradients asked for, as ``torch.autograd.grad``), ``clear_grads`` and
   :func:`checkpoint`

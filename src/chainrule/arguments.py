@@ -97,30 +97,50 @@ _INDEX_FORMS = (
 )
 
 
-def index_key(key, op):
-    """An index of ``x[key]`` as a tuple numpy takes, its arrays copied, or a TypeError naming ``op``.
+def index_key(key, op, shape):
+    """An index of ``x[key]`` for a tensor of ``shape``, as a tuple numpy takes, its arrays copied,
+    or an error naming ``op``.
 
     The copy matters: the gradient adds G back at the key, so a key array changed after the
     forward pass would otherwise send it to other entries. A key of ints and slices only
     ends with ``...``, so that numpy returns a view even when every axis gets an int, as
-    torch does. A key whose ints and index arrays are apart (``x[1, :, [0, 4]]``) is
-    refused: numpy and torch put the result's axes in different orders there.
+    torch does. numpy counts an int among the index arrays, torch applies the ints first,
+    so a key with both can order the result's axes differently (``x[1, :, [0, 4]]`` is
+    (2, 4) in numpy, (4, 2) in torch): such a key is refused where the two differ.
     """
     parts = [_key_part(part, op) for part in (key if isinstance(key, tuple) else (key,))]
-    picks = [i for i, part in enumerate(parts) if isinstance(part, int | np.ndarray)]
-    has_int = any(isinstance(parts[i], int) for i in picks)
-    if (
-        has_int
-        and len(picks) > len([i for i in picks if isinstance(parts[i], int)])
-        and picks != list(range(picks[0], picks[-1] + 1))
-    ):
-        raise IndexError(
-            f"{op}: in this key an int and an index array are apart, where numpy and torch order the "
-            "result's axes differently; index in two steps instead, e.g. x[1][:, [0, 4]] for x[1, :, [0, 4]]"
-        )
-    if not any(isinstance(part, np.ndarray) for part in parts) and Ellipsis not in parts:
+    arrays = [part for part in parts if isinstance(part, np.ndarray)]
+    if not arrays and Ellipsis not in parts:
         parts.append(Ellipsis)  # every axis an int: a 0-d view, not a copied number
+    elif arrays and any(isinstance(part, int) for part in parts) and not _read_alike(parts, shape):
+        raise IndexError(
+            f"{op}: numpy and torch order the result of this key differently (an int and an index array "
+            "are apart); index in two steps instead, e.g. x[1][:, [0, 4]] for x[1, :, [0, 4]]"
+        )
     return tuple(parts)
+
+
+def _read_alike(parts, shape):
+    """Whether numpy's reading of the key (ints among the arrays) gives torch's (ints first), on a
+    numbered array of ``shape``."""
+    numbered = np.arange(int(np.prod(shape))).reshape(shape)
+    try:
+        numpy_reads = numbered[tuple(parts)]
+    except IndexError:
+        return True  # out of bounds: the forward pass says so
+    first = []  # torch: the ints and slices first, each array's axes kept whole
+    for part in parts:
+        if isinstance(part, np.ndarray):
+            first += [slice(None)] * (part.ndim if part.dtype == bool else 1)
+        else:
+            first.append(part)
+    then = [part if isinstance(part, np.ndarray) or part is Ellipsis else slice(None) for part in parts]
+    then = [part for part, was in zip(then, parts, strict=True) if not isinstance(was, int)]
+    try:
+        torch_reads = numbered[tuple(first)][tuple(then)]
+    except IndexError:  # a key this reading cannot follow: refused, to be safe
+        return False
+    return numpy_reads.shape == torch_reads.shape and np.array_equal(numpy_reads, torch_reads)
 
 
 def _key_part(part, op):
@@ -136,7 +156,12 @@ def _key_part(part, op):
     if isinstance(part, int | np.integer) and not isinstance(part, bool | np.bool_):
         return int(part)
     if isinstance(part, list | np.ndarray):
-        array = np.array(part)  # a copy
+        try:
+            array = np.array(part)  # a copy
+        except ValueError:
+            raise ValueError(f"{op}: an index list must be rectangular, got {part!r}") from None
+        if array.ndim == 0 and array.dtype.kind in "iu":
+            return int(array)  # a 0-d integer array is an int, as in torch
         if array.dtype.kind == "b":
             return array
         if array.dtype.kind in "iu" or array.size == 0:

@@ -42,8 +42,10 @@ __all__ = [
 def _as_tensor(x, where):
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, np.ndarray):
+    if isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64):
         return Tensor(x)
+    if isinstance(x, np.ndarray):
+        raise TypeError(f"{where}: expected a Tensor or a float32/float64 array, got an array of dtype {x.dtype}")
     raise TypeError(f"{where}: expected a Tensor, got {type(x).__name__}")
 
 
@@ -223,21 +225,22 @@ def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """
     x, w = _as_tensor(x, "conv2d"), _as_tensor(w, "conv2d")
     _refuse_unsupported("conv2d", dilation=(dilation, 1), groups=(groups, 1))
-    if x.ndim == 3:  # one image (C, H, W), as torch takes it too
-        return conv2d(x.reshape(1, *x.shape), w, bias, stride, padding)[0]
-    if x.ndim != 4 or w.ndim != 4:
+    if x.ndim not in (3, 4) or w.ndim != 4:
         raise ValueError(
-            f"conv2d: expected x of shape (N, C, H, W) and w of shape (F, C, kh, kw), got {x.shape} and {w.shape}"
+            f"conv2d: expected x of shape (N, C, H, W) or (C, H, W) and w of shape (F, C, kh, kw), "
+            f"got {x.shape} and {w.shape}"
         )
     if not w.shape[0] or not w.shape[1]:
         raise ValueError(f"conv2d: w of shape {w.shape} has no filters or no channels")
+    if x.shape[-3] != w.shape[1]:
+        raise ValueError(
+            f"conv2d: x has {x.shape[-3]} channels (shape {x.shape}) but w expects {w.shape[1]} (shape {w.shape})"
+        )
+    if x.ndim == 3:  # one image (C, H, W), as torch takes it too
+        return conv2d(x.reshape(1, *x.shape), w, bias, stride, padding)[0]
     stride = _one_int(stride, "conv2d", "stride")
     padding = _conv_padding(padding, w.shape[2:], stride)
     window_args(x.shape, w.shape[2:], stride, padding, "conv2d")
-    if x.shape[1] != w.shape[1]:
-        raise ValueError(
-            f"conv2d: x has {x.shape[1]} channels (shape {x.shape}) but w expects {w.shape[1]} (shape {w.shape})"
-        )
     if bias is not None:
         bias = _as_tensor(bias, "conv2d")
         if bias.shape != w.shape[:1]:

@@ -249,7 +249,8 @@ def max_pool2d_vjp(g, node, saved):
     kernel, windows overlap, and col2im adds each window back into place, so an entry that
     wins several gets their sum. The routing is a constant mask, so the rule differentiates
     again. Padding (-inf) is never routed to, even where A's own entries are -inf too: the
-    winner is the first entry of A itself that equals the max.
+    winner is the first entry of A itself that equals the max (the last NaN, where the max
+    is NaN, as torch's kernel routes it).
     """
     (a, _), (kernel, stride, padding) = saved, node.args
     size = kernel[0] * kernel[1]
@@ -259,8 +260,10 @@ def max_pool2d_vjp(g, node, saved):
     if padding:  # only A's own entries can win
         inside = np.pad(np.ones(a.shape[2:], dtype=bool), padding, constant_values=False)
         wins &= pool_windows(inside[None, None], kernel, stride)
-    first = wins.argmax(axis=-1)[..., None]
-    route = (np.arange(size) == first).astype(a.data.dtype)  # one-hot at each window's max
+    first = wins.argmax(axis=-1)
+    last = size - 1 - wins[..., ::-1].argmax(axis=-1)  # torch's kernel takes each NaN it meets as the max
+    winner = np.where(np.isnan(top[..., 0]), last, first)[..., None]
+    route = (np.arange(size) == winner).astype(a.data.dtype)  # one-hot at each window's max
     n, ch, rows, cols, _ = windows.shape
     routed = (g.reshape(n, ch, rows, cols, 1) * route).transpose(0, 2, 3, 1, 4)
     return (routed.reshape(n, rows, cols, ch * size).col2im(a.shape, kernel, stride, padding),)

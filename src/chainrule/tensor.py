@@ -25,6 +25,7 @@ Interior Tensors keep no ``.grad`` unless :meth:`Tensor.retain_grad` was called.
 ``create_graph=True`` the backward pass is recorded too: its gradients can be differentiated again.
 """
 
+import weakref
 from numbers import Real
 
 import numpy as np
@@ -33,6 +34,7 @@ from .arguments import axis_arg, index_key, int_tuple, row_indices, shape_args, 
 from .backward import backpropagate, unbroadcast, vertex_parents
 from .grad_mode import in_backward, is_grad_enabled, no_grad, observe_ops, set_grad_enabled, thread_modes
 from .graph import topological_order
+from .in_place import in_place
 from .node import AccumulateGrad, Node, vertex_of
 from .rules import RULES, Rule
 
@@ -84,7 +86,7 @@ def _float_array(data, where):
     return array
 
 
-def _plain_tensor(data, version=None):
+def _plain_tensor(data, version=None, base=None):
     """A Tensor around an array we know is fine, with no graph yet (a fast path around ``__init__``).
 
     It makes leaves (constants, detach) and, in :func:`apply`, every op's output before its
@@ -93,7 +95,7 @@ def _plain_tensor(data, version=None):
     """
     out = _new_object(Tensor)
     out._data, out.grad, out.requires_grad, out.label, out.grad_fn = data, None, False, "", None
-    out.retains_grad, out.accumulator = False, None
+    out.retains_grad, out.accumulator, out._base = False, None, base
     out._version = [0] if version is None else version
     return out
 
@@ -141,7 +143,8 @@ def finish_op(op, inputs, args, data):
     modes = thread_modes()  # grad mode and observers, read once
     for observer in modes.observers:
         observer(op, inputs, args, data)
-    out = _plain_tensor(data, _view_version(inputs, data))
+    base = _view_base(inputs, data)
+    out = _plain_tensor(data, None, None) if base is None else _plain_tensor(data, base._version, weakref.ref(base))
     if modes.grad_enabled:
         needs = tuple([t.requires_grad for t in inputs])  # a list made a tuple: faster than a generator here
         if True in needs:
@@ -149,17 +152,18 @@ def finish_op(op, inputs, args, data):
     return out
 
 
-def _view_version(inputs, data):
-    """The version counter of the input whose memory ``data`` is a view of, or None.
+def _view_base(inputs, data):
+    """The input whose memory ``data`` is a view of, or None.
 
-    A transpose, a reshape or a broadcast returns a numpy view, and every linear layer saves
-    ``W.T``. Sharing W's counter, as PyTorch's views share their base's, lets a change to
-    ``W.data`` (an optimizer's step) be seen by a graph that saved the view, and a change
-    through the view by a graph that saved W. A result that owns its memory gets a new one.
+    A transpose, a reshape, a broadcast or a slice returns a numpy view, and every linear layer
+    saves ``W.T``. The view shares W's version counter, as PyTorch's views share their base's,
+    so that a change to ``W.data`` (an optimizer's step) is seen by a graph that saved the view,
+    and a change through the view by a graph that saved W; and it keeps a weak reference to W
+    (``_base``), so that ``+=`` can tell a view of a live Tensor (:mod:`chainrule.in_place`).
     """
     for t in inputs:  # the input's own array (checkpoint's fn returned its input), or a view of it
         if data is t._data or (data.base is not None and np.may_share_memory(data, t._data)):
-            return t._version
+            return t
     return None
 
 
@@ -207,6 +211,7 @@ class Tensor:
     __slots__ = (
         "_data",
         "_version",
+        "_base",
         "grad",
         "requires_grad",
         "label",
@@ -222,7 +227,7 @@ class Tensor:
 
     def __init__(self, data, requires_grad=False, label=""):
         self._data = _float_array(data, "Tensor()")
-        self._version = [0]
+        self._version, self._base = [0], None
         self.grad = None
         self.requires_grad = bool(requires_grad)
         self.label = label
@@ -243,7 +248,7 @@ class Tensor:
         if np.may_share_memory(array, self._data):  # changed in place: every view of it sees the change
             self._version[0] += 1
         else:  # new memory: the views of the old array keep their numbers, and their counter
-            self._version = [self._version[0] + 1]
+            self._version, self._base = [self._version[0] + 1], None
         self._data = array
 
     @property
@@ -328,53 +333,19 @@ class Tensor:
     def __rmatmul__(self, other):
         return apply("@", _operand(other, self, "matmul"), self)
 
-    # In place, ``x -= y``: as in PyTorch, a leaf that requires grad refuses while recording (an optimizer
-    # holding it would keep the old leaf if Python made a new one), and so does a view (torch would write
-    # through it); under no_grad, or for a Tensor that needs no gradient, the operator runs with its own checks
-    # and its result is copied into the array, counted by the version counter. Any other recorded result, or a
-    # constant given a recorded operand, is computed out of place, a new Tensor.
+    # In place, ``x -= y``: see :mod:`chainrule.in_place`.
 
     def __iadd__(self, other):
-        return self._in_place(other, Tensor.__add__, "+=")
+        return in_place(self, other, Tensor.__add__, "+=")
 
     def __isub__(self, other):
-        return self._in_place(other, Tensor.__sub__, "-=")
+        return in_place(self, other, Tensor.__sub__, "-=")
 
     def __imul__(self, other):
-        return self._in_place(other, Tensor.__mul__, "*=")
+        return in_place(self, other, Tensor.__mul__, "*=")
 
     def __itruediv__(self, other):
-        return self._in_place(other, Tensor.__truediv__, "/=")
-
-    def _in_place(self, other, operator, symbol):
-        other_needs = isinstance(other, Tensor) and other.requires_grad
-        recording = is_grad_enabled() and (self.requires_grad or other_needs)
-        name = repr(self.label) if self.label else f"a Tensor of shape {self.shape}"
-        if recording and self.requires_grad and self.grad_fn is None:
-            raise RuntimeError(
-                f"{symbol}: {name} is a leaf that requires grad, and is not changed in place while the graph "
-                "is recorded, as in PyTorch. Change it under no_grad, as an optimizer's step does: "
-                "`with no_grad(): W -= lr * W.grad`"
-            )
-        if recording and self._data.base is not None:  # a view of another Tensor's memory
-            raise RuntimeError(
-                f"{symbol}: {name} is a view of another Tensor (which PyTorch would change too), "
-                + "and is not written through while the graph is recorded: write `y = y + z`"
-            )
-        if recording:  # Python computes self - other instead: a new, recorded Tensor
-            return NotImplemented
-        with no_grad():  # the operator's own checks (operand, shapes, a divisor of 0), then a copy in place
-            result = operator(self, other)
-        if result.shape != self.shape:
-            raise ValueError(
-                f"{symbol}: cannot change {name} in place: with this operand it would have shape {result.shape}"
-            )
-        try:
-            np.copyto(self._data, result._data, casting="same_kind")
-        except (ValueError, TypeError) as error:  # read-only (a broadcast)
-            raise ValueError(f"{symbol}: cannot change {name} in place: {error}") from None
-        self._version[0] += 1
-        return self
+        return in_place(self, other, Tensor.__truediv__, "/=")
 
     def __neg__(self):
         return apply("neg", self)
@@ -437,7 +408,7 @@ class Tensor:
         a boolean mask (row ``"index"``). A key of ints and slices gives a view of x, which shares
         x's version counter, as in PyTorch; ``x[0] = 1`` is refused, and so is a key whose ints and
         arrays are apart, which numpy and torch read differently (:func:`~chainrule.arguments.index_key`)."""
-        return apply("index", self, args=(index_key(key, "index"),))
+        return apply("index", self, args=(index_key(key, "index", self.shape),))
 
     def __setitem__(self, key, value):
         raise TypeError(
@@ -454,9 +425,10 @@ class Tensor:
     def add_at(self, key, shape):
         """Zeros of ``shape`` with this Tensor added at ``key``, an entry picked twice getting both
         (numpy's ``np.add.at``): the VJP of indexing, row ``"add_at"``."""
-        key, shape = index_key(key, "add_at"), int_tuple(shape_args((shape,)), "add_at", "shape")
+        shape = int_tuple(shape_args((shape,)), "add_at", "shape")
         if any(size < 0 for size in shape):
             raise ValueError(f"add_at: the shape must have sizes >= 0, got {shape}")
+        key = index_key(key, "add_at", shape)
         try:
             picked = np.empty(shape, dtype=bool)[key].shape
         except IndexError as error:
