@@ -246,10 +246,8 @@ def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1):
         if bias.shape != w.shape[:1]:
             raise ValueError(f"conv2d: bias must have shape ({w.shape[0]},), one per filter of w, got {bias.shape}")
     rows = x.im2col(w.shape[2:], stride, padding)  # (N, rows, cols, C·kh·kw)
-    out = rows @ w.reshape(w.shape[0], -1).T  # (N, rows, cols, F)
-    if bias is not None:
-        out = out + bias  # F is the last axis here: bias broadcasts over N, rows and cols
-    return out.transpose(0, 3, 1, 2)
+    out = (rows @ w.reshape(w.shape[0], -1).T).transpose(0, 3, 1, 2)
+    return out if bias is None else out + bias.reshape(1, -1, 1, 1)
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
