@@ -247,6 +247,8 @@ def compare_sample(name, adapter, sample, rng):
         return ("unclear", f"{type(error).__name__}: {error}")
     if expected is None:
         return ("mismatch", "torch returns several results, chainrule one")
+    if not isinstance(out, Tensor):
+        return ("mismatch", f"chainrule returned a {type(out).__name__}, not a Tensor")
     problem = _close(out.data, expected.detach().numpy(), "value")
     if problem:
         return ("mismatch", problem)
