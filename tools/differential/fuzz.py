@@ -169,11 +169,11 @@ def _second_order(ours, theirs, leaves, references, rng):
     directions = [rng.normal(size=leaf.shape) for leaf in leaves]
     total = sum((g * Tensor(d)).sum() for g, d in zip(ours, directions, strict=True) if g is not None)
     ttotal = sum((g * torch.tensor(d)).sum() for g, d in zip(theirs, directions, strict=True) if g is not None)
-    second = _grad_or_none(total, leaves, False) if getattr(total, "requires_grad", False) else [None] * 2
+    second = _grad_or_none(total, leaves, False) if getattr(total, "requires_grad", False) else [None] * len(leaves)
     tsecond = (
         torch.autograd.grad(ttotal, references, allow_unused=True)
         if getattr(ttotal, "requires_grad", False)
-        else [None] * 2
+        else [None] * len(leaves)
     )
     return second, tsecond
 
