@@ -6,6 +6,8 @@ The modules, in order: each imports only the engine and modules above it in this
 (``tests/repo/test_layers.py`` checks it):
 
 * ``answers`` -- checking an answer: compare, name the entry and the known mistake, never crash
+* ``mistakes`` -- mistakes generated from a check's reference derivation, named only when the answer
+  makes one on every problem tried
 * ``notebook`` -- the notebook a check runs in, read as the grader reads it: the cell graded for an
   answer, as typed, and where it is
 * ``verdicts`` -- a check cell's one verdict, and the check-everything cell's summary of the graded cells

@@ -246,6 +246,7 @@ def check_array(
     atol: float | None = None,
     sizes: Mapping[str, int] | None = None,
     terms: float = 0.0,
+    guess: bool = True,
 ) -> None:
     """Raise :class:`AnswerError` unless ``received`` equals ``expected``.
 
@@ -254,7 +255,9 @@ def check_array(
     float32 answers pass and a float64 answer must be a formula's, not an approximation's.
     ``mistakes`` are tried in order; every one whose answer matches ``received`` is named,
     most likely first. A 2-D answer that equals the transpose of the expected one is named
-    as transposed. ``sizes`` (``{"N": 11, ...}``) let a shape message say which size each length is.
+    as transposed, unless ``guess`` is false (a check that names mistakes from all its problems,
+    :mod:`chainrule_course.exercises.mistakes`, never names one from this input alone).
+    ``sizes`` (``{"N": 11, ...}``) let a shape message say which size each length is.
     ``terms`` is the largest sum of the absolute values of the terms an entry adds up, where they
     cancel (a normalisation's backward pass): the rounding is relative to it, not to the result.
     """
@@ -270,7 +273,7 @@ def check_array(
         for m in mistakes
         if _matches(array, m.answer, *loose) and not _matches(expected, m.answer, *loose)
     ]
-    if not found and expected.ndim == 2 and _matches(array, expected.T, *loose):
+    if guess and not found and expected.ndim == 2 and _matches(array, expected.T, *loose):
         found = ["the gradient is transposed (rows and columns swapped)"]
     suffix, mistake = known_mistakes(found), found[0] if found else None
     if array.shape != expected.shape:

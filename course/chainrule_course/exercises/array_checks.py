@@ -6,6 +6,7 @@ the first time a check cell asks for one of them (``feedback.check_matmul_vjp``)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -14,8 +15,9 @@ from chainrule.nn import d2l_forward
 from chainrule.tensor import Tensor
 
 from ..grading.contract import allowed, seeded
-from .answers import ATOL, RTOL, AnswerError, Mistake, Report, check_array
+from .answers import ATOL, RTOL, AnswerError, Mistake, Report, _matches, check_array, tolerances
 from .calling import call, joined, returned
+from .mistakes import Derivation, Slips
 
 # --------------------------------------------------------------------------- the d2l network
 
@@ -37,93 +39,130 @@ def d2l_sizes(X, W1, W2) -> dict[str, int]:
     return {"N": len(X), "d": X.shape[1], "h": W1.shape[0], "q": W2.shape[0]}
 
 
-def _weight_mistakes(g: np.ndarray, W: np.ndarray, lam: float, n: int, name: str) -> list[Mistake]:
-    """What the usual mistakes make of ∂J/∂W = g, for a weight W with decay λ in a batch of n."""
-    data = g - lam * W  # the part that comes from the mean loss
-    return [
-        Mistake(f"the weight-decay term λ·{name} is missing", data),
-        Mistake("the 1/N of the mean loss is missing", data * n + lam * W),
-        Mistake(f"both the weight-decay term λ·{name} and the 1/N of the mean loss are missing", data * n),
-        Mistake(
-            f"the weight-decay term is λ/2·{name}, but the derivative of λ/2·‖{name}‖² is λ·{name}", data + lam * W / 2
-        ),
-        Mistake(
-            f"the weight-decay term is 2λ·{name}, but the penalty is λ/2·‖{name}‖², whose derivative is λ·{name}",
-            data + 2 * lam * W,
-        ),
-        Mistake("the sign is flipped", -g),
-    ]
+def _softmax(O: np.ndarray, axis: int) -> np.ndarray:
+    P = np.exp(O - O.max(axis=axis, keepdims=True))
+    return P / P.sum(axis=axis, keepdims=True)
 
 
-SWAPPED = "the two results are swapped: return (dJ/dW1, dJ/dW2), in that order"
+def _decay(at: Slips, rest: np.ndarray, W: np.ndarray, lam: float, n: int, name: str) -> np.ndarray:
+    """``rest + λ·W``, the gradient of a weight W with decay λ, and the slips made in its decay term."""
+    return at.term(
+        f"the weight-decay term λ·{name}",
+        rest,
+        lam * W,
+        words={
+            "half": f"the weight-decay term is λ/2·{name}, but the derivative of λ/2·‖{name}‖² is λ·{name}",
+            "double": f"the weight-decay term is 2λ·{name}, but the penalty is λ/2·‖{name}‖², whose derivative is "
+            f"λ·{name}",
+        },
+        scaled={f"the weight-decay term is divided by N (λ·{name}/N), but the penalty is outside the mean": 1 / n},
+    )
 
 
-def check_d2l_weight_grads(dJ_dW1, dJ_dW2, X, y, W1, W2, lam, title: str = "", after: str = "") -> None:
-    """The d2l network's ∂J/∂W1 and ∂J/∂W2 with weight decay λ, each with its known mistakes.
+def d2l_derivation(p: dict, at: Slips, bias: bool = False):
+    """The d2l network's (∂J/∂W1, ∂J/∂W2), or with ``bias`` ∂J/∂b1, derived by hand, with the slips of each step."""
+    X, y, W1, W2, lam = p["X"], p["y"], p["W1"], p["W2"], p["lam"]
+    n, q = len(X), W2.shape[0]
+    Z = X @ W1.T + (p["b1"] if bias else 0.0)
+    H = np.maximum(Z, 0)
+    O = H @ W2.T
+    P = at.choose(
+        "softmax",
+        _softmax(O, 1),
+        {
+            "the softmax runs over axis 0 (the examples), not axis 1 (the classes)": lambda: _softmax(O, 0),
+            "the softmax is missing: the scores O were used as probabilities": O,
+        },
+    )
+    Y = np.eye(q)[y]
+    dO = at.choose("one-hot", P - Y, {"the one-hot is missing: the softmax alone is not ∂L/∂O": P})
+    dO = at.factor(
+        "the mean's 1/N",
+        dO,
+        1 / n,
+        {
+            "the 1/N of the mean loss is missing": 1.0,
+            "the mean divides by q (the number of classes), not by N (the batch size)": 1 / q,
+            "the 1/N of the mean is applied twice": 1 / n**2,
+        },
+    )
+    dO = at.sign("∂J/∂O", dO, "Y − P instead of P − Y")
+    dZ = at.choose(
+        "ReLU",
+        (dO @ W2) * (Z > 0),
+        {
+            "the ReLU's mask (Z > 0) is missing": lambda: dO @ W2,
+            "∂J/∂H is multiplied by H = relu(Z), not by the ReLU's derivative (Z > 0)": lambda: (dO @ W2) * H,
+        },
+    )
+    if bias:
+        db1 = at.choose(
+            "sum over the batch",
+            dZ.sum(axis=0),
+            {
+                "the bias gradient is not summed over the batch (one row per example)": dZ,
+                "the sum runs over the hidden units (axis 1) instead of over the batch (axis 0)": lambda: dZ.sum(1),
+                "the bias gradient is averaged over the batch instead of summed (1/N twice)": lambda: dZ.mean(0),
+            },
+        )
+        said = "b1 is treated as penalized (λ·b1 added), but weight decay leaves the bias out"
+        return at.choose("bias decay", db1, {said: lambda: db1 + lam * p["b1"]})
+    used = at.choose("H in dJ/dW2", H, {"the gradient uses Z instead of H = relu(Z)": Z})
+    dW1 = at.transpose("dJ/dW1", at.sign("dJ/dW1", _decay(at, dZ.T @ X, W1, lam, n, "W1")))
+    dW2 = at.transpose("dJ/dW2", at.sign("dJ/dW2", _decay(at, dO.T @ used, W2, lam, n, "W2")))
+    return at.swap("(dJ/dW1, dJ/dW2)", dW1, dW2)
 
-    Both are checked, and a wrong answer's message gives each one's verdict.
+
+D2L_WEIGHTS = Derivation(d2l_derivation)
+D2L_BIAS = Derivation(functools.partial(d2l_derivation, bias=True))
+
+
+def same(answer, result) -> bool:
+    """Whether ``answer`` (a student's array, or a tuple of them) equals ``result`` within a mistake's tolerance
+    (float32's): what :meth:`~.mistakes.Derivation.name` matches a variant by."""
+    if isinstance(result, tuple):
+        return (
+            isinstance(answer, tuple)
+            and len(answer) == len(result)
+            and all(same(a, r) for a, r in zip(answer, result, strict=True))
+        )
+    try:
+        array = np.asarray(answer.detach() if hasattr(answer, "detach") else answer, dtype=float)
+    except (TypeError, ValueError, RuntimeError):
+        return False
+    return _matches(array, result, max(tolerances(answer)[0], RTOL), ATOL)
+
+
+def check_d2l_weight_grads(
+    dJ_dW1, dJ_dW2, X, y, W1, W2, lam, title: str = "", after: str = "", named: tuple = (None, 0)
+) -> None:
+    """The d2l network's ∂J/∂W1 and ∂J/∂W2 with weight decay λ.
+
+    Both are checked, and a wrong answer's message gives each one's verdict. ``named`` is the mistake
+    the answer makes on every problem its check tried (:meth:`~.mistakes.Derivation.mistake`) and this problem's index.
     """
     g = d2l_gradients(X, y, W1, W2, lam)
-    n, sizes = len(X), d2l_sizes(X, W1, W2)
+    sizes, (mistake, index) = d2l_sizes(X, W1, W2), named
     report = Report(title)
-    report.check(
-        "dJ/dW1",
-        lambda: check_array(
-            "dJ/dW1",
-            dJ_dW1,
-            g["W1"],
-            [
-                *_weight_mistakes(g["W1"], W1, lam, n, "W1"),
-                Mistake("the ReLU's mask (Z > 0) is missing", g["H"].T @ X + lam * W1),
-                Mistake(SWAPPED, g["W2"]),
-            ],
-            sizes=sizes,
-        ),
-    )
-    report.check(
-        "dJ/dW2",
-        lambda: check_array(
-            "dJ/dW2",
-            dJ_dW2,
-            g["W2"],
-            [
-                *_weight_mistakes(g["W2"], W2, lam, n, "W2"),
-                Mistake("the gradient uses Z instead of H = relu(Z)", g["O"].T @ (X @ W1.T) + lam * W2),
-                Mistake(SWAPPED, g["W1"]),
-            ],
-            sizes=sizes,
-        ),
-    )
+    for part, name, key in ((0, "dJ/dW1", "W1"), (1, "dJ/dW2", "W2")):
+        answer, mistakes = (dJ_dW1, dJ_dW2)[part], mistake.on(index, part) if mistake else []
+        report.check(
+            name, lambda a=answer, n=name, k=key, m=mistakes: check_array(n, a, g[k], m, sizes=sizes, guess=False)
+        )
     report.close(after)
 
 
-def check_hidden_bias_grad(dJ_db1, X, y, W1, b1, W2, lam, title: str = "", after: str = "") -> None:
-    """∂J/∂b1 of the d2l network with a hidden bias b1 that is not penalized."""
+def check_hidden_bias_grad(
+    dJ_db1, X, y, W1, b1, W2, lam, title: str = "", after: str = "", named: tuple = (None, 0)
+) -> None:
+    """∂J/∂b1 of the d2l network with a hidden bias b1 that is not penalized (``named`` as in
+    :func:`check_d2l_weight_grads`)."""
     g = d2l_gradients(X, y, W1, W2, lam, b1=b1)
-    n = len(X)
+    mistake, index = named
+    mistakes = mistake.on(index) if mistake else []
     report = Report(title)
-    report.check(
-        "dJ/db1",
-        lambda: check_array(
-            "dJ/db1",
-            dJ_db1,
-            g["b1"],
-            [
-                Mistake("the bias gradient is not summed over the batch (one row per example)", g["Z"]),
-                Mistake(
-                    "the sum runs over the hidden units (axis 1) instead of over the batch (axis 0)", g["Z"].sum(axis=1)
-                ),
-                Mistake("the bias gradient is averaged over the batch instead of summed (1/N twice)", g["b1"] / n),
-                Mistake("the 1/N of the mean loss is missing", g["b1"] * n),
-                Mistake(
-                    "b1 is treated as penalized (λ·b1 added), but weight decay leaves the bias out", g["b1"] + lam * b1
-                ),
-                Mistake("the sign is flipped", -g["b1"]),
-                Mistake("the ReLU's mask (Z > 0) is missing", g["H"].sum(axis=0)),
-            ],
-            sizes=d2l_sizes(X, W1, W2),
-        ),
-    )
+    sizes = d2l_sizes(X, W1, W2)
+    report.check("dJ/db1", lambda: check_array("dJ/db1", dJ_db1, g["b1"], mistakes, sizes=sizes, guess=False))
     report.close(after)
 
 
@@ -177,22 +216,33 @@ def _on(function: str, problem: dict, rebuild: str, arguments: str) -> tuple[str
 @allowed("numpy")
 def check_d2l_weight_grads_function(d2l_weight_grads: Callable, seed: int = 0) -> None:
     """``d2l_weight_grads(X, y, W1, W2, lam)`` must return (∂J/∂W1, ∂J/∂W2): on a small batch, then on ``seed``'s."""
-    for p, rebuild in _problems(seed):
-        title, after = _on("d2l_weight_grads", p, rebuild, "p['X'], p['y'], p['W1'], p['W2'], p['lam']")
+    tried = _problems(seed)
+    received = []
+    for p, _ in tried:
         arguments = p["X"], p["y"], p["W1"], p["W2"], p["lam"]
         result = call("d2l_weight_grads", d2l_weight_grads, *arguments, names=("X", "y", "W1", "W2", "lam"))
-        dJ_dW1, dJ_dW2 = returned("d2l_weight_grads", result, ("dJ_dW1", "dJ_dW2"))
-        check_d2l_weight_grads(dJ_dW1, dJ_dW2, p["X"], p["y"], p["W1"], p["W2"], p["lam"], title, after)
+        received.append(returned("d2l_weight_grads", result, ("dJ_dW1", "dJ_dW2")))
+    mistake = D2L_WEIGHTS.mistake([p for p, _ in tried], received, same)
+    for index, ((p, rebuild), (dJ_dW1, dJ_dW2)) in enumerate(zip(tried, received, strict=True)):
+        title, after = _on("d2l_weight_grads", p, rebuild, "p['X'], p['y'], p['W1'], p['W2'], p['lam']")
+        arguments = p["X"], p["y"], p["W1"], p["W2"], p["lam"]
+        check_d2l_weight_grads(dJ_dW1, dJ_dW2, *arguments, title, after, named=(mistake, index))
 
 
 @allowed("numpy")
 def check_hidden_bias_grad_function(hidden_bias_grad: Callable, seed: int = 0) -> None:
     """``hidden_bias_grad(X, y, W1, b1, W2, lam)`` must return ∂J/∂b1: on a small batch, then on ``seed``'s."""
-    for p, rebuild in _problems(seed):
+    tried = _problems(seed)
+    received = []
+    for p, _ in tried:
+        arguments = p["X"], p["y"], p["W1"], p["b1"], p["W2"], p["lam"]
+        names = ("X", "y", "W1", "b1", "W2", "lam")
+        received.append(call("hidden_bias_grad", hidden_bias_grad, *arguments, names=names))
+    mistake = D2L_BIAS.mistake([p for p, _ in tried], received, same)
+    for index, ((p, rebuild), answer) in enumerate(zip(tried, received, strict=True)):
         title, after = _on("hidden_bias_grad", p, rebuild, "p['X'], p['y'], p['W1'], p['b1'], p['W2'], p['lam']")
         arguments = p["X"], p["y"], p["W1"], p["b1"], p["W2"], p["lam"]
-        answer = call("hidden_bias_grad", hidden_bias_grad, *arguments, names=("X", "y", "W1", "b1", "W2", "lam"))
-        check_hidden_bias_grad(answer, p["X"], p["y"], p["W1"], p["b1"], p["W2"], p["lam"], title, after)
+        check_hidden_bias_grad(answer, *arguments, title, after, named=(mistake, index))
 
 
 # --------------------------------------------------------------------------- VJP rules
