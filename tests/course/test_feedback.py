@@ -76,53 +76,98 @@ def test_right_d2l_answers_pass(d2l):
     feedback.check_d2l_weight_grads(hand["W1"], hand["W2"], X, y, W1, W2, LAM)
 
 
+def weights(X, y, W1, W2, lam, dO_scale=1.0, mask=True):
+    """The d2l weight gradients as a student derives them, with ∂J/∂O scaled and the ReLU's mask optional."""
+    Z = X @ W1.T
+    H = np.maximum(Z, 0)
+    O = H @ W2.T
+    P = np.exp(O - O.max(1, keepdims=True))
+    P /= P.sum(1, keepdims=True)
+    dO = (P - np.eye(W2.shape[0])[y]) / len(X) * dO_scale
+    dZ = (dO @ W2) * ((Z > 0) if mask else 1)
+    return dZ.T @ X, dO.T @ H
+
+
+D2L_PLANTS = {
+    "no-lambda-W2": (lambda g, W1, W2, lam, n: (g[0] + lam * W1, g[1]), "the weight-decay term λ·W2 is missing"),
+    "no-lambda": (
+        lambda g, W1, W2, lam, n: g,
+        "the weight-decay term λ·W1 is missing, and the weight-decay term λ·W2 is missing",
+    ),
+    "lambda-over-N": (
+        lambda g, W1, W2, lam, n: (g[0] + lam * W1 / n, g[1] + lam * W2 / n),
+        "the weight-decay term is divided by N (λ·W1/N)",
+    ),
+    "half-lambda-W1": (lambda g, W1, W2, lam, n: (g[0] + lam * W1 / 2, g[1] + lam * W2), "λ/2·W1, but"),
+    "double-lambda-W2": (lambda g, W1, W2, lam, n: (g[0] + lam * W1, g[1] + 2 * lam * W2), "2λ·W2, but"),
+    "transposed": (lambda g, W1, W2, lam, n: ((g[0] + lam * W1).T, g[1] + lam * W2), "dJ/dW1 is transposed"),
+    "swapped": (lambda g, W1, W2, lam, n: (g[1] + lam * W2, g[0] + lam * W1), "the two results are swapped"),
+    "sign-W2": (lambda g, W1, W2, lam, n: (g[0] + lam * W1, -(g[1] + lam * W2)), "the sign of dJ/dW2 is flipped"),
+}
+
+
+@pytest.mark.parametrize("plant", D2L_PLANTS)
+def test_each_d2l_mistake_is_named_when_it_fits_every_batch(plant):
+    change, words = D2L_PLANTS[plant]
+
+    def answer(X, y, W1, W2, lam):
+        return change(weights(X, y, W1, W2, lam), W1, W2, lam, len(X))
+
+    error = raises(feedback.check_d2l_weight_grads_function, answer, match="d2l_weight_grads on the batch")
+    assert words in str(error) and error.mistake and words in error.mistake, str(error)
+
+
 @pytest.mark.parametrize(
-    "planted, quantity, mistake",
+    "scale, mask, words",
     [
-        (lambda h, X, W1, W2: (h["W1"], h["W2"] - LAM * W2), "dJ/dW2", "the weight-decay term λ·W2 is missing"),
-        (lambda h, X, W1, W2: (h["W1"] - LAM * W1, h["W2"]), "dJ/dW1", "the weight-decay term λ·W1 is missing"),
-        (lambda h, X, W1, W2: (h["W1"], -h["W2"]), "dJ/dW2", "the sign is flipped"),
-        (
-            lambda h, X, W1, W2: (h["W1"], (h["W2"] - LAM * W2) * len(X) + LAM * W2),
-            "dJ/dW2",
-            "the 1/N of the mean loss is missing",
-        ),
-        (lambda h, X, W1, W2: (h["W1"].T, h["W2"]), "dJ/dW1", "transposed"),
-        (
-            lambda h, X, W1, W2: ((h["dO"] @ W2).T @ X + LAM * W1, h["W2"]),
-            "dJ/dW1",
-            "the ReLU's mask (Z > 0) is missing",
-        ),
-        (
-            lambda h, X, W1, W2: (h["W1"], (h["W2"] - LAM * W2) * len(X)),
-            "dJ/dW2",
-            "both the weight-decay term λ·W2 and the 1/N of the mean loss are missing",
-        ),
-        (lambda h, X, W1, W2: (h["W1"] - LAM * W1 / 2, h["W2"]), "dJ/dW1", "the weight-decay term is λ/2·W1"),
-        (lambda h, X, W1, W2: (h["W1"], h["W2"] + LAM * W2), "dJ/dW2", "the weight-decay term is 2λ·W2"),
-    ],
-    ids=[
-        "no-lambda-W2",
-        "no-lambda-W1",
-        "sign",
-        "no-1/N",
-        "transposed",
-        "no-relu-mask",
-        "no-lambda-no-1/N",
-        "half-lambda",
-        "double-lambda",
+        (lambda n, q: n, True, "the 1/N of the mean loss is missing"),
+        (lambda n, q: n / q, True, "divides by q (the number of classes), not by N"),
+        (lambda n, q: -1, True, "the sign of ∂J/∂O is flipped"),
+        (lambda n, q: 1, False, "the ReLU's mask (Z > 0) is missing"),
     ],
 )
-def test_each_d2l_mistake_is_named(d2l, planted, quantity, mistake):
-    X, y, W1, W2, _ = d2l
-    dW1, dW2 = planted(hand_d2l(X, y, W1, W2), X, W1, W2)
-    error = raises(feedback.check_d2l_weight_grads, dW1, dW2, X, y, W1, W2, LAM, match=re.escape(quantity))
-    assert mistake in str(error), str(error)
-    assert f"WRONG: {quantity}" in str(error) and "1 of 2 right" in str(error), "each quantity gets its verdict"
-    if "transposed" not in mistake:
-        assert re.search(
-            r"at entry \(\d+, \d+\): expected -?[\d.e-]+, received -?[\d.e-]+ \(\d+ of \d+ entries differ\)", str(error)
-        ), str(error)
+def test_a_slip_inside_the_derivation_is_named(scale, mask, words):
+    def answer(X, y, W1, W2, lam):
+        g = weights(X, y, W1, W2, lam, scale(len(X), W2.shape[0]), mask)
+        return g[0] + lam * W1, g[1] + lam * W2
+
+    error = raises(feedback.check_d2l_weight_grads_function, answer, match="d2l_weight_grads on the batch")
+    assert words in str(error), str(error)
+
+
+def test_a_mistake_that_fits_only_one_batch_is_located_not_named():
+    """λ/N on the batch of N = 2 gives λ/2's numbers, yet it is named by the batch of another size; a table
+    of the small batch's answer, or an answer off by noise, is only located."""
+    error = raises(
+        feedback.check_d2l_weight_grads_function,
+        lambda X, y, W1, W2, lam: tuple(g + lam * W / len(X) for g, W in zip(weights(X, y, W1, W2, lam), (W1, W2))),
+        match="divided by N",
+    )
+    assert "λ/2" not in str(error)
+    small = feedback.d2l_problem(0, small=True)
+    table = weights(small["X"], small["y"], small["W1"], small["W2"], small["lam"])
+    table = (table[0] + small["lam"] * small["W1"], table[1] + small["lam"] * small["W2"])
+    for answer in (
+        lambda X, y, W1, W2, lam: table if len(X) == 2 else (W1 * 0, W2 * 0),
+        lambda X, y, W1, W2, lam: tuple(
+            g + lam * W + 1e-3 * np.cos(W) for g, W in zip(weights(X, y, W1, W2, lam), (W1, W2))
+        ),
+    ):
+        error = raises(feedback.check_d2l_weight_grads_function, answer, match=r"is wrong at entry \(\d+, \d+\)")
+        assert error.mistake is None and "It matches" not in str(error), str(error)
+
+
+def test_right_d2l_answers_in_other_forms_pass():
+    def einsum(X, y, W1, W2, lam):
+        g = weights(X, y, W1, W2, lam)
+        return [np.einsum("ij->ij", g[0] + lam * W1).tolist(), torch.tensor(g[1] + lam * W2)]
+
+    def float32(X, y, W1, W2, lam):
+        g = weights(X, y, W1, W2, lam)
+        return (g[0] + lam * W1).astype(np.float32), (g[1] + lam * W2).astype(np.float32)
+
+    for answer in (einsum, float32):
+        feedback.check_d2l_weight_grads_function(answer, seed=2)
 
 
 def test_d2l_answers_of_the_wrong_kind_are_explained(d2l):
@@ -172,21 +217,15 @@ def test_hidden_bias_mistakes(d2l):
     X, y, W1, W2, b1 = d2l
     hand = hand_d2l(X, y, W1, W2, b1)
     feedback.check_hidden_bias_grad(hand["b1"], X, y, W1, b1, W2, LAM)
+    per_example = lambda X, y, W1, b1, W2, lam: hand_d2l(X, y, W1, W2, b1, lam)["dZ"]  # noqa: E731
     error = raises(
-        feedback.check_hidden_bias_grad,
-        hand["dZ"],
-        X,
-        y,
-        W1,
-        b1,
-        W2,
-        LAM,
-        match=r"dJ/db1 has shape \(16, 5\) = \(N, h\), expected \(5,\) = \(h,\); here N = 16 is the batch size",
+        feedback.check_hidden_bias_grad_function,
+        per_example,
+        match=r"dJ/db1 has shape \(2, 4\) = \(N, h\), expected \(4,\) = \(h,\); here N = 2 is the batch size",
     )
     assert "not summed over the batch" in str(error)
-    error = raises(
-        feedback.check_hidden_bias_grad, hand["b1"] + LAM * b1, X, y, W1, b1, W2, LAM, match="dJ/db1 is wrong"
-    )
+    penalized = lambda X, y, W1, b1, W2, lam: hand_d2l(X, y, W1, W2, b1, lam)["b1"] + lam * b1  # noqa: E731
+    error = raises(feedback.check_hidden_bias_grad_function, penalized, match="dJ/db1 is wrong")
     assert "weight decay leaves the bias out" in str(error)
 
 
@@ -565,7 +604,7 @@ def test_vjp_rule_mistakes():
         feedback.check_matmul_vjp,
         lambda A, B, G: (B @ G.T, A.T @ G),
         match=r"dA has shape \(3, 2\), expected "
-        r"\(2, 3\)\. It matches a known mistake: the gradient is transposed",
+        r"\(2, 3\)\. It matches a known mistake: A_bar is transposed",
     )
     raises(feedback.check_matmul_vjp, lambda A, B, G: (G @ B.T,), match="should return 2 values, .*returned 1\\.")
     raises(feedback.check_matmul_vjp, lambda A, B, G: (A.T @ G, G @ B.T), match="the two results are swapped")
@@ -579,8 +618,20 @@ def test_vjp_rule_mistakes():
     raises(
         feedback.check_softmax_cross_entropy_vjp,
         lambda logits, labels: -ce(logits, labels) / len(labels),
-        match="the sign is flipped",
+        match=r"the sign of ∂L/∂logits is flipped \(onehot − softmax\)",
     )
+    raises(
+        feedback.check_softmax_cross_entropy_vjp,
+        lambda logits, labels: ce(logits, labels) / logits.shape[1],
+        match=r"divides by q \(the classes\), not by N",
+    )
+
+    def log_softmax(logits, labels):
+        shifted = logits - logits.max(1, keepdims=True)
+        log_p = shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+        return (log_p - np.eye(logits.shape[1])[labels]) / len(labels)
+
+    raises(feedback.check_softmax_cross_entropy_vjp, log_softmax, match="the log-softmax is used where the softmax is")
 
 
 def test_placeholders_and_unanswered_functions_say_not_answered_yet(d2l):
@@ -814,30 +865,34 @@ def test_forward_order_and_lost_fan_out_are_both_named_when_they_give_the_same_n
     assert "forward order" not in message and "It matches a known mistake: a lost fan-out contribution" in message
 
 
-def test_each_named_mistake_is_named_by_its_own_answer_and_by_no_other(d2l):
-    """Plant every known mistake of the d2l checks: its message names it and no other mistake."""
-    X, y, W1, W2, b1 = d2l
-    g = feedback.d2l_gradients(X, y, W1, W2, LAM)
-    for name, W in (("W1", W1), ("W2", W2)):
-        mistakes = feedback._weight_mistakes(g[name], W, LAM, len(X), name)
-        for mistake in mistakes:
-            answers = {"W1": g["W1"], "W2": g["W2"], name: mistake.answer}
-            message = str(
-                raises(
-                    feedback.check_d2l_weight_grads,
-                    answers["W1"],
-                    answers["W2"],
-                    X,
-                    y,
-                    W1,
-                    W2,
-                    LAM,
-                    match=re.escape(f"WRONG: dJ/d{name}"),
-                )
-            )
-            assert f"It matches a known mistake: {mistake.description}." in message, message
-            others = [m.description for m in mistakes if m is not mistake]
-            assert not [other for other in others if other in message], message
+@pytest.mark.parametrize("derivation", ["D2L_WEIGHTS", "D2L_BIAS"])
+def test_every_slip_of_the_d2l_derivations_is_named_by_its_own_answer_alone(derivation):
+    """Plant each single slip the derivation offers: the check names it (and, where two slips give equal
+    numbers on every batch, both), and no mistake that gives other numbers."""
+    from chainrule_course.exercises import array_checks
+    from chainrule_course.exercises.mistakes import Slips
+
+    derive = getattr(array_checks, derivation)
+    check = (
+        feedback.check_d2l_weight_grads_function
+        if derivation == "D2L_WEIGHTS"
+        else feedback.check_hidden_bias_grad_function
+    )
+    problems = [p for p, _ in array_checks._problems(0)]
+    slips = derive.slips(problems)
+    assert len(slips) >= 8, slips
+    for step, words in slips:
+
+        def planted(*arguments, step=step, words=words):
+            names = ("X", "y", "W1", "W2", "lam") if len(arguments) == 5 else ("X", "y", "W1", "b1", "W2", "lam")
+            return derive.derive(dict(zip(names, arguments)), Slips({step: words}))
+
+        try:
+            check(planted)
+        except AnswerError as error:
+            assert error.mistake is not None and words in str(error), (words, str(error))
+        else:
+            pytest.fail(f"{words}: passed")
 
 
 def test_a_shape_message_says_which_size_each_length_is():

@@ -258,6 +258,49 @@ def _two_sizes(seed: int, first: tuple[int, ...], count: int, low: int, high: in
             return [first, second]
 
 
+def matmul_derivation(p: dict, at: Slips) -> tuple:
+    """(Ḡ Bᵀ, Aᵀ Ḡ), the VJP of C = A B, with the slips of each result."""
+    A, B, G = p["A"], p["B"], p["G"]
+    dA = at.transpose("A_bar", at.sign("A_bar", G @ B.T))
+    dB = at.transpose("B_bar", at.sign("B_bar", A.T @ G))
+    return at.swap("(A_bar, B_bar)", dA, dB)
+
+
+def ce_derivation(p: dict, at: Slips):
+    """∂L/∂logits of the mean cross-entropy, (softmax − onehot)/N, with the slips of each step."""
+    logits, labels = p["logits"], p["labels"]
+    n, q = logits.shape
+    P = at.choose(
+        "softmax",
+        _softmax(logits, 1),
+        {
+            "the softmax runs over axis 0 (the examples), not axis 1 (the classes)": lambda: _softmax(logits, 0),
+            "the softmax is missing: the logits were used as probabilities": logits,
+            "the log-softmax is used where the softmax is": lambda: np.log(_softmax(logits, 1)),
+        },
+    )
+    onehot = np.eye(q)[labels]
+    dL = at.choose(
+        "one-hot",
+        P - onehot,
+        {
+            "the one-hot is missing: softmax − 1 at every entry, not only at the label": lambda: P - 1,
+            "the one-hot is missing: the softmax alone is not the gradient": P,
+        },
+    )
+    dL = at.factor(
+        "the mean's 1/N",
+        dL,
+        1 / n,
+        {"the 1/N of the mean is missing": 1.0, "the mean divides by q (the classes), not by N (the examples)": 1 / q},
+    )
+    return at.sign("∂L/∂logits", dL, "onehot − softmax")
+
+
+MATMUL = Derivation(matmul_derivation)
+CROSS_ENTROPY = Derivation(ce_derivation)
+
+
 @allowed("numpy")
 def check_matmul_vjp(matmul_vjp: Callable, seed: int = 0) -> None:
     """``matmul_vjp(A, B, G)`` must return ``(G Bᵀ, Aᵀ G)``, the VJP of C = A B for the upstream gradient G.
@@ -267,22 +310,25 @@ def check_matmul_vjp(matmul_vjp: Callable, seed: int = 0) -> None:
     """
     rng = np.random.default_rng(seeded(seed))
     first = (2, 3, 4) if seed == 0 else tuple(int(v) for v in rng.integers(2, 7, size=3))
-    for size in _two_sizes(seed, first, 3, 2, 9):
-        _check_matmul_vjp_on(matmul_vjp, rng, *size)
+    problems = []
+    for m, k, n in _two_sizes(seed, first, 3, 2, 9):
+        problems.append({"A": rng.normal(size=(m, k)), "B": rng.normal(size=(k, n)), "G": rng.normal(size=(m, n))})
+    received = [
+        returned("matmul_vjp", call("matmul_vjp", matmul_vjp, p["A"], p["B"], p["G"], names=("A", "B", "G")), _BARS)
+        for p in problems
+    ]
+    mistake = MATMUL.mistake(problems, received, same)
+    for index, (p, answer) in enumerate(zip(problems, received, strict=True)):
+        At, Bt = Tensor(p["A"], requires_grad=True), Tensor(p["B"], requires_grad=True)
+        (At @ Bt).backward(p["G"])
+        report = Report(f"matmul_vjp with A of shape {p['A'].shape} and B of shape {p['B'].shape}")
+        for part, (name, right) in enumerate((("dA", At.grad), ("dB", Bt.grad))):
+            mistakes = mistake.on(index, part) if mistake else []
+            report.check(name, lambda n=name, r=right, m=mistakes, a=answer[part]: check_array(n, a, r, m, guess=False))
+        report.close()
 
 
-def _check_matmul_vjp_on(matmul_vjp: Callable, rng, m: int, k: int, n: int) -> None:
-    A, B = rng.normal(size=(m, k)), rng.normal(size=(k, n))
-    G = rng.normal(size=(m, n))
-    At, Bt = Tensor(A, requires_grad=True), Tensor(B, requires_grad=True)
-    (At @ Bt).backward(G)
-    dA, dB = returned("matmul_vjp", call("matmul_vjp", matmul_vjp, A, B, G, names=("A", "B", "G")), ("A_bar", "B_bar"))
-    report = Report(f"matmul_vjp with A of shape {A.shape} and B of shape {B.shape}")
-    swapped = "the two results are swapped: return (A_bar, B_bar), in that order"
-    flipped = "the sign is flipped"
-    report.check("dA", lambda: check_array("dA", dA, At.grad, [Mistake(flipped, -At.grad), Mistake(swapped, Bt.grad)]))
-    report.check("dB", lambda: check_array("dB", dB, Bt.grad, [Mistake(flipped, -Bt.grad), Mistake(swapped, At.grad)]))
-    report.close()
+_BARS = ("A_bar", "B_bar")
 
 
 @allowed("numpy")
@@ -294,30 +340,17 @@ def check_softmax_cross_entropy_vjp(ce_grad: Callable, seed: int = 1) -> None:
     """
     rng = np.random.default_rng(seeded(seed))
     first = (5, 3) if seed == 1 else tuple(int(v) for v in rng.integers(3, 9, size=2))
+    problems = []
     for n, q in _two_sizes(seed, first, 2, 2, 10):
-        _check_ce_grad_on(ce_grad, rng, n, q)
-
-
-def _check_ce_grad_on(ce_grad: Callable, rng, n: int, q: int) -> None:
-    logits, labels = rng.normal(size=(n, q)) * 2, rng.integers(0, q, size=n)
-    probabilities = np.exp(logits - logits.max(1, keepdims=True))
-    probabilities /= probabilities.sum(1, keepdims=True)
-    onehot = np.eye(q)[labels]
-    expected = (probabilities - onehot) / len(labels)
-    by_column = np.exp(logits - logits.max(0, keepdims=True))
-    by_column /= by_column.sum(0, keepdims=True)
-    answer = call("ce_grad", ce_grad, logits, labels, names=("logits", "labels"))
-    mistakes = [
-        Mistake("the 1/N of the mean is missing", probabilities - onehot),
-        Mistake("the sign is flipped (onehot − softmax)", -expected),
-        Mistake("the softmax is missing: the logits were used as probabilities", (logits - onehot) / len(labels)),
-        Mistake("the softmax runs over axis 0 (the examples), not axis 1 (the classes)", (by_column - onehot) / n),
-        Mistake("the one-hot is missing: softmax − 1 at every entry, not only at the label", (probabilities - 1) / n),
-        Mistake("the one-hot is missing: the softmax alone is not the gradient", probabilities / n),
-    ]
-    report = Report(f"ce_grad on {n} examples of {q} classes (logits of shape {logits.shape})")
-    report.check("dL/dlogits", lambda: check_array("dL/dlogits", answer, expected, mistakes))
-    report.close()
+        problems.append({"logits": rng.normal(size=(n, q)) * 2, "labels": rng.integers(0, q, size=n)})
+    received = [call("ce_grad", ce_grad, p["logits"], p["labels"], names=("logits", "labels")) for p in problems]
+    mistake = CROSS_ENTROPY.mistake(problems, received, same)
+    for index, (p, answer) in enumerate(zip(problems, received, strict=True)):
+        (n, q), expected = p["logits"].shape, CROSS_ENTROPY.right(p)
+        report = Report(f"ce_grad on {n} examples of {q} classes (logits of shape {p['logits'].shape})")
+        mistakes = mistake.on(index) if mistake else []
+        report.check("dL/dlogits", lambda: check_array("dL/dlogits", answer, expected, mistakes, guess=False))
+        report.close()
 
 
 # --------------------------------------------------------------------------- clipping

@@ -134,8 +134,10 @@ class Derivation:
         for depth in range(1, self.depth + 1):
             for chosen in itertools.combinations(slips, depth):
                 if len({step for step, _ in chosen}) == depth:
-                    planted = dict(chosen)
-                    yield chosen, tuple(self.derive(problem, Slips(planted)) for problem in problems)
+                    try:
+                        yield chosen, tuple(self.derive(problem, Slips(dict(chosen))) for problem in problems)
+                    except (ArithmeticError, LookupError, TypeError, ValueError):
+                        continue  # slips that cannot go together (shapes that no longer fit): no one's answer
 
     def mistake(self, problems: Sequence, received: Sequence, same: Callable[[object, object], bool]) -> Named | None:
         """:meth:`name` for an answer that is wrong on one of ``problems`` at least; None for a right one."""
