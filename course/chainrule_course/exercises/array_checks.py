@@ -15,7 +15,7 @@ from chainrule.nn import d2l_forward
 from chainrule.tensor import Tensor
 
 from ..grading.contract import allowed, seeded
-from .answers import ATOL, RTOL, AnswerError, Mistake, Report, _matches, check_array, tolerances
+from .answers import ATOL, RTOL, AnswerError, Report, _matches, check_array, tolerances
 from .calling import call, joined, returned
 from .mistakes import Derivation, Slips
 
@@ -356,6 +356,49 @@ def check_softmax_cross_entropy_vjp(ce_grad: Callable, seed: int = 1) -> None:
 # --------------------------------------------------------------------------- clipping
 
 
+def clip_derivation(p: dict, at: Slips) -> tuple:
+    """The arrays of ``p["grads"]`` scaled together by min(1, max_norm / their global norm), with the slips."""
+    grads, max_norm = p["grads"], p["max_norm"]
+    norm = at.choose(
+        "global norm",
+        float(np.sqrt(sum((g**2).sum() for g in grads))),
+        {
+            "the norm has no square root: it is the square root of the sum of squares": lambda: float(
+                sum((g**2).sum() for g in grads)
+            ),
+            "the norms of the arrays are added, but the global norm is the square root of the sum of all squares": (
+                lambda: sum(float(np.sqrt((g**2).sum())) for g in grads)
+            ),
+        },
+    )
+    factor = at.choose(
+        "factor",
+        min(1.0, max_norm / norm),
+        {
+            "it scales every gradient, also when the norm is already under the threshold": max_norm / norm,
+            "it divides by the norm but does not multiply by max_norm": 1 / norm,
+        },
+    )
+    per_array = [g * min(1.0, max_norm / np.sqrt((g**2).sum())) for g in grads]
+    return at.choose(
+        "clipping",
+        tuple(g * factor for g in grads),
+        {
+            "it clips each array by its own norm instead of the norm of all gradients together": tuple(per_array),
+            "it clips each entry to [-max_norm, max_norm] (clipping by value), not the whole gradient by its norm": (
+                lambda: tuple(np.clip(g, -max_norm, max_norm) for g in grads)
+            ),
+        },
+    )
+
+
+CLIPPING = Derivation(clip_derivation)
+
+
+def _same_list(answer, result) -> bool:
+    return isinstance(answer, (list, tuple)) and same(tuple(answer), result)
+
+
 @allowed("numpy")
 def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
     """``clip_by_norm(grads, max_norm)`` must scale the list of arrays by min(1, max_norm / global norm).
@@ -368,60 +411,42 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
     max_norm = 5.0 if seed == 2 else float(rng.uniform(0.5, 3.0))
     small = [rng.normal(size=(3, 2)) * 0.02 * max_norm, rng.normal(size=4) * 0.02 * max_norm]
     large = [rng.normal(size=shape) * 2 * max_norm for shape in ((2, 5), (3,), (1, 4))]
-    for grads in (small, large):
+    problems = [{"grads": grads, "max_norm": max_norm} for grads in (small, large)]
+    received = [
+        _clipped(name, call(name, clip_by_norm, grads, max_norm, names=("grads", "max_norm")), grads)
+        for grads in (small, large)
+    ]
+    mistake = CLIPPING.mistake(problems, received, _same_list)
+    for index, (p, result) in enumerate(zip(problems, received, strict=True)):
+        grads, right = p["grads"], CLIPPING.right(p)
         norm = float(np.sqrt(sum((g**2).sum() for g in grads)))
-        factor = min(1.0, max_norm / norm)
-        result = call(name, clip_by_norm, grads, max_norm, names=("grads", "max_norm"))
-        if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], (list, tuple)):
-            raise AnswerError(
-                name,
-                f"{name} returned (the list, a number), as torch's clip_grad_norm_ returns the norm: "
-                "return only the list of arrays.",
-                "the norm returned with the list",
-            )
-        if not isinstance(result, (list, tuple)) or len(result) != len(grads):
-            got = f"{len(result)} values" if isinstance(result, (list, tuple)) else f"one {type(result).__name__}"
-            raise AnswerError(name, f"{name} should return a list of {len(grads)} arrays, but it returned {got}.")
-        per_tensor = [g * min(1.0, max_norm / np.sqrt((g**2).sum())) for g in grads]
         report = Report(
             f"{name} on arrays of shapes {joined([str(g.shape) for g in grads])} with a global norm of {norm:.3g} and "
             f"max_norm = {max_norm:.3g} ({'under' if norm < max_norm else 'over'} the threshold)",
             separate=False,
         )  # one answer: the arrays are scaled together
-        for index, (got, g) in enumerate(zip(result, grads, strict=True)):
+        for part, (got, expected) in enumerate(zip(result, right, strict=True)):
+            mistakes = mistake.on(index, part) if mistake else []
+            # rtol: not a derivative; torch's convention, max_norm / (norm + 1e-6), is right too
             report.check(
-                f"[{index}]",
-                lambda got=got, g=g, index=index: check_array(
-                    f"the array [{index}] it returns",
-                    got,
-                    g * factor,
-                    [
-                        Mistake(
-                            "it scales every gradient, also when the norm is already under the threshold",
-                            g * max_norm / norm,
-                        ),
-                        Mistake(
-                            "it clips each array by its own norm instead of the norm of all gradients together",
-                            per_tensor[index],
-                        ),
-                        Mistake("it divides by the norm but does not multiply by max_norm", g / norm),
-                        Mistake(
-                            "the norm has no square root: it is the square root of the sum of squares",
-                            g * min(1.0, max_norm / norm**2),
-                        ),
-                        Mistake(
-                            "the norms of the arrays are added, but the global norm is the square root of the sum "
-                            "of all squares",
-                            g * min(1.0, max_norm / sum(float(np.sqrt((a**2).sum())) for a in grads)),
-                        ),
-                        Mistake(
-                            "it clips each entry to [-max_norm, max_norm] (clipping by value), not the whole "
-                            "gradient by its norm",
-                            np.clip(g, -max_norm, max_norm),
-                        ),
-                    ],
-                    rtol=RTOL,  # not a derivative: torch's convention, max_norm / (norm + 1e-6), is right too
-                    atol=ATOL,
+                f"[{part}]",
+                lambda got=got, e=expected, m=mistakes, part=part: check_array(
+                    f"the array [{part}] it returns", got, e, m, rtol=RTOL, atol=ATOL, guess=False
                 ),
             )
         report.close()
+
+
+def _clipped(name: str, result, grads: list) -> list:
+    """What ``clip_by_norm`` returned, as its list of arrays; an answer of another form explained."""
+    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], (list, tuple)):
+        raise AnswerError(
+            name,
+            f"{name} returned (the list, a number), as torch's clip_grad_norm_ returns the norm: "
+            "return only the list of arrays.",
+            "the norm returned with the list",
+        )
+    if not isinstance(result, (list, tuple)) or len(result) != len(grads):
+        got = f"{len(result)} values" if isinstance(result, (list, tuple)) else f"one {type(result).__name__}"
+        raise AnswerError(name, f"{name} should return a list of {len(grads)} arrays, but it returned {got}.")
+    return list(result)

@@ -26,6 +26,7 @@ load, with numpy, the first time one is asked for (``feedback.check_matmul_vjp``
 from __future__ import annotations
 
 # Re-exported (`X as X`): check cells use them as feedback.*.
+from ..grading.contract import fresh as fresh
 from .answers import RTOL as RTOL
 from .answers import AnswerError as AnswerError
 from .answers import NotAnswered as NotAnswered

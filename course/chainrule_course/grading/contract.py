@@ -8,7 +8,9 @@ is set here, per thread, by whoever runs it:
 - **the quantity scored** (:func:`scoring_part`): the grader runs a check once per quantity,
   and a check's report then raises only that quantity's verdict;
 - **the secret** (:func:`hidden_inputs`): the grader's hidden tests draw their inputs from the
-  seeds in their source mixed with a secret of its own process (:func:`seeded`).
+  seeds in their source mixed with a secret of its own process (:func:`seeded`);
+- **fresh inputs** (:func:`fresh`): a public check also draws inputs no one has seen, from a new
+  seed at each run in a notebook, and from the secret in the grader (:func:`fresh_inputs`).
 
 Outside the grader, a check runs with no quantity and no secret: its inputs are the ones its
 source names, and it reports every quantity.
@@ -30,6 +32,7 @@ class _Context(threading.local):
     rule: apart.Rule | None = None  # the rule of the check that is running
     opened: dict = {}  # the answers it has started, by cell
     secret: bytes | None = None  # the grader's secret while it runs a hidden test
+    fresh: int | None = None  # the seed of fresh inputs while the grader runs a public test
 
 
 _context = _Context()
@@ -78,6 +81,41 @@ def seeded(seed: int) -> int:
         return seed
     digest = hashlib.sha256(_context.secret + b"/" + str(seed).encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
+
+
+@contextlib.contextmanager
+def fresh_inputs(secret: bytes):
+    """Within the block, :func:`fresh` gives a seed drawn from ``secret``: the grader runs a public test so, twice
+    (with the reference, then with the answer's record), and both runs must draw the same inputs."""
+    digest = hashlib.sha256(secret + b"/fresh").digest()
+    previous, _context.fresh = _context.fresh, 1000 + int.from_bytes(digest[:4], "big") % 900_000
+    try:
+        yield
+    finally:
+        _context.fresh = previous
+
+
+def fresh() -> int:
+    """A seed for inputs that no answer was written for: a check cell draws its answer's last inputs from it.
+
+    In a notebook it is new at each run, and printed, so that a failure on it can be rebuilt (the
+    check's message names the seed too); the grader's come from its secret (:func:`fresh_inputs`,
+    :func:`hidden_inputs`). A table of the public inputs' answers therefore fails in the notebook
+    as it fails in the grade.
+    """
+    if _context.secret is not None:
+        return seeded(FRESH)
+    if _context.fresh is not None:
+        return _context.fresh
+    import random
+
+    seed = random.SystemRandom().randrange(1000, 901_000)
+    print(f"Also checked on fresh inputs, drawn from seed {seed} (a new seed at each run).")
+    return seed
+
+
+#: The seed a hidden test's :func:`fresh` mixes with the grader's secret.
+FRESH = 86
 
 
 def allowed(*modules: str):
