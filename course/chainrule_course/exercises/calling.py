@@ -20,12 +20,12 @@ import traceback
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
-from ..grading import apart
+from ..grading import apart, review
 from ..grading.apart import IN_PLACE, TIME_LIMIT, ChangedInPlace, Refused
 from ..grading.apart import TimeUp as _TimeUp
 from ..grading.contract import running_apart
 from . import notebook, verdicts
-from .answers import AnswerError, NotAnswered, require_answer
+from .answers import AnswerError, NotAnswered, require_answer, wrapped
 from .notebook import cell_source as cell_source
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # chainrule: its frames are not the student's
@@ -142,6 +142,7 @@ class _Apart:
             self._answer.cell_shown = True
             show_printed(f"{self.__name__}'s cell", self._answer.told, self._answer)
         show_printed(self.__name__, entry, self._answer)
+        show_review(self.__name__, entry, self._answer)
         return apart.result_of(self.__name__, entry, self._elsewhere)
 
 
@@ -164,6 +165,28 @@ def show_printed(name: str, entry: dict, answer) -> None:
     if len(lines) > len(shown) or cut:
         answer.print_room = -1
         print(f"  ... and more, not shown: the check calls {name} many times. Print less, or in a cell of its own.")
+
+
+def show_review(name: str, entry: dict, answer) -> None:
+    """Say what the grader will put the answer up for review for, each reason once per check, in the grader's
+    words (:mod:`chainrule_course.grading.review`): what of :data:`~chainrule_course.grading.review.REVIEW`
+    the code that runs for it uses, and what of :data:`~chainrule_course.grading.review.DID` this call
+    (``entry``) was seen doing. In the "check everything" cell, the summary says it under the verdict."""
+    said = getattr(answer, "reviewed", None)
+    reasons = review.review_reasons([answer.source]) if said is None else []  # its code: at its first call
+    if said is None:
+        said = answer.reviewed = []
+    seen = review.seen_in(entry)
+    reasons += [why for word, why in review.DID.items() if word in seen]
+    new = [reason for reason in reasons if reason not in said]
+    if not new:
+        return
+    said += new
+    summarised = verdicts.summarising()
+    if summarised is not None:
+        summarised.up_for_review(name, new)
+    else:
+        print("\n".join(wrapped(verdicts.review_note(name, new))))
 
 
 def _apart(name: str, function, time_limit: float):

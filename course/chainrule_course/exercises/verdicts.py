@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import threading
 
 from . import notebook
@@ -22,6 +23,15 @@ class _Running(threading.local):
 
 
 _running = _Running()
+
+
+def review_note(name: str, reasons: list[str]) -> str:
+    """What a check says of an answer that the grader will put up for review, for ``reasons`` (the grader's
+    words, :mod:`chainrule_course.grading.review`)."""
+    return (
+        f"Note: the grader will put {name} up for review: {'; '.join(reasons)}. It costs no points: "
+        "an instructor reads how it was found."
+    )
 
 
 def summarising() -> exercise | None:
@@ -56,6 +66,11 @@ class exercise:
         self.summary.cells.setdefault(self.number, {}).setdefault(called, said)
         return source
 
+    def up_for_review(self, name: str, reasons: list[str]) -> None:
+        """The grader will put ``name`` up for review for ``reasons``: the summary says so under the verdict."""
+        kept = self.summary.reviews.setdefault(self.number, {}).setdefault(name, [])
+        kept += [reason for reason in reasons if reason not in kept]
+
     def __exit__(self, kind, error, trace) -> bool:
         if self.summary is not None:
             self._quiet.__exit__(None, None, None)
@@ -89,6 +104,8 @@ class Summary:
         self.verdicts: dict[str, AnswerError | None] = {}
         #: For each exercise, for each answer its checks called, the line that says which cell is graded.
         self.cells: dict[str, dict[str, str]] = {}
+        #: For each exercise, for each answer the grader will put up for review, why (:func:`review_note`).
+        self.reviews: dict[str, dict[str, list[str]]] = {}
         self._notebook: tuple | None = None
 
     def held(self):
@@ -114,13 +131,19 @@ class Summary:
             )
             lines.append(f"  Exercise {number}: {verdict}")
             lines += [f"    {said}" for said in self.cells.get(number, {}).values()]
+            lines += [f"    {review_note(name, why)}" for name, why in self.reviews.get(number, {}).items()]
         lines.append("A grader also runs hidden tests: the same checks on other data.")
         print("\n".join(line for text in lines for line in wrapped(text)))
 
 
 def _first_wrong(error: AnswerError) -> str:
-    """The line of a summary for a wrong answer: the known mistake, else the first verdict that is wrong."""
+    """The line of a summary for a wrong answer: the known mistake (all of them, when several give the same
+    numbers), else the first verdict that is wrong."""
     lines = str(error).split("\n")
     if error.mistake:
-        return f"{lines[0].split(':')[0]}: {error.mistake}" if ":" in lines[0] else error.mistake
+        several = re.search(
+            r"It matches (\d+) known mistakes that give the same numbers, most likely first: (.*)", str(error)
+        )
+        said = f"one of {several[1]} mistakes that give the same numbers: {several[2]}" if several else error.mistake
+        return f"{lines[0].split(':')[0]}: {said}" if ":" in lines[0] else said
     return next((line.strip().removeprefix("WRONG: ") for line in lines if line.strip().startswith("WRONG:")), lines[0])

@@ -20,6 +20,8 @@ a graded "right":
   other cells it carries
 * ``apart`` -- running an answer apart (a process, or a namespace where there are none): which
   code runs, which modules exist, its results decoded, its refusals and time limits as messages
+* ``review`` -- what puts a graded notebook up for review (in its code, or seen while it runs), in the
+  words the grader writes and the notebook's check shows
 * ``contract`` -- the context a check runs in, which the grader sets: the rule, the quantity scored,
   the secret its hidden inputs are drawn with
 * ``scoring`` -- grades by construction: choose the inputs, run each answer apart, score in the

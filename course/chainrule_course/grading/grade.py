@@ -58,6 +58,8 @@ from .reports import (
     write_table,
     write_written,
 )
+from .review import REVIEW as REVIEW  # the reasons' words are review's; grade.REVIEW names them still
+from .review import review_reasons
 from .sandbox import (
     ANSWER_CPU_SECONDS,
     NOTEBOOK_SECONDS,
@@ -178,46 +180,6 @@ def _names(notebook: Path, student: str) -> bool:
 
 
 # --------------------------------------------------------------------------- one submission (the grader's side)
-
-
-#: What an answer has no need of, and a cheat does: each pattern in a notebook's code puts its row up
-#: for review (``review: ...`` in the status). Honest work never matches one (the planted solutions
-#: are graded "graded"); a match changes no score.
-REVIEW = {
-    "the grader's own code (chainrule_course.exercises, chainrule_course.grading)": (
-        r"chainrule_course\.(exercises|grading)|\b(feedback|scoring|answers)\.(check|score|record|_)"
-    ),
-    "stack frames or the garbage collector (sys._getframe, inspect, gc)": (
-        r"_getframe|\binspect\b|\bf_back\b|\bf_locals\b|\bgc\."
-    ),
-    "processes of its own (os.fork, subprocess, multiprocessing)": (
-        r"\bfork\b|subprocess|multiprocessing|os\.system|os\.popen|\bpty\b"
-    ),
-    "the grader's environment (MAKEFLAGS, os.environ)": r"MAKEFLAGS|CHAINRULE_|os\.environ|getenv",
-    "files outside its answers (other notebooks, results, logs)": (
-        r"\.ipynb\b|results\.json|record\.json|OTTER_LOG|\bglob\b|listdir|scandir|open\("
-    ),
-    "code built at run time (exec, eval, __import__, importlib)": r"\bexec\(|\beval\(|__import__|importlib",
-    "raw memory (ctypes)": r"\bctypes\b|\bcffi\b",
-    "the runner's own objects (sys.modules, __defaults__, __closure__, the trace function)": (
-        r"sys\.modules|__defaults__|__kwdefaults__|__closure__|cell_contents|settrace|setprofile|gettrace"
-    ),
-    # Generic ways to differentiate that no check can tell from a derivation: a hint for the reader.
-    "complex numbers (the complex step differentiates without a derivation)": (
-        r"\b\d+(\.\d*)?j\b|\bcomplex\(|\bcmath\b|\.imag\b"
-    ),
-    "a differentiator of its own (ast, a backward pass of an engine)": r"\bast\.|\bdef backward\(|\._backward\b",
-    "float32 (an approximation rounded to float32 meets float32's tolerance)": r"float32|float16",
-}
-
-
-def review_reasons(cells: list[str], handed_out: frozenset[str] = frozenset()) -> list[str]:
-    """What of :data:`REVIEW` the notebook's code uses, in lines that the handed-out notebook does not
-    hold (its set-up cell installs packages and reads the environment), for a human to look at. A hint
-    only: it costs no points."""
-    lines = [line for source in cells for line in source.splitlines()]
-    code = "\n".join(line for line in lines if line.strip() not in handed_out)
-    return [reason for reason, pattern in REVIEW.items() if re.search(pattern, code)]
 
 
 #: The editions of a chapter a student may hand in besides the assignment's notebook, from the

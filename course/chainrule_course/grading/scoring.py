@@ -46,6 +46,8 @@ import itertools
 import math
 
 from . import apart, contract, runner
+from .review import DID as DID  # the words of what an answer was seen doing, for the grader and the check
+from .review import seen_doing as seen_doing
 
 Unreadable = runner.Unreadable
 encode, decode, key = runner.encode, runner.decode, apart.key
@@ -214,8 +216,9 @@ def inputs(tests: dict[str, str], secret: bytes) -> dict:
 
 
 def _hidden(case, secret: bytes):
-    """A hidden case draws its inputs with the grader's ``secret``; a public one as the notebook did."""
-    return contract.hidden_inputs(secret) if case.hidden else contextlib.nullcontext()
+    """A hidden case draws its inputs with the grader's ``secret``; a public one as the notebook did, its fresh
+    inputs (:func:`~chainrule_course.grading.contract.fresh`) from the secret too."""
+    return contract.hidden_inputs(secret) if case.hidden else contract.fresh_inputs(secret)
 
 
 # --------------------------------------------------------------------------- the answers, run apart
@@ -289,27 +292,6 @@ def record_apart(
         finally:
             answer.close()
     return data
-
-
-#: What an answer's process saw it do (``did``: :mod:`chainrule_course.grading.observing`), as a reason for
-#: review: each is a way to differentiate without the derivation the exercise asks for.
-DID = {
-    "nearby": "a function evaluated at points c ± h about one point (a numerical derivative, extrapolated)",
-    "complex": "complex numbers passed to the answer's functions (the complex step)",
-    "numbers": "arithmetic of a class of the answer's own (dual numbers, or an engine pasted in the cell)",
-}
-
-
-def seen_doing(data: dict | None) -> list[str]:
-    """The reasons of :data:`DID` that the record of the answers' calls holds, in its order. Only these words
-    are read of what the answer's process said: it is the answer's."""
-    said = set()
-    for entries in ((data or {}).get("calls") or {}).values():
-        for entry in entries if isinstance(entries, list) else []:
-            did = entry.get("did") if isinstance(entry, dict) else None
-            if isinstance(did, list):
-                said.update(word for word in did if isinstance(word, str))
-    return [reason for word, reason in DID.items() if word in said]
 
 
 # --------------------------------------------------------------------------- in the grader's process
