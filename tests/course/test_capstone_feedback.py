@@ -76,21 +76,56 @@ TRAPS = {
         "γ̄ sums Ū ⊙ Ẑ over the batch, not Ū alone",
         {"gamma"},
     ),
+    "no ε": (ANSWER.replace(" + 1e-5)", ")"), "ε is left out of σ", {"E", "W1", "gamma", "beta", "W2", "b2"}),
+    "sigmoid′": (
+        ANSWER.replace("(1 - H * H)", "H * (1 - H)"),
+        "sigmoid′, H(1 - H), is used for tanh′",
+        {"E", "W1", "gamma", "beta"},
+    ),
+    "tanh′ at the pre-activation": (
+        ANSWER.replace("(1 - H * H)", "(1 - (gamma * Z_hat + beta) ** 2)"),
+        "tanh′ is taken at the pre-activation",
+        {"E", "W1", "gamma", "beta"},
+    ),
+    "log-softmax": (
+        ANSWER.replace("P /= P.sum(axis=1, keepdims=True)", "P = np.log(P / P.sum(axis=1, keepdims=True))"),
+        "the log-softmax (log-probabilities) is used",
+        {"E", "W1", "gamma", "beta", "W2", "b2"},
+    ),
+    "÷q": (  # right on the first batch, where n = q: named from the second, since it fits both
+        ANSWER.replace("(P - np.eye(len(b2))[y]) / n", "(P - np.eye(len(b2))[y]) / len(b2)"),
+        "the mean divides by q (the number of classes), not by n",
+        {"E", "W1", "gamma", "beta", "W2", "b2"},
+    ),
+    "b2 averaged": (ANSWER.replace("O_bar.sum(0))", "O_bar.mean(0))"), "b2's gradient is averaged", {"b2"}),
+    "γ̄ and β̄ swapped": (
+        ANSWER.replace(
+            "(U_bar * Z_hat).sum(0),\n            U_bar.sum(0)", "U_bar.sum(0),\n            (U_bar * Z_hat).sum(0)"
+        ),
+        "the two results are swapped: return (gamma_bar, beta_bar)",
+        {"gamma", "beta"},
+    ),
+    "W2 from the pre-activation": (
+        ANSWER.replace("O_bar.T @ H", "O_bar.T @ (gamma * Z_hat + beta)"),
+        "W2_bar uses the pre-activation",
+        {"W2"},
+    ),
 }
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_the_references_are_pytorchs(seed):
     for index in (0, 1):
-        p, tokens, y = capstone_checks.problem(seed, index)
+        problem = capstone_checks.problem(seed, index)
+        p, tokens, y = problem["params"], problem["tokens"], problem["y"]
         t = {k: torch.tensor(v, requires_grad=True) for k, v in p.items()}
         X = F.embedding(torch.tensor(tokens), t["E"]).reshape(len(y), -1)
         Z = F.batch_norm(X @ t["W1"].T + t["b1"], None, None, t["gamma"], t["beta"], training=True, eps=1e-5)
         F.cross_entropy(Z.tanh() @ t["W2"].T + t["b2"], torch.tensor(y)).backward()
-        engine, hand = capstone_checks.engine_gradients(p, tokens, y), capstone_checks.backward_with(p, tokens, y)
-        for name in capstone_checks.PARAMETERS:
+        engine, hand = capstone_checks.engine_gradients(p, tokens, y), capstone_checks.NETWORK.right(problem)
+        for part, name in enumerate(capstone_checks.PARAMETERS):
             assert np.allclose(engine[name], t[name].grad.numpy(), rtol=1e-9, atol=1e-12), name
-            assert np.allclose(hand[name], t[name].grad.numpy(), rtol=1e-9, atol=1e-12), name
+            assert np.allclose(hand[part], t[name].grad.numpy(), rtol=1e-9, atol=1e-12), name
         assert (index == 0) == (len(y) == p["W2"].shape[0])  # the first batch has n = q
         assert (tokens[0] == tokens[1]).all()
 
@@ -121,6 +156,19 @@ def test_each_trap_is_named_on_the_gradients_it_spoils(trap):
     assert said in message, message
     wrong = set(re.findall(r"WRONG: (\w+)_bar", message))
     assert wrong == spoiled, (wrong, message)
+
+
+@pytest.mark.parametrize("cell", TRAPS.values(), ids=TRAPS)
+def test_each_trap_is_a_change_of_the_answer(cell):
+    assert cell[0] != ANSWER
+
+
+def test_a_mistake_no_slip_explains_is_located_not_named():
+    """W2_bar doubled is no slip of the derivation (nor ÷n on a batch of 2): the entry is located, nothing named."""
+    with pytest.raises(answers.AnswerError) as raised:
+        feedback.check_network_backward(as_cell(ANSWER.replace("O_bar.T @ H", "2 * O_bar.T @ H"), "network_backward"))
+    message = str(raised.value)
+    assert "WRONG: W2_bar is wrong at entry" in message and "known mistake" not in message, message
 
 
 def test_the_grader_scores_each_gradient_on_its_own():

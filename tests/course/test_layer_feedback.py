@@ -134,16 +134,47 @@ def test_conv2d_mistakes_are_named():
         inside = slice(padding, padding + x.shape[2])
         return x_bar[:, :, inside, inside], conv2d_backward(x, k, y_bar, stride, padding)[1]
 
+    def changed(x_part=lambda g, *a: g, w_part=lambda g, *a: g):
+        def answer(x, k, y_bar, stride, padding):
+            x_bar, k_bar = conv2d_backward(x, k, y_bar, stride, padding)
+            return x_part(x_bar, x, stride), w_part(k_bar, x, stride)
+
+        return answer
+
     wrong = {
         "the kernel is not flipped": flipped_x,
         "w_bar is flipped": flipped_k,
-        "it is the gradient of the padded input: remove 1 rows": not_cropped,
-        "the stride is left out: the windows are 2 apart": no_stride,
+        "it is the gradient of the padded input: remove `padding` rows": not_cropped,
+        "the stride is left out: the windows are `stride` apart": no_stride,
         "should return two arrays": lambda *a: conv2d_backward(*a)[0],
         "the sign is flipped": lambda *a: tuple(-g for g in conv2d_backward(*a)),
+        "the sign of w_bar is flipped": changed(w_part=lambda g, *a: -g),
+        "x_bar is multiplied by the stride": changed(lambda g, x, stride: g * stride),
+        "w_bar is averaged over the batch (÷n)": changed(w_part=lambda g, x, stride: g / len(x)),
+        "w_bar's first two axes are swapped": changed(w_part=lambda g, *a: g.transpose(1, 0, 2, 3)),
+        "x_bar's rows and columns are swapped": changed(lambda g, *a: g.transpose(0, 1, 3, 2)),
+        "the two results are swapped": lambda *a: conv2d_backward(*a)[::-1],
     }
     for mistake, answer in wrong.items():
-        assert mistake in raises(feedback.check_conv2d_backward, answer, r"x_bar|w_bar|conv2d_backward")
+        assert mistake in raises(feedback.check_conv2d_backward, answer, r"x_bar|w_bar|conv2d_backward"), mistake
+
+
+def test_conv2d_a_mistake_is_named_only_when_it_fits_every_problem():
+    """x_bar doubled is ×stride on the stride-2 problem alone, and ×2 on stride 2 only is not ×stride on
+    stride 3: each is located, on the first problem it gets wrong, not named."""
+
+    def doubled(x, k, y_bar, stride, padding):
+        x_bar, k_bar = conv2d_backward(x, k, y_bar, stride, padding)
+        return 2 * x_bar, k_bar
+
+    def stride_only_in_x(x, k, y_bar, stride, padding):  # ×stride on the stride-2 problem, not on stride 3
+        x_bar, k_bar = conv2d_backward(x, k, y_bar, stride, padding)
+        return x_bar * (2 if stride == 2 else 1), k_bar
+
+    message = raises(feedback.check_conv2d_backward, doubled, "x_bar")
+    assert "stride 1" in message and "is wrong at entry" in message and "known mistake" not in message
+    message = raises(feedback.check_conv2d_backward, stride_only_in_x, "x_bar")
+    assert "stride 2" in message and "is wrong at entry" in message and "known mistake" not in message
 
 
 def test_embedding_mistakes_are_named():
@@ -156,6 +187,20 @@ def test_embedding_mistakes_are_named():
         counts = np.bincount(tokens.reshape(-1), minlength=rows)[:, None]
         return embedding_grad(tokens, y_bar, rows) / np.maximum(counts, 1)
 
+    def changed(change):
+        return lambda tokens, y_bar, rows: change(embedding_grad(tokens, y_bar, rows), tokens, rows)
+
+    wrong = {
+        "the rows are shifted by one": lambda tokens, y_bar, rows: embedding_grad(tokens - 1, y_bar, rows),
+        "averaged over all the tokens": changed(lambda g, tokens, rows: g / tokens.size),
+        "the gradient has tokens.max() + 1 rows": changed(lambda g, tokens, rows: g[: tokens.max() + 1]),
+        "the table's gradient is transposed": changed(lambda g, *a: g.T),
+        "the sign of the table's gradient is flipped": changed(lambda g, *a: -g),
+    }
+    for mistake, answer in wrong.items():
+        assert mistake in raises(feedback.check_embedding_grad, answer, "the table's gradient"), mistake
+    message = raises(feedback.check_embedding_grad, changed(lambda g, *a: g / 2), "the table's gradient")
+    assert "is wrong at entry" in message and "known mistake" not in message
     message = raises(feedback.check_embedding_grad, assigned, "the table's gradient")
     assert "a repeated token keeps only one of its gradients" in message and "np.add.at" in message
     assert "the mean of its gradients" in raises(feedback.check_embedding_grad, averaged, "the table's gradient")
@@ -186,6 +231,62 @@ def test_rnn_mistakes_are_named():
     assert "the sign is flipped" in raises(check, lambda *a: tuple(-g for g in rnn_two_step_grads(*a)), "W_x_bar")
     assert "should return three arrays" in raises(check, lambda *a: rnn_two_step_grads(*a)[:2], "rnn_two_step_grads")
     assert "is a `return` missing" in raises(check, lambda *a: None, "rnn_two_step_grads")
+
+
+def rnn_with(x1, x2, W_x, W_h, b, h2_bar, slope=lambda h, z: 1 - h * h, b_1=True, transposed=False, h0=None, **at_1):
+    """Two steps of the tanh cell by hand, with a student's slips: ``slope`` for tanh′ (``slope_1`` at step 1, if
+    given), b left out of step 1,
+    W_h transposed in h1's gradient, a step-1 term of W_h_bar from ``h0`` (which should be 0)."""
+    z1 = x1 @ W_x.T + b * b_1
+    h1 = np.tanh(z1)
+    z2 = x2 @ W_x.T + h1 @ W_h.T + b
+    h2 = np.tanh(z2)
+    z2_bar = h2_bar * slope(h2, z2)
+    z1_bar = (z2_bar @ (W_h.T if transposed else W_h)) * at_1.get("slope_1", slope)(h1, z1)
+    W_h_bar = z2_bar.T @ h1 + (0 if h0 is None else z1_bar.T @ {"h1": h1, "h2": h2}[h0])
+    return (z2_bar.T @ x2 + z1_bar.T @ x1, W_h_bar, z2_bar.sum(axis=0) + z1_bar.sum(axis=0))
+
+
+def test_rnn_new_mistakes_are_named_when_they_fit_both_sizes():
+    def changed(part, change):
+        def answer(*a):
+            grads = list(rnn_two_step_grads(*a))
+            grads[part] = change(grads[part], *a)
+            return tuple(grads)
+
+        return answer
+
+    def wrong_step_1(x1, x2, W_x, W_h, b, h2_bar):  # step 1's term multiplies by x2
+        W_x_bar, W_h_bar, b_bar = rnn_two_step_grads(x1, x2, W_x, W_h, b, h2_bar)
+        h1 = np.tanh(x1 @ W_x.T + b)
+        z2_bar = h2_bar * (1 - np.tanh(x2 @ W_x.T + h1 @ W_h.T + b) ** 2)
+        z1_bar = (z2_bar @ W_h) * (1 - h1 * h1)
+        return W_x_bar - z1_bar.T @ x1 + z1_bar.T @ x2, W_h_bar, b_bar
+
+    check = feedback.check_rnn_two_step_grads
+    wrong = {
+        "tanh′ is taken at the pre-activation, 1 - z²": lambda *a: rnn_with(*a, slope=lambda h, z: 1 - z * z),
+        "sigmoid′, h(1 - h), is used for tanh′ = 1 - h², at both steps": lambda *a: rnn_with(
+            *a, slope=lambda h, z: h * (1 - h)
+        ),
+        "b is left out of step 1's pre-activation": lambda *a: rnn_with(*a, b_1=False),
+        "h1's gradient is z2_bar W_h, not z2_bar W_hᵀ": lambda *a: rnn_with(*a, transposed=True),
+        "the state before step 1 is h0 = 0": lambda *a: rnn_with(*a, h0="h1"),
+        "H[t - 1] at t = 0 is the last state": lambda *a: rnn_with(*a, h0="h2"),
+        "step 1's term multiplies by x2": wrong_step_1,
+        "W_h_bar is transposed": changed(1, lambda g, *a: g.T),
+        "b_bar is averaged over the batch": changed(2, lambda g, x1, *a: g / len(x1)),
+        "the two results are swapped: return (W_x_bar, W_h_bar)": lambda *a: (lambda g: (g[1], g[0], g[2]))(
+            rnn_two_step_grads(*a)
+        ),
+    }
+    for mistake, answer in wrong.items():
+        assert mistake in raises(check, answer, r"W_x_bar|W_h_bar|b_bar"), mistake
+    # tanh′ at the pre-activation at step 2 and sigmoid′ at step 1: no slip of the derivation, so only located.
+    message = raises(
+        check, lambda *a: rnn_with(*a, slope=lambda h, z: 1 - z * z, slope_1=lambda h, z: h * (1 - h)), "W_x"
+    )
+    assert "is wrong at entry" in message and "known mistake" not in message
 
 
 def hypot_jvp(a, a_dot, b, b_dot):

@@ -322,7 +322,9 @@ def test_a_pre_order_that_is_the_reversed_order_on_one_graph_is_named_pre_order(
 
 def test_pasted_orders_pass_nothing_hidden_and_long_orders_are_shortened():
     def pasted(root, parents):
-        return {"e": list("abce"), "f": list("abcxdf"), "d": list("abcd")}.get(root, [root])
+        if root == "f":
+            return list("xabcdf") if parents["d"] == ["x", "c"] else list("abcxdf")
+        return {"e": list("abce"), "d": list("acbd")}.get(root, [root])
 
     error = raises(feedback.check_dfs_order_function, pasted, 0, "a chain of 5,000 nodes")
     assert len(str(error)) < 700 and "... 4992 more ..." in str(error), error

@@ -12,6 +12,7 @@ The modules, in order: each imports only the engine and modules above it in this
   answer, as typed, and where it is
 * ``verdicts`` -- a check cell's one verdict, and the check-everything cell's summary of the graded cells
 * ``calling`` -- calling a student's function safely: apart, on copies, under a time limit, every failure explained
+* ``graph_checks`` -- a search's order on a graph, and a topological order (the graph chapter), without numpy
 * ``scalar_checks`` -- answers that are functions of a few numbers or a small graph (intro, graph, backward,
   the forward-mode rule), without numpy
 * ``tape_checks`` -- an engine's record written as a tape: its backward pass (engine), where that pass

@@ -1,29 +1,139 @@
 """The checks of exercises answered with a function of a few numbers or of a small graph.
 
-``tanh_neuron_grads(x, w, b)`` (intro), ``dfs_order_with_stack(root, parents)`` (graph),
-``cube_grads(x)`` (backward) and ``hypot_jvp(a, a_dot, b, b_dot)``, a forward-mode rule
-(forward mode).
-The public check calls it on the exercise's input and on one more; the grader's hidden
-tests call it on inputs drawn from other seeds. A number or an order copied from a message
-is therefore worth nothing, and a message may show the expected value.
+``tanh_neuron_grads(x, w, b)`` (intro), ``cube_grads(x)`` (backward) and
+``hypot_jvp(a, a_dot, b, b_dot)``, a forward-mode rule (forward mode); the graph chapter's
+``dfs_order_with_stack(root, parents)`` is checked in :mod:`~chainrule_course.exercises.graph_checks`,
+whose names this module also gives.
+A function check calls the answer on every input it tries (the exercise's own and at least
+one more) before it judges any: each reference answer is a derivation
+(:class:`~.mistakes.Derivation`), and a mistake is named only when one variant of it gives the
+answer on every input; else the message locates the wrong number. The grader's hidden tests
+call it on inputs drawn from other seeds. A number or an order copied from a message is
+therefore worth nothing, and a message may show the expected value.
 
 The inputs are drawn with :mod:`random`, so these checks need no numpy of their own.
 """
 
 from __future__ import annotations
 
-import itertools
+import functools
 import math
 import random
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from chainrule.forward import Dual
-from chainrule.graph import VISIT, depth_first_events, topological_order
 from chainrule.value import Value
 
 from ..grading.contract import allowed, seeded
-from .answers import RTOL, AnswerError, check_scalars, require_answer
+from .answers import RTOL, AnswerError, Report, _as_number, _check_scalar, _shown, tolerances
 from .calling import call, returned
+from .graph_checks import CHAIN_LENGTH as CHAIN_LENGTH
+from .graph_checks import DIAMOND as DIAMOND
+from .graph_checks import EXAMPLE_GRAPH as EXAMPLE_GRAPH
+from .graph_checks import check_dfs_order_function as check_dfs_order_function
+from .graph_checks import check_topological_order as check_topological_order
+from .graph_checks import dfs_graphs as dfs_graphs
+from .mistakes import Derivation, Named, Slips
+
+# --------------------------------------------------------------------------- numbers, compared in pure Python
+
+
+def one_number(value) -> float | None:
+    """``value`` as a float when it is one number (Python's, numpy's or torch's), else None. Needs no numpy."""
+    if isinstance(value, (bool, str, bytes)) or getattr(value, "shape", ()) != ():
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+
+
+def _close(a: float, b: float) -> bool:
+    """As :func:`~chainrule_course.exercises.answers.check_scalars` compares a number with a mistake's."""
+    return a == b or abs(a - b) <= 1e-8 + RTOL * abs(b)
+
+
+def same_numbers(answer, result) -> bool:
+    """Whether ``answer`` (a number, or a sequence of them) equals ``result`` within a mistake's tolerance:
+    what :meth:`~.mistakes.Derivation.name` matches a variant by."""
+    if isinstance(result, (tuple, list)):
+        return (
+            isinstance(answer, (tuple, list))
+            and len(answer) == len(result)
+            and all(same_numbers(a, r) for a, r in zip(answer, result, strict=True))
+        )
+    number = one_number(answer)
+    return number is not None and _close(number, float(result))
+
+
+def _rounded_to(number: float, value: float) -> int | None:
+    """The decimals (1 to 6) ``value`` was rounded to, to give ``number``; None when it was not."""
+    return next((k for k in range(1, 7) if abs(round(value, k) - number) < 1e-12 * max(1, abs(value))), None)
+
+
+def rounded_everywhere(received: Sequence[Sequence], expected: Sequence[Sequence[float]]) -> bool:
+    """Whether each number of an answer, on every problem, is the right one or it rounded, and one is rounded.
+
+    Only then does a message say "do not round it": a number hard-coded from one input is a
+    rounding there by chance (-1.3 for -1.294), and the next input shows it is not.
+    """
+    rounded = False
+    for numbers, values in zip(received, expected, strict=True):
+        for given, value in zip(numbers, values, strict=True):
+            number = one_number(given)
+            if number is None:
+                return False
+            rtol, atol = tolerances(given)
+            if abs(number - value) <= atol + rtol * abs(value):
+                continue
+            if _rounded_to(number, value) is None:
+                return False
+            rounded = True
+    return rounded
+
+
+def check_numbers(
+    received: Mapping[str, object],
+    expected: Mapping[str, float],
+    named: Named | None = None,
+    at: int = 0,
+    title: str = "",
+    separate: bool = True,
+    rounded: bool = True,
+) -> None:
+    """:func:`~.answers.check_scalars` for a function check's answer on its ``at``-th problem.
+
+    ``named`` is the mistake the answer makes on every problem (its numbers on each, in the order
+    of ``expected``), or None. ``rounded`` is false when the answer is not a rounding on every
+    problem: a number that is a rounding here by chance is then located, not told to round less.
+    """
+    numbers = {}
+    for name in expected:
+        try:
+            numbers[name] = _as_number(name, received[name])
+        except AnswerError as error:  # reported as this name's verdict, so the others still get theirs
+            numbers[name] = error
+    wrong = dict(zip(expected, named.answers[at], strict=True)) if named else {}
+    found = {
+        name: list(named.descriptions) if name in wrong and not _close(wrong[name], value) else []
+        for name, value in expected.items()
+    }
+    report = Report(title, separate)
+    for name, value in expected.items():
+        number = numbers[name]
+        if not (rounded or found[name]) and isinstance(number, float) and _rounded_to(number, value) is not None:
+            if number != value:  # a rounding by chance: located as any wrong number is
+                message = f"{name} is wrong: expected {_shown(value)}, received {_shown(number)}."
+                report.check(name, functools.partial(_raise, AnswerError(name, message)))
+                continue
+        own = tolerances(received[name])
+        report.check(name, functools.partial(_check_scalar, name, number, value, found[name], own))
+    report.close()
+
+
+def _raise(error: AnswerError) -> None:
+    raise error
+
 
 # --------------------------------------------------------------------------- intro: y = tanh(wx + b)
 
@@ -50,21 +160,8 @@ def neuron_points(seed: int) -> list[tuple[float, float, float]]:
 #: The derivatives of the intro's exercise, in the order ``tanh_neuron_grads`` returns them.
 NEURON_GRADS = ("dy/dx", "dy/dw", "dy/db")
 SWAPPED = "dy/dx and dy/dw are swapped: dy/dx carries w and dy/dw carries x"
-
-
-def one_number(value) -> float | None:
-    """``value`` as a float when it is one number (Python's, numpy's or torch's), else None. Needs no numpy."""
-    if isinstance(value, (bool, str, bytes)) or getattr(value, "shape", ()) != ():
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError, RuntimeError):
-        return None
-
-
-def _close(a: float, b: float) -> bool:
-    """As :func:`~chainrule_course.exercises.answers.check_scalars` compares a number with a mistake's."""
-    return abs(a - b) <= 1e-8 + RTOL * abs(b)
+#: The orders other than the right one, as the index of the derivative each place holds.
+ORDERS = ((1, 0, 2), (2, 1, 0), (0, 2, 1), (1, 2, 0), (2, 0, 1))
 
 
 def _order_words(order: tuple[int, ...]) -> str:
@@ -79,69 +176,73 @@ def _order_words(order: tuple[int, ...]) -> str:
     return f"the derivatives are returned rotated, as ({', '.join(held)}): {wanted}"
 
 
-def _reordered(received: Sequence, expected: Sequence[float]) -> list[tuple[str, dict[str, float]]]:
-    """The orders whose derivatives the answer's three numbers are, each as a named mistake (most often none).
+def neuron_derivation(point: tuple[float, float, float], at: Slips) -> tuple[float, float, float]:
+    """(dy/dx, dy/dw, dy/db) of y = tanh(wx + b), derived by hand, with the slips of each step."""
+    x, w, b = point
+    z = at.choose("z = wx + b", w * x + b, {"the bias b is left out of z = wx + b, where tanh' is taken": w * x})
+    y = math.tanh(z)
+    slope = at.choose(
+        "tanh'(z)",
+        1 - y**2,
+        {
+            "the factor tanh'(z) = 1 - tanh²(z) is missing": 1.0,
+            "tanh'(z) is 1 - tanh²(z), not 1 - z²": 1 - z**2,
+            "tanh(z) was used for tanh'(z), but the derivative of tanh is 1 - tanh²(z)": y,
+            "the factor is 1 - tanh(z)², with z = wx + b, not 1 - tanh(x)²": lambda: 1 - math.tanh(x) ** 2,
+            "tanh'(z) is 1 - tanh²(z), not 1 - tanh(z): the square is missing": 1 - y,
+            "σ'(z) = σ(z)(1 - σ(z)), the sigmoid's derivative, was used for tanh'(z) = 1 - tanh²(z)": lambda: (
+                1 / (1 + math.exp(-z)) * (1 - 1 / (1 + math.exp(-z)))
+            ),
+            "tanh' was taken at the output y = tanh(z), not at z: 1 - tanh²(y)": lambda: 1 - math.tanh(y) ** 2,
+        },
+    )
+    dx = at.choose("dz/dx", slope * w, {"dy/dx is tanh'(z)·w (dz/dx = w), not tanh'(z)·x": slope * x})
+    dw = at.choose("dz/dw", slope * x, {"dy/dw is tanh'(z)·x (dz/dw = x), not tanh'(z)·w": slope * w})
+    grads = at.choose("sign", (dx, dw, slope), {"the sign is flipped": (-dx, -dw, -slope)})
+    return at.choose("order", grads, {_order_words(o): tuple(grads[i] for i in o) for o in ORDERS})
 
-    The whole answer is compared, so a rotation is not named as the swap its first number alone would match.
-    """
-    numbers = [one_number(value) for value in received]
-    found = []
-    for order in itertools.permutations(range(3)):
-        moved = [expected[i] for i in order]
-        if all(_close(m, e) for m, e in zip(moved, expected, strict=True)):
-            continue  # the right order, or one that gives the same numbers
-        if all(n is not None and _close(n, m) for n, m in zip(numbers, moved, strict=True)):
-            found.append((_order_words(order), dict(zip(NEURON_GRADS, moved, strict=True))))
-    return found
+
+NEURON = Derivation(neuron_derivation)
 
 
-def check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x: float, w: float, b: float, title: str = "") -> None:
+def check_tanh_neuron_grads(
+    dy_dx, dy_dw, dy_db, x: float, w: float, b: float, title: str = "", named: tuple | None = None
+) -> None:
     """The three derivatives of y = tanh(wx + b), against chainrule's backward pass at (x, w, b).
 
-    An answer that is the right three numbers in another order is named by that order; a dy/dx or a
-    dy/dw alone that carries the other one's input is named as the two swapped.
+    ``named`` is (the mistake the answer makes on every point its check tried, this point's index,
+    whether the answer is a rounding on every point); called alone, the mistake is read from this
+    point (a check of one input, as the tests make).
     """
     xv, wv, bv = Value(x), Value(w), Value(b)
     (wv * xv + bv).tanh().backward()
-    z = w * x + b
-    slope = 1 - math.tanh(z) ** 2
-    swapped = [(SWAPPED, {"dy/dx": slope * x, "dy/dw": slope * w})]
-    check_scalars(
-        {"dy/dx": dy_dx, "dy/dw": dy_dw, "dy/db": dy_db},
+    received = (dy_dx, dy_dw, dy_db)
+    if named is None:
+        named = (Derivation(neuron_derivation, depth=1).mistake([(x, w, b)], [received], same_numbers), 0, True)
+    mistake, index, rounded = named
+    check_numbers(
+        dict(zip(NEURON_GRADS, received, strict=True)),
         {"dy/dx": xv.grad, "dy/dw": wv.grad, "dy/db": bv.grad},
-        [
-            ("the factor tanh'(z) = 1 - tanh²(z) is missing", {"dy/dx": w, "dy/dw": x, "dy/db": 1.0}),
-            (
-                "tanh'(z) is 1 - tanh²(z), not 1 - z²",
-                {"dy/dx": (1 - z**2) * w, "dy/dw": (1 - z**2) * x, "dy/db": 1 - z**2},
-            ),
-            *(_reordered((dy_dx, dy_dw, dy_db), (xv.grad, wv.grad, bv.grad)) or swapped),
-            ("the sign is flipped", {"dy/dx": -slope * w, "dy/dw": -slope * x, "dy/db": -slope}),
-            (
-                "tanh(z) was used for tanh'(z), but the derivative of tanh is 1 - tanh²(z)",
-                {"dy/dx": math.tanh(z) * w, "dy/dw": math.tanh(z) * x, "dy/db": math.tanh(z)},
-            ),
-            (
-                "the factor is 1 - tanh(z)², with z = wx + b, not 1 - tanh(x)²",
-                {
-                    "dy/dx": (1 - math.tanh(x) ** 2) * w,
-                    "dy/dw": (1 - math.tanh(x) ** 2) * x,
-                    "dy/db": 1 - math.tanh(x) ** 2,
-                },
-            ),
-        ],
+        mistake,
+        index,
         title=title,
+        rounded=rounded,
     )
 
 
 @allowed("math")
 def check_tanh_neuron_grads_function(tanh_neuron_grads: Callable, seed: int = 0) -> None:
     """``tanh_neuron_grads(x, w, b)`` must return (dy/dx, dy/dw, dy/db) of y = tanh(wx + b), at two points."""
-    for x, w, b in neuron_points(seed):
-        title = f"tanh_neuron_grads({x}, {w}, {b})"
+    points = neuron_points(seed)
+    received = []
+    for x, w, b in points:
         result = call("tanh_neuron_grads", tanh_neuron_grads, x, w, b, names=("x", "w", "b"))
-        dy_dx, dy_dw, dy_db = returned("tanh_neuron_grads", result, ("dy_dx", "dy_dw", "dy_db"))
-        check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x, w, b, title=title)
+        received.append(returned("tanh_neuron_grads", result, ("dy_dx", "dy_dw", "dy_db")))
+    mistake = NEURON.mistake(points, received, same_numbers)
+    rounded = rounded_everywhere(received, [NEURON.right(p) for p in points])
+    for index, ((x, w, b), answer) in enumerate(zip(points, received, strict=True)):
+        title = f"tanh_neuron_grads({x}, {w}, {b})"
+        check_tanh_neuron_grads(*answer, x, w, b, title=title, named=(mistake, index, rounded))
 
 
 # --------------------------------------------------------------------------- backward: y = (x·x)·x
@@ -163,317 +264,160 @@ def cube_points(seed: int) -> list[float]:
     return [CUBE_POINT, drawn[1]] if seed == 0 else drawn
 
 
-def check_cube_grads(dy_ds, dy_dx, x: float, title: str = "") -> None:
-    """dy/ds and dy/dx for s = x·x, y = s·x, against chainrule's backward pass at x."""
+#: The two edges from x into s = x·x: losing one of them or both, and a loop that runs before s has its gradient.
+CUBE_EDGES = {
+    "a lost fan-out contribution: x feeds s twice (s = x·x), and each use adds x·dy/ds to dy/dx, but only one "
+    "was counted (ds/dx = 2x, not x)": 1,
+    "lost fan-out contributions: x feeds s twice (s = x·x), and each use adds x·dy/ds to dy/dx, "
+    "but only the direct term s = x² was counted": 0,
+    "a backward loop run in forward order: it passes s's gradient on to x before y has given s its "
+    "gradient, so only the direct term s = x² reaches x": 0,
+}
+
+
+def cube_derivation(x: float, at: Slips) -> tuple[float, float]:
+    """(dy/ds, dy/dx) for s = x·x, y = s·x, derived edge by edge, with the slips of each step."""
+    s = x * x
+    dy_ds = at.choose("dy/ds", x, {"dy/ds is the gradient s.grad = x, not the value s = x·x": s})
+    through_s = at.choose("the edges x → s", 2 * x * x, {said: uses * x * x for said, uses in CUBE_EDGES.items()})
+    dy_dx = through_s + at.choose(
+        "the direct edge x → y",
+        s,
+        {"a lost fan-out contribution: x also feeds y directly (y = s·x), which adds s = x² to dy/dx": 0.0},
+    )
+    grads = at.choose("sign", (dy_ds, dy_dx), {"the sign is flipped": (-dy_ds, -dy_dx)})
+    grads = at.choose(
+        "backward() runs",
+        grads,
+        {
+            "every gradient is doubled: backward() ran twice without zero_grad() in between, and "
+            "gradients accumulate": (2 * grads[0], 2 * grads[1])
+        },
+    )
+    swapped = "dy/ds and dy/dx are swapped: return them in that order, (dy/ds, dy/dx)"
+    return at.choose("(dy/ds, dy/dx)", grads, {swapped: grads[::-1]})
+
+
+CUBE = Derivation(cube_derivation)
+
+
+def check_cube_grads(dy_ds, dy_dx, x: float, title: str = "", named: tuple | None = None) -> None:
+    """dy/ds and dy/dx for s = x·x, y = s·x, against chainrule's backward pass at x (``named`` as in
+    :func:`check_tanh_neuron_grads`)."""
     xv = Value(x)
     s = xv * xv
     (s * xv).backward()
-    check_scalars(
+    if named is None:
+        named = (Derivation(cube_derivation, depth=1).mistake([x], [(dy_ds, dy_dx)], same_numbers), 0, True)
+    mistake, index, rounded = named
+    check_numbers(
         {"dy/ds": dy_ds, "dy/dx": dy_dx},
         {"dy/ds": s.grad, "dy/dx": xv.grad},
-        [
-            ("dy/ds is the gradient s.grad = x, not the value s = x·x", {"dy/ds": x**2}),
-            (
-                "a lost fan-out contribution: x also feeds y directly (y = s·x), which adds s = x² to dy/dx",
-                {"dy/dx": 2 * x**2},
-            ),
-            (
-                "lost fan-out contributions: x feeds s twice (s = x·x), and each use adds x·dy/ds to dy/dx, "
-                "but only the direct term s = x² was counted",
-                {"dy/dx": x**2},
-            ),
-            (
-                "a backward loop run in forward order: it passes s's gradient on to x before y has given s its "
-                "gradient, so only the direct term s = x² reaches x",
-                {"dy/dx": x**2},
-            ),
-            ("the sign is flipped", {"dy/ds": -x, "dy/dx": -3 * x**2}),
-            ("dy/ds and dy/dx are swapped: return them in that order, (dy/ds, dy/dx)", {"dy/ds": 3 * x**2, "dy/dx": x}),
-            (
-                "every gradient is doubled: backward() ran twice without zero_grad() in between, and "
-                "gradients accumulate",
-                {"dy/ds": 2 * x, "dy/dx": 6 * x**2},
-            ),
-        ],
+        mistake,
+        index,
         title=title or f"at x = {x}",
+        rounded=rounded,
     )
 
 
 @allowed("math")
 def check_cube_grads_function(cube_grads: Callable, seed: int = 0) -> None:
     """``cube_grads(x)`` must return (dy/ds, dy/dx) for s = x·x and y = s·x, at two values of x."""
-    for x in cube_points(seed):
-        result = call("cube_grads", cube_grads, x, names=("x",))
-        dy_ds, dy_dx = returned("cube_grads", result, ("dy_ds", "dy_dx"))
-        check_cube_grads(dy_ds, dy_dx, x, title=f"cube_grads({x})")
-
-
-# --------------------------------------------------------------------------- graph: the order of a DFS
-
-#: The graph of Chapter 2: each node's parents (inputs), in the order the search visits them.
-EXAMPLE_GRAPH = {"a": [], "b": [], "x": [], "c": ["a", "b"], "d": ["x", "c"], "e": ["c"], "f": ["d"]}
-#: Two paths lead to a: a search must not list it twice.
-DIAMOND = {"a": [], "b": ["a"], "c": ["a"], "d": ["b", "c"]}
-#: Longer than Python's recursion limit (1,000 frames by default): a recursive search fails on it.
-#: Fixed, not read from sys.getrecursionlimit(): the grader replays the calls by their inputs.
-CHAIN_LENGTH = 5_000
-
-
-def _brief(order: Sequence) -> str:
-    """An order as a message shows it: all of it when short, else its ends."""
-    order = list(order)
-    if len(order) <= 12:
-        return str(order)
-    return f"[{', '.join(map(repr, order[:4]))}, ... {len(order) - 8} more ..., {', '.join(map(repr, order[-4:]))}]"
-
-
-def _breadth_first(parents: Mapping[str, Sequence[str]], root: str) -> list:
-    """The order in which a breadth-first search (a queue) first reaches the nodes, root first."""
-    order, seen = [root], {root}
-    for node in order:  # the list is the queue: it grows while the loop walks it
-        for parent in parents[node]:
-            if parent not in seen:
-                seen.add(parent)
-                order.append(parent)
-    return order
-
-
-REVERSED = "the order is reversed"
-
-
-def _other_orders(parents: Mapping[str, Sequence[str]], root: str) -> list[tuple[list, str, str]]:
-    """The orders that known mistakes give, each with its name and how to mend it, most likely first."""
-    visits = [node for event, node in depth_first_events(root, lambda node: parents[node]) if event == VISIT]
-    reversed_parents = topological_order(root, parents_of=lambda node: list(reversed(parents[node])))
-    breadth_first = _breadth_first(parents, root)
-    return [
-        (
-            topological_order(root, parents_of=lambda node: parents[node])[::-1],
-            REVERSED,
-            f"a topological order lists every node after its inputs, leaves first and {root} last; "
-            "the backward pass walks it in reverse",
-        ),
-        (
-            visits,
-            "the order in which the search first visits the nodes (pre-order)",
-            "a node joins the order when it finishes, after all of its parents, not when it is first reached",
-        ),
-        (
-            reversed_parents,
-            "a search that takes each node's parents last first",
-            "pushing all of a node's parents on a stack and popping them takes the last one first; "
-            "visit them in the order they are listed",
-        ),
-        (
-            breadth_first[::-1],
-            "a breadth-first search (a queue), reversed",
-            "a queue takes the nodes level by level, and the reverse of that can put a node before an input that "
-            "a longer path reaches; search depth-first instead, always going on from the last node of the path",
-        ),
-        (
-            breadth_first,
-            "the order in which a breadth-first search (a queue) first reaches the nodes",
-            "search depth-first instead, always going on from the last node of the path, and add a node to the "
-            "order when it finishes, after all of its parents",
-        ),
+    points = cube_points(seed)
+    received = [
+        returned("cube_grads", call("cube_grads", cube_grads, x, names=("x",)), ("dy_ds", "dy_dx")) for x in points
     ]
-
-
-def _as_order(answer) -> list | None:
-    """An answer as the list of nodes it holds, or None when it is not a sequence of them."""
-    if answer is None or isinstance(answer, (str, bytes)) or not isinstance(answer, Sequence):
-        return None
-    return list(answer)
-
-
-def _mistakes_in(order: list, parents: Mapping[str, Sequence[str]], root: str) -> list[tuple[str, str]]:
-    """The known mistakes (name, mend) that give ``order`` on this graph, most likely first."""
-    expected = topological_order(root, parents_of=lambda node: parents[node])
-    return [(mistake, mend) for other, mistake, mend in _other_orders(parents, root) if order == other != expected]
-
-
-def check_topological_order(
-    order, parents: Mapping[str, Sequence[str]], root: str, title: str = "", ruled_out: Collection[str] = ()
-) -> None:
-    """``order`` must be the depth-first topological order of the nodes ``root`` depends on (leaves first).
-
-    ``parents`` maps each node to its inputs, in the order the search visits them. The known
-    mistakes that give ``order`` are named, all of them when several do, except those in
-    ``ruled_out`` (which the same answer's orders on other graphs do not fit).
-    """
-    expected = topological_order(root, parents_of=lambda node: parents[node])
-    name = "order"
-    require_answer(name, order)
-    head = f"{title}: " if title else ""
-    if _as_order(order) is None:
-        example = f"a list of node names such as {expected[:2]}"
-        raise AnswerError(name, f"{head}the order should be {example}, got {order!r:.80}.")
-    order = list(order)
-    if order == expected:
-        return
-    said = f"Expected {_brief(expected)}, received {_brief(order)}."
-    found = [(mistake, mend) for mistake, mend in _mistakes_in(order, parents, root) if mistake not in ruled_out]
-    if [mistake for mistake, _ in found] == [REVERSED]:  # what the order is, more than how it came about
-        mend = found[0][1]
-        raise AnswerError(name, f"{head}{REVERSED}: {_brief(order)}. {mend[0].upper()}{mend[1:]}.", REVERSED)
-    if len(found) == 1:
-        raise AnswerError(name, f"{head}this is {found[0][0]}: {found[0][1]}. {said}", found[0][0])
-    if found:
-        listed = "; or ".join(f"({number}) {mistake}: {mend}" for number, (mistake, mend) in enumerate(found, 1))
-        raise AnswerError(
-            name,
-            f"{head}{len(found)} known mistakes give this order on this graph, most likely first: {listed}. {said}",
-            found[0][0],
-        )
-    _check_nodes(name, head, order, expected, root, said)
-    position = {node: index for index, node in enumerate(order)}
-    for node in order:
-        for parent in parents[node]:
-            if position[parent] > position[node]:
-                raise AnswerError(
-                    name,
-                    f"{head}{node} comes before its input {parent}: every node must come after its inputs. {said}",
-                    "a node before its input",
-                )
-    first = next(i for i, (a, b) in enumerate(zip(order, expected, strict=True)) if a != b)
-    raise AnswerError(
-        name,
-        f"{head}{_brief(order)} is a valid topological order, but not the one depth-first search from "
-        f"{root} gives (inputs visited in the order listed): position {first} should be "
-        f"{expected[first]}, not {order[first]}. {said}",
-    )
-
-
-def _check_nodes(name: str, head: str, order: list, expected: list, root: str, said: str) -> None:
-    """Each node that ``root`` depends on once, and no other."""
-    if order in (expected[1:], expected[:-1]) or expected in (order[1:], order[:-1]):
-        if len(order) < len(expected):
-            which = f"leaves out {expected[0] if order == expected[1:] else expected[-1]}"
-        else:
-            which = f"has one node too many ({order[0] if order[1:] == expected else order[-1]})"
-        raise AnswerError(name, f"{head}the order is off by one: it {which}. {said}", "the order is off by one")
-    wanted = set(expected)
-    missing = [node for node in expected if node not in order]
-    extra = [node for node in order if node not in wanted]
-    seen: set = set()
-    repeated = [node for node in order if node in seen or seen.add(node)]
-    if repeated and not missing and not extra:
-        raise AnswerError(
-            name,
-            f"{head}{_brief(sorted(set(repeated)))} appear more than once: a node that two paths reach joins the "
-            f"order once. Keep a set of the nodes already seen. {said}",
-            "a node twice",
-        )
-    if missing or extra or repeated:
-        parts = [
-            f"missing {_brief(missing)}" if missing else "",
-            f"{_brief(extra)} do not lead to {root}" if extra else "",
-            f"{_brief(sorted(set(repeated)))} appear more than once" if repeated else "",
-        ]
-        raise AnswerError(name, f"{head}the order has the wrong nodes: {'; '.join(p for p in parts if p)}. {said}")
-
-
-def dfs_graphs(seed: int) -> list[tuple[str, dict[str, list[str]], str]]:
-    """The graphs a check gives ``dfs_order_with_stack``: (what it is, parents, root).
-
-    Seed 0 gives the exercise's two graphs, a diamond, then a chain too deep for a recursive search.
-    Another seed gives two random graphs (their roots reach every node, some by two paths), and a
-    deep chain with side inputs.
-    """
-    chain = {f"n{i}": [f"n{i - 1}"] if i else [] for i in range(CHAIN_LENGTH)}
-    if seed == 0:
-        return [
-            ("the example graph from e", EXAMPLE_GRAPH, "e"),
-            ("the example graph from f, with d's parents ['c', 'x']", dict(EXAMPLE_GRAPH, d=["c", "x"]), "f"),
-            ("a diamond: d's parents b and c share the input a", DIAMOND, "d"),
-            (f"a chain of {CHAIN_LENGTH:,} nodes, n0 to n{CHAIN_LENGTH - 1}", chain, f"n{CHAIN_LENGTH - 1}"),
-        ]
-    rng = random.Random(f"dfs {seeded(seed)}")
-    graphs = []
-    for size in (9, 14):
-        names = [f"v{i}" for i in rng.sample(range(100), size)]
-        parents = {names[0]: []}
-        for i, node in enumerate(names[1:], start=1):  # one parent is the node before: the root reaches all
-            parents[node] = rng.sample(names[: i - 1], min(i - 1, rng.randint(0, 2))) + [names[i - 1]]
-            rng.shuffle(parents[node])
-        graphs.append((f"a graph of {size} nodes drawn from seed {seeded(seed)}", parents, names[-1]))
-    for i in range(1, CHAIN_LENGTH, 7):
-        chain[f"side{i}"] = []
-        chain[f"n{i}"] = [f"side{i}", f"n{i - 1}"] if i % 2 else [f"n{i - 1}", f"side{i}"]
-    graphs.append((f"a chain of {CHAIN_LENGTH:,} nodes with side inputs", chain, f"n{CHAIN_LENGTH - 1}"))
-    return graphs
-
-
-def _ruled_out(dfs_order_with_stack: Callable, order, graphs: list, index: int) -> set[str]:
-    """The known mistakes that give ``order`` on graph ``index`` but not the function's order on another graph.
-
-    Two mistakes can give the same order on a small graph (a reversed breadth-first search and parents
-    taken last first do, from e); the other graphs tell them apart, so that a message never names a
-    mistake the answer does not make. The function is called on them only when a mistake fits.
-    """
-    _, parents, root = graphs[index]
-    order = _as_order(order)
-    fitting = {mistake for mistake, _ in _mistakes_in(order, parents, root)} if order is not None else set()
-    ruled_out: set[str] = set()
-    for other, (_, parents, root) in enumerate(graphs):
-        if other == index or not fitting - ruled_out:
-            continue
-        try:
-            answer = call("dfs_order_with_stack", dfs_order_with_stack, root, parents, names=("root", "parents"))
-        except AnswerError:
-            continue  # reported when the check comes to that graph
-        given = _as_order(answer)
-        orders = {mistake: wrong for wrong, mistake, _ in _other_orders(parents, root) if mistake in fitting}
-        ruled_out |= {mistake for mistake, wrong in orders.items() if given != wrong}
-    return ruled_out
-
-
-@allowed()
-def check_dfs_order_function(dfs_order_with_stack: Callable, seed: int = 0) -> None:
-    """``dfs_order_with_stack(root, parents)`` must return the order of the chapter's recursive search."""
-    graphs = dfs_graphs(seed)
-    for index, (what, parents, root) in enumerate(graphs):
-        result = call("dfs_order_with_stack", dfs_order_with_stack, root, parents, names=("root", "parents"))
-        ruled_out = _ruled_out(dfs_order_with_stack, result, graphs, index)
-        check_topological_order(result, parents, root, title=f"dfs_order_with_stack on {what}", ruled_out=ruled_out)
+    mistake = CUBE.mistake(points, received, same_numbers)
+    rounded = rounded_everywhere(received, [CUBE.right(x) for x in points])
+    for index, (x, (dy_ds, dy_dx)) in enumerate(zip(points, received, strict=True)):
+        check_cube_grads(dy_ds, dy_dx, x, title=f"cube_grads({x})", named=(mistake, index, rounded))
 
 
 # --------------------------------------------------------------------------- forward mode: a rule for a Dual
+
+#: The points the forward chapter's check tries first; a third is drawn from the seed.
+HYPOT_POINTS = [(3.0, 0.5, 4.0, -2.0), (-1.5, 2.0, 0.8, 1.0)]
+
+
+def hypot_points(seed: int) -> list[tuple[float, float, float, float]]:
+    """Three points (a, a_dot, b, b_dot): for seed 0 the two of :data:`HYPOT_POINTS` and one drawn, else three drawn.
+
+    A drawn point keeps the named mistakes apart: c is not near 1 (where c = c²), and neither
+    a ȧ, b ḃ nor the tangent is near 0.
+    """
+    rng = random.Random(f"hypot {seeded(seed)}")
+    drawn = []
+    while len(drawn) < 3:
+        a, a_dot, b, b_dot = (round(rng.uniform(-3, 3), 2) for _ in range(4))
+        c = math.hypot(a, b)
+        if abs(c - 1) > 0.3 and min(abs(a * a_dot), abs(b * b_dot), abs(a * a_dot + b * b_dot)) > 0.2:
+            drawn.append((a, a_dot, b, b_dot))
+    return HYPOT_POINTS + drawn[:1] if seed == 0 else drawn
+
+
+def hypot_derivation(point: tuple[float, float, float, float], at: Slips) -> tuple[float, float]:
+    """(c, c_dot) of c = sqrt(a² + b²), derived by hand, with the slips of each step."""
+    a, a_dot, b, b_dot = point
+    r = math.sqrt(a * a + b * b)
+    c = at.choose("the square root", r, {"c is a² + b², without the square root": a * a + b * b})
+    from_a = at.choose("a's term", a * a_dot, {"a's tangent is left out: a moves too, which adds a * a_dot / c": 0.0})
+    from_b = at.choose(
+        "b's term",
+        b * b_dot,
+        {
+            "b's tangent is left out: b moves too, which adds b * b_dot / c": 0.0,
+            "b's term has the wrong sign: b moves too, which adds b * b_dot / c": -b * b_dot,
+        },
+    )
+    moved = at.choose(
+        "the tangents",
+        from_a + from_b,
+        {"the tangents are left out: multiply a / c by a_dot and b / c by b_dot": a + b},
+    )
+    c_dot = at.factor(
+        "the division by c",
+        moved,
+        1 / r,
+        {
+            "it is not divided by c": 1.0,
+            "it is half the tangent: the 2 of d(a²) = 2a ȧ cancels the 1/2 of the square root": 1 / (2 * r),
+            "it is twice the tangent: the 1/2 of the square root's derivative cancels the 2 of d(a²) = 2a ȧ": 2 / r,
+            "it is divided by c² = a² + b², but d sqrt(u) = du / (2 sqrt(u)) divides by c": 1 / (r * r),
+        },
+    )
+    c_dot = at.choose("the tangent's sign", c_dot, {"the sign of the tangent is flipped": -c_dot})
+    return at.choose(
+        "(c, c_dot)", (c, c_dot), {"c and c_dot are swapped: return them in that order, (c, c_dot)": (c_dot, c)}
+    )
+
+
+HYPOT = Derivation(hypot_derivation)
 
 
 @allowed("math")
 def check_hypot_jvp(hypot_jvp: Callable, seed: int = 0) -> None:
     """``hypot_jvp(a, a_dot, b, b_dot)`` must return (c, c_dot) for c = sqrt(a² + b²), whose tangent is
-    c_dot = (a ȧ + b ḃ) / c, at two points, one with a negative coordinate. The expected numbers come
+    c_dot = (a ȧ + b ḃ) / c, at three points, one with a negative coordinate. The expected numbers come
     from chainrule's Dual arithmetic on the same formula."""
     name = "hypot_jvp"
-    rng = random.Random(f"hypot {seeded(seed)}")
-    if seed == 0:
-        points = [(3.0, 0.5, 4.0, -2.0), (-1.5, 2.0, 0.8, 1.0)]
-    else:
-        points = [tuple(round(rng.uniform(-3, 3), 2) for _ in range(4)) for _ in range(2)]
-    for a, a_dot, b, b_dot in points:
-        x, y = Dual(a, a_dot), Dual(b, b_dot)
-        c = (x * x + y * y) ** 0.5
-        result = call(name, hypot_jvp, a, a_dot, b, b_dot, names=("a", "a_dot", "b", "b_dot"))
+    points = hypot_points(seed)
+    received = []
+    for point in points:
+        result = call(name, hypot_jvp, *point, names=("a", "a_dot", "b", "b_dot"))
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             got = f"{len(result)} values" if isinstance(result, (tuple, list)) else f"one {type(result).__name__}"
             raise AnswerError(name, f"{name} should return two numbers (c, c_dot), not {got}.")
-        r, moved = c.primal, a * a_dot + b * b_dot
-        check_scalars(
-            {"c": result[0], "c_dot": result[1]},
+        received.append(tuple(result))
+    mistake = HYPOT.mistake(points, received, same_numbers)
+    rounded = rounded_everywhere(received, [HYPOT.right(point) for point in points])
+    for index, ((a, a_dot, b, b_dot), (c_given, c_dot_given)) in enumerate(zip(points, received, strict=True)):
+        x, y = Dual(a, a_dot), Dual(b, b_dot)
+        c = (x * x + y * y) ** 0.5
+        check_numbers(
+            {"c": c_given, "c_dot": c_dot_given},
             {"c": c.primal, "c_dot": c.tangent},
-            [
-                ("c is a² + b², without the square root", {"c": a * a + b * b}),
-                ("b's tangent is left out: b moves too, which adds b * b_dot / c", {"c_dot": a * a_dot / r}),
-                ("it is not divided by c", {"c_dot": moved}),
-                (
-                    "it is half the tangent: the 2 of d(a²) = 2a ȧ cancels the 1/2 of the square root",
-                    {"c_dot": moved / (2 * r)},
-                ),
-                ("the tangents are left out: multiply a / c by a_dot and b / c by b_dot", {"c_dot": (a + b) / r}),
-                ("the sign of the tangent is flipped", {"c_dot": -c.tangent}),
-                ("c and c_dot are swapped: return them in that order, (c, c_dot)", {"c": c.tangent, "c_dot": r}),
-            ],
+            mistake,
+            index,
             title=f"{name}({a:g}, {a_dot:g}, {b:g}, {b_dot:g})",
+            rounded=rounded,
         )

@@ -7,6 +7,9 @@ chapter's ``tape_grads(tape, k)``, the backward pass itself, and the profiling c
 ``first_bad_entry(tape, k)``, where that pass first makes a number that is not finite, as
 ``chainrule`` and PyTorch's anomaly mode report it.
 
+Each check calls the answer on every tape it tries before it judges any: the reference is a
+derivation (:class:`~.mistakes.Derivation`), and a mistake is named only when one variant of it
+gives the answer on every tape, never from one value or one tape alone.
 The tapes are drawn with :mod:`random` from a seed, so these checks need no numpy, and a
 message may show the expected answer: the grader's hidden tests draw other tapes.
 """
@@ -20,8 +23,10 @@ from collections.abc import Callable
 from chainrule.value import Value
 
 from ..grading.contract import allowed, seeded
-from .answers import AnswerError, check_scalars
+from .answers import AnswerError
 from .calling import call
+from .mistakes import Derivation, Slips
+from .scalar_checks import check_numbers, same_numbers
 
 # --------------------------------------------------------------------------- the backward pass of a tape
 
@@ -60,45 +65,61 @@ def tape_cases(seed: int) -> list[tuple[list, int, list]]:
     return [_tape(rng) for _ in range(2)]
 
 
-def _tape_variant(tape: list, k: int, forwards: bool = False, overwrite: bool = False) -> list[float]:
-    """The gradients a mistaken sweep gives: run forwards, or writing each contribution over the last."""
+OVERWRITE = (
+    "a contribution written over another: a value used twice, or by two entries, adds each "
+    "contribution (+=), it does not replace the last"
+)
+RUN_FORWARDS = (
+    "the tape run forwards: a value passes its gradient on before the entries after it have "
+    "given it theirs; go from the last entry back to the first"
+)
+
+
+def tape_derivation(case: tuple[list, int], at: Slips) -> list[float]:
+    """Every value's gradient on a tape (tape, k), swept by hand, with the slips of each step."""
+    tape, k = case
     grads = [0.0] * (k + len(tape))
-    grads[-1] = 1.0
-    order = range(len(tape)) if forwards else reversed(range(len(tape)))
-    for i in order:
+    grads[-1] = at.choose("the seed", 1.0, {"the last value's own gradient is 1, where the pass starts": 0.0})
+    forwards = at.choose("the direction", False, {RUN_FORWARDS: True})
+    overwrite = at.choose("+=", False, {OVERWRITE: True})
+    shift = at.choose(
+        "the entry's value",
+        k,
+        {"entry i's value is value k + i (the k inputs come first), not value i": 0},
+    )
+    local_kept = at.choose(
+        "the local gradient",
+        True,
+        {"the local gradient is left out: each parent gets the entry's gradient times its local gradient": False},
+    )
+    for i in range(len(tape)) if forwards else reversed(range(len(tape))):
         parents, local_grads = tape[i]
         for parent, local in zip(parents, local_grads, strict=True):
-            if overwrite:
-                grads[parent] = grads[k + i] * local
-            else:
-                grads[parent] += grads[k + i] * local
+            made = grads[shift + i] * (local if local_kept else 1.0)
+            grads[parent] = made if overwrite else grads[parent] + made
     return grads
 
 
-def check_tape_grads(result, tape: list, k: int, values: list, title: str = "") -> None:
-    """``result`` must be the list of d(last value)/d(value j), j = 0 ... as chainrule's backward pass gives."""
+TAPE = Derivation(tape_derivation)
+
+
+def check_tape_grads(result, tape: list, k: int, values: list, title: str = "", named: tuple | None = None) -> None:
+    """``result`` must be the list of d(last value)/d(value j), j = 0 ... as chainrule's backward pass gives.
+
+    ``named`` is (the mistake the answer makes on every tape its check tried, this tape's index);
+    called alone, the mistake is read from this tape.
+    """
     names = [f"value {j}" for j in range(len(values))]
     received = list(result) if isinstance(result, (list, tuple)) else result
     if not isinstance(received, list) or len(received) != len(values):
         size = len(received) if isinstance(received, list) else type(result).__name__
         raise AnswerError("tape_grads", f"return a list of {len(values)} gradients, one per value; got {size}.")
-    forwards, overwrite = _tape_variant(tape, k, forwards=True), _tape_variant(tape, k, overwrite=True)
-    check_scalars(
+    mistake, index = named if named is not None else (TAPE.mistake([(tape, k)], [received], same_numbers), 0)
+    check_numbers(
         dict(zip(names, received, strict=True)),
         {name: v.grad for name, v in zip(names, values, strict=True)},
-        [
-            (
-                "a contribution written over another: a value used twice, or by two entries, adds each "
-                "contribution (+=), it does not replace the last",
-                dict(zip(names, overwrite, strict=True)),
-            ),
-            (
-                "the tape run forwards: a value passes its gradient on before the entries after it have "
-                "given it theirs; go from the last entry back to the first",
-                dict(zip(names, forwards, strict=True)),
-            ),
-            ("the last value's own gradient is 1, where the pass starts", {names[-1]: 0.0}),
-        ],
+        mistake,
+        index,
         title=title,
         separate=False,  # which values a mistake hits depends on the tape drawn: one quantity, scored whole
     )
@@ -106,10 +127,21 @@ def check_tape_grads(result, tape: list, k: int, values: list, title: str = "") 
 
 @allowed("math")
 def check_tape_grads_function(tape_grads: Callable, seed: int = 0) -> None:
-    """``tape_grads(tape, k)`` must return every value's gradient, on two tapes drawn from ``seed``."""
-    for number, (tape, k, values) in enumerate(tape_cases(seed), start=1):
-        result = call("tape_grads", tape_grads, [tuple(entry) for entry in tape], k, names=("tape", "k"))
-        check_tape_grads(result, tape, k, values, title=f"tape_grads on tape {number} ({len(tape)} entries, k = {k})")
+    """``tape_grads(tape, k)`` must return every value's gradient, on two tapes drawn from ``seed``.
+
+    Both tapes are run first, and a mistake is matched on every value of both at once.
+    """
+    cases = tape_cases(seed)
+    received = [
+        call("tape_grads", tape_grads, [tuple(entry) for entry in tape], k, names=("tape", "k")) for tape, k, _ in cases
+    ]
+    for (tape, k, values), result in zip(cases, received, strict=True):  # a list of the wrong length, at once
+        if not isinstance(result, (list, tuple)) or len(result) != len(values):
+            check_tape_grads(result, tape, k, values)
+    mistake = TAPE.mistake([(tape, k) for tape, k, _ in cases], [list(r) for r in received], same_numbers)
+    for index, ((tape, k, values), result) in enumerate(zip(cases, received, strict=True)):
+        title = f"tape_grads on tape {index + 1} ({len(tape)} entries, k = {k})"
+        check_tape_grads(result, tape, k, values, title=title, named=(mistake, index))
 
 
 # --------------------------------------------------------------------------- where a tape's pass stops
@@ -138,6 +170,17 @@ LOCALS_ONLY = (
     "(1e160 times 1e160 is inf), so test each contribution, gradient times local gradient"
 )
 FORWARDS = "the tape run forwards: a backward pass goes from the last entry back to the first"
+INF_ONLY = (
+    "only inf was looked for: nan is not finite either (0 times inf makes one), and the pass stops where the "
+    "first number that is not finite is made; test with math.isfinite"
+)
+#: The tests of an entry's contributions that a mistake uses instead of "not finite".
+TESTS = {
+    NAN_ONLY: lambda g, locals_, made: any(map(math.isnan, made)),
+    INF_ONLY: lambda g, locals_, made: any(map(math.isinf, made)),
+    RECEIVER: lambda g, locals_, made: not math.isfinite(g),
+    LOCALS_ONLY: lambda g, locals_, made: not all(map(math.isfinite, locals_)),
+}
 
 
 def _bad_entries(tape: list, k: int, forwards: bool = False, test=None) -> list[int]:
@@ -262,41 +305,100 @@ def anomaly_cases(seed: int) -> list[tuple[str, list, int]]:
     return [(kind, *_anomaly_tape(rng, kind)) for kind in ANOMALIES]
 
 
-def check_first_bad_entry(result, tape: list, k: int, title: str = "") -> None:
-    """``result`` must be the entry where the tape's backward pass first makes a number that is not finite."""
+def anomaly_derivation(case: tuple[list, int], at: Slips) -> int | None:
+    """The entry where a tape's pass first makes a number that is not finite (None where none is), found by
+    hand, with the slips of each step: the test, the direction of the pass, which bad entry, its index."""
+    tape, k = case
+    test = at.choose("the test", None, {said: (lambda t=t: t) for said, t in TESTS.items()})
+    forwards = at.choose("the direction", False, {FORWARDS: True})
+    bad = _bad_entries(tape, k, forwards=forwards, test=test)
+    if not bad:
+        return None
+    entry = at.choose("which bad entry", bad[0], {EARLIEST: min(bad)})
+    return at.choose("the index", entry, {VALUE_INDEX: k + entry})
+
+
+ANOMALY = Derivation(anomaly_derivation)
+
+
+def _made_at(tape: list, k: int, entry: int) -> str:
+    """What entry ``entry``'s contributions hold that is not finite, in words: "nan", "inf" or "-inf"."""
+    grads = [0.0] * (k + len(tape))
+    grads[-1] = 1.0
+    for i in reversed(range(entry, len(tape))):
+        parents, local_grads = tape[i]
+        made = [grads[k + i] * local for local in local_grads]
+        if i == entry:
+            return next(repr(number) for number in made if not math.isfinite(number))
+        for parent, contribution in zip(parents, made, strict=True):
+            grads[parent] += contribution
+    return "nan"
+
+
+def _refuse_other_than_an_index(result, tape: list, head: str) -> None:
+    """Raise for an answer that is neither an entry's index nor None."""
+    if result is not None and (isinstance(result, bool) or not isinstance(result, int)):
+        shown = repr(result)[:60]
+        raise AnswerError(
+            "first_bad_entry", f"{head}return the index of an entry, an int from 0 to {len(tape) - 1}; got {shown}."
+        )
+
+
+def check_first_bad_entry(result, tape: list, k: int, title: str = "", named: tuple | None = None) -> None:
+    """``result`` must be the entry where the tape's backward pass first makes a number that is not finite.
+
+    ``named`` is (the mistake the answer makes on every tape its check tried, or None, and whether it
+    returned None on every tape); called alone, the mistake is read from this tape.
+    """
     name, head = "first_bad_entry", f"{title}: " if title else ""
     expected = first_bad_entry_of(tape, k)
-    if isinstance(result, bool) or not isinstance(result, int):
-        shown = repr(result)[:60]
-        raise AnswerError(name, f"{head}return the index of an entry, an int from 0 to {len(tape) - 1}; got {shown}.")
+    _refuse_other_than_an_index(result, tape, head)
     if result == expected:
         return
+    mistake, never = (
+        named if named is not None else (ANOMALY.mistake([(tape, k)], [result], lambda a, b: a == b), False)
+    )
+    found = list(mistake.descriptions) if mistake else []
+    known = f" It matches a known mistake: {'; or '.join(found)}." if found else ""
+    made = _made_at(tape, k, expected)
+    if result is None:
+        missing = " It returned None on every tape: is a `return` missing at its end?" if never else ""
+        raise AnswerError(
+            name,
+            f"{head}first_bad_entry returned None, where the expected answer is entry {expected}: the pass "
+            f"first makes {made} there.{known}{missing}",
+            found[0] if found else None,
+        )
     said = f"{head}expected entry {expected}, received {result}."
-    found = [mistake for mistake, answer in _anomaly_mistakes(tape, k).items() if answer == result != expected]
     if found:
-        raise AnswerError(name, f"{said} It matches a known mistake: {'; or '.join(found)}.", found[0])
+        raise AnswerError(name, f"{said}{known}", found[0])
     raise AnswerError(
         name,
         f"{said} Entry {expected} is the first the pass reaches (from the last entry back) whose gradient "
-        "times a local gradient is not a finite number.",
+        f"times a local gradient is not a finite number ({made}).",
     )
 
 
 @allowed("math")
 def check_first_bad_entry_function(first_bad_entry: Callable, seed: int = 0) -> None:
-    """``first_bad_entry(tape, k)`` must name where each tape's pass first fails, on three tapes drawn from ``seed``."""
-    for number, (kind, tape, k) in enumerate(anomaly_cases(seed), start=1):
-        title = f"first_bad_entry on tape {number} ({ANOMALIES[kind]})"
+    """``first_bad_entry(tape, k)`` must name where each tape's pass first fails, on three tapes drawn from ``seed``.
+
+    Every tape is tried first; an answer of None (no entry found) is judged as any other answer.
+    """
+    cases = anomaly_cases(seed)
+    received = []
+    for number, (kind, tape, k) in enumerate(cases, start=1):
         try:
             result = call("first_bad_entry", first_bad_entry, list(tape), k, names=("tape", "k"))
-        except AnswerError as error:  # None, from an answer that found no entry: which mistake finds none
-            found = [mistake for mistake, answer in _anomaly_mistakes(tape, k).items() if answer is None]
-            if not found or "returned None" not in str(error):
+        except AnswerError as error:
+            if "returned None" not in str(error) or type(error) is not AnswerError:
                 raise
-            raise AnswerError(
-                "first_bad_entry",
-                f"{title}: first_bad_entry returned None, but entry {first_bad_entry_of(tape, k)} makes "
-                f"a number that is not finite. It matches a known mistake: {'; or '.join(found)}.",
-                found[0],
-            ) from None
-        check_first_bad_entry(result, tape, k, title=title)
+            result = None
+        _refuse_other_than_an_index(result, tape, f"first_bad_entry on tape {number} ({ANOMALIES[kind]}): ")
+        received.append(result)
+    problems = [(tape, k) for _, tape, k in cases]
+    mistake = ANOMALY.mistake(problems, received, lambda answer, result: answer == result)
+    never = all(result is None for result in received)
+    for number, ((kind, tape, k), result) in enumerate(zip(cases, received, strict=True), start=1):
+        title = f"first_bad_entry on tape {number} ({ANOMALIES[kind]})"
+        check_first_bad_entry(result, tape, k, title=title, named=(mistake, never))
