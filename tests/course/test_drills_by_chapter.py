@@ -409,3 +409,42 @@ def test_answers_are_numbers_a_person_works_out_by_hand():
             q = question(kind, level_of(kind, seed), seed)
             numbers = [] if q.form == "names" else q.answer if isinstance(q.answer, list) else [q.answer]
             assert all(abs(x) <= (1000 if kind == "flops" else 100) for x in numbers), (kind, seed, q.answer)
+
+
+@pytest.mark.parametrize("kind", ["softmax", "decay"])
+def test_a_drill_s_derivation_gives_the_engine_s_answer_and_its_slips_are_its_mistakes(kind):
+    """The kinds whose mistakes are generated (drills.problems.derived): the hand derivation agrees with the
+    engine on every seed, and the slips include the new ones the lists lacked."""
+    from chainrule_course.drills import losses
+    from chainrule_course.exercises.mistakes import Derivation
+
+    derive = {"softmax": losses._softmax_row, "decay": losses._decay_entry}[kind]
+    names = set()
+    for seed in range(200):
+        q = question(kind, level_of(kind, seed), seed)
+        d = q.data
+        if kind == "softmax":
+            instance = {"row": d["logits"][0], "label": d["labels"][0], "n": len(d["labels"])}
+            instance["other"] = (instance["label"] + 1) % 3
+            got = Derivation(derive).right(instance)
+            assert all(math.isclose(g, a, abs_tol=1e-12) for g, a in zip(got, q.answer, strict=True)), seed
+        else:
+            k = d["k"]
+            residual = d["w"][0] * d["x"][0] + d["w"][1] * d["x"][1] - d["t"]
+            instance = {"residual": residual, "x": d["x"][k], "w": d["w"][k], "lam": d["lam"], "name": "w"}
+            assert math.isclose(Derivation(derive).right(instance), q.answer, abs_tol=1e-12), seed
+        names |= {m.name for m in q.mistakes}
+    new = {"softmax": {"log-softmax for softmax", "\u00f7 classes for \u00f7 n"}, "decay": {"the penalty's sign"}}
+    assert new[kind] <= names, names
+
+
+def test_a_drill_names_no_mistake_two_slips_explain():
+    """When two named mistakes give the same answer on an instance, neither is named: a coincidence names
+    nothing."""
+    from chainrule_course.drills.problems import Mistake, Problem
+
+    q = Problem("made", "?", [], 3.0, ["a hint"], [], [Mistake(1.0, "first", "one"), Mistake(1.0, "second", "two")])
+    result = q.check("1")
+    assert not result["right"] and result["mistake"] is None and "Not quite" in result["message"]
+    q.mistakes.pop()
+    assert q.check("1")["mistake"] == "one"

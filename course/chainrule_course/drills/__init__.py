@@ -14,7 +14,10 @@ A wrong answer gets a named mistake where one fits (the product instead of the s
 node that feeds two others, a transpose left out, a broadcast not summed, the 1/n of a
 mean left out), and each question has hints before its answer.
 
-Built on: the engine, chainrule.figures, chainrule_course.explore (its widgets show the steps through a graph).
+Built on: the engine, chainrule.figures, chainrule_course.explore (widgets), chainrule_course.exercises (mistakes).
+
+From ``chainrule_course.exercises`` the drills take only ``mistakes``, the generator of named mistakes
+from a derivation that the checks use too, which imports nothing of the course.
 
 The modules, in order: each imports only the rooms above and modules above it in this list
 (``tests/repo/test_layers.py`` checks it):

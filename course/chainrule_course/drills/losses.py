@@ -6,18 +6,25 @@ one-hot labels Y, the loss L (a mean over the n examples), the penalty
 s = λ/2 · Σ w² and the objective J = L + s.
 
 * ``softmax``: the row of Ō = (P − Y)/n that belongs to one example. Named mistakes: P
-  alone, the 1/n left out, the one-hot at another class, the sign.
+  alone, the 1/n left out or ÷ the classes for it, the one-hot at another class, the sign,
+  the log-softmax for the softmax.
 * ``decay``: one entry of the gradient of J for a linear model ŷ = w₁x₁ + w₂x₂ with the
-  squared error (ŷ − t)². Named mistakes: the penalty left out, the data term left out,
-  λw/2 or 2λw for the penalty's part, the 2 of the square left out.
+  squared error (ŷ − t)². Named mistakes: the penalty left out or its sign flipped, the data
+  term left out, λw/2 or 2λw for the penalty's part, the 2 of the square left out, the error's sign.
+
+Each answer is also written as a derivation whose steps offer these slips (:func:`_softmax_row`,
+:func:`_decay_entry`): the mistakes are generated from it, as the exercises' checks generate
+theirs (:mod:`chainrule_course.exercises.mistakes`), and a wrong answer is named only when one
+slip alone gives it.
 """
 
+import math
 import random
 
 from chainrule.value import Value
 
 from .graphs import factor_text, number_text
-from .problems import Mistake, Problem, distinct, list_text, softmax_of
+from .problems import Problem, derived, distinct, list_text, softmax_of
 
 __all__ = ["decay", "softmax"]
 
@@ -31,6 +38,39 @@ def _cross_entropy(logits, label):
     for o in logits[1:]:
         total = total + o.exp()
     return total.log() - logits[label]
+
+
+def _softmax_words(d):
+    """The words of each slip of :func:`_softmax_row` on the instance ``d``, with the mistake's name."""
+    n, y, other = d["n"], d["label"], d["other"]
+    return {
+        "log-softmax for softmax": "That uses log P, the log-softmax: \u2202L/\u2202O holds P = softmax(O) itself.",
+        "P alone": "That is P's row alone: subtract the one-hot label Y, 1 at the label's class.",
+        "one-hot at another class": f"The 1 is subtracted at the label's class, {y + 1}, not at class {other + 1}.",
+        "the sign": "That is Y \u2212 P: the sign is flipped.",
+        "the 1/n left out": f"The loss is a mean over n = {n} examples: divide P \u2212 Y by {n}.",
+        "\u00f7 classes for \u00f7 n": f"That divides by the {CLASSES} classes; the loss is a mean over the n = {n} "
+        f"example{'s' if n > 1 else ''}: divide by {n}.",
+    }
+
+
+def _softmax_names(d):
+    return {words: name for name, words in _softmax_words(d).items()}
+
+
+def _softmax_row(d, at):
+    """Ō's row for one example, (P − Y)/n, derived by hand, with the slips of each step."""
+    said = _softmax_words(d)
+    p = softmax_of(d["row"])
+    p = at.choose("P", p, {said["log-softmax for softmax"]: lambda: [math.log(v) for v in p]})
+    hot = [1.0 if c == d["label"] else 0.0 for c in range(CLASSES)]
+    other = [1.0 if c == d["other"] else 0.0 for c in range(CLASSES)]
+    hot = at.choose("Y", hot, {said["P alone"]: [0.0] * CLASSES, said["one-hot at another class"]: other})
+    row = [pc - yc for pc, yc in zip(p, hot, strict=True)]
+    row = at.choose("sign", row, {said["the sign"]: lambda: [-v for v in row]})
+    n = d["n"]
+    scale = at.choose("1/n", 1 / n, {said["the 1/n left out"]: 1.0, said["\u00f7 classes for \u00f7 n"]: 1 / CLASSES})
+    return [v * scale for v in row]
 
 
 def softmax(level, seed):
@@ -52,27 +92,8 @@ def _softmax(rng, level):
     p = softmax_of(rows[0])
     y = labels[0]
     one_hot = [1.0 if c == y else 0.0 for c in range(CLASSES)]
-    other = (y + 1) % CLASSES
-    mistakes = [
-        Mistake(p, "That is P's row alone: subtract the one-hot label Y, 1 at the label's class.", "P alone"),
-        Mistake(
-            [pc - (1.0 if c == other else 0.0) for c, pc in enumerate(p)],
-            f"The 1 is subtracted at the label's class, {y + 1}, not at class {other + 1}.",
-            "one-hot at another class",
-        ),
-        Mistake(
-            [yc - pc for pc, yc in zip(p, one_hot, strict=True)], "That is Y \u2212 P: the sign is flipped.", "the sign"
-        ),
-    ]
-    if n > 1:
-        mistakes.insert(
-            0,
-            Mistake(
-                [pc - yc for pc, yc in zip(p, one_hot, strict=True)],
-                f"The loss is a mean over n = {n} examples: divide P \u2212 Y by {n}.",
-                "the 1/n left out",
-            ),
-        )
+    instance = {"row": rows[0], "label": y, "other": (y + 1) % CLASSES, "n": n}
+    mistakes = derived(_softmax_row, instance, _softmax_names(instance))
     lines = [
         f"example {k + 1}: logits O = {list_text(row)}, label class {label + 1}"
         for k, (row, label) in enumerate(zip(rows, labels, strict=True))
@@ -110,6 +131,29 @@ LAMBDAS = (0.1, 0.5, 1.0)
 SUBSCRIPTS = "\u2081\u2082"
 
 
+def _decay_words(name):
+    """The words of each slip of :func:`_decay_entry`, by the mistake's name."""
+    return {
+        "the penalty left out": f"That is the data term alone. J also has the penalty, whose gradient is \u03bb{name}.",
+        "the data left out": "That is the penalty's part alone; add the squared error's gradient.",
+        "\u03bbw/2": f"The penalty's part is \u03bb{name}: the 2 of {name}\u00b2 cancels the 1/2.",
+        "2\u03bbw": f"The penalty is \u03bb/2 \u00b7 {name}\u00b2, so its part is \u03bb{name}, not 2\u03bb{name}.",
+        "the penalty's sign": f"The penalty's part is +\u03bb{name}: the penalty grows with {name}\u00b2.",
+        "the error's sign": "That uses t \u2212 \u0177: the error is \u0177 \u2212 t, so its derivative is "
+        "2(\u0177 \u2212 t)x.",
+        "the 2 of the square": "(\u0177 \u2212 t)\u00b2 has derivative 2(\u0177 \u2212 t): the 2 is missing.",
+    }
+
+
+def _decay_entry(d, at):
+    """∂J/∂w = 2(ŷ − t)·x + λw, derived by hand, with the slips of each step."""
+    said = _decay_words(d["name"])
+    data = at.choose("the square", 2 * d["residual"] * d["x"], {said["the 2 of the square"]: d["residual"] * d["x"]})
+    data = at.choose("the error", data, {said["the error's sign"]: -data, said["the data left out"]: 0.0})
+    words = {"missing": said["the penalty left out"], "half": said["\u03bbw/2"], "double": said["2\u03bbw"]}
+    return at.term("the penalty", data, d["lam"] * d["w"], words | {"sign": said["the penalty's sign"]})
+
+
 def decay(level, seed):
     """∂J/∂w₁ for J = (w₁x₁ + w₂x₂ − t)² + λ/2 (w₁² + w₂²)."""
     rng = random.Random(f"chainrule-drill-decay:{level}:{seed}")
@@ -128,34 +172,8 @@ def _decay(rng, level):
     residual = error.data
     data = 2 * residual * xk
     name = "w" + SUBSCRIPTS[k]
-    mistakes = [
-        Mistake(
-            data,
-            f"That is the data term alone. J also has the penalty, whose gradient is \u03bb{name}.",
-            "the penalty left out",
-        ),
-        Mistake(lam * wk, "That is the penalty's part alone; add the squared error's gradient.", "the data left out"),
-        Mistake(
-            data + lam * wk / 2,
-            f"The penalty's part is \u03bb{name}: the 2 of {name}\u00b2 cancels the 1/2.",
-            "\u03bbw/2",
-        ),
-        Mistake(
-            data + 2 * lam * wk,
-            f"The penalty is \u03bb/2 \u00b7 {name}\u00b2, so its part is \u03bb{name}, not 2\u03bb" + name + ".",
-            "2\u03bbw",
-        ),
-        Mistake(
-            -data + lam * wk,
-            "That uses t \u2212 \u0177: the error is \u0177 \u2212 t, so its derivative is 2(\u0177 \u2212 t)x.",
-            "the error's sign",
-        ),
-        Mistake(
-            residual * xk + lam * wk,
-            "(\u0177 \u2212 t)\u00b2 has derivative 2(\u0177 \u2212 t): the 2 is missing.",
-            "the 2 of the square",
-        ),
-    ]
+    instance = {"residual": residual, "x": xk, "w": wk, "lam": lam, "name": name}
+    mistakes = derived(_decay_entry, instance, {words: short for short, words in _decay_words(name).items()})
     return Problem(
         "decay",
         f"J = (\u0177 \u2212 t)\u00b2 + \u03bb/2 \u00b7 (w\u2081\u00b2 + w\u2082\u00b2) with "

@@ -16,12 +16,15 @@ the reader gave; else, for a list, which entry is the first wrong one.
 import math
 from dataclasses import dataclass, field
 
+from chainrule_course.exercises.mistakes import Derivation, describe
+
 from .graphs import number_text
 from .reading import TOLERANCE, ReadingError, close, read_names, read_number, read_numbers
 
 __all__ = [
     "Mistake",
     "Problem",
+    "derived",
     "distinct",
     "grid",
     "list_text",
@@ -103,10 +106,13 @@ class Problem:
         )
 
     def _named(self, guess, same):
-        for mistake in self.mistakes:
-            if same(guess, mistake.value) and not same(self.answer, mistake.value):
-                return verdict(False, mistake.message, mistake.name)
-        return None
+        """The verdict that names the one mistake ``guess`` fits; None when none does, or several (a
+        coincidence of this instance names nothing)."""
+        found = {m.name: m for m in self.mistakes if same(guess, m.value) and not same(self.answer, m.value)}
+        if len(found) != 1:
+            return None
+        mistake = next(iter(found.values()))
+        return verdict(False, mistake.message, mistake.name)
 
     def _check_number(self, guess):
         if close(guess, self.answer):
@@ -128,13 +134,28 @@ class Problem:
         chosen, wanted = set(names), set(self.answer)
         if chosen == wanted:
             return verdict(True, f"Right: {', '.join(sorted(wanted))}.")
-        for mistake in self.mistakes:
-            if chosen == set(mistake.value):
-                return verdict(False, mistake.message, mistake.name)
+        found = self._named(chosen, lambda guess, value: set(guess) == set(value))
+        if found:
+            return found
         missing, extra = sorted(wanted - chosen), sorted(chosen - wanted)
         if extra:
             return verdict(False, f"{extra[0]} should not be in the list. {self.hints[0]}", "one too many")
         return verdict(False, f"{missing[0]} is missing. {self.hints[0]}", "one missing")
+
+
+def derived(derive, instance, names):
+    """The named mistakes of a question whose answer is written as a derivation, ``derive(instance, at)``
+    (:mod:`chainrule_course.exercises.mistakes`, the generator the exercises' checks use): one per slip
+    its steps offer that changes the answer, whose words are the message and ``names[words]`` the
+    mistake's name."""
+    derivation = Derivation(derive, depth=1)
+    right = derivation.right(instance)
+    same = _all_close if isinstance(right, list) else close
+    return [
+        Mistake(answers[0], describe(chosen), names[describe(chosen)])
+        for chosen, answers in derivation.variants([instance])
+        if not same(answers[0], right)
+    ]
 
 
 def distinct(draw, largest=LARGEST_ANSWER):

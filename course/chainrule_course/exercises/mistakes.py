@@ -17,7 +17,8 @@ the simplest explanation wins, so a pair of slips is tried only when no single o
 the check only **locates** the wrong entry. A name never rests on one input: a mistake that
 coincides with another on the public input (λ/N with N = 2 and λ/2) is told apart by the next.
 
-Pure Python: the page's Python (no numpy) runs the same generator for the drills.
+Pure Python, and it imports nothing of the course: the drills (:mod:`chainrule_course.drills`) draw
+their named mistakes from the same generator, in the page's Python (no numpy).
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-
-from .answers import Mistake
 
 #: How deep variants are composed: one slip, or two at different steps.
 DEPTH = 2
@@ -106,6 +105,8 @@ class Named:
     def on(self, problem: int, part: int | None = None) -> list:
         """The mistake as :func:`~.answers.check_array` takes it, on the ``problem``-th problem (its ``part``-th
         result, for an answer of several)."""
+        from .answers import Mistake  # here, not above: the drills import this module where no check exists
+
         answer = self.answers[problem] if part is None else self.answers[problem][part]
         return [Mistake(words, answer) for words in self.descriptions]
 
