@@ -122,3 +122,30 @@ def scalar_tapes():
     from chainrule_course.exercises import tape_checks
 
     return [tape for _, tape, _ in tape_checks.anomaly_cases(0)]
+
+
+def test_a_right_answer_that_differs_by_rounding_passes_where_the_right_value_is_a_short_decimal():
+    """3·x·x and 3·x² differ in the last bit; where the right value is a short decimal (16.7088), a check that
+    called any difference from a short decimal "a rounding" failed the right answer on 176 of 301 seeds."""
+    from chainrule_course.exercises import feedback
+
+    for seed in range(120):
+        feedback.check_cube_grads_function(lambda x: (x, 3 * x * x), seed=seed)
+
+    def hypot_jvp(a, a_dot, b, b_dot):
+        c = math.sqrt(a * a + b * b)
+        return c, (a * a_dot + b * b_dot) / c
+
+    feedback.check_hypot_jvp(hypot_jvp, seed=207067)  # c = 3.7 there
+    for seed in (0, 1, 2):
+        feedback.check_hypot_jvp(hypot_jvp, seed=seed)
+
+
+def test_one_step_too_many_is_named_as_that_and_not_as_two_slips_that_add_one():
+    from chainrule_course.exercises import feedback
+    from chainrule_course.exercises.answers import AnswerError
+
+    for seed in (0, 12345):
+        with pytest.raises(AnswerError) as error:
+            feedback.check_longest_chain(lambda c, r: math.comb(c + r, c) + 1, seed=seed)
+        assert error.value.mistake.startswith("the count is one step too many"), str(error.value)

@@ -3,12 +3,16 @@
 * ``flops``: the flops of a linear layer Z = XWᵀ, X of shape (n, d) and W of shape (d_h, d),
   forward (level 1) or backward (level 2), counted by the engine's own formula for a
   matrix product (:func:`chainrule.flops.matmul`, 2k flops per output entry). Named
-  mistakes: the multiplications alone, the forward count for the backward, forward and
-  backward together.
+  mistakes: the multiplications alone, k − 1 additions per entry, the forward count for the
+  backward, forward and backward together.
 * ``revolve``: F(D, c), the fewest forward steps that reverse a chain of D steps with c
   slots, by the chapter's recursion F(D, c) = min_j (j + F(D − j, c − 1) + F(j, c)),
   F(1, c) = 0, F(D, 1) = D(D − 1)/2. Named mistakes: one slot's count, D − 1, and the
-  √D schedule's one extra forward pass.
+  √D schedule's one extra forward pass, either base case shifted (F(1, c) = 1, F(D, 1) = D(D + 1)/2).
+
+Each answer is also worked by hand as a derivation whose steps offer these slips
+(:func:`_flops_count`, :func:`_revolve_count`): the mistakes are generated from it
+(:func:`~.problems.derived`), and a wrong answer is named only when one slip alone gives it.
 """
 
 import random
@@ -17,7 +21,7 @@ from functools import cache
 from chainrule import flops as flop_formulas
 
 from .graphs import number_text
-from .problems import Mistake, Problem, distinct
+from .problems import Problem, derived, distinct
 
 __all__ = ["flops", "revolve"]
 
@@ -46,29 +50,47 @@ def flops(level, seed):
     return distinct(lambda: _flops(rng, level), largest=LARGEST_COUNT)
 
 
+def _flops_words():
+    """The words of each slip of :func:`_flops_count`, by the mistake's name."""
+    return {
+        "multiplications only": "That counts the multiplications only: each is paired with an addition, 2 flops "
+        "per product term.",
+        "k \u2212 1 additions": "That counts k \u2212 1 additions per output entry, (2k \u2212 1)mr for a "
+        "product; the engine counts 2k per entry, 2mkr.",
+        "the forward count": "That is the forward pass: the backward pass computes two products of the same size, "
+        "W\u0304 = Z\u0304\u1d40X and X\u0304 = Z\u0304W.",
+        "forward and backward": "That adds the forward pass; the question asks for the backward pass alone.",
+    }
+
+
+def _flops_count(d, at):
+    """The flops of Z = XWᵀ's forward or backward pass, counted by hand as 2mkr per product, with the slips of each
+    step."""
+    said = _flops_words()
+
+    def product(m, k, r):
+        # At level 2 the multiplications alone are the forward count, named as that: the slip is level 1's.
+        slips = {said["k \u2212 1 additions"]: (2 * k - 1) * m * r}
+        if not d["backward"]:
+            slips[said["multiplications only"]] = m * k * r
+        return at.choose("flops per product term", 2 * m * k * r, slips)
+
+    n, width, d_h = d["n"], d["d"], d["d_h"]
+    forward = product(n, width, d_h)
+    if not d["backward"]:
+        return forward
+    backward = product(d_h, n, width) + product(n, d_h, width)  # W̄ = Z̄ᵀX, then X̄ = Z̄W
+    passes = {said["the forward count"]: forward, said["forward and backward"]: forward + backward}
+    return at.choose("the passes counted", backward, passes)
+
+
 def _flops(rng, level):
     n, d, d_h = rng.choice(SIZES), rng.choice(SIZES), rng.choice(SIZES)
     forward = _matmul_flops((n, d), (d, d_h))
     backward = _matmul_flops((d_h, n), (n, d)) + _matmul_flops((n, d_h), (d_h, d))  # W-bar, then X-bar
     answer = forward if level == 1 else backward
-    mistakes = []
-    if level == 1:  # at level 2, half the count is the forward count, named below
-        message = "That counts the multiplications only: each is paired with an addition, 2 flops per product term."
-        mistakes.append(Mistake(answer / 2, message, "multiplications only"))
-    else:
-        mistakes = [
-            Mistake(
-                forward,
-                "That is the forward pass: the backward pass computes two products of the same size, "
-                "W\u0304 = Z\u0304\u1d40X and X\u0304 = Z\u0304W.",
-                "the forward count",
-            ),
-            Mistake(
-                forward + backward,
-                "That adds the forward pass; the question asks for the backward pass alone.",
-                "forward and backward",
-            ),
-        ]
+    instance = {"n": n, "d": d, "d_h": d_h, "backward": level == 2}
+    mistakes = derived(_flops_count, instance, {words: name for name, words in _flops_words().items()})
     which = "forward pass" if level == 1 else "backward pass (both W\u0304 and X\u0304)"
     return Problem(
         "flops",
@@ -104,33 +126,49 @@ def revolve(level, seed):
     return distinct(lambda: _revolve(rng, level))
 
 
+def _revolve_words():
+    """The words of each slip of :func:`_revolve_count`, by the mistake's name."""
+    return {
+        "one slot's count": "That is one slot's count, every step recomputed from the input; a second slot saves "
+        "most of it.",
+        "no recomputation": "That is one forward pass, with every activation kept; with fewer slots than steps some "
+        "are recomputed.",
+        "one extra pass": "That is one extra forward pass, the \u221aD schedule's price; with these slots the count "
+        "differs.",
+        "F(D, 1) shifted": "With one slot, reversing step i recomputes the i \u2212 1 steps before it: "
+        "F(D, 1) = 0 + 1 + \u2026 + (D \u2212 1) = D(D \u2212 1)/2, not 1 + \u2026 + D.",
+        "F(1, c) shifted": "A chain of one step is reversed with no recomputation: the base case is F(1, c) = 0, "
+        "not 1.",
+    }
+
+
+def _revolve_count(d, at):
+    """F(D, c) by the cost chapter's recursion, worked by hand from its two base cases, with the slips of each
+    step."""
+    said = _revolve_words()
+    one = at.choose("F(1, c)", 0, {said["F(1, c) shifted"]: 1})
+    shift = at.choose("F(D, 1)", -1, {said["F(D, 1) shifted"]: 1})  # D(D − 1)/2, or D(D + 1)/2
+
+    @cache
+    def count(steps, slots):
+        if steps == 1:
+            return one
+        if slots == 1:
+            return steps * (steps + shift) // 2
+        return min(j + count(steps - j, slots - 1) + count(j, slots) for j in range(1, steps))
+
+    steps, slots = d["D"], d["c"]
+    others = {said["no recomputation"]: steps - 1, said["one extra pass"]: 2 * (steps - 1)}
+    if slots > 1:
+        others[said["one slot's count"]] = steps * (steps - 1) // 2
+    return at.choose("the count", count(steps, slots), others)
+
+
 def _revolve(rng, level):
     slots = level
     steps = rng.randrange(3, 12 if level != 2 else 16)
     answer = fewest_forward_steps(steps, slots)
-    mistakes = (
-        []
-        if slots == 1
-        else [
-            Mistake(
-                steps * (steps - 1) // 2,
-                "That is one slot's count, every step recomputed from the input; a second slot saves most of it.",
-                "one slot's count",
-            ),
-        ]
-    )
-    mistakes += [
-        Mistake(
-            steps - 1,
-            "That is one forward pass, with every activation kept; with fewer slots than steps some are recomputed.",
-            "no recomputation",
-        ),
-        Mistake(
-            2 * (steps - 1),
-            "That is one extra forward pass, the \u221aD schedule's price; with these slots the count differs.",
-            "one extra pass",
-        ),
-    ]
+    mistakes = derived(_revolve_count, {"D": steps, "c": slots}, {w: name for name, w in _revolve_words().items()})
     best = (
         min(
             range(1, steps),

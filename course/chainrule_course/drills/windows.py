@@ -5,14 +5,18 @@ answer is the ``.grad`` that ``backward()`` stores, for L = Σ Ȳ ⊙ Y with Ȳ 
 
 * ``conv``: an entry of K̄ (level 1) or X̄ (level 2) for Y = X ⋆ K, a 3×3 image and a 2×2
   kernel, stride 1, no padding (the chapter's sum over windows). Named mistakes: the
-  kernel flipped, one term of the sum, K read for X.
+  kernel flipped or transposed, one term of the sum, K read for X.
 * ``maxpool``: the gradient of one row of a 4×4 image under 2×2 max pooling; each
   window's Ȳ goes to its largest entry, the first in reading order among ties, as
   PyTorch's ``max_pool2d`` and ``chainrule``'s route it. Named mistakes: Ȳ sent to every
-  entry of the window, split among ties, or given to the last of them.
+  entry of the window, split among ties, or given to the last of them, the largest value sent for Ȳ.
 * ``embedding``: the gradient of one row of an embedding table E, with tokens that may
   repeat. Named mistakes: only the last use kept (written over, not added), only the
-  first, the mean of the uses.
+  first, the mean of the uses, every example's Ȳ added, E's own row.
+
+Each answer is also written as a derivation whose steps offer these slips (:func:`_conv_entry`,
+:func:`_maxpool_row`, :func:`_embedding_row`): the mistakes are generated from it
+(:func:`~.problems.derived`), and a wrong answer is named only when one slip alone gives it.
 """
 
 import random
@@ -20,7 +24,7 @@ import random
 from chainrule.value import Value
 
 from .graphs import factor_text, number_text
-from .problems import Mistake, Problem, distinct, grid, list_text, matrix_text, weighted_sum
+from .problems import Problem, derived, distinct, grid, list_text, matrix_text, weighted_sum
 
 __all__ = ["conv", "embedding", "maxpool"]
 
@@ -35,6 +39,51 @@ def conv(level, seed):
     return distinct(lambda: _conv(rng, level))
 
 
+def _conv_words(entry):
+    """The words of each slip of :func:`_conv_entry`, by the mistake's name."""
+    return {
+        "the kernel flipped": "That flips the kernel. The layer is a correlation (no flip): entry (a, b) of K meets "
+        "X[i + a \u2212 1, j + b \u2212 1].",
+        "the kernel transposed": "That swaps the row and column offsets, K transposed: entry (a, b) of K meets "
+        "X[i + a \u2212 1, j + b \u2212 1], a down and b across.",
+        "one term of the sum": f"That is one term: {entry} sums over every position it takes part in.",
+        "K for X": "That multiplies \u0232 by K. A kernel entry's gradient reads the image: "
+        "X[i + a \u2212 1, j + b \u2212 1] at each position.",
+        "X for K": "That multiplies \u0232 by X. An image entry's gradient reads the kernel: "
+        "K[a, b] at each window that holds it.",
+    }
+
+
+def _conv_entry(d, at):
+    """An entry of K̄ (``d["of"]`` "K") or X̄ ("X") at ``d["at"]`` (from 0), summed by hand over the positions it
+    takes part in, with the slips of each step."""
+    said = _conv_words(d["entry"])
+    x, k, y_bar = d["X"], d["K"], d["Y_bar"]
+    read = at.choose(
+        "the kernel's offsets",
+        "as written",
+        {said["the kernel flipped"]: "flipped", said["the kernel transposed"]: "transposed"},
+    )
+
+    def kernel(a, b):
+        """The offsets at which entry (a, b) of the kernel is read, as the slip (if any) reads them."""
+        return {"as written": (a, b), "flipped": (1 - a, 1 - b), "transposed": (b, a)}[read]
+
+    if d["of"] == "K":
+        a, b = d["at"]
+        other = at.choose("what \u0232 meets", "X", {said["K for X"]: "K"})
+        r, c = kernel(a, b)
+        terms = [y_bar[i][j] * (x[i + r][j + c] if other == "X" else k[a][b]) for i in range(2) for j in range(2)]
+    else:
+        u, v = d["at"]
+        other = at.choose("what \u0232 meets", "K", {said["X for K"]: "X"})
+        offsets = [(a, b) for a in range(2) for b in range(2) if 0 <= u - a < 2 and 0 <= v - b < 2]
+        terms = [
+            y_bar[u - a][v - b] * (k[kernel(a, b)[0]][kernel(a, b)[1]] if other == "K" else x[u][v]) for a, b in offsets
+        ]
+    return at.choose("the sum", sum(terms), {said["one term of the sum"]: terms[0]})
+
+
 def _conv(rng, level):
     x_rows, k_rows, y_bar = grid(rng, 3, 3, PIXELS), grid(rng, 2, 2, PIXELS), grid(rng, 2, 2, UPSTREAM)
     x, k = [[Value(v) for v in row] for row in x_rows], [[Value(v) for v in row] for row in k_rows]
@@ -42,47 +91,22 @@ def _conv(rng, level):
     weighted_sum(y_bar, y).backward()
     if level == 1:
         a, b = rng.randrange(2), rng.randrange(2)
-        answer, entry = k[a][b].grad, f"K{BAR}[{a + 1}, {b + 1}]"
+        answer, entry, place = k[a][b].grad, f"K{BAR}[{a + 1}, {b + 1}]", (a, b)
         terms = [(y_bar[i][j], x_rows[i + a][j + b]) for i in range(2) for j in range(2)]
-        flipped = sum(y_bar[i][j] * x_rows[i + 1 - a][j + 1 - b] for i in range(2) for j in range(2))
         rule = f"K{BAR}[a, b] = \u03a3\u1d62\u2c7c \u0232[i, j]\u00b7X[i + a \u2212 1, j + b \u2212 1]"
-        other = Mistake(
-            sum(y_bar[i][j] * k_rows[a][b] for i in range(2) for j in range(2)),
-            "That multiplies \u0232 by K. A kernel entry's gradient reads the image: "
-            "X[i + a \u2212 1, j + b \u2212 1] at each position.",
-            "K for X",
-        )
     else:
         u, v = rng.randrange(3), rng.randrange(3)
-        answer, entry = x[u][v].grad, f"X{BAR}[{u + 1}, {v + 1}]"
+        answer, entry, place = x[u][v].grad, f"X{BAR}[{u + 1}, {v + 1}]", (u, v)
         offsets = [(a, b) for a in range(2) for b in range(2) if 0 <= u - a < 2 and 0 <= v - b < 2]
         terms = [(y_bar[u - a][v - b], k_rows[a][b]) for a, b in offsets]
-        flipped = sum(y_bar[u - a][v - b] * k_rows[1 - a][1 - b] for a, b in offsets)
         rule = (
             f"X{BAR}[u, v] = \u03a3 \u0232[u \u2212 a + 1, v \u2212 b + 1]\u00b7K[a, b] over the windows "
             "that hold (u, v)"
         )
-        other = Mistake(
-            sum(y_bar[u - a][v - b] * x_rows[u][v] for a, b in offsets),
-            "That multiplies \u0232 by X. An image entry's gradient reads the kernel: "
-            "K[a, b] at each window that holds it.",
-            "X for K",
-        )
+    of = "K" if level == 1 else "X"
+    instance = {"X": x_rows, "K": k_rows, "Y_bar": y_bar, "of": of, "at": place, "entry": entry}
+    mistakes = derived(_conv_entry, instance, {words: name for name, words in _conv_words(entry).items()})
     products = " + ".join(f"{factor_text(p)}\u00b7{factor_text(q)}" for p, q in terms)
-    mistakes = [
-        Mistake(
-            flipped,
-            "That flips the kernel. The layer is a correlation (no flip): entry (a, b) of K meets "
-            "X[i + a \u2212 1, j + b \u2212 1].",
-            "the kernel flipped",
-        ),
-        Mistake(
-            terms[0][0] * terms[0][1],
-            f"That is one term: {entry} sums over every position it takes part in.",
-            "one term of the sum",
-        ),
-        other,
-    ]
     return Problem(
         "conv",
         "Y = X \u22c6 K: each Y[i, j] = \u03a3 K[a, b]\u00b7X[i + a \u2212 1, j + b \u2212 1] over the 2\u00d72 "
@@ -94,7 +118,7 @@ def _conv(rng, level):
         [f"{rule}.", f"{entry} = {products} = {number_text(answer)}."],
         mistakes,
         words="The arrays, row by row (rows separated by ;):",
-        data={"X": x_rows, "K": k_rows, "Y_bar": y_bar, "of": "K" if level == 1 else "X", "entry": entry},
+        data={"X": x_rows, "K": k_rows, "Y_bar": y_bar, "of": of, "at": place, "entry": entry},
     )
 
 
@@ -128,6 +152,41 @@ def _split(window, g):
     return [(g / len(ties), place) for place in ties]
 
 
+def _maxpool_words():
+    """The words of each slip of :func:`_maxpool_row`, by the mistake's name."""
+    return {
+        "sent to every entry": "Max pooling does not send \u0232 to every entry of its window: only the largest "
+        "one gets it.",
+        "split among ties": "Among tied entries the whole gradient goes to the first in reading order (as "
+        "PyTorch's max_pool2d); torch.amax would split it.",
+        "the last of the ties": "Among tied entries the first, in reading order, wins, not the last.",
+        "the largest value sent": "That sends the window's largest value, the forward output; the largest entry "
+        "gets the window's \u0232 entry, its gradient.",
+    }
+
+
+def _maxpool_row(d, at):
+    """Row ``d["row"]`` of X̄, each window's Ȳ entry routed by hand to its winner, with the slips of each step."""
+    said = _maxpool_words()
+    x_rows, y_bar, row = d["X"], d["Y_bar"], d["row"]
+    windows = [
+        [[(x_rows[2 * p + a][2 * q + b], (2 * p + a, 2 * q + b)) for a in range(2) for b in range(2)] for q in range(2)]
+        for p in range(2)
+    ]
+    rules = {
+        said["sent to every entry"]: lambda w, g: [(g, place) for _, place in w],
+        said["split among ties"]: _split,
+        said["the last of the ties"]: lambda w, g: [(g, _winner(w, first=False))],
+    }
+    # choose() calls a slip's result: each rule is wrapped in a function that returns it
+    rule = at.choose(
+        "where a window's \u0232 goes", lambda w, g: [(g, _winner(w))], {k: lambda r=r: r for k, r in rules.items()}
+    )
+    largest = [[max(v for v, _ in window) for window in line] for line in windows]
+    sent = at.choose("what a window sends", y_bar, {said["the largest value sent"]: largest})
+    return _sent(windows, sent, row, rule)
+
+
 def _maxpool(rng, level):
     values = tuple(range(1, 10)) if level == 1 else (1, 2, 3)
     x_rows = [[float(rng.choice(values)) for _ in range(4)] for _ in range(4)]
@@ -141,31 +200,8 @@ def _maxpool(rng, level):
     weighted_sum(y_bar, routed).backward()
     row = rng.randrange(4)
     answer = [x[row][c].grad for c in range(4)]
-
-    def sent(rule):
-        return _sent(windows, y_bar, row, rule)
-
-    mistakes = [
-        Mistake(
-            sent(lambda w, g: [(g, place) for _, place in w]),
-            "Max pooling does not send \u0232 to every entry of its window: only the largest one gets it.",
-            "sent to every entry",
-        ),
-    ]
-    if sent(_split) != answer:  # a window of this row has tied winners
-        mistakes += [
-            Mistake(
-                sent(_split),
-                "Among tied entries the whole gradient goes to the first in reading order (as "
-                "PyTorch's max_pool2d); torch.amax would split it.",
-                "split among ties",
-            ),
-            Mistake(
-                sent(lambda w, g: [(g, _winner(w, first=False))]),
-                "Among tied entries the first, in reading order, wins, not the last.",
-                "the last of the ties",
-            ),
-        ]
+    instance = {"X": x_rows, "Y_bar": y_bar, "row": row}
+    mistakes = derived(_maxpool_row, instance, {words: name for name, words in _maxpool_words().items()})
     winners = "; ".join(
         f"window ({p + 1}, {q + 1}) \u2192 X[{_winner(windows[p][q])[0] + 1}, {_winner(windows[p][q])[1] + 1}]"
         for p in range(2)
@@ -197,6 +233,37 @@ def embedding(level, seed):
     return distinct(lambda: _embedding(rng, level))
 
 
+def _embedding_words(token):
+    """The words of each slip of :func:`_embedding_row`, by the mistake's name."""
+    return {
+        "E's row": f"That is row {token} of E itself, the forward value, not its gradient.",
+        "written over": "That keeps only the last use: a row used twice gets the sum of both "
+        "gradients (added, not written over).",
+        "the first use only": "That is the first use only: every use of the row adds its gradient.",
+        "a mean": "That is a mean: the uses' gradients add up.",
+        "every example's \u0232": f"That adds every example's row of \u0232: only the examples whose token is "
+        f"{token} use row {token} of E.",
+    }
+
+
+def _embedding_row(d, at):
+    """Row ``d["token"]`` of Ē, the rows of Ȳ of the examples that use it added by hand, with the slips of
+    each step."""
+    said = _embedding_words(d["token"])
+    y_bar, token = d["Y_bar"], d["token"]
+    uses = [i for i, t in enumerate(d["tokens"]) if t == token]
+    uses = at.choose("the examples that use it", uses, {said["every example's \u0232"]: list(range(len(y_bar)))})
+    rows = [y_bar[i] for i in uses]
+    added = [sum(column) for column in zip(*rows, strict=True)]
+    kept = {
+        said["written over"]: rows[-1],
+        said["the first use only"]: rows[0],
+        said["a mean"]: [v / len(rows) for v in added],
+    }
+    added = at.choose("adding the uses", added, kept)
+    return at.choose("a gradient, not a value", added, {said["E's row"]: list(d["E"][token])})
+
+
 def _embedding(rng, level):
     table = grid(rng, 4, 2, PIXELS)
     tokens = rng.sample(range(4), 3) if level == 1 else [rng.randrange(4) for _ in range(3)]
@@ -209,28 +276,8 @@ def _embedding(rng, level):
     token = repeated[0] if repeated else rng.choice(tokens)  # level 2 asks about the repeated token
     answer = [v.grad for v in e[token]]
     uses = [i for i, t in enumerate(tokens) if t == token]
-    mistakes = [
-        Mistake(list(table[token]), f"That is row {token} of E itself, the forward value, not its gradient.", "E's row")
-    ]
-    if len(uses) > 1:
-        mistakes += [
-            Mistake(
-                list(y_bar[uses[-1]]),
-                "That keeps only the last use: a row used twice gets the sum of both "
-                "gradients (added, not written over).",
-                "written over",
-            ),
-            Mistake(
-                list(y_bar[uses[0]]),
-                "That is the first use only: every use of the row adds its gradient.",
-                "the first use only",
-            ),
-            Mistake(
-                [sum(y_bar[i][c] for i in uses) / len(uses) for c in range(2)],
-                "That is a mean: the uses' gradients add up.",
-                "a mean",
-            ),
-        ]
+    instance = {"E": table, "tokens": tokens, "Y_bar": y_bar, "token": token}
+    mistakes = derived(_embedding_row, instance, {words: name for name, words in _embedding_words(token).items()})
     return Problem(
         "embedding",
         f"Y[i] = E[t\u1d62]: example i takes row t\u1d62 of the table E. Given \u0232 = \u2202L/\u2202Y, what is row "

@@ -266,12 +266,26 @@ def chain_derivation(pair: tuple[int, int], at: Slips) -> int:
     for s in range(2, c + 1):
         for r in range(1, runs + 1):
             table[s, r] = table[s - 1, r] + table[s if head == "c" else 1, r - 1] - overlap
-    return at.choose(
+    longest = at.choose(
         "tail and head",
         table[c, runs],
         {
             "the tail and the head multiply, (runs + 1)^c, but the chain is the tail followed by the head: "
             "their lengths add": (runs + 1) ** c
+        },
+    )
+    # One step more or fewer is a slip of its own: two slips that together add 1 on every pair (the
+    # first pass not counted, and the split counted twice) must not be named for it.
+    return at.choose(
+        "one step",
+        longest,
+        {
+            "the count is one step too many: C(c + runs, c) counts the steps, the input's slot among them": (
+                longest + 1
+            ),
+            "the count is one step too few: C(c + runs, c) counts the steps, the input's slot among them": (
+                longest - 1
+            ),
         },
     )
 

@@ -121,12 +121,13 @@ def check_numbers(
     report = Report(title, separate)
     for name, value in expected.items():
         number = numbers[name]
+        own = tolerances(received[name])
         if not (rounded or found[name]) and isinstance(number, float) and _rounded_to(number, value) is not None:
-            if number != value:  # a rounding by chance: located as any wrong number is
+            rtol, atol = own
+            if abs(number - value) > atol + rtol * abs(value):  # a rounding by chance: located as any wrong one
                 message = f"{name} is wrong: expected {_shown(value)}, received {_shown(number)}."
                 report.check(name, functools.partial(_raise, AnswerError(name, message)))
                 continue
-        own = tolerances(received[name])
         report.check(name, functools.partial(_check_scalar, name, number, value, found[name], own))
     report.close()
 
