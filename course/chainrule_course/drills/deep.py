@@ -3,11 +3,17 @@
 Both are built from scalar :class:`~chainrule.value.Value` s and answered by ``backward()``:
 
 * ``chain``: ∂h_k/∂x through k layers h_i = w·h_{i−1} (level 1) or h_i = tanh(w·h_{i−1})
-  (level 2). Named mistakes: a sum of the factors instead of their product, w^k with the
-  tanh′ factors left out, the tanh′ factors with w left out.
+  (level 2). Named mistakes: a sum of the factors instead of their product, one layer short
+  (∂h₃/∂h₁), h₃'s value; at level 2, w^k with the tanh′ factors left out, the tanh′ factors
+  with w left out, tanh′ taken at the pre-activation.
 * ``batchnorm``: x̄_i for batch normalisation of three numbers, x̂ = (x − μ)/σ̂ with
   σ̂ = √σ², σ² divided by n (the question says so), ε = 0 here and y = γx̂. Named mistakes:
-  μ and σ̂ held fixed (ȳ_i γ/σ̂), the mean term without the variance term, σ² with 1/(n − 1).
+  μ and σ̂ held fixed (ȳ_i γ/σ̂), the mean term or the variance term left out, the variance
+  term's sign, σ² with 1/(n − 1), γ left out, ÷σ² for ÷σ̂.
+
+Each answer is also written by hand as a derivation whose steps offer these slips
+(:func:`_chain_factor`, :func:`_batchnorm_entry`): the mistakes are generated from it
+(:func:`.problems.derived`), and a wrong answer is named only when one slip alone gives it.
 """
 
 import math
@@ -16,7 +22,7 @@ import random
 from chainrule.value import Value
 
 from .graphs import factor_text, number_text
-from .problems import Mistake, Problem, distinct, list_text
+from .problems import Problem, derived, distinct, list_text
 
 __all__ = ["batchnorm", "chain"]
 
@@ -45,20 +51,8 @@ def _chain(rng, level):
     slopes = [1.0 - layer.data**2 for layer in layers] if level == 2 else [1.0] * k
     factors = [weight * slope for weight, slope in zip(ws, slopes, strict=True)]
     layer = "h\u1d62 = tanh(w\u00b7h\u1d62\u208b\u2081)" if level == 2 else "h\u1d62 = w\u1d62\u00b7h\u1d62\u208b\u2081"
-    mistakes = [Mistake(sum(factors), "The factors multiply, one per layer; they do not add.", "a sum, not a product")]
-    if level == 2:
-        mistakes += [
-            Mistake(
-                w**k,
-                "That is w\u00b3: each layer also multiplies by tanh\u2032 = 1 \u2212 h\u1d62\u00b2.",
-                "tanh\u2032 left out",
-            ),
-            Mistake(
-                math.prod(slopes),
-                "That is the tanh\u2032 factors alone: each layer also multiplies by w.",
-                "w left out",
-            ),
-        ]
+    instance = {"w": ws, "x": x0, "tanh": level == 2}
+    mistakes = derived(_chain_factor, instance, {words: short for short, words in _chain_words(instance).items()})
     values = ", ".join(f"h{SUBSCRIPTS[i]} = {number_text(layer.data)}" for i, layer in enumerate(layers))
     return Problem(
         "chain",
@@ -80,8 +74,53 @@ def _chain(rng, level):
             f"\u2202h\u2083/\u2202x = {TIMES.join(factor_text(f) for f in factors)} = {number_text(answer)}.",
         ],
         mistakes,
-        data={"w": ws, "x": x0, "tanh": level == 2},
+        data=instance,
     )
+
+
+def _chain_words(d):
+    """The words of each slip of :func:`_chain_factor` on the instance ``d``, by the mistake's name."""
+    words = {
+        "a sum, not a product": "The factors multiply, one per layer; they do not add.",
+        "one layer short": "That is \u2202h\u2083/\u2202h\u2081, the factors of layers 2 and 3: layer 1's factor, "
+        "from x to h\u2081, multiplies too.",
+        "h\u2083's value": "That is h\u2083 itself, the forward value; \u2202h\u2083/\u2202x is how fast it moves "
+        "with x.",
+    }
+    if d["tanh"]:
+        words |= {
+            "tanh\u2032 left out": "That is w\u00b3: each layer also multiplies by tanh\u2032 = "
+            "1 \u2212 h\u1d62\u00b2.",
+            "w left out": "That is the tanh\u2032 factors alone: each layer also multiplies by w.",
+            "tanh\u2032 at the pre-activation": "That takes tanh\u2032 at the pre-activation, 1 \u2212 "
+            "(w\u00b7h\u1d62\u208b\u2081)\u00b2; it is 1 \u2212 h\u1d62\u00b2, of the layer's output.",
+        }
+    return words
+
+
+def _chain_factor(d, at):
+    """∂h₃/∂x = Π_i w_i·tanh′_i (tanh′_i = 1 − h_i², or 1 for linear layers), derived by hand, with the slips of
+    each step."""
+    said, ws = _chain_words(d), d["w"]
+    h, inputs, outputs = d["x"], [], []
+    for w in ws:  # the forward pass, for the tanh′ factors and h₃
+        inputs.append(h)
+        h = math.tanh(w * h) if d["tanh"] else w * h
+        outputs.append(h)
+    slopes = [1.0] * len(ws)
+    weights = ws
+    if d["tanh"]:
+        before = [1.0 - (w * h) ** 2 for w, h in zip(ws, inputs, strict=True)]
+        slopes = at.choose(
+            "tanh\u2032",
+            [1.0 - h**2 for h in outputs],
+            {said["tanh\u2032 left out"]: slopes, said["tanh\u2032 at the pre-activation"]: before},
+        )
+        weights = at.choose("w", ws, {said["w left out"]: [1.0] * len(ws)})
+    factors = [w * slope for w, slope in zip(weights, slopes, strict=True)]
+    factors = at.choose("the layers", factors, {said["one layer short"]: factors[1:]})
+    total = at.choose("the chain", math.prod(factors), {said["a sum, not a product"]: sum(factors)})
+    return at.choose("the gradient", total, {said["h\u2083's value"]: h})
 
 
 DATA = (-2.0, -1.0, 0.0, 1.0, 2.0, 3.0)
@@ -104,23 +143,8 @@ def _batchnorm(rng, level):
     answer, m, s = _batchnorm_gradient(xs, g, i, n)
     hats = [(v - m) / s for v in xs]
     mean_g, mean_gh = sum(g) / n, sum(a * b for a, b in zip(g, hats, strict=True)) / n
-    mistakes = [
-        Mistake(
-            g[i] / s,
-            "That holds \u03bc and \u03c3\u0302 fixed, but both depend on every x: add their terms.",
-            "\u03bc and \u03c3 held fixed",
-        ),
-        Mistake(
-            (g[i] - mean_g) / s,
-            "That has the mean's term but not the variance's: \u03c3\u0302 depends on x\u1d62 too.",
-            "the variance term left out",
-        ),
-        Mistake(
-            _batchnorm_gradient(xs, g, i, n - 1)[0],
-            "That uses \u03c3\u00b2 with 1/(n \u2212 1). Batch norm divides by n.",
-            "1/(n \u2212 1)",
-        ),
-    ]
+    instance = {"x": xs, "y_bar": y_bar, "gamma": gamma, "i": i}
+    mistakes = derived(_batchnorm_entry, instance, {words: short for short, words in BATCHNORM_WORDS.items()})
     name = "x" + SUBSCRIPTS[i]
     return Problem(
         "batchnorm",
@@ -145,7 +169,52 @@ def _batchnorm(rng, level):
             f"{factor_text(hats[i])}\u00b7{factor_text(mean_gh)})/{number_text(s)} = {number_text(answer)}.",
         ],
         mistakes,
-        data={"x": xs, "y_bar": y_bar, "gamma": gamma, "i": i},
+        data=instance,
+    )
+
+
+#: The words of each slip of :func:`_batchnorm_entry`, by the mistake's name.
+BATCHNORM_WORDS = {
+    "\u03bc and \u03c3 held fixed": "That holds \u03bc and \u03c3\u0302 fixed, but both depend on every x: add "
+    "their terms.",
+    "the variance term left out": "That has the mean's term but not the variance's: \u03c3\u0302 depends on "
+    "x\u1d62 too.",
+    "the mean term left out": "That has the variance's term but not the mean's: \u03bc depends on x\u1d62 too, "
+    "so subtract mean(g).",
+    "the variance term's sign": "The variance's term is subtracted: x\u0302\u1d62\u00b7mean(g\u00b7x\u0302) "
+    "comes with a minus sign.",
+    "1/(n \u2212 1)": "That uses \u03c3\u00b2 with 1/(n \u2212 1). Batch norm divides by n.",
+    "\u03b3 left out": "That uses \u0233 for g: y = \u03b3x\u0302, so g = \u03b3\u0233 carries the \u03b3.",
+    "\u00f7\u03c3\u00b2 for \u00f7\u03c3\u0302": "That divides by \u03c3\u00b2; x\u0302 divides by "
+    "\u03c3\u0302 = \u221a\u03c3\u00b2, and so does its gradient.",
+}
+
+
+def _batchnorm_entry(d, at):
+    """x̄_i = (g_i − mean(g) − x̂_i·Σ_j g_j x̂_j/n)/σ̂ with g = γȳ, derived by hand, with the slips of each step.
+
+    With σ² = Σ(x − μ)²/m for a divisor m, ∂σ̂/∂x_i = x̂_i/m, so the variance's term is x̂_i·Σ g x̂/m."""
+    said, xs, i = BATCHNORM_WORDS, d["x"], d["i"]
+    n = len(xs)
+    g = at.choose("g", [d["gamma"] * y for y in d["y_bar"]], {said["\u03b3 left out"]: list(d["y_bar"])})
+    m = at.choose("the variance's divisor", n, {said["1/(n \u2212 1)"]: n - 1})
+    mu = sum(xs) / n
+    sigma = math.sqrt(sum((v - mu) ** 2 for v in xs) / m)
+    hats = [(v - mu) / sigma for v in xs]
+    mean_term = at.choose("the mean's term", sum(g) / n, {said["the mean term left out"]: 0.0})
+    variance = hats[i] * sum(a * b for a, b in zip(g, hats, strict=True)) / m
+    variance = at.choose(
+        "the variance's term",
+        variance,
+        {said["the variance term left out"]: 0.0, said["the variance term's sign"]: -variance},
+    )
+    top = at.choose(
+        "the paths through \u03bc and \u03c3\u0302",
+        g[i] - mean_term - variance,
+        {said["\u03bc and \u03c3 held fixed"]: g[i]},
+    )
+    return at.choose(
+        "\u00f7\u03c3\u0302", top / sigma, {said["\u00f7\u03c3\u00b2 for \u00f7\u03c3\u0302"]: top / sigma**2}
     )
 
 

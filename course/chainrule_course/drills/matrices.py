@@ -6,9 +6,15 @@ The matrices are small enough to hold in one's head, and every entry is a scalar
 ``L.backward()`` stores. The page has no numpy, and needs none.
 
 * ``matmul``: an entry of Ā = C̄Bᵀ or B̄ = AᵀC̄ for C = AB. Named mistakes: B (or A) not
-  transposed, C̄ read by columns, one term of the sum, the other input's rule, C's value.
+  transposed, C̄ read by columns, the other input's rule, the factors in the other order (BᵀC̄
+  or C̄Aᵀ), one term of the sum, the row and column swapped, C's value.
 * ``broadcast``: b̄ for Y = X + b (b a row or a column) or Y = X ⊙ b. Named mistakes: one
-  copy's gradient not summed, the sum over the wrong axis, a mean, the factor X left out.
+  copy's gradient not summed, the sum over the wrong axis, every entry summed, a mean, the
+  factor X left out, b for X.
+
+Each answer is also written as a derivation whose steps offer these slips (:func:`_matmul_entry`,
+:func:`_broadcast_sum`): the mistakes are generated from it (:func:`.problems.derived`), as the
+exercises' checks generate theirs, and a wrong answer is named only when one slip alone gives it.
 """
 
 import random
@@ -16,7 +22,7 @@ import random
 from chainrule.value import Value
 
 from .graphs import factor_text, number_text
-from .problems import Mistake, Problem, distinct, grid, matrix_text, weighted_sum
+from .problems import Problem, derived, distinct, grid, matrix_text, weighted_sum
 
 __all__ = ["broadcast", "matmul"]
 
@@ -59,13 +65,13 @@ def _matmul(rng, level):
     entry = f"{name}{BAR}[{i + 1}, {j + 1}]"
     if of_a:  # Ā[i, j] = row i of C̄ · row j of B
         rule, terms = f"A{BAR} = C{BAR}B\u1d40", list(zip(c_bar[i], b_rows[j], strict=True))
-        mistakes = _matmul_mistakes_a(a_rows, b_rows, c_bar, i, j)
         pairing = f"row {i + 1} of C{BAR} with row {j + 1} of B"
     else:  # B̄[i, j] = column i of A · column j of C̄
         rule = f"B{BAR} = A\u1d40C{BAR}"
         terms = list(zip(_column(a_rows, i), _column(c_bar, j), strict=True))
-        mistakes = _matmul_mistakes_b(a_rows, b_rows, c_bar, i, j)
         pairing = f"column {i + 1} of A with column {j + 1} of C{BAR}"
+    instance = {"A": a_rows, "B": b_rows, "C_bar": c_bar, "of": name, "i": i, "j": j}
+    mistakes = derived(_matmul_entry, instance, {words: short for short, words in _matmul_words(instance).items()})
     products = " + ".join(f"{factor_text(x)}\u00b7{factor_text(y)}" for x, y in terms)
     return Problem(
         "matmul",
@@ -81,71 +87,61 @@ def _matmul(rng, level):
     )
 
 
-def _matmul_mistakes_a(a, b, c_bar, i, j):
-    m, k, r = len(a), len(b), len(b[0])
-    found = []
-    if j < r:
-        found.append(
-            Mistake(
-                _dot(c_bar[i], _column(b, j)) if k == r else None,
-                f"That is (C{BAR}B)[{i + 1}, {j + 1}]: B must be transposed. A{BAR} = C{BAR}B\u1d40, "
-                f"so A{BAR}[{i + 1}, {j + 1}] pairs row {i + 1} of C{BAR} with row {j + 1} of B.",
-                "B not transposed",
-            )
+def _matmul_words(d):
+    """The words of each slip of :func:`_matmul_entry` on the instance ``d``, by the mistake's name."""
+    a, b, i, j, name = d["A"], d["B"], d["i"], d["j"], d["of"]
+    entry = f"{name}{BAR}[{i + 1}, {j + 1}]"
+    if name == "A":
+        rule, other, count = f"C{BAR}B\u1d40", f"B{BAR} = A\u1d40C{BAR}", f"{len(b[0])} products, one per column"
+        flipped, pairs = f"B\u1d40C{BAR}", f"row {i + 1} of C{BAR} with row {j + 1} of B"
+        unturned = (
+            f"That is (C{BAR}B)[{i + 1}, {j + 1}]: B must be transposed. A{BAR} = {rule}, so {entry} pairs {pairs}."
         )
-    if m == r and i < r:
-        found.append(
-            Mistake(
-                _dot(_column(c_bar, i), b[j]),
-                f"You read C{BAR} by columns. Row {i + 1} of A{BAR} comes from row {i + 1} of C{BAR}.",
-                "C\u0304 transposed",
-            )
+    else:
+        rule, other, count = f"A\u1d40C{BAR}", f"A{BAR} = C{BAR}B\u1d40", f"{len(a)} products, one per row"
+        flipped, pairs = f"C{BAR}A\u1d40", f"column {i + 1} of A with column {j + 1} of C{BAR}"
+        unturned = (
+            f"That is (AC{BAR})[{i + 1}, {j + 1}]: A must be transposed. B{BAR} = {rule}, so {entry} pairs {pairs}."
         )
-    if i < k and j < r:
-        found.append(
-            Mistake(
-                _dot(_column(a, i), _column(c_bar, j)),
-                f"That is the rule for B{BAR} = A\u1d40C{BAR}. For A{BAR} it is C{BAR}B\u1d40.",
-                "the other input's rule",
-            )
-        )
-    found.append(_one_term(c_bar[i][0] * b[j][0], f"A{BAR}[{i + 1}, {j + 1}]", f"{r} products, one per column"))
-    if j < r:
-        found.append(_the_value(_dot(a[i], _column(b, j))))
-    return [mistake for mistake in found if mistake.value is not None]
+    return {
+        f"{'B' if name == 'A' else 'A'} not transposed": unturned,
+        "C\u0304 transposed": f"You read C{BAR} by columns. Row {i + 1} of A{BAR} comes from row {i + 1} of C{BAR}.",
+        "the other input's rule": f"That is the rule for {other}. For {name}{BAR} it is {rule}.",
+        "the factors in the other order": f"That is ({flipped})[{i + 1}, {j + 1}]: the factors are the other way "
+        f"round. {name}{BAR} = {rule}.",
+        "one term of the sum": f"That is one term of the sum: {entry} adds {count} of C{BAR}.",
+        "the row and column swapped": f"That is {name}{BAR}[{j + 1}, {i + 1}]: {entry} is in row {i + 1}, "
+        f"column {j + 1}.",
+        "C's value": "That is an entry of C = AB itself, the forward value, not a gradient.",
+    }
 
 
-def _matmul_mistakes_b(a, b, c_bar, i, j):
-    m, k = len(a), len(b)
-    found = []
-    if i < m:
-        found.append(
-            Mistake(
-                _dot(a[i], _column(c_bar, j)) if m == k else None,
-                f"That is (AC{BAR})[{i + 1}, {j + 1}]: A must be transposed. B{BAR} = A\u1d40C{BAR}, "
-                f"so B{BAR}[{i + 1}, {j + 1}] pairs column {i + 1} of A with column {j + 1} of C{BAR}.",
-                "A not transposed",
-            )
-        )
-        found.append(
-            Mistake(
-                _dot(c_bar[i], b[j]) if j < k else None,
-                f"That is the rule for A{BAR} = C{BAR}B\u1d40. For B{BAR} it is A\u1d40C{BAR}.",
-                "the other input's rule",
-            )
-        )
-    found.append(_one_term(a[0][i] * c_bar[0][j], f"B{BAR}[{i + 1}, {j + 1}]", f"{m} products, one per row"))
-    if i < m:
-        found.append(_the_value(_dot(a[i], _column(b, j))))
-    return [mistake for mistake in found if mistake.value is not None]
-
-
-def _one_term(value, entry, count):
-    return Mistake(value, f"That is one term of the sum: {entry} adds {count} of C{BAR}.", "one term of the sum")
-
-
-def _the_value(value):
-    return Mistake(value, "That is an entry of C = AB itself, the forward value, not a gradient.", "C's value")
+def _matmul_entry(d, at):
+    """Ā[i, j] = Σ_p C̄[i, p]·B[j, p], or B̄[i, j] = Σ_p A[p, i]·C̄[p, j], derived by hand, with the slips of each
+    step. A slip that does not fit the shapes (an index past the end, rows of different lengths) raises, and the
+    generator leaves it out."""
+    said = _matmul_words(d)
+    a, b, c = d["A"], d["B"], d["C_bar"]
+    i, j = at.choose("the entry", (d["i"], d["j"]), {said["the row and column swapped"]: (d["j"], d["i"])})
+    if d["of"] == "A":  # row i of C̄ with row j of B
+        right = list(zip(c[i], b[j], strict=True))
+        slips = {
+            said["B not transposed"]: lambda: list(zip(c[i], _column(b, j), strict=True)),
+            said["C\u0304 transposed"]: lambda: list(zip(_column(c, i), b[j], strict=True)),
+            said["the other input's rule"]: lambda: list(zip(_column(a, i), _column(c, j), strict=True)),
+            said["the factors in the other order"]: lambda: list(zip(_column(b, i), _column(c, j), strict=True)),
+        }
+    else:  # column i of A with column j of C̄
+        right = list(zip(_column(a, i), _column(c, j), strict=True))
+        slips = {
+            said["A not transposed"]: lambda: list(zip(a[i], _column(c, j), strict=True)),
+            said["the other input's rule"]: lambda: list(zip(c[i], b[j], strict=True)),
+            said["the factors in the other order"]: lambda: list(zip(c[i], a[j], strict=True)),
+        }
+    pairs = at.choose("the rule", right, slips)
+    total = at.choose("the sum", sum(x * y for x, y in pairs), {said["one term of the sum"]: pairs[0][0] * pairs[0][1]})
+    value = {said["C's value"]: lambda: _dot(a[d["i"]], _column(b, d["j"]))}  # C[i, j], where C has that entry
+    return at.choose("the gradient", total, value)
 
 
 BROADCASTS = {
@@ -173,30 +169,19 @@ def _broadcast(rng, level):
     ]
     weighted_sum(y_bar, made).backward()
     answer = [v.grad for v in b]
-    column_sums = [sum(_column(y_bar, j)) for j in range(cols)]
-    row_sums = [sum(row) for row in y_bar]
+    instance = {"X": x_rows, "b": b_list, "Y_bar": y_bar, "how": how}
+    mistakes = derived(_broadcast_sum, instance, {words: short for short, words in _broadcast_words(how).items()})
     if how == "column":
         shape, formula = f"({rows}, 1)", f"Y = X + b, b of shape ({rows}, 1) added to every column of X"
         along, copies, used_in = "each row", cols, "each column"
-        mistakes = [_not_summed([row[0] for row in y_bar], "column 1"), _wrong_axis(column_sums)]
-        mistakes.append(_mean([s / cols for s in row_sums]))
     else:
         shape = f"({cols},)"
         along, copies, used_in = "each column", rows, "each row"
-        if how == "times":
-            formula = f"Y = X \u2299 b, b of shape ({cols},) multiplying every row of X"
-            mistakes = [
-                Mistake(
-                    column_sums,
-                    "You left out X: b multiplies it, so each copy's gradient is "
-                    "\u0232[i, j] \u00b7 X[i, j] before the sum.",
-                    "the factor left out",
-                ),
-                _not_summed([y * v for y, v in zip(y_bar[0], x_rows[0], strict=True)], "row 1"),
-            ]
-        else:
-            formula = f"Y = X + b, b of shape ({cols},) added to every row of X"
-            mistakes = [_not_summed(y_bar[0], "row 1"), _mean([s / rows for s in column_sums])]
+        formula = (
+            f"Y = X \u2299 b, b of shape ({cols},) multiplying every row of X"
+            if how == "times"
+            else f"Y = X + b, b of shape ({cols},) added to every row of X"
+        )
     what = "\u0232[i, j] \u00b7 X[i, j]" if how == "times" else "\u0232"
     return Problem(
         "broadcast",
@@ -224,17 +209,52 @@ def _broadcast(rng, level):
     )
 
 
-def _not_summed(values, where):
-    return Mistake(
-        list(values),
-        f"That is the gradient of one copy ({where} of Y). b is copied to every one; their gradients add.",
-        "not summed",
+def _broadcast_words(how):
+    """The words of each slip of :func:`_broadcast_sum` for a broadcast ``how``, by the mistake's name."""
+    first = "column 1" if how == "column" else "row 1"
+    return {
+        "not summed": f"That is the gradient of one copy ({first} of Y). b is copied to every one; their "
+        "gradients add.",
+        "the wrong axis": "That sums over the wrong axis: sum along the copies of b.",
+        "a mean": "That is a mean. The copies' gradients add up: take their sum.",
+        "every entry summed": "That sums every entry of the array: each entry of b gets only the gradients of its "
+        "own copies, one sum per entry.",
+        "the factor left out": "You left out X: b multiplies it, so each copy's gradient is "
+        "\u0232[i, j] \u00b7 X[i, j] before the sum.",
+        "b for X": "That multiplies by b, the derivative of X \u2299 b by X. By b it is X: each copy's gradient is "
+        "\u0232[i, j] \u00b7 X[i, j].",
+    }
+
+
+def _broadcast_sum(d, at):
+    """b̄: each copy's gradient (Ȳ, or Ȳ ⊙ X for a product) summed over b's copies, derived by hand, with the
+    slips of each step. A sum that has not b's shape raises, and the generator leaves it out."""
+    said, how, y_bar, x, b = _broadcast_words(d["how"]), d["how"], d["Y_bar"], d["X"], d["b"]
+    rows, cols = len(y_bar), len(y_bar[0])
+    local = y_bar
+    if how == "times":  # ∂(X ⊙ b)/∂b = X, entry by entry
+        product = [[y * v for y, v in zip(yrow, xrow, strict=True)] for yrow, xrow in zip(y_bar, x, strict=True)]
+        by_b = [[y * v for y, v in zip(yrow, b, strict=True)] for yrow in y_bar]
+        local = at.choose("the local derivative", product, {said["the factor left out"]: y_bar, said["b for X"]: by_b})
+    by_column = [sum(row[j] for row in local) for j in range(cols)]
+    by_row = [sum(row) for row in local]
+    right, other = (by_row, by_column) if how == "column" else (by_column, by_row)
+    first = [row[0] for row in local] if how == "column" else list(local[0])
+    sums = at.choose(
+        "the sum",
+        right,
+        {
+            said["not summed"]: first,
+            said["the wrong axis"]: lambda: _shaped(other, len(right)),
+            said["every entry summed"]: [sum(right)] * len(right),
+        },
     )
+    copies = cols if how == "column" else rows
+    return at.choose("a sum, not a mean", sums, {said["a mean"]: lambda: [v / copies for v in sums]})
 
 
-def _wrong_axis(values):
-    return Mistake(list(values), "That sums over the wrong axis: sum along the copies of b.", "the wrong axis")
-
-
-def _mean(values):
-    return Mistake(list(values), "That is a mean. The copies' gradients add up: take their sum.", "a mean")
+def _shaped(values, size):
+    """``values``, when there are ``size`` of them: a sum over the wrong axis that still has b's shape."""
+    if len(values) != size:
+        raise ValueError(f"{len(values)} sums for {size} entries")
+    return values
