@@ -16,13 +16,27 @@ from chainrule_course.exercises.verdicts import Summary
 from chainrule_course.grading import contract
 
 
-def test_a_notebook_draws_a_new_seed_each_run_and_says_which():
-    seeds, printed = [], io.StringIO()
+def test_a_notebook_draws_a_new_seed_each_run_and_says_which_after_a_pass():
+    printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        seeds = [feedback.fresh() for _ in range(5)]
+        seeds = [feedback.fresh() for _ in range(5)]  # outside a check cell: said at once
     assert len(set(seeds)) > 1 and all(seed >= 1000 for seed in seeds)
     for seed in seeds:
         assert f"drawn from seed {seed} (a new seed at each run)" in printed.getvalue()
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), feedback.exercise("1.2"):
+        seed = feedback.fresh()
+        print("The check passes.")
+    assert printed.getvalue().splitlines() == [
+        "The check passes.",
+        f"Also checked on fresh inputs, drawn from seed {seed} (a new seed at each run).",
+    ]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), pytest.raises(AnswerError), feedback.exercise("1.2"):
+        feedback.fresh()
+        raise NotImplementedError("not answered yet: write f")
+    assert printed.getvalue() == "", "an answer not checked was not checked on fresh inputs either"
 
 
 def test_the_grader_draws_the_same_fresh_inputs_twice_from_its_secret():

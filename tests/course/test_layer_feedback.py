@@ -142,7 +142,7 @@ def test_conv2d_mistakes_are_named():
         return answer
 
     wrong = {
-        "the kernel is not flipped": flipped_x,
+        "the kernel's flip is wrong": flipped_x,
         "w_bar is flipped": flipped_k,
         "it is the gradient of the padded input: remove `padding` rows": not_cropped,
         "the stride is left out: the windows are `stride` apart": no_stride,

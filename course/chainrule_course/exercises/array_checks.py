@@ -63,7 +63,9 @@ def d2l_derivation(p: dict, at: Slips, bias: bool = False):
     """The d2l network's (∂J/∂W1, ∂J/∂W2), or with ``bias`` ∂J/∂b1, derived by hand, with the slips of each step."""
     X, y, W1, W2, lam = p["X"], p["y"], p["W1"], p["W2"], p["lam"]
     n, q = len(X), W2.shape[0]
-    Z = X @ W1.T + (p["b1"] if bias else 0.0)
+    Z = X @ W1.T
+    if bias:
+        Z = at.choose("b1 in Z", Z + p["b1"], {"b1 is left out of the forward pass: Z = X W1ᵀ + b1": Z})
     H = np.maximum(Z, 0)
     O = H @ W2.T
     P = at.choose(
@@ -72,6 +74,7 @@ def d2l_derivation(p: dict, at: Slips, bias: bool = False):
         {
             "the softmax runs over axis 0 (the examples), not axis 1 (the classes)": lambda: _softmax(O, 0),
             "the softmax is missing: the scores O were used as probabilities": O,
+            "the log-softmax is used where the softmax is: ∂L/∂O = (P − Y)/N": lambda: np.log(_softmax(O, 1)),
         },
     )
     Y = np.eye(q)[y]
@@ -377,6 +380,7 @@ def clip_derivation(p: dict, at: Slips) -> tuple:
         {
             "it scales every gradient, also when the norm is already under the threshold": max_norm / norm,
             "it divides by the norm but does not multiply by max_norm": 1 / norm,
+            "the factor is inverted: it is max_norm / norm, not norm / max_norm": min(1.0, norm / max_norm),
         },
     )
     per_array = [g * min(1.0, max_norm / np.sqrt((g**2).sum())) for g in grads]

@@ -26,7 +26,6 @@ load, with numpy, the first time one is asked for (``feedback.check_matmul_vjp``
 from __future__ import annotations
 
 # Re-exported (`X as X`): check cells use them as feedback.*.
-from ..grading.contract import fresh as fresh
 from .answers import RTOL as RTOL
 from .answers import AnswerError as AnswerError
 from .answers import NotAnswered as NotAnswered
@@ -52,6 +51,7 @@ from .tape_checks import check_tape_grads as check_tape_grads
 from .tape_checks import check_tape_grads_function as check_tape_grads_function
 from .verdicts import Summary as Summary
 from .verdicts import exercise as exercise
+from .verdicts import fresh as fresh
 
 
 def __getattr__(name: str):

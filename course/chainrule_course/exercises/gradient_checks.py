@@ -215,6 +215,10 @@ def softplus_derivation(problem, at: Slips) -> np.ndarray:
             "it takes the sigmoid of the output y = softplus(x), not of the input x": lambda: _sigmoid(
                 np.logaddexp(0.0, x)
             ),
+            "it uses tanh(x), but softplus' = sigmoid(x) = 1 / (1 + exp(-x))": lambda: np.tanh(x),
+            "it uses ReLU's derivative (x > 0), but softplus is smooth: its derivative is sigmoid(x)": lambda: (
+                x > 0
+            ).astype(float),
         },
     )
     return at.choose(
@@ -331,7 +335,14 @@ def _x_bar(at: Slips, x, gamma, y_bar, eps) -> np.ndarray:
             "gamma * y_bar * x_hat"
         },
     )
-    return at.choose("the division by s", numerator / s, {"the division by s = sqrt(var + eps) is missing": numerator})
+    return at.choose(
+        "the division by s",
+        numerator / s,
+        {
+            "the division by s = sqrt(var + eps) is missing": numerator,
+            "it divides by s² = var + eps, but x_hat divides by s = sqrt(var + eps)": lambda: numerator / (s * s),
+        },
+    )
 
 
 def _over_rows(a, axis: int, reduce: Callable):

@@ -95,7 +95,8 @@ def _pads(padding: int) -> tuple:
 # --------------------------------------------------------------------------- a convolution (layers)
 
 NOT_FLIPPED = (
-    "the kernel is not flipped: the input's gradient correlates the padded y_bar with the kernel flipped in both axes"
+    "the kernel's flip is wrong: written as a correlation of the padded y_bar, the input's gradient uses the kernel "
+    "flipped in both axes; written as loops, each y_bar entry goes back through the window it read, unflipped"
 )
 PADDED = "it is the gradient of the padded input: remove `padding` rows and columns from each side"
 NO_STRIDE = (
@@ -311,6 +312,7 @@ def rnn_derivation(p: dict, at: Slips):
         (b, b),
         {
             "b is left out of step 1's pre-activation: h1 = tanh(x1 W_xᵀ + b)": (0.0, b),
+            "b is left out of step 2's pre-activation: h2 = tanh(x2 W_xᵀ + h1 W_hᵀ + b)": (b, 0.0),
             "b is left out of the forward pass: both steps add it": (0.0, 0.0),
         },
     )

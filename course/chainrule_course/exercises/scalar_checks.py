@@ -373,7 +373,12 @@ def hypot_derivation(point: tuple[float, float, float, float], at: Slips) -> tup
     moved = at.choose(
         "the tangents",
         from_a + from_b,
-        {"the tangents are left out: multiply a / c by a_dot and b / c by b_dot": a + b},
+        {
+            "the tangents are left out: multiply a / c by a_dot and b / c by b_dot": a + b,
+            "a and b are left out: a_dot's term is a * a_dot / c, b_dot's is b * b_dot / c": a_dot + b_dot,
+            "the tangents are crossed: a pairs with its own tangent, a * a_dot, and b with b_dot": a * b_dot
+            + b * a_dot,
+        },
     )
     c_dot = at.factor(
         "the division by c",

@@ -87,15 +87,25 @@ def tape_derivation(case: tuple[list, int], at: Slips) -> list[float]:
         k,
         {"entry i's value is value k + i (the k inputs come first), not value i": 0},
     )
-    local_kept = at.choose(
+    use = at.choose(
         "the local gradient",
-        True,
-        {"the local gradient is left out: each parent gets the entry's gradient times its local gradient": False},
+        "times",
+        {
+            "the local gradient is left out: each parent gets the entry's gradient times its local gradient": "none",
+            "the entry's gradient is divided by the local gradient: the chain rule multiplies them": "over",
+        },
     )
-    for i in range(len(tape)) if forwards else reversed(range(len(tape))):
+    entries = at.choose(
+        "the entries",
+        len(tape),
+        {"the tape's last entry is skipped: the pass starts at entry len(tape) - 1, the last": len(tape) - 1},
+    )
+    for i in range(entries) if forwards else reversed(range(entries)):
         parents, local_grads = tape[i]
         for parent, local in zip(parents, local_grads, strict=True):
-            made = grads[shift + i] * (local if local_kept else 1.0)
+            made = grads[shift + i] * (local if use == "times" else 1.0)
+            if use == "over":
+                made = grads[shift + i] / local  # a local gradient of 0 makes this slip no one's answer
             grads[parent] = made if overwrite else grads[parent] + made
     return grads
 
@@ -397,8 +407,10 @@ def check_first_bad_entry_function(first_bad_entry: Callable, seed: int = 0) -> 
         _refuse_other_than_an_index(result, tape, f"first_bad_entry on tape {number} ({ANOMALIES[kind]}): ")
         received.append(result)
     problems = [(tape, k) for _, tape, k in cases]
-    mistake = ANOMALY.mistake(problems, received, lambda answer, result: answer == result)
     never = all(result is None for result in received)
+    # An answer that finds nothing anywhere (a missing return, or a search that never matches) is asked
+    # about its return; slips that give None on every tape would name a cause it shows nothing of.
+    mistake = None if never else ANOMALY.mistake(problems, received, lambda answer, result: answer == result)
     for number, ((kind, tape, k), result) in enumerate(zip(cases, received, strict=True), start=1):
         title = f"first_bad_entry on tape {number} ({ANOMALIES[kind]})"
         check_first_bad_entry(result, tape, k, title=title, named=(mistake, never))

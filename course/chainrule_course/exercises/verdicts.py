@@ -14,12 +14,14 @@ import io
 import re
 import threading
 
+from ..grading import contract
 from . import notebook
 from .answers import AnswerError, NotAnswered, wrapped
 
 
 class _Running(threading.local):
     exercise: exercise | None = None  # the summary's exercise being checked, or None
+    cell: exercise | None = None  # the exercise whose check cell is running, or None
 
 
 _running = _Running()
@@ -32,6 +34,23 @@ def review_note(name: str, reasons: list[str]) -> str:
         f"Note: the grader will put {name} up for review: {'; '.join(reasons)}. It costs no points: "
         "an instructor reads how it was found."
     )
+
+
+def fresh() -> int:
+    """``feedback.fresh()``: a seed for inputs no answer was written for, new at each run in a notebook
+    (:func:`chainrule_course.grading.contract.fresh`). A check cell that passes says which seed it drew,
+    after its own verdict; one that fails names it in the message's rebuild line."""
+    seed = contract.fresh()
+    if not contract.grading():
+        if _running.cell is None:
+            print(FRESH.format(seeds=seed))
+        else:
+            _running.cell.fresh.append(seed)
+    return seed
+
+
+#: What a check cell that passed says of its fresh inputs.
+FRESH = "Also checked on fresh inputs, drawn from seed {seeds} (a new seed at each run)."
 
 
 def summarising() -> exercise | None:
@@ -52,8 +71,10 @@ class exercise:
         self.number, self.summary = number, summary
         self._quiet = contextlib.redirect_stdout(io.StringIO())
         self._outer: exercise | None = None
+        self.fresh: list[int] = []  # the seeds of fresh inputs its check drew
 
     def __enter__(self) -> exercise:
+        self._outer_cell, _running.cell = _running.cell, self
         if self.summary is not None:
             self._quiet.__enter__()
             self._outer, _running.exercise = _running.exercise, self
@@ -72,6 +93,9 @@ class exercise:
         kept += [reason for reason in reasons if reason not in kept]
 
     def __exit__(self, kind, error, trace) -> bool:
+        _running.cell = self._outer_cell
+        if error is None and self.fresh and self.summary is None:
+            print(FRESH.format(seeds=" and ".join(map(str, self.fresh))))
         if self.summary is not None:
             self._quiet.__exit__(None, None, None)
             _running.exercise = self._outer

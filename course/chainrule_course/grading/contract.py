@@ -98,10 +98,9 @@ def fresh_inputs(secret: bytes):
 def fresh() -> int:
     """A seed for inputs that no answer was written for: a check cell draws its answer's last inputs from it.
 
-    In a notebook it is new at each run, and printed, so that a failure on it can be rebuilt (the
-    check's message names the seed too); the grader's come from its secret (:func:`fresh_inputs`,
-    :func:`hidden_inputs`). A table of the public inputs' answers therefore fails in the notebook
-    as it fails in the grade.
+    In a notebook it is new at each run (the check cell says which: ``feedback.fresh``); the
+    grader's come from its secret (:func:`fresh_inputs`, :func:`hidden_inputs`). A table of the
+    public inputs' answers therefore fails in the notebook as it fails in the grade.
     """
     if _context.secret is not None:
         return seeded(FRESH)
@@ -109,9 +108,12 @@ def fresh() -> int:
         return _context.fresh
     import random
 
-    seed = random.SystemRandom().randrange(1000, 901_000)
-    print(f"Also checked on fresh inputs, drawn from seed {seed} (a new seed at each run).")
-    return seed
+    return random.SystemRandom().randrange(1000, 901_000)
+
+
+def grading() -> bool:
+    """Whether the grader is running a test (public or hidden): its inputs are then its own."""
+    return _context.secret is not None or _context.fresh is not None
 
 
 #: The seed a hidden test's :func:`fresh` mixes with the grader's secret.
