@@ -130,15 +130,34 @@ class Derivation:
         return list(found)
 
     def variants(self, problems: Sequence):
-        """Each variant, simplest first, as (its slips, its answer on each problem)."""
+        """Each variant, simplest first, as (its slips, its answer on each problem); slips that cannot go
+        together are left out."""
+        for chosen in self._choices(problems):
+            answers = self._answers(chosen, problems)
+            if answers is not None:
+                yield chosen, answers
+
+    def _choices(self, problems: Sequence):
+        """Each set of slips, one per step, simplest first."""
         slips = self.slips(problems)
         for depth in range(1, self.depth + 1):
             for chosen in itertools.combinations(slips, depth):
                 if len({step for step, _ in chosen}) == depth:
-                    try:
-                        yield chosen, tuple(self.derive(problem, Slips(dict(chosen))) for problem in problems)
-                    except (ArithmeticError, LookupError, TypeError, ValueError):
-                        continue  # slips that cannot go together (shapes that no longer fit): no one's answer
+                    yield chosen
+
+    def _answers(self, chosen, problems: Sequence, received: Sequence | None = None, same=None) -> tuple | None:
+        """The variant's answer on each problem; None if its slips cannot go together (shapes that no
+        longer fit), or, given ``received``, as soon as one answer differs from it (the rest not computed)."""
+        answers = []
+        for index, problem in enumerate(problems):
+            try:
+                answer = self.derive(problem, Slips(dict(chosen)))
+            except (ArithmeticError, LookupError, TypeError, ValueError):
+                return None  # slips that cannot go together: no one's answer
+            if received is not None and not same(received[index], answer):
+                return None
+            answers.append(answer)
+        return tuple(answers)
 
     def mistake(self, problems: Sequence, received: Sequence, same: Callable[[object, object], bool]) -> Named | None:
         """:meth:`name` for an answer that is wrong on one of ``problems`` at least; None for a right one."""
@@ -156,13 +175,13 @@ class Derivation:
         """
         rights = [self.right(problem) for problem in problems]
         matches: list[tuple[tuple, tuple]] = []
-        for chosen, answers in self.variants(problems):
+        for chosen in self._choices(problems):
             if matches and len(chosen) > len(matches[0][0]):
                 break
-            if all(same(a, b) for a, b in zip(answers, rights, strict=True)):
-                continue  # the slip changes nothing on these problems
-            if all(same(a, r) for a, r in zip(received, answers, strict=True)):
-                matches.append((chosen, answers))
+            answers = self._answers(chosen, problems, received, same)  # None at the first problem it misses
+            if answers is None or all(same(a, b) for a, b in zip(answers, rights, strict=True)):
+                continue  # not the answer's, or a slip that changes nothing on these problems
+            matches.append((chosen, answers))
         if not matches or len(matches) > LISTED:
             return None
         first = matches[0][1]
