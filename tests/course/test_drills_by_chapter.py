@@ -448,3 +448,37 @@ def test_a_drill_names_no_mistake_two_slips_explain():
     assert not result["right"] and result["mistake"] is None and "Not quite" in result["message"]
     q.mistakes.pop()
     assert q.check("1")["mistake"] == "one"
+
+
+def test_the_visit_order_is_named_as_that_and_never_told_to_reverse():
+    """The classic slip of the finish-order drill, typing the order in which the search reaches the nodes,
+    was told "That is a backward order… Reverse it" on most seeds; reversing it is never right."""
+    from chainrule.graph import VISIT, depth_first_events
+
+    told = []
+    for seed in range(200):
+        q = question("finish", 1 + seed % 3, seed)
+        visits = [node.label for event, node in depth_first_events(q.graph.root) if event == VISIT]
+        if visits != q.answer:
+            told.append(q.check(", ".join(visits))["mistake"])
+    assert told and set(told) == {"visit order"}, set(told)
+
+
+def test_a_global_gradient_slip_is_named_only_when_no_other_slip_gives_its_number():
+    """Where a contribution is exactly 1, leaving out the other one gives the product of the two: such an
+    answer was told "You multiplied the contributions"; now neither is named."""
+    from chainrule_course.drills.kinds import _adjoint_slips
+
+    checked = 0
+    for seed in range(300):
+        q = question("adjoint", 2 + seed % 2, seed)
+        node = q.graph.nodes[q.target]
+        slips = _adjoint_slips(q.graph, node)
+        for words, (name, value) in slips.items():
+            if abs(value - q.answer) < 0.05:
+                continue
+            result = q.check(repr(value))
+            others = {n for w, (n, v) in slips.items() if abs(v - value) < 1e-9}
+            assert result["mistake"] == (name if len(others) == 1 else None), (seed, words, result)
+            checked += 1
+    assert checked > 300

@@ -16,12 +16,18 @@ reader typed and returns a verdict ``{"right": bool, "message": str, "mistake": 
 None}``. The answers are the engine's: :func:`chainrule.graph.topological_order` and
 :func:`chainrule.graph.depth_first_events` for the orders, ``.data`` and ``local_grads``
 for values and local gradients, and the ``.grad`` that ``backward()`` stores.
+
+A wrong number is named by the checks' generator (:mod:`chainrule_course.exercises.mistakes`): the
+slips a reader makes (another node's value, the global gradient for the local one, a contribution
+left out, the product for the sum, ...) are the variants of the answer, and one is named only when
+no slip of another name gives the same number on this graph.
 """
 
 import random
 from dataclasses import dataclass, field
 
 from chainrule.graph import VISIT, depth_first_events
+from chainrule_course.exercises.mistakes import Derivation
 
 from .graphs import Graph, factor_text, make_graph, number_text
 from .reading import TOLERANCE, ReadingError, close, read_names, read_number, read_numbers
@@ -146,6 +152,14 @@ def _order_mistake(q, names, valid_only):
         return verdict(False, f"Every node once, please ({what}).", "not every node once")
     if names == q.answer:
         return verdict(True, f"Right: {', '.join(names)}.")
+    visits = [node.label for event, node in depth_first_events(graph.root) if event == VISIT]
+    if not valid_only and (names == visits[::-1] or names == visits):  # before "reversed": a visit order is one
+        return verdict(
+            False,
+            "That is the order in which the search visits (reaches) the nodes. A node finishes "
+            "only when all of its inputs have.",
+            "visit order",
+        )
     position = {name: i for i, name in enumerate(names)}
     early = [(p.label, n.label) for n in graph.results() for p in n.parents if position[p.label] > position[n.label]]
     late = [(p.label, n.label) for n in graph.results() for p in n.parents if position[p.label] < position[n.label]]
@@ -156,14 +170,6 @@ def _order_mistake(q, names, valid_only):
         return verdict(False, f"{child} comes before its input {parent}.", "node before its input")
     if valid_only:
         return verdict(True, f"Right: {', '.join(names)} is a topological order.")
-    visits = [node.label for event, node in depth_first_events(graph.root) if event == VISIT]
-    if names == visits[::-1] or names == visits:
-        return verdict(
-            False,
-            "That is the order in which the search visits (reaches) the nodes. A node finishes "
-            "only when all of its inputs have.",
-            "visit order",
-        )
     return verdict(
         False,
         "That is a valid topological order, but not the one this search finds: it takes "
@@ -215,10 +221,13 @@ def _check_value(q, text):
     guess = read_number(text)
     if close(guess, q.answer):
         return verdict(True, f"Right: {q.target} = {number_text(q.answer)}.")
+    alike = {}  # nodes of equal values are one slip: which of them was meant, the number cannot tell
     for other in q.graph.order:
-        if other.label != q.target and close(guess, other.data):
-            return verdict(False, f"That is the value of {other.label}.", "another node's value")
-    return verdict(False, f"Not quite. Work out {q.target}'s inputs first.")
+        if other.label != q.target:
+            alike.setdefault(other.data, []).append(other.label)
+    others = {f"That is the value of {' and of '.join(names)}.": value for value, names in alike.items()}
+    found = _slip(q.answer, guess, others, lambda words: "another node's value")
+    return found or verdict(False, f"Not quite. Work out {q.target}'s inputs first.")
 
 
 def _d(top, bottom):
@@ -269,23 +278,20 @@ def _check_local(q, text):
     parent, child = q.graph.nodes[parent_name], q.graph.nodes[child_name]
     if close(guess, q.answer):
         return verdict(True, f"Right: \u2202{child_name}/\u2202{parent_name} = {number_text(q.answer)}.")
-    if close(guess, parent.grad):
-        return verdict(
-            False,
-            f"That is the global gradient \u2202L/\u2202{parent_name}. The local gradient looks at "
-            f"{child_name} alone, with its other inputs held fixed.",
-            "global for local",
+    slips = {
+        f"That is the global gradient \u2202L/\u2202{parent_name}. The local gradient looks at "
+        f"{child_name} alone, with its other inputs held fixed.": ("global for local", parent.grad),
+        f"That is the value of {child_name}, not its local gradient.": ("the value", child.data),
+    } | {
+        f"That is {_d(child_name, other.label)}, the local gradient of the other edge into {child_name}.": (
+            "the other edge's local gradient",
+            child.local_grads[i],
         )
-    for i, other in enumerate(child.parents):
-        if other is not parent and close(guess, child.local_grads[i]):
-            return verdict(
-                False,
-                f"That is {_d(child_name, other.label)}, the local gradient of the other edge into {child_name}.",
-                "the other edge's local gradient",
-            )
-    if close(guess, child.data):
-        return verdict(False, f"That is the value of {child_name}, not its local gradient.", "the value")
-    return verdict(False, f"Not quite. Look up the rule for {q.graph.formula(child)} in the chapter's table.")
+        for i, other in enumerate(child.parents)
+        if other is not parent
+    }
+    found = _slip(q.answer, guess, {w: v for w, (_, v) in slips.items()}, lambda w: slips[w][0])
+    return found or verdict(False, f"Not quite. Look up the rule for {q.graph.formula(child)} in the chapter's table.")
 
 
 def _contributions(graph, node):
@@ -329,37 +335,55 @@ def _adjoint(graph, rng):
     )
 
 
-def _adjoint_mistake(graph, node, guess):
-    """A named mistake that gives ``guess`` for ∂L/∂node, or None."""
+def _adjoint_slips(graph, node):
+    """What each slip a reader makes gives for ∂L/∂node, by its words, with its name."""
     terms = _contributions(graph, node)
     users = [child.label for child, _, _ in terms]
+    slips = {}
     if len(terms) >= 2:
         product = 1.0
         for _, _, term in terms:
             product *= term
-        if close(guess, product):
-            return (
-                f"You multiplied the contributions. {node.label} feeds {_users_text(users)}: their contributions add.",
-                "product for sum",
-            )
+        said = f"You multiplied the contributions. {node.label} feeds {_users_text(users)}: their contributions add."
+        slips[said] = ("product for sum", product)
         for j, (child, _, _) in enumerate(terms):
-            if close(guess, sum(term for k, (_, _, term) in enumerate(terms) if k != j)):
-                if users.count(child.label) > 1:
-                    return f"{child.label} uses {node.label} twice, and each use contributes.", "a contribution missing"
-                return f"That leaves out what {child.label} contributes.", "a contribution missing"
-    for child, i, _ in terms:
-        if close(guess, child.local_grads[i]) and not close(child.grad, 1.0):
-            return (
-                f"That is the local gradient \u2202{child.label}/\u2202{node.label}. The global gradient "
-                f"multiplies it by \u2202L/\u2202{child.label}.",
-                "local for global",
+            rest = sum(term for k, (_, _, term) in enumerate(terms) if k != j)
+            twice = users.count(child.label) > 1
+            said = (
+                f"{child.label} uses {node.label} twice, and each use contributes."
+                if twice
+                else (f"That leaves out what {child.label} contributes.")
             )
-    if len(terms) >= 2 and close(guess, sum(child.local_grads[i] for child, i, _ in terms)):
-        return (
-            "You added the local gradients; each must first be multiplied by its child's global gradient.",
-            "local for global",
+            slips[said] = ("a contribution missing", rest)
+        said = "You added the local gradients; each must first be multiplied by its child's global gradient."
+        slips[said] = ("local for global", sum(child.local_grads[i] for child, i, _ in terms))
+    for child, i, _ in terms:
+        if close(child.grad, 1.0):
+            continue  # where ∂L/∂child is 1, the local gradient is that edge's contribution
+        said = (
+            f"That is the local gradient \u2202{child.label}/\u2202{node.label}. The global gradient "
+            f"multiplies it by \u2202L/\u2202{child.label}."
         )
-    return None
+        slips.setdefault(said, ("local for global", child.local_grads[i]))
+    return slips
+
+
+def _adjoint_mistake(graph, node, guess):
+    """The verdict that names the one slip giving ``guess`` for ∂L/∂node, or None."""
+    slips = _adjoint_slips(graph, node)
+    return _slip(node.grad, guess, {w: v for w, (_, v) in slips.items()}, lambda w: slips[w][0])
+
+
+def _slip(answer, guess, slips, name):
+    """The verdict naming the one mistake of ``slips`` (its words -> what it gives; ``name(words)`` its name)
+    that ``guess`` fits, by the checks' generator (:mod:`chainrule_course.exercises.mistakes`): None when
+    none fits, or slips of different names give its number (a coincidence of this graph names nothing);
+    slips of one name that give the same number are all said."""
+    derivation = Derivation(lambda _, at: at.choose("the answer", answer, slips), depth=1)
+    named = derivation.mistake([None], [guess], close)
+    if named is None or len({name(words) for words in named.descriptions}) != 1:
+        return None
+    return verdict(False, " Or: ".join(named.descriptions), name(named.descriptions[0]))
 
 
 def _check_adjoint(q, text):
@@ -368,9 +392,7 @@ def _check_adjoint(q, text):
     if close(guess, q.answer):
         return verdict(True, f"Right: \u2202L/\u2202{q.target} = {number_text(q.answer)}.")
     found = _adjoint_mistake(q.graph, node, guess)
-    if found:
-        return verdict(False, *found)
-    return verdict(False, "Not quite. Find every edge out of the node, and what each contributes.")
+    return found or verdict(False, "Not quite. Find every edge out of the node, and what each contributes.")
 
 
 def _adjoints(graph, rng):
@@ -408,7 +430,7 @@ def _check_adjoints(q, text):
         return verdict(False, f"{count}: \u2202L/\u2202L is 1, where the backward pass starts.", "the seed")
     found = _adjoint_mistake(q.graph, node, guess)
     if found:
-        return verdict(False, f"{count}. {found[0]}", found[1])
+        return verdict(False, f"{count}. {found['message']}", found["mistake"])
     return verdict(False, f"{count}.")
 
 

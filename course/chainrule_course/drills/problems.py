@@ -106,13 +106,13 @@ class Problem:
         )
 
     def _named(self, guess, same):
-        """The verdict that names the one mistake ``guess`` fits; None when none does, or several (a
-        coincidence of this instance names nothing)."""
-        found = {m.name: m for m in self.mistakes if same(guess, m.value) and not same(self.answer, m.value)}
-        if len(found) != 1:
+        """The verdict that names the one mistake ``guess`` fits (each of its messages, where slips of that one
+        mistake give the same number); None when none does, or mistakes of different names do (a coincidence
+        of this instance names nothing)."""
+        found = [m for m in self.mistakes if same(guess, m.value) and not same(self.answer, m.value)]
+        if len({m.name for m in found}) != 1:
             return None
-        mistake = next(iter(found.values()))
-        return verdict(False, mistake.message, mistake.name)
+        return verdict(False, " Or: ".join(dict.fromkeys(m.message for m in found)), found[0].name)
 
     def _check_number(self, guess):
         if close(guess, self.answer):
