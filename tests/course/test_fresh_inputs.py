@@ -82,7 +82,7 @@ def test_the_summary_line_keeps_every_mistake_that_gives_the_same_numbers():
         raise AnswerError(
             "D",
             "D is wrong: expected 10, received 20. It matches 2 known mistakes that give the same numbers, "
-            "most likely first: (1) the first; or (2) the second.",
+            "and the check cannot tell which: (1) the first; or (2) the second.",
             "the first",
         )
     printed = io.StringIO()

@@ -201,13 +201,17 @@ def _entry(index: tuple) -> str:
 
 
 def known_mistakes(found: Sequence[str]) -> str:
-    """ " It matches a known mistake: ..." or, when several give the same answer, all of them, most likely first."""
+    """ " It matches a known mistake: ..." or, when several give the same answer, all of them: the check
+    cannot tell which, and says so."""
     if not found:
         return ""
     if len(found) == 1:
         return f" It matches a known mistake: {found[0]}."
     listed = "; or ".join(f"({number}) {text}" for number, text in enumerate(found, start=1))
-    return f" It matches {len(found)} known mistakes that give the same numbers, most likely first: {listed}."
+    return (
+        f" It matches {len(found)} known mistakes that give the same numbers, and the check cannot tell which: "
+        f"{listed}."
+    )
 
 
 def _symbols(shape: tuple, sizes: Mapping[str, int]) -> str | None:

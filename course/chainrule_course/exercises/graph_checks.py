@@ -155,7 +155,8 @@ def check_topological_order(
         where = "on this graph" if alone else "on every graph tried"
         raise AnswerError(
             name,
-            f"{head}{len(found)} known mistakes give this order {where}, most likely first: {listed}. {said}",
+            f"{head}{len(found)} known mistakes give this order {where}, and the check cannot tell which: "
+            f"{listed}. {said}",
             found[0],
         )
     _check_nodes(name, head, order, expected, root, said)

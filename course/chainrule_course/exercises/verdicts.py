@@ -166,7 +166,8 @@ def _first_wrong(error: AnswerError) -> str:
     lines = str(error).split("\n")
     if error.mistake:
         several = re.search(
-            r"It matches (\d+) known mistakes that give the same numbers, most likely first: (.*)", str(error)
+            r"It matches (\d+) known mistakes that give the same numbers, and the check cannot tell which: (.*)",
+            str(error),
         )
         said = f"one of {several[1]} mistakes that give the same numbers: {several[2]}" if several else error.mistake
         return f"{lines[0].split(':')[0]}: {said}" if ":" in lines[0] else said
