@@ -44,6 +44,19 @@ def _softmax(O: np.ndarray, axis: int) -> np.ndarray:
     return P / P.sum(axis=axis, keepdims=True)
 
 
+def _softmax_step(at: Slips, scores: np.ndarray, called: str, why: str = "") -> np.ndarray:
+    """softmax(scores) over the classes (axis 1), and the slips made there: the wrong axis, no softmax, its log."""
+    return at.choose(
+        "softmax",
+        _softmax(scores, 1),
+        {
+            "the softmax runs over axis 0 (the examples), not axis 1 (the classes)": lambda: _softmax(scores, 0),
+            f"the softmax is missing: {called} were used as probabilities": scores,
+            f"the log-softmax is used where the softmax is{why}": lambda: np.log(_softmax(scores, 1)),
+        },
+    )
+
+
 def _decay(at: Slips, rest: np.ndarray, W: np.ndarray, lam: float, n: int, name: str) -> np.ndarray:
     """``rest + λ·W``, the gradient of a weight W with decay λ, and the slips made in its decay term."""
     return at.term(
@@ -68,15 +81,7 @@ def d2l_derivation(p: dict, at: Slips, bias: bool = False):
         Z = at.choose("b1 in Z", Z + p["b1"], {"b1 is left out of the forward pass: Z = X W1ᵀ + b1": Z})
     H = np.maximum(Z, 0)
     O = H @ W2.T
-    P = at.choose(
-        "softmax",
-        _softmax(O, 1),
-        {
-            "the softmax runs over axis 0 (the examples), not axis 1 (the classes)": lambda: _softmax(O, 0),
-            "the softmax is missing: the scores O were used as probabilities": O,
-            "the log-softmax is used where the softmax is: ∂L/∂O = (P − Y)/N": lambda: np.log(_softmax(O, 1)),
-        },
-    )
+    P = _softmax_step(at, O, "the scores O", ": ∂L/∂O = (P − Y)/N")
     Y = np.eye(q)[y]
     dO = at.choose("one-hot", P - Y, {"the one-hot is missing: the softmax alone is not ∂L/∂O": P})
     dO = at.factor(
@@ -273,15 +278,7 @@ def ce_derivation(p: dict, at: Slips):
     """∂L/∂logits of the mean cross-entropy, (softmax − onehot)/N, with the slips of each step."""
     logits, labels = p["logits"], p["labels"]
     n, q = logits.shape
-    P = at.choose(
-        "softmax",
-        _softmax(logits, 1),
-        {
-            "the softmax runs over axis 0 (the examples), not axis 1 (the classes)": lambda: _softmax(logits, 0),
-            "the softmax is missing: the logits were used as probabilities": logits,
-            "the log-softmax is used where the softmax is": lambda: np.log(_softmax(logits, 1)),
-        },
-    )
+    P = _softmax_step(at, logits, "the logits")
     onehot = np.eye(q)[labels]
     dL = at.choose(
         "one-hot",
