@@ -45,6 +45,7 @@ Registered in ``_config.yml`` under ``sphinx: extra_extensions``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -61,7 +62,7 @@ from _ext import edition_numbers
 from chainrule_course.drills import catalog
 from chainrule_course.grading.apart import TIME_LIMIT
 from tools.book import package
-from tools.book.book_model import read_chapter
+from tools.book.book_model import book_version, read_chapter
 from tools.book.questions import allowed, defined_names, questions_of
 
 logger = logging.getLogger(__name__)
@@ -165,7 +166,8 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
     pages Live code's."""
     app.add_js_file(f"{STATIC_FOLDER}/site.js")
     app.add_css_file(f"{STATIC_FOLDER}/progress.css")
-    app.add_js_file(f"{STATIC_FOLDER}/progress.js", **progress_attributes(app, pagename))
+    book = {"data-book": json.dumps({"name": "chainrule", "version": edition(app.srcdir)}, separators=(",", ":"))}
+    app.add_js_file(f"{STATIC_FOLDER}/progress.js", **book, **progress_attributes(app, pagename))
     answers_only = pagename not in app.config.live_code_pages
     live = not answers_only or bool(app.env.live_code_exercises.get(pagename))
     if live or pagename in app.config.drill_pages:  # the page's one Python, for Live code and the drills
@@ -193,6 +195,12 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
     }
     app.add_js_file(f"{STATIC_FOLDER}/live_answers.js")  # before live.js, which calls it
     app.add_js_file(f"{STATIC_FOLDER}/live.js", **attributes)
+
+
+@functools.cache
+def edition(root: str) -> str:
+    """The edition of the drills and exercises a reader's record names (``book_version``), once a build."""
+    return book_version(Path(root))
 
 
 def progress_attributes(app: Sphinx, pagename: str) -> dict:

@@ -79,7 +79,9 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
     requests: list[str] = []
     visit.page.on("request", lambda request: requests.append(request.url))
     page = visit.page
-    orders, gradients = page.locator(".cr-drill").nth(0), page.locator(".cr-drill").nth(1)
+    first = page.locator(".cr-drill").nth(0)
+    orders, gradients = page.locator(".cr-drill").nth(2), page.locator(".cr-drill").nth(3)
+    expect(first).to_have_attribute("aria-label", "Drill: next for you, from every chapter")
     expect(orders).to_have_attribute("aria-label", "Drill: orders on a new graph")
     # From the top of the page, the keyboard reaches the first drill in three presses: past the theme's
     # skip link, to the drills' own, which puts the focus on the first drill's first button.
@@ -90,7 +92,7 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
     focused = page.evaluate(
         "() => [document.activeElement.textContent, document.activeElement.closest('.cr-drill').id]"
     )
-    assert focused == ["New question", orders.get_attribute("id")], focused
+    assert focused == ["Next for you", first.get_attribute("id")], focused
     page.wait_for_timeout(300)
     assert not [u for u in requests if "live_worker" in u or "pyodide" in u], (
         "the runtime was fetched before a question"
@@ -151,7 +153,7 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
 
     seed = orders.get_by_label("Seed").input_value()
     page.reload(wait_until="load")
-    orders = page.locator(".cr-drill").nth(0)
+    orders = page.locator(".cr-drill").nth(2)
     orders.get_by_label("Question").select_option("reach")
     orders.get_by_label("Level").select_option("3")
     orders.get_by_label("Seed").fill(seed)
@@ -175,7 +177,7 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
     page.mouse.wheel(0, -400)
     expect(page.locator("#pst-back-to-top")).to_be_visible()
     assert not axe_violations(page), f"at 390 px: {axe_violations(page)}"
-    page.locator(".cr-drill").nth(0).get_by_label("Your answer").focus()
+    page.locator(".cr-drill").nth(2).get_by_label("Your answer").focus()
     expect(page.locator("#pst-back-to-top")).to_be_hidden()
     page.set_viewport_size({"width": 1280, "height": 900})
     the_progress_section(page, tmp_path)
@@ -183,34 +185,106 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
     visit.close()
 
 
-LATER = (
-    (2, ("twice", "inner")),
-    (3, ("matmul", "broadcast")),
-    (4, ("softmax", "decay")),
-    (5, ("tangent", "dual")),
-    (6, ("chain", "batchnorm")),
-    (7, ("flops", "revolve")),
-    (8, ("detach", "vjp")),
-    (9, ("accumulate", "overflow")),
-    (10, ("conv", "maxpool", "embedding")),
-    (11, ("bptt", "jacobian")),
-    (12, ("bias", "hidden")),
+LATER = (  # the Practice page's drills by position: Next for you and the neuron's come first
+    (1, ("neuron",)),
+    (4, ("twice", "inner")),
+    (5, ("matmul", "broadcast")),
+    (6, ("softmax", "decay")),
+    (7, ("tangent", "dual")),
+    (8, ("chain", "batchnorm")),
+    (9, ("flops", "revolve")),
+    (10, ("detach", "vjp")),
+    (11, ("accumulate", "overflow")),
+    (12, ("conv", "maxpool", "embedding")),
+    (13, ("bptt", "jacobian")),
+    (14, ("bias", "hidden")),
 )
+
+
+def next_for_you(page, drill) -> dict:
+    """Press Next for you; the kind, level and seed it asked, and the reason it gave."""
+    before = drill.get_attribute("data-drill-ms")
+    drill.get_by_role("button", name="Next for you").click()
+    page.wait_for_function(
+        "([root, ms]) => root.getAttribute('data-drill-ms') !== ms",
+        arg=[drill.element_handle(), before],
+        timeout=90_000,
+    )
+    expect(drill.locator(".cr-drill-status")).to_contain_text("Next for you:")
+    page.wait_for_function(IN_VIEW, arg=drill.element_handle())  # the question scrolled into view, as read
+    return json.loads(drill.get_attribute("data-drill-asked")) | {
+        "said": drill.locator(".cr-drill-status").inner_text()
+    }
+
+
+def verdict_in_view(page, drill) -> bool:
+    """Whether the verdict shows inside the window, below the theme's sticky bars."""
+    return page.evaluate(
+        """(root) => {
+             const box = root.querySelector('.cr-drill-status').getBoundingClientRect();
+             return box.bottom <= innerHeight + 1 && box.top >= 0 || [box.top, box.bottom, innerHeight, scrollY];
+         }""",
+        drill.element_handle(),
+    )
+
+
+def test_next_for_you_brings_a_missed_kind_back_and_moves_a_mastered_one_on(browser: Browser, book_html: Path, serve):
+    """On a phone, from a fresh record: a kind answered wrong (a named mistake) comes back two questions
+    later, three times, each time on an instance where the mistake shows and at its level; a kind answered
+    right three times in a row is moved on; an empty answer is not counted; every verdict is in view."""
+    from chainrule_course.drills.schedule import wrong_again
+
+    visit = Visit(browser, serve(book_html) + "chapters/practice.html", 390)
+    page = visit.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    drill = page.get_by_role("region", name="Drill: next for you, from every chapter")
+    asked, mistake, missed = [], None, False
+    for turn in range(8):
+        chosen = next_for_you(page, drill)
+        asked.append(chosen["kind"])
+        q = question(chosen["kind"], chosen["level"], chosen["seed"])
+        if turn == 0:
+            page.keyboard.press("Enter")  # an empty answer: said, not counted
+            expect(drill.locator(".cr-drill-status")).to_contain_text("Type an answer first")
+            assert record(page).get("answered", 0) == 0
+        if chosen["kind"] == "neuron" and missed:  # back after a miss, on an instance that shows it
+            assert wrong_again(q, mistake) is not None, (chosen, mistake)
+            assert mistake in chosen["said"] and chosen["level"] == 1, chosen
+        if chosen["kind"] == "neuron" and turn < 6:
+            typed = wrong_again(q, mistake) if mistake else wrong_again(q, q.mistakes[0].name)
+            verdict, _ = answer_with_keyboard(page, drill, typed)
+            mistake, missed = mistake or q.check(typed)["mistake"], True
+            assert verdict.startswith("\u2717 Not right") and q.check(typed)["message"] in verdict
+        else:
+            verdict, _ = answer_with_keyboard(page, drill, typed_answer(q))
+            assert verdict.startswith("\u2713 Right"), verdict
+            missed = missed and chosen["kind"] != "neuron"
+        seen = verdict_in_view(page, drill)
+        assert seen is True, f"turn {turn}: the verdict is out of view at 390 px: {seen}"
+    # neuron (wrong), finish (new), neuron (back), finish, neuron (back), finish (three right), neuron (back)
+    assert asked[:7] == ["neuron", "finish"] * 3 + ["neuron"], asked
+    assert asked[7] != "finish", "a kind answered right three times in a row was not moved on"
+    kept = record(page)
+    assert kept["drills"]["neuron"]["mistakes"] == {mistake: 3} and kept["drills"]["finish"]["streak"] == 3
+    assert kept["answered"] == 8 and kept["book"]["name"] == "chainrule"
+    assert not axe_violations(page), axe_violations(page)
+    assert not visit.problems(), visit.problems()
+    visit.close()
+
+
+IN_VIEW = """(root) => {
+    const bars = [...document.querySelectorAll('.bd-header, .bd-header-article')].filter(
+        bar => ['sticky', 'fixed'].includes(getComputedStyle(bar).position));
+    const covered = Math.max(0, ...bars.map(bar => bar.getBoundingClientRect().bottom));
+    const prompt = root.querySelector('.cr-drill-prompt').getBoundingClientRect();
+    const answer = root.querySelector('.cr-drill-form input').getBoundingClientRect();
+    return prompt.top >= covered - 1 && answer.bottom <= innerHeight;
+}"""
 
 
 def in_view(page, drill) -> bool:
     """Whether the question starts below the theme's sticky bars and its answer box ends inside the window."""
-    return page.evaluate(
-        """(root) => {
-             const bars = [...document.querySelectorAll('.bd-header, .bd-header-article')].filter(
-                 bar => ['sticky', 'fixed'].includes(getComputedStyle(bar).position));
-             const covered = Math.max(0, ...bars.map(bar => bar.getBoundingClientRect().bottom));
-             const prompt = root.querySelector('.cr-drill-prompt').getBoundingClientRect();
-             const answer = root.querySelector('.cr-drill-form input').getBoundingClientRect();
-             return prompt.top >= covered - 1 && answer.bottom <= innerHeight;
-         }""",
-        drill.element_handle(),
-    )
+    return page.evaluate(IN_VIEW, drill.element_handle())
 
 
 def the_later_chapters_drills(page) -> None:
@@ -220,11 +294,11 @@ def the_later_chapters_drills(page) -> None:
         drill = page.locator(".cr-drill").nth(index)
         for kind in kinds:
             level = list(KINDS[kind].levels)[-1]
-            seed, _ = ask_with_keyboard(page, drill, kind, str(level))
+            seed, _ = ask_with_keyboard(page, drill, kind if len(kinds) > 1 else None, str(level))
             assert in_view(page, drill), f"{kind}: the question is out of view after New question"
             verdict, _ = answer_with_keyboard(page, drill, typed_answer(question(kind, level, seed)))
             assert verdict.startswith("\u2713 Right"), (kind, seed, verdict)
-    products = page.locator(".cr-drill").nth(3)
+    products = page.locator(".cr-drill").nth(5)
     seed, planted = next((s, q) for s in range(100) if (q := question("matmul", 1, s)).told_apart())
     mistake = planted.mistakes[0]
     products.get_by_label("Question").select_option("matmul")
@@ -257,7 +331,7 @@ def the_progress_section(page, folder: Path) -> None:
     drills = section.locator("table").nth(0)
     expect(drills.locator("tr.cr-progress-chapter")).to_have_count(len({kind.chapter for kind in KINDS.values()}))
     expect(drills.locator("tr:not(.cr-progress-chapter):has(td)")).to_have_count(len(KINDS))
-    expect(drills.locator("tr.cr-progress-chapter").nth(2)).to_contain_text("4. Building a scalar autograd engine")
+    expect(drills.locator("tr.cr-progress-chapter").nth(3)).to_contain_text("4. Building a scalar autograd engine")
     drill_row = drills.locator("tr", has_text="A node's global gradient")
     assert int(drill_row.locator("td").nth(1).inner_text()) >= 1
     section.get_by_label(f"Exercise {exercise_number('ex-mlp-shape')} done").check()
@@ -270,7 +344,13 @@ def the_progress_section(page, folder: Path) -> None:
     page.once("dialog", lambda dialog: dialog.accept())
     section.get_by_role("button", name="Reset progress").click()
     expect(section.locator(".cr-progress-status")).to_have_text("Progress reset.")
-    assert record(page) == {"drills": {}, "exercises": {}}
+    assert {key: value for key, value in record(page).items() if key != "book"} == {
+        "format": 2,
+        "answered": 0,
+        "drills": {},
+        "exercises": {},
+    }
+    assert set(record(page)["book"]) == {"name", "version"}
     section.locator("input[type=file]").set_input_files(saved)
     expect(section.locator(".cr-progress-status")).to_contain_text("Progress imported")
     assert record(page) == json.loads(saved.read_text())
@@ -291,6 +371,7 @@ def the_progress_section(page, folder: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "kinds"),
     [
+        ("intro", "neuron"),
         ("graph", "finish topological reach"),
         ("backward", "adjoint"),
         ("engine", "twice inner"),

@@ -5,10 +5,15 @@ repository and branch of ``_config.yml``, the release the set-up cell installs, 
 bibliography, and the numbers Sphinx gave every figure, equation, exercise and chapter
 (``_build/numbers.json``, written by every book build). The notebook editions, the
 student site, the assignments, the PDF and ``_ext/`` read the book from here.
+
+:func:`outline` and :func:`book_version` need no build: the numbered chapters' titles and
+exercise labels, read from the sources, and the edition of the book's drills and exercises
+that a reader's practice record names (``make progress`` reads those records).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +24,7 @@ import yaml
 from packaging.version import InvalidVersion, Version
 from pybtex.database import parse_file
 
+from chainrule_course.drills.catalog import catalog
 from tools.book.myst import ConversionError, blocks, is_directive, read_directive
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -232,9 +238,78 @@ def number_targets(book: Book, chapter: str, notebook, numbered: dict) -> None:
             f"{chapter}.md: the book build numbers {sorted(set(by_label) - found)}, which the "
             "chapter no longer defines. Run `make notebooks`, which builds the book first"
         )
+    book.targets[f"/{chapter}"] = Target(kind="chapter", chapter=chapter, title=chapter_title(chapter, notebook))
+
+
+def chapter_title(chapter: str, notebook) -> str:
+    """The chapter's '# Title', the first heading of its first cell (after the numbering cell)."""
     first = next((cell for cell in notebook.cells if "numbering" not in cell.metadata.get("tags", [])), None)
     headings = blocks(first.source) if first and first.cell_type == "markdown" else []
     title = next((block[1].content for block in headings if block[0].tag == "h1"), None)
     if title is None:
         raise ConversionError(f"{chapter}: the first cell must hold the chapter's '# Title'")
-    book.targets[f"/{chapter}"] = Target(kind="chapter", chapter=chapter, title=title)
+    return title
+
+
+# ---------------------------------------------------------------------------------------
+# The book's outline and the edition of its drills and exercises, from the sources alone
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class ChapterOutline:
+    chapter: str  # "chapters/mlp"
+    number: int  # its place in _toc.yml's numbered part, from 1: the book's chapter number
+    title: str  # its '# Title'
+    exercises: list[str]  # the labels of its numbered exercises, in the book's order (<number>.1, .2, ...)
+
+
+def outline(root: Path = ROOT) -> list[ChapterOutline]:
+    """The numbered chapters in order, with their titles and exercise labels, read from the sources.
+
+    Unlike :func:`load_book` it needs no book build (no ``_build/numbers.json``): a tool run on a
+    fresh clone, or the build itself before it has numbered anything, can call it.
+    """
+    chapters = []
+    for number, chapter in enumerate(numbered_chapters(read_toc(root)), start=1):
+        notebook = read_chapter(root, chapter)
+        chapters.append(ChapterOutline(chapter, number, chapter_title(chapter, notebook), exercise_labels(notebook)))
+    return chapters
+
+
+def exercise_labels(notebook) -> list[str]:
+    """The labels of a chapter's numbered exercises, in order, found as :func:`number_targets` finds them."""
+    labels = []
+
+    def walk(source: str) -> None:
+        for block in blocks(source):
+            if not is_directive(block[0]):
+                continue
+            directive = read_directive(block[0])
+            if directive.name == "exercise" and "nonumber" not in directive.options and directive.options.get("label"):
+                labels.append(directive.options["label"])
+            walk(directive.body)
+
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            walk(cell.source)
+    return labels
+
+
+def book_version(root: Path = ROOT, chapters: list[ChapterOutline] | None = None) -> str:
+    """The edition of the book's drills and exercises, as 12 hex digits: what a practice record names.
+
+    The first 12 hex digits of the SHA-256 of the JSON of the sorted drill kinds, each with its
+    level numbers (``chainrule_course.drills.catalog``), and the sorted exercise labels of the
+    numbered chapters. It changes when a kind, a kind's levels or an exercise label is added,
+    removed or renamed, and with nothing else (not with a title or a chapter's prose): a record
+    of the same edition names only what the book has. The pages write it into the reader's
+    record (``progress.js``, given it by ``_ext/live_code.py``), and ``make progress``
+    (``tools/progress``) compares each record's with it. ``chapters`` is :func:`outline`'s
+    result when the caller has read it already.
+    """
+    chapters = outline(root) if chapters is None else chapters
+    drills = {name: sorted(number for number, _ in kind["levels"]) for name, kind in catalog().items()}
+    labels = sorted(label for chapter in chapters for label in chapter.exercises)
+    text = json.dumps({"drills": drills, "exercises": labels}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]

@@ -26,6 +26,7 @@ The modules, in order: each imports only the rooms above and modules above it in
 * ``reading`` -- what a reader types, read as a number (``-.5``, ``1/3``, ``2e-3``) or a list of names
 * ``kinds`` -- the graph and backward chapters' seven kinds, each with its answer, hints and named mistakes
 * ``problems`` -- the frame of the later kinds: an instance in words, its answer and its named mistakes
+* ``neurons`` -- the introduction's: a neuron's gradient, with and without its tanh, and a nudge's change
 * ``passes`` -- the engine chapter's: backward() called twice, and called on an inner node
 * ``matrices`` -- the tensors chapter's: an entry of a matrix product's gradient, the sum undoing a broadcast
 * ``losses`` -- the network chapter's: cross-entropy's gradient at the logits, a gradient with weight decay
@@ -37,6 +38,7 @@ The modules, in order: each imports only the rooms above and modules above it in
 * ``recurrences`` -- the sequences chapter's: backpropagation through time, an entry of softmax's Jacobian
 * ``network`` -- the capstone's: the output bias's gradient, the gradient before the tanh, on a batch of two
 * ``catalog`` -- every kind in the book's order, with its chapter, levels and answer's form
+* ``schedule`` -- Next for you: the kind, level and instance a reader's record calls for
 * ``page`` -- the calls the web page makes: :func:`~chainrule_course.drills.page.ask`, ``check`` and ``steps``
 """
 

@@ -9,7 +9,7 @@ the graph and backward chapters, a :class:`~.problems.Problem` for the later one
 from dataclasses import dataclass
 from functools import partial
 
-from . import budgets, deep, kinds, losses, matrices, network, passes, programs, recurrences, tangents, windows
+from . import budgets, deep, kinds, losses, matrices, network, neurons, passes, programs, recurrences, tangents, windows
 from .graphs import LEVELS
 
 __all__ = ["KINDS", "Kind", "catalog", "question"]
@@ -32,6 +32,13 @@ def _graph_kind(name, form):
 
 
 KINDS = {
+    "neuron": Kind(
+        "intro",
+        "a neuron's gradient",
+        {1: "y = wx + b", 2: "y = tanh(wx + b)", 3: "the change from a nudge"},
+        "number",
+        neurons.neuron,
+    ),
     "finish": _graph_kind("finish", "names"),
     "topological": _graph_kind("topological", "names"),
     "reach": _graph_kind("reach", "names"),
@@ -102,7 +109,7 @@ KINDS = {
     "detach": Kind("frameworks", "a gradient past detach()", {1: "one detach"}, "number", programs.detach),
     "vjp": Kind(
         "frameworks",
-        "backward(gradient=v)",
+        "the x.grad that backward(gradient=v) leaves",
         {1: "products", 2: "tanh and a cube"},
         "number",
         programs.vjp,

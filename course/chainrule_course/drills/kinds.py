@@ -64,6 +64,10 @@ class Question:
         except ReadingError as error:
             return verdict(False, f"{error}.", "unreadable")
 
+    def slip_answers(self):
+        """The answers the slips a reader makes give on this graph (each a number or a list, as typed)."""
+        return SLIPS[self.kind](self)
+
 
 def verdict(right, message, mistake=None):
     return {"right": right, "message": message, "mistake": mistake}
@@ -275,10 +279,19 @@ def _local(graph, rng):
 def _check_local(q, text):
     guess = read_number(text)
     parent_name, child_name = q.target.split("->")
-    parent, child = q.graph.nodes[parent_name], q.graph.nodes[child_name]
+    child = q.graph.nodes[child_name]
     if close(guess, q.answer):
         return verdict(True, f"Right: \u2202{child_name}/\u2202{parent_name} = {number_text(q.answer)}.")
-    slips = {
+    slips = _local_slips(q)
+    found = _slip(q.answer, guess, {w: v for w, (_, v) in slips.items()}, lambda w: slips[w][0])
+    return found or verdict(False, f"Not quite. Look up the rule for {q.graph.formula(child)} in the chapter's table.")
+
+
+def _local_slips(q):
+    """What each slip a reader makes gives for the edge's local gradient, by its words, with its name."""
+    parent_name, child_name = q.target.split("->")
+    parent, child = q.graph.nodes[parent_name], q.graph.nodes[child_name]
+    return {
         f"That is the global gradient \u2202L/\u2202{parent_name}. The local gradient looks at "
         f"{child_name} alone, with its other inputs held fixed.": ("global for local", parent.grad),
         f"That is the value of {child_name}, not its local gradient.": ("the value", child.data),
@@ -290,8 +303,6 @@ def _check_local(q, text):
         for i, other in enumerate(child.parents)
         if other is not parent
     }
-    found = _slip(q.answer, guess, {w: v for w, (_, v) in slips.items()}, lambda w: slips[w][0])
-    return found or verdict(False, f"Not quite. Look up the rule for {q.graph.formula(child)} in the chapter's table.")
 
 
 def _contributions(graph, node):
@@ -434,6 +445,33 @@ def _check_adjoints(q, text):
     return verdict(False, f"{count}.")
 
 
+def _order_slips(q):
+    visits = [node.label for event, node in depth_first_events(q.graph.root) if event == VISIT]
+    return [visits, visits[::-1], q.answer[::-1]]
+
+
+def _reach_slips(q):
+    others = [name for name in q.graph.nodes if name != q.target and name not in q.answer]
+    return [q.answer[1:]] + [q.answer + [name] for name in others[:1]]
+
+
+def _value_slips(q):
+    return [node.data for node in q.graph.order if node.label != q.target]
+
+
+def _adjoints_slips(q):
+    return [[node.grad for node in q.graph.order]]
+
+
+SLIPS = {
+    "finish": _order_slips,
+    "topological": lambda q: [q.answer[::-1]],
+    "reach": _reach_slips,
+    "value": _value_slips,
+    "local": lambda q: [value for _, value in _local_slips(q).values()],
+    "adjoint": lambda q: [value for _, value in _adjoint_slips(q.graph, q.graph.nodes[q.target]).values()],
+    "adjoints": _adjoints_slips,
+}
 BUILDERS = {
     "finish": _finish,
     "topological": _topological,

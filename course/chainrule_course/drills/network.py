@@ -87,7 +87,8 @@ def _bias(rng, level):
     return Problem(
         "bias",
         "O = HW\u207d\u00b2\u207e\u1d40 + b\u207d\u00b2\u207e gave the logits below for a batch of n = 2, and L "
-        f"is the mean cross-entropy. What is b{BAR}\u207d\u00b2\u207e = \u2202L/\u2202b\u207d\u00b2\u207e? "
+        "is the mean cross-entropy (classes 1 to 3). "
+        f"What is b{BAR}\u207d\u00b2\u207e = \u2202L/\u2202b\u207d\u00b2\u207e? "
         "Give its 3 entries.",
         [
             f"example {i + 1}: O = {list_text(row)}, label class {label + 1}"

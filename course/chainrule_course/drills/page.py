@@ -6,6 +6,7 @@ what they return, JSON text or HTML, to the drill's script:
 * :func:`ask` -- the question of a kind, level and seed: the prompt, the instance in words
   (and as a figure, for a graph), what form the answer takes, and the hints;
 * :func:`check` -- the verdict on what the reader typed;
+* :func:`next_for_you` -- the question :func:`.schedule.plan` chooses from the reader's record;
 * :func:`steps` -- the way to the answer: for a graph of the graph and backward chapters,
   a widget of :mod:`chainrule_course.explore` that steps through it (the depth-first search
   for the graph chapter's kinds, the forward pass for a value, the backward pass for the
@@ -21,8 +22,9 @@ from chainrule.figures import draw_graph
 from ..explore import backward, forward, toposort
 from .catalog import KINDS, question
 from .problems import Problem
+from .schedule import plan
 
-__all__ = ["ask", "check", "steps"]
+__all__ = ["ask", "check", "next_for_you", "steps"]
 
 
 def ask(kind, level, seed):
@@ -51,6 +53,15 @@ def ask(kind, level, seed):
             "formText": getattr(q, "form_text", ""),
         }
     )
+
+
+def next_for_you(record, kinds, seed):
+    """The question of :func:`ask` that :func:`.schedule.plan` chooses for the record (JSON text, as
+    progress.js keeps it) among ``kinds``, with ``reason``: why this one."""
+    kept = json.loads(record or "{}")
+    chosen = plan(kept.get("drills") or {}, kept.get("answered") or 0, kinds, seed)
+    asked = json.loads(ask(chosen["kind"], chosen["level"], chosen["seed"]))
+    return json.dumps(asked | {"reason": chosen["reason"]})
 
 
 def check(kind, level, seed, text):

@@ -92,6 +92,10 @@ class Problem:
         except ReadingError as error:
             return verdict(False, f"{error}.", "unreadable")
 
+    def slip_answers(self):
+        """The answers its named mistakes give (each a number or a list, as typed)."""
+        return [m.value for m in self.mistakes]
+
     def _same(self, x, y):
         if self.form == "names":
             return set(x) == set(y)

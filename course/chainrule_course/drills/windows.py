@@ -210,7 +210,7 @@ def _maxpool(rng, level):
     return Problem(
         "maxpool",
         "Y is the 2\u00d72 max pooling of the 4\u00d74 image X (non-overlapping windows, stride 2; among "
-        "tied entries the first in reading order wins). Given \u0232 = "
+        "tied entries the first in reading order wins; rows and columns counted from 1). Given \u0232 = "
         f"\u2202L/\u2202Y, what is row {row + 1} of X{BAR} = \u2202L/\u2202X? Give its 4 entries.",
         [matrix_text("X", x_rows), matrix_text("\u0232", y_bar)],
         answer,
@@ -280,20 +280,21 @@ def _embedding(rng, level):
     mistakes = derived(_embedding_row, instance, {words: name for name, words in _embedding_words(token).items()})
     return Problem(
         "embedding",
-        f"Y[i] = E[t\u1d62]: example i takes row t\u1d62 of the table E. Given \u0232 = \u2202L/\u2202Y, what is row "
+        f"Y[i] = E[t\u1d62]: example i takes row t\u1d62 of the table E (rows and examples counted from 0, as "
+        "Python counts). Given \u0232 = \u2202L/\u2202Y, what is row "
         f"{token} of E{BAR} = \u2202L/\u2202E? Give its 2 entries.",
         [
             f"{matrix_text('E', table)} (rows 0 to 3)",
             f"tokens t = [{', '.join(str(t) for t in tokens)}]",
-            matrix_text("\u0232", y_bar),
+            f"{matrix_text(chr(0x0232), y_bar)} (one row per example, 0 to 2)",
         ],
         answer,
         [
             f"Which examples use row {token}?",
-            f"Row {token} is used by example(s) {', '.join(str(i + 1) for i in uses)}: add their rows of \u0232.",
+            f"Row {token} is used by example(s) {', '.join(str(i) for i in uses)}: add their rows of \u0232.",
         ],
         [
-            f"Row {token} of E is used by example(s) {', '.join(str(i + 1) for i in uses)}.",
+            f"Row {token} of E is used by example(s) {', '.join(str(i) for i in uses)}.",
             f"E{BAR}[{token}] = the sum of those rows of \u0232 = {list_text(answer)}.",
         ],
         mistakes,

@@ -7,9 +7,13 @@
  * widget of chainrule_course.explore stepping through the graph). The kinds, their levels and
  * the form of their answers come from this script's data-kinds (chainrule_course.drills.catalog,
  * written by the build); everything else a drill knows comes from chainrule_course.drills.page
- * (ask, check, steps), run in the page's one Python (python.js: a Web Worker shared with Live code), which
+ * (ask, check, steps, next_for_you), run in the page's one Python (python.js: a Web Worker shared with Live code), which
  * starts at the first New question: nothing is computed again in JavaScript.
- * Each answer checked is counted by progress.js, in this browser only.
+ * Each answer checked is counted by progress.js, in this browser only (an empty or unreadable
+ * one is not). "Next for you" asks chainrule_course.drills.schedule which of the drill's kinds
+ * to practise from that record, at which level and on which instance; the kind, level and
+ * seed it chose are set in the controls, where the reader can change them. data-drill-kinds="all"
+ * offers every kind of the book (the Practice page's first drill).
  */
 (function () {
   "use strict";
@@ -108,7 +112,8 @@
 
   function setUpDrill(root) {
     drills += 1;
-    var kinds = (root.getAttribute("data-drill-kinds") || "adjoint").split(/\s+/).filter(function (k) { return KINDS[k]; });
+    var named = root.getAttribute("data-drill-kinds") || "adjoint";
+    var kinds = (named === "all" ? Object.keys(KINDS) : named.split(/\s+/)).filter(function (k) { return KINDS[k]; });
     if (!kinds.length) return;
     var title = "Drill: " + (root.getAttribute("data-drill-title") || "practice");
     root.textContent = "";
@@ -119,11 +124,15 @@
       root: root, kinds: kinds, asked: null, hints: 0, checks: 0, lastVerdict: "", id: "cr-drill-" + drills,
       kind: choice(kinds, kinds.map(function (k) { return KINDS[k].title; })),
       level: make("select"), seed: make("input"), fresh: make("button", "", "New question"),
+      next: make("button", "", "Next for you"),
       go: make("button", "", "Use this seed"), status: make("p", "cr-drill-status"), question: make("div", "cr-drill-question"),
       after: make("div", "cr-drill-after")
     };
     root.appendChild(make("p", "cr-drill-title", title));
     var controls = make("div", "cr-drill-controls");
+    d.next.type = "button";
+    d.next.setAttribute("aria-describedby", d.id + "-next-note");
+    controls.appendChild(d.next);
     if (kinds.length > 1) controls.appendChild(labelled("Question", d.kind));
     showLevels(d);
     d.kind.addEventListener("change", function () { showLevels(d); });
@@ -137,11 +146,16 @@
     d.status.setAttribute("aria-live", "polite");
     d.status.textContent = "New question draws one; the first starts Python in this page (" + SIZE +
       ", downloaded once).";
+    var note = make("p", "cr-drill-note", "Next for you chooses from your own record in this browser: a kind you " +
+      "missed comes back two questions later, three right in a row move it on and raise its level.");
+    note.id = d.id + "-next-note";
+    root.appendChild(note);
     d.question.hidden = true;
     root.appendChild(d.question);
     root.appendChild(d.status);
     root.appendChild(d.after);
     d.fresh.addEventListener("click", function () { ask(d, Math.floor(Math.random() * 100000)); });
+    d.next.addEventListener("click", function () { askNext(d); });
     d.go.addEventListener("click", function () {
       var seed = parseInt(d.seed.value, 10);
       if (seed >= 0) ask(d, seed);
@@ -176,18 +190,42 @@
     say(d, window.chainrulePython.started ? "Drawing a question\u2026" : "Starting Python in this page\u2026");
     var began = performance.now();
     call("ask", [kind, level, seed]).then(function (text) {
-      d.asked = JSON.parse(text);
-      d.hints = 0;
-      d.lastVerdict = "";
-      showQuestion(d);
-      d.root.setAttribute("data-drill-ms", String(Math.round(performance.now() - began)));
-      say(d, "Seed " + seed + ", level " + level + ": a new question. Type your answer, then Check.");
-      var input = d.question.querySelector("input");
-      input.focus({ preventScroll: true });
-      keepInView(d.question, input);
+      present(d, JSON.parse(text), began, "Seed " + seed + ", level " + level + ": a new question.");
     }, function (error) {
       say(d, "Python could not answer: " + error.message);
     });
+  }
+
+  // The question the reader's record calls for (chainrule_course.drills.schedule), set in the controls.
+  function askNext(d) {
+    var record = window.chainruleProgress ? window.chainruleProgress.load() : {};
+    say(d, window.chainrulePython.started ? "Choosing a question from your record\u2026" : "Starting Python in this page\u2026");
+    var began = performance.now();
+    var seed = Math.floor(Math.random() * 100000);
+    call("next_for_you", [JSON.stringify(record), d.kinds, seed]).then(function (text) {
+      var q = JSON.parse(text);
+      if (d.kinds.length > 1) d.kind.value = q.kind;
+      showLevels(d);
+      d.level.value = String(q.level);
+      d.seed.value = String(q.seed);
+      var reason = q.reason.charAt(0).toUpperCase() + q.reason.slice(1);
+      present(d, q, began, "Next for you: " + KINDS[q.kind].title + ", level " + q.level + ", seed " + q.seed + ". " + reason);
+    }, function (error) {
+      say(d, "Python could not choose: " + error.message);
+    });
+  }
+
+  function present(d, q, began, said) {
+    d.asked = q;
+    d.hints = 0;
+    d.lastVerdict = "";
+    showQuestion(d);
+    d.root.setAttribute("data-drill-ms", String(Math.round(performance.now() - began)));
+    d.root.setAttribute("data-drill-asked", JSON.stringify({ kind: q.kind, level: q.level, seed: q.seed }));
+    say(d, said + " Type your answer, then Check.");
+    var input = d.question.querySelector("input");
+    input.focus({ preventScroll: true });
+    keepInView(d.question, input);
   }
 
   // After New question the question is read where it is: its start, and the answer box, in the window.
@@ -264,18 +302,31 @@
     [more, hints, stepsBox].forEach(function (e) { d.after.appendChild(e); });
   }
 
+  // The verdict, where the answer was typed; an empty or unreadable answer is not counted as one.
   function checkAnswer(d, typed) {
     var q = d.asked;
-    call("check", [q.kind, q.level, q.seed, typed]).then(function (text) {
-      var result = JSON.parse(text);
-      if (window.chainruleProgress) window.chainruleProgress.drill(q.kind, result.right);
-      var text = (result.right ? "" : "Not right. ") + result.message;
+    if (!typed.trim()) {
+      say(d, "Type an answer first: " + (q.formText || FORMS[q.answer]));
+      keepVerdictInView(d);
+      return;
+    }
+    call("check", [q.kind, q.level, q.seed, typed]).then(function (json) {
+      var result = JSON.parse(json);
+      var read = result.mistake !== "unreadable";
+      if (window.chainruleProgress && read) window.chainruleProgress.drill(q.kind, result.right, q.level, result.mistake);
+      var text = (result.right ? "" : read ? "Not right. " : "") + result.message + (read ? "" : " (Not counted.)");
       d.checks = text === d.lastVerdict ? d.checks + 1 : 1;  // the same verdict again still shows that it ran
       d.lastVerdict = text;
-      say(d, text + (d.checks > 1 ? " (the same verdict, check " + d.checks + ")" : ""), result.right ? "right" : "wrong");
+      say(d, text + (d.checks > 1 ? " (the same verdict, check " + d.checks + ")" : ""), read ? (result.right ? "right" : "wrong") : "");
+      keepVerdictInView(d);
     }, function (error) {
       say(d, "Python could not check it: " + error.message);
     });
+  }
+
+  // On a phone the verdict can fall below the window: it is scrolled up until it shows.
+  function keepVerdictInView(d) {
+    if (d.status.getBoundingClientRect().bottom > window.innerHeight) d.status.scrollIntoView({ block: "end", behavior: "instant" });
   }
 
   function showHint(d, button, list) {

@@ -1,14 +1,21 @@
 /* chainrule progress: what a reader has practised, kept in this browser only (localStorage).
  *
- * One record, "chainrule-progress": {drills: {kind: {attempts, right, last}},
- * exercises: {label: {attempts, passed, last, done}}}. The drills (drill.js) and the
- * in-page exercise checks (live.js) add to it through window.chainruleProgress; on every
- * page an exercise marked done, or whose last Check passed, gets a small mark by its
- * title; on the Practice page the element .cr-progress becomes the Progress section: every
- * drill kind and every exercise of the book, chapter by chapter (this script's data-drills
- * and data-exercises attributes, written by the build), with Export, Import and Reset; at
- * the end of each chapter, one line of its own record (data-chapter: its drill kinds and
- * exercises). Nothing leaves the reader's machine.
+ * One record, "chainrule-progress" (format 2): {format, book: {name, version}, answered,
+ * drills: {kind: {attempts, right, last, level, streak, misses, mistake, mistakes, at}},
+ * exercises: {label: {attempts, passed, last, done}}}. "answered" counts the drill answers
+ * checked; a kind's "at" is the number of its last one, "streak" and "misses" the run of
+ * right or wrong answers at its "level", "mistake" the one its last wrong answer made (where
+ * the check named one) and "mistakes" how often each was made: the drills' Next for you
+ * (chainrule_course.drills.schedule) plans from them, and `make progress` reads exported
+ * records into a class's report. "book" is this edition of the drills and exercises
+ * (data-book, written by the build), so that a record from another edition says so.
+ * The drills (drill.js) and the in-page exercise checks (live.js) add to it through
+ * window.chainruleProgress; on every page an exercise marked done, or whose last Check
+ * passed, gets a small mark by its title; on the Practice page the element .cr-progress
+ * becomes the Progress section: every drill kind and every exercise of the book, chapter by
+ * chapter (this script's data-drills and data-exercises attributes, written by the build),
+ * with Export, Import and Reset; at the end of each chapter, one line of its own record
+ * (data-chapter: its drill kinds and exercises). Nothing leaves the reader's machine.
  */
 (function () {
   "use strict";
@@ -17,36 +24,64 @@
   var exercises = JSON.parse((me && me.getAttribute("data-exercises")) || "[]");
   var drillKinds = JSON.parse((me && me.getAttribute("data-drills")) || "[]");
   var chapter = JSON.parse((me && me.getAttribute("data-chapter")) || "null");
+  var book = JSON.parse((me && me.getAttribute("data-book")) || "null");
 
   function load() {
-    try {
-      var saved = JSON.parse(window.localStorage.getItem(KEY) || "{}");
-      return { drills: saved.drills || {}, exercises: saved.exercises || {} };
-    } catch (error) {
-      return { drills: {}, exercises: {} };
-    }
+    var saved = {};
+    try { saved = JSON.parse(window.localStorage.getItem(KEY) || "{}") || {}; } catch (error) { /* a fresh one */ }
+    return fresh(saved);
+  }
+
+  // The record in this edition's form: what an older record or an import lacks is added.
+  function fresh(saved) {
+    var object = function (value) { return value && typeof value === "object" && !Array.isArray(value) ? value : {}; };
+    return {
+      format: 2, book: book || saved.book || null,
+      answered: typeof saved.answered === "number" && saved.answered >= 0 ? saved.answered : 0,
+      drills: object(saved.drills), exercises: object(saved.exercises)
+    };
   }
 
   function save(record) {
     try { window.localStorage.setItem(KEY, JSON.stringify(record)); } catch (error) { /* refused: not kept */ }
   }
 
-  function count(group, key, right, extra) {
+  // One answer counted in the record's group ("drills" or "exercises"); update(entry, record) adds the rest.
+  function count(group, key, right, update) {
     var record = load();
     var entry = record[group][key] || { attempts: 0, right: 0 };
-    entry.attempts += 1;
+    entry.attempts = (entry.attempts || 0) + 1;
     if (right) entry.right = (entry.right || 0) + 1;
     entry.last = new Date().toISOString();
-    Object.keys(extra || {}).forEach(function (name) { entry[name] = extra[name]; });
+    update(entry, record);
     record[group][key] = entry;
     save(record);
     showChapterLine();
   }
 
+  // One drill answer checked: its kind, whether right, the level asked and the mistake named (or null).
+  function drill(kind, right, level, mistake) {
+    count("drills", kind, right, function (entry, record) {
+      if (entry.level !== level) { entry.streak = 0; entry.misses = 0; }  // a run counts at one level
+      entry.level = level;
+      entry.streak = right ? (entry.streak || 0) + 1 : 0;
+      entry.misses = right ? 0 : (entry.misses || 0) + 1;
+      entry.mistake = right ? null : mistake || null;
+      if (!right && mistake) {
+        entry.mistakes = entry.mistakes || {};
+        entry.mistakes[mistake] = (entry.mistakes[mistake] || 0) + 1;
+      }
+      record.answered += 1;
+      entry.at = record.answered;
+    });
+  }
+
   window.chainruleProgress = {
     load: load,
-    drill: function (kind, right) { count("drills", kind, right); },
-    exercise: function (label, passed) { count("exercises", label, passed, { passed: passed }); }
+    drill: drill,
+    exercise: function (label, passed) {
+      count("exercises", label, passed, function (entry) { entry.passed = passed; });
+    }
   };
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setUp);
@@ -112,7 +147,37 @@
     return element;
   }
 
-  function when(iso) { return iso ? new Date(iso).toLocaleString() : "\u2014"; }
+  // A date short enough for a phone's table: "28 Nov, 17:40" in the reader's own form.
+  function when(iso) {
+    var date = iso ? new Date(iso) : null;
+    if (!date || isNaN(date.getTime())) return "\u2014";
+    return date.toLocaleString(undefined, { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
+  }
+
+  // Right answers, and their share of the answers: "6 of 9 (67 %)".
+  function share(right, attempts) {
+    return attempts ? right + " (" + Math.round(100 * right / attempts) + " %)" : "\u2014";
+  }
+
+  // A table in a box of its own that scrolls sideways where the window is narrower, and says so.
+  function scrolling(element, name) {
+    var box = make("div", "cr-progress-scroll");
+    box.setAttribute("role", "region");
+    box.setAttribute("aria-label", name);
+    box.tabIndex = 0;  // the keyboard scrolls it too
+    box.appendChild(element);
+    return box;
+  }
+
+  function noteOverflow(section) {
+    [].slice.call(section.querySelectorAll(".cr-progress-scroll")).forEach(function (box) {
+      var wide = box.scrollWidth > box.clientWidth + 1;
+      var note = box.previousElementSibling;
+      var noted = note && note.classList.contains("cr-progress-more");
+      if (wide && !noted) box.parentNode.insertBefore(make("p", "cr-progress-more", "The table scrolls sideways \u2192"), box);
+      if (!wide && noted) note.remove();
+    });
+  }
 
   function row(table, cells) {
     var tr = make("tr");
@@ -145,12 +210,16 @@
     var status = make("p", "cr-progress-status");
     status.setAttribute("aria-live", "polite");
     var drills = table("Drills", ["Drill", "Answers", "Right", "Last try"]);
+    var totals = Object.keys(record.drills).reduce(function (sum, kind) {
+      var entry = record.drills[kind] || {};
+      return { attempts: sum.attempts + (entry.attempts || 0), right: sum.right + (entry.right || 0) };
+    }, { attempts: 0, right: 0 });
     var drillChapter = { last: null };
     drillKinds.forEach(function (drill) {
       var entry = record.drills[drill.kind] || {};
       chapterRow(drills, drillChapter, drill.chapter, 4);
       var title = drill.title.charAt(0).toUpperCase() + drill.title.slice(1);
-      row(drills, [title, String(entry.attempts || 0), String(entry.right || 0), when(entry.last)]);
+      row(drills, [title, String(entry.attempts || 0), share(entry.right || 0, entry.attempts || 0), when(entry.last)]);
     });
     var list = table("Exercises", ["Exercise", "Done", "Checked in the page"]);
     var exerciseChapter = { last: null };
@@ -184,11 +253,24 @@
     file.addEventListener("change", function () { importRecord(file, section, status); });
     reset.addEventListener("click", function () {
       if (!window.confirm("Forget every answer and mark kept in this browser?")) return;
-      save({ drills: {}, exercises: {} });
+      save(fresh({}));
       showProgress(section);
       section.querySelector(".cr-progress-status").textContent = "Progress reset.";
     });
-    [buttons, status, drills, list].forEach(function (e) { section.appendChild(e); });
+    var summary = make("p", "cr-progress-summary", totals.attempts
+      ? "Drills: " + totals.attempts + (totals.attempts === 1 ? " answer, " : " answers, ") + share(totals.right, totals.attempts) +
+        " right. Exercises: " + exercises.filter(function (e) {
+          var entry = record.exercises[e.label] || {};
+          return entry.done || entry.passed;
+        }).length + " of " + exercises.length + " done."
+      : "No drill answered yet in this browser.");
+    [buttons, status, summary, scrolling(drills, "Drills, by chapter"), scrolling(list, "Exercises, by chapter")]
+      .forEach(function (e) { section.appendChild(e); });
+    noteOverflow(section);
+    if (!showProgress.watching) {
+      showProgress.watching = true;
+      window.addEventListener("resize", function () { noteOverflow(section); });
+    }
   }
 
   // A heading row before the first row of each chapter.
@@ -229,7 +311,7 @@
       var record = JSON.parse(text);
       if (typeof record !== "object" || !record || typeof record.drills !== "object" ||
           typeof record.exercises !== "object") throw new Error("not a progress file");
-      save({ drills: record.drills, exercises: record.exercises });
+      save(fresh(record));
       showProgress(section);
       section.querySelector(".cr-progress-status").textContent = "Progress imported from " + chosen.name + ".";
     }).catch(function (error) {
