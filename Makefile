@@ -34,7 +34,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 book book-html book-student assignments test-fast test-full check: export OMP_NUM_THREADS = 1
 book book-html book-student assignments test-fast test-full check: export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: help setup setup-steps check system-packages grade-packages notebooks book book-html book-student assignments pdf grade test test-steps test-fast test-full bench differential figures clean distclean
+.PHONY: help setup setup-steps check system-packages grade-packages notebooks book book-html book-student assignments pdf grade progress test test-steps test-fast test-full bench differential figures clean distclean
 
 help:  ## list the targets
 	@awk '/^[a-z-]+:[^#]*## / { name = $$0; sub(/:.*/, "", name); note = $$0; sub(/^[^#]*## /, "", note); \
@@ -85,7 +85,6 @@ $(WHEELHOUSE_STAMP): | setup
 	touch $@
 
 notebooks: book  ## the same as make book (the editions print the numbers the book build gave)
-
 book: setup  ## build the book into _build/html (any warning fails; changed chapters execute), write the notebooks
 	$(BUILD) --editions . -W -n --keep-going
 	@printf '\nBook built: file://%s\n' "$(CURDIR)/$(BOOK_HTML)/index.html"
@@ -105,8 +104,7 @@ book-student: book-html  ## build the site without solutions into _build/html-st
 assignments: book-html  ## write the otter-grader assignments into _build/assignments/<name>/
 	$(PY) -m tools.grader.assignments
 
-# Run it after any site build that is to be published: it shows the sites' links to the PDFs.
-pdf: book-html  ## the book as one PDF, and the student's without solutions, in _build/pdf/ and linked from the sites
+pdf: book-html  ## the book as one PDF, and the student's without solutions, in _build/pdf/ and linked from the sites (run it after a site build to publish)
 	$(PY) -m tools.book.pdf .
 
 # The values reach the shell as environment variables ("$$ONLY"), never spliced into the
@@ -141,6 +139,8 @@ differential: setup  ## compare chainrule with PyTorch: its OpInfo samples, rand
 	$(PY) -m tools.differential
 figures: setup  ## regenerate the committed figures in img/
 	$(PY) -m tools.book.make_figures
+progress: setup  ## RECORDS=<folder>: the class's practice records (exported from the book's pages) in one page, <folder>/progress.html
+	@$(PY) -m tools.progress "$$RECORDS" $(if $(OUT),--out "$$OUT")
 
 clean:  ## remove build output and caches (keeps .venv)
 	rm -rf _build .jupyter_cache .pytest_cache .hypothesis

@@ -9,7 +9,7 @@
   from the source with ``ast``, so a function-level import counts as much as one at the top.
 * There are no import cycles, between modules or between rooms (graphlib finds them).
 * No module imports torch or jax (they are oracles, for tests and chapters only).
-* Above the packages, the tools: ``tools.book``, then ``_ext`` and ``tools.grader``; nothing
+* Above the packages, the tools: ``tools.book``, then ``_ext``, ``tools.grader`` and ``tools.progress``; nothing
   below imports what is above it.
 * ``from chainrule import Value`` and drawing, checking and exploring a Value graph, and its
   line charts and decision regions, work with numpy, graphviz and matplotlib blocked: the
@@ -298,6 +298,7 @@ FLOORS = [
     ("tools/book", "tools.book", 2),
     ("_ext", "_ext", 3),
     ("tools/grader", "tools.grader", 3),
+    ("tools/progress", "tools.progress", 3),
 ]
 
 

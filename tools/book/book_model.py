@@ -291,7 +291,7 @@ def exercise_labels(notebook) -> list[str]:
             walk(directive.body)
 
     for cell in notebook.cells:
-        if cell.cell_type == "markdown":
+        if cell.cell_type == "markdown" and "{exercise}" in cell.source:  # parsing every cell took 0.3 s a book
             walk(cell.source)
     return labels
 

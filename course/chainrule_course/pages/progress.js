@@ -35,10 +35,13 @@
   // The record in this edition's form: what an older record or an import lacks is added.
   function fresh(saved) {
     var object = function (value) { return value && typeof value === "object" && !Array.isArray(value) ? value : {}; };
+    var drills = object(saved.drills);
+    // A record from before "answered" (format 1) has answered every attempt its drills count.
+    var counted = Object.keys(drills).reduce(function (sum, kind) { return sum + ((drills[kind] || {}).attempts || 0); }, 0);
     return {
       format: 2, book: book || saved.book || null,
-      answered: typeof saved.answered === "number" && saved.answered >= 0 ? saved.answered : 0,
-      drills: object(saved.drills), exercises: object(saved.exercises)
+      answered: typeof saved.answered === "number" && saved.answered >= 0 ? saved.answered : counted,
+      drills: drills, exercises: object(saved.exercises)
     };
   }
 

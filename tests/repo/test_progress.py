@@ -1,0 +1,370 @@
+"""``make progress``: a folder of practice records read into one page, checked against the records themselves.
+
+A class of 30 synthetic students is simulated answer by answer from a seed, as ``progress.js``
+counts (format 2, and format 1 for some), with chapters left alone, named mistakes and students
+in folders; five bad files lie beside them. Every number the page prints is computed again
+here from the simulated records, by code of this file's own, and the bad files' rows, the
+students who have not practised each chapter, the escaping of a malicious file name and the
+charts' SVG are read from the page.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from datetime import datetime, timedelta, timezone
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from common import ROOT
+
+from tools.progress import __main__ as cli
+from tools.progress.edition import Edition, load_edition
+from tools.progress.page import report
+from tools.progress.records import read_record
+
+NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
+START = datetime(2026, 10, 1, tzinfo=timezone.utc)
+#: Named mistakes the simulated drills make; one is written as HTML, which the page must show as text.
+MISTAKES = ["the product instead of the sum", "a transpose left out", "<b>sign</b> flipped"]
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def answer(entry: dict, record: dict, right: bool, level: int, mistake: str | None, moment: datetime) -> None:
+    """One drill answer counted as progress.js counts it (format 2)."""
+    entry["attempts"] = entry.get("attempts", 0) + 1
+    entry["right"] = entry.get("right", 0) + right
+    entry["last"] = iso(moment)
+    if entry.get("level") != level:
+        entry["streak"], entry["misses"] = 0, 0
+    entry["level"] = level
+    entry["streak"] = entry["streak"] + 1 if right else 0
+    entry["misses"] = 0 if right else entry["misses"] + 1
+    entry["mistake"] = None if right else mistake
+    if not right and mistake:
+        entry.setdefault("mistakes", {})
+        entry["mistakes"][mistake] = entry["mistakes"].get(mistake, 0) + 1
+    record["answered"] += 1
+    entry["at"] = record["answered"]
+
+
+def simulate(rng: random.Random, edition: Edition, form: int = 2, version: str | None = None) -> dict:
+    """A student's record: some chapters practised (drills, exercises or both), answers one by one."""
+    record = {"format": 2, "book": {"name": "chainrule", "version": version or edition.version}, "answered": 0}
+    record.update(drills={}, exercises={})
+    chapters = [chapter for chapter in edition.chapters if rng.random() < 0.55]
+    kinds = [kind for chapter in chapters for kind in edition.kinds_of(chapter.chapter) if rng.random() < 0.7]
+    queue = [kind for kind in kinds for _ in range(rng.randint(1, 14))]
+    rng.shuffle(queue)
+    skill, moment = rng.uniform(0.35, 0.95), START + timedelta(hours=rng.randint(0, 500))
+    for kind in queue:
+        moment += (
+            timedelta(seconds=rng.randint(15, 200)) if rng.random() < 0.95 else timedelta(hours=rng.randint(2, 30))
+        )
+        right = rng.random() < skill
+        mistake = rng.choice(MISTAKES) if not right and rng.random() < 0.7 else None
+        level = rng.choice(sorted(kind.levels))
+        answer(record["drills"].setdefault(kind.name, {}), record, right, level, mistake, moment)
+    for chapter in chapters:
+        for label in chapter.exercises:
+            if rng.random() < 0.5:
+                checks = rng.choice([0, 0, 1, 2, 3])
+                passes = rng.randint(0, checks)
+                entry = {"attempts": checks, "right": passes, "done": rng.random() < 0.5}
+                if checks:  # the last check passed only if one did
+                    entry.update(passed=passes > 0 and rng.random() < 0.8, last=iso(moment))
+                record["exercises"][label] = entry
+    if form == 1:
+        record = {"drills": record["drills"], "exercises": record["exercises"]}
+        for entry in record["drills"].values():
+            for name in ("streak", "misses", "level", "mistake", "mistakes", "at"):
+                entry.pop(name, None)
+    return record
+
+
+def write(path: Path, value: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(value if isinstance(value, str) else json.dumps(value, indent=1), encoding="utf-8")
+
+
+def class_folder(folder: Path, edition: Edition, seed: int = 7) -> dict[str, dict]:
+    """30 students' records (some in a folder each, one named <script>, one who practised nothing) and 5 bad
+    files; returns the counted students' records by name, as the page must count them."""
+    rng = random.Random(seed)
+    counted = {}
+    for index in range(30):
+        name = "<script>" if index == 3 else f"student{index:02d}"
+        record = {"format": 2, "book": {"name": "chainrule", "version": edition.version}, "answered": 0}
+        record.update(drills={}, exercises={})
+        if index != 5:  # student05 practised nothing
+            record = simulate(rng, edition, form=1 if index % 4 == 0 else 2)
+        path = folder / (f"{name}.json" if index % 3 else f"{name}/chainrule-progress.json")
+        if index == 7:
+            path = folder / "section-b" / name / "chainrule-progress (1).json"
+            name = f"section-b/{name}"
+        write(path, record)
+        counted[name] = record
+    write(folder / "broken.json", '{"drills": {"adjoint": {"attempts": 3,')
+    write(folder / "package.json", {"name": "my-app", "version": "1.0.0", "dependencies": {"left-pad": "^1.3.0"}})
+    other = simulate(rng, edition, version="0123456789ab")
+    other["drills"]["oldkind"] = {"attempts": 4, "right": 2, "last": iso(START)}
+    other["exercises"]["ex-gone-away"] = {"attempts": 1, "right": 1, "passed": True, "last": iso(START)}
+    write(folder / "old-edition.json", other)
+    counted["old-edition"] = {**other, "drills": {k: v for k, v in other["drills"].items() if k != "oldkind"}}
+    counted["old-edition"]["exercises"] = {k: v for k, v in other["exercises"].items() if k != "ex-gone-away"}
+    write(folder / "right-more.json", {"drills": {"adjoint": {"attempts": 9, "right": 12, "last": iso(START)}}})
+    thousand = simulate(rng, edition)
+    thousand["drills"].setdefault("adjoint", {"attempts": 1, "right": 1, "last": iso(START)})
+    thousand["drills"]["adjoint"].update(attempts=1000, right=1000)
+    write(folder / "thousand" / "chainrule-progress.json", thousand)
+    counted["thousand"] = thousand
+    write(folder / "notes.txt", "not a record")
+    return counted
+
+
+class Tables(HTMLParser):
+    """The page's tables (by id: row key -> the cells' text), name lists (by id) and SVGs (as text)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: dict[str, dict[str, list[str]]] = {}
+        self.lists: dict[str, list[str]] = {}
+        self.table = self.row = self.cell = self.list = None
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        attributes = dict(attrs)
+        if tag == "table":
+            self.table = self.tables.setdefault(attributes["id"], {})
+        elif tag == "tr" and "data-key" in attributes:
+            self.row = self.table.setdefault(attributes["data-key"], [])
+        elif tag in ("td", "th") and self.row is not None:
+            self.cell = []
+        elif tag == "ul" and "names" in attributes.get("class", ""):
+            self.list = self.lists.setdefault(attributes["id"], [])
+        elif tag == "li" and self.list is not None:
+            self.cell = []
+        elif tag == "br" and self.cell is not None:
+            self.cell.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self.row is not None and self.cell is not None:
+            self.row.append("".join(self.cell).strip())
+            self.cell = None
+        elif tag == "li" and self.list is not None and self.cell is not None:
+            self.list.append("".join(self.cell))
+            self.cell = None
+        elif tag == "tr":
+            self.row = None
+        elif tag == "ul" and self.cell is None:
+            self.list = None
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+@pytest.fixture(scope="module")
+def edition() -> Edition:
+    return load_edition()
+
+
+@pytest.fixture(scope="module")
+def built(edition, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("records")
+    truth = class_folder(folder, edition)
+    text, read, result = report(folder, edition, NOW, folder / "progress.html")
+    return folder, truth, text, Tables(text)
+
+
+def percent_of(cell: str) -> float:
+    return float(cell.replace("\u00a0%", ""))
+
+
+def expected_kind(records: list[dict], kind: str) -> tuple[int, int, float | None]:
+    """Students who answered ``kind``, their answers, and the mean of their shares right, from the records."""
+    entries = [r["drills"][kind] for r in records if r["drills"].get(kind, {}).get("attempts", 0) > 0]
+    shares = [e["right"] / e["attempts"] for e in entries]
+    return len(entries), sum(e["attempts"] for e in entries), sum(shares) / len(shares) if shares else None
+
+
+def test_every_kinds_numbers_are_those_of_the_records(built, edition):
+    _, truth, _, page = built
+    records = list(truth.values())
+    checked = 0
+    for kind in edition.kinds.values():
+        students, answers, share = expected_kind(records, kind.name)
+        row = page.tables[f"kinds-{kind.chapter.split('/')[1]}"][kind.name]
+        assert int(row[1]) == students, (kind.name, row)
+        assert int(row[2].split()[0]) == answers, (kind.name, row)
+        if share is None:
+            assert row[3] == "\u2014"
+        else:
+            assert abs(percent_of(row[3]) - 100 * share) <= 0.5 + 1e-9, (kind.name, row, share)
+        checked += bool(students)
+    assert checked >= 20  # the simulation practised most kinds
+
+
+def test_the_commonest_mistakes_are_counted_with_their_students(built, edition):
+    _, truth, _, page = built
+    for kind in edition.kinds.values():
+        times, students = {}, {}
+        for record in truth.values():
+            for name, count in record["drills"].get(kind.name, {}).get("mistakes", {}).items():
+                times[name] = times.get(name, 0) + count
+                students[name] = students.get(name, 0) + 1
+        rows = page.tables[f"kinds-{kind.chapter.split('/')[1]}"]
+        cell = rows.get(f"{kind.name} notes", [""])[0]
+        for name in sorted(times, key=lambda n: (-times[n], -students[n], n))[:3]:
+            assert f"{name} ({times[name]} time" in cell and f"{students[name]} student" in cell, (kind.name, cell)
+        assert cell.count(" time") == min(3, len(times)), cell
+
+
+def practised(record: dict, kinds: list[str], labels: list[str]) -> bool:
+    drills = any(record["drills"].get(kind, {}).get("attempts", 0) > 0 for kind in kinds)
+    exercises = [record["exercises"].get(label, {}) for label in labels]
+    return drills or any(e.get("attempts", 0) > 0 or e.get("done") for e in exercises)
+
+
+def test_who_has_not_practised_each_chapter(built, edition):
+    _, truth, _, page = built
+    for chapter in edition.chapters:
+        name = chapter.chapter.split("/")[1]
+        kinds = [kind.name for kind in edition.kinds_of(chapter.chapter)]
+        waiting = sorted(s for s, r in truth.items() if not practised(r, kinds, chapter.exercises))
+        assert sorted(page.lists.get(f"not-yet-{name}", [])) == waiting, name
+        assert page.tables["chapters"][name][1] == str(len(truth) - len(waiting))
+    assert all("student05" in page.lists[f"not-yet-{c.chapter.split('/')[1]}"] for c in edition.chapters)
+
+
+def test_every_exercises_counts(built, edition):
+    _, truth, _, page = built
+    for chapter in edition.chapters:
+        rows = page.tables[f"exercises-{chapter.chapter.split('/')[1]}"]
+        for number, label in enumerate(chapter.exercises, start=1):
+            entries = [r["exercises"][label] for r in truth.values() if label in r["exercises"]]
+            checked = sum(e["attempts"] > 0 for e in entries)
+            passed = sum(bool(e.get("passed")) for e in entries)
+            done = sum(bool(e.get("done")) for e in entries)
+            assert rows[label] == [f"Exercise {chapter.number}.{number} ({label})", *map(str, (checked, passed, done))]
+
+
+def test_the_bad_records_are_listed_with_why(built):
+    _, _, _, page = built
+    rows = page.tables["findings"]
+    assert rows["broken.json"][1] == "not counted" and "not JSON" in rows["broken.json"][2]
+    assert rows["package.json"][1] == "not counted" and "not a practice record" in rows["package.json"][2]
+    right_more = rows["right-more.json"]
+    assert right_more[1] == "not counted" and "looks edited by hand" in right_more[2]
+    assert "right 12 is more than attempts 9" in right_more[2]
+    old = rows["old-edition.json"]
+    assert old[1] == "counted, with a note" and "another edition" in old[2]
+    assert '"oldkind"' in old[2] and '"ex-gone-away"' in old[2]
+    thousand = rows["thousand/chainrule-progress.json"]
+    assert thousand[0] == "thousand thousand/chainrule-progress.json"  # the student, then the file
+    assert thousand[1] == "counted, flagged: looks edited by hand"
+    assert 'looks edited by hand: 1000 answers to "adjoint", 1000 right' in thousand[2]
+    assert set(rows) == {
+        "broken.json",
+        "package.json",
+        "right-more.json",
+        "old-edition.json",
+        "thousand/chainrule-progress.json",
+    }
+
+
+def test_names_come_from_files_and_folders_and_are_escaped(built):
+    _, truth, text, page = built
+    assert sorted(page.tables["each-student"]) == sorted(truth)
+    assert "section-b/student07" in page.tables["each-student"] and "student06" in page.tables["each-student"]
+    assert "&lt;script&gt;" in text and "<script" not in text.lower()
+    assert "&lt;b&gt;sign&lt;/b&gt; flipped" in text and "<b>" not in text
+
+
+def test_the_charts_are_accessible_svg(built):
+    _, _, text, _ = built
+    charts = [part.split("</svg>")[0] + "</svg>" for part in text.split("<svg")[1:]]
+    assert len(charts) >= 15
+    for chart in charts:
+        root = ElementTree.fromstring("<svg" + chart)
+        assert root.get("role") == "img" and root.get("aria-label")
+        title = root.find("{http://www.w3.org/2000/svg}title")
+        assert title is not None and title.text == root.get("aria-label")
+        sizes = [float(e.get("font-size")) for e in root.iter() if e.get("font-size")]
+        view_width = float(root.get("viewBox").split()[2])
+        min_width = float(root.get("style").split("min-width:")[1].rstrip("px"))
+        assert min(sizes) * min_width / view_width >= 9 and min_width <= 366  # 390 px less the page's padding
+
+
+def test_a_record_that_cannot_be_from_the_page_is_not_counted(tmp_path, edition):
+    answers = {"finish": {"attempts": 30, "right": 20, "last": iso(START + timedelta(seconds=5)), "at": 30}}
+    answers["value"] = {"attempts": 1, "right": 1, "last": iso(START), "at": 1}  # 29 answers in 5 s
+    cases = {
+        "fast": ({"format": 2, "answered": 30, "drills": answers, "exercises": {}}, "faster than a person"),
+        "future": ({"drills": {"finish": {"attempts": 1, "right": 1, "last": "2031-01-01T00:00:00Z"}}}, "future"),
+        "nan": ('{"drills": {"finish": {"attempts": NaN}}, "exercises": {}}', "not JSON"),
+        "float": ({"drills": {"finish": {"attempts": 2.5, "right": 1}}}, "not a whole number"),
+        "mistakes": ({"drills": {"finish": {"attempts": 3, "right": 2, "mistakes": {"x": 2}}}}, "named mistakes"),
+        "book": ({"format": 2, "book": {"name": "other"}, "drills": {}, "exercises": {}}, "another book"),
+        "format": ({"format": 9, "drills": {}, "exercises": {}}, "format"),
+    }
+    for name, (value, why) in cases.items():
+        write(tmp_path / f"{name}.json", value)
+        record = read_record(tmp_path, tmp_path / f"{name}.json", edition, NOW)
+        assert not record.counted and any(why in finding.why for finding in record.findings), (name, record.findings)
+    fine = simulate(random.Random(1), edition)
+    write(tmp_path / "fine.json", fine)
+    assert read_record(tmp_path, tmp_path / "fine.json", edition, NOW).findings == []  # the checks can pass
+
+
+def test_an_older_or_copied_record_is_told(tmp_path, edition):
+    record = simulate(random.Random(2), edition)
+    write(tmp_path / "ann" / "chainrule-progress.json", record)
+    write(tmp_path / "ann" / "chainrule-progress (1).json", {"drills": {}, "exercises": {}})
+    write(tmp_path / "bob.json", record)
+    _, folder, result = report(tmp_path, edition, NOW)
+    findings = {r.file: [f.why for f in r.findings] for r in folder.records}
+    assert "an older record of" in findings["ann/chainrule-progress (1).json"][0]
+    assert "the very same record as" in findings["bob.json"][0] and result.students == ["ann", "bob"]
+
+
+def test_an_empty_folder_gives_a_page_and_a_missing_one_an_error(tmp_path, capsys, monkeypatch, edition):
+    monkeypatch.setattr("tools.progress.edition.load_edition", lambda: edition)  # the book is read once
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli.main([str(empty)]) == 0
+    assert "No practice records were found" in (empty / "progress.html").read_text(encoding="utf-8")
+    assert cli.main([str(tmp_path / "missing")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert cli.main([""]) == 2 and cli.main([str(empty / "progress.html")]) == 2  # not the current folder; a file
+
+
+def test_make_progress_says_how_to_call_it_and_passes_the_folder_as_text(tmp_path):
+    """Without RECORDS, the usage; with a folder whose name holds shell syntax, that name, as text (make
+    itself expands a "$" in a variable given on its command line, so the name has none)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "RECORDS", "OUT")}
+    command = ["make", "--no-print-directory", "-s", "-C", str(ROOT), "-o", "setup", f"PY={sys.executable}", "progress"]
+    odd = tmp_path / "no `touch spliced` ; touch spliced 'x\"y"
+    runs = [
+        subprocess.Popen(arguments, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for arguments in (command, [*command, f"RECORDS={odd}"])
+    ]
+    (_, usage), (_, error) = (run.communicate(timeout=60) for run in runs)
+    assert runs[0].returncode != 0 and "usage: make progress RECORDS=<folder" in usage
+    assert runs[1].returncode != 0 and f"{odd} does not exist" in error, error
+    assert not (tmp_path / "spliced").exists() and not (ROOT / "spliced").exists()
+
+
+def test_the_layout_names_every_module():
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| `tools/progress/`"))
+    modules = [p.stem for p in (ROOT / "tools" / "progress").glob("*.py") if p.stem not in ("__init__", "__main__")]
+    assert [m for m in modules if f"`{m}.py`" not in row] == []

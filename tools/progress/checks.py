@@ -1,0 +1,251 @@
+"""The rules one practice record's fields are held to, and what breaking each means for the class's numbers.
+
+A record is the student's own browser file: anyone can edit it. These rules find what the
+page (``progress.js``) cannot have written, and what a person is unlikely to have done:
+
+* **Not counted** (left out of every number, listed with why): a field of the wrong type or
+  out of range, counts that contradict each other (more right than answered, a run of right
+  answers longer than the right answers, more named mistakes than wrong answers, a check
+  passed that was never run, two kinds whose last answers have one number), a date that
+  cannot be read or lies more than a day ahead, and answers given faster than a person can
+  (:data:`FAST_RUN` answers or more at under :data:`FASTEST_SECONDS` each, timed by the
+  numbers and times of the kinds' last answers). Any one of these makes the whole record
+  untrustworthy: its other numbers may have been edited too.
+* **Counted, flagged "looks edited by hand"**: what the page can write but a person rarely
+  does: more than :data:`MAX_ANSWERS_PER_KIND` answers to one kind, later answers with
+  earlier times (a clock put back, or an edit). The instructor sees the flag and can ask.
+* **Counted, with a note**: what honest use explains, such as more answers in the kinds than
+  the record's count of all answers (a record kept before that count existed starts it at 0).
+
+The reader of a record (:class:`Fields`) collects the findings as it reads.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from itertools import combinations, pairwise
+
+#: More answers than this to one drill kind looks edited by hand: three hours of that kind alone
+#: at 20 seconds an answer. Possible, so counted, but flagged.
+MAX_ANSWERS_PER_KIND = 500
+#: Answers faster than this many seconds each, over at least FAST_RUN answers, no person gives:
+#: each is a question read, a number worked out and typed, and Check pressed.
+FASTEST_SECONDS = 0.5
+FAST_RUN = 20
+#: A date up to a day ahead of the report's is a clock a little wrong; further ahead, an edit.
+FUTURE_SLACK = timedelta(days=1)
+#: The longest text of a student's record that a message quotes.
+QUOTE = 40
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something a record's reader noticed: why, whether the record still counts, and whether it looks edited."""
+
+    why: str
+    counted: bool
+    edited: bool = False
+
+
+@dataclass
+class Drill:
+    """One drill kind's entry, as read: answers, right ones, the last answer's time and number, named mistakes."""
+
+    attempts: int
+    right: int
+    last: datetime | None = None
+    at: int | None = None
+    mistakes: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class Exercise:
+    """One exercise's entry: checks run in the page, whether the last passed, whether the student ticked it done."""
+
+    attempts: int
+    passed: bool
+    done: bool
+    last: datetime | None = None
+
+
+def quoted(value: object) -> str:
+    """A value of the record as a message quotes it, cut to :data:`QUOTE` characters."""
+    text = value if isinstance(value, str) else repr(value)
+    return '"' + (text if len(text) <= QUOTE else text[: QUOTE - 1] + "\u2026") + '"'
+
+
+def parse_time(text: str) -> datetime | None:
+    """An ISO 8601 time (``2026-11-28T17:19:33.123Z``, as ``Date.toISOString`` writes it) in UTC, or None."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+class Fields:
+    """Reads a record's fields against the rules, collecting :class:`Finding`s in ``findings``."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self.findings: list[Finding] = []
+        self.future: list[str] = []  # the dates too far ahead: one finding says them all
+
+    def bad(self, why: str, edited: bool = False) -> None:
+        """A finding that leaves the record out of the class's numbers."""
+        self.findings.append(Finding(why, counted=False, edited=edited))
+
+    def flag(self, why: str) -> None:
+        """A finding the record is counted with, flagged as looking edited by hand."""
+        self.findings.append(Finding(why, counted=True, edited=True))
+
+    def note(self, why: str) -> None:
+        self.findings.append(Finding(why, counted=True))
+
+    def whole(self, entry: dict, name: str, where: str) -> int:
+        """``entry[name]`` as a count (0 when absent); a non-integer or negative one is a finding."""
+        value = entry.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.bad(f"{where}: {name} is {quoted(value)}, not a whole number")
+            return 0
+        if value < 0:
+            self.bad(f"{where}: {name} is {value}, below 0")
+            return 0
+        return value
+
+    def flag_value(self, entry: dict, name: str, where: str) -> bool:
+        value = entry.get(name, False)
+        if not isinstance(value, bool):
+            self.bad(f"{where}: {name} is {quoted(value)}, not true or false")
+            return False
+        return value
+
+    def moment(self, entry: dict, where: str) -> datetime | None:
+        """``entry["last"]`` as a time: unreadable, or more than a day ahead of the report, is a finding."""
+        value = entry.get("last")
+        if value is None:
+            return None
+        moment = parse_time(value) if isinstance(value, str) else None
+        if moment is None:
+            self.bad(f"{where}: last {quoted(value)} is not a date")
+        elif moment > self.now + FUTURE_SLACK:
+            self.future.append(value)
+            return None
+        return moment
+
+    def done(self) -> list[Finding]:
+        """The findings, once every field is read."""
+        if self.future:
+            latest = max(self.future, key=parse_time)
+            self.bad(f"{len(self.future)} dates in the future, the latest {quoted(latest)}", edited=True)
+            self.future = []
+        return self.findings
+
+    def entry(self, value: object, where: str) -> dict | None:
+        if not isinstance(value, dict):
+            self.bad(f"{where} is {quoted(value)}, not an entry of counts")
+            return None
+        return value
+
+    def drill(self, kind: str, value: object, levels: frozenset[int] | None) -> Drill | None:
+        """One drill kind's entry; ``levels`` are the kind's levels in this edition (None: not checked)."""
+        where = f"drill {quoted(kind)}"
+        entry = self.entry(value, where)
+        if entry is None:
+            return None
+        attempts, right = self.whole(entry, "attempts", where), self.whole(entry, "right", where)
+        streak, misses = self.whole(entry, "streak", where), self.whole(entry, "misses", where)
+        if right > attempts:
+            self.bad(f"{where}: right {right} is more than attempts {attempts}", edited=True)
+        elif streak > right or misses > attempts - right:
+            self.bad(f"{where}: a run of {streak} right or {misses} wrong answers is longer than its answers allow")
+        elif streak and misses:
+            self.bad(f"{where}: the last answer was both right (streak {streak}) and wrong (misses {misses})")
+        level = entry.get("level")
+        if level is not None and levels is not None and (not isinstance(level, int) or level not in levels):
+            self.bad(
+                f"{where}: level {quoted(level)} is not one of this kind's ({', '.join(map(str, sorted(levels)))})"
+            )
+        at = entry.get("at")
+        if at is not None:
+            at = self.whole(entry, "at", where) or None
+        drill = Drill(attempts, right, self.moment(entry, where), at, self.mistakes(entry, where))
+        if right <= attempts and sum(drill.mistakes.values()) > attempts - right:
+            self.bad(f"{where}: {sum(drill.mistakes.values())} named mistakes, more than its wrong answers")
+        last_mistake = entry.get("mistake")
+        if last_mistake is not None and (not isinstance(last_mistake, str) or last_mistake not in drill.mistakes):
+            self.bad(f"{where}: its last mistake {quoted(last_mistake)} is not among the mistakes it counts")
+        return drill
+
+    def mistakes(self, entry: dict, where: str) -> dict[str, int]:
+        """The named mistakes of a drill entry, each a count."""
+        named = entry.get("mistakes", {})
+        if not isinstance(named, dict):
+            self.bad(f"{where}: mistakes is {quoted(named)}, not names with counts")
+            return {}
+        return {name: self.whole(named, name, f"{where}, mistake {quoted(name)}") for name in named}
+
+    def exercise(self, label: str, value: object) -> Exercise | None:
+        """One exercise's entry: checks run, and whether the last passed; a pass without a check is a finding."""
+        where = f"exercise {quoted(label)}"
+        entry = self.entry(value, where)
+        if entry is None:
+            return None
+        attempts, right = self.whole(entry, "attempts", where), self.whole(entry, "right", where)
+        passed, done = self.flag_value(entry, "passed", where), self.flag_value(entry, "done", where)
+        if right > attempts:
+            self.bad(f"{where}: {right} checks passed of {attempts} run", edited=True)
+        if passed and not right:
+            self.bad(f"{where}: its last check passed, but none is counted as passed", edited=True)
+        return Exercise(attempts, passed, done, self.moment(entry, where))
+
+    def answer_order(self, drills: dict[str, Drill], answered: int) -> None:
+        """A format 2 record's count of answers against its kinds' last answers (numbers ``at``, times ``last``)."""
+        numbered = sorted(((drill.at, kind) for kind, drill in drills.items() if drill.at), key=lambda pair: pair[0])
+        for (first, one), (second, other) in pairwise(numbered):
+            if first == second:
+                self.bad(f"the last answers of {quoted(one)} and {quoted(other)} are both answer {first}", edited=True)
+        if numbered and numbered[-1][0] > answered:
+            self.bad(
+                f"a last answer is number {numbered[-1][0]}, but the record counts {answered} answers", edited=True
+            )
+        in_kinds = sum(drill.attempts for drill in drills.values())
+        if in_kinds > answered:
+            self.note(
+                f"{in_kinds} answers in its drills, but {answered} in its count of all answers: a record "
+                "begun before the page kept that count (it started at 0), or an edit"
+            )
+        self.timing([(drills[kind].at, drills[kind].last, kind) for _, kind in numbered if drills[kind].last])
+
+    def timing(self, answers: list[tuple[int, datetime, str]]) -> None:
+        """Answers numbered and timed: later ones at earlier times, or many answers in too short a time."""
+        backwards = fastest = None
+        for (n1, t1, k1), (n2, t2, k2) in combinations(answers, 2):
+            seconds = (t2 - t1).total_seconds()
+            if seconds < 0 and backwards is None:
+                backwards = f"answer {n2} ({quoted(k2)}) is timed before answer {n1} ({quoted(k1)})"
+            if n2 - n1 >= FAST_RUN and 0 <= seconds < FASTEST_SECONDS * (n2 - n1):
+                rate = seconds / (n2 - n1)
+                if fastest is None or rate < fastest[0]:
+                    fastest = (rate, n1, n2, seconds)
+        if fastest:
+            rate, n1, n2, seconds = fastest
+            self.bad(
+                f"answers {n1} to {n2}: {n2 - n1} answers in {seconds:.0f} s, faster than a person answers "
+                f"(under {FASTEST_SECONDS:g} s each)",
+                edited=True,
+            )
+        if backwards:
+            self.flag(f"{backwards}: a clock put back, or an edit")
+
+    def plausible(self, drills: dict[str, Drill]) -> None:
+        """Counts the page could write but a person rarely reaches."""
+        for kind, drill in drills.items():
+            if drill.attempts > MAX_ANSWERS_PER_KIND:
+                hours = math.ceil(drill.attempts * 20 / 3600)
+                self.flag(
+                    f"{drill.attempts} answers to {quoted(kind)}, {drill.right} right: more than "
+                    f"{MAX_ANSWERS_PER_KIND}, about {hours} hours of that kind alone at 20 s an answer"
+                )
