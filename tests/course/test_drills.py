@@ -260,3 +260,17 @@ def test_a_missing_node_that_uses_one_input_twice_names_it_once():
     message = q.check(", ".join(n for n in q.answer if n != twice))["message"]
     used = q.graph.nodes[twice].parents[0].label
     assert f"{twice} is missing: it uses {used}." in message, message
+
+
+def test_a_local_gradient_with_its_sign_flipped_is_named_where_no_other_slip_gives_it():
+    named = 0
+    for seed in range(200):
+        q = question("local", 3, seed)
+        if q.answer == 0:
+            continue
+        verdict = q.check(repr(-q.answer))
+        assert not verdict["right"]
+        if verdict["mistake"] == "the sign":
+            named += 1
+            assert verdict["message"].startswith("The sign is wrong: \u2202"), verdict
+    assert named >= 60, named

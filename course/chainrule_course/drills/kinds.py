@@ -291,7 +291,10 @@ def _local_slips(q):
     """What each slip a reader makes gives for the edge's local gradient, by its words, with its name."""
     parent_name, child_name = q.target.split("->")
     parent, child = q.graph.nodes[parent_name], q.graph.nodes[child_name]
+    index = next(i for i, p in enumerate(child.parents) if p is parent)
+    rule = _local_rule(child, index)
     return {
+        f"The sign is wrong: \u2202{child_name}/\u2202{parent_name} = {rule}.": ("the sign", -q.answer),
         f"That is the global gradient \u2202L/\u2202{parent_name}. The local gradient looks at "
         f"{child_name} alone, with its other inputs held fixed.": ("global for local", parent.grad),
         f"That is the value of {child_name}, not its local gradient.": ("the value", child.data),
