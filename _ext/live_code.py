@@ -75,6 +75,7 @@ BOOK_PACKAGE = Path(chainrule_course.pages.__file__).parent
 PACKAGE_FILES = [  # in BOOK_PACKAGE
     "python.js",
     "live_answers.js",
+    "live_cells.js",
     "live.js",
     "live_worker.js",
     "live_editor.js",
@@ -194,6 +195,7 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
         "data-live-mode": "answers" if answers_only else "cells",
     }
     app.add_js_file(f"{STATIC_FOLDER}/live_answers.js")  # before live.js, which calls it
+    app.add_js_file(f"{STATIC_FOLDER}/live_cells.js")  # before live.js, which calls it
     app.add_js_file(f"{STATIC_FOLDER}/live.js", **attributes)
 
 

@@ -140,6 +140,7 @@ def live_page(browser: Browser, book_html: Path, serve):
 PAGE_SCRIPTS = (
     "/python.js",
     "/live_answers.js",
+    "/live_cells.js",
     "/live.js",
     "/live.css",
     "/progress.js",
@@ -398,10 +399,13 @@ def test_the_editor(live_page):
     """CodeMirror in a cell, as a reader types: auto-indent after a colon, Tab indents and keeps
     the focus, Escape then Tab leaves, Shift+Enter runs, an edit above marks the outputs below
     out of date and outlives a reload, and every token's colour reads in both themes. The box
-    keeps its looks when focused; a long print is capped; Reset page asks and can be undone."""
-    visit = live_page("engine")
+    keeps its looks when focused; a long print is capped; Reset page asks and can be undone.
+    Live code started from the keyboard keeps the focus, and its first output waits for one
+    editor; Stop (not isolated here) keeps what the cell printed, Ctrl+. stops it from inside the
+    editor, and one Python runs at a time (``stop_from_the_keyboard``)."""
+    visit = live_visit_with(live_page, "engine", COUNT_WORKERS + ";\n" + EDITORS_AT_FIRST_OUTPUT)
     page = visit.page
-    press_live_code(visit)
+    live_code_from_the_keyboard_and_cell_1_at_once(visit)
     expect(page.locator(".cr-live-note")).to_contain_text("Shift+Enter runs it, Tab indents, Esc then Tab")
     editor = page.get_by_role("textbox", name="Code of cell 1", exact=True)
     # The editor keeps its looks when it is focused and typed in (CodeMirror rewrites its class).
@@ -457,10 +461,7 @@ def test_the_editor(live_page):
     # Before the page's first reload the service worker cannot have isolated it: Stop restarts
     # Python, and says that the names are gone.
     assert not page.evaluate("() => crossOriginIsolated")
-    second.fill("while True:\n    pass")
-    second.press("Shift+Enter")
-    page.get_by_role("button", name="Stop").click()
-    expect(page.locator("[data-live-status]")).to_contain_text("Stopped. Python has restarted")
+    stop_from_the_keyboard(visit, second)
     second.fill("6 * 8")
 
     page.reload()
@@ -507,7 +508,9 @@ def test_the_editor(live_page):
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name="Reset page").click()
     assert code_of(editor) != "print(6 * 8)"
-    page.get_by_role("button", name="Undo reset").click()
+    page.get_by_role("button", name="Undo reset").focus()
+    page.keyboard.press("Enter")  # it hides: the focus goes to Reset page beside it
+    assert page.evaluate(FOCUS_PLACE) == "live Reset page", page.evaluate(FOCUS_PLACE)
     assert code_of(editor) == "print(6 * 8)" and code_of(second) == "6 * 8"
     assert not visit.problems(), "\n".join(visit.problems())
 
@@ -588,6 +591,10 @@ def a_runaway_loop_is_stopped_and_the_names_kept(visit: LiveVisit) -> None:
     looped = last.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' cell ')][1]")
     expect(looped).not_to_have_attribute("data-live-state", "running", timeout=10_000)
     expect(status).to_have_text("Stopped. Every name the cells defined is kept.")
+    # The cell says when and where it stopped.
+    expect(looped.locator("[data-live-output]")).to_have_text(
+        re.compile(r"^Stopped after \d+\.\d s, at line [12] \((while True:|pass)\)\.$")
+    )
     first.fill("x + 1")
     page.get_by_role("button", name="Run cell 1", exact=True).click()
     expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("42")
@@ -600,14 +607,16 @@ def a_run_pressed_while_stop_waits_runs_after_the_restart(visit: LiveVisit) -> N
     cut from 10 s to 2 s here). A cell run meanwhile runs in the new Python; it was once dropped."""
     page = visit.page
     page.locator("script[data-check-limit]").evaluate("script => script.setAttribute('data-stop-wait', '2')")
-    page.get_by_role("textbox", name="Code of cell 2", exact=True).fill("import time\ntime.sleep(15)")
+    page.get_by_role("textbox", name="Code of cell 2", exact=True).fill("print('asleep')\nimport time\ntime.sleep(15)")
     page.get_by_role("button", name="Run cell 2", exact=True).click()
-    expect(page.get_by_role("button", name="Stop")).to_be_visible()
+    asleep = page.locator("div.cell").nth(1).locator("[data-live-output]")
+    expect(asleep).to_contain_text("asleep", timeout=30_000)  # shown while the cell runs
     page.get_by_role("button", name="Stop").click()
     page.get_by_role("textbox", name="Code of cell 1", exact=True).fill("y = 5\ny")
     page.get_by_role("button", name="Run cell 1", exact=True).click()
     expect(page.locator("div.cell").first.locator("[data-live-output]")).to_have_text("5", timeout=30_000)
-    expect(page.locator("div.cell").nth(1).locator("[data-live-output]")).to_have_text("Stopped.")
+    # What it printed outlives the Python that printed it (streamed from the worker as it ran).
+    expect(asleep).to_have_text(re.compile(r"^asleep\s*Stopped after \d+\.\d s\.$"))
 
 
 def next_chapter_starts_from_the_cache(visit: LiveVisit, note: str) -> None:
@@ -724,3 +733,108 @@ def test_a_drill_and_live_code_share_one_python(live_page):
     page.wait_for_function("() => true")
     assert len(page.workers) == 1, [worker.url for worker in page.workers]
     assert not visit.problems(), "\n".join(visit.problems())
+
+
+#: Before the page's scripts: counts the workers the page makes and has not ended (python.js
+#: makes them), the most at once in ``window.__workers.most``.
+COUNT_WORKERS = """(() => {
+    const Real = window.Worker, seen = window.__workers = {live: 0, most: 0};
+    window.Worker = function (url, options) {
+        const worker = new Real(url, options), end = worker.terminate.bind(worker);
+        let ended = false;
+        seen.live += 1;
+        seen.most = Math.max(seen.most, seen.live);
+        worker.terminate = () => { if (!ended) { ended = true; seen.live -= 1; } end(); };
+        return worker;
+    };
+    window.Worker.prototype = Real.prototype;
+})()"""
+#: Before the page's scripts: how many cells had an editor when the first output was shown.
+EDITORS_AT_FIRST_OUTPUT = """new MutationObserver((changes, observer) => {
+    observer.disconnect();
+    const made = document.querySelectorAll('div.cell .cr-live-editor').length;
+    document.documentElement.dataset.editorsAtFirstOutput = made;
+}).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-live-first-output']})"""
+#: Records, every 5 ms, whether the keyboard's focus has fallen to the page's body (``window.__dropped``).
+WATCH_FOCUS = """() => { window.__dropped = 0; window.setInterval(() => {
+    if (!document.activeElement || document.activeElement === document.body) window.__dropped += 1; }, 5); }"""
+#: Where the focus is: a button or an editor of Live code's panel, cells or answers, else what it is.
+FOCUS_PLACE = """() => { const e = document.activeElement;
+    const useful = e && (e.tagName === 'BUTTON' || e.classList.contains('cm-content'))
+        && e.closest('.cr-live, div.cell, .cr-live-answer');
+    return useful ? 'live ' + (e.getAttribute('aria-label') || e.textContent) : (e ? e.tagName : 'nothing'); }"""
+
+
+def live_visit_with(live_page, name: str, script: str) -> LiveVisit:
+    """The page ``name`` with ``script`` run before its own scripts (added, then the page reloaded)."""
+    visit = live_page(name)
+    visit.page.add_init_script(script)
+    visit.page.reload(wait_until="load")
+    return visit
+
+
+def most_workers_until(visit: LiveVisit, done) -> int:
+    """The most workers alive at once, as Chromium lists them, until ``done()`` (at most 30 s)."""
+    most, began = len(visit.page.workers), time.monotonic()
+    while not done() and time.monotonic() - began < 30:
+        visit.page.wait_for_timeout(25)
+        most = max(most, len(visit.page.workers))
+    return most
+
+
+def live_code_from_the_keyboard_and_cell_1_at_once(visit: LiveVisit) -> None:
+    """The "Live code" button, pressed from the keyboard, keeps the focus until Run all cells takes it; cell 1,
+    run as soon as it can be, shows its output before most of the page's 45 editors are made
+    (all of them come after)."""
+    page = visit.page
+    nothing_requested_early(visit)
+    cells = page.evaluate("""() => [...document.querySelectorAll('article div.cell')]
+        .filter(cell => cell.querySelector('.cell_input pre') && !cell.classList.contains('tag_no-live')).length""")
+    page.get_by_role("button", name="Live code").focus()
+    page.evaluate(WATCH_FOCUS)
+    page.keyboard.press("Enter")
+    page.get_by_role("button", name="Run cell 1", exact=True).evaluate("button => button.click()")  # keeps the focus
+    page.wait_for_function("() => document.documentElement.dataset.editorsAtFirstOutput", timeout=60_000)
+    made = int(page.evaluate("() => document.documentElement.dataset.editorsAtFirstOutput"))
+    print(f"engine: {made} of {cells} editors made at the first output")
+    assert cells >= 40 and made <= cells // 4, f"{made} of {cells} editors were made before the first output"
+    expect(page.locator("div.cell .cr-live-editor")).to_have_count(cells, timeout=20_000)
+    expect(page.get_by_role("button", name="Run all cells")).to_be_focused()
+    assert page.evaluate("() => window.__dropped") == 0, "the focus fell to the page while the editors loaded"
+
+
+def stop_from_the_keyboard(visit: LiveVisit, editor) -> None:
+    """Not isolated, where Stop restarts Python: Ctrl+. in the running cell's editor stops it, the
+    editor keeps the focus, and the cell keeps what it printed, then says after how long it stopped.
+    A cell run right after Stop runs in the one Python there is: terminate() leaves a worker busy in a
+    loop running for up to 2 s, and the next waits for it to end. Stop pressed from the keyboard
+    gives the focus to the stopped cell's Run button."""
+    page = visit.page
+    status = page.locator("[data-live-status]")
+    output = page.locator("div.cell").nth(1).locator("[data-live-output]")
+    described = page.locator("#" + editor.get_attribute("aria-describedby")).text_content()
+    assert "Ctrl+. stops the code that runs" in described, described
+    assert "Control+." in page.locator("[data-live-action=stop]").get_attribute("aria-keyshortcuts")
+    editor.fill("for i in range(3):\n    print('tick', i)\nwhile True:\n    pass")
+    editor.press("Shift+Enter")
+    expect(output).to_contain_text("tick 2", timeout=30_000)  # shown while it runs
+    editor.press("Control+Period")
+    expect(status).to_contain_text("Stopped. Python has restarted")
+    expect(output).to_have_text(re.compile(r"^tick 0\s*tick 1\s*tick 2\s*Stopped after \d+\.\d s\.$"))
+    expect(editor).to_be_focused()
+    assert "." not in code_of(editor).split("pass")[-1], "Ctrl+. typed into the editor"
+    page.get_by_role("button", name="Run cell 1", exact=True).click()  # right after Stop: print(6 * 8)
+    answered = page.locator("div.cell").first.locator("[data-live-output]")
+    most = most_workers_until(visit, lambda: answered.text_content() == "48")
+    expect(answered).to_have_text("48")
+    assert most <= 1, f"{most} workers (Pythons) alive at once after Stop"
+    assert page.evaluate("() => window.__workers.most") <= 1, page.evaluate("() => window.__workers")
+
+    editor.fill("while True:\n    pass")
+    page.get_by_role("button", name="Run cell 2", exact=True).click()
+    stop = page.get_by_role("button", name="Stop")
+    expect(stop).to_be_visible(timeout=30_000)
+    stop.focus()
+    page.keyboard.press("Enter")
+    expect(status).to_contain_text("Stopped. Python has restarted")
+    assert page.evaluate(FOCUS_PLACE) == "live Run cell 2", page.evaluate(FOCUS_PLACE)

@@ -197,3 +197,21 @@ def test_start_page_draws_with_the_pages_graphviz():
     finally:
         dot.set_renderer(None)
         Value.from_op = original
+
+
+def test_what_a_cell_prints_is_streamed_as_it_comes_and_still_comes_whole_with_its_result():
+
+    posted = []
+    live.stream_to(posted.append)
+    try:
+        source = "for i in range(6000):\n    print(i)"
+        result = live.run_cell(source, live.new_namespace())
+    finally:
+        live.stream_to(None)
+    streamed = "".join(posted)
+    assert result["stdout"] == "".join(f"{i}\n" for i in range(6000)), "the result lost output"
+    # What was posted is the output as printed, from its start; the first 5,000 writes at once.
+    assert result["stdout"].startswith(streamed) and streamed.count("\n") >= 2500, streamed[-30:]
+    assert len(posted) > 100, "not streamed: it came in one piece"
+    assert live.run_cell("print(1)", live.new_namespace())["stdout"] == "1\n"
+    assert len("".join(posted)) == len(streamed), "still streaming after stream_to(None)"

@@ -1,22 +1,22 @@
 /* chainrule live code: run a page's code cells in the browser, with Python in WebAssembly.
  *
- * "Live code" starts a Web Worker (live_worker.js) that loads Pyodide, Graphviz in WebAssembly
- * and the engine's and the course's wheels from the book's own _static/live/ folder (no CDN, no
- * server). Each code cell (myst-nb's div.cell) becomes an editor (CodeMirror, live_editor.js; a
- * plain text box if it cannot load) with "Run cell"; its output goes in [data-live-output] under it; the cells share
- * one interpreter, as in a notebook. The toolbar under the title stays
- * in view: Run all cells (stops at an error), Run cells above (the cell last edited or clicked),
- * Stop (restarts Python), Reset (the page's code and empty answers back), and a status that says
- * which cell runs and for how long. Under each checked exercise (data-exercises: label, names,
- * answer and check cells, from _ext/live_code.py) goes the answer cell with Check, which runs the
- * answer, then the notebook's check, and shows the verdict (live_answers.js, loaded first). A solution's cells run only from their
- * own Run cell, never from Run all, and apart from the page's names (space "solution"), so they
- * never replace an answer. Edits and answers are kept in
- * localStorage per page until Reset; a cell edited after it ran marks the outputs below as out of
- * date. Cells tagged no-live (numpy, PyTorch, JAX) say what they need, with the Colab link.
- * With data-live-mode="answers" (a chapter whose code needs numpy, but some of whose exercises do not)
- * the button is "Answer in the page", and only those exercises' answer cells come alive.
- */
+ * "Live code" starts a Web Worker (python.js, live_worker.js) with Pyodide, Graphviz in WebAssembly and the
+ * engine's and the course's wheels, from the book's own _static/live/ folder (no CDN, no server). Each code
+ * cell (div.cell) becomes an editor (CodeMirror, live_editor.js; a text box if it cannot load) with "Run cell"
+ * and its output, [data-live-output] (live_cells.js: made as needed, so that the first output waits for none
+ * but the first); the cells share one interpreter. The toolbar stays in view: Run all cells (stops at an
+ * error), Run cells above (the cell last edited or clicked), Stop (interrupts or restarts Python; a stopped
+ * cell keeps what it printed), Reset (asks; Undo reset), and a status that says which cell runs and how long.
+ * Under each checked exercise (data-exercises, from _ext/live_code.py) goes its answer cell with Check
+ * (live_answers.js). A solution's cells run only from their own Run cell, apart from the page's names (space
+ * "solution"). Edits and answers are kept in localStorage per page; a cell edited after it ran marks the
+ * outputs below out of date. Cells tagged no-live say what they need, with the Colab link. data-live-mode=
+ * "answers": the button is "Answer in the page", and only the exercises' answer cells come alive.
+ * Keys: Shift+Enter (Ctrl+Enter) runs a cell, checks an answer. Ctrl+. (Cmd+. on a Mac) stops what runs, as
+ * Stop does, from anywhere, an editor too (nothing when nothing runs): said in the note under the toolbar,
+ * every editor's aria-describedby, and on Stop. The focus is never dropped: "Live code" keeps it (aria-disabled)
+ * until Run all cells (or the answer) takes it; Stop, pressed or hidden as the run ends, gives it to the Run
+ * cell (or Check) button of what ran; Undo reset gives it to Reset page. */
 (function () {
   "use strict";
   var me = document.currentScript;
@@ -26,7 +26,10 @@
   var SIZE = me.getAttribute("data-runtime-size") || "about 15 MB";
   var STORE = "chainrule-live:" + location.pathname;
   var ANSWERS_ONLY = me.getAttribute("data-live-mode") === "answers";
+  var MAC = /Mac|iPhone|iPad/.test(navigator.platform || "");
+  var STOP_KEY = MAC ? "Cmd+." : "Ctrl+.";
   var answers = null;  // the exercises' answer cells (live_answers.js)
+  var cells = null;  // the code cells' editors and outputs (live_cells.js)
   var START = ANSWERS_ONLY ? "Answer in the page" : "Live code";
   // The page loads this script in its head: wait for the page's cells.
   if (document.readyState === "loading") {
@@ -36,10 +39,13 @@
   }
   return;
 
-  // What live_answers.js needs of this page's helpers; it gives back the exercises' functions.
-  function answersFor() {
-    return window.chainruleLiveAnswers({
-      makeEditor: makeEditor, makeButton: makeButton, makeOutput: makeOutput, addText: addText,
+  // What live_cells.js and live_answers.js need of this page's helpers; they give back their functions.
+  function helpersFor() {
+    cells = window.chainruleLiveCells({
+      makeButton: makeButton, save: save, runCells: runCells, noteFirstOutput: noteFirstOutput
+    });
+    answers = window.chainruleLiveAnswers({
+      makeEditor: cells.makeEditor, makeButton: makeButton, makeOutput: cells.makeOutput, addText: cells.addText,
       enqueue: enqueue, execute: execute, startClock: startClock, stopPython: stopPython, say: say,
       noteFirstOutput: noteFirstOutput, save: save, startLive: startLive, START: START,
       checkLimit: function () { return Number(me.getAttribute("data-check-limit")); }
@@ -47,16 +53,16 @@
   }
 
   function setUpPage(base, wheels, exercises) {
-    answers = answersFor();
+    helpersFor();
     var article = document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
-    var cells = ANSWERS_ONLY ? [] : Array.prototype.slice.call(article.querySelectorAll("div.cell"))
+    var found = ANSWERS_ONLY ? [] : Array.prototype.slice.call(article.querySelectorAll("div.cell"))
       .filter(function (cell) { return cell.querySelector(".cell_input pre"); });
-    if (!(cells.length || exercises.length) || !wheels) return;
+    if (!(found.length || exercises.length) || !wheels) return;
     // The page's state: its controls, the interpreter, the cells that run.
     var page = {
-      base: base, wheels: wheels, cells: cells, entries: [], answers: [], controls: buildPanel(article),
+      base: base, wheels: wheels, cells: found, entries: [], answers: [], controls: buildPanel(article),
       exercises: exercises.filter(function (e) { return answers.numberExercise(e); }),
-      ready: null, running: null, pressedAt: 0, firstOutput: null,
+      ready: null, running: null, pressedAt: 0, firstOutput: null, lastRun: null,
       current: null, clock: null, saved: loadSaved(), generation: 0,
       colab: document.querySelector('a[href*="colab.research.google.com"]')
     };
@@ -93,9 +99,12 @@
       clock: document.createElement("span")
     };
     controls.above.title = "Run every cell above the one you last edited or clicked in";
+    controls.stop.title = "Stop the code that runs (" + STOP_KEY + ", from anywhere in the page)";
+    controls.stop.setAttribute("aria-keyshortcuts", MAC ? "Meta+." : "Control+.");
     controls.reset.title = "Bring back the page's code and empty answer cells, and restart Python (asks first)";
     controls.undo.title = "Bring back the edits and answers the last Reset page cleared";
     controls.note.className = "cr-live-note";
+    controls.note.id = "cr-live-keys";  // once Live code is on, every editor's description
     controls.note.textContent = (ANSWERS_ONLY ? "Check your answers to this chapter's exercises with Python " +
       "in your browser" : "Run and edit this page's Python in your browser") + " (it downloads " + SIZE +
       " once, and keeps it for every chapter).";
@@ -117,12 +126,6 @@
   }
 
   function say(page, text) { page.controls.status.textContent = text; }
-
-  function needs(code) {
-    if (/\bjax\b/.test(code)) return "JAX";
-    if (/\btorch\b/.test(code)) return "PyTorch";
-    return "numpy and matplotlib";
-  }
 
   // --- what the reader typed, kept per page ------------------------------------------------
   function loadSaved() {
@@ -149,10 +152,18 @@
   function startWorker(page) {
     page.ready = window.chainrulePython.start(page.base, page.wheels);
     page.ready.then(function (ms) {
-      if (!page.running) say(page, "Python is ready (" + (ms / 1000).toFixed(1) + " s). Run a cell, or Run all cells.");
+      if (page.running) return;
+      say(page, "Python is ready (" + (ms / 1000).toFixed(1) + " s). Run a cell, or Run all cells.");
+      makeTheRestSoon(page);  // nothing to run yet: the other editors now
     }, function (error) {
       say(page, "Python could not start: " + error.message);
+      makeTheRestSoon(page);
     });
+  }
+
+  // The editors not made yet, in idle moments: once the first output is shown, or nothing waits for Python.
+  function makeTheRestSoon(page) {
+    if (page.editorsReady) page.editorsReady.then(function () { cells.makeTheRest(page); });
   }
 
   // Python restarted, here or for a drill: crashed, or stopped or reset by this page's buttons.
@@ -165,8 +176,9 @@
     say(page, "Python crashed (" + detail + ") and has restarted; the cells above must run again (Run cells above).");
   }
 
-  function execute(page, code, space) {
-    return page.ready.then(function () { return window.chainrulePython.run(code, space); });
+  // ``onOutput(text)``: what the code has printed so far, while it runs.
+  function execute(page, code, space, onOutput) {
+    return page.ready.then(function () { return window.chainrulePython.run(code, space, onOutput); });
   }
 
   // Stop and Reset restart Python: a run begun before (an older generation) says nothing more.
@@ -204,7 +216,8 @@
 
   // The status while a cell runs: which one, and for how long; Stop shows meanwhile.
   function startClock(page, what) {
-    stopClock(page);
+    if (page.clock) window.clearInterval(page.clock);  // Stop stays (and keeps the focus) from cell to cell
+    page.controls.clock.textContent = "";
     var began = performance.now();
     say(page, "Running " + what + "\u2026");
     var tick = function () {
@@ -215,189 +228,67 @@
     page.controls.stop.hidden = false;
   }
 
+  // Stop hides when nothing runs; if it had the focus, the button of what ran gets it.
   function stopClock(page) {
+    var controls = page.controls;
+    var focused = document.activeElement === controls.stop;
     if (page.clock) window.clearInterval(page.clock);
     page.clock = null;
-    page.controls.clock.textContent = "";
-    page.controls.stop.hidden = true;
+    controls.clock.textContent = "";
+    controls.stop.hidden = true;
+    if (focused) focusAfterStop(page);
   }
 
-  // --- the cells ---------------------------------------------------------------------
-  // A cell that needs what the page's Python lacks says so, with the chapter's Colab link.
-  function skipCell(page, cell, input, original, output) {
-    var line = document.createElement("p");
-    line.className = "cr-live-skip";
-    line.appendChild(document.createTextNode("This cell needs " + needs(original) + "; run it in Colab"));
-    if (page.colab) {
-      var link = document.createElement("a");
-      link.href = page.colab.href;
-      link.textContent = " (open this chapter in Colab)";
-      line.appendChild(link);
-    }
-    line.appendChild(document.createTextNode("."));
-    output.appendChild(line);
-    input.parentNode.insertBefore(output, input.nextSibling);
-    cell.setAttribute("data-live-state", "skipped");
-    return null;
-  }
-
-  function makeOutput() {
-    var output = document.createElement("div");
-    output.className = "cr-live-output";
-    output.setAttribute("data-live-output", "");  // not a live region: the status says what ran
-    return output;
-  }
-
-  // The editor of a cell: CodeMirror (live_editor.js) once loaded, a plain text box if it
-  // could not load. Either way {element, value, focus(), onFocus()}; setting value calls onEdit.
-  function makeEditor(page, code, label, onRun, onEdit) {
-    if (page.codeEditor) return page.codeEditor.makeCodeEditor(code, label, onRun, onEdit);
-    var area = document.createElement("textarea");
-    area.className = "cr-live-editor";
-    area.value = code;
-    area.spellcheck = false;
-    area.setAttribute("aria-label", label);
-    var fit = function () { area.rows = Math.min(30, area.value.split("\n").length + 1); };
-    fit();
-    area.addEventListener("keydown", function (event) {
-      if (event.key === "Enter" && (event.shiftKey || event.ctrlKey)) {
-        event.preventDefault();
-        onRun();
-      }
-    });
-    area.addEventListener("input", function () { fit(); onEdit(area.value); });
-    return {
-      element: area,
-      get value() { return area.value; },
-      set value(text) { area.value = text; fit(); onEdit(text); },
-      focus: function () { area.focus(); },
-      onFocus: function (callback) { area.addEventListener("focus", callback); }
-    };
-  }
-
-  // CodeMirror's modules (copied from npm's packages into cm/ by _ext/live_code.py) by their
-  // bare names, through an import map; then live_editor.js. Resolves to the module, or null.
-  function loadEditor(base) {
-    return fetch(base + "cm/modules.json").then(function (response) {
-      if (!response.ok) throw new Error("no cm/modules.json");
-      return response.json();
-    }).then(function (modules) {
-      var imports = {};
-      Object.keys(modules).forEach(function (name) { imports[name] = new URL(modules[name], base).href; });
-      var map = document.createElement("script");
-      map.type = "importmap";
-      map.textContent = JSON.stringify({ imports: imports });
-      document.head.appendChild(map);
-      return import(base + "live_editor.js");
-    }).catch(function () { return null; });
-  }
-
-  function setUpCell(page, cell, index) {
-    var input = cell.querySelector(".cell_input");
-    var original = cell.querySelector(".cell_input pre").textContent.replace(/\n$/, "");
-    var output = makeOutput();
-    if (cell.classList.contains("tag_no-live")) return skipCell(page, cell, input, original, output);
-    var kept = page.saved.cells[index];
-    var entry = {
-      cell: cell, output: output, original: original, index: index,
-      space: cell.classList.contains("tag_solution") ? "solution" : "page", ran: false
-    };
-    var code = kept && kept.original === original ? kept.code : original;
-    entry.editor = makeEditor(page, code, "Code of cell " + (index + 1), function () { runCells(page, [entry]); },
-                              function (value) { cellEdited(page, entry, value); });
-    entry.editor.onFocus(function () { page.current = entry; });
-    var runButton = makeButton("Run cell", "run-cell", "Run cell " + (index + 1));
-    runButton.title = "Run this cell (Shift+Enter in the cell)";
-    var box = document.createElement("div");
-    box.className = "cr-live-cell";
-    var number = document.createElement("span");
-    number.className = "cr-live-number";
-    number.textContent = "Cell " + (index + 1);
-    number.setAttribute("aria-hidden", "true");  // the editor and its button carry the number in their names
-    box.appendChild(number);
-    box.appendChild(entry.editor.element);
-    box.appendChild(runButton);
-    input.parentNode.insertBefore(box, input.nextSibling);
-    box.parentNode.insertBefore(output, box.nextSibling);
-    runButton.addEventListener("click", function () { page.current = entry; runCells(page, [entry]); });
-    return entry;
-  }
-
-  // An edit is kept; once a cell has run, editing it makes the outputs below it out of date.
-  function cellEdited(page, entry, value) {
-    page.current = entry;
-    if (value === entry.original) delete page.saved.cells[entry.index];
-    else page.saved.cells[entry.index] = { original: entry.original, code: value };
-    save(page);
-    if (!entry.ran) return;
-    page.entries.forEach(function (other) {
-      if (other.index > entry.index && other.ran) other.output.setAttribute("data-live-stale", "");
-    });
-  }
-
-  function showResult(page, entry, result) {
-    var output = entry.output;
-    output.textContent = "";
-    output.removeAttribute("data-live-stale");
-    var stream = (result.stdout || "") + (result.stderr || "");
-    if (stream) addLong(output, "cr-live-stream", stream.replace(/\n$/, ""));
-    if (result.error) addText(output, "pre", "cr-live-error", result.error);
-    if (result.text) addLong(output, "cr-live-result", result.text);
-    if (result.html) {
-      var shown = addText(output, "div", "cr-live-html", "");
-      shown.innerHTML = result.html;
-      if (window.chainruleExplorable) window.chainruleExplorable.setupAll(shown);
-      if (window.chainruleWatchScrolling) window.chainruleWatchScrolling(shown);  // site.js
-    }
-    entry.ran = true;
-    entry.cell.setAttribute("data-live-state", result.error ? "error" : "done");
-    noteFirstOutput(page);
-  }
-
-  // A long output shows its first MAX_LINES lines, in a box that scrolls past about 40 lines,
-  // and a button that shows the rest: a 200,000-line print must not make a page miles long.
-  function addLong(parent, className, text) {
-    var MAX_LINES = 500;  // here, not beside the function: the code after the IIFE's return never runs
-    var lines = text.split("\n");
-    var pre = addText(parent, "pre", className, lines.slice(0, MAX_LINES).join("\n"));
-    if (lines.length > MAX_LINES) {
-      var all = makeButton("Show all " + lines.length + " lines", "show-all");
-      all.addEventListener("click", function () { pre.textContent = text; all.remove(); });
-      parent.appendChild(all);
-    }
-    window.requestAnimationFrame(function () {  // a box that scrolls is reached by the keyboard too
-      if (pre.scrollHeight > pre.clientHeight) pre.tabIndex = 0;
-    });
-    return pre;
-  }
-
-  function addText(parent, tag, className, text) {
-    var element = document.createElement(tag);
-    element.className = className;
-    element.textContent = text;
-    parent.appendChild(element);
-    return element;
+  function focusAfterStop(page) {
+    var controls = page.controls;
+    var choices = [page.lastRun, controls.runAll, controls.reset];
+    var target = choices.filter(function (b) { return b && b.isConnected && !b.hidden && b.offsetParent; })[0];
+    if (target) target.focus();
   }
 
   function noteFirstOutput(page) {
     if (page.firstOutput !== null) return;
     page.firstOutput = (performance.now() - page.pressedAt) / 1000;
     document.documentElement.setAttribute("data-live-first-output", page.firstOutput.toFixed(2));
+    makeTheRestSoon(page);
   }
 
   // Runs ``work`` after whatever runs now; what it returns (a promise) is the new "running".
   function enqueue(page, work) {
     var chain = page.running || Promise.resolve(true);
+    var settled = function () {
+      if (page.running !== mine) return;
+      page.running = null;
+      stopClock(page);
+      makeTheRestSoon(page);
+    };
     var mine = chain.then(work).then(function (value) {
-      if (page.running === mine) { page.running = null; stopClock(page); }
+      settled();
       return value;
     }, function (error) {
-      if (page.running === mine) { page.running = null; stopClock(page); }
+      settled();
       say(page, "Python stopped: " + error.message);
       return false;
     });
     page.running = mine;
     return mine;
+  }
+
+  // Runs one cell of a list: false ends the list.
+  function runOne(page, entry, generation, single) {
+    cells.showRunning(entry);
+    page.lastRun = entry.runButton;
+    startClock(page, "cell " + (entry.index + 1));
+    var printed = function (text) { if (generation === page.generation) cells.showPrinted(entry, text); };
+    return execute(page, entry.editor.value, entry.space, printed).then(function (result) {
+      if (generation !== page.generation) {
+        cells.showEnded(page, entry, result);
+        return false;
+      }
+      cells.showResult(page, entry, result);
+      var expected = entry.cell.classList.contains("tag_raises-exception");
+      return !result.error || expected || single ? true : { entry: entry, error: result.error };
+    });
   }
 
   // Runs the cells of ``list`` one after another; a list of several stops at an error.
@@ -408,17 +299,9 @@
       return list.reduce(function (previous, entry) {
         return previous.then(function (goOn) {
           if (!goOn || generation !== page.generation) return false;
-          entry.cell.setAttribute("data-live-state", "running");
-          entry.output.removeAttribute("data-live-stale");  // the cell that runs says only that it runs
-          entry.output.textContent = "Running\u2026";
-          startClock(page, "cell " + (entry.index + 1));
-          return execute(page, entry.editor.value, entry.space).then(function (result) {
-            if (generation !== page.generation) return false;
-            showResult(page, entry, result);
-            var expected = entry.cell.classList.contains("tag_raises-exception");
-            var goOn = !result.error || expected || list.length === 1;
-            if (!goOn) failed = { entry: entry, error: result.error };
-            return goOn;
+          return runOne(page, entry, generation, list.length === 1).then(function (outcome) {
+            if (outcome && outcome.entry) failed = outcome;
+            return outcome === true;
           });
         });
       }, Promise.resolve(true)).then(function (finished) {
@@ -438,28 +321,42 @@
 
   // --- the panel's buttons -------------------------------------------------------------
   function startLive(page) {
+    if (page.editorsReady) return page.editorsReady;
     var controls = page.controls;
     page.pressedAt = performance.now();
     startWorker(page);  // first: its worker loads while the page lays itself out again
-    controls.live.hidden = true;
+    controls.live.setAttribute("aria-disabled", "true");  // it keeps the focus until the toolbar is there
     document.body.classList.add("cr-live-on");
     keepUnderHeader(controls.panel);
     say(page, "Loading Python\u2026");
-    page.editorsReady = loadEditor(page.base).then(function (module) {
+    page.editorsReady = cells.loadEditor(page.base).then(function (module) {
       page.codeEditor = module;
-      page.entries = page.cells.map(function (cell, index) { return setUpCell(page, cell, index); })
-        .filter(Boolean);
+      page.keysNote = controls.note.id;
+      // The first editors are made before anything changes in the page (live_cells.js: makeAll).
+      cells.setUpCells(page);
       page.answers = page.exercises.map(function (exercise) { return answers.setUpAnswer(page, exercise); });
-      controls.reset.hidden = false;
-      controls.runAll.hidden = controls.above.hidden = ANSWERS_ONLY;
-      controls.note.textContent = (ANSWERS_ONLY ? "In an answer: Shift+Enter checks it" : "In a cell: Shift+Enter runs it") +
-        ", Tab indents, Esc then Tab leaves it.";
-      // The keys' note stays under the panel, out of the bar that follows the reader.
-      controls.panel.parentNode.insertBefore(controls.note, controls.panel.nextSibling);
-      if (ANSWERS_ONLY) answers.goToAnswer(page, page.exercises[0]);  // the answers are all there is to do here
-      else controls.runAll.focus();
+      showToolbar(page);
     });
     return page.editorsReady;
+  }
+
+  // The editors made, into the page; the keys' note, and the toolbar in place of "Live code".
+  function showToolbar(page) {
+    var controls = page.controls;
+    controls.note.textContent = (ANSWERS_ONLY ? "In an answer: Shift+Enter checks it" : "In a cell: Shift+Enter runs it") +
+      ", Tab indents, Esc then Tab leaves it; " + STOP_KEY + " stops the code that runs.";
+    // The keys' note stays under the panel, out of the bar that follows the reader.
+    controls.panel.parentNode.insertBefore(controls.note, controls.panel.nextSibling);
+    cells.placeMade(page);
+    page.answers.forEach(function (entry) { entry.place(); });
+    controls.reset.hidden = false;
+    controls.runAll.hidden = controls.above.hidden = ANSWERS_ONLY;
+    var focused = document.activeElement;
+    if (ANSWERS_ONLY) answers.focusAnswer(page, page.exercises[0]);  // the answers are all there is to do here
+    else if (focused === controls.live || focused === document.body || !focused) {
+      controls.runAll.focus({ preventScroll: true });  // in the bar, in view
+    }
+    controls.live.hidden = true;  // only now: the focus was never on the page's body
   }
 
   // The toolbar sticks just under the theme's own sticky header, whatever its height, and the
@@ -471,16 +368,19 @@
       panel.style.setProperty("--cr-live-top", height + "px");
       document.documentElement.style.scrollPaddingTop = (height + panel.offsetHeight + 8) + "px";
     };
-    place();
+    // The first place() after the next layout (ResizeObserver's first call): read now, the sizes
+    // would lay out the whole page at once (0.1 s on a long chapter).
     window.addEventListener("resize", place);
     if (window.ResizeObserver) new ResizeObserver(place).observe(panel);
+    else window.requestAnimationFrame(place);
   }
 
+  // A cell stopped keeps what it printed and says after how long (live_cells.js).
   function stopRunning(page) {
     page.entries.forEach(function (entry) {
       if (entry.cell.getAttribute("data-live-state") === "running") {
-        entry.output.textContent = "Stopped.";
-        entry.cell.setAttribute("data-live-state", "stopped");
+        entry.stoppedAfter = (performance.now() - entry.began) / 1000;
+        cells.showStopped(entry);
       }
     });
     page.answers.forEach(function (entry) {
@@ -524,7 +424,9 @@
       if (kept) entry.editor.value = kept.code;
     });
     page.cleared = null;
+    var focused = document.activeElement === page.controls.undo;
     page.controls.undo.hidden = true;
+    if (focused) page.controls.reset.focus();  // the button beside it, not the page's top
     say(page, "Your edits and answers are back; run the cells again to see their outputs.");
   }
 
@@ -549,5 +451,11 @@
     controls.stop.addEventListener("click", function () { stopRunning(page); });
     controls.reset.addEventListener("click", function () { resetPage(page); });
     controls.undo.addEventListener("click", function () { undoReset(page); });
+    // Ctrl+. (Cmd+.) stops what runs, wherever the focus is: in an editor too (CodeMirror binds no such key).
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "." || !(event.ctrlKey || event.metaKey) || event.altKey || controls.stop.hidden) return;
+      event.preventDefault();
+      stopRunning(page);
+    }, true);
   }
 })();

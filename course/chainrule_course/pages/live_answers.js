@@ -5,7 +5,8 @@
  * verdict; a skip link after the theme's "Skip to main content" leads to each answer. live.js
  * calls window.chainruleLiveAnswers(api) with its page helpers (api: makeEditor, makeButton,
  * makeOutput, addText, enqueue, execute, startClock, stopPython, say, noteFirstOutput, save,
- * startLive, checkLimit, START) and gets back what sets up a page's exercises.
+ * startLive, checkLimit, START; makeEditor, makeOutput and addText are live_cells.js's) and gets
+ * back what sets up a page's exercises.
  */
 (function () {
   "use strict";
@@ -17,7 +18,7 @@
     var noteFirstOutput = api.noteFirstOutput;
     return {
       numberExercise: numberExercise, addHint: addHint, addSkipLinks: addSkipLinks,
-      goToAnswer: goToAnswer, setUpAnswer: setUpAnswer
+      goToAnswer: goToAnswer, focusAnswer: focusAnswer, setUpAnswer: setUpAnswer
     };
 
     // Right after the theme's "Skip to main content": a link to each exercise's answer cell,
@@ -44,13 +45,16 @@
 
     function goToAnswer(page, exercise) {
       var started = page.editorsReady || api.startLive(page);
-      started.then(function () {
-        var entry = page.answers.filter(function (answer) { return answer.exercise === exercise; })[0];
-        if (!entry) return;
-        // CodeMirror focuses without scrolling: bring the answer to the middle of the screen.
-        entry.editor.element.scrollIntoView({ block: "center" });
-        entry.editor.focus();
-      });
+      started.then(function () { focusAnswer(page, exercise); });
+    }
+
+    // Once the answers are there (live.js calls it as they come, so that the focus is never lost).
+    function focusAnswer(page, exercise) {
+      var entry = page.answers.filter(function (answer) { return answer.exercise === exercise; })[0];
+      if (!entry) return;
+      // CodeMirror focuses without scrolling: bring the answer to the middle of the screen.
+      entry.editor.element.scrollIntoView({ block: "center" });
+      entry.editor.focus();
     }
 
     // The exercise's number, from its title on the page ("Exercise N.M"); false when it is not there.
@@ -78,12 +82,12 @@
     function setUpAnswer(page, exercise) {
       var box = document.getElementById(exercise.label);
       var hint = document.querySelector('[data-live-hint="' + exercise.label + '"]');
-      var entry = { exercise: exercise, output: makeOutput() };
+      var entry = { exercise: exercise, output: makeOutput(), button: null };
       var kept = page.saved.answers[exercise.label];
       var onRun = function () { checkAnswer(page, entry); };
       entry.editor = makeEditor(page, kept ? kept.code : exercise.answer, "Answer to Exercise " + exercise.number,
                                 onRun, function (value) { answerEdited(page, entry, value); });
-      var check = makeButton("Check", "check", "Check Exercise " + exercise.number);
+      var check = entry.button = makeButton("Check", "check", "Check Exercise " + exercise.number);
       check.title = "Run your answer, then the exercise's check (Shift+Enter in the answer)";
       var again = makeButton("Reset answer", "reset-answer", "Reset answer to Exercise " + exercise.number);
       var block = document.createElement("div");
@@ -97,8 +101,11 @@
       block.appendChild(check);
       block.appendChild(again);
       block.appendChild(entry.output);
-      if (hint) hint.remove();
-      box.parentNode.insertBefore(block, box.nextSibling);
+      // Into the page when live.js says: after every editor is made, so that making one forces no layout.
+      entry.place = function () {
+        if (hint) hint.remove();
+        box.parentNode.insertBefore(block, box.nextSibling);
+      };
       check.addEventListener("click", onRun);
       again.addEventListener("click", function () {
         entry.editor.value = exercise.answer;
@@ -127,6 +134,7 @@
       return enqueue(page, function () {
         if (generation !== page.generation) return false;
         entry.output.textContent = "Checking\u2026";
+        page.lastRun = entry.button;  // Stop, pressed meanwhile, gives it the focus
         startClock(page, "the check of Exercise " + exercise.number);
         var timer = null;
         page.ready.then(function () {

@@ -6,7 +6,8 @@
  *
  * Tab indents and Shift+Tab dedents (CodeMirror's indentWithTab); Escape, then Tab, leaves
  * the editor, as CodeMirror documents for keyboard users. Enter keeps the indentation and
- * indents after a colon; Shift+Enter or Ctrl+Enter runs the cell. The editor grows with
+ * indents after a colon; Shift+Enter or Ctrl+Enter runs the cell (Ctrl+. or Cmd+., which stops
+ * the running code, is live.js's, on the whole page: CodeMirror binds no such key). The editor grows with
  * its content. Colours come from classes (tok-keyword, ...) that live.css sets for the
  * light and the dark theme.
  */
@@ -17,10 +18,12 @@ import { bracketMatching, indentOnInput, indentUnit, syntaxHighlighting } from "
 import { python } from "@codemirror/lang-python";
 import { classHighlighter } from "@lezer/highlight";
 
-/* An editor holding ``code``, named ``label`` for screen readers. ``onRun()`` on Shift+Enter
+/* An editor holding ``code``, named ``label`` for screen readers and described by the element
+ * whose id is ``describedBy`` (the note of the keys, when given). ``onRun()`` on Shift+Enter
  * or Ctrl+Enter, ``onEdit(text)`` after every change. Returns what live.js needs: the
  * element to place, the text (``value``, which can be set), focus() and onFocus(). */
-export function makeCodeEditor(code, label, onRun, onEdit) {
+export function makeCodeEditor(code, label, onRun, onEdit, describedBy) {
+  const described = describedBy ? { "aria-describedby": describedBy } : {};
   const run = () => { onRun(); return true; };
   const view = new EditorView({
     doc: code,
@@ -43,7 +46,7 @@ export function makeCodeEditor(code, label, onRun, onEdit) {
       // tabindex 0 says what the browser already does (an editable box is in the tab order) in a
       // way axe-core reads: a code line wider than a phone makes the box a scrolling region, which
       // must be reachable by the keyboard (WCAG 2.1.1, axe's scrollable-region-focusable).
-      EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": "true", tabindex: "0" }),
+      EditorView.contentAttributes.of({ "aria-label": label, "aria-multiline": "true", tabindex: "0", ...described }),
       // The box's class through CodeMirror's own facet: CodeMirror rewrites the class attribute
       // on focus and on every update, so a class added from outside is lost at the first touch.
       EditorView.editorAttributes.of({ class: "cr-live-editor" }),

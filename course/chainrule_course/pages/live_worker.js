@@ -15,8 +15,16 @@
  * ``interrupt``, a SharedArrayBuffer of one byte: Pyodide's interrupt buffer. The page writes 2
  * (SIGINT) into it to stop the running cell with a KeyboardInterrupt, and every name is kept.
  *
+ * While a cell runs, what it prints goes to the page as it comes ({type: "output"}: the text
+ * printed since the last one; every 50 ms at most once it prints fast: live.stream_to), so that
+ * a cell stopped by a new worker (Stop where Python cannot be interrupted) keeps what it printed.
+ *
+ * The worker holds the Web Lock named after it (self.name, given by python.js) as long as it
+ * lives: the page makes the next worker once that lock is free, so two never run at once.
+ *
  * Messages in:  {type: "start", base, wheels (file names, separated by spaces), interrupt?}, {type: "run", id, code, space ("page" or "solution")}
- * Messages out: {type: "ready", ms}, {type: "failed", message}, {type: "result", id, result, ms},
+ * Messages out: {type: "ready", ms}, {type: "failed", message}, {type: "output", id, text},
+ *               {type: "result", id, result, ms},
  *               {type: "crashed", id, message} (Pyodide died; the page starts a new worker)
  */
 "use strict";
@@ -27,6 +35,11 @@ var python = null;
 var live = null, namespace = null, solutions = null, release = null;
 var interrupt = null;
 var queue = Promise.resolve();
+var current = null;  // the id of the run under way: its output goes to the page under that id
+
+if (self.name && self.navigator && navigator.locks) {  // held until this worker ends (see above)
+  navigator.locks.request(self.name, function () { return new Promise(function () {}); }).catch(function () {});
+}
 
 var start = function (base, wheels, buffer) {
   var began = performance.now();
@@ -54,6 +67,9 @@ var start = function (base, wheels, buffer) {
         pyodide.setInterruptBuffer(interrupt);
       }
       live = pyodide.pyimport("chainrule_course.pages.live");
+      live.stream_to(function (text) {  // what a cell prints, to the page as it comes
+        if (current !== null) postMessage({ type: "output", id: current, text: text });
+      });
       var page = live.start_page(function (source) { return viz.renderString(source, { format: "svg" }); });
       namespace = page.get(0);
       solutions = page.get(1);
@@ -123,6 +139,7 @@ function keepSnapshot(key, bytes) {
 var run = function (id, code, space) {
   var began = performance.now();
   var result;
+  current = id;
   try {
     var name = "<cell " + id + ">";
     var proxy = space === "solution"
@@ -131,6 +148,7 @@ var run = function (id, code, space) {
     result = proxy.toJs({ dict_converter: Object.fromEntries });
     proxy.destroy();
   } catch (error) {
+    current = null;
     if (!(error && error.type === "KeyboardInterrupt")) {
       // Pyodide itself failed (a fatal error): this interpreter is gone; the page restarts it.
       python = null;
@@ -139,6 +157,7 @@ var run = function (id, code, space) {
     }
     result = { error: "KeyboardInterrupt: stopped" };  // Stop arrived outside the cell's own lines
   }
+  current = null;
   if (interrupt) interrupt[0] = 0;  // a Stop that came after the cell ended stops nothing else
   postMessage({ type: "result", id: id, result: result, ms: Math.round(performance.now() - began) });
 };
