@@ -167,7 +167,7 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
     pages Live code's."""
     app.add_js_file(f"{STATIC_FOLDER}/site.js")
     app.add_css_file(f"{STATIC_FOLDER}/progress.css")
-    book = {"data-book": json.dumps({"name": "chainrule", "version": edition(app.srcdir)}, separators=(",", ":"))}
+    book = {"data-book": json.dumps({"name": "chainrule", "version": edition()}, separators=(",", ":"))}
     app.add_js_file(f"{STATIC_FOLDER}/progress.js", **book, **progress_attributes(app, pagename))
     answers_only = pagename not in app.config.live_code_pages
     live = not answers_only or bool(app.env.live_code_exercises.get(pagename))
@@ -200,9 +200,10 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
 
 
 @functools.cache
-def edition(root: str) -> str:
-    """The edition of the drills and exercises a reader's record names (``book_version``), once a build."""
-    return book_version(Path(root))
+def edition() -> str:
+    """The edition of the drills and exercises a reader's record names (``book_version``), once a build: the
+    repository's chapters, also for the student site, which is built from their student editions."""
+    return book_version()
 
 
 def progress_attributes(app: Sphinx, pagename: str) -> dict:

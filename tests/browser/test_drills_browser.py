@@ -264,6 +264,10 @@ def test_next_for_you_brings_a_missed_kind_back_and_moves_a_mastered_one_on(brow
     # neuron (wrong), finish (new), neuron (back), finish, neuron (back), finish (three right), neuron (back)
     assert asked[:7] == ["neuron", "finish"] * 3 + ["neuron"], asked
     assert asked[7] != "finish", "a kind answered right three times in a row was not moved on"
+    page.keyboard.press("Enter")  # the same answer checked again: said, not counted again
+    expect(drill.locator(".cr-drill-status")).to_contain_text("the same verdict, check 2")
+    # The Practice page's Progress section is drawn again after every answer, without a reload.
+    expect(page.locator(".cr-progress-summary")).to_contain_text("Drills: 8 answers")
     kept = record(page)
     assert kept["drills"]["neuron"]["mistakes"] == {mistake: 3} and kept["drills"]["finish"]["streak"] == 3
     assert kept["answered"] == 8 and kept["book"]["name"] == "chainrule"

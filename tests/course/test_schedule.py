@@ -39,9 +39,15 @@ def next_plan(record, kinds, seed=0):
     return plan(record["drills"], record["answered"], kinds, seed)
 
 
-def test_a_new_reader_starts_with_the_first_kind_at_its_first_level():
-    chosen = next_plan(fresh(), ["tangent", "dual"], seed=12)
+def test_a_new_reader_starts_with_the_book_s_first_kind_at_its_first_level():
+    chosen = next_plan(fresh(), ["dual", "tangent"], seed=12)
     assert chosen == {"kind": "tangent", "level": 1, "seed": 12, "reason": "new to you."}
+
+
+def test_a_kind_offered_before_it_is_due_says_so():
+    record = answer(fresh(), "neuron", False, 1)
+    chosen = next_plan(record, ["neuron"])
+    assert chosen["kind"] == "neuron" and "early, since no other kind here is due" in chosen["reason"]
 
 
 def test_a_kind_missed_comes_back_two_questions_later():
@@ -134,7 +140,7 @@ def test_the_kind_got_wrong_most_comes_first():
 )
 def test_a_record_edited_by_hand_is_read_as_far_as_it_makes_sense(drills):
     chosen = plan(drills, "ten", ["adjoint", "local"], 3)
-    assert chosen["kind"] == "adjoint" and chosen["level"] == 1
+    assert chosen["kind"] == "local" and chosen["level"] == 1  # new to the reader: the book's order
 
 
 def test_an_unknown_kind_is_refused_by_name():

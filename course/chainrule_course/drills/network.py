@@ -169,7 +169,7 @@ def _hidden(rng, level):
     return Problem(
         "hidden",
         "H = tanh(U) and O = HW\u207d\u00b2\u207e\u1d40 for a batch of two. Given \u014c = \u2202L/\u2202O, what is "
-        f"example 1's row of U{BAR} = \u2202L/\u2202U? Give its 2 entries.",
+        f"example 1's row of U{BAR} = \u2202L/\u2202U (examples and rows counted from 1)? Give its 2 entries.",
         [matrix_text("U", u_rows), matrix_text("W\u207d\u00b2\u207e", w2), matrix_text("\u014c", o_bar)],
         answer,
         [

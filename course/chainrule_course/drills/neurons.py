@@ -36,27 +36,29 @@ def neuron(level, seed):
     return distinct(lambda: _neuron(rng, level))
 
 
-def _words(wrt):
-    """The words of each slip of :func:`_neuron_gradient`, by the mistake's name."""
-    other = {"x": "w", "w": "x", "b": "x"}[wrt]
+def _words(wrt, level):
+    """The words of each slip of :func:`_neuron_gradient`, by the mistake's name (at level 1 the neuron
+    has no tanh: wx + b is y itself)."""
+    used = {"x": "x", "w": "w", "b": "x"}[wrt]  # what the slip multiplies by instead
+    top = "y" if level == 1 else "z"
     return {
-        "the other input": f"That uses {other} where the local derivative \u2202z/\u2202{wrt} goes: z = wx + b, "
-        f"so \u2202z/\u2202{wrt} = {LOCAL[wrt]}.",
+        "the other input": f"That uses {used} where the local derivative \u2202{top}/\u2202{wrt} goes: "
+        f"{top} = wx + b, so \u2202{top}/\u2202{wrt} = {LOCAL[wrt]}.",
         "\u2202z/\u2202input left out": f"That leaves out \u2202z/\u2202{wrt}: the chain rule multiplies "
         f"tanh\u2032(z) by it.",
         "tanh\u2032 as 1 + y\u00b2": "tanh\u2032(z) = 1 \u2212 y\u00b2, not 1 + y\u00b2.",
         "tanh\u2032 as 1 \u2212 y": "tanh\u2032(z) = 1 \u2212 y\u00b2: square y first.",
         "tanh\u2032 left out": "That leaves out tanh\u2032(z) = 1 \u2212 y\u00b2: y = tanh(z), so the chain rule "
         "multiplies by it.",
-        "the gradient, not the change": "That is the gradient \u2202y/\u2202 of the input; the change in y is "
-        "the gradient times the nudge h.",
+        "the gradient, not the change": f"That is the gradient \u2202y/\u2202{wrt}; the change in y is the "
+        "gradient times the nudge h.",
         "divided by h": "That divides by h; the change in y is the gradient times h.",
     }
 
 
 def _neuron_gradient(d, at):
     """The answer by hand, each step offering its slips (``d``: x, w, b, y, wrt, level, h)."""
-    said = _words(d["wrt"])
+    said = _words(d["wrt"], d["level"])
     wrt = d["wrt"]
     local = {"x": d["w"], "w": d["x"], "b": 1.0}[wrt]
     other = {"x": d["x"], "w": d["w"], "b": d["x"]}[wrt]
@@ -100,7 +102,7 @@ def _neuron(rng, level):
     shown_y = round(y.data, 4)
     answer = gradient * h if level == 3 else gradient
     instance = {"x": x0, "w": w0, "b": b0, "y": y.data, "wrt": wrt, "level": level, "h": h}
-    mistakes = derived(_neuron_gradient, instance, {words: name for name, words in _words(wrt).items()})
+    mistakes = derived(_neuron_gradient, instance, {words: name for name, words in _words(wrt, level).items()})
     formula = "y = wx + b" if level == 1 else "y = tanh(z), z = wx + b"
     lines = [f"x = {number_text(x0)}, w = {number_text(w0)}, b = {number_text(b0)}"]
     if level >= 2:
@@ -111,9 +113,8 @@ def _neuron(rng, level):
         else f"{wrt} moves by h = {number_text(h)}, the others held fixed. By about how much does y change "
         f"(to first order: the gradient times h)?"
     )
-    local = LOCAL[wrt]
-    slope = "1" if level == 1 else f"(1 \u2212 y\u00b2) = {number_text(1 - shown_y**2)}"
-    steps = [f"\u2202z/\u2202{wrt} = {local} = {number_text({'x': w0, 'w': x0, 'b': 1.0}[wrt])}."]
+    local, top = LOCAL[wrt], "y" if level == 1 else "z"
+    steps = [f"\u2202{top}/\u2202{wrt} = {local} = {number_text({'x': w0, 'w': x0, 'b': 1.0}[wrt])}."]
     if level >= 2:
         steps.append(f"tanh\u2032(z) = 1 \u2212 y\u00b2 = {number_text(1 - shown_y**2)}.")
     steps.append(f"\u2202y/\u2202{wrt} = {number_text(gradient)}.")
@@ -125,10 +126,11 @@ def _neuron(rng, level):
         lines,
         answer,
         [
-            f"By the chain rule, \u2202y/\u2202{wrt} = {slope} \u00b7 \u2202z/\u2202{wrt}."
+            f"By the chain rule, \u2202y/\u2202{wrt} = (1 \u2212 y\u00b2) \u00b7 \u2202z/\u2202{wrt}, and "
+            f"1 \u2212 y\u00b2 = {number_text(1 - shown_y**2)}."
             if level >= 2
             else f"y = wx + b: hold the other two fixed. How fast does y move with {wrt}?",
-            f"\u2202z/\u2202{wrt} = {local}.",
+            f"\u2202{top}/\u2202{wrt} = {local}.",
         ],
         steps,
         mistakes,

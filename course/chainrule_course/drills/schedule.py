@@ -11,7 +11,7 @@ answer of that kind among all their drill answers (``answered``).
 1. a kind answered wrong last time, once one other question has come between (it comes
    back two questions later), the one the reader gets wrong most first;
 2. a kind not yet answered right three times in a row, the one got wrong most first;
-3. a kind never tried, in the book's order;
+3. a kind never tried, in the book's order (the catalog's, whatever order the drill lists them in);
 4. a kind answered right three times in a row comes back spaced out: 4 questions after
    that answer, then 8 after a fourth, then 16...;
 
@@ -45,17 +45,20 @@ def plan(drills, answered, kinds, seed):
         raise ValueError(f"drills.plan: no known kind among {kinds!r}")
     drills = {kind: _clean(drills.get(kind) if isinstance(drills, dict) else None) for kind in kinds}
     question_number = (answered if isinstance(answered, int) and answered > 0 else 0) + 1
-    ranked = sorted(kinds, key=lambda kind: _rank(drills.get(kind) or {}, question_number, kinds.index(kind)))
+    book = list(KINDS)
+    ranked = sorted(kinds, key=lambda kind: _rank(drills[kind], question_number, book.index(kind)))
     kind = ranked[0]
-    entry = drills.get(kind) or {}
+    entry = drills[kind]
     level, changed = _level(kind, entry)
     why = [_why(entry, question_number)] + ([changed] if changed else [])
+    if _attempts(entry) and _due(entry) > question_number:
+        why.append(f"early, since no other kind here is due (it would have waited until question {_due(entry)})")
     mistake = entry.get("mistake") if entry.get("misses") else None
     if mistake:
         found = showing(kind, level, seed, mistake)
         if found is not None:
             seed = found
-            why.append(f"drawn so that the mistake of your last answer ({mistake}) gives a different number")
+            why.append(f"drawn so that the mistake of your last answer ({mistake}) gives a different answer")
     return {"kind": kind, "level": level, "seed": seed, "reason": "; ".join(why) + "."}
 
 

@@ -9,8 +9,8 @@
  * written by the build); everything else a drill knows comes from chainrule_course.drills.page
  * (ask, check, steps, next_for_you), run in the page's one Python (python.js: a Web Worker shared with Live code), which
  * starts at the first New question: nothing is computed again in JavaScript.
- * Each answer checked is counted by progress.js, in this browser only (an empty or unreadable
- * one is not). "Next for you" asks chainrule_course.drills.schedule which of the drill's kinds
+ * The first answer checked of each question is counted by progress.js, in this browser only
+ * (an empty or unreadable one is not; checking again counts nothing). "Next for you" asks chainrule_course.drills.schedule which of the drill's kinds
  * to practise from that record, at which level and on which instance; the kind, level and
  * seed it chose are set in the controls, where the reader can change them. data-drill-kinds="all"
  * offers every kind of the book (the Practice page's first drill).
@@ -217,6 +217,7 @@
 
   function present(d, q, began, said) {
     d.asked = q;
+    d.counted = false;
     d.hints = 0;
     d.lastVerdict = "";
     showQuestion(d);
@@ -313,7 +314,10 @@
     call("check", [q.kind, q.level, q.seed, typed]).then(function (json) {
       var result = JSON.parse(json);
       var read = result.mistake !== "unreadable";
-      if (window.chainruleProgress && read) window.chainruleProgress.drill(q.kind, result.right, q.level, result.mistake);
+      // A question's first answer is the one its record keeps: checking again, or after the steps, counts nothing.
+      var first = read && !d.counted;
+      if (first) d.counted = true;
+      if (window.chainruleProgress && first) window.chainruleProgress.drill(q.kind, result.right, q.level, result.mistake);
       var text = (result.right ? "" : read ? "Not right. " : "") + result.message + (read ? "" : " (Not counted.)");
       d.checks = text === d.lastVerdict ? d.checks + 1 : 1;  // the same verdict again still shows that it ran
       d.lastVerdict = text;

@@ -377,17 +377,19 @@
 
   // A cell stopped keeps what it printed and says after how long (live_cells.js).
   function stopRunning(page) {
+    var first = true;  // whether the cell stopped is the first: then no cell above has anything to run again
     page.entries.forEach(function (entry) {
       if (entry.cell.getAttribute("data-live-state") === "running") {
         entry.stoppedAfter = (performance.now() - entry.began) / 1000;
         cells.showStopped(entry);
+        first = first && entry.index === 0;
       }
     });
     page.answers.forEach(function (entry) {
-      if (entry.output.textContent === "Checking\u2026") entry.output.textContent = "Stopped.";
+      if (entry.output.textContent === "Checking\u2026") { entry.output.textContent = "Stopped."; first = false; }
     });
     stopPython(page, "Stopped. Every name the cells defined is kept.",
-               "Stopped. Python has restarted, so the cells above must run again (Run cells above).",
+               "Stopped. Python has restarted" + (first ? "." : ": run the cells above again (Run cells above)."),
                function () { page.entries.forEach(function (entry) { entry.ran = false; }); });
   }
 

@@ -60,6 +60,8 @@
     record[group][key] = entry;
     save(record);
     showChapterLine();
+    var section = document.querySelector(".cr-progress");  // the Practice page's tables, drawn again
+    if (section) showProgress(section);
   }
 
   // One drill answer checked: its kind, whether right, the level asked and the mistake named (or null).
