@@ -251,7 +251,8 @@ def test_next_for_you_brings_a_missed_kind_back_and_moves_a_mastered_one_on(brow
             assert wrong_again(q, mistake) is not None, (chosen, mistake)
             assert mistake in chosen["said"] and chosen["level"] == 1, chosen
         if chosen["kind"] == "neuron" and turn < 6:
-            typed = wrong_again(q, mistake) if mistake else wrong_again(q, q.mistakes[0].name)
+            named = [m.name for m in q.mistakes if wrong_again(q, m.name)]
+            typed = wrong_again(q, mistake or named[0])
             verdict, _ = answer_with_keyboard(page, drill, typed)
             mistake, missed = mistake or q.check(typed)["mistake"], True
             assert verdict.startswith("\u2717 Not right") and q.check(typed)["message"] in verdict

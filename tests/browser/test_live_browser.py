@@ -322,7 +322,8 @@ def after_a_reload_on_a_phone(visit: LiveVisit, question, editor, right: str) ->
     # (the bar slides in: wait until it is in view)
     page.wait_for_function("() => document.activeElement.getBoundingClientRect().top >= 0", timeout=2_000)
     page.keyboard.press("Enter")
-    expect(page.get_by_role("textbox", name=f"Answer to Exercise {number}")).to_be_focused()
+    # The editors load before Python (about 1 s here, under load too); a busy CI once took over 5 s.
+    expect(page.get_by_role("textbox", name=f"Answer to Exercise {number}")).to_be_focused(timeout=20_000)
     assert presses + 1 <= 5, f"{presses + 1} key presses to the answer"
     expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
     assert code_of(editor) == right, "the answer did not outlive the reload"
@@ -695,7 +696,8 @@ def test_every_exercise_answered_without_numpy_is_checked_in_its_page(live_page)
     expect(page.locator(f"[data-live-hint={question.label}]")).to_contain_text("press \u201cAnswer in the page\u201d")
     page.get_by_role("button", name="Answer in the page").click()
     number = page.locator(f"#{question.label} .caption-number").first.text_content().split()[-1]
-    expect(page.get_by_role("textbox", name=f"Answer to Exercise {number}")).to_be_focused()
+    # The editors load before Python (about 1 s here, under load too); a busy CI once took over 5 s.
+    expect(page.get_by_role("textbox", name=f"Answer to Exercise {number}")).to_be_focused(timeout=20_000)
     expect(page.locator("[data-live-status]")).to_contain_text("Python is ready", timeout=60_000)
     assert page.locator("button[data-live-action=run-cell]").count() == 0, "the chapter's cells became editors"
     assert page.get_by_role("button", name="Run all cells").is_hidden()

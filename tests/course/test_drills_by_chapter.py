@@ -393,6 +393,12 @@ def test_the_catalog_lists_every_kind_in_the_book_s_order_with_two_per_chapter()
     assert all(entry["levels"] and entry["form"] in ("number", "numbers", "names") for entry in table.values())
 
 
+def test_every_neuron_question_has_a_mistake_to_name():
+    """Next for you and the drill's own feedback need one: ∂y/∂b = 1 with x = 1 had none."""
+    for level in KINDS["neuron"].levels:
+        assert all(question("neuron", level, seed).mistakes for seed in range(400)), level
+
+
 def test_bad_levels_and_seeds_are_named():
     with pytest.raises(ValueError, match=r"level must be one of \[1, 2\] for matmul, got 3"):
         question("matmul", 3, 1)

@@ -21,7 +21,7 @@ import random
 from chainrule.value import Value
 
 from .graphs import factor_text, number_text
-from .problems import Problem, derived, distinct
+from .problems import TRIES, Problem, derived, distinct
 
 __all__ = ["neuron"]
 
@@ -33,7 +33,11 @@ NUDGES = (0.1, 0.2, -0.1, -0.2)  # large enough that the change is more than the
 def neuron(level, seed):
     """∂y/∂(x, w or b) of y = wx + b (level 1) or tanh(wx + b) (levels 2 and 3; at 3, times a nudge h)."""
     rng = random.Random(f"chainrule-drill-neuron:{level}:{seed}")
-    return distinct(lambda: _neuron(rng, level))
+    for _ in range(TRIES):  # an instance with a slip to name (∂y/∂b = 1 with x = 1 has none)
+        problem = distinct(lambda: _neuron(rng, level))
+        if problem.mistakes:
+            break
+    return problem
 
 
 def _words(wrt, level):
