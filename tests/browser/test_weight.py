@@ -164,7 +164,11 @@ STATES = [
 
 def computed_styles(browser: Browser, url: str, width: int, scheme: str, opened, whole: Path | None):
     """Every element's name, box and computed styles, with the build's stylesheets or ``whole``'s."""
-    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    # No service worker: on a first visit it reloads a page where Python can run (site.js), which
+    # would race with the style tag and the clicks below.
+    context = browser.new_context(
+        viewport={"width": width, "height": 900}, color_scheme=scheme, service_workers="block"
+    )
     try:
         page = context.new_page()
         if whole is not None:
