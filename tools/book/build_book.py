@@ -1,12 +1,15 @@
-"""``jupyter-book build`` with Sphinx's parallel reading, so that chapters execute on every core.
+"""The book build: Jupyter Book's configuration, built by Sphinx on every core.
 
-    python -m tools.book.build_book [--jobs N] [--editions] BOOK [jupyter-book build options]
+    python -m tools.book.build_book [--jobs N] [--editions] BOOK [--builder NAME] [sphinx-build options]
 
-Jupyter Book 1's command line has no ``-j``, although the function it calls,
-``jupyter_book.sphinx.build_sphinx``, takes ``jobs`` and hands it to Sphinx. This runs
-the same command with ``jobs`` set (default: the machine's cores). myst-nb executes a
-notebook while Sphinx reads it, so Sphinx's reader processes execute chapters side by
-side; every extension the book uses declares itself safe for that.
+Jupyter Book 1's ``build`` command has no ``-j``, so chapters would execute one after another.
+This builds through two public commands instead: ``jupyter-book config sphinx BOOK`` writes
+the ``conf.py`` that ``_config.yml`` and ``_toc.yml`` stand for (``BOOK/conf.py``, ignored
+by git: ``_config.yml`` stays the one source), and ``sphinx-build -j N`` builds it. myst-nb
+executes a notebook while Sphinx reads it, so Sphinx's reader processes execute chapters side
+by side; every extension the book uses declares itself safe for that. The output goes where
+``jupyter-book build`` puts it: ``BOOK/_build/html`` (or ``_build/<builder>``), the doctrees
+in ``BOOK/_build/.doctrees``.
 
 With ``--editions`` it then writes the Colab and student notebooks (``tools/book/notebooks.py``),
 which print the numbers this build gave (``_build/numbers.json``), unless nothing they are
@@ -30,24 +33,37 @@ import sys
 import time
 from pathlib import Path
 
-from jupyter_book.cli.main import main as cli
+from jupyter_book.cli.main import main as jupyter_book
+from sphinx.cmd.build import build_main as sphinx_build
 
-from chainrule_course.compat import patches
 from tools.book import book_model, notebooks
 
 
-def build_with_jobs(jobs: int) -> None:
-    """Make jupyter-book's CLI hand ``jobs`` to Sphinx (a patch to its internals, for the version
-    :data:`chainrule_course.compat.patches.WRITTEN_FOR` names; another version is refused).
+def write_sphinx_config(book: Path) -> None:
+    """``jupyter-book config sphinx BOOK``: the configuration ``jupyter-book build`` would hand
+    Sphinx, written as ``BOOK/conf.py``."""
+    jupyter_book(["config", "sphinx", str(book)], standalone_mode=False)
 
-    The CLI imports ``jupyter_book.sphinx.build_sphinx`` when it runs, so it picks up this one.
-    """
-    patches.require("build_with_jobs", "jupyter-book")
-    import functools
 
-    import jupyter_book.sphinx
-
-    jupyter_book.sphinx.build_sphinx = functools.partial(jupyter_book.sphinx.build_sphinx, jobs=jobs)
+def sphinx_arguments(jobs: int, argv: list[str]) -> list[str]:
+    """``sphinx-build``'s arguments for ``BOOK [--builder NAME] [options]``, the folders as
+    ``jupyter-book build`` lays them out."""
+    parser = argparse.ArgumentParser(prog="build_book", allow_abbrev=False)
+    parser.add_argument("book", type=Path)
+    parser.add_argument("--builder", default="html")
+    known, options = parser.parse_known_args(argv)
+    build = known.book / "_build"
+    return [
+        "-b",
+        known.builder,
+        "-d",
+        str(build / ".doctrees"),
+        "-j",
+        str(jobs),
+        *options,
+        str(known.book),
+        str(build / known.builder),
+    ]
 
 
 #: Written after each site build that passed (:func:`site_fingerprint`), under _build/.
@@ -59,7 +75,7 @@ def run(argv: list[str]) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="Sphinx processes (default: every core)")
     parser.add_argument("--editions", action="store_true", help="then write the Colab and student notebooks")
     parser.add_argument("book", type=Path, help="the book's folder")
-    options, build_options = parser.parse_known_args(argv)  # the rest goes to `jupyter-book build`
+    options, build_options = parser.parse_known_args(argv)  # the rest goes to sphinx-build
     arguments = [str(options.book), *build_options]
     if options.editions:
         return with_editions(options.jobs, arguments)
@@ -169,14 +185,11 @@ def build(jobs: int, argv: list[str]) -> int:
         return 0
     if builds_the_site(argv):
         stamp.unlink(missing_ok=True)
-    build_with_jobs(jobs)
     shutil.rmtree(book / "_build" / "html" / "reports", ignore_errors=True)
     status = 1  # also when the build raises
     try:
-        cli(["build", *argv], standalone_mode=False)
-        status = 0
-    except SystemExit as exit:
-        status = exit.code if isinstance(exit.code, int) else 1
+        write_sphinx_config(book)
+        status = sphinx_build(sphinx_arguments(jobs, argv))
     finally:
         if status:
             shutil.rmtree(book / "_build" / ".doctrees", ignore_errors=True)

@@ -1,11 +1,11 @@
 """Patches to the internals of third-party tools, each checked against the version it was written for.
 
-Built on: the engine (it uses none of it: these patch the grader's and the book build's tools).
+Built on: the engine (it uses none of it: it patches the grader).
 
 The modules, in order: each imports only the engine and modules above it in this list
 (``tests/repo/test_layers.py`` checks it):
 
-* ``patches`` -- the patches to otter-grader, nbconvert and jupyter-book, and the versions they were written for
+* ``patches`` -- the patch to otter-grader's runner, and the versions they were written for
 
 A patch reaches into code that its authors may change in any release. So each one names the
 distributions whose internals it touches, :data:`~chainrule_course.compat.patches.WRITTEN_FOR` says

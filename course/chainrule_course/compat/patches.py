@@ -7,9 +7,7 @@ that the installed version of every distribution it touches is the one in
 * :func:`grade_without_a_kernel` -- ``otter run`` starts no kernel and runs nothing of the
   notebook: the plugin scores each answer, run apart.
 
-The book build's own patch to jupyter-book's CLI (``tools.book.build_book.build_with_jobs``)
-lives with the build, not in this wheel; its version is checked here all the same, so that
-one table, which ``tests/course/test_compat.py`` holds to the pins, names every version read.
+``tests/course/test_compat.py`` holds this table to the pins.
 """
 
 import importlib.metadata
@@ -18,7 +16,6 @@ from pathlib import Path
 #: The version of each distribution that the patches were read against.
 WRITTEN_FOR = {
     "otter-grader": "7.0.0",
-    "jupyter-book": "1.0.4.post1",
 }
 
 
