@@ -27,7 +27,6 @@
     number: "A number: 0.25, -1.5, 1/3 or 2e-3.",
     numbers: "Numbers, separated by commas."
   };
-  var imported = null;  // {generation, ready}: the drills' module in the page's Python
   var drills = 0;
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setUpAll);
@@ -60,28 +59,13 @@
   }
 
   // --- the drills' Python: the page's one Python (python.js), shared with Live code ----------
-  // The drills' module is imported once per interpreter: again after Live code restarted it.
-  function startRuntime() {
-    var python = window.chainrulePython;
-    if (imported && imported.generation === python.generation) return imported.ready;
-    var mine = { generation: python.generation };
-    mine.ready = python.start(base, wheels).then(function () {
-      return python.run("from chainrule_course.drills import page as _drill");
-    }).then(function (result) {
-      if (result.error) throw new Error(result.error);
-    });
-    mine.ready.catch(function () { if (imported === mine) imported = null; });
-    imported = mine;
-    return mine.ready;
-  }
-
-  // One of chainrule_course.drills.page's functions, called with JSON literals (valid Python too).
+  // One of chainrule_course.drills.page's functions (ask, next_for_you, check, steps), in the page's
+  // Python, started if need be: python.js's call passes the arguments as JSON, never as source.
+  // What they return is JSON text (the HTML of the steps for steps).
   function call(name, args) {
-    return startRuntime().then(function () {
-      return window.chainrulePython.run("print(_drill." + name + "(" + args.map(function (a) { return JSON.stringify(a); }).join(", ") + "))");
-    }).then(function (result) {
-      if (result.error) throw new Error(result.error);
-      return result.stdout;
+    var python = window.chainrulePython;
+    return python.start(base, wheels).then(function () {
+      return python.call("chainrule_course.drills.page", name, args);
     });
   }
 

@@ -132,7 +132,7 @@
     try {
       var saved = JSON.parse(window.localStorage.getItem(STORE) || "{}");
       return { cells: saved.cells || {}, answers: saved.answers || {} };
-    } catch (error) {
+    } catch {
       return { cells: {}, answers: {} };
     }
   }
@@ -140,12 +140,12 @@
   function save(page) {
     try {
       window.localStorage.setItem(STORE, JSON.stringify(page.saved));
-    } catch (error) { /* storage full or refused: the edits last until the page closes */ }
+    } catch { /* storage full or refused: the edits last until the page closes */ }
   }
 
   function forget(page) {
     page.saved = { cells: {}, answers: {} };
-    try { window.localStorage.removeItem(STORE); } catch (error) { /* nothing was kept */ }
+    try { window.localStorage.removeItem(STORE); } catch { /* nothing was kept */ }
   }
 
   // --- the interpreter: the page's one Python (python.js), shared with the drills ---------------

@@ -16,6 +16,9 @@
     var addText = api.addText, enqueue = api.enqueue, execute = api.execute, say = api.say;
     var startClock = api.startClock, stopPython = api.stopPython, save = api.save;
     var noteFirstOutput = api.noteFirstOutput;
+    // What a check stopped at the time limit says, as the notebook does (exercises/calling.py). Set
+    // before the return below: after it, the assignment never ran and the verdict ended "undefined".
+    var TOO_SLOW = "it is too slow for these inputs, or a loop in it never ends.";
     return {
       numberExercise: numberExercise, addHint: addHint, addSkipLinks: addSkipLinks,
       goToAnswer: goToAnswer, focusAnswer: focusAnswer, setUpAnswer: setUpAnswer
@@ -124,9 +127,7 @@
     // Check: the answer cell, then the check cell, in the page's Python; a verdict with an icon.
     // The check has the notebook's time limit, which the build writes on this script
     // (data-check-limit, in seconds): past it, the check is interrupted, or Python restarts where
-    // a worker cannot be interrupted, and the verdict says what the notebook says.
-    var TOO_SLOW = "it is too slow for these inputs, or a loop in it never ends.";
-
+    // a worker cannot be interrupted, and the verdict says what the notebook says (TOO_SLOW).
     function checkAnswer(page, entry) {
       var exercise = entry.exercise;
       var generation = page.generation;

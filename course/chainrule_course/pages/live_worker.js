@@ -22,7 +22,11 @@
  * The worker holds the Web Lock named after it (self.name, given by python.js) as long as it
  * lives: the page makes the next worker once that lock is free, so two never run at once.
  *
- * Messages in:  {type: "start", base, wheels (file names, separated by spaces), interrupt?}, {type: "run", id, code, space ("page" or "solution")}
+ * A call ({type: "call"}, python.js's call) runs one function of the course's package, apart from the page's
+ * namespace: its arguments and its value travel as JSON, and its result is {value} or {error}.
+ *
+ * Messages in:  {type: "start", base, wheels (file names, separated by spaces), interrupt?}, {type: "run", id, code, space ("page" or "solution")},
+ *               {type: "call", id, module, name, args (a JSON list)}
  * Messages out: {type: "ready", ms}, {type: "failed", message}, {type: "output", id, text},
  *               {type: "result", id, result, ms},
  *               {type: "crashed", id, message} (Pyodide died; the page starts a new worker)
@@ -137,39 +141,77 @@ function keepSnapshot(key, bytes) {
 }
 
 var run = function (id, code, space) {
-  var began = performance.now();
-  var result;
-  current = id;
-  try {
+  answer(id, false, function () {
     var name = "<cell " + id + ">";
     var proxy = space === "solution"
       ? live.run_solution_cell(code, namespace, solutions, name, release)
       : live.run_cell(code, namespace, name, release);
-    result = proxy.toJs({ dict_converter: Object.fromEntries });
+    var result = proxy.toJs({ dict_converter: Object.fromEntries });
     proxy.destroy();
+    return result;
+  });
+};
+
+// python.js's call: the function ``name`` of the module ``module``, with ``args``, a JSON list, as
+// its arguments; its result comes back as JSON too. CALLER, made once per interpreter, is the only
+// Python source here, and it holds no value: the arguments never become source.
+var CALLER = "import importlib, json\n" +
+  "def call(module, name, arguments):\n" +
+  "    return json.dumps(getattr(importlib.import_module(module), name)(*json.loads(arguments)))\n" +
+  "call";
+var caller = null;
+
+var call = function (id, module, name, args) {
+  answer(id, true, function () {
+    if (!caller) caller = python.runPython(CALLER, { globals: python.toPy({}) });
+    return { value: JSON.parse(caller(module, name, args)) };
+  });
+};
+
+// Posts what ``work`` returns as the result of the message ``id``. A KeyboardInterrupt (Stop) is
+// its error, and so is any other Python exception when ``pythonErrors`` (run_cell reports a cell's
+// own); anything else is Pyodide itself failing (a fatal error): this interpreter is gone, and the
+// page restarts it.
+function answer(id, pythonErrors, work) {
+  var began = performance.now();
+  var result;
+  current = id;
+  try {
+    result = work();
   } catch (error) {
     current = null;
-    if (!(error && error.type === "KeyboardInterrupt")) {
-      // Pyodide itself failed (a fatal error): this interpreter is gone; the page restarts it.
+    var type = error && error.type;
+    if (type === "KeyboardInterrupt") {
+      result = { error: "KeyboardInterrupt: stopped" };  // Stop arrived outside the cell's own lines
+    } else if (pythonErrors && typeof type === "string") {
+      result = { error: lastLine(error.message) };
+    } else {
       python = null;
+      caller = null;
       postMessage({ type: "crashed", id: id, message: String(error && error.message || error).split("\n")[0] });
       return;
     }
-    result = { error: "KeyboardInterrupt: stopped" };  // Stop arrived outside the cell's own lines
   }
   current = null;
   if (interrupt) interrupt[0] = 0;  // a Stop that came after the cell ended stops nothing else
   postMessage({ type: "result", id: id, result: result, ms: Math.round(performance.now() - began) });
-};
+}
+
+// A traceback's last line: "ValueError: the message".
+function lastLine(text) {
+  var lines = String(text).trim().split("\n");
+  return lines[lines.length - 1];
+}
 
 self.onmessage = function (event) {
   var message = event.data;
   if (message.type === "start") {
     queue = start(message.base, message.wheels, message.interrupt);
-  } else if (message.type === "run") {
+  } else if (message.type === "run" || message.type === "call") {
     queue = queue.then(function () {
-      if (python) run(message.id, message.code, message.space);
-      else postMessage({ type: "result", id: message.id, result: { error: "Python did not start" } });
+      if (!python) postMessage({ type: "result", id: message.id, result: { error: "Python did not start" } });
+      else if (message.type === "run") run(message.id, message.code, message.space);
+      else call(message.id, message.module, message.name, message.args);
     });
   }
 };

@@ -28,7 +28,7 @@
 
   function load() {
     var saved = {};
-    try { saved = JSON.parse(window.localStorage.getItem(KEY) || "{}") || {}; } catch (error) { /* a fresh one */ }
+    try { saved = JSON.parse(window.localStorage.getItem(KEY) || "{}") || {}; } catch { /* a fresh one */ }
     return fresh(saved);
   }
 
@@ -46,7 +46,7 @@
   }
 
   function save(record) {
-    try { window.localStorage.setItem(KEY, JSON.stringify(record)); } catch (error) { /* refused: not kept */ }
+    try { window.localStorage.setItem(KEY, JSON.stringify(record)); } catch { /* refused: not kept */ }
   }
 
   // One answer counted in the record's group ("drills" or "exercises"); update(entry, record) adds the rest.

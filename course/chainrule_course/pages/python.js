@@ -10,6 +10,8 @@
  * the old Python waits for the new one; a run asked of the old one ends {error: "Stopped.",
  * stdout: what it printed}, and never runs in the new one.
  *
+ * call(module, name, args): a function of the course's Python package, its arguments as JSON (drill.js).
+ *
  * run(code, space, onOutput): onOutput(text) hears what the code has printed so far, as the
  * worker streams it: a runaway cell's output outlives its Stop. Where the page is cross-origin
  * isolated (service_worker.js), interrupt() stops the running code with a KeyboardInterrupt and
@@ -95,16 +97,32 @@
   // Runs ``code`` in the page's namespace (space "page") or apart ("solution"): its result. A
   // restart before it reaches the worker ends it too: it never runs in the next Python.
   function run(code, space, onOutput) {
+    return send({ type: "run", code: code, space: space || "page" }, onOutput);
+  }
+
+  // Calls ``name`` of the Python module ``module`` with ``args`` (a list of JSON values), outside the
+  // page's namespace; resolves to what it returns (JSON's values), rejects with its error. The
+  // arguments travel as JSON text, decoded by Python's json: never spliced into Python source.
+  function call(module, name, args) {
+    return send({ type: "call", module: module, name: name, args: JSON.stringify(args) }).then(function (result) {
+      if (result.error) throw new Error(result.error);
+      return result.value;
+    });
+  }
+
+  // Posts ``message`` to the worker once Python is ready, under a new id: the worker's result.
+  function send(message, onOutput) {
     var ready = state.ready;
     if (!ready) return Promise.reject(new Error("Python has not started"));
     state.counter += 1;
     var id = state.counter, generation = state.generation;
+    message.id = id;
     return new Promise(function (resolve, reject) {
       var running = state.pending[id] = { resolve: resolve, onOutput: onOutput, printed: "", posted: false };
       ready.then(function () {
         if (generation !== state.generation || state.pending[id] !== running) return;
         running.posted = true;
-        state.worker.postMessage({ type: "run", id: id, code: code, space: space || "page" });
+        state.worker.postMessage(message);
       }, function (error) {
         if (state.pending[id] === running) delete state.pending[id];
         reject(error);
@@ -132,6 +150,7 @@
   window.chainrulePython = {
     start: start,
     run: run,
+    call: call,
     restart: restart,
     onRestart: function (listener) { listeners.push(listener); },
     interrupt: function () {

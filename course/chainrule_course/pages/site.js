@@ -32,7 +32,7 @@
       try {
         if (window.sessionStorage.getItem(RELOADED)) return;  // reloaded once, and still not isolated
         window.sessionStorage.setItem(RELOADED, "1");
-      } catch (error) {
+      } catch {
         return;  // no storage: no way to reload only once
       }
       location.reload();

@@ -1,0 +1,405 @@
+"""The browser's scripts: ESLint lints them, and they agree with the build and with the Python they call.
+
+* ESLint (npm, pinned in package.json; eslint.config.js says which globals each file has) runs over
+  every script the repository ships. It fails here when it is missing: `make setup` installs it.
+* The ``data-*`` contract: every attribute a script reads is written by the build, by the Python that
+  writes HTML for the pages, by a chapter or by a script; every one the build or the Python writes is
+  read by a script or a stylesheet. ``[data-role="..."]`` and ``[data-action="..."]`` values too.
+* The names a script gives another on ``window`` (``window.chainrulePython``, ...) are set by one.
+* Every Python module and function a script calls in the page's Python exists in the course's package.
+
+The scripts are read through espree (ESLint's parser, in node_modules with it): the strings, names
+and punctuation of their code, never their comments.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import re
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import pytest
+from common import ROOT
+
+ESLINT = ROOT / "node_modules" / ".bin" / "eslint"
+PAGES = ROOT / "course" / "chainrule_course" / "pages"
+
+
+def shipped_scripts() -> list[Path]:
+    """Every .js, .mjs and .cjs file of the repository but npm's packages, the built sites (copies),
+    the caches, the venvs and the student edition (made from the book's)."""
+    not_shipped = {"node_modules", "_build", ".cache", ".venv", ".venv-grade", ".git", "dist", "student"}
+    found = []
+    for pattern in ("*.js", "*.mjs", "*.cjs"):
+        found += [path for path in ROOT.rglob(pattern) if not not_shipped & set(path.relative_to(ROOT).parts)]
+    return sorted(found)
+
+
+def eslint(*arguments: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    if not ESLINT.is_file():
+        pytest.fail(f"{ESLINT} is missing: run `make setup` (package.json pins eslint)", pytrace=False)
+    return subprocess.run(
+        [str(ESLINT), "--max-warnings", "0", *arguments], input=stdin, capture_output=True, text=True, cwd=ROOT,
+        timeout=120,
+    )  # fmt: skip
+
+
+def test_eslint_finds_nothing():
+    """Every shipped script, named one by one: one that eslint.config.js ignored would warn, and fail."""
+    scripts = [path.relative_to(ROOT).as_posix() for path in shipped_scripts()]
+    assert len(scripts) >= 12, scripts
+    run = eslint(*scripts)
+    assert run.returncode == 0, "`node_modules/.bin/eslint .` finds:\n" + run.stdout[-6000:] + run.stderr[-2000:]
+
+
+def test_eslint_can_fail():
+    """An undefined name in a page's script (read from stdin as if it were that file) fails."""
+    where = "course/chainrule_course/pages/planted.js"
+    planted = '(function () {\n  "use strict";\n  window.chainrulePlanted = notDefinedAnywhere;\n})();\n'
+    failed = eslint("--stdin", "--stdin-filename", where, stdin=planted)
+    assert failed.returncode == 1 and "'notDefinedAnywhere' is not defined" in failed.stdout, failed.stdout
+
+
+# --- the scripts' code, as espree reads it --------------------------------------------------------------
+TOKENIZE = """
+const espree = require(process.argv[1]);
+const files = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const out = {};
+for (const [name, text] of Object.entries(files)) {
+  let tokens;
+  try { tokens = espree.tokenize(text, { ecmaVersion: "latest", sourceType: "script" }); }
+  catch { tokens = espree.tokenize(text, { ecmaVersion: "latest", sourceType: "module" }); }
+  out[name] = tokens.map((token) => [token.type, token.value]);
+}
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def tokenized(texts: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
+    """Each script's tokens, (type, value); a string's value without its quotes."""
+    espree = ROOT / "node_modules" / "espree"
+    if not espree.is_dir():
+        pytest.fail(f"{espree} is missing: run `make setup` (it comes with eslint)", pytrace=False)
+    run = subprocess.run(
+        ["node", "-e", TOKENIZE, str(espree)], input=json.dumps(texts), capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    found = {}
+    for name, tokens in json.loads(run.stdout).items():
+        found[name] = [(kind, value[1:-1] if kind in ("String", "Template") else value) for kind, value in tokens]
+    return found
+
+
+def page_scripts() -> dict[str, str]:
+    """The scripts the pages run (not the build's prerendered_math.js): path -> text."""
+    paths = sorted(PAGES.glob("*.js")) + [ROOT / "course" / "chainrule_course" / "explore" / "explorable.js"]
+    return {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8") for path in paths}
+
+
+@cache
+def script_tokens() -> dict[str, list[tuple[str, str]]]:
+    return tokenized(page_scripts())
+
+
+# --- the data-* attributes ----------------------------------------------------------------------------
+ATTRIBUTE = r"data-[a-z][a-z0-9]*(?:-[a-z0-9]+)*"
+SELECTED = re.compile(r"\[(" + ATTRIBUTE + r")(?:[~|^$*]?=\s*\"?([\w-]*))?")
+READ_CALLS = {"getAttribute", "hasAttribute"}
+WRITE_CALLS = {"setAttribute", "toggleAttribute", "removeAttribute"}
+
+
+def kebab(name: str) -> str:
+    """``dataset.liveMode`` is ``data-live-mode``."""
+    return "data-" + re.sub(r"[A-Z]", lambda m: "-" + m[0].lower(), name)
+
+
+def script_attributes(tokens: dict[str, list[tuple[str, str]]]) -> tuple[dict, dict, dict]:
+    """What the scripts read, what they write, and the values they select on: ({attribute: {script}},
+    {attribute: {script}}, {(attribute, value): {script}})."""
+    reads, writes, values = {}, {}, {}
+    for name, found in tokens.items():
+        for i, (kind, value) in enumerate(found):
+            before = found[i - 2][1] if i >= 2 else ""
+            if kind == "Identifier" and value == "dataset" and i + 2 < len(found) and found[i + 1][1] == ".":
+                target = writes if i + 3 < len(found) and found[i + 3][1] == "=" else reads
+                target.setdefault(kebab(found[i + 2][1]), set()).add(name)
+            if kind not in ("String", "Template") or "data-" not in value:
+                continue
+            if re.fullmatch(ATTRIBUTE, value):
+                if before in READ_CALLS:
+                    reads.setdefault(value, set()).add(name)
+                elif before in WRITE_CALLS:
+                    writes.setdefault(value, set()).add(name)
+                else:
+                    raise AssertionError(f"{name}: {value!r} is neither read nor written as test_javascript.py knows")
+            for attribute, selected in SELECTED.findall(value):  # a selector: querySelector, closest, ...
+                reads.setdefault(attribute, set()).add(name)
+                if selected:
+                    values.setdefault((attribute, selected), set()).add(name)
+    return reads, writes, values
+
+
+def python_strings(path: Path) -> list[str]:
+    """The string constants of a Python file's code (f-strings' parts too), not its docstrings."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]
+
+
+WRITTEN = re.compile(r"(?<![\w-])(" + ATTRIBUTE + r")(?:=\"?([\w-]*)|\"|$)", re.M)
+
+
+@cache
+def build_sources() -> dict[str, str]:
+    """What writes the pages' HTML: the build's extensions and the course's Python (their code's
+    strings, joined), and the chapters' own HTML (the drills' <div class="cr-drill" data-drill-kinds>)."""
+    sources = {}
+    for path in sorted((ROOT / "_ext").glob("*.py")) + sorted((ROOT / "course" / "chainrule_course").rglob("*.py")):
+        sources[path.relative_to(ROOT).as_posix()] = "\n".join(python_strings(path))
+    for path in sorted((ROOT / "chapters").glob("*.md")):
+        tags = re.findall(r"<[a-zA-Z][^<>]*>", path.read_text(encoding="utf-8"))
+        sources[path.relative_to(ROOT).as_posix()] = "\n".join(tags)
+    return sources
+
+
+def built_attributes(sources: dict[str, str]) -> tuple[dict, set]:
+    """({attribute: {file}}, {(attribute, value)}) of what the build and the course's Python write."""
+    names, values = {}, set()
+    for name, text in sources.items():
+        for attribute, value in WRITTEN.findall(text):
+            names.setdefault(attribute, set()).add(name)
+            values.add((attribute, value))
+    return names, values
+
+
+def stylesheet_attributes() -> set[str]:
+    """The data-* attributes the shipped stylesheets select on."""
+    sheets = list((ROOT / "course").rglob("*.css")) + list((ROOT / "_static").glob("*.css"))
+    return {m for path in sheets for m in re.findall(r"\[(" + ATTRIBUTE + ")", path.read_text(encoding="utf-8"))}
+
+
+#: Read by a script, and written only by the browser tests: a knob of theirs.
+WRITTEN_BY_TESTS = {
+    "data-stop-wait": "how long Stop waits for an interrupt before it restarts Python (live.js)",
+}
+#: Written by a script, and read only by the browser tests and the benchmarks: what they measure or click.
+READ_BY_TESTS = {
+    "data-python-start": "python.js: Python started from the kept snapshot or from scratch",
+    "data-live-first-output": "live.js: seconds from Live code to the first output",
+    "data-drill-ms": "drill.js: how long the question took",
+    "data-drill-asked": "drill.js: the kind, level and seed asked",
+    "data-live-action": "live.js: which button, as the tests find it",
+    "data-live-status": "live.js: the status line",
+    "data-live-clock": "live.js: the seconds a cell has run",
+    "data-live-output": "live_cells.js: a cell's output",
+    "data-live-verdict": "live_answers.js: right or wrong",
+}
+
+
+def unmatched(tokens: dict, sources: dict[str, str]) -> list[str]:
+    """What breaks the data-* contract, one line each; empty when nothing does."""
+    reads, writes, selected = script_attributes(tokens)
+    built, built_values = built_attributes(sources)
+    css = stylesheet_attributes()
+    problems = [
+        f"{attribute} is read by {sorted(reads[attribute])} and written by nothing"
+        for attribute in sorted(set(reads) - set(built) - set(writes) - set(WRITTEN_BY_TESTS))
+    ]
+    problems += [
+        f"{attribute} is written by {sorted(built[attribute])} and read by no script and no stylesheet"
+        for attribute in sorted(set(built) - set(reads) - css)
+    ]
+    problems += [
+        f"{attribute} is written by {sorted(writes[attribute])} and read by no script, stylesheet or "
+        "READ_BY_TESTS entry"
+        for attribute in sorted(set(writes) - set(reads) - css - set(READ_BY_TESTS))
+    ]
+    problems += [
+        f'[{attribute}="{value}"] is selected by {sorted(scripts)} and written by nothing'
+        for (attribute, value), scripts in sorted(selected.items())
+        if attribute in ("data-role", "data-action") and (attribute, value) not in built_values
+    ]
+    return problems
+
+
+def test_every_data_attribute_read_is_written_and_every_one_written_is_read():
+    reads, writes, selected = script_attributes(script_tokens())
+    built, _ = built_attributes(build_sources())
+    assert len(reads) >= 20 and len(built) >= 15 and len(selected) >= 10, (reads, built, selected)
+    problems = unmatched(script_tokens(), build_sources())
+    assert not problems, "\n".join(problems)
+
+
+def test_the_tests_lists_name_attributes_the_tests_use():
+    """WRITTEN_BY_TESTS and READ_BY_TESTS go when the tests stop using an attribute."""
+    tests = "\n".join(path.read_text(encoding="utf-8") for folder in ("tests/browser", "benchmarks")
+                      for path in (ROOT / folder).glob("*.py"))  # fmt: skip
+    assert not [name for name in {**WRITTEN_BY_TESTS, **READ_BY_TESTS} if name not in tests]
+
+
+@pytest.mark.parametrize(
+    ("where", "old", "new", "said"),
+    [
+        ("_ext/live_code.py", '"data-wheels"', '"data-wheel-files"', "data-wheels is read by"),
+        ("_ext/live_code.py", '"data-wheels"', '"data-wheel-files"', "data-wheel-files is written by"),
+        ("course/chainrule_course/explore/widget.py", 'data-role="slider"', 'data-role="range"', '"slider"]'),
+        ("course/chainrule_course/pages/live.js", '"data-live-clock"', '"data-live-timer"', "data-live-timer"),
+    ],
+    ids=["read-not-written", "written-not-read", "value-not-written", "script-written-not-read"],
+)
+def test_the_contract_can_fail(where: str, old: str, new: str, said: str):
+    """An attribute renamed in one place breaks the contract, and the test says where."""
+    sources, texts = dict(build_sources()), page_scripts()
+    if where.endswith(".js"):
+        assert texts[where].count(old) == 1
+        texts[where] = texts[where].replace(old, new)
+        tokens = tokenized(texts)
+    else:
+        assert old.strip('"') in sources[where]
+        sources[where] = sources[where].replace(old.strip('"'), new.strip('"'))
+        tokens = script_tokens()
+    assert [problem for problem in unmatched(tokens, sources) if said in problem], unmatched(tokens, sources)
+
+
+# --- the names scripts share on window ---------------------------------------------------------------
+def window_names(tokens: dict) -> tuple[dict, dict]:
+    """({name: {script}} set as ``window.name = ...``, {name: {script}} read as ``window.name``)."""
+    set_, read = {}, {}
+    for name, found in tokens.items():
+        for i in range(len(found) - 3):
+            shared = found[i + 2][1].startswith("chainrule")
+            if found[i] == ("Identifier", "window") and found[i + 1][1] == "." and shared:
+                assigned = found[i + 3] == ("Punctuator", "=")
+                (set_ if assigned else read).setdefault(found[i + 2][1], set()).add(name)
+    return set_, read
+
+
+def unset_window_names(tokens: dict) -> dict:
+    set_, read = window_names(tokens)
+    return {name: sorted(where) for name, where in read.items() if name not in set_}
+
+
+def test_what_a_script_reads_on_window_another_sets():
+    set_, read = window_names(script_tokens())
+    assert len(set_) >= 6 and len(read) >= 6, (set_, read)
+    assert not unset_window_names(script_tokens())
+
+
+def test_the_window_check_can_fail():
+    texts = page_scripts()
+    progress = "course/chainrule_course/pages/progress.js"
+    texts[progress] = texts[progress].replace("window.chainruleProgress = {", "window.chainruleRecord = {")
+    assert unset_window_names(tokenized(texts)) == {
+        "chainruleProgress": ["course/chainrule_course/pages/drill.js", "course/chainrule_course/pages/live_answers.js"]
+    }
+
+
+# --- the Python the scripts call ------------------------------------------------------------------------
+IMPORT_FROM = re.compile(r"^\s*from ([\w.]+) import (\w+)(?: as (\w+))?", re.M)
+IMPORT = re.compile(r"^\s*import ([\w., ]+)$", re.M)
+
+
+def python_calls(tokens: dict) -> set[tuple[str, str | None]]:
+    """(module, name) of each function or module a script uses in the page's Python; name None: the module.
+
+    Found in the scripts' code: the Python source in their strings (``from m import f``, ``import m``, and
+    ``f.name(`` after ``from m import f``); ``x = pyodide.pyimport("m")`` and then ``x.name``; and
+    python.js's ``call("m", "name", args)``, or ``call("m", name, args)`` inside a script's own
+    ``function call(name, args)``, which the script then calls as ``call("name", ...)``."""
+    calls = set()
+    for found in tokens.values():
+        strings = [value for kind, value in found if kind in ("String", "Template")]
+        aliases = {}
+        for text in strings:
+            for module, name, alias in IMPORT_FROM.findall(text.replace("\\n", "\n")):
+                calls.add((module, name))
+                aliases[alias or name] = f"{module}.{name}"
+            for names in IMPORT.findall(text.replace("\\n", "\n")):
+                calls.update((module.strip(), None) for module in names.split(","))
+        for text in strings:
+            for alias, name in re.findall(r"\b(\w+)\.(\w+)\(", text):
+                if alias in aliases:
+                    calls.add((aliases[alias], name))
+        proxies = {}
+        for i in range(len(found) - 4):
+            window = [value for _, value in found[i : i + 5]]
+            if window[1:4] == [".", "pyimport", "("] and found[i + 4][0] == "String":
+                calls.add((window[4], None))
+                if i >= 2 and found[i - 1][1] == "=":
+                    proxies[found[i - 2][1]] = window[4]
+            # python.js's call(module, name, args)
+            if window[1:4] == [".", "call", "("] and found[i + 4][0] == "String":
+                module, name = found[i + 4][1], found[i + 6]
+                if name[0] == "String":
+                    calls.add((module, name[1]))
+                else:  # the name is the argument of the script's own call(name, args)
+                    calls.update((module, value) for value in called_by_name(found))
+        for i in range(len(found) - 2):
+            if found[i][1] in proxies and found[i][0] == "Identifier" and found[i + 1][1] == ".":
+                calls.add((proxies[found[i][1]], found[i + 2][1]))
+    return calls
+
+
+def called_by_name(found: list[tuple[str, str]]) -> set[str]:
+    """The names a script passes to its own ``call(name, ...)``: ``call("ask", [...])``."""
+    return {
+        found[i + 2][1]
+        for i in range(len(found) - 2)
+        if found[i] == ("Identifier", "call") and found[i + 1][1] == "(" and found[i + 2][0] == "String"
+        and (i == 0 or found[i - 1][1] != ".")
+    }  # fmt: skip
+
+
+def missing_python(calls: set[tuple[str, str | None]]) -> list[str]:
+    missing = []
+    for module, name in sorted(calls, key=str):
+        try:
+            imported = importlib.import_module(module)
+        except ImportError:
+            try:  # ``from package import module``
+                importlib.import_module(f"{module}.{name}")
+                continue
+            except ImportError:
+                missing.append(f"{module} does not import")
+                continue
+        if name is not None and not hasattr(imported, name):
+            try:
+                importlib.import_module(f"{module}.{name}")
+            except ImportError:
+                missing.append(f"{module}.{name} does not exist")
+    return missing
+
+
+def test_the_python_the_scripts_call_exists():
+    calls = python_calls(script_tokens())
+    named = {(module, name) for module, name in calls if name}
+    assert len(named) >= 8, sorted(calls, key=str)
+    assert not missing_python(calls), missing_python(calls)
+
+
+def test_the_python_check_can_fail():
+    """A function renamed in a script's call is missing from the package: the worker's, and a drill's."""
+    texts = page_scripts()
+    worker, drill = "course/chainrule_course/pages/live_worker.js", "course/chainrule_course/pages/drill.js"
+    texts[worker] = texts[worker].replace("live.run_solution_cell(", "live.run_solutions_cell(")
+    assert texts[drill].count('call("steps",') == 1
+    texts[drill] = texts[drill].replace('call("steps",', 'call("show_steps",')
+    assert missing_python(python_calls(tokenized(texts))) == [
+        "chainrule_course.drills.page.show_steps does not exist",
+        "chainrule_course.pages.live.run_solutions_cell does not exist",
+    ]
