@@ -6,18 +6,18 @@ SHELL := /bin/sh
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-# Set-up stamps are named by their inputs' content, not times (tools/stamps.py): see CONTRIBUTING.
+# Set-up stamps are named by their inputs' content, not times (tools/stamps.py), as ci.yml's caches are.
 key = $(shell $(PYTHON) tools/stamps.py $(1))
-INSTALL_STAMP := $(VENV)/.chainrule-install-$(call key,requirements.txt pyproject.toml course/pyproject.toml)
+INSTALL_STAMP := $(VENV)/.chainrule-install-$(call key,requirements.lock pyproject.toml course/pyproject.toml)
 # Makes this venv's JupyterLab open the .md chapters as notebooks (jupytext).
 LAB_OVERRIDES := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
-# uv fills every venv from the user's cache; it gets pip's find-links (torch's CPU build is there).
+# uv fills every venv from the user's cache; torch's CPU build is in pip's find-links, else on PyTorch's page.
 UV := $(VENV)/bin/uv
-PIP_LINKS = $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null))
-UV_INSTALL = $(UV) pip install --python $(PY) --compile-bytecode $(addprefix --find-links ,$(PIP_LINKS))
+PIP_LINKS = $(or $(PIP_FIND_LINKS),$(shell $(PYTHON) -m pip config get global.find-links 2>/dev/null),https://download.pytorch.org/whl/cpu/torch/)
+UV_OPTIONS = --python $(PY) --compile-bytecode $(addprefix --find-links ,$(PIP_LINKS))
 # The wheels of the tests' offline venvs (tests/offline.py), downloaded by make test only.
 WHEELHOUSE := .cache/wheelhouse
-WHEELHOUSE_STAMP := $(WHEELHOUSE)/.complete-$(call key,requirements.txt tests/offline_requirements.txt tests/colab_requirements.txt)
+WHEELHOUSE_STAMP := $(WHEELHOUSE)/.complete-$(call key,tests/wheelhouse.lock)
 # package-lock.json's packages (Pyodide, Graphviz, CodeMirror) for Live code.
 NPM_STAMP := node_modules/.chainrule-npm-$(call key,package.json package-lock.json)
 CHROMIUM := /usr/bin/chromium
@@ -34,7 +34,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 book book-html book-student assignments test-fast test-full check: export OMP_NUM_THREADS = 1
 book book-html book-student assignments test-fast test-full check: export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: help setup setup-steps check system-packages grade-packages notebooks book book-html book-student assignments pdf grade progress test test-steps test-fast test-full bench differential figures clean distclean
+.PHONY: help setup setup-steps lock check system-packages grade-packages notebooks book book-html book-student assignments pdf grade progress test test-steps test-fast test-full bench differential figures clean distclean
 
 help:  ## list the targets
 	@awk '/^[a-z-]+:[^#]*## / { name = $$0; sub(/:.*/, "", name); note = $$0; sub(/^[^#]*## /, "", note); \
@@ -55,8 +55,7 @@ system-packages grade-packages:
 
 # Exactly the lock's versions, integrity hashes checked, no install scripts run.
 $(NPM_STAMP): | system-packages
-	npm ci --ignore-scripts --no-audit --no-fund --cache .cache/npm
-	touch $@
+	npm ci --ignore-scripts --no-audit --no-fund --cache .cache/npm && touch $@
 
 # The venv waits for Debian's packages only where python3 cannot create one without them.
 VENV_NEEDS := $(if $(shell $(PYTHON) -c "import ensurepip, venv" 2>/dev/null && echo yes),,system-packages)
@@ -65,24 +64,25 @@ $(UV): | $(VENV_NEEDS)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c requirements.txt uv
 
-# Every module compiled now (the grading sandbox cannot write into the venv). rfc3987-syntax, from
-# jsonschema's extras, builds a grammar in every process importing nbformat, for nothing: it goes.
+# Exactly the lock, hashes checked, then the local packages, editable, every module compiled (the grading
+# sandbox cannot write into the venv). rfc3987-syntax, from jsonschema's extras, builds a grammar in every
+# process importing nbformat, for nothing: it goes (the lock keeps it, for pip's dependency checks).
 $(INSTALL_STAMP): | $(UV)
-	$(UV_INSTALL) -r requirements.txt -e . -e course
-	$(UV) pip uninstall --python $(PY) --quiet rfc3987-syntax
-	$(UV) pip check --python $(PY)
-	rm -f $(VENV)/.chainrule-install-*
-	touch $@
+	$(UV) pip sync $(UV_OPTIONS) --require-hashes requirements.lock
+	$(UV) pip install $(UV_OPTIONS) --no-deps -e . -e course
+	$(UV) pip uninstall --python $(PY) --quiet rfc3987-syntax && $(UV) pip check --python $(PY)
+	rm -f $(VENV)/.chainrule-install-* && touch $@
+
+lock: | $(UV)  ## [UPGRADE='name ...'] make the lock files again from requirements.txt and the other lists (tools/lock.py)
+	$(PYTHON) tools/lock.py $(UV) "$(PIP_LINKS)" $$UPGRADE
 
 $(LAB_OVERRIDES): $(INSTALL_STAMP)
-	$(VENV)/bin/jupytext-config --settings-file $@ set-default-viewer markdown myst
-	touch $@
+	$(VENV)/bin/jupytext-config --settings-file $@ set-default-viewer markdown myst && touch $@
 
 # pip downloads (uv has no download command); the handout's set-up cell installs from here too.
 $(WHEELHOUSE_STAMP): | setup
 	rm -rf $(WHEELHOUSE)
-	$(PY) -m pip download --quiet --dest $(WHEELHOUSE) -r tests/offline_requirements.txt -r tests/colab_requirements.txt
-	touch $@
+	$(PY) -m pip download --quiet --no-deps --require-hashes $(addprefix --find-links ,$(PIP_LINKS)) --dest $(WHEELHOUSE) -r tests/wheelhouse.lock && touch $@
 
 notebooks: book  ## the same as make book (the editions print the numbers the book build gave)
 book: setup  ## build the book into _build/html (any warning fails; changed chapters execute), write the notebooks

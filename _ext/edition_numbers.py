@@ -62,7 +62,7 @@ def collect(env) -> dict:
         # myst-parser gives a labelled equation this id, as Sphinx's math directive does.
         labels[(docname, nodes.make_id(f"equation-{label}"))] = label
     chapters = {docname: dotted(numbers[""]) for docname, numbers in env.toc_secnumbers.items() if numbers.get("")}
-    numbered = {}
+    numbered: dict = {}
     for docname, kinds in env.toc_fignumbers.items():
         elements = numbered.setdefault(docname, {})
         for figtype, ids in kinds.items():

@@ -41,7 +41,7 @@ DEFAULT_FILES = [
     "src/chainrule/**/*.js",
     "src/chainrule/**/*.css",
     "course/pyproject.toml",
-    "requirements.txt",
+    "requirements.lock",  # every version of the venv the chapters run in
     "pyproject.toml",
 ]
 #: (folder, package): the package's modules that the chapters import count, and those they

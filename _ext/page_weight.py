@@ -81,7 +81,7 @@ def css_glyphs(css: str) -> tuple[dict[str, set[int]], set[int]]:
         selectors = [selector.strip() for selector in selectors.split(",")]
         classes = [ICON_SELECTOR.fullmatch(selector) for selector in selectors]
         if all(classes):
-            for match in classes:
+            for match in filter(None, classes):  # all matched: the filter only tells mypy so
                 icons.setdefault(match.group(1), set()).update(glyphs)
         else:
             others |= glyphs

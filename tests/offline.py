@@ -1,8 +1,10 @@
 """Venvs built without the network, from the wheelhouse that ``make test`` downloads.
 
-``make test`` downloads the wheels of ``tests/offline_requirements.txt`` (otter-grader[grading],
-numpy and ipykernel at the versions of requirements.txt) and ``tests/colab_requirements.txt``
-(what Colab preinstalls), with every dependency, into ``.cache/wheelhouse``. uv then installs
+``make test`` downloads every wheel of ``tests/wheelhouse.lock`` (hashes checked) into
+``.cache/wheelhouse``: the whole tree of ``tests/offline_requirements.txt`` (otter-grader[grading],
+numpy, ipykernel) and ``tests/colab_requirements.txt`` (what Colab preinstalls) at the versions of
+requirements.lock, which ``make lock`` locks. It holds one version of each package, so whatever a
+test installs from it is the locked version. uv then installs
 from that folder alone (:func:`uv_install`: ``--offline --no-index``, nothing of the repo's venv
 in the environment), linking the files from its cache, so a venv takes seconds. pip reads the
 same folder where the tests run what a student runs (a handout's set-up cell, ``%pip install``).
@@ -24,12 +26,9 @@ from tools.stamps import key
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEELHOUSE = ROOT / ".cache" / "wheelhouse"
-INPUTS = [
-    ROOT / "requirements.txt",
-    ROOT / "tests" / "offline_requirements.txt",
-    ROOT / "tests" / "colab_requirements.txt",
-]
-#: Written by make after a complete download, named by the content of the requirements it read.
+#: What the wheelhouse is downloaded from: the Makefile's WHEELHOUSE_STAMP names the same files.
+INPUTS = [ROOT / "tests" / "wheelhouse.lock"]
+#: Written by make after a complete download, named by the content of the lock it read.
 STAMP = WHEELHOUSE / f".complete-{key(INPUTS)}"
 #: The venv's uv (requirements.txt pins it; the Makefile installs it first).
 UV = Path(sys.prefix) / "bin" / "uv"

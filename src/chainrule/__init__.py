@@ -14,6 +14,7 @@ this list, and none imports the rooms below (``tests/repo/test_layers.py`` check
 * ``flops`` -- the flop formulas of the rule table's ``flops`` column
 * ``shape_errors`` -- the messages of an op's shape errors in the forward pass, naming the op and the dim
 * ``forwards`` -- the forward functions of the table's rows, on numpy arrays
+* ``vjp_rules`` -- the VJP rules of the table's rows, one per op, each with its math in its docstring
 * ``rules`` -- the one table of ops: forward function, VJP rule, name, flops and messages of each, checkpoint's
   included; a wrong ``reads`` fails when the table is made
 * ``arguments`` -- the checks of an op's constant arguments (shapes, axes, indices, windows)

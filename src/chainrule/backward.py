@@ -200,7 +200,7 @@ def backpropagate(roots, seeds, retain_graph, create_graph, wanted=None, on_edge
     order = topological_order(root)  # every vertex has .parents (vertex_parents reads it)
     if len(roots) > 1:
         order.pop()  # the stand-in root
-    pending = {}  # id(vertex) -> dL/d(vertex) so far, a Tensor
+    pending: dict = {}  # id(vertex) -> dL/d(vertex) so far, a Tensor
     for vertex, seed in zip(roots, seeds, strict=True):
         key = id(vertex)
         pending[key] = pending[key] + seed if key in pending else seed

@@ -41,7 +41,7 @@ def run_once(fn, inputs):
     everything fn computes is a plain leaf, so a Tensor that requires grad can only come from
     outside, and one that fn returns unchanged is read by the checkpoint.
     """
-    found = {}
+    found: dict = {}
 
     def note_reads(op, op_inputs, args, data):
         for tensor in op_inputs:

@@ -118,7 +118,7 @@ class FlopCounter:
 
         Most flops first.
         """
-        table = {}
+        table: dict = {}
         for (op, phase), (calls, flops) in self.counts.items():
             row = table.setdefault(
                 op, {"op": op, "forward_calls": 0, "forward_flops": 0, "backward_calls": 0, "backward_flops": 0}

@@ -62,7 +62,7 @@ def drawable_graph(output, flow=False, gradient=None, where="draw_graph"):
             pending.append(vertex)
         return boxes[id(vertex)]
 
-    pending = []
+    pending: list = []
     root = box_of(vertex_of(output))
     while pending:  # a worklist, not recursion: graphs may be deep
         node = pending.pop()

@@ -118,7 +118,8 @@ def _rows_and_labels(x, labels, where, what):
     x = _as_tensor(x, where)
     if x.ndim != 2:
         raise ValueError(f"{where}: {what} must have shape (batch, num_classes), got shape {x.shape}")
-    return x, _check_labels(labels, *x.shape, where, what)
+    batch, num_classes = x.shape
+    return x, _check_labels(labels, batch, num_classes, where, what)
 
 
 def nll_loss(log_probs, labels):
@@ -160,7 +161,7 @@ def l2_penalty(weights, lam):
 
     Its gradient with respect to each W is ``lam * W``: weight decay.
     """
-    if isinstance(lam, bool) or not isinstance(lam, Real) or not lam >= 0:
+    if isinstance(lam, bool) or not isinstance(lam, Real) or not float(lam) >= 0:
         raise ValueError(f"l2_penalty: lam must be a number >= 0, got {lam!r}")
     weights = [weights] if isinstance(weights, Tensor) else list(weights)
     if not weights:
@@ -170,6 +171,7 @@ def l2_penalty(weights, lam):
         w = _as_tensor(w, f"l2_penalty: weights[{i}]")
         square = (w * w).sum()
         total = square if total is None else total + square
+    assert total is not None  # weights is not empty
     return total * (lam / 2)
 
 
@@ -195,7 +197,7 @@ def dropout(x, p, training=True, rng=None):
     fresh one when None). The mask is a constant of the op (row ``"dropout"``): dx = G * mask.
     """
     x = _as_tensor(x, "dropout")
-    if isinstance(p, bool) or not isinstance(p, Real) or not 0 <= p < 1:
+    if isinstance(p, bool) or not isinstance(p, Real) or not 0 <= float(p) < 1:
         raise ValueError(f"dropout: p must be a probability in [0, 1), got {p!r}")
     if not training:
         return x

@@ -33,8 +33,8 @@ class _Modes(threading.local):
 
     grad_enabled = True
     in_backward = False
-    kept_draws = None  # a list, while checkpoint runs its function: the random draws made
-    replayed_draws = None  # a list, while checkpoint runs it again: the draws to give back, in order
+    kept_draws: list | None = None  # a list, while checkpoint runs its function: the random draws made
+    replayed_draws: list | None = None  # a list, while checkpoint runs it again: the draws to give back, in order
 
     def __init__(self):
         self.observers = []  # this thread's: another thread's ops are not theirs to see
@@ -172,7 +172,7 @@ class draws_kept:
 
     def __exit__(self, *exc_info):
         kept, _state.kept_draws = _state.kept_draws, self.previous
-        if self.previous is not None:  # an enclosing checkpoint replays these draws too
+        if self.previous is not None and kept is not None:  # an enclosing checkpoint replays these draws too
             self.previous.extend(kept)
         return False
 

@@ -55,6 +55,7 @@ perturbs ``.data`` in place and always puts the original numbers back, even when
 import math
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from .grad_mode import observe_ops
 from .graph import topological_order
@@ -346,10 +347,10 @@ def _analytic_gradients(f, inputs, where="at the given inputs"):
     (Values, or Tensors the ops read), with ``v_bar`` the gradient the backward pass
     gives each; see the module's docstring.
     """
-    np = sys.modules.get("numpy")  # imported wherever an input is a tensor
+    np: Any = sys.modules.get("numpy")  # imported wherever an input is a tensor (None: all are Values)
     for x in inputs:
         x.grad = 0.0 if isinstance(x, Value) else np.zeros_like(x.data)
-    read = {}  # the interior Tensors the ops read, by id
+    read: dict = {}  # the interior Tensors the ops read, by id
     with observe_ops(lambda op, operands, args, out: read.update((id(t), t) for t in operands)):
         out = f(*inputs)
     _scalar_output(out, where)

@@ -149,7 +149,9 @@ def dfs_trace(root, parents=None):
     number of nodes: it is meant for the small graphs of a lesson.
     """
     parents_of = parents_function("dfs_trace", root, parents)
-    visited, order, steps = [], [], []
+    visited: list = []
+    order: list = []
+    steps = []
     for event, node in depth_first_events(root, parents_of):
         (visited if event == VISIT else order).append(node)
         steps.append(DFSStep(event, node, tuple(visited), tuple(order)))

@@ -162,7 +162,7 @@ class MLP:
 
 
 def _check_number(where, name, value, ok, bound):
-    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(value) or not ok(value):
+    if isinstance(value, bool) or not isinstance(value, Real) or not np.isfinite(float(value)) or not ok(value):
         raise ValueError(f"{where}: {name} must be a finite number {bound}, got {value!r}")
     return float(value)
 
@@ -176,6 +176,7 @@ class Optimizer:
     """
 
     state_per_param = 0
+    weight_decay = 0.0  # a subclass's __init__ sets its own
 
     def __init__(self, params):
         where = type(self).__name__
@@ -204,6 +205,10 @@ class Optimizer:
         for i, p in enumerate(self.params):
             if p.grad is not None:
                 self.update(i, p, p.grad + self.weight_decay * p.data if self.weight_decay else p.grad)
+
+    def update(self, i, p, g):
+        """Change parameter ``p`` (the i-th) for its gradient ``g``: what each subclass defines."""
+        raise NotImplementedError(f"{type(self).__name__} defines no update(i, p, g)")
 
     def zero_grad(self, set_to_none=True):
         """Clear every parameter's ``.grad`` (call it before each backward pass).
@@ -360,7 +365,7 @@ class D2LMLP:
         _activation(activation, "D2LMLP")
         if loss not in _LOSSES:
             raise ValueError(f"D2LMLP: loss must be one of {list(_LOSSES)}, got {loss!r}")
-        if isinstance(lam, bool) or not isinstance(lam, Real) or not lam >= 0:
+        if isinstance(lam, bool) or not isinstance(lam, Real) or not float(lam) >= 0:
             raise ValueError(f"D2LMLP: lam must be a number >= 0, got {lam!r}")
         dtype, rng = _float_dtype(dtype, "D2LMLP"), _generator(rng, "D2LMLP")
         self.lam, self.activation, self.loss = lam, activation, loss
@@ -395,7 +400,7 @@ def make_classification(num_examples, num_inputs, num_classes, *, seed=0, spread
     n = _size(num_examples, "num_examples", where)
     d = _size(num_inputs, "num_inputs", where)
     k = _size(num_classes, "num_classes", where)
-    if isinstance(spread, bool) or not isinstance(spread, Real) or not spread >= 0:
+    if isinstance(spread, bool) or not isinstance(spread, Real) or not float(spread) >= 0:
         raise ValueError(f"{where}: spread must be a number >= 0, got {spread!r}")
     dtype, rng = _float_dtype(dtype, where), _generator(seed, where, "seed")
     centers = 2.0 * rng.standard_normal((k, d))

@@ -179,7 +179,7 @@ def record(out, op, inputs, args, needs):
     """
     rule = RULES[op]
     kept = rule.kept(needs)
-    saved = ()
+    saved: tuple = ()
     if any(kept):
         *inputs_kept, output_kept = kept
         saved = (

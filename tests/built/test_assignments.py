@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import csv
 import fcntl
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -40,6 +41,7 @@ from common import ROOT
 from examples import GENERIC, NETWORK_ANSWER, RECURSIVE_ORDER, SOFTPLUS_RIGHT, UNLOCK, UNLOCKS
 
 from chainrule_course.grading import grade, reports, sandbox, scoring
+from tools import lock
 from tools.book import questions
 from tools.grader import assignments
 
@@ -180,8 +182,9 @@ def test_layout(name):
     # that local grading uses (the wheels of this checkout, not a git branch), and no playwright.
     with zipfile.ZipFile(path / "autograder" / f"{name}-autograder.zip") as archive:
         environment = archive.read("environment.yml").decode()
-        requirements = archive.read("requirements.txt").decode().split()
+        requirements = archive.read("requirements.txt").decode().splitlines()
         wheels = sorted(n for n in archive.namelist() if n.endswith(".whl"))
+        wheel_hashes = {wheel: hashlib.sha256(archive.read(wheel)).hexdigest() for wheel in wheels}
         setup_script = archive.read("setup.sh").decode()
         run_script = archive.read("run_autograder").decode()
         config = json.loads(archive.read("otter_config.json"))
@@ -190,8 +193,12 @@ def test_layout(name):
     assert [wheel.split("-")[0] for wheel in wheels] == ["chainrule", "chainrule_course"]
     assert python in environment and numpy_pin in environment
     assert all(f"/autograder/source/{wheel}" in environment for wheel in wheels)
-    patched = [f"{name}=={importlib.metadata.version(name)}" for name in ("nbconvert", "nbclient")]
-    assert requirements == ["otter-grader[grading]==7.0.0", *patched, numpy_pin, *(f"./{wheel}" for wheel in wheels)]
+    # The zip's requirements are the grading lock's whole tree, each with its hashes, then the wheels
+    # with the sha256 of the files beside them; the book's versions of what grading shares with it.
+    locked = lock.entries(lock.GRADING)
+    assert requirements == [*locked.values(), *(f"./{wheel} --hash=sha256:{wheel_hashes[wheel]}" for wheel in wheels)]
+    for package in ("otter-grader", "nbconvert", "nbclient", "numpy"):
+        assert lock.version(locked[package]) == importlib.metadata.version(package), package
     assert "git+" not in environment and "playwright" not in setup_script
     # the plugin names the assignment; otter's own name would refuse a notebook from Colab before any plugin
     assert config["plugins"] == [{assignments.PLUGIN: {"assignment": name}}] and "assignment_name" not in config
@@ -228,7 +235,7 @@ def test_public_tests_in_the_setup_cell_equal_the_tests_folder():
         path = folder(name)
         namespace: dict = {}
         setup = next(c for c in student_notebook(name).cells if "PUBLIC_TESTS" in c.source)
-        start = setup.source.index("PUBLIC_TESTS = ")
+        start = setup.source.index("PUBLIC_TESTS: dict = ")
         end = setup.source.index("\n}", start) + 2
         exec(setup.source[start:end], namespace)
         files = {p.name: p.read_text() for p in (path / "student" / "tests").glob("*.py")}

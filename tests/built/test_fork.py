@@ -240,7 +240,7 @@ def renumbered_book(root: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     for folder in ("src", "course", "_build/.jupyter_cache", "_static"):
         shutil.copytree(ROOT / folder, root / folder, ignore=ignore)
-    for name in ("requirements.txt", "pyproject.toml", "_build/.jupyter_cache.fingerprint"):
+    for name in ("requirements.lock", "pyproject.toml", "_build/.jupyter_cache.fingerprint"):
         shutil.copy2(ROOT / name, root / name)
     for edition in ("chapters", "student/chapters"):  # the notebooks the first page links to
         (root / edition).mkdir(parents=True, exist_ok=True)

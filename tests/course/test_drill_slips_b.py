@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from chainrule_course.drills import KINDS, budgets, network, question, recurrences, windows
+from chainrule_course.drills import KINDS, costs, network, question, recurrences, windows
 from chainrule_course.exercises.mistakes import Derivation
 
 
@@ -44,8 +44,8 @@ KINDS_DERIVED = {
         lambda d: d,
         {"1 \u2212 U\u00b2", "sigmoid\u2032 for tanh\u2032", "example 2's row"},
     ),
-    "flops": (budgets._flops_count, lambda d: d, {"k \u2212 1 additions"}),
-    "revolve": (budgets._revolve_count, lambda d: d, {"F(1, c) shifted", "F(D, 1) shifted"}),
+    "flops": (costs._flops_count, lambda d: d, {"k \u2212 1 additions"}),
+    "revolve": (costs._revolve_count, lambda d: d, {"F(1, c) shifted", "F(D, 1) shifted"}),
 }
 
 

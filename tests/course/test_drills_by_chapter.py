@@ -377,16 +377,14 @@ def test_the_page_gets_each_kind_s_question_and_steps(kind):
 def test_the_catalog_lists_every_kind_in_the_book_s_order_with_two_per_chapter():
     """Every numbered chapter of _toc.yml has its drills, in the table's order: two kinds, or one of three
     levels (the introduction's)."""
-    import yaml
     from common import ROOT
+
+    from tools.book.book_model import numbered_chapters, read_toc
 
     table = catalog()
     assert list(table) == list(KINDS)
     chapters = [entry["chapter"] for entry in table.values()]
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    numbered = [
-        c["file"].removeprefix("chapters/") for part in toc["parts"] if part.get("numbered") for c in part["chapters"]
-    ]
+    numbered = [chapter.removeprefix("chapters/") for chapter in numbered_chapters(read_toc(ROOT))]
     assert list(dict.fromkeys(chapters)) == numbered
     kinds_of = {chapter: [e for e in table.values() if e["chapter"] == chapter] for chapter in numbered}
     assert all(len(kinds) >= 2 or len(kinds[0]["levels"]) >= 3 for kinds in kinds_of.values()), kinds_of
@@ -478,7 +476,7 @@ def test_the_visit_order_is_named_as_that_and_never_told_to_reverse():
 def test_a_global_gradient_slip_is_named_only_when_no_other_slip_gives_its_number():
     """Where a contribution is exactly 1, leaving out the other one gives the product of the two: such an
     answer was told "You multiplied the contributions"; now neither is named."""
-    from chainrule_course.drills.kinds import _adjoint_slips
+    from chainrule_course.drills.graph_kinds import _adjoint_slips
 
     checked = 0
     for seed in range(300):

@@ -171,12 +171,12 @@ def test_an_error_of_the_grader_on_one_notebook_is_that_row_s_status(tmp_path, m
     monkeypatch.setattr(grade, "autograder_zip", lambda *args: tmp_path / "none.zip")
     monkeypatch.setattr(grade, "read_tests", lambda path: {})
     monkeypatch.setattr(grade, "questions", lambda tests: {"q": 2.0})
-    monkeypatch.setattr(grade, "_inputs", lambda one, secret: {})
+    monkeypatch.setattr(grade, "_inputs", lambda folder, secret: {})
     monkeypatch.setattr(grade, "sandbox_available", lambda: "")
     monkeypatch.setattr(grade, "_cgroups", lambda: False)
     monkeypatch.setattr(grade, "read_written", lambda path: [])
 
-    def score(result, recorded, tests, secret):
+    def add_scores(result, recorded, tests, secret):
         if result.student == "s3":
             raise KeyError("a record the grader did not expect")
         return result
@@ -187,7 +187,7 @@ def test_an_error_of_the_grader_on_one_notebook_is_that_row_s_status(tmp_path, m
         return reports.Result(submission.student, submission.file, {"q": 2.0}), True
 
     monkeypatch.setattr(grade, "grade_one", grade_one)
-    monkeypatch.setattr(grade, "score", score)
+    monkeypatch.setattr(grade, "add_scores", add_scores)
     results = grade.grade_folders([("mlp", tmp_path)], jobs=2)[0]
     rows = {row["student"]: row for row in csv.DictReader((tmp_path / "grades.csv").open())}
     assert rows["s1"]["total"] == "2" and rows["s1"]["status"] == "graded"

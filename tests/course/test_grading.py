@@ -84,7 +84,7 @@ def test_what_a_check_reads_as_a_sequence_arrives_as_a_list_and_no_student_objec
 
 def called(cell: str, name: str, *args, allowed=(), limit=apart.TIME_LIMIT, others=()):
     """``name`` of ``cell`` called apart on ``args``, through calling.call as a check calls it."""
-    rule = apart.Rule(tuple(allowed), apart.carried([*others, cell], cell, [name], allowed))
+    rule = apart.AnswerRule(tuple(allowed), apart.carried([*others, cell], cell, [name], allowed))
     answer = apart.Answer(apart.answer_code(cell, [name]), rule, limit=limit)
     try:
         elsewhere = scoring.elsewhere([*others, cell], cell)
@@ -115,7 +115,7 @@ def test_a_call_returns_what_the_answer_returned_and_raises_what_it_raised():
 
 
 def _entry(cell, *args, allowed=("numpy",)):
-    answer = apart.Answer(cell, apart.Rule(allowed))
+    answer = apart.Answer(cell, apart.AnswerRule(allowed))
     try:
         return answer.call("f", apart.key(args, {}))
     finally:
@@ -255,7 +255,7 @@ def test_generic_differentiators_are_seen_by_what_they_do_and_put_up_for_review(
     right = (-1.2694791799649168, 0.3173697949912292, 0.6347395899824584)
     for kind, (cell, seen) in GENERIC.items():
         assert seen == [] or grade.review_reasons([cell]) == [], (kind, grade.review_reasons([cell]))
-        answer = apart.Answer(cell, apart.Rule(("math",)))
+        answer = apart.Answer(cell, apart.AnswerRule(("math",)))
         try:
             entry = answer.call("grads", apart.key((0.5, -2.0, 0.3), {}))
         finally:
@@ -282,7 +282,7 @@ def test_generic_differentiators_are_seen_by_what_they_do_and_put_up_for_review(
     W = np.linspace(-1, 1, 6).reshape(2, 3)
     cases = [(richardson, (1e-3, 5e-4), ["nearby"]), (richardson, (1e-5,), []), (complex_step, (1e-20,), ["complex"])]
     for cell, steps, seen in cases:
-        answer = apart.Answer(cell, apart.Rule(("numpy",)))
+        answer = apart.Answer(cell, apart.AnswerRule(("numpy",)))
         try:
             entry = answer.call("grads", apart.key((W, steps), {}))
         finally:
@@ -334,7 +334,7 @@ def test_a_call_cannot_raise_the_recursion_limit_so_without_recursion_holds_by_c
             called(UNLOCKED.replace("{route}", reach), "f", 5000)
     with pytest.raises(answers.AnswerError, match="may not import _posixsubprocess: it starts processes"):
         called(IN_A_CHILD, "f", 5)
-    page = apart.InProcess(RAISES_IN_CALL, apart.Rule(()))
+    page = apart.InProcess(RAISES_IN_CALL, apart.AnswerRule(()))
     limit, trace = sys.getrecursionlimit(), sys.gettrace()
     with pytest.raises(RecursionError) as raised:
         apart.result_of("f", page.call("f", apart.key((5000,), {})))
@@ -370,7 +370,7 @@ def test_an_answer_starts_no_process_even_between_calls_and_has_one_submission_s
     answer held 4.6 GB in 9 processes where no cgroup capped the submission: one process, within its limit."""
     from chainrule_course.grading import sandbox
 
-    answer = apart.Answer(FORKS_BETWEEN_CALLS, apart.Rule(()), popen=sandbox.answer_popen(60))
+    answer = apart.Answer(FORKS_BETWEEN_CALLS, apart.AnswerRule(()), popen=sandbox.answer_popen(60))
     try:
         assert apart.result_of("f", answer.call("f", apart.key((0,), {}))) == []
         assert apart.result_of("f", answer.call("f", apart.key((1,), {}))) == ["PermissionError"] * 2
@@ -391,12 +391,14 @@ def test_the_inputs_reach_the_answer_only_after_its_cell_has_run():
 def test_each_call_has_its_own_limit():
     """Five calls of 0.3 s each under a 1 s limit are all kept, though together they take 1.5 s (before, a
     part shared one cell's limit). The 0.7 s to spare per call keep it so on a busy machine."""
-    answer = apart.Answer("import time\ndef f(x):\n    time.sleep(0.3)\n    return x\n", apart.Rule(()), limit=1.0)
+    answer = apart.Answer(
+        "import time\ndef f(x):\n    time.sleep(0.3)\n    return x\n", apart.AnswerRule(()), limit=1.0
+    )
     try:
         assert [apart.result_of("f", answer.call("f", apart.key((i,), {}))) for i in range(5)] == list(range(5))
     finally:
         answer.close()
-    slow = apart.Answer("import time\ndef f(x):\n    time.sleep(5)\n", apart.Rule(()), limit=0.5)
+    slow = apart.Answer("import time\ndef f(x):\n    time.sleep(5)\n", apart.AnswerRule(()), limit=0.5)
     try:
         entries = [slow.call("f", apart.key((i,), {})) for i in range(3)]
     finally:
@@ -405,7 +407,9 @@ def test_each_call_has_its_own_limit():
 
 
 def test_a_crash_costs_the_call_that_crashed():
-    answer = apart.Answer("import os\ndef f(x):\n    if x == 1:\n        os._exit(9)\n    return x\n", apart.Rule(()))
+    answer = apart.Answer(
+        "import os\ndef f(x):\n    if x == 1:\n        os._exit(9)\n    return x\n", apart.AnswerRule(())
+    )
     try:
         entries = [answer.call("f", apart.key((x,), {})) for x in (0, 1, 2)]
     finally:
@@ -420,9 +424,9 @@ def test_too_large_an_answer_fails_alone():
 
 
 def test_the_web_page_s_python_runs_the_same_rule_in_a_namespace_of_its_own():
-    answer = apart.InProcess("import math\ndef f(x):\n    return math.sqrt(x)\n", apart.Rule(("math",)))
+    answer = apart.InProcess("import math\ndef f(x):\n    return math.sqrt(x)\n", apart.AnswerRule(("math",)))
     assert apart.result_of("f", answer.call("f", apart.key((4.0,), {}))) == 2.0
-    refused = apart.InProcess("import numpy\ndef f(x):\n    return x\n", apart.Rule(("math",)))
+    refused = apart.InProcess("import numpy\ndef f(x):\n    return x\n", apart.AnswerRule(("math",)))
     with pytest.raises(apart.Refused, match="uses numpy, which this exercise does not allow"):
         apart.result_of("f", refused.call("f", apart.key((1,), {})))
 
@@ -626,7 +630,7 @@ def test_an_answer_in_the_sandbox_is_not_root_on_the_host_and_sees_no_site_packa
             return os.getuid(), sorted(os.listdir(sys.base_prefix + '/lib/python3.11/site-packages')), seen
         """
     )
-    answer = apart.Answer(cell, apart.Rule(("numpy",)), sandbox=sandbox.answer_command)
+    answer = apart.Answer(cell, apart.AnswerRule(("numpy",)), sandbox=sandbox.answer_command)
     try:
         answer.start()
         uid, packages, _ = apart.result_of("f", answer.call("f", apart.key((0,), {})))
@@ -913,7 +917,7 @@ def test_what_an_answer_prints_is_shown_capped_the_same_in_the_notebook_and_the_
     from chainrule_course.exercises.calling import show_printed
 
     shown = []
-    for answer in (apart.Answer(PRINTS, apart.Rule(())), apart.InProcess(PRINTS, apart.Rule(()))):
+    for answer in (apart.Answer(PRINTS, apart.AnswerRule(())), apart.InProcess(PRINTS, apart.AnswerRule(()))):
         try:
             for x in (1, 2):
                 entry = answer.call("f", apart.key((x,), {}))

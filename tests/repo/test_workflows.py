@@ -1,8 +1,8 @@
 """The GitHub Actions workflows (.github/workflows), which cannot run here: they are linted and read.
 
-* actionlint (requirements.txt) finds nothing in them. It checks the shell of ``run:`` steps
-  with shellcheck only when shellcheck is on PATH, which the set-up does not install; without
-  it the rest (syntax, expressions, job graph, script injection, action inputs) is checked.
+* actionlint (requirements.txt, locked in requirements.lock) finds nothing in them. It checks the
+  shell of ``run:`` steps with shellcheck only when shellcheck is on PATH, which the set-up does not
+  install; without it the rest (syntax, expressions, job graph, script injection, action inputs) is checked.
 * A pull request runs the README's two commands, ``make book`` then ``make test``, on
   ubuntu-latest with Python 3.11; a push to main runs ``make book`` and ``make pdf``, uploads
   _build/html with upload-pages-artifact and deploys it with deploy-pages, in the
@@ -11,7 +11,8 @@
 * Every workflow may only read the repository; only the deploy job may write Pages (and
   get an OIDC token), and only the publish job may get an OIDC token.
 * Every action is pinned to a release (vX.Y.Z) or a commit, never a branch.
-* The caches are keyed on the lock files.
+* The caches are keyed on the lock files: the venv's cache on the very files the Makefile names its
+  set-up stamps by (one list in effect, checked here), uv's on the lock files among them.
 * The Makefile's set-up installs missing Debian packages with sudo where the user is not
   root and sudo needs no password, as on GitHub's runners.
 """
@@ -24,6 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import offline
 import pytest
 import yaml
 from common import ROOT
@@ -189,30 +191,69 @@ def test_every_action_is_pinned_to_a_release_or_a_commit():
         assert not PINNED.fullmatch(branch_or_major)
 
 
-def test_the_caches_are_keyed_on_the_lock_files():
-    [job] = [job for job in workflow("ci.yml")["jobs"].values() if "make book" in commands(job, "pull_request")]
-    caches = [step["with"] for step in job["steps"] if step.get("uses", "").startswith("actions/cache@")]
-    hashed = {
-        name.strip().strip("'")
-        for cache in caches
-        for files in re.findall(r"hashFiles\(([^)]*)\)", cache["key"])
-        for name in files.split(",")
+def caches(ci: dict) -> dict[str, set[str]]:
+    """ci.yml's caches of the book's job: each path the cache holds -> the files its key hashes."""
+    [job] = [job for job in ci["jobs"].values() if "make book" in commands(job, "pull_request")]
+    found = {}
+    for step in job["steps"]:
+        if step.get("uses", "").startswith("actions/cache@"):
+            hashed = {
+                name.strip().strip("'")
+                for files in re.findall(r"hashFiles\(([^)]*)\)", step["with"]["key"])
+                for name in files.split(",")
+            }
+            found.update((line.strip(), hashed) for line in step["with"]["path"].splitlines() if line.strip())
+    return found
+
+
+def stamp_inputs(makefile: str) -> dict[str, list[str]]:
+    """The Makefile's set-up stamps -> the files each is named by (its ``$(call key,FILE ...)``)."""
+    return {
+        match[1]: match[2].split() for match in re.finditer(r"^(\w+_STAMP) := .*\$\(call key,([^)]*)\)", makefile, re.M)
     }
-    assert {
-        "requirements.txt",
-        "pyproject.toml",
-        "package-lock.json",
-        "tests/offline_requirements.txt",
-        "tests/colab_requirements.txt",
-    } <= hashed
-    paths = {line.strip() for cache in caches for line in cache["path"].splitlines()}
-    assert {".venv", ".cache/npm", ".cache/wheelhouse", "~/.cache/uv"} <= paths, paths
+
+
+def cache_key_mismatches(ci: dict, makefile: str) -> list[str]:
+    """Where ci.yml's cache keys and the Makefile's stamps disagree. The cache of .venv and the wheelhouse
+    must be keyed on exactly the files the install's and the wheelhouse's stamps are named by (a restored
+    venv is current exactly when make would not install again), uv's cache on the lock files among them."""
+    keyed, stamps_of = caches(ci), stamp_inputs(makefile)
+    python = set(stamps_of.get("INSTALL_STAMP", [])) | set(stamps_of.get("WHEELHOUSE_STAMP", []))
+    wanted = {".venv": python, ".cache/wheelhouse": python, "~/.cache/uv": {f for f in python if f.endswith(".lock")}}
+    return [
+        f"{path}: ci.yml's key hashes {sorted(keyed.get(path, ()))}, the Makefile's stamps {sorted(files)}"
+        for path, files in wanted.items()
+        if keyed.get(path) != files
+    ]
+
+
+def test_the_caches_are_keyed_on_the_lock_files_the_makefile_names_its_stamps_by():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert stamp_inputs(makefile)["INSTALL_STAMP"] == ["requirements.lock", "pyproject.toml", "course/pyproject.toml"]
+    assert stamp_inputs(makefile)["WHEELHOUSE_STAMP"] == ["tests/wheelhouse.lock"]
+    # the tests find the wheelhouse by the stamp make writes: named by the same files
+    assert [path.relative_to(ROOT).as_posix() for path in offline.INPUTS] == stamp_inputs(makefile)["WHEELHOUSE_STAMP"]
+    ci = workflow("ci.yml")
+    assert cache_key_mismatches(ci, makefile) == []
+    assert caches(ci)[".cache/npm"] == {"package-lock.json"}
+
+
+def test_a_cache_key_that_names_other_files_than_the_makefile_is_found():
+    """The check can fail: a cache key still on requirements.txt, or one lock file short."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    text = (WORKFLOWS / "ci.yml").read_text(encoding="utf-8")
+    for old, new in [("'requirements.lock'", "'requirements.txt'"), (", 'tests/wheelhouse.lock'", "")]:
+        assert old in text
+        planted = yaml.safe_load(text.replace(old, new, 1))
+        planted["on"] = planted.pop(True)
+        assert cache_key_mismatches(planted, makefile), f"{old} -> {new!r} went unnoticed"
+    assert cache_key_mismatches(workflow("ci.yml"), makefile.replace("tests/wheelhouse.lock)", "tests/x.lock)"))
 
 
 def test_the_set_up_stamps_are_named_by_content_not_by_time():
     """A fresh clone's files are all newer than an existing venv's stamps; make installs nothing
     for that (tools/stamps.py names each stamp by its inputs' content), and no step touches them."""
-    inputs = [ROOT / name for name in ("requirements.txt", "pyproject.toml", "course/pyproject.toml", "package.json")]
+    inputs = [ROOT / name for name in ("requirements.lock", "pyproject.toml", "course/pyproject.toml", "package.json")]
     before = {path: path.stat() for path in inputs}
     try:
         for path in inputs:

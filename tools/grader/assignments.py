@@ -36,7 +36,7 @@ import argparse
 import concurrent.futures
 import contextlib
 import copy
-import importlib.metadata
+import hashlib
 import io
 import json
 import multiprocessing
@@ -52,6 +52,7 @@ import nbformat
 
 from chainrule_course.compat import patches
 from chainrule_course.grading import reports
+from tools import lock
 from tools.book import notebooks, package
 from tools.book.book_model import ROOT, Book, load_book
 from tools.book.myst import ConversionError
@@ -95,7 +96,7 @@ def handout_setup(book) -> str:
     It installs what is missing, wherever it runs (Colab, a JupyterHub, a laptop): chainrule
     from the wheel that make assignments puts beside the notebook (the version the
     autograder zip grades with), else from CHAINRULE_PIP_SPEC, else from the course's
-    repository; otter-grader, pinned; Graphviz on Colab only. ``PUBLIC_TESTS = {}`` is
+    repository; otter-grader, pinned; Graphviz on Colab only. ``PUBLIC_TESTS: dict = {}`` is
     filled in per assignment (:func:`with_public_tests`). tests/built/test_handout.py runs it in a
     bare venv."""
     text = notebooks.setup_cell("handout", book.default_pip_spec)
@@ -327,18 +328,22 @@ def model_answer(question: Question, context: Context) -> str:
 
 
 def requirements_text(book: Book) -> str:
-    """What otter assign installs for its own run (the zip's environment is rewritten by :func:`pin_environment`)."""
-    return "numpy\n"
+    """What otter assign puts in the zip for its own run, at the lock's version (the zip's environment is
+    rewritten by :func:`pin_environment`)."""
+    return f"numpy=={lock.version(lock.entries(lock.GRADING)['numpy'])}\n"
 
 
 def pinned_requirements(wheels: tuple[Path, ...], where: str) -> list[str]:
-    """The grading environment, as local grading has it: otter, numpy and the engine's and the
-    course's wheels, pinned."""
+    """The grading environment, as local grading has it: the whole tree of otter-grader[grading], nbconvert,
+    nbclient and numpy at the versions of tools/grader/requirements.lock (``make lock``; the book's), each with
+    its files' sha256, then the engine's and the course's wheels with theirs: built here, they have no
+    published hash, so it is the sha256 of the file that goes into the zip beside them."""
+    locked = lock.entries(lock.GRADING)
+    if lock.version(locked["otter-grader"]) != OTTER_VERSION:
+        raise ConversionError(f"{lock.GRADING} has {locked['otter-grader'].split()[0]}, the patches {OTTER_VERSION}")
     return [
-        f"otter-grader[grading]=={OTTER_VERSION}",
-        *(f"{name}=={importlib.metadata.version(name)}" for name in ("nbconvert", "nbclient")),  # as the book's
-        f"numpy=={importlib.metadata.version('numpy')}",
-        *(f"{where}{wheel.name}" for wheel in wheels),
+        *locked.values(),
+        *(f"{where}{wheel.name} --hash=sha256:{hashlib.sha256(wheel.read_bytes()).hexdigest()}" for wheel in wheels),
     ]
 
 
@@ -357,8 +362,9 @@ def pin_environment(files: dict[str, bytes], wheels: tuple[Path, ...]) -> None:
     """Change the autograder zip's ``files`` so that Gradescope grades as ``make grade`` does.
 
     otter writes ``python=3.13``, an unpinned numpy and a playwright install (for PDFs,
-    which are off). The zip gets this Python's minor version, the venv's numpy, and
-    the wheels built from this checkout, not a git branch: ``requirements.txt``
+    which are off). The zip gets this Python's minor version, the locked tree of
+    :func:`pinned_requirements` (hashes checked by pip: any line with a hash makes pip check every one),
+    and the wheels built from this checkout, not a git branch: ``requirements.txt``
     (paths relative to the unzipped folder) for a venv, ``environment.yml`` for Gradescope.
     """
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -453,12 +459,18 @@ def check_autograder(files: dict[str, bytes], assignment: Assignment) -> None:
             raise AssignmentError(f"{assignment.name}: the reference solution fails {test_file.name}: {wrong[0]}")
 
 
+#: The line of the set-up cell (tools/book/setup_cells/handout.py) that the public tests are written into.
+PUBLIC_TESTS_LINE = "PUBLIC_TESTS: dict = {}"
+
+
 def with_public_tests(notebook, public_tests: dict):
     """The notebook with the public tests written into its set-up cell (folded), validated."""
-    for cell in notebook.cells:
-        if cell.cell_type == "code" and "PUBLIC_TESTS = {}" in cell.source:
-            cell.source = cell.source.replace("PUBLIC_TESTS = {}", "PUBLIC_TESTS = " + python_dict(public_tests))
-            cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
+    cells = [c for c in notebook.cells if c.cell_type == "code" and PUBLIC_TESTS_LINE in c.source]
+    if not cells:
+        raise ConversionError(f"no set-up cell has the line {PUBLIC_TESTS_LINE!r} to write the public tests into")
+    for cell in cells:
+        cell.source = cell.source.replace(PUBLIC_TESTS_LINE, "PUBLIC_TESTS: dict = " + python_dict(public_tests))
+        cell.metadata.setdefault("jupyter", {})["source_hidden"] = True
     nbformat.validate(notebook)
     return notebook
 

@@ -4,10 +4,13 @@ Usage: ``python -m tools.grader.grading_env <zip> <venv> [--uv <uv>]`` (``make g
 ``_build/assignments/<assignment>/autograder/<assignment>-autograder.zip``).
 
 ``make grade`` grades in this venv, not in the book's: it holds only what grading needs,
-which is what Gradescope installs from the same zip (otter-grader, numpy and the wheels of
-chainrule and chainrule-course, pinned by ``tools/grader/assignments.py``), plus MathJax for the written-work pages
-(:data:`EXTRA`). So a machine that grades needs no book toolchain (no chromium, no
-graphviz, no jupyter-book), and local and Gradescope grades come from one environment.
+which is what Gradescope installs from the same zip (the whole tree of otter-grader and numpy,
+locked with hashes in tools/grader/requirements.lock, and the wheels of chainrule and
+chainrule-course with their sha256, written by ``tools/grader/assignments.py``), plus MathJax for the
+written-work pages (:data:`EXTRA`, at requirements.lock's version and hashes). So a machine that grades
+needs no book toolchain (no chromium, no graphviz, no jupyter-book), and local and Gradescope grades
+come from one environment. Every file's hash is checked (pip checks them all when one line has one;
+uv is told to).
 
 The venv is built again only when the zip's requirements changed, and the wheels installed
 again only when they changed (a stamp file holds their hashes): a wheel's name stays the same
@@ -30,15 +33,29 @@ import venv
 import zipfile
 from pathlib import Path
 
+from tools import lock
+
 #: Installed beside the zip's requirements: MathJax for chainrule_course.grading.grade's written/*.html.
-EXTRA = ["django-static-mathjax==3.2.2.1"]
+#: It needs nothing else; its line (version and hashes) is requirements.lock's.
+EXTRA = ["django-static-mathjax"]
 STAMP = ".grading-env"
 
 
+def extra_requirements() -> str:
+    """:data:`EXTRA`'s lines of requirements.lock, as a requirements file."""
+    locked = lock.entries(lock.BOOK)
+    return "".join(f"{locked[name]}\n" for name in EXTRA)
+
+
 def fingerprints(archive_path: Path) -> tuple[str, str]:
-    """Hashes of what the venv is built from: (the zip's requirements and EXTRA, the wheels in the zip)."""
+    """Hashes of what the venv is built from: (the zip's requirements and EXTRA, the wheels in the zip).
+
+    The requirements' hash leaves out the lines of the wheels, whose sha256 changes with each build:
+    when only the wheels changed, only they are installed again."""
     with zipfile.ZipFile(archive_path) as archive:
-        requirements = hashlib.sha256(archive.read("requirements.txt") + "\n".join(EXTRA).encode())
+        lines = archive.read("requirements.txt").decode().splitlines()
+        kept = "\n".join(line for line in lines if not line.split(" ", 1)[0].endswith(".whl"))
+        requirements = hashlib.sha256((kept + "\n" + extra_requirements()).encode())
         wheels = hashlib.sha256()
         for name in sorted(n for n in archive.namelist() if n.endswith(".whl")):
             wheels.update(archive.read(name))
@@ -76,6 +93,7 @@ def build(
             for name in archive.namelist():
                 if name == "requirements.txt" or name.endswith(".whl"):
                     archive.extract(name, work)
+        (Path(work) / "extra.txt").write_text(extra_requirements())
         if found[:1] == wanted.splitlines()[:1]:  # the same requirements: only the wheels changed
             wheels = sorted(path.name for path in Path(work).glob("*.whl"))
             arguments = ["--reinstall", "--no-deps", *wheels] if uv else ["--force-reinstall", "--no-deps", *wheels]
@@ -84,7 +102,7 @@ def build(
                 _run([str(uv), "venv", "--quiet", "--clear", "--python", base, str(folder)], work, env)
             else:
                 venv.EnvBuilder(with_pip=True, clear=True).create(folder)
-            arguments = ["-r", "requirements.txt", *EXTRA]
+            arguments = ["-r", "requirements.txt", "-r", "extra.txt", *(["--require-hashes"] if uv else [])]
         if uv:
             _run(
                 [

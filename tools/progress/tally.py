@@ -88,7 +88,8 @@ def kind_row(kind: KindInfo, records: list[Record]) -> KindRow:
     """One drill kind over the class: who answered it, how often, how often right, its commonest mistakes."""
     answered = [(record, record.drills[kind.name]) for record in records if kind.name in record.drills]
     answered = [(record, drill) for record, drill in answered if drill.attempts]
-    times, students = Counter(), Counter()
+    times: Counter = Counter()
+    students: Counter = Counter()
     for _, drill in answered:
         for name, count in drill.mistakes.items():
             times[name] += count

@@ -23,6 +23,7 @@ from chainrule.value import Value
 
 from .graphs import factor_text, number_text
 from .problems import Problem, derived, distinct, list_text
+from .registry import drill
 
 __all__ = ["batchnorm", "chain"]
 
@@ -32,6 +33,7 @@ TIMES = " \u00b7 "
 STARTS = (-1.0, -0.5, 0.5, 1.0)
 
 
+@drill("chain", "depth", "the factor a gradient gains through layers", {1: "linear layers", 2: "tanh layers"}, "number")
 def chain(level, seed):
     """∂h_k/∂x through k = 3 layers of h = w·h (level 1) or h = tanh(w·h) (level 2)."""
     rng = random.Random(f"chainrule-drill-chain:{level}:{seed}")
@@ -127,6 +129,7 @@ DATA = (-2.0, -1.0, 0.0, 1.0, 2.0, 3.0)
 UPSTREAM = (-1.0, -0.5, 0.5, 1.0, 2.0)
 
 
+@drill("batchnorm", "depth", "batch norm's gradient on three numbers", {1: "γ = 1", 2: "γ ≠ 1"}, "number")
 def batchnorm(level, seed):
     """x̄_i of batch norm on three numbers, γ = 1 (level 1) or γ ≠ 1 (level 2), ε = 0."""
     rng = random.Random(f"chainrule-drill-batchnorm:{level}:{seed}")

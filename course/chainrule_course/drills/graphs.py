@@ -113,7 +113,7 @@ def _draw(rng, level):
     """One try at a graph of ``level``; None when it misses the level's shape or its limits."""
     leaves = [Value(rng.choice(LEAF_VALUES), name) for name in LEAF_NAMES[: rng.choice((3, 3, 4))]]
     unused = list(leaves)
-    made = []
+    made: list = []
     steps = len(leaves) - 1 if level == 1 else rng.choice((3, 4))
     for step in range(steps):
         last = step == steps - 1

@@ -25,6 +25,7 @@ from chainrule.value import Value
 
 from .graphs import factor_text, number_text
 from .problems import Problem, derived, distinct, list_text, softmax_of
+from .registry import drill
 
 __all__ = ["decay", "softmax"]
 
@@ -73,6 +74,7 @@ def _softmax_row(d, at):
     return [v * scale for v in row]
 
 
+@drill("softmax", "mlp", "cross-entropy's gradient", {1: "one example", 2: "a batch of two"}, "numbers")
 def softmax(level, seed):
     """Ō's row for example 1, for a mean cross-entropy over n = 1 (level 1) or 2 (level 2) examples."""
     rng = random.Random(f"chainrule-drill-softmax:{level}:{seed}")
@@ -154,6 +156,7 @@ def _decay_entry(d, at):
     return at.term("the penalty", data, d["lam"] * d["w"], words | {"sign": said["the penalty's sign"]})
 
 
+@drill("decay", "mlp", "a gradient with weight decay", {1: "the first weight", 2: "either weight"}, "number")
 def decay(level, seed):
     """∂J/∂w₁ for J = (w₁x₁ + w₂x₂ − t)² + λ/2 (w₁² + w₂²)."""
     rng = random.Random(f"chainrule-drill-decay:{level}:{seed}")

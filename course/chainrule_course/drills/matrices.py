@@ -23,6 +23,7 @@ from chainrule.value import Value
 
 from .graphs import factor_text, number_text
 from .problems import Problem, derived, distinct, grid, matrix_text, weighted_sum
+from .registry import drill
 
 __all__ = ["broadcast", "matmul"]
 
@@ -47,6 +48,13 @@ def _column(rows, j):
     return [row[j] for row in rows]
 
 
+@drill(
+    "matmul",
+    "tensors",
+    "an entry of a product's gradient",
+    {1: "(2, 2) times (2, 2)", 2: "(2, 3) times (3, 2)"},
+    "number",
+)
 def matmul(level, seed):
     """An entry of Ā or B̄ for C = AB, given C̄ = ∂L/∂C."""
     rng = random.Random(f"chainrule-drill-matmul:{level}:{seed}")
@@ -151,6 +159,13 @@ BROADCASTS = {
 }
 
 
+@drill(
+    "broadcast",
+    "tensors",
+    "the sum that undoes a broadcast",
+    {1: "b added to every row", 2: "b added to every column", 3: "b multiplying every row"},
+    "numbers",
+)
 def broadcast(level, seed):
     """b̄ for Y = X + b or Y = X ⊙ b with b broadcast, given Ȳ = ∂L/∂Y."""
     rng = random.Random(f"chainrule-drill-broadcast:{level}:{seed}")

@@ -24,6 +24,7 @@ from chainrule.value import Value
 
 from .graphs import number_text
 from .problems import Problem, derived, distinct, list_text, matrix_text, softmax_of
+from .registry import drill
 
 __all__ = ["bias", "hidden"]
 
@@ -32,6 +33,7 @@ SMALL = (-1.5, -1.0, -0.5, 0.5, 1.0, 1.5)
 BAR = "\u0304"
 
 
+@drill("bias", "capstone", "the output bias's gradient", {1: "a batch of two"}, "numbers")
 def bias(level, seed):
     """b̄⁽²⁾ for a batch of two, three classes."""
     rng = random.Random(f"chainrule-drill-bias:{level}:{seed}")
@@ -111,6 +113,7 @@ def _bias(rng, level):
     )
 
 
+@drill("hidden", "capstone", "the gradient before the tanh", {1: "a batch of two"}, "numbers")
 def hidden(level, seed):
     """Example 1's row of Ū, given Ō, W⁽²⁾ and U."""
     rng = random.Random(f"chainrule-drill-hidden:{level}:{seed}")

@@ -22,6 +22,7 @@ from chainrule.value import Value
 
 from .graphs import factor_text, number_text
 from .problems import TRIES, Problem, derived, distinct
+from .registry import drill
 
 __all__ = ["neuron"]
 
@@ -30,6 +31,13 @@ LOCAL = {"x": "w", "w": "x", "b": "1"}  # ∂z/∂input for z = wx + b, by name
 NUDGES = (0.1, 0.2, -0.1, -0.2)  # large enough that the change is more than the tolerance
 
 
+@drill(
+    "neuron",
+    "intro",
+    "a neuron's gradient",
+    {1: "y = wx + b", 2: "y = tanh(wx + b)", 3: "the change from a nudge"},
+    "number",
+)
 def neuron(level, seed):
     """∂y/∂(x, w or b) of y = wx + b (level 1) or tanh(wx + b) (levels 2 and 3; at 3, times a nudge h)."""
     rng = random.Random(f"chainrule-drill-neuron:{level}:{seed}")

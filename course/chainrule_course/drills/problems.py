@@ -1,6 +1,6 @@
 """The frame of the drills after the backward chapter: a question, its answer, and its named mistakes.
 
-The graph and backward chapters' drills ask about a drawn graph (:mod:`.kinds`). From the
+The graph and backward chapters' drills ask about a drawn graph (:mod:`.graph_kinds`). From the
 engine chapter on, a question is about an instance a person can hold in their head: two
 small matrices, three logits, a direction to move a graph's inputs in. A
 :class:`Problem` holds it: the prompt, the instance in words (``lines``), the answer the
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from chainrule_course.exercises.mistakes import Derivation, describe
 
 from .graphs import number_text
-from .reading import TOLERANCE, ReadingError, close, read_names, read_number, read_numbers
+from .reading import ReadingError, close, read_names, read_number, read_numbers
 
 __all__ = [
     "Mistake",
@@ -191,9 +191,6 @@ def _all_close(guesses, answer):
 def matrix_text(name, rows):
     """A small matrix in words, one row per part: ``A = [1, −2; 3, 0.5]``."""
     return f"{name} = [" + "; ".join(", ".join(number_text(x) for x in row) for row in rows) + "]"
-
-
-TOLERANCE_NOTE = f"({TOLERANCE}.)"
 
 
 def list_text(values):

@@ -25,12 +25,14 @@ from chainrule.value import Value
 
 from .graphs import factor_text, number_text
 from .problems import Mistake, Problem, distinct, verdict
+from .registry import drill
 
 __all__ = ["accumulate", "detach", "overflow", "vjp"]
 
 SMALL = (-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0)
 
 
+@drill("detach", "frameworks", "a gradient past detach()", {1: "one detach"}, "number")
 def detach(level, seed):
     """a.grad after L = f(a, b) in which one intermediate is detached."""
     rng = random.Random(f"chainrule-drill-detach:{level}:{seed}")
@@ -81,6 +83,9 @@ def _detach(rng, level):
     )
 
 
+@drill(
+    "vjp", "frameworks", "the x.grad that backward(gradient=v) leaves", {1: "products", 2: "tanh and a cube"}, "number"
+)
 def vjp(level, seed):
     """x.grad after y.backward(gradient=v) for y = (x², x·c) or (tanh(x), x³)."""
     rng = random.Random(f"chainrule-drill-vjp:{level}:{seed}")
@@ -130,6 +135,9 @@ def _vjp(rng, level):
     )
 
 
+@drill(
+    "accumulate", "profiling", "gradients without zero_grad()", {1: "two passes", 2: "three or four passes"}, "number"
+)
 def accumulate(level, seed):
     """w.grad after k passes of (w·x − t)² with no zero_grad()."""
     rng = random.Random(f"chainrule-drill-accumulate:{level}:{seed}")
@@ -183,6 +191,7 @@ def _accumulate(rng, level):
 BIG = (150.0, 200.0, 250.0, 300.0, 400.0)
 
 
+@drill("overflow", "profiling", "the first number that is not finite", {1: "exp and a square"}, "names")
 def overflow(level, seed):
     """The first line whose number is not finite, as the engine finds it."""
     rng = random.Random(f"chainrule-drill-overflow:{level}:{seed}")

@@ -23,6 +23,7 @@ from chainrule.value import Value
 
 from .graphs import number_text
 from .problems import Problem, derived, distinct, list_text, softmax_of
+from .registry import drill
 
 __all__ = ["bptt", "jacobian"]
 
@@ -32,6 +33,7 @@ STARTS = (-0.5, 0.5, 1.0)
 SUBSCRIPTS = "\u2080\u2081\u2082\u2083"
 
 
+@drill("bptt", "sequences", "backpropagation through time", {1: "two steps", 2: "three steps"}, "number")
 def bptt(level, seed):
     """∂h_T/∂w for a scalar tanh RNN over T = 2 or 3 steps."""
     rng = random.Random(f"chainrule-drill-bptt:{level}:{seed}")
@@ -130,6 +132,9 @@ def _bptt(rng, level):
 SCORES = (-1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
 
 
+@drill(
+    "jacobian", "sequences", "an entry of softmax's Jacobian", {1: "on the diagonal", 2: "off the diagonal"}, "number"
+)
 def jacobian(level, seed):
     """∂p_i/∂s_j for softmax of three scores: on the diagonal (level 1) or anywhere (level 2)."""
     rng = random.Random(f"chainrule-drill-jacobian:{level}:{seed}")

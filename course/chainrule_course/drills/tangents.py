@@ -26,9 +26,10 @@ import random
 
 from chainrule.forward import Dual, evaluation_trace, run_trace
 
-from .graphs import factor_text, make_graph, number_text
+from .graphs import LEVELS, factor_text, make_graph, number_text
 from .problems import Mistake, Problem, derived, distinct
 from .reading import close
+from .registry import drill
 
 __all__ = ["dual", "tangent"]
 
@@ -48,6 +49,7 @@ def _tangents(graph, direction):
     return found
 
 
+@drill("tangent", "forward", "a node's tangent (a JVP)", LEVELS, "number")
 def tangent(level, seed):
     """The tangent of one node, the inputs moving along a direction (one input at levels 1 and 2)."""
     graph = make_graph(seed, level)
@@ -264,6 +266,13 @@ RULES = {
 }
 
 
+@drill(
+    "dual",
+    "forward",
+    "one operation on dual numbers",
+    {1: "sums and products", 2: "products, quotients, squares", 3: "tanh, exp, log"},
+    "number",
+)
 def dual(level, seed):
     """The tangent of ``x op y`` (levels 1 and 2) or ``f(x)`` (level 3) on dual numbers."""
     rng = random.Random(f"chainrule-drill-dual:{level}:{seed}")

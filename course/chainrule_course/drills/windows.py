@@ -25,6 +25,7 @@ from chainrule.value import Value
 
 from .graphs import factor_text, number_text
 from .problems import Problem, derived, distinct, grid, list_text, matrix_text, weighted_sum
+from .registry import drill
 
 __all__ = ["conv", "embedding", "maxpool"]
 
@@ -33,6 +34,7 @@ UPSTREAM = (-1.0, -0.5, 0.5, 1.0, 2.0)
 BAR = "\u0304"
 
 
+@drill("conv", "layers", "an entry of a convolution's gradient", {1: "the kernel's", 2: "the image's"}, "number")
 def conv(level, seed):
     """An entry of K̄ (level 1) or X̄ (level 2) for a 3×3 image and a 2×2 kernel."""
     rng = random.Random(f"chainrule-drill-conv:{level}:{seed}")
@@ -122,6 +124,7 @@ def _conv(rng, level):
     )
 
 
+@drill("maxpool", "layers", "where max pooling routes the gradient", {1: "ties are rare", 2: "many ties"}, "numbers")
 def maxpool(level, seed):
     """One row of X̄ for 2×2 max pooling of a 4×4 image; ties possible at level 2."""
     rng = random.Random(f"chainrule-drill-maxpool:{level}:{seed}")
@@ -227,6 +230,7 @@ def _maxpool(rng, level):
     )
 
 
+@drill("embedding", "layers", "an embedding's gradient", {1: "each token once", 2: "a token repeats"}, "numbers")
 def embedding(level, seed):
     """One row of Ē for Y[i] = E[t_i], three tokens; one repeats at level 2."""
     rng = random.Random(f"chainrule-drill-embedding:{level}:{seed}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 #: How deep variants are composed: one slip, or two at different steps.
 DEPTH = 2
@@ -114,7 +115,7 @@ class Named:
 class Derivation:
     """A check's reference derivation and the variants of it: :meth:`right`, and :meth:`name` for a wrong answer."""
 
-    def __init__(self, derive: Callable[[object, Slips], object], depth: int = DEPTH):
+    def __init__(self, derive: Callable[[Any, Slips], object], depth: int = DEPTH):
         self.derive, self.depth = derive, depth
 
     def right(self, problem):
@@ -159,13 +160,13 @@ class Derivation:
             answers.append(answer)
         return tuple(answers)
 
-    def mistake(self, problems: Sequence, received: Sequence, same: Callable[[object, object], bool]) -> Named | None:
+    def mistake(self, problems: Sequence, received: Sequence, same: Callable[[Any, Any], bool]) -> Named | None:
         """:meth:`name` for an answer that is wrong on one of ``problems`` at least; None for a right one."""
         if all(same(answer, self.right(p)) for p, answer in zip(problems, received, strict=True)):
             return None
         return self.name(problems, received, same)
 
-    def name(self, problems: Sequence, received: Sequence, same: Callable[[object, object], bool]) -> Named | None:
+    def name(self, problems: Sequence, received: Sequence, same: Callable[[Any, Any], bool]) -> Named | None:
         """The mistake ``received`` (the answer's result on each problem) makes, or None.
 
         ``same(answer, result)`` says whether the answer equals a result (within the check's tolerance).

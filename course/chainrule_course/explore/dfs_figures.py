@@ -114,7 +114,9 @@ def dfs_element_ids(root, parents=None, max_nodes=150):
 
 def _element_ids(nodes, names, parents_of):
     """``(node_ids, edge_ids)`` of :func:`dfs_element_ids`, for nodes already named."""
-    node_ids, slugs, edge_ids = {}, {}, {}
+    node_ids: dict = {}
+    slugs: dict = {}
+    edge_ids: dict = {}
     for node in nodes:
         slug = re.sub(r"[^A-Za-z0-9_]", "_", names[node]) or "_"
         unique, count = slug, 1
@@ -180,7 +182,7 @@ def _add_dfs_edges(dot, node, node_parents, ids, states, path_edges, edge_ids=No
     With ``edge_ids`` (from :func:`_element_ids`) each edge gets its id, and the class
     ``cr-path`` when it is on the search path.
     """
-    seen = {}
+    seen: dict = {}
     for parent in node_parents:
         attributes = {}
         on_path = False

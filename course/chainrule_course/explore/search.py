@@ -78,7 +78,8 @@ def _record_search(trace, root, parents_of, names, ids, order, not_reached):
     """The steps (what the widget says) and frames (what it shows) of the search in ``trace``."""
     node_ids, edge_ids = ids
     steps, frames = [], []
-    path, reached_from = [], {}  # the search's stack; the child each node was reached from
+    path: list = []  # the search's stack
+    reached_from = {}  # the child each node was reached from
     for number, step in enumerate(trace):
         if step.event == VISIT:
             child = path[-1] if path else None

@@ -185,7 +185,7 @@ def _backward_edges(order, visited, edge_ids):
     edge_order = [(node, index) for node in visited for index in range(len(node.parents))]
     edge_text = {}
     for node in order:
-        seen = {}
+        seen: dict = {}
         for index, parent in enumerate(node.parents):
             number = seen[parent] = seen.get(parent, -1) + 1
             edge_text[(node, index)] = edge_ids[(parent, node)][number]
@@ -478,7 +478,7 @@ def _value_figure(order, names, node_ids, edge_ids, texts, classes, rankdir, wit
         )
         dot.node(dot_ids[node], label, shape="plain", id=node_ids[node], **{"class": classes[node_ids[node]]})
     for node in order:
-        seen = {}
+        seen: dict = {}
         for parent, local in zip(node.parents, node.local_grads, strict=True):
             number = seen[parent] = seen.get(parent, -1) + 1
             attributes = {"id": edge_ids[(parent, node)][number]}

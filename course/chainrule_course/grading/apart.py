@@ -61,7 +61,7 @@ class Refused(Exception):
 
 
 @dataclass(frozen=True)
-class Rule:
+class AnswerRule:
     """What an exercise's answer cell runs with: Python's standard library and the modules ``allowed``."""
 
     allowed: tuple[str, ...] = ()
@@ -191,7 +191,9 @@ class Answer:
     packages from a folder of their own, where the installed ones are hidden from the answer.
     """
 
-    def __init__(self, source: str, rule: Rule, values=(), sandbox=None, popen=None, limit=TIME_LIMIT, copies=None):
+    def __init__(
+        self, source: str, rule: AnswerRule, values=(), sandbox=None, popen=None, limit=TIME_LIMIT, copies=None
+    ):
         self.source, self.rule, self.values, self.limit = source, rule, list(values), limit
         import tempfile
 
@@ -328,7 +330,7 @@ class Answer:
 class InProcess:
     """The same cell and rule where no process can be started (the web page's Python): a namespace of its own."""
 
-    def __init__(self, source: str, rule: Rule, values=()):
+    def __init__(self, source: str, rule: AnswerRule, values=()):
         self.source, self.rule, self.values = source, rule, list(values)
         self.namespace: dict = {}
         self.told: dict = {}

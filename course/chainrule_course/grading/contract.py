@@ -29,7 +29,7 @@ from . import apart
 
 class _Context(threading.local):
     quantity: str | None = None  # the quantity being scored, or None for all of them
-    rule: apart.Rule | None = None  # the rule of the check that is running
+    rule: apart.AnswerRule | None = None  # the rule of the check that is running
     opened: dict = {}  # the answers it has started, by cell
     secret: bytes | None = None  # the grader's secret while it runs a hidden test
     fresh: int | None = None  # the seed of fresh inputs while the grader runs a public test
@@ -128,7 +128,7 @@ def allowed(*modules: str):
     process of its own where nothing else exists, its results carried back as data. ``make
     assignments`` writes the modules into the question's test, for the grader.
     """
-    rule = apart.Rule(tuple(modules))
+    rule = apart.AnswerRule(tuple(modules))
 
     def mark(check: Callable) -> Callable:
         @functools.wraps(check)
@@ -148,6 +148,6 @@ def allowed(*modules: str):
     return mark
 
 
-def running_apart() -> tuple[apart.Rule | None, dict]:
+def running_apart() -> tuple[apart.AnswerRule | None, dict]:
     """The rule of the check that is running (None outside one), and the answers it has started."""
     return _context.rule, _context.opened

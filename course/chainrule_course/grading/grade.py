@@ -49,6 +49,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .apart import TIME_LIMIT
 from .reports import (
     Result,
     Submission,
@@ -73,7 +74,6 @@ from .sandbox import (
 
 #: Where ``make assignments`` writes them, from the book's folder (the working directory of ``make grade``).
 ASSIGNMENTS = Path("_build") / "assignments"
-CALL_TIMEOUT = 10.0  # seconds per call of an answer, as the notebook's check gives it (apart.TIME_LIMIT)
 SUBMISSION_TIMEOUT = ANSWER_CPU_SECONDS
 OUTPUTS = ("grades.csv", "summary.html", "feedback", "written")
 #: Work handed in that is not a notebook: it gets a row that says so, rather than none.
@@ -291,7 +291,7 @@ def grade_one(
     return result, True
 
 
-def score(result: Result, recorded: bool, tests: dict[str, str], secret: bytes = b"") -> Result:
+def add_scores(result: Result, recorded: bool, tests: dict[str, str], secret: bytes = b"") -> Result:
     """Scores and messages for ``result``, computed in this process from the record the grader wrote."""
     from . import scoring
 
@@ -318,18 +318,18 @@ def grade_one_safely(inputs: dict, submission: Submission, assignment: str, opti
         return error
 
 
-def scored(graded, submission: Submission, one, secret: bytes) -> Result:
+def score_submission(graded, submission: Submission, folder: _Folder, secret: bytes) -> Result:
     """The scored result of one submission; any error of the grader's on it becomes its row's status."""
     try:
         if isinstance(graded, Exception):
             raise graded
-        return score(*graded, one.tests, secret)
+        return add_scores(*graded, folder.tests, secret)
     except Exception as error:  # noqa: BLE001 - one notebook never stops the class
         result = Result(submission.student, submission.file)
         why = f"{type(error).__name__}: {_one_line(str(error))[:200]}"
         result.status = f"not graded (for review): the grader failed on {submission.file}: {why}"
-        result.scores = {question: 0.0 for question in one.points}
-        result.messages = {question: [result.status] for question in one.points}
+        result.scores = {question: 0.0 for question in folder.points}
+        result.messages = {question: [result.status] for question in folder.points}
         return result
 
 
@@ -353,7 +353,7 @@ class _Folder:
     """One folder of submissions to one assignment, as grade_folders grades it."""
 
     assignment: str
-    folder: Path
+    path: Path
     archive_path: Path
     found: list[Submission]
     skipped: list[str]
@@ -396,14 +396,14 @@ def _cgroups() -> bool:
     return True
 
 
-def _inputs(one: _Folder, secret: bytes) -> dict:
-    """The inputs a notebook of ``one``'s assignment is given (:func:`chainrule_course.grading.scoring.inputs`)."""
+def _inputs(folder: _Folder, secret: bytes) -> dict:
+    """The inputs a notebook of ``folder``'s assignment is given (:func:`.scoring.inputs`)."""
     from . import scoring
 
     try:
-        return scoring.inputs(one.tests, secret)
+        return scoring.inputs(folder.tests, secret)
     except scoring.Unreadable as error:
-        raise SystemExit(f"make grade: the autograder of {one.assignment} cannot be used: {error}") from None
+        raise SystemExit(f"make grade: the autograder of {folder.assignment} cannot be used: {error}") from None
 
 
 def _only(given: list[str], known: set[str]) -> list[str]:
@@ -421,7 +421,7 @@ def _only(given: list[str], known: set[str]) -> list[str]:
 def grade_folders(
     batch: list[tuple[str, Path]],
     jobs: int = os.cpu_count() or 1,
-    call_timeout: float = CALL_TIMEOUT,
+    call_timeout: float = TIME_LIMIT,  # seconds per call: what the notebook's check gives
     timeout: float = SUBMISSION_TIMEOUT,
     assignments: Path = ASSIGNMENTS,
     roster: Path | None = None,
@@ -450,49 +450,50 @@ def grade_folders(
         timeout=timeout,
         sandboxed=not why_not and sandbox != "none",
         capped=_cgroups(),
-        handed_out={one.assignment: handed_out_lines(one.assignment, assignments) for one in folders},
+        handed_out={folder.assignment: handed_out_lines(folder.assignment, assignments) for folder in folders},
     )
     start = time.monotonic()
     # The hidden tests' inputs are drawn with a secret that exists only in this process, for this run.
     secret = os.urandom(32)
-    inputs = {one.assignment: _inputs(one, secret) for one in folders}
+    inputs = {folder.assignment: _inputs(folder, secret) for folder in folders}
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         futures = {
-            pool.submit(grade_one_safely, inputs[one.assignment], s, one.assignment, options): (one, s)
-            for one in folders
-            for s in one.submissions
+            pool.submit(grade_one_safely, inputs[folder.assignment], s, folder.assignment, options): (folder, s)
+            for folder in folders
+            for s in folder.submissions
         }
         for future in concurrent.futures.as_completed(futures):
-            one, submission = futures[future]
-            result = scored(future.result(), submission, one, secret)  # in this thread: the checks use signals
-            one.results.append(result)
-            write_table(one.folder, one.points, one.results, keep=bool(only))  # a stopped run keeps its rows
-            write_feedback(one.folder, one.points, result)
+            folder, submission = futures[future]
+            # Scored in this thread, not the pool's: the checks use signals.
+            result = score_submission(future.result(), submission, folder, secret)
+            folder.results.append(result)
+            write_table(folder.path, folder.points, folder.results, keep=bool(only))  # a stopped run keeps its rows
+            write_feedback(folder.path, folder.points, result)
             print(
-                f"{result.student}: {sum(result.scores.values()):g}/{sum(one.points.values()):g} in "
+                f"{result.student}: {sum(result.scores.values()):g}/{sum(folder.points.values()):g} in "
                 f"{result.seconds:.1f} s" + ("" if result.status == "graded" else f"  ({result.status})"),
                 flush=True,
             )
-    for one in folders:
-        table = write_outputs(one.folder, one.points, one.results, keep=bool(only))
-        written = write_written(one.folder, read_written(one.archive_path), one.found)  # every student's
-        for line in one.skipped:
+    for folder in folders:
+        table = write_outputs(folder.path, folder.points, folder.results, keep=bool(only))
+        written = write_written(folder.path, read_written(folder.archive_path), folder.found)  # every student's
+        for line in folder.skipped:
             print(f"skipped {line}")
-        print(_summary(one, time.monotonic() - start, jobs, options, table, written))
-    return [one.results for one in folders]
+        print(_summary(folder, time.monotonic() - start, jobs, options, table, written))
+    return [folder.results for folder in folders]
 
 
-def _summary(one: _Folder, seconds: float, jobs: int, options, table, written) -> str:
+def _summary(folder: _Folder, seconds: float, jobs: int, options, table, written) -> str:
     """The last line of a folder's grading: how many, how fast, under which limits, and what it wrote."""
     return (
-        f"graded {sum(1 for r in one.results if r.file)} notebooks of {one.assignment} in "
+        f"graded {sum(1 for r in folder.results if r.file)} notebooks of {folder.assignment} in "
         f"{seconds:.1f} s with {jobs} at a time"
         f"{' in the sandbox' if options.sandboxed else ''}"
         f"{f', at most {SUBMISSION_TASKS} processes each' if options.sandboxed and os.geteuid() == 0 else ''}"
         f"{', each capped as a whole (memory)' if options.capped else ''}"
         f", {options.call_timeout:g} s per call and {NOTEBOOK_SECONDS} s per notebook; "
-        f"skipped {len(one.skipped)} other files; wrote "
-        f"{table}, {one.folder / 'summary.html'}, {one.folder / 'feedback'}/"
+        f"skipped {len(folder.skipped)} other files; wrote "
+        f"{table}, {folder.path / 'summary.html'}, {folder.path / 'feedback'}/"
         + (f" and the written work to grade by hand, {written}" if written else "")
     )
 
@@ -502,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("assignment", help="an assignment name (a folder of _build/assignments)")
     parser.add_argument("submissions", type=Path, help="the folder of submitted notebooks")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--call-timeout", type=float, default=CALL_TIMEOUT, help="seconds per call of an answer")
+    parser.add_argument("--call-timeout", type=float, default=TIME_LIMIT, help="seconds per call of an answer")
     parser.add_argument("--timeout", type=float, default=SUBMISSION_TIMEOUT, help="CPU seconds per answer's process")
     parser.add_argument("--roster", type=Path, help="a CSV with an `id` column")
     parser.add_argument("--only", nargs="+", help="regrade these student ids; other rows stay")

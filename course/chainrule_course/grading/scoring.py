@@ -139,11 +139,6 @@ class Part:
 _REFERENCES: dict[str, dict] = {}
 
 
-def reference_names(code: str) -> dict:
-    """The names the reference solution ``code`` defines, functions and values."""
-    return dict(_reference(code))
-
-
 def _reference(code: str) -> dict:
     """The names the reference solution ``code`` defines (run once; it is the grader's own code)."""
     if code not in _REFERENCES:
@@ -276,7 +271,7 @@ def record_apart(
             data["calls"][name] = [{**late(), "key": k} for k in given.get("calls", {}).get(name, [])]
             continue
         allowed = tuple(given.get("allowed", {}).get(name, ()))
-        rule = apart.Rule(allowed, apart.carried(cells, sources[name], [name], allowed))
+        rule = apart.AnswerRule(allowed, apart.carried(cells, sources[name], [name], allowed))
         wanted = [name] if name in given.get("values", []) else []
         answer = start(apart.answer_code(sources[name], [name]), rule, wanted)
         try:

@@ -144,7 +144,7 @@ def _streamed(post):
     as much as two prints). A cell that prints a table and then loops keeps all of it; one stopped while
     it prints fast may lose its last 50 ms, and a loop of print() takes about twice as long. Its state is
     in this closure: attributes of the instance made a print five times slower."""
-    held = []
+    held: list = []
     left = stride = 1
     budget = 5000
     checked = posted = -1.0e9

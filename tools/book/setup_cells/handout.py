@@ -34,7 +34,7 @@ install(["chainrule", "chainrule_course"], WHEELS or os.environ.get(
 install(["otter"], ["otter-grader==7.0.0"])  # runs the checks
 # The public tests that grader.check runs, written into ./tests when
 # the notebook came alone.
-PUBLIC_TESTS = {}
+PUBLIC_TESTS: dict = {}
 os.makedirs("tests", exist_ok=True)
 for test_name, test_source in PUBLIC_TESTS.items():
     if not os.path.exists(os.path.join("tests", test_name)):

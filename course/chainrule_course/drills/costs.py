@@ -22,6 +22,7 @@ from chainrule import flops as flop_formulas
 
 from .graphs import number_text
 from .problems import Problem, derived, distinct
+from .registry import drill
 
 __all__ = ["flops", "revolve"]
 
@@ -44,6 +45,7 @@ def _matmul_flops(left, right):
     return flop_formulas.matmul([_Shape(*left), _Shape(*right)], (), _Shape(left[0], right[1]))
 
 
+@drill("flops", "cost", "the flops of a linear layer", {1: "forward", 2: "backward"}, "number")
 def flops(level, seed):
     """The flops of a linear layer's forward (level 1) or backward (level 2) pass."""
     rng = random.Random(f"chainrule-drill-flops:{level}:{seed}")
@@ -120,6 +122,13 @@ def fewest_forward_steps(steps, slots):
     return min(j + fewest_forward_steps(steps - j, slots - 1) + fewest_forward_steps(j, slots) for j in range(1, steps))
 
 
+@drill(
+    "revolve",
+    "cost",
+    "binomial checkpointing's forward steps",
+    {1: "one slot", 2: "two slots", 3: "three slots"},
+    "number",
+)
 def revolve(level, seed):
     """F(D, c) for a chain of D steps and c slots: c = 1 (level 1), 2 (level 2) or 3 (level 3)."""
     rng = random.Random(f"chainrule-drill-revolve:{level}:{seed}")

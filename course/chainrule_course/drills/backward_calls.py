@@ -16,8 +16,9 @@ import random
 
 from chainrule.graph import topological_order
 
-from .graphs import factor_text, make_graph, number_text
+from .graphs import LEVELS, factor_text, make_graph, number_text
 from .problems import Mistake, Problem, distinct
+from .registry import drill
 
 __all__ = ["inner", "twice"]
 
@@ -39,6 +40,7 @@ def _kept_and_passed_on(graph, first):
     return grads
 
 
+@drill("twice", "engine", "the .grad after two backward() calls", LEVELS, "number")
 def twice(level, seed):
     """``x.grad`` after two calls of ``L.backward()``, as the engine stores it."""
     graph = make_graph(seed, level)
@@ -106,6 +108,7 @@ def _users(graph, node):
     return after
 
 
+@drill("inner", "engine", "a backward() from an inner node", LEVELS, "names")
 def inner(level, seed):
     """The nodes ``e.backward()`` gives a gradient, for an inner node e."""
     graph = make_graph(seed, level)

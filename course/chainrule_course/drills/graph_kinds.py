@@ -29,21 +29,29 @@ from dataclasses import dataclass, field
 from chainrule.graph import VISIT, depth_first_events
 from chainrule_course.exercises.mistakes import Derivation
 
-from .graphs import Graph, factor_text, make_graph, number_text
+from .graphs import LEVELS, Graph, factor_text, make_graph, number_text
 from .reading import TOLERANCE, ReadingError, close, read_names, read_number, read_numbers
+from .registry import drill
 
-__all__ = ["KINDS", "Question", "question"]
+__all__ = ["BUILDERS", "Question", "graph_drill", "question"]
 
-#: Each kind's chapter and title, easiest first within a chapter.
-KINDS = {
-    "finish": ("graph", "the order the search finishes the nodes"),
-    "topological": ("graph", "a topological order"),
-    "reach": ("graph", "the nodes computed from a leaf"),
-    "value": ("backward", "a node's value"),
-    "local": ("backward", "an edge's local gradient"),
-    "adjoint": ("backward", "a node's global gradient"),
-    "adjoints": ("backward", "every global gradient, in backward order"),
-}
+#: Each kind's builder, ``builder(graph, rng) -> Question``, by name: :func:`graph_drill` fills it.
+BUILDERS = {}
+
+
+def graph_drill(name, chapter, title, form):
+    """Declare the decorated ``builder(graph, rng)`` as the drill kind ``name``, asked on the graphs of
+    :data:`~.graphs.LEVELS` (:func:`.registry.drill`); the kinds of a chapter are declared easiest first."""
+
+    def register(builder):
+        def build(level, seed):
+            return question(name, level, seed)
+
+        BUILDERS[name] = builder
+        drill(name, chapter, title, LEVELS, form)(build)
+        return builder
+
+    return register
 
 
 @dataclass
@@ -75,8 +83,8 @@ def verdict(right, message, mistake=None):
 
 def question(kind, level, seed):
     """The question of ``kind`` on the graph of ``(seed, level)``."""
-    if kind not in KINDS:
-        raise ValueError(f"drills.question: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if kind not in BUILDERS:
+        raise ValueError(f"drills.question: kind must be one of {', '.join(BUILDERS)}, got {kind!r}")
     graph = make_graph(seed, level)
     graph.root.zero_grad()
     graph.root.backward()
@@ -87,6 +95,7 @@ def question(kind, level, seed):
 # --------------------------------------------------------------------------- the graph chapter
 
 
+@graph_drill("finish", "graph", "the order the search finishes the nodes", "names")
 def _finish(graph, rng):
     first = graph.order[0].label
     start = graph.root.parents[0].label
@@ -105,6 +114,7 @@ def _finish(graph, rng):
     )
 
 
+@graph_drill("topological", "graph", "a topological order", "names")
 def _topological(graph, rng):
     leaves = ", ".join(sorted(leaf.label for leaf in graph.leaves()))
     node = rng.choice(graph.results())
@@ -129,6 +139,7 @@ def _reached(graph, leaf):
     return reached
 
 
+@graph_drill("reach", "graph", "the nodes computed from a leaf", "names")
 def _reach(graph, rng):
     leaf = rng.choice(graph.leaves())
     users = sorted({child.label for child, _ in graph.uses(leaf)})
@@ -206,6 +217,7 @@ def _check_reach(q, text):
 # --------------------------------------------------------------------------- the backward chapter
 
 
+@graph_drill("value", "backward", "a node's value", "number")
 def _value(graph, rng):
     node = rng.choice(graph.results())
     return Question(
@@ -255,6 +267,7 @@ def _local_rule(node, index):
     return rules[node.op][index]
 
 
+@graph_drill("local", "backward", "an edge's local gradient", "number")
 def _local(graph, rng):
     edges = [(child, i) for child in graph.results() for i in range(len(child.parents))]
     # Not into L, where the local gradient is also the global one; not into a * a.
@@ -335,6 +348,7 @@ def _adjoint_hints(graph, node):
     return [first, second]
 
 
+@graph_drill("adjoint", "backward", "a node's global gradient", "number")
 def _adjoint(graph, rng):
     candidates = [n for n in graph.order if n is not graph.root]
     fanned = [n for n in candidates if len(graph.uses(n)) >= 2]
@@ -409,6 +423,7 @@ def _check_adjoint(q, text):
     return found or verdict(False, "Not quite. Find every edge out of the node, and what each contributes.")
 
 
+@graph_drill("adjoints", "backward", "every global gradient, in backward order", "numbers")
 def _adjoints(graph, rng):
     backward = graph.order[::-1]
     names = ", ".join(node.label for node in backward)
@@ -474,15 +489,6 @@ SLIPS = {
     "local": lambda q: [value for _, value in _local_slips(q).values()],
     "adjoint": lambda q: [value for _, value in _adjoint_slips(q.graph, q.graph.nodes[q.target]).values()],
     "adjoints": _adjoints_slips,
-}
-BUILDERS = {
-    "finish": _finish,
-    "topological": _topological,
-    "reach": _reach,
-    "value": _value,
-    "local": _local,
-    "adjoint": _adjoint,
-    "adjoints": _adjoints,
 }
 CHECKS = {
     "finish": _check_finish,

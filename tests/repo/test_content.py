@@ -1,0 +1,244 @@
+"""What a chapter needs besides its source, checked without a build: a chapter added to ``_toc.yml``
+by the CONTRIBUTING recipe fails here until its notebooks are committed and its code exercises
+are checked.
+
+* Every numbered chapter has its two committed notebooks, ``chapters/<name>.ipynb`` and
+  ``student/chapters/<name>.ipynb`` (``make notebooks`` writes them; GitHub serves them to Colab).
+* Every exercise with an answer cell (tag ``exercise-stub``) has a check cell (tag ``check``):
+  without one, the student's code is checked nowhere and graded nowhere.
+* Every chapter with exercises has an assignment: the assignments are derived from the chapters
+  (``tools/book/questions.load_assignments``, one per chapter with a checked exercise), so a
+  chapter whose exercises have no check would have none. The instructors' page lists those
+  assignments and their questions in its table, in the book's order.
+* Each chapter's drills (its ``<div class="cr-drill" data-drill-kinds="...">``), the Practice page's
+  and ``drill_pages`` in ``_config.yml`` are the kinds the registry gives that chapter
+  (``chainrule_course.drills.KINDS``, which the builders' ``@drill`` declare).
+
+The checks run on the repository and, to show that they can fail, on a copy with something
+planted: a chapter, a drill kind, a drill page left out, two rows swapped.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import yaml
+from common import ROOT
+
+from chainrule_course.drills import KINDS
+from tools.book.book_model import Book, ChapterOutline, Target, numbered_chapters, outline, read_chapter, read_toc
+from tools.book.myst import directives
+from tools.book.notebooks import expected_paths, tags
+from tools.book.questions import Assignment, load_assignments
+
+
+def committed_files(root: Path) -> set[str]:
+    """The files git tracks (staged included), as paths relative to ``root``."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=True)
+    return set(listed.stdout.split("\0")) - {""}
+
+
+def missing_notebooks(root: Path, committed: set[str]) -> list[str]:
+    """The notebooks of the numbered chapters that are not among ``committed``."""
+    paths = [path.relative_to(root).as_posix() for path in expected_paths(root)]
+    return [path for path in paths if path not in committed]
+
+
+def unchecked_answer_cells(root: Path) -> list[str]:
+    """The labels of the exercises that have an answer cell but no check cell after it."""
+    unchecked = []
+    for chapter in numbered_chapters(read_toc(root)):
+        label, stubbed, checked = None, set(), set()
+        for cell in read_chapter(root, chapter).cells:
+            if cell.cell_type == "markdown" and "{exercise}" in cell.source:
+                found = [exercise.options.get("label") for exercise in directives(cell.source, "exercise")]
+                label = next((name for name in found if name), label)
+            elif "exercise-stub" in tags(cell) and label:
+                stubbed.add(label)
+            elif "check" in tags(cell) and label:
+                checked.add(label)
+        unchecked += [f"{chapter}: {name}" for name in sorted(stubbed - checked)]
+    return unchecked
+
+
+def book_from_sources(root: Path, chapters: list[ChapterOutline]) -> Book:
+    """The book numbered from its sources, as ``load_book`` numbers it from a build: chapter N is the Nth
+    numbered entry of ``_toc.yml``, its exercises N.1, N.2, ... in order."""
+    book = Book(root, "owner/name", "main", "https://github.com/owner/name", chapters=[])
+    for chapter in chapters:
+        book.chapters.append(chapter.chapter)
+        book.chapter_numbers[chapter.chapter] = str(chapter.number)
+        book.targets[f"/{chapter.chapter}"] = Target("chapter", chapter.chapter, title=chapter.title)
+        for index, label in enumerate(chapter.exercises, start=1):
+            book.targets[label] = Target("exercise", chapter.chapter, number=f"{chapter.number}.{index}")
+    return book
+
+
+@functools.cache
+def assignments_of(root: Path) -> tuple[list[ChapterOutline], list[Assignment]]:
+    """The numbered chapters, read from the sources, and the assignments derived from them, as ``make
+    assignments`` derives them."""
+    chapters = outline(root)
+    return chapters, load_assignments(book_from_sources(root, chapters))
+
+
+def chapters_without_assignment(root: Path) -> list[str]:
+    """The numbered chapters that have exercises but get no assignment."""
+    chapters, assignments = assignments_of(root)
+    assigned = {assignment.chapter for assignment in assignments}
+    return [chapter.chapter for chapter in chapters if chapter.exercises and chapter.chapter not in assigned]
+
+
+def instructors_table(root: Path) -> list[tuple[str, list[str]]]:
+    """The rows of the table of assignments on the instructors' page: the assignment, its questions' labels."""
+    rows = [line.split("|")[1:-1] for line in (root / "chapters" / "instructors.md").read_text().splitlines()]
+    return [
+        (row[0].strip().strip("`"), re.findall(r"\{question\}`([\w-]+)`", row[2]))
+        for row in rows
+        if row and row[0].strip().startswith("`")
+    ]
+
+
+DRILL_MARKUP = re.compile(r'<div class="cr-drill" data-drill-kinds="([^"]*)"')
+
+
+def marked_drills(root: Path, page: str) -> list[frozenset[str]]:
+    """The kinds of each drill region of a page, as its source writes them."""
+    text = (root / f"{page}.md").read_text(encoding="utf-8")
+    return [frozenset(found.split()) for found in DRILL_MARKUP.findall(text)]
+
+
+def drills_unlike_the_registry(root: Path, kinds: dict) -> list[str]:
+    """Where a chapter's drill regions, the Practice page's or ``drill_pages`` differ from the registry ``kinds``."""
+    registered: dict[str, set[str]] = {}
+    for name, kind in kinds.items():
+        registered.setdefault(f"chapters/{kind.chapter}", set()).add(name)
+    found = []
+    for chapter in numbered_chapters(read_toc(root)):
+        marked = set().union(*marked_drills(root, chapter))
+        if marked != registered.get(chapter, set()):
+            found.append(
+                f"{chapter}.md asks {sorted(marked)}; the registry gives it {sorted(registered.get(chapter, []))}"
+            )
+    practice = marked_drills(root, "chapters/practice")
+    if practice != [{"all"}, *registered.values()]:
+        found.append(f"chapters/practice.md has the regions {practice}: one for all, then each chapter's, in order")
+    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
+    pages, expected = set(config["sphinx"]["config"]["drill_pages"]), {*registered, "chapters/practice"}
+    if pages != expected:
+        found.append(f"_config.yml drill_pages differs from the chapters with drills by {sorted(pages ^ expected)}")
+    return found
+
+
+def test_each_chapter_s_drills_are_the_kinds_the_registry_gives_it():
+    assert drills_unlike_the_registry(ROOT, KINDS) == []
+
+
+def test_every_chapter_has_its_two_notebooks_committed():
+    assert missing_notebooks(ROOT, committed_files(ROOT)) == [], "run `make notebooks` and commit what it writes"
+
+
+def test_every_answer_cell_has_a_check_cell():
+    assert unchecked_answer_cells(ROOT) == []
+
+
+def test_every_chapter_with_exercises_has_an_assignment():
+    assert chapters_without_assignment(ROOT) == []
+
+
+def test_the_instructors_page_lists_the_assignments_in_the_book_s_order(tmp_path: Path):
+    """Its table, row by row, is what ``make assignments`` derives from the chapters, in _toc.yml's order."""
+    _, assignments = assignments_of(ROOT)
+    derived = [(assignment.name, [question.label for question in assignment.questions]) for assignment in assignments]
+    assert instructors_table(ROOT) == derived
+    page = (ROOT / "chapters" / "instructors.md").read_text(encoding="utf-8")  # planted: two rows swapped
+    intro, graph = (
+        next(line for line in page.splitlines() if line.startswith(f"| `{name}`")) for name in ("intro", "graph")
+    )
+    (tmp_path / "chapters").mkdir()
+    swapped = page.replace(intro, "<>").replace(graph, intro).replace("<>", graph)
+    (tmp_path / "chapters" / "instructors.md").write_text(swapped, encoding="utf-8")
+    assert instructors_table(tmp_path) == [derived[1], derived[0], *derived[2:]]
+
+
+PLANTED = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  name: python3
+---
+
+(chapter-planted)=
+# A planted chapter
+
+## Exercises
+
+```{exercise}
+:label: ex-planted-square
+
+Write `square(x)`.
+```
+
+```{code-cell} ipython3
+:tags: [remove-cell, exercise-stub]
+
+def square(x):
+    raise NotImplementedError("not answered yet: write square")
+```
+"""
+
+
+def test_the_checks_fail_on_a_planted_chapter(tmp_path: Path):
+    """A chapter added to _toc.yml with an exercise whose answer cell has no check, and no notebooks."""
+    shutil.copytree(ROOT / "chapters", tmp_path / "chapters", ignore=shutil.ignore_patterns("*.ipynb"))
+    (tmp_path / "chapters" / "planted.md").write_text(PLANTED, encoding="utf-8")
+    toc = read_toc(ROOT)
+    numbered = next(part for part in toc["parts"] if part.get("numbered"))
+    numbered["chapters"] = [{"file": "chapters/intro"}, {"file": "chapters/planted"}]
+    (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc), encoding="utf-8")
+    intro_notebooks = {"chapters/intro.ipynb", "student/chapters/intro.ipynb"}
+    assert missing_notebooks(tmp_path, intro_notebooks) == ["chapters/planted.ipynb", "student/chapters/planted.ipynb"]
+    assert unchecked_answer_cells(tmp_path) == ["chapters/planted: ex-planted-square"]
+    assert chapters_without_assignment(tmp_path) == ["chapters/planted"]
+
+
+def test_the_drill_check_fails_on_a_kind_the_chapters_do_not_ask(tmp_path: Path):
+    for name in ("_toc.yml", "_config.yml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "chapters", tmp_path / "chapters", ignore=shutil.ignore_patterns("*.ipynb"))
+    kinds = {**KINDS, "planted": replace(KINDS["neuron"], title="a planted kind")}
+    practice = marked_drills(ROOT, "chapters/practice")
+    assert drills_unlike_the_registry(tmp_path, kinds) == [
+        "chapters/intro.md asks ['neuron']; the registry gives it ['neuron', 'planted']",
+        f"chapters/practice.md has the regions {practice}: one for all, then each chapter's, in order",
+    ]
+    practice_page = tmp_path / "chapters" / "practice.md"  # the graph chapter's drills after the backward's
+    graph, backward = 'data-drill-kinds="finish topological reach"', 'data-drill-kinds="adjoint local value adjoints"'
+    text = practice_page.read_text(encoding="utf-8")
+    practice_page.write_text(
+        text.replace(graph, "<>").replace(backward, graph).replace("<>", backward), encoding="utf-8"
+    )
+    swapped = marked_drills(tmp_path, "chapters/practice")
+    assert swapped != practice and drills_unlike_the_registry(tmp_path, KINDS) == [
+        f"chapters/practice.md has the regions {swapped}: one for all, then each chapter's, in order",
+    ]
+
+
+def test_the_drill_check_fails_on_a_drill_page_left_out(tmp_path: Path):
+    for name in ("_toc.yml", "_config.yml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "chapters", tmp_path / "chapters", ignore=shutil.ignore_patterns("*.ipynb"))
+    config = tmp_path / "_config.yml"
+    config.write_text(config.read_text(encoding="utf-8").replace("      - chapters/capstone\n", ""), encoding="utf-8")
+    assert drills_unlike_the_registry(tmp_path, KINDS) == [
+        "_config.yml drill_pages differs from the chapters with drills by ['chapters/capstone']"
+    ]
