@@ -40,7 +40,7 @@ import pytest
 from common import ROOT
 from examples import GENERIC, NETWORK_ANSWER, RECURSIVE_ORDER, SOFTPLUS_RIGHT, UNLOCK, UNLOCKS
 
-from chainrule_course.grading import grade, reports, sandbox, scoring
+from chainrule_course.grading import grade, launch, reports, sandbox, scoring
 from tools import lock
 from tools.book import questions
 from tools.grader import assignments
@@ -1154,12 +1154,11 @@ def test_the_sandbox(tmp_path):
     uid = sandbox.submission_uid()
     command = sandbox.answer_command([], [str(sandbox.base_python()), "-c", code], uid=uid)
     run = subprocess.run(
-        command,
+        [*launch.command(sandbox.limit_settings(60)), *command],  # the grader's limits, no cgroup
         capture_output=True,
         text=True,
         check=True,
         env=sandbox.sandbox_environment("/"),
-        preexec_fn=sandbox.limits(60),  # no cgroup
     )
     lines = run.stdout.splitlines()
     assert lines[0] == str(uid) and lines[1:3] == [f"refused {ROOT}/x", f"refused {tmp_path}/../x"], lines
@@ -1190,11 +1189,10 @@ def test_a_submission_is_capped_as_a_whole(tmp_path):
     command = sandbox.answer_command([], [str(sandbox.base_python()), "-c", probe])
     try:
         run = subprocess.run(
-            command,
+            [*launch.command(sandbox.limit_settings(60, caps)), *command],
             capture_output=True,
             text=True,
             env=sandbox.sandbox_environment(sandbox.SCRATCH),
-            preexec_fn=sandbox.limits(60, caps),
             timeout=60,
         )
         peak = caps.peak()

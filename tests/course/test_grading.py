@@ -709,6 +709,64 @@ def test_the_otter_plugin_grades_nothing_as_root_when_no_sandbox_can_run_its_pyt
     assert "cannot run" in result.test_case_results[0].message
 
 
+def launched(command: list[str], popen: dict) -> subprocess.CompletedProcess:
+    """``command`` run as :class:`chainrule_course.grading.apart.Answer` starts it: its launcher first."""
+    popen = dict(popen)
+    return subprocess.run([*popen.pop("launcher"), *command], capture_output=True, text=True, timeout=30, **popen)
+
+
+def test_no_grading_module_runs_python_in_a_forked_child():
+    """No process of the grading is started with ``preexec_fn``: Python in the forked child of a grader
+    with threads (JAX's) can deadlock. The launcher (chainrule_course.grading.launch) sets the limits."""
+    import ast
+
+    import chainrule_course.grading
+
+    used = []
+    for path in sorted(Path(chainrule_course.grading.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = isinstance(node, ast.keyword) and node.arg == "preexec_fn"
+            if named or (isinstance(node, ast.Constant) and node.value == "preexec_fn"):
+                used.append(f"{path.name}:{getattr(node, 'lineno', '?')}")
+    assert used == [], f"preexec_fn in {used}"
+
+
+GETRLIMITS = (
+    "import resource\nnames = ('RLIMIT_CPU', 'RLIMIT_AS', 'RLIMIT_FSIZE', 'RLIMIT_CORE', 'RLIMIT_NPROC')\n"
+    "print([list(resource.getrlimit(getattr(resource, name))) for name in names])\n"
+)
+
+
+def test_the_launcher_sets_the_limits_before_the_command_and_stops_when_it_cannot():
+    """A process started as the grader starts an answer's (its launcher first) sees its CPU, memory,
+    file-size and core limits, and as root its task limit; a setting the launcher cannot apply (a soft
+    limit above its hard one, a cgroup that is not there) stops it with a message and a non-zero exit,
+    and the command never runs."""
+    from chainrule_course.grading import apart, launch, sandbox
+
+    run = launched([sys.executable, "-I", "-S", "-c", GETRLIMITS], sandbox.answer_popen(3.7))
+    assert run.returncode == 0, run.stderr
+    cpu, memory, size, core, tasks = json.loads(run.stdout)
+    assert cpu == [3, 8] and memory == [sandbox.MEMORY_LIMIT] * 2 and size == [sandbox.FILE_LIMIT] * 2, run.stdout
+    assert core == [0, 0] and (tasks == [sandbox.SUBMISSION_TASKS] * 2 or os.geteuid() != 0), run.stdout
+    if os.geteuid() == 0:  # a task limit of the permission sandbox's size, set as root before the command
+        popen = dict(sandbox.answer_popen(60), launcher=launch.command(sandbox.limit_settings(60, tasks=7)))
+        assert json.loads(launched([sys.executable, "-I", "-S", "-c", GETRLIMITS], popen).stdout)[4] == [7, 7]
+    assert launch.FAILED == apart.LAUNCH_FAILED  # launch.py runs with -I -S: it cannot import apart's
+    for impossible in ({"limits": [["RLIMIT_CPU", 10, 5]]}, {"cgroups": ["/nonexistent-chainrule-cgroup"]}):
+        popen = dict(sandbox.answer_popen(60), launcher=launch.command(impossible))
+        run = launched(["sh", "-c", "echo ran"], popen)
+        assert run.returncode == launch.FAILED and "ran" not in run.stdout, run
+        assert run.stderr.startswith("launch: ") and "not run" in run.stderr, run.stderr
+        # The grader's failure, never the answer's: its cell is not scored as stopped, the grader raises.
+        answer = apart.Answer("def f():\n    return 1\n", apart.AnswerRule(()), popen=popen)
+        try:
+            with pytest.raises(subprocess.SubprocessError, match="for review, not scored"):
+                answer.start()
+        finally:
+            answer.close()
+
+
 def test_the_permission_sandbox_hides_folders_isolates_the_network_and_leaves_nothing(tmp_path):
     """Where bubblewrap cannot run: an answer's process is a user of its own that cannot read a hidden
     folder, has a network of its own where the kernel allows one, and nothing it started (a detached
@@ -729,10 +787,10 @@ def test_the_permission_sandbox_hides_folders_isolates_the_network_and_leaves_no
     script += "sleep 4712.5 >/dev/null 2>&1 & echo started"
     reader = permissions.PermissionSandbox([], 10, outside=False)  # the checkout stays as it is
     with reader:  # the key is readable to the sandbox's user when its folder is not hidden
-        shown = subprocess.run(["cat", f"{secret}/key.txt"], capture_output=True, text=True, **reader.popen())
+        shown = launched(["cat", f"{secret}/key.txt"], reader.popen())
     assert shown.stdout == "the answer key", shown
     with permissions.PermissionSandbox([secret], 10, outside=False) as jail:
-        run = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30, **jail.popen())
+        run = launched(["sh", "-c", script], jail.popen())
         inside = run.stdout.split()
         assert (secret.stat().st_mode & 0o777) == 0o700
     assert inside[0] == str(jail.uid) and inside[1] == "unread" and inside[-1] == "started", run

@@ -127,7 +127,15 @@ def drills_unlike_the_registry(root: Path, kinds: dict) -> list[str]:
             )
     practice = marked_drills(root, "chapters/practice")
     if practice != [{"all"}, *registered.values()]:
-        found.append(f"chapters/practice.md has the regions {practice}: one for all, then each chapter's, in order")
+        expected = [{"all"}, *registered.values()]
+        first = next(
+            (i for i, (a, b) in enumerate(zip(practice, expected, strict=False)) if a != b),
+            min(len(practice), len(expected)),
+        )
+        found.append(
+            f"chapters/practice.md has the regions {practice}: one for all, then each chapter's, in order"
+            f" (region {first + 1} should ask {sorted(expected[first]) if first < len(expected) else 'nothing'})"
+        )
     config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
     pages, expected = set(config["sphinx"]["config"]["drill_pages"]), {*registered, "chapters/practice"}
     if pages != expected:
@@ -148,7 +156,8 @@ def test_every_answer_cell_has_a_check_cell():
 
 
 def test_every_chapter_with_exercises_has_an_assignment():
-    assert chapters_without_assignment(ROOT) == []
+    without = chapters_without_assignment(ROOT)
+    assert without == [], f"{without} have exercises but none with an answer cell and a check (CONTRIBUTING.md)"
 
 
 def test_the_instructors_page_lists_the_assignments_in_the_book_s_order(tmp_path: Path):
@@ -219,7 +228,8 @@ def test_the_drill_check_fails_on_a_kind_the_chapters_do_not_ask(tmp_path: Path)
     practice = marked_drills(ROOT, "chapters/practice")
     assert drills_unlike_the_registry(tmp_path, kinds) == [
         "chapters/intro.md asks ['neuron']; the registry gives it ['neuron', 'planted']",
-        f"chapters/practice.md has the regions {practice}: one for all, then each chapter's, in order",
+        f"chapters/practice.md has the regions {practice}: one for all, then each chapter's, in order"
+        " (region 2 should ask ['neuron', 'planted'])",
     ]
     practice_page = tmp_path / "chapters" / "practice.md"  # the graph chapter's drills after the backward's
     graph, backward = 'data-drill-kinds="finish topological reach"', 'data-drill-kinds="adjoint local value adjoints"'
@@ -229,7 +239,8 @@ def test_the_drill_check_fails_on_a_kind_the_chapters_do_not_ask(tmp_path: Path)
     )
     swapped = marked_drills(tmp_path, "chapters/practice")
     assert swapped != practice and drills_unlike_the_registry(tmp_path, KINDS) == [
-        f"chapters/practice.md has the regions {swapped}: one for all, then each chapter's, in order",
+        f"chapters/practice.md has the regions {swapped}: one for all, then each chapter's, in order"
+        " (region 3 should ask ['finish', 'reach', 'topological'])",
     ]
 
 

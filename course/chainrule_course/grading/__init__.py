@@ -29,6 +29,8 @@ a graded "right":
 
 **The grader** -- trusted, and never in a process the student's code runs in:
 
+* ``launch`` -- the first program an answer's process runs, as the grader's user: its limits, cgroup
+  and user set, then the answer's command (standard library only; started as ``python -I -S launch.py``)
 * ``sandbox`` -- the bubblewrap sandbox an answer's process runs in, as a user of its submission's, and cgroups
 * ``permissions`` -- the sandbox where bubblewrap cannot run (Gradescope's container): a user of
   its own, and site-packages, tests and sources readable by root alone while answers run

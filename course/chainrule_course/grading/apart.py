@@ -31,6 +31,9 @@ TIME_LIMIT = 10.0  # seconds a call may take (and a cell, to define its answer)
 LINE_LIMIT = 64 * 2**20  # bytes of one reply: a larger one is refused
 TOO_LARGE = object()  # what reading a reply longer than LINE_LIMIT gives
 RESTARTS = 2  # fresh processes after one stopped (a crash costs the call that crashed)
+#: The exit code of the grader's launcher (grading/launch.py) when it could not set an answer's limits or
+#: user: the answer never ran, so it is the grader's failure, not the answer's.
+LAUNCH_FAILED = 125
 #: How a notebook's first cell imports an allowed module: the answer cell starts with these names.
 CUSTOMARY = {"math": "import math", "numpy": "import numpy as np", "chainrule": "from chainrule import Value"}
 IN_PLACE = "an argument changed in place"
@@ -185,9 +188,10 @@ class Answer:
 
     The process is :func:`python_command`; ``sandbox(shown, command)``, the grader's, wraps it in a
     sandbox that shows only the folders ``shown`` (the allowed modules and the runner) besides the
-    system and the standard library. ``popen`` holds more arguments for :class:`subprocess.Popen`
-    (the grader's limits). ``limit`` is each call's time, in seconds. ``copies`` (a
-    :class:`chainrule_course.grading.permissions.Copies`) gives the runner and the allowed
+    system and the standard library. ``popen`` holds more arguments for :class:`subprocess.Popen`, and
+    under ``launcher`` a command put before the process's, which sets the grader's limits on it and
+    then runs it (:mod:`chainrule_course.grading.launch`). ``limit`` is each call's time, in seconds.
+    ``copies`` (a :class:`chainrule_course.grading.permissions.Copies`) gives the runner and the allowed
     packages from a folder of their own, where the installed ones are hidden from the answer.
     """
 
@@ -218,8 +222,10 @@ class Answer:
 
         self.starts += 1
         self._buffer = b""
+        popen = dict(self.popen)
+        command = [*popen.pop("launcher", ()), *self.command]  # the grader's launcher sets the limits, then runs it
         self.process = subprocess.Popen(
-            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **self.popen
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **popen
         )
         answer = {
             "source": self.source,
@@ -231,6 +237,11 @@ class Answer:
             "observer": OBSERVER.read_text(encoding="utf-8"),
         }
         told = self._ask(answer)
+        if told is None and self.process.returncode == LAUNCH_FAILED:
+            raise subprocess.SubprocessError(
+                f"the grader's launcher could not set the answer's limits or user (exit code {LAUNCH_FAILED}): "
+                "this submission is for review, not scored"
+            )
         if told is None:
             told = {"ready": False, "error": self._stopped("while its cell ran")}
         if told.get("ready") is not True and isinstance(told.get("error"), dict):

@@ -28,8 +28,6 @@ file is capped), a ``/tmp`` of its own, and a memory cap for all processes toget
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import shutil
 import signal
@@ -39,15 +37,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import apart
-from .sandbox import hidden_packages, limits, sandbox_environment
+from . import apart, launch
+from .sandbox import hidden_packages, limit_settings, sandbox_environment
 
 #: Processes (and threads) all of one grading's answers may have at once.
 TASKS = 64
 #: Answers run as a user that no file and no other process has: this plus the grader's pid.
 UID_BASE = 3_000_000_000
-CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
-PR_SET_NO_NEW_PRIVS = 38
 
 
 def jail_uid() -> int:
@@ -119,10 +115,6 @@ class Copies:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _libc():
-    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-
-
 class PermissionSandbox:
     """Answers as :func:`jail_uid`, with ``hidden``, every site-packages and (``outside``) every folder of the
     machine they have no need of (:func:`elsewhere`) readable by root alone, for the length of a ``with``
@@ -137,7 +129,6 @@ class PermissionSandbox:
         self.modes: dict[Path, int] = {}
         self.copies: Copies | None = None
         self.scratch: Path | None = None
-        self.libc = _libc()
 
     def __enter__(self) -> PermissionSandbox:
         self.copies = Copies()
@@ -164,32 +155,30 @@ class PermissionSandbox:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def popen(self) -> dict:
-        """:class:`subprocess.Popen`'s arguments for an answer's process."""
+        """:class:`subprocess.Popen`'s arguments for an answer's process, and (``launcher``, put before its
+        command) the launcher that sets on it, before it runs Python: limits, a network of its own if it
+        may, the user (:mod:`chainrule_course.grading.launch`)."""
         environment = {**sandbox_environment(self.scratch), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-        return {"cwd": str(self.scratch), "env": environment, "start_new_session": True, "preexec_fn": self._drop}
-
-    def _drop(self) -> None:
-        """In the answer's process before it runs Python: limits, a network of its own if it may, the user."""
-        limits(self.cpu_seconds, tasks=TASKS)()
-        alone = self.libc.unshare(CLONE_NEWNET) == 0
-        os.setgroups([])
-        os.setgid(self.uid)
-        os.setuid(self.uid)
-        if not alone:  # a user namespace of its own may still give it a network of its own
-            self.libc.unshare(CLONE_NEWUSER | CLONE_NEWNET)
-        self.libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        settings = {**limit_settings(self.cpu_seconds, tasks=TASKS), "user": self.uid}
+        return {
+            "cwd": str(self.scratch),
+            "env": environment,
+            "start_new_session": True,
+            "launcher": launch.command(settings),
+        }
 
     def probe(self) -> tuple[str, bool]:
         """("" or why an answer cannot run here, whether its network is its own), from a process started so."""
         own = os.readlink("/proc/self/ns/net")
         check = "import os; print(os.getuid(), os.readlink('/proc/self/ns/net'))"
+        popen = self.popen()
         try:
             run = subprocess.run(
-                [os.path.realpath(sys.executable), "-I", "-S", "-c", check],
+                [*popen.pop("launcher"), os.path.realpath(sys.executable), "-I", "-S", "-c", check],
                 capture_output=True,
                 text=True,
                 timeout=60,
-                **self.popen(),
+                **popen,
             )
             problem = "" if run.returncode == 0 and run.stdout.split()[:1] == [str(self.uid)] else run.stderr.strip()
         except (OSError, subprocess.SubprocessError) as error:

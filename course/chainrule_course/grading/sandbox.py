@@ -18,12 +18,13 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from . import launch
 
 ANSWER_CPU_SECONDS = 600  # CPU seconds of one answer's process
 NOTEBOOK_SECONDS = 300  # seconds of wall time for all the answers of one notebook
@@ -200,32 +201,26 @@ def sandbox_available() -> str:
 
 
 def answer_popen(cpu_seconds: float, group: Group | None = None) -> dict:
-    """:class:`subprocess.Popen`'s arguments for an answer's bubblewrap process: its environment, its
-    limits, a session of its own."""
+    """:class:`subprocess.Popen`'s arguments for an answer's bubblewrap process: its environment, a session of
+    its own, and (``launcher``, put before the command by :class:`chainrule_course.grading.apart.Answer`) the
+    launcher that sets its limits on bwrap and all under it first (:mod:`chainrule_course.grading.launch`)."""
     return {
         "cwd": "/",
         "env": sandbox_environment(SCRATCH),
         "start_new_session": True,
-        "preexec_fn": limits(cpu_seconds, group),
+        "launcher": launch.command(limit_settings(cpu_seconds, group)),
     }
 
 
-def limits(cpu_seconds: float, group: Group | None = None, tasks: int | None = None):
-    """What the child does before it runs the sandbox: its rlimits (``tasks`` processes of its user, default
-    :data:`SUBMISSION_TASKS`, set as root), and it joins ``group``."""
+def limit_settings(cpu_seconds: float, group: Group | None = None, tasks: int | None = None) -> dict:
+    """What the launcher sets before it runs the sandbox: rlimits (``tasks`` processes of the user, default
+    :data:`SUBMISSION_TASKS`, set as root), then it joins ``group``."""
     tasks = SUBMISSION_TASKS if tasks is None else tasks
-
-    def apply():
-        resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_seconds), int(cpu_seconds) + 5))
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_LIMIT, FILE_LIMIT))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if os.geteuid() == 0:  # the answer runs as a user of its own, whose processes this counts
-            resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
-        if group is not None:
-            group.join()
-
-    return apply
+    steps = [["RLIMIT_CPU", int(cpu_seconds), int(cpu_seconds) + 5], ["RLIMIT_AS", MEMORY_LIMIT, MEMORY_LIMIT]]
+    steps += [["RLIMIT_FSIZE", FILE_LIMIT, FILE_LIMIT], ["RLIMIT_CORE", 0, 0]]
+    if os.geteuid() == 0:  # the answer runs as a user of its own, whose processes this counts
+        steps.append(["RLIMIT_NPROC", tasks, tasks])
+    return {"limits": steps, "cgroups": [str(folder) for folder in group.folders] if group is not None else []}
 
 
 # --------------------------------------------------------------------------- caps per submission
@@ -245,11 +240,6 @@ class Group:
 
     def __init__(self, folders: list[Path]):
         self.folders = folders
-
-    def join(self) -> None:
-        """Move this process (the child, before it runs bwrap) into the group."""
-        for folder in self.folders:
-            (folder / "cgroup.procs").write_text(str(os.getpid()))
 
     def peak(self) -> int:
         """The most memory the submission used, in bytes (0 when unknown)."""
