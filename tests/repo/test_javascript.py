@@ -201,7 +201,7 @@ WRITTEN_BY_TESTS = {
 READ_BY_TESTS = {
     "data-python-start": "python.js: Python started from the kept snapshot or from scratch",
     "data-live-first-output": "live.js: seconds from Live code to the first output",
-    "data-drill-ms": "drill.js: how long the question took",
+    "data-drill-asks": "drill.js: how many questions the drill has asked",
     "data-drill-asked": "drill.js: the kind, level and seed asked",
     "data-live-action": "live.js: which button, as the tests find it",
     "data-live-status": "live.js: the status line",

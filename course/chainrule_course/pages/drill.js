@@ -172,9 +172,8 @@
     var level = parseInt(d.level.value, 10);
     d.seed.value = String(seed);
     say(d, window.chainrulePython.started ? "Drawing a question\u2026" : "Starting Python in this page\u2026");
-    var began = performance.now();
     call("ask", [kind, level, seed]).then(function (text) {
-      present(d, JSON.parse(text), began, "Seed " + seed + ", level " + level + ": a new question.");
+      present(d, JSON.parse(text), "Seed " + seed + ", level " + level + ": a new question.");
     }, function (error) {
       say(d, "Python could not answer: " + error.message);
     });
@@ -184,7 +183,6 @@
   function askNext(d) {
     var record = window.chainruleProgress ? window.chainruleProgress.load() : {};
     say(d, window.chainrulePython.started ? "Choosing a question from your record\u2026" : "Starting Python in this page\u2026");
-    var began = performance.now();
     var seed = Math.floor(Math.random() * 100000);
     call("next_for_you", [JSON.stringify(record), d.kinds, seed]).then(function (text) {
       var q = JSON.parse(text);
@@ -193,19 +191,20 @@
       d.level.value = String(q.level);
       d.seed.value = String(q.seed);
       var reason = q.reason.charAt(0).toUpperCase() + q.reason.slice(1);
-      present(d, q, began, "Next for you: " + KINDS[q.kind].title + ", level " + q.level + ", seed " + q.seed + ". " + reason);
+      present(d, q, "Next for you: " + KINDS[q.kind].title + ", level " + q.level + ", seed " + q.seed + ". " + reason);
     }, function (error) {
       say(d, "Python could not choose: " + error.message);
     });
   }
 
-  function present(d, q, began, said) {
+  function present(d, q, said) {
     d.asked = q;
     d.counted = false;
     d.hints = 0;
     d.lastVerdict = "";
     showQuestion(d);
-    d.root.setAttribute("data-drill-ms", String(Math.round(performance.now() - began)));
+    d.asks = (d.asks || 0) + 1;  // changes on every question, even one as quick as the last
+    d.root.setAttribute("data-drill-asks", String(d.asks));
     d.root.setAttribute("data-drill-asked", JSON.stringify({ kind: q.kind, level: q.level, seed: q.seed }));
     say(d, said + " Type your answer, then Check.");
     var input = d.question.querySelector("input");
