@@ -5,7 +5,6 @@ who wants an autograd engine gets one, and nothing of the course. What only the 
 needs lives here, in rooms built on the engine, each a subpackage that says what it is
 built on (``tests/repo/test_layers.py`` checks that no arrow points from the engine up):
 
-* ``chainrule_course.compat`` -- patches to the grader's and the book build's tools, each checked against its version
 * ``chainrule_course.grading`` -- grading by construction: the answer runner, its contract, the grader
 * ``chainrule_course.charts`` -- the book's charts as inline SVG: matplotlib, or plain Python in the page
 * ``chainrule_course.exercises`` -- the exercises' checks, which run an answer as the grader does

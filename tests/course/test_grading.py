@@ -812,22 +812,70 @@ class _Forged:
         return (Path.touch, (Path(self.mark),))
 
 
-def test_a_forged_otter_log_is_gone_before_otter_would_unpickle_it(tmp_path, monkeypatch):
-    """Gradescope takes every file of a submission; otter unpickles ./.OTTER_LOG after the plugin's before_grading."""
+def test_otter_s_kernel_finds_nothing_of_the_student_s_in_the_submission_s_folder(tmp_path):
+    """Before otter starts its kernel in the submission's folder (``python -m ipykernel_launcher``, as root on
+    Gradescope), the plugin keeps the notebook and leaves there only otter's tests, an empty ``__init__.py``
+    and a blank notebook: a module handed in beside it, a forged ``.OTTER_LOG`` (otter unpickles it next),
+    a folder and a link are gone, and the link's target is left alone."""
     import pickle
     import types
 
+    import nbformat
     from otter.check.notebook import OTTER_LOG_FILENAME
 
     from chainrule_course.grading.otter_plugin import OTTER_LOG, TrustedScores
 
     assert OTTER_LOG == OTTER_LOG_FILENAME
-    monkeypatch.chdir(tmp_path)
-    mark = tmp_path / "ran"
-    Path(OTTER_LOG).write_bytes(pickle.dumps(_Forged(str(mark))))
-    config = types.SimpleNamespace(grade_from_log=True)
-    TrustedScores(None, {}, {}).before_grading(config)
-    assert not Path(OTTER_LOG).exists() and config.grade_from_log is False and not mark.exists()
+    folder, mark, outside = tmp_path / "submission", tmp_path / "ran", tmp_path / "outside.txt"
+    (folder / "tests").mkdir(parents=True)
+    (folder / "tests" / "q.py").write_text(NEURON_TESTS["q.py"])
+    cells = [nbformat.v4.new_code_cell("import math\n" + NEURON), nbformat.v4.new_markdown_cell("why")]
+    notebook = folder / "intro.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells, metadata={"otter": {"assignment_name": "intro"}}), notebook)
+    (folder / OTTER_LOG).write_bytes(pickle.dumps(_Forged(str(mark))))
+    for name in ("ipykernel_launcher.py", "sitecustomize.py", "evil.pth"):
+        (folder / name).write_text(f"open({str(mark)!r}, 'w')\n")
+    (folder / "__init__.py").write_text(f"open({str(mark)!r}, 'w')\n")  # otter's, appended to by nobody
+    (folder / "helpers").mkdir()
+    (folder / "helpers" / "__init__.py").write_text("")
+    outside.write_text("kept")
+    (folder / "link.py").symlink_to(outside)
+    plugin = TrustedScores(str(notebook), {}, {"assignment": "intro"})
+    config = types.SimpleNamespace(grade_from_log=True, otter_run=False)
+    plugin.before_grading(config)
+    assert sorted(path.name for path in folder.iterdir()) == ["__init__.py", "intro.ipynb", "tests"]
+    assert (folder / "__init__.py").read_text() == "" and (folder / "tests" / "q.py").is_file()
+    blank = nbformat.read(notebook, as_version=4)
+    assert blank.cells == [] and blank.metadata.kernelspec.name == "python3"
+    assert outside.read_text() == "kept" and not mark.exists()
+    assert config.grade_from_log is False and plugin.containerized
+    given = plugin.before_execution(blank)
+    assert given.cells == [] and plugin.cells == [cells[0].source] and not plugin.unreadable
+
+
+def test_a_script_handed_in_is_kept_and_emptied_and_an_unreadable_notebook_is_not_graded(tmp_path):
+    """otter grades a ``.py`` when there is no notebook: it is read as one cell and left empty on disk; a
+    notebook that cannot be read gets 0 with the reason, and the file is blanked all the same."""
+    import types
+
+    import nbformat
+
+    from chainrule_course.grading.otter_plugin import TrustedScores
+
+    config = types.SimpleNamespace(grade_from_log=False)
+    script = tmp_path / "a" / "ipykernel_launcher.py"
+    script.parent.mkdir()
+    script.write_text("x = 1\n")
+    plugin = TrustedScores(str(script), {}, {})
+    plugin.before_grading(config)
+    assert script.read_text() == "" and plugin.handed_in.cells[0].source == "x = 1\n"
+    broken = tmp_path / "b" / "s.ipynb"
+    broken.parent.mkdir()
+    broken.write_text('{"cells": [')
+    plugin = TrustedScores(str(broken), {}, {})
+    plugin.before_grading(config)
+    assert plugin.unreadable.startswith("not graded: s.ipynb is not a readable notebook"), plugin.unreadable
+    assert nbformat.read(broken, as_version=4).cells == []
 
 
 def test_gradescope_s_report_gives_the_reasons_for_review_that_make_grade_gives():

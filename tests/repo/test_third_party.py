@@ -5,13 +5,9 @@ releases; the book is built through public commands (``tools/book/build_book.py`
 ``jupyter-book config sphinx``, then ``sphinx-build``). This reads every module of
 ``src``, ``course``, ``tools`` and ``_ext`` and finds each assignment to an attribute of
 a name imported from a package that is neither the course's nor Python's standard library
-(``module.function = ...`` or ``setattr(module, ...)``).
-
-One is known, and listed with its reason until it is replaced:
-``chainrule_course.compat.patches.grade_without_a_kernel`` replaces otter-grader's
-``grade_notebook``, so that ``otter run`` and Gradescope start no kernel in the student's
-folder (otter has no public option for that); ``tests/course/test_compat.py`` holds it to
-the one otter version it was read against.
+(``module.function = ...`` or ``setattr(module, ...)``). There is none: otter-grader is used
+through its plugin events (``chainrule_course.grading.otter_plugin``), jupyter-book through its
+commands.
 """
 
 import ast
@@ -22,7 +18,7 @@ from common import ROOT
 
 OURS = {"chainrule", "chainrule_course", "tools", "_ext"}
 FOLDERS = ("src", "course", "tools", "_ext")
-KNOWN = {("course/chainrule_course/compat/patches.py", "python_runner.grade_notebook")}
+KNOWN: set[tuple[str, str]] = set()
 
 
 def third_party_names(tree: ast.Module) -> set[str]:

@@ -1,7 +1,7 @@
 """Grading: one package, organised by where its code runs and whom it trusts.
 
-Built on: the engine (it uses none of it: an answer is judged as data), chainrule_course.compat (the
-otter plugin's patches to otter and nbconvert).
+Built on: the engine (it uses none of it: an answer is judged as data), and otter-grader's public plugin
+interface.
 
 The modules, in order: each imports only the engine and modules above it in this list
 (``tests/repo/test_layers.py`` checks it). Three trust zones:
@@ -39,7 +39,7 @@ a graded "right":
 * ``uploads`` -- what a student uploads to Gradescope, made into the one notebook otter grades (or
   refused, saying what to upload) before otter starts
 * ``otter_plugin`` -- the otter-grader plugin that makes ``otter run`` (Gradescope) grade with ``scoring``,
-  in one of those two sandboxes, starting no kernel
+  in one of those two sandboxes; otter's kernel gets a blank notebook, alone in its folder
 
 The exercises' checks (:mod:`chainrule_course.exercises`) use ``apart`` to run a notebook's answer the
 way the grader does. This file imports nothing.

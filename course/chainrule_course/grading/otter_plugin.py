@@ -2,22 +2,28 @@
 
 The assignments' ``otter_config.json`` names it. otter would run the student's whole notebook
 in a kernel, as root on Gradescope and in the submission's folder, and score what that kernel
-reports. With the plugin otter starts no kernel at all
-(:func:`chainrule_course.compat.patches.grade_without_a_kernel`): nothing a student hands in
-runs in the grader's process or as its user, and each answer runs apart
+reports. With the plugin, through otter's public plugin events only, nothing a student hands in
+runs in the grader's process, in otter's kernel or as its user, and each answer runs apart
 (:func:`chainrule_course.grading.scoring.record_apart`):
 
 - when the plugin starts, before any student code runs, it reads the tests (``./tests``);
-- ``before_grading`` removes a ``.OTTER_LOG`` that came with the submission, which otter
-  would otherwise unpickle in this process;
+- ``before_grading``, before otter reads anything of the submission but its assignment's name,
+  keeps the notebook's text here and leaves in the submission's folder only otter's copy of the
+  tests, an empty ``__init__.py`` and a blank notebook in the student's one's place
+  (:func:`keep_only_otters`). otter then starts its kernel there with ``python -m
+  ipykernel_launcher``, which would import a module handed in beside the notebook (an
+  ``ipykernel_launcher.py``, a ``sitecustomize.py``), and runs only its own cells and the tests
+  on the blank. A ``.OTTER_LOG`` that came with the submission, which otter would unpickle in
+  this process, goes with the rest;
 - ``before_execution`` chooses the inputs (:func:`chainrule_course.grading.scoring.inputs`, the
-  hidden tests' with a secret of this process) and keeps the notebook's code cells as text; a
-  notebook whose metadata names another assignment gets 0, saying so (``make grade``'s rule:
+  hidden tests' with a secret of this process) and takes the kept notebook's code cells as text;
+  a notebook whose metadata names another assignment gets 0, saying so (``make grade``'s rule:
   otter does not check it, so that a notebook without the metadata is graded);
 - ``after_grading`` runs each answer's cell in a process of its own, in a sandbox
   (:func:`answer_sandbox`), and puts in the scores that
-  :func:`chainrule_course.grading.scoring.score` computes here. Where no sandbox can be made and
-  student code would run as root, every part gets 0 with a status that says why;
+  :func:`chainrule_course.grading.scoring.score` computes here, in place of what otter's kernel
+  reported. Where no sandbox can be made and student code would run as root, every part gets 0
+  with a status that says why;
 - ``generate_report`` says which sandbox the answers had, and what of the answers' behaviour is
   up for review (:data:`chainrule_course.grading.scoring.DID`): otter prints it in its summary.
 
@@ -44,11 +50,48 @@ from pathlib import Path
 
 from otter.plugins import AbstractOtterPlugin
 
-from ..compat import patches
 from . import apart, grade, permissions, sandbox, scoring
 from .uploads import NOT_GRADED
 
-OTTER_LOG = ".OTTER_LOG"  # otter.check.notebook.OTTER_LOG_FILENAME
+OTTER_LOG = ".OTTER_LOG"  # otter.check.notebook.OTTER_LOG_FILENAME, which otter unpickles
+#: What otter's runner puts in the submission's folder before the plugin's first event: its copy of the
+#: assignment's tests (the student's ``tests`` removed first), and ``__init__.py``, which it leaves empty.
+OTTERS = ("tests",)
+#: The notebook left in the student's one's place: no cell, and the kernel otter starts anyway.
+BLANK_METADATA = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+
+
+def handed_in(path: Path):
+    """The submission otter found, as a notebook (a ``.py`` is one code cell, as otter reads it); raises what
+    nbformat raises for a file that is not one."""
+    import nbformat
+
+    if path.suffix == ".py":
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(path.read_text(errors="replace"))])
+    return nbformat.read(path, as_version=4)
+
+
+def keep_only_otters(submission: Path) -> list[str]:
+    """Leave in the submission's folder only what otter put there (:data:`OTTERS`), an empty ``__init__.py``
+    and a blank notebook (or an empty ``.py``) at ``submission``'s path; the names removed. Links are removed,
+    never followed."""
+    import nbformat
+
+    folder, removed = submission.parent, []
+    for path in sorted(folder.iterdir()):
+        if path.name in OTTERS and path.is_dir() and not path.is_symlink():
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+        removed.append(path.name)
+    (folder / "__init__.py").write_text("")  # otter's, for relative imports: made again, empty
+    if submission.suffix == ".py":
+        submission.write_text("")
+    else:
+        nbformat.write(nbformat.v4.new_notebook(metadata=BLANK_METADATA), submission)
+    return [name for name in removed if name not in (submission.name, "__init__.py")]
 
 
 @contextlib.contextmanager
@@ -125,37 +168,43 @@ class TrustedScores(AbstractOtterPlugin):
         self.assignment = plugin_config.get("assignment") if isinstance(plugin_config, dict) else None
         self.containerized = False
         self.guarantee = ""
-        if submission_path:
-            patches.grade_without_a_kernel()
+        self.handed_in = None  # the notebook, read before anything of the student's is removed
+        self.unreadable = ""
 
     def before_grading(self, config):
-        """Remove a ``.OTTER_LOG`` beside the submission: otter unpickles that file next, in this process."""
-        log = Path(OTTER_LOG)
-        if log.is_symlink() or log.is_file():
-            log.unlink()
-        elif log.exists():
-            shutil.rmtree(log)
-        config.grade_from_log = False
+        """Keep the notebook here, then leave otter nothing of the student's to run or unpickle (see the
+        module): its kernel starts next, in the submission's folder."""
+        config.grade_from_log = False  # the log is gone: grade from the notebook
         self.containerized = not getattr(config, "otter_run", True)  # Gradescope's container
+        if not self.submission_path:
+            return
+        path = Path(self.submission_path)
+        try:
+            self.handed_in = handed_in(path)
+        except Exception as error:  # noqa: BLE001 - whatever makes it unreadable is the reason given
+            self.unreadable = f"not graded: {path.name} is not a readable notebook ({type(error).__name__})"
+        keep_only_otters(path)
 
     def before_execution(self, submission):
+        """Choose the inputs and take the kept notebook's code cells; otter's kernel gets a notebook with none."""
         self.begun = time.monotonic()  # the notebook's time limit counts its reading and parsing too
-        self.unreadable = str(submission.get("metadata", {}).get(NOT_GRADED, ""))
-        self.unreadable = self.unreadable or grade.another_assignment(submission, self.assignment)
+        notebook = self.handed_in if self.handed_in is not None else submission
+        self.unreadable = self.unreadable or str(notebook.get("metadata", {}).get(NOT_GRADED, ""))
+        self.unreadable = self.unreadable or grade.another_assignment(notebook, self.assignment)
         self.secret = os.urandom(32)
         self.inputs = scoring.inputs(self.tests, self.secret)
         self.cells = [
             cell.get("source", "") if isinstance(cell.get("source"), str) else ""
-            for cell in submission.get("cells", [])
+            for cell in notebook.get("cells", [])
             if isinstance(cell, dict) and cell.get("cell_type") == "code"
         ]
         empty = copy.deepcopy(submission)
-        empty.cells = []  # were a kernel started after all, it would run nothing of the student's
+        empty.cells = []  # were the blank not blank, otter's kernel would still run nothing of the student's
         return empty
 
     def after_grading(self, results):
         data = None
-        if getattr(self, "unreadable", ""):
+        if self.unreadable:
             results.results = scoring.score(self.tests, None, self.unreadable, self.secret)
             return
         with answer_sandbox(self.submission_path, self.containerized) as (started, why_not, self.guarantee):
@@ -165,7 +214,7 @@ class TrustedScores(AbstractOtterPlugin):
         results.results = scoring.score(self.tests, data, why_not, self.secret)
 
     def generate_report(self):
-        if getattr(self, "unreadable", ""):  # nothing ran
+        if self.unreadable:  # nothing ran
             return f"chainrule: {self.unreadable}"
         report = f"chainrule: the answers ran in {self.guarantee}" if self.guarantee else ""
         review = "; ".join(getattr(self, "review", []))  # the same reasons as make grade's "review: ..."
