@@ -28,6 +28,7 @@ import ast
 import hashlib
 import re
 from pathlib import Path
+from typing import Any, Protocol, cast
 
 from sphinx.application import Sphinx
 from sphinx.util import logging
@@ -119,9 +120,19 @@ def stamp_path(cache: Path) -> Path:
     return cache.with_name(cache.name + ".fingerprint")
 
 
+class _Environment(Protocol):
+    """What this extension reads and keeps on Sphinx's build environment, which declares neither."""
+
+    mystnb_config: Any  # myst-nb's NbParserConfig, which its own builder-inited handler sets
+    chainrule_stale_outputs: bool  # whether the pages' outputs may be stale: check_fingerprint sets it
+
+
 def check_fingerprint(app: Sphinx) -> None:
-    app.env.chainrule_stale_outputs = False
-    config = app.env.mystnb_config
+    # A cast: myst-nb's handler, which runs before this one (priority 900), set mystnb_config, and
+    # chainrule_stale_outputs is set on the next line.
+    env = cast(_Environment, app.env)
+    env.chainrule_stale_outputs = False
+    config = env.mystnb_config
     if config.execution_mode in ("off", None, False):
         return
     cache = Path(config.execution_cache_path)
@@ -146,7 +157,7 @@ def check_fingerprint(app: Sphinx) -> None:
                     records.remove_cache(record.pk)
                 except KeyError:  # a record whose notebook is gone already
                     NbCacheRecord.remove_records([record.pk], records.db)
-        app.env.chainrule_stale_outputs = True
+        env.chainrule_stale_outputs = True
     records.list_cache_records()  # creates the database, once
     records.db.dispose()  # no connection of this process is shared with the forked workers
     stamp.parent.mkdir(parents=True, exist_ok=True)

@@ -334,6 +334,7 @@ def test_an_older_or_copied_record_is_told(tmp_path, edition):
     findings = {r.file: [f.why for f in r.findings] for r in folder.records}
     assert "an older record of" in findings["ann/chainrule-progress (1).json"][0]
     assert "the very same record as" in findings["bob.json"][0] and result.students == ["ann", "bob"]
+    assert folder.other_files == 0  # the count of files not read, not the names of the copies
 
 
 def test_an_empty_folder_gives_a_page_and_a_missing_one_an_error(tmp_path, capsys, monkeypatch, edition):

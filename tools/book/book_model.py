@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import jupytext
 import yaml
 from packaging.version import InvalidVersion, Version
-from pybtex.database import parse_file
+from pybtex.database import BibliographyData, parse_file
 
 from chainrule_course.drills.catalog import catalog
 from tools.book.myst import ConversionError, blocks, is_directive, read_directive
@@ -57,7 +57,7 @@ class Book:
     chapters: list[str]  # numbered chapters, in order ("chapters/mlp")
     chapter_numbers: dict[str, str] = field(default_factory=dict)  # "chapters/mlp": "6", from the book build
     targets: dict[str, Target] = field(default_factory=dict)
-    bibliography: object = None
+    bibliography: BibliographyData | None = None  # references.bib, where _config.yml names it
     glue: dict[str, dict[str, str]] = field(default_factory=dict)  # page -> key -> text/plain, from the build
     mark_glue: bool = False  # print GLUE_MARK instead of each glued number (see same_but_glued)
     release: str = ""  # _config.yml chainrule_release: a version on PyPI the set-up cell installs, or "" (git)
@@ -89,7 +89,7 @@ def read_toc(root: Path) -> dict:
 
 
 def numbered_chapters(toc: dict) -> list[str]:
-    chapters = []
+    chapters: list[str] = []
     for part in toc.get("parts", []):
         if part.get("numbered"):
             chapters.extend(entry["file"] for entry in part.get("chapters", []))
@@ -200,7 +200,7 @@ def number_targets(book: Book, chapter: str, notebook, numbered: dict) -> None:
 
     def numbered_label(label: str | None, kind: str) -> None:
         element = by_label.get(label)
-        if element is None or element["kind"] != kind:
+        if label is None or element is None or element["kind"] != kind:
             what = f"the {kind} {label!r}" if label else f"a {kind} without a label"
             raise ConversionError(
                 f"{chapter}.md: {what} has no number in {NUMBERS}, so the book build is "

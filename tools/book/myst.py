@@ -69,9 +69,17 @@ def blocks(source: str) -> Iterator[list[Token]]:
             block = []
 
 
+def token_lines(token: Token) -> tuple[int, int]:
+    """``token.map``: the first line of a block token (or of an inline one's text) and the line after its last."""
+    if token.map is None:  # markdown-it maps every block token and every inline token of a block
+        raise ConversionError(f"a {token.type} token with no lines in the source")
+    first, end = token.map
+    return first, end
+
+
 def line_range(token: Token) -> tuple[int, int]:
     """The first line of a block token and the line after its last."""
-    first, end = token.map
+    first, end = token_lines(token)
     if token.type == "amsmath":  # its map ends on its last line, not after it
         return first, first + token.content.count("\n") + 1
     return first, end
@@ -83,7 +91,7 @@ def is_directive(token: Token) -> bool:
 
 def is_closed(token: Token, lines: list[str]) -> bool:
     """Whether a fence has its closing line (markdown-it runs an unclosed fence to the end of the text)."""
-    first, end = token.map
+    first, end = token_lines(token)
     closing = lines[end - 1].strip()
     return end - first > 1 and len(closing) >= len(token.markup) and set(closing) == {token.markup[0]}
 
@@ -108,7 +116,7 @@ def read_directive(token: Token) -> Directive:
     options, _ = options_to_items("\n".join(line.lstrip()[1:] for line in lines[:count]))
     while count < len(lines) and not lines[count].strip():
         count += 1
-    first = token.map[0]
+    first = token_lines(token)[0]
     return Directive(name, argument.strip(), dict(options), "\n".join(lines[count:]), first, first + 1 + count)
 
 

@@ -81,7 +81,8 @@ def setup_cell(name: str, source_spec: str) -> str:
 def bound_and_read(source: str) -> tuple[set[str], set[str]]:
     """(names a code cell binds at any level, names it reads), IPython magics left out."""
     lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
-    bound, read = set(), set()
+    bound: set[str] = set()
+    read: set[str] = set()
     for node in ast.walk(ast.parse("\n".join(lines))):
         if isinstance(node, ast.Name):
             (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
@@ -232,6 +233,13 @@ def summary_source(chapter: str, number: str, checks: list[tuple[str, str]]) -> 
     return "\n".join([*lines, "summary.show()"])
 
 
+def solved(chapter: str, number: str | None, what: str) -> str:
+    """The number of the exercise whose solution came last, which ``what`` belongs to."""
+    if number is None:
+        raise ConversionError(f"{chapter}.md: {what} comes before any {{solution-start}}: no exercise to belong to")
+    return number
+
+
 def edition(book: Book, chapter: str, notebook, student: bool):
     """The Colab (``student=False``) or student edition of one chapter, as an nbformat notebook."""
     check_solution_marks(chapter, notebook)
@@ -267,7 +275,7 @@ def edition(book: Book, chapter: str, notebook, student: bool):
             elif ends:
                 cells.extend(
                     answer_cells(
-                        solution_number,
+                        solved(chapter, solution_number, "the end of a solution"),
                         solution_has_text or not authored_stubs,
                         solution_has_code and not authored_stubs,
                     )
@@ -276,6 +284,7 @@ def edition(book: Book, chapter: str, notebook, student: bool):
                 authored_stubs = []
             continue
         if "check" in tags(cell):
+            solution_number = solved(chapter, solution_number, "a check cell")
             cells.append(
                 new_cell(
                     "markdown",

@@ -131,10 +131,21 @@ def build_single_page(book: Path) -> Path:
 def destinations(pdf_path: Path) -> dict[str, int]:
     """The page (from 1) of each anchor the PDF links to: Chromium makes a named destination of each."""
     reader = PdfReader(pdf_path)
-    return {
-        name.lstrip("/"): reader.get_destination_page_number(destination) + 1
-        for name, destination in reader.named_destinations.items()
-    }
+    pages = {}
+    for name, destination in reader.named_destinations.items():
+        number = reader.get_destination_page_number(destination)
+        if number is None:  # a destination on no page of the document: no page to print for its links
+            continue
+        pages[name.lstrip("/")] = number + 1
+    return pages
+
+
+def _dictionary(value, what: str) -> DictionaryObject:
+    """``value`` (or the object it refers to), which the PDF format makes a dictionary."""
+    found = value.get_object()
+    if not isinstance(found, DictionaryObject):
+        raise ValueError(f"{what} is a {type(found).__name__}, not a dictionary as the PDF format says")
+    return found
 
 
 def add_outline(writer: PdfWriter, entries: list[dict], pages: dict[str, int]) -> None:
@@ -183,10 +194,10 @@ def stamp_page_numbers(writer: PdfWriter, pages: dict[str, int], first: int, bef
             text.append(f"BT /CRContentsFont {size:.2f} Tf {x:.2f} {y:.2f} Td ({number}) Tj ET")
         if not text:
             continue
-        resources = page["/Resources"].get_object()
+        resources = _dictionary(page["/Resources"], "a page's /Resources")
         if "/Font" not in resources:
             resources[NameObject("/Font")] = DictionaryObject()
-        resources["/Font"].get_object()[NameObject("/CRContentsFont")] = font_ref
+        _dictionary(resources["/Font"], "a page's /Font")[NameObject("/CRContentsFont")] = font_ref
         # The page's own drawing inside q ... Q, so that what it leaves set does not move ours.
         streams = []
         for data in (b"q\n", b"\nQ\n", ("0 g\n" + "\n".join(text) + "\n").encode()):

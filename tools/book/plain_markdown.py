@@ -10,6 +10,7 @@ form is a :class:`~myst.ConversionError` that names the chapter and line.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from tools.book.myst import (
     is_directive,
     line_range,
     read_directive,
+    token_lines,
 )
 
 # ---------------------------------------------------------------------------------------
@@ -127,19 +129,20 @@ def with_roles(block: list[Token], lines: list[str], context: Context, line: int
                 f"{where(context, shifted(line, index))}: display maths must open with a line of "
                 f"its own, `$$` or `\\begin{{equation*}}`, and be closed, not {lines[index]!r}"
             )
-    edits, searched = [], {}
+    edits: list[tuple[int, int, str]] = []
+    searched: dict[int, int] = {}
     for token in block:
         if is_directive(token) or token.type in DISPLAY_MATH:
             raise ConversionError(
-                f"{where(context, shifted(line, token.map[0]))}: a directive or display equation "
+                f"{where(context, shifted(line, token_lines(token)[0]))}: a directive or display equation "
                 "inside a list, quote or table has no plain-Markdown form for Colab"
             )
         if token.type != "inline":
             continue
         offsets = line_offsets(token, lines, first, searched)
-        for role in (child for child in token.children if child.type == "myst_role"):
+        for role in (child for child in token.children or [] if child.type == "myst_role"):
             start, stop = role.meta["span"]
-            at = shifted(line, token.map[0] + token.content.count("\n", 0, start))
+            at = shifted(line, token_lines(token)[0] + token.content.count("\n", 0, start))
             edits.append(
                 (
                     place(token.content, offsets, start),
@@ -158,7 +161,7 @@ def line_offsets(token: Token, lines: list[str], first: int, searched: dict[int,
     spaces, so a line is found by its text after the indentation.
     """
     offsets = []
-    for number, content in enumerate(token.content.split("\n"), start=token.map[0]):
+    for number, content in enumerate(token.content.split("\n"), start=token_lines(token)[0]):
         text = content.lstrip()
         column = lines[number].find(text, searched.get(number, 0))
         assert column >= 0, f"an inline text {text!r} that is not in its line {lines[number]!r}"
@@ -227,7 +230,7 @@ def convert_inline(text: str, context: Context, line: int = 0) -> str:
         text,
         [
             (*role.meta["span"], convert_role(role, context, line))
-            for role in inline.children
+            for role in inline.children or []
             if role.type == "myst_role"
         ],
     )
@@ -363,9 +366,16 @@ class ReferenceStyle(BaseStyle):
 REFERENCES = ReferenceStyle()
 
 
+def bibliography_entries(book: Book) -> Mapping:
+    """The entries of the book's references.bib: a key is cited only once :func:`convert_role` found it there."""
+    if book.bibliography is None:
+        raise ConversionError("the book cites a reference but has no bibliography (_config.yml's bibtex_bibfiles)")
+    return book.bibliography.entries
+
+
 def cited_names(book: Book, key: str) -> str:
     """The names of an author-year citation: 'Kahn', 'Griewank and Walther' or 'Paszke et al.'."""
-    entry = book.bibliography.entries[key]
+    entry = bibliography_entries(book)[key]
     people = entry.persons.get("author") or entry.persons.get("editor") or []
     names = [Text(" ").join(person.rich_prelast_names + person.rich_last_names).render(TEXT) for person in people]
     if len(names) > 2:
@@ -374,10 +384,10 @@ def cited_names(book: Book, key: str) -> str:
 
 
 def cited_year(book: Book, key: str) -> str:
-    return YEAR.format_data({"entry": book.bibliography.entries[key]}).render(TEXT)
+    return YEAR.format_data({"entry": bibliography_entries(book)[key]}).render(TEXT)
 
 
 def reference_list(book: Book, keys: list[str]) -> str:
     """The '## References' section that ends an edition, for the cited keys."""
-    entries = REFERENCES.format_entries([book.bibliography.entries[key] for key in keys])
+    entries = REFERENCES.format_entries([bibliography_entries(book)[key] for key in keys])
     return "\n".join(["## References", "", *(f"- {entry.text.render(TEXT)}" for entry in entries)])

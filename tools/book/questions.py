@@ -60,7 +60,7 @@ class Question:
 @dataclass
 class Assignment:
     chapter: str  # chapters/mlp
-    number: int
+    number: str  # the chapter's number, "6"
     title: str
     questions: list[Question]
 
@@ -116,9 +116,10 @@ def target_names(node: ast.stmt) -> list[str] | None:
         names = []
         for target in node.targets:
             elements = target.elts if isinstance(target, ast.Tuple) else [target]
-            if not all(isinstance(element, ast.Name) for element in elements):
-                return None
-            names += [element.id for element in elements]
+            for element in elements:
+                if not isinstance(element, ast.Name):
+                    return None
+                names.append(element.id)
         return names
     return None
 
@@ -151,7 +152,7 @@ def solution_code(question: Question, chapter: str) -> str:
         source, node, names = statements[index]
         if names and wanted & set(names):
             chosen.append(index)
-            wanted = (wanted - set(names)) | free_names(ast.get_source_segment(source, node))
+            wanted = (wanted - set(names)) | free_names(statement_text(source, node))
     missing = [
         name for name in defined_names(question.stub) if not any(name in (statements[i][2] or []) for i in chosen)
     ]
@@ -160,8 +161,16 @@ def solution_code(question: Question, chapter: str) -> str:
             f"{chapter}.md: the solution of Exercise {question.number} does not define "
             f"{missing} at the top level of a solution code cell"
         )
-    pieces = [ast.get_source_segment(statements[i][0], statements[i][1]) for i in sorted(chosen)]
+    pieces = [statement_text(statements[i][0], statements[i][1]) for i in sorted(chosen)]
     return "\n\n\n".join(pieces) if any(p.startswith("def ") for p in pieces) else "\n".join(pieces)
+
+
+def statement_text(source: str, node: ast.stmt) -> str:
+    """The text of ``node``, a statement :func:`ast.parse` read from ``source`` (so it knows where it is)."""
+    text = ast.get_source_segment(source, node)
+    if text is None:
+        raise ValueError(f"a statement at line {node.lineno} with no end position in its source")
+    return text
 
 
 def free_names(source: str) -> set[str]:

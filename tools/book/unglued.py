@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TypeGuard
 
 MODULE = "chainrule_course.pages.glue"
 
 
-def _is_glue(node) -> bool:
+def _is_glue(node) -> TypeGuard[ast.Call]:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "glue"
 
 
@@ -43,6 +44,13 @@ def _blocks(statement) -> list[list]:
     return [block for block in blocks if isinstance(block, list) and block]
 
 
+def _span(node: ast.stmt | ast.expr) -> tuple[int, int, int, int]:
+    """(line, column, end line, end column) of ``node``: ast.parse gives every node its end."""
+    if node.end_lineno is None or node.end_col_offset is None:
+        raise ValueError(f"without_glue: the node at line {node.lineno} has no end position")
+    return node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
+
+
 def without_glue(source: str) -> str:
     """``source`` with the book's glue taken out (see the module)."""
     try:
@@ -51,7 +59,8 @@ def without_glue(source: str) -> str:
         return source
     lines = source.splitlines(keepends=True)
     gone: set[int] = set()  # indexes of the lines that go
-    edits = []  # (line, column, end line, end column, text): glue(...) inside an expression
+    # (line, column, end line, end column, text): glue(...) inside an expression
+    edits: list[tuple[int, int, int, int, str]] = []
 
     def walk(statements, keep_one: bool = False) -> None:
         for statement in statements:
@@ -59,9 +68,7 @@ def without_glue(source: str) -> str:
                 gone.update(range(statement.lineno - 1, statement.end_lineno))
                 continue
             if _dropped(statement):  # a block that would be empty keeps a pass
-                edits.append(
-                    (statement.lineno, statement.col_offset, statement.end_lineno, statement.end_col_offset, "pass")
-                )
+                edits.append((*_span(statement), "pass"))
                 continue
             blocks = _blocks(statement)
             for block in blocks:
@@ -73,7 +80,9 @@ def without_glue(source: str) -> str:
                 for node in ast.walk(child):
                     if _is_glue(node) and len(node.args) >= 2:
                         value = ast.get_source_segment(source, node.args[1])
-                        edits.append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, value))
+                        if value is None:  # only for a node without positions, which ast.parse does not make
+                            raise ValueError(f"without_glue: no source for the value glued at line {node.lineno}")
+                        edits.append((*_span(node), value))
 
     walk(tree.body)
     encoded = [line.encode() for line in lines]

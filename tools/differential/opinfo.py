@@ -9,7 +9,7 @@ it raises is an unclear error, and any other value or gradient is a mismatch.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -201,13 +201,10 @@ def _leaves(values):
 class Tally:
     compared: int = 0
     refused: int = 0
-    reasons: dict = None
+    reasons: dict = field(default_factory=dict)
     torch_refuses: int = 0
-    mismatches: list = None
-    unclear: list = None
-
-    def __post_init__(self):
-        self.mismatches, self.unclear, self.reasons = [], [], {}
+    mismatches: list = field(default_factory=list)
+    unclear: list = field(default_factory=list)
 
 
 def _close(ours, theirs, what):

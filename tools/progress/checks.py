@@ -91,7 +91,7 @@ class Fields:
     def __init__(self, now: datetime) -> None:
         self.now = now
         self.findings: list[Finding] = []
-        self.future: list[str] = []  # the dates too far ahead: one finding says them all
+        self.future: list[tuple[datetime, str]] = []  # the dates too far ahead, as read: one finding says them all
 
     def bad(self, why: str, edited: bool = False) -> None:
         """A finding that leaves the record out of the class's numbers."""
@@ -131,14 +131,14 @@ class Fields:
         if moment is None:
             self.bad(f"{where}: last {quoted(value)} is not a date")
         elif moment > self.now + FUTURE_SLACK:
-            self.future.append(value)
+            self.future.append((moment, value))
             return None
         return moment
 
     def done(self) -> list[Finding]:
         """The findings, once every field is read."""
         if self.future:
-            latest = max(self.future, key=parse_time)
+            latest = max(self.future, key=lambda dated: dated[0])[1]
             self.bad(f"{len(self.future)} dates in the future, the latest {quoted(latest)}", edited=True)
             self.future = []
         return self.findings
@@ -217,7 +217,7 @@ class Fields:
                 f"{in_kinds} answers in its drills, but {answered} in its count of all answers: a record "
                 "begun before the page kept that count (it started at 0), or an edit"
             )
-        self.timing([(drills[kind].at, drills[kind].last, kind) for _, kind in numbered if drills[kind].last])
+        self.timing([(at, last, kind) for at, kind in numbered if (last := drills[kind].last)])
 
     def timing(self, answers: list[tuple[int, datetime, str]]) -> None:
         """Answers numbered and timed: later ones at earlier times, or many answers in too short a time."""

@@ -53,7 +53,8 @@ class Record:
 
     @property
     def latest(self) -> datetime | None:
-        times = [entry.last for entry in [*self.drills.values(), *self.exercises.values()] if entry.last]
+        entries: list[Drill | Exercise] = [*self.drills.values(), *self.exercises.values()]
+        times = [entry.last for entry in entries if entry.last]
         return max(times, default=None)
 
 
@@ -213,6 +214,6 @@ def read_folder(folder: Path, edition: Edition, now: datetime, skip: Path | None
             by_print.setdefault(record.fingerprint, []).append(record)
     for same in by_print.values():
         for record in same if len(same) > 1 else []:
-            others = ", ".join(quoted(other.student) for other in same if other is not record)
-            record.findings.append(Finding(f"the very same record as {others}'s: copied?", counted=True))
+            twins = ", ".join(quoted(other.student) for other in same if other is not record)
+            record.findings.append(Finding(f"the very same record as {twins}'s: copied?", counted=True))
     return Folder(records, others)

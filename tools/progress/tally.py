@@ -10,6 +10,7 @@ or checked or ticked one of its exercises.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -80,7 +81,7 @@ class Class:
     people: list[StudentRow] = field(default_factory=list)
 
 
-def mean(values: list[float]) -> float | None:
+def mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
@@ -141,7 +142,7 @@ def chapter_row(chapter: ChapterOutline, edition: Edition, records: list[Record]
     rows = [kind_row(kind, records) for kind in kinds]
     exercises = [exercise_row(label, edition.exercise_number[label], records) for label in chapter.exercises]
     answered = [record for record in records if chapter_share(record, kinds) is not None]
-    shares = [chapter_share(record, kinds) for record in answered]
+    shares = [share for record in answered if (share := chapter_share(record, kinds)) is not None]
     finished = [
         sum(
             record.exercises[label].done or record.exercises[label].passed

@@ -202,7 +202,7 @@ def _revolve(rng, level):
         [
             "With one slot, reversing step i recomputes the i \u2212 1 steps before it from the input: "
             f"0 + 1 + \u2026 + {steps - 1}."
-            if slots == 1
+            if best is None  # one slot: no first move to choose
             else f"The best first move advances j = {best} step{'s' if best > 1 else ''}: "
             f"{best} + F({steps - best}, {slots - 1}) + "
             f"F({best}, {slots}) = {best} + {fewest_forward_steps(steps - best, slots - 1)} + "

@@ -24,6 +24,7 @@ no slip of another name gives the same number on this graph.
 """
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chainrule.graph import VISIT, depth_first_events
@@ -36,7 +37,7 @@ from .registry import drill
 __all__ = ["BUILDERS", "Question", "graph_drill", "question"]
 
 #: Each kind's builder, ``builder(graph, rng) -> Question``, by name: :func:`graph_drill` fills it.
-BUILDERS = {}
+BUILDERS: dict[str, Callable[[Graph, random.Random], "Question"]] = {}
 
 
 def graph_drill(name, chapter, title, form):
@@ -237,7 +238,8 @@ def _check_value(q, text):
     guess = read_number(text)
     if close(guess, q.answer):
         return verdict(True, f"Right: {q.target} = {number_text(q.answer)}.")
-    alike = {}  # nodes of equal values are one slip: which of them was meant, the number cannot tell
+    # nodes of equal values are one slip: which of them was meant, the number cannot tell
+    alike: dict[float, list[str]] = {}
     for other in q.graph.order:
         if other.label != q.target:
             alike.setdefault(other.data, []).append(other.label)

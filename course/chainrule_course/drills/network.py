@@ -73,7 +73,7 @@ def _bias(rng, level):
     logits = [[rng.choice(LOGITS) for _ in range(q)] for _ in range(n)]
     labels = [rng.randrange(q) for _ in range(n)]
     b = [Value(0.0, f"b{j + 1}") for j in range(q)]
-    loss = 0.0
+    loss = Value(0.0)  # what 0.0 + the first term would make: a Value from the start
     for row, label in zip(logits, labels, strict=True):
         o = [b[j] + row[j] for j in range(q)]
         total = o[0].exp() + o[1].exp() + o[2].exp()

@@ -14,7 +14,9 @@ the reader gave; else, for a list, which entry is the first wrong one.
 """
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from chainrule_course.exercises.mistakes import Derivation, describe
 
@@ -65,7 +67,9 @@ class Problem:
     kind: str
     prompt: str
     lines: list
-    answer: object
+    # A number, or a list of numbers or of names, as ``form`` says: Any, since which one
+    # depends on the value of ``form``, which mypy cannot follow.
+    answer: Any
     hints: list
     steps: list
     mistakes: list = field(default_factory=list)
@@ -77,7 +81,8 @@ class Problem:
     walk: object = None  # a Value whose backward pass "Show the steps" steps through, or None
     data: dict = field(default_factory=dict)  # the instance's numbers, by name, for tests to replay
     form_text: str = ""  # what to type, where the form's usual words do not fit
-    judge: object = None  # judge(problem, text) -> verdict, for a kind whose answer one name settles
+    # judge(problem, text) -> verdict, for a kind whose answer one name settles
+    judge: Callable[["Problem", str], dict] | None = None
 
     def check(self, text):
         """The verdict on what the reader typed."""

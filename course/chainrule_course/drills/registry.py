@@ -5,6 +5,7 @@ teaches it, a title, levels and the answer's form. :mod:`.catalog` reads the reg
 book's order; the page's script, the Practice page's record and ``make progress`` read the catalog.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["REGISTERED", "Kind", "drill"]
@@ -18,7 +19,7 @@ class Kind:
     title: str
     levels: dict
     form: str  # "number", "numbers" or "names"
-    build: object  # build(level, seed) -> Question or Problem
+    build: Callable[[int, int], object]  # build(level, seed) -> Question or Problem
     module: str  # the module that declares it: the catalog orders the kinds by their modules
 
 

@@ -97,7 +97,7 @@ SAME_NAME = {"the other term of the product rule": "one term of the product rule
 def _merged(mistakes):
     """``mistakes`` with those of one name and one answer made one: a slip of the same kind at two nodes that gives
     the same tangent is said at both nodes, since the answer cannot tell which was made."""
-    kept = []
+    kept: list[Mistake] = []
     for mistake in mistakes:
         same = next((m for m in kept if m.name == mistake.name and close(m.value, mistake.value)), None)
         if same is None:

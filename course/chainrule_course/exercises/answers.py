@@ -487,7 +487,8 @@ def _plain_number(name: str, received) -> float | tuple:
             hint = "compute it in Python (one number)"
         raise AnswerError(name, f"{name} is text ({received!r:.60}), not a number: {hint}.")
     if isinstance(received, (list, tuple)):
-        shape, items = [], received
+        shape: list[int] = []
+        items: object = received
         while isinstance(items, (list, tuple)):
             shape.append(len(items))
             items = items[0] if items else None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -154,9 +155,7 @@ def check_d2l_weight_grads(
     report = Report(title)
     for part, name, key in ((0, "dJ/dW1", "W1"), (1, "dJ/dW2", "W2")):
         answer, mistakes = (dJ_dW1, dJ_dW2)[part], mistake.on(index, part) if mistake else []
-        report.check(
-            name, lambda a=answer, n=name, k=key, m=mistakes: check_array(n, a, g[k], m, sizes=sizes, guess=False)
-        )
+        report.check(name, functools.partial(check_array, name, answer, g[key], mistakes, sizes=sizes, guess=False))
     report.close(after)
 
 
@@ -324,7 +323,7 @@ def check_matmul_vjp(matmul_vjp: Callable, seed: int = 0) -> None:
         report = Report(f"matmul_vjp with A of shape {p['A'].shape} and B of shape {p['B'].shape}")
         for part, (name, right) in enumerate((("dA", At.grad), ("dB", Bt.grad))):
             mistakes = mistake.on(index, part) if mistake else []
-            report.check(name, lambda n=name, r=right, m=mistakes, a=answer[part]: check_array(n, a, r, m, guess=False))
+            report.check(name, functools.partial(check_array, name, answer[part], right, mistakes, guess=False))
         report.close()
 
 
@@ -412,7 +411,7 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
     max_norm = 5.0 if seed == 2 else float(rng.uniform(0.5, 3.0))
     small = [rng.normal(size=(3, 2)) * 0.02 * max_norm, rng.normal(size=4) * 0.02 * max_norm]
     large = [rng.normal(size=shape) * 2 * max_norm for shape in ((2, 5), (3,), (1, 4))]
-    problems = [{"grads": grads, "max_norm": max_norm} for grads in (small, large)]
+    problems: list[dict[str, Any]] = [{"grads": grads, "max_norm": max_norm} for grads in (small, large)]
     received = [
         _clipped(name, call(name, clip_by_norm, grads, max_norm, names=("grads", "max_norm")), grads)
         for grads in (small, large)
@@ -429,11 +428,10 @@ def check_clip_by_norm(clip_by_norm: Callable, seed: int = 2) -> None:
         for part, (got, expected) in enumerate(zip(result, right, strict=True)):
             mistakes = mistake.on(index, part) if mistake else []
             # rtol: not a derivative; torch's convention, max_norm / (norm + 1e-6), is right too
+            said = f"the array [{part}] it returns"
             report.check(
                 f"[{part}]",
-                lambda got=got, e=expected, m=mistakes, part=part: check_array(
-                    f"the array [{part}] it returns", got, e, m, rtol=RTOL, atol=ATOL, guess=False
-                ),
+                functools.partial(check_array, said, got, expected, mistakes, rtol=RTOL, atol=ATOL, guess=False),
             )
         report.close()
 

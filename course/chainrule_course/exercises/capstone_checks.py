@@ -10,6 +10,7 @@ it got right.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -266,8 +267,6 @@ def check_network_backward(network_backward: Callable, seed: int = 0) -> None:
             terms = p["terms"][part]
             report.check(
                 f"{key}_bar",
-                lambda key=key, got=got, found=found, terms=terms: check_array(
-                    f"{key}_bar", got, expected[key], found, terms=terms, guess=False
-                ),
+                functools.partial(check_array, f"{key}_bar", got, expected[key], found, terms=terms, guess=False),
             )
         report.close()

@@ -38,6 +38,7 @@ def numeric_target(A, x) -> float:
 def _numeric_problem(seed: int, index: int):
     """A, x and the step of one call of :func:`check_numeric_grad`: x is 1-D, then 2-D."""
     rng = np.random.default_rng(seeded(seed) * 2 + index)
+    shape: tuple[int, ...]
     if seed == 0:
         shape, step = ((4,), (2, 3))[index], (0.05, 0.02)[index]
     else:

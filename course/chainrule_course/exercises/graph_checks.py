@@ -10,6 +10,7 @@ sorted order, as the hidden ones do. Pure Python: it runs in the page's Python t
 
 from __future__ import annotations
 
+import enum
 import random
 from collections.abc import Callable, Mapping, Sequence
 
@@ -118,11 +119,17 @@ def _named_words(description: str, root: str) -> str:
     return f"{description}: " + "; ".join(MENDS[slip].format(root=root) for slip in slips)
 
 
-_ALONE = object()  # check_topological_order's own graph names the mistake: a check of one input
+class _Alone(enum.Enum):
+    """The default of ``named``: check_topological_order's own graph names the mistake, a check of one input."""
+
+    ALONE = "alone"
+
+
+_ALONE = _Alone.ALONE
 
 
 def check_topological_order(
-    order, parents: Mapping[str, Sequence[str]], root: str, title: str = "", named: Named | None | object = _ALONE
+    order, parents: Mapping[str, Sequence[str]], root: str, title: str = "", named: Named | None | _Alone = _ALONE
 ) -> None:
     """``order`` must be the depth-first topological order of the nodes ``root`` depends on (leaves first).
 
@@ -141,7 +148,7 @@ def check_topological_order(
     if order == expected:
         return
     alone = named is _ALONE
-    if alone:
+    if named is _ALONE:
         named = DFS_ALONE.mistake([(parents, root)], [order], same_order)
     said = f"Expected {_brief(expected)}, received {_brief(order)}."
     found = list(named.descriptions) if named else []
@@ -190,7 +197,11 @@ def _check_nodes(name: str, head: str, order: list, expected: list, root: str, s
     missing = [node for node in expected if node not in order]
     extra = [node for node in order if node not in wanted]
     seen: set = set()
-    repeated = [node for node in order if node in seen or seen.add(node)]
+    repeated = []  # each node again after its first place
+    for node in order:
+        if node in seen:
+            repeated.append(node)
+        seen.add(node)
     if repeated and not missing and not extra:
         raise AnswerError(
             name,
@@ -230,7 +241,7 @@ def dfs_graphs(seed: int) -> list[tuple[str, dict[str, list[str]], str]]:
     for size in (9, 14):
         while True:
             names = [f"v{i}" for i in rng.sample(range(100), size)]
-            parents = {names[0]: []}
+            parents: dict[str, list[str]] = {names[0]: []}
             for i, node in enumerate(names[1:], start=1):  # one parent is the node before: the root reaches all
                 parents[node] = rng.sample(names[: i - 1], min(i - 1, rng.randint(0, 2))) + [names[i - 1]]
                 rng.shuffle(parents[node])

@@ -395,7 +395,7 @@ def check_rnn_two_step_grads(rnn_two_step_grads: Callable, seed: int = 0) -> Non
         params = [Tensor(p[key].copy(), requires_grad=True) for key in ("W_x", "W_h", "b")]
         h1 = (Tensor(p["x1"]) @ params[0].T + params[2]).tanh()
         (Tensor(p["x2"]) @ params[0].T + h1 @ params[1].T + params[2]).tanh().backward(gradient=p["h2_bar"])
-        n, d, d_h = *p["x1"].shape, len(p["b"])
+        (n, d), d_h = p["x1"].shape, len(p["b"])
         for part, label in enumerate(RNN_RESULTS):
             found = mistake.on(index, part) if mistake else []
             check_array(f"{label} for n = {n}, d = {d}, d_h = {d_h}", got[part], params[part].grad, found, guess=False)

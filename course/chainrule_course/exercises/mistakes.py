@@ -115,7 +115,9 @@ class Named:
 class Derivation:
     """A check's reference derivation and the variants of it: :meth:`right`, and :meth:`name` for a wrong answer."""
 
-    def __init__(self, derive: Callable[[Any, Slips], object], depth: int = DEPTH):
+    # derive(problem, slips) returns what the check's answer is (a number, a tuple, arrays): Any, so that a
+    # caller can use it as such.
+    def __init__(self, derive: Callable[[Any, Slips], Any], depth: int = DEPTH):
         self.derive, self.depth = derive, depth
 
     def right(self, problem):

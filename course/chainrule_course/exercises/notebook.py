@@ -82,11 +82,14 @@ def cell_source(function) -> tuple[str, str] | None:
     """
     import linecache
 
-    code = getattr(unwrapped(function), "__code__", None)
-    entry = linecache.cache.get(getattr(code, "co_filename", None))
-    if entry is None or entry[1] is not None or len(entry) < 3:
+    filename = getattr(getattr(unwrapped(function), "__code__", None), "co_filename", None)
+    if not isinstance(filename, str):
         return None
-    return code.co_filename, typed("".join(entry[2]))
+    # A cell's entry is (size, None, lines, name); a module's has its file's time, or is (loader,) until read.
+    entry = linecache.cache.get(filename)
+    if entry is None or len(entry) < 3 or entry[1] is not None:
+        return None
+    return filename, typed("".join(entry[2]))
 
 
 def notebook_cells() -> list[str]:
@@ -177,7 +180,7 @@ def no_later_draft(name: str, called: str, source: str) -> None:
     cells, where, save = held
     defining = sum(called in apart.top_level(cell) for cell in cells)
     graded = graded_cell(cells, called)
-    if defining < 2 or graded[1].strip() == source.strip():
+    if defining < 2 or graded is None or graded[1].strip() == source.strip():
         return
     raise AnswerError(
         name,
@@ -197,7 +200,7 @@ def graded(called: str, ran: str, held=None) -> tuple[str, str]:
     """
     notebook = held() if held else None
     last = graded_cell(notebook[0], called) if notebook else None
-    if last is None:
+    if notebook is None or last is None:  # last is None whenever notebook is
         number = run_as(ran)
         said = f"graded: {called} from {_line(ran, called)}" + (f", run as [{number}]." if number else ".")
         if notebook:  # a notebook file not saved since the answer was written
@@ -215,8 +218,8 @@ def graded(called: str, ran: str, held=None) -> tuple[str, str]:
         number = run_as(ran)
         ran_as = f", run as [{number}]" if number else ""
         return ran, f"graded: {called} from {_line(ran, called)}{ran_as}, once you save {where}: save it."
-    ran_as = run_as(ran)
-    ran_text = f"[{ran_as}]" if ran_as else _line(ran, called)
+    ran_number = run_as(ran)
+    ran_text = f"[{ran_number}]" if ran_number else _line(ran, called)
     if defining > 1:
         fix = f"Delete the drafts of {called}{' and save' if save else ''}, then run this cell again."
     else:  # the cell changed after it ran (and was saved so)

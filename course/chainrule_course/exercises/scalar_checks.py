@@ -107,7 +107,7 @@ def check_numbers(
     of ``expected``), or None. ``rounded`` is false when the answer is not a rounding on every
     problem: a number that is a rounding here by chance is then located, not told to round less.
     """
-    numbers = {}
+    numbers: dict[str, float | tuple | AnswerError] = {}
     for name in expected:
         try:
             numbers[name] = _as_number(name, received[name])
@@ -115,7 +115,7 @@ def check_numbers(
             numbers[name] = error
     wrong = dict(zip(expected, named.answers[at], strict=True)) if named else {}
     found = {
-        name: list(named.descriptions) if name in wrong and not _close(wrong[name], value) else []
+        name: list(named.descriptions) if named and name in wrong and not _close(wrong[name], value) else []
         for name, value in expected.items()
     }
     report = Report(title, separate)
@@ -149,7 +149,7 @@ def neuron_points(seed: int) -> list[tuple[float, float, float]]:
     size (swapped), and z = wx + b is neither near 0 (tanh' ≈ 1) nor large (tanh' ≈ 0).
     """
     rng = random.Random(f"neuron {seeded(seed)}")
-    drawn = []
+    drawn: list[tuple[float, float, float]] = []
     while len(drawn) < 2:
         x, w, b = (round(rng.uniform(-2.0, 2.0), 2) for _ in range(3))
         z = w * x + b
@@ -243,7 +243,8 @@ def check_tanh_neuron_grads_function(tanh_neuron_grads: Callable, seed: int = 0)
     rounded = rounded_everywhere(received, [NEURON.right(p) for p in points])
     for index, ((x, w, b), answer) in enumerate(zip(points, received, strict=True)):
         title = f"tanh_neuron_grads({x}, {w}, {b})"
-        check_tanh_neuron_grads(*answer, x, w, b, title=title, named=(mistake, index, rounded))
+        dy_dx, dy_dw, dy_db = answer  # returned() gave one value per name
+        check_tanh_neuron_grads(dy_dx, dy_dw, dy_db, x, w, b, title=title, named=(mistake, index, rounded))
 
 
 # --------------------------------------------------------------------------- backward: y = (x·x)·x
@@ -257,7 +258,7 @@ def cube_points(seed: int) -> list[float]:
     A drawn x is at least 0.3 away from 0, 1 and -1, where x, x² and 3x² would coincide.
     """
     rng = random.Random(f"cube {seeded(seed)}")
-    drawn = []
+    drawn: list[float] = []
     while len(drawn) < 2:
         x = round(rng.uniform(-2.5, 2.5), 2)
         if min(abs(x), abs(abs(x) - 1)) > 0.3:
@@ -347,7 +348,7 @@ def hypot_points(seed: int) -> list[tuple[float, float, float, float]]:
     a ȧ, b ḃ nor the tangent is near 0.
     """
     rng = random.Random(f"hypot {seeded(seed)}")
-    drawn = []
+    drawn: list[tuple[float, float, float, float]] = []
     while len(drawn) < 3:
         a, a_dot, b, b_dot = (round(rng.uniform(-3, 3), 2) for _ in range(4))
         c = math.hypot(a, b)

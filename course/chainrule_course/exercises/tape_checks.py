@@ -276,9 +276,9 @@ def _anomaly_tape(rng: random.Random, kind: str) -> tuple[list, int]:
     """
     k = 3
     while True:
-        tape = _plain_tape(rng, k, 6)
-        _plant(rng, tape, k, kind)
-        tape = [(tuple(parents), tuple(local_grads)) for parents, local_grads in tape]
+        drawn = _plain_tape(rng, k, 6)
+        _plant(rng, drawn, k, kind)
+        tape = [(tuple(parents), tuple(local_grads)) for parents, local_grads in drawn]
         bad = _bad_entries(tape, k)
         if not bad or _accumulated_overflow(tape, k):
             continue

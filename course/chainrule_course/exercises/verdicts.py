@@ -20,7 +20,7 @@ from .answers import AnswerError, NotAnswered, wrapped
 
 
 class _Running(threading.local):
-    exercise: exercise | None = None  # the summary's exercise being checked, or None
+    summarised: exercise | None = None  # the summary's exercise being checked, or None
     cell: exercise | None = None  # the exercise whose check cell is running, or None
 
 
@@ -56,7 +56,7 @@ FRESH = "Also checked on fresh inputs, drawn from seed {seeds} (a new seed at ea
 def summarising() -> exercise | None:
     """The exercise of a :class:`Summary` being checked (None in a check cell): its checks run the graded
     cells and record which they are (:meth:`exercise.graded_cell`)."""
-    return _running.exercise
+    return _running.summarised
 
 
 class exercise:
@@ -77,20 +77,27 @@ class exercise:
         self._outer_cell, _running.cell = _running.cell, self
         if self.summary is not None:
             self._quiet.__enter__()
-            self._outer, _running.exercise = _running.exercise, self
+            self._outer, _running.summarised = _running.summarised, self
         return self
 
     def graded_cell(self, called: str, ran: str) -> str:
         """The cell the grader runs for ``called``, the kernel having run ``ran`` to define it; the summary
         keeps the line that says which cell it is."""
-        source, said = notebook.graded(called, ran, self.summary.held)
-        self.summary.cells.setdefault(self.number, {}).setdefault(called, said)
+        summary = self._summary("graded_cell")
+        source, said = notebook.graded(called, ran, summary.held)
+        summary.cells.setdefault(self.number, {}).setdefault(called, said)
         return source
 
     def up_for_review(self, name: str, reasons: list[str]) -> None:
         """The grader will put ``name`` up for review for ``reasons``: the summary says so under the verdict."""
-        kept = self.summary.reviews.setdefault(self.number, {}).setdefault(name, [])
+        kept = self._summary("up_for_review").reviews.setdefault(self.number, {}).setdefault(name, [])
         kept += [reason for reason in reasons if reason not in kept]
+
+    def _summary(self, method: str) -> Summary:
+        """The summary this exercise is checked in: a check calls ``method`` only under :func:`summarising`."""
+        if self.summary is None:
+            raise RuntimeError(f"exercise.{method}: exercise {self.number} is not checked inside a Summary")
+        return self.summary
 
     def __exit__(self, kind, error, trace) -> bool:
         _running.cell = self._outer_cell
@@ -98,7 +105,7 @@ class exercise:
             print(FRESH.format(seeds=" and ".join(map(str, self.fresh))))
         if self.summary is not None:
             self._quiet.__exit__(None, None, None)
-            _running.exercise = self._outer
+            _running.summarised = self._outer
         raised = error
         if isinstance(error, NameError):
             error = NotAnswered(
