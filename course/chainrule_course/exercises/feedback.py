@@ -54,26 +54,25 @@ from .verdicts import exercise as exercise
 from .verdicts import fresh as fresh
 
 
-def __getattr__(name: str):
-    """An array chapters' check or helper (``feedback.check_matmul_vjp``), from :mod:`.array_checks`
-    or :mod:`.gradient_checks`."""
-    if name.startswith("__"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def array_modules() -> tuple:
+    """The array chapters' check modules, in the order :func:`__getattr__` looks in them: imported (with numpy)
+    the first time a name of theirs is asked for. Here, not at the top: the page's Python has no numpy."""
     from . import array_checks, capstone_checks, gradient_checks, layer_checks, row_checks
 
-    for module in (array_checks, gradient_checks, layer_checks, row_checks, capstone_checks):
+    return (array_checks, gradient_checks, layer_checks, row_checks, capstone_checks)
+
+
+def __getattr__(name: str):
+    """An array chapters' check or helper (``feedback.check_matmul_vjp``), from the first of
+    :func:`array_modules` that has it."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    for module in array_modules():
         if hasattr(module, name):
             return getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    from . import array_checks, capstone_checks, gradient_checks, layer_checks, row_checks
-
-    found = {
-        name
-        for module in (array_checks, gradient_checks, layer_checks, row_checks, capstone_checks)
-        for name in dir(module)
-        if not name.startswith("__")
-    }
+    found = {name for module in array_modules() for name in dir(module) if not name.startswith("__")}
     return sorted(set(globals()) | found)
