@@ -10,28 +10,30 @@ from pathlib import Path
 
 import yaml
 
+from tools.book.book_model import read_toc, toc_pages
+
 ROOT = Path(__file__).resolve().parents[1]
-TOC_FILE = ROOT / "_toc.yml"
 CONFIG_FILE = ROOT / "_config.yml"
 BOOK_HTML = ROOT / "_build" / "html"
-
-
-def _files_in(entries: list[dict]) -> list[str]:
-    """The ``file:`` entries of a _toc.yml list, depth first, including nested sections and parts."""
-    files = []
-    for entry in entries:
-        if "file" in entry:
-            files.append(entry["file"])
-        for nested in ("sections", "chapters", "parts"):
-            files.extend(_files_in(entry.get(nested, [])))
-    return files
+#: The front matter of a chapter written as a MyST Markdown notebook, as jupytext writes it: what a test
+#: that plants a chapter starts it with.
+MYST_HEADER = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
 
 
 def toc_chapters() -> list[str]:
-    """Every page of the book as listed in _toc.yml (no suffix), root first."""
-    toc = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))
-    pages = [toc["root"], *_files_in(toc.get("chapters", [])), *_files_in(toc.get("parts", []))]
-    return [str(Path(page).with_suffix("")) if page.endswith((".md", ".ipynb")) else page for page in pages]
+    """Every page of the book as listed in _toc.yml, root first, as the tools read it."""
+    return toc_pages(read_toc(ROOT))
 
 
 def chapter_source(chapter: str) -> Path:

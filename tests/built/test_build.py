@@ -33,16 +33,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from common import ROOT, book_config
+from common import MYST_HEADER, ROOT, book_config
 
 EXECUTED = re.compile(r"(\S+)\.md: Executing notebook")
-CHAPTER = """\
----
-jupytext:
-  text_representation: {{extension: .md, format_name: myst}}
-kernelspec: {{display_name: Python 3, language: python, name: python3}}
----
-
+CHAPTER = (
+    MYST_HEADER  # no braces: the whole is a format string
+    + """
 (sec-{name})=
 # Chapter {name}
 
@@ -54,6 +50,7 @@ engine = types.SimpleNamespace(**runpy.run_path("../engine.py"))
 print("{name} computes", engine.VALUE * {factor})
 ```
 """
+)
 
 
 #: Page b's prose: a link to page a, and an equation and a figure whose labels are not

@@ -30,7 +30,7 @@ import jupytext
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
-from common import ROOT
+from common import MYST_HEADER, ROOT
 
 from tools.book import book_model, myst, notebooks, plain_markdown, unglued
 
@@ -373,17 +373,7 @@ def test_setup_cell_is_hidden_on_the_site_and_defined_once(numbered: str):
 # The converter on small books
 # ---------------------------------------------------------------------------------------
 
-HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-"""
+HEADER = MYST_HEADER
 SETUP = """```{code-cell} ipython3
 :tags: [remove-cell, setup]
 

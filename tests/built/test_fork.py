@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 import yaml
-from common import ROOT
+from common import MYST_HEADER, ROOT
 
 from _ext import notebook_links
 from tools.book import book_model, myst, notebooks
@@ -123,8 +123,7 @@ def course_and_fork(tmp_path_factory) -> tuple[tuple[Path, dict], tuple[Path, di
 def test_the_fork_changes_its_links_and_set_up_cells_and_nothing_else(course_and_fork):
     (_, course_files), (_, fork_files) = course_and_fork
     assert sorted(course_files) == sorted(fork_files)
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    chapters = book_model.numbered_chapters(toc)
+    chapters = book_model.numbered_chapters(book_model.read_toc(ROOT))
     assert len(course_files) == 3 * len(chapters), "each chapter: its .md and its two notebooks"
     counts = Counter()
     for path in course_files:
@@ -158,7 +157,7 @@ def test_the_forks_table_of_notebooks_links_to_the_fork(course_and_fork):
     (course_root, _), (fork_root, _) = course_and_fork
     course, fork = links_table(course_root), links_table(fork_root)
     kinds = Counter(kinds_of_change("\n".join(course), "\n".join(fork), "the table of notebooks"))
-    chapters = book_model.numbered_chapters(yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8")))
+    chapters = book_model.numbered_chapters(book_model.read_toc(ROOT))
     assert kinds == {"Colab link": 2 * len(chapters), "table's download link": 2 * len(chapters)}, kinds
     assert not [line for line in fork if urlsplit(COURSE_URL).path.strip("/") in line]
 
@@ -205,13 +204,9 @@ def test_the_course_sets_no_release_yet():
 
 # --------------------------------------------------------------------------- a chapter inserted
 
-INSERTED = """\
----
-jupytext:
-  text_representation: {extension: .md, format_name: myst}
-kernelspec: {display_name: Python 3, language: python, name: python3}
----
-
+INSERTED = (
+    MYST_HEADER
+    + """
 (chapter-inserted)=
 # A chapter a fork inserts
 
@@ -228,6 +223,7 @@ A fork teaches something first. Its one exercise comes before every other chapte
 Say what comes first.
 ````
 """
+)
 
 
 def renumbered_book(root: Path) -> Path:
@@ -258,7 +254,7 @@ def renumbered_book(root: Path) -> Path:
     for name in ("live_code_pages", "drill_pages", "progress_page"):  # live_code's settings
         settings.pop(name)
     (root / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    toc = book_model.read_toc(ROOT)
     toc["parts"][0]["chapters"].insert(1, {"file": "chapters/inserted"})
     (root / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False), encoding="utf-8")
     command = [sys.executable, "-m", "tools.book.build_book", "--jobs", "1", str(root), "-W", "-n", "--keep-going"]

@@ -22,10 +22,11 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
 import pytest
-import yaml
 from bs4 import BeautifulSoup
-from common import BOOK_HTML, ROOT, TOC_FILE, chapter_source
+from common import BOOK_HTML, ROOT, chapter_source
 from pypdf import PdfReader
+
+from tools.book import book_model
 
 PDF = ROOT / "_build" / "pdf" / "backprop-book.pdf"
 #: The student's edition (make pdf writes both): the same book without the solutions.
@@ -91,21 +92,19 @@ def numbers() -> dict:
 
 
 def numbered_chapters() -> list[str]:
-    toc = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))
-    return [entry["file"] for part in toc["parts"] if part.get("numbered") for entry in part["chapters"]]
+    return book_model.numbered_chapters(book_model.read_toc(ROOT))
 
 
 def headings() -> list[str]:
     """Each page after the first, in _toc.yml's order, as its chapter heading reads ("3. The chain rule ...")."""
-    toc = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))
-    chapter_numbers = numbers()["chapters"]
+    toc = book_model.read_toc(ROOT)
+    numbered, chapter_numbers = book_model.numbered_chapters(toc), numbers()["chapters"]
     result = []
-    for part in toc["parts"]:
-        for entry in part["chapters"]:
-            source = chapter_source(entry["file"]).read_text(encoding="utf-8")
-            title = re.search(r"^# (.+)$", source, re.MULTILINE).group(1).strip()
-            number = chapter_numbers.get(entry["file"]) if part.get("numbered") else None
-            result.append(f"{number}. {title}" if number else title)
+    for page in book_model.toc_pages(toc)[1:]:
+        source = chapter_source(page).read_text(encoding="utf-8")
+        title = re.search(r"^# (.+)$", source, re.MULTILINE).group(1).strip()
+        number = chapter_numbers.get(page) if page in numbered else None
+        result.append(f"{number}. {title}" if number else title)
     return result
 
 
@@ -290,7 +289,7 @@ def test_no_site_controls_are_printed(pages: list[str]):
 
 def first_page_links(site: Path) -> dict[str, tuple[bool, Path]]:
     """The first page's PDF links: their class, whether shown, and the file each leads to."""
-    root = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))["root"]
+    root = book_model.toc_pages(book_model.read_toc(ROOT))[0]
     first = site / f"{root}.html"
     soup = BeautifulSoup(first.read_text(encoding="utf-8"), "html.parser")
     links = {}
@@ -365,7 +364,7 @@ def test_publishing_again_keeps_each_sites_links(tmp_path):
 
 def test_the_links_are_hidden_until_the_pdfs_exist():
     """A site build writes the links hidden; tools/book/pdf.py shows them once the PDFs are in the site."""
-    root = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))["root"]
+    root = book_model.toc_pages(book_model.read_toc(ROOT))[0]
     source = chapter_source(root).read_text(encoding="utf-8")
     for kind in ("pdf-download", "pdf-download-student"):
         assert f'<p class="{kind}" hidden>' in source, f"{root}.md must write the {kind} link hidden"
@@ -438,17 +437,11 @@ def contents_numbers(pages: list[str], outline) -> list[str]:
 
 def section_counts() -> list[int]:
     """The number of sections (## headings outside code) of each page, in _toc.yml's order."""
-    toc = yaml.safe_load(TOC_FILE.read_text(encoding="utf-8"))
     counts = []
-    for part in toc["parts"]:
-        for entry in part["chapters"]:
-            source = re.sub(
-                r"^(`{3,}).*?^\1",
-                "",
-                chapter_source(entry["file"]).read_text(encoding="utf-8"),
-                flags=re.MULTILINE | re.DOTALL,
-            )
-            counts.append(len(re.findall(r"^## \S", source, re.MULTILINE)))
+    for page in book_model.toc_pages(book_model.read_toc(ROOT))[1:]:
+        code = r"^(`{3,}).*?^\1"
+        source = re.sub(code, "", chapter_source(page).read_text(encoding="utf-8"), flags=re.MULTILINE | re.DOTALL)
+        counts.append(len(re.findall(r"^## \S", source, re.MULTILINE)))
     return counts
 
 

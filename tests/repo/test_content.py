@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import yaml
-from common import ROOT
+from common import MYST_HEADER, ROOT
 
 from chainrule_course.drills import KINDS
 from tools.book.book_model import Book, ChapterOutline, Target, numbered_chapters, outline, read_chapter, read_toc
@@ -175,17 +175,9 @@ def test_the_instructors_page_lists_the_assignments_in_the_book_s_order(tmp_path
     assert instructors_table(tmp_path) == [derived[1], derived[0], *derived[2:]]
 
 
-PLANTED = """\
----
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  name: python3
----
-
+PLANTED = (
+    MYST_HEADER
+    + """
 (chapter-planted)=
 # A planted chapter
 
@@ -204,6 +196,7 @@ def square(x):
     raise NotImplementedError("not answered yet: write square")
 ```
 """
+)
 
 
 def test_the_checks_fail_on_a_planted_chapter(tmp_path: Path):

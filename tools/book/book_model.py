@@ -88,6 +88,11 @@ def read_toc(root: Path) -> dict:
     return yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
 
 
+def toc_pages(toc: dict) -> list[str]:
+    """Every page of the book, in ``_toc.yml``'s order: its root, then each part's chapters."""
+    return [toc["root"], *(entry["file"] for part in toc.get("parts", []) for entry in part.get("chapters", []))]
+
+
 def numbered_chapters(toc: dict) -> list[str]:
     chapters: list[str] = []
     for part in toc.get("parts", []):

@@ -49,9 +49,8 @@ from pathlib import Path
 
 import jupytext
 import nbformat
-import yaml
 
-from tools.book.book_model import ROOT, Book, edition_path, load_book, numbered_chapters, read_chapter
+from tools.book.book_model import ROOT, Book, edition_path, load_book, numbered_chapters, read_chapter, read_toc
 from tools.book.myst import ConversionError, directives
 from tools.book.plain_markdown import Context, convert_markdown, reference_list, same_but_glued
 from tools.book.unglued import without_glue
@@ -439,8 +438,11 @@ def stale_files(book: Book, files: dict[Path, str] | None = None) -> list[Path]:
 
 def expected_paths(root: Path = ROOT) -> list[Path]:
     """The two notebook files of every numbered chapter (what `make notebooks` writes besides the chapters)."""
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
-    return [root / edition_path(chapter, student) for chapter in numbered_chapters(toc) for student in (False, True)]
+    return [
+        root / edition_path(chapter, student)
+        for chapter in numbered_chapters(read_toc(root))
+        for student in (False, True)
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
