@@ -46,6 +46,7 @@ import shutil
 import sys
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import nbformat
@@ -382,8 +383,8 @@ def assign(book: Book, assignment: Assignment, output: Path, wheels: tuple[Path,
     """Run ``otter assign`` for one assignment and lay its files out under ``output/<name>``."""
     folder = output / assignment.name
     shutil.rmtree(folder, ignore_errors=True)
-    with tempfile.TemporaryDirectory(prefix=f"assign-{assignment.name}-") as work:
-        work = Path(work)
+    with tempfile.TemporaryDirectory(prefix=f"assign-{assignment.name}-") as temporary:
+        work = Path(temporary)
         requirements = work / "requirements.txt"
         requirements.write_text(requirements_text(book))
         master = work / f"{assignment.name}.ipynb"
@@ -473,7 +474,7 @@ def with_public_tests(notebook, public_tests: dict):
     return notebook
 
 
-def answered(student, solutions: list[str], written: list[str] = ()):
+def answered(student, solutions: Sequence[str], written: Sequence[str] = ()):
     """The solution notebook: the student notebook (same cells, ids and checks) with each answer cell answered.
 
     ``solutions`` fill the code answer cells, ``written`` the Markdown ones (the written work), in order.

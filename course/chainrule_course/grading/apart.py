@@ -20,9 +20,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
 
 from . import runner
 from .cells import answer_code, as_python, carried, top_level  # noqa: F401 - the check and the grader read cells so
+
+if TYPE_CHECKING:  # imported where a process starts: the web page's Python has none
+    import subprocess
 
 RUNNER = Path(runner.__file__)
 #: What the answer's process runs, from its text, to see what the answer does (``did``: observing.py's list).
@@ -141,11 +145,12 @@ def failure(name: str, error, elsewhere: dict) -> BaseException:
     if kind == "RecursionLimit":
         return Refused(f"{name} {message}, so that an answer deeper than that must do without recursion.", RECURSION)
     rebuilt = _rebuilt(kind, message)
-    rebuilt.where = str(error.get("where", ""))  # what calling.where() reports
+    # Fields of the record that the answer's own exception type (ZeroDivisionError, ...) does not declare:
+    # set by name here, read back with getattr (chainrule_course.exercises.calling).
+    where = str(error.get("where", ""))  # what calling.where() reports
+    setattr(rebuilt, "where", f" while its cell ran{where}" if error.get("cell") else where)
     if error.get("asked_limit"):
-        rebuilt.asked_limit = str(error["asked_limit"])[:40]
-    if error.get("cell"):
-        rebuilt.where = f" while its cell ran{rebuilt.where}"
+        setattr(rebuilt, "asked_limit", str(error["asked_limit"])[:40])
     return rebuilt
 
 
@@ -210,7 +215,8 @@ class Answer:
         if sandbox is not None:
             shown = [Path(self._folder.name), RUNNER, *(f for name in rule.allowed for f in package_folders(name))]
             self.command = sandbox(shown, python_command(os.path.realpath(sys.executable)))
-        self.process = None
+        # Its pipes carry bytes; typed Popen[Any] only because mypy reads start()'s **popen as asking for text.
+        self.process: subprocess.Popen | None = None
         self.told: dict = {}
         self.starts = 0
         self.timed_out = False
@@ -224,9 +230,10 @@ class Answer:
         self._buffer = b""
         popen = dict(self.popen)
         command = [*popen.pop("launcher", ()), *self.command]  # the grader's launcher sets the limits, then runs it
-        self.process = subprocess.Popen(
+        process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, **popen
         )
+        self.process = process
         answer = {
             "source": self.source,
             "filename": "<answer cell>",
@@ -237,7 +244,7 @@ class Answer:
             "observer": OBSERVER.read_text(encoding="utf-8"),
         }
         told = self._ask(answer)
-        if told is None and self.process.returncode == LAUNCH_FAILED:
+        if told is None and process.returncode == LAUNCH_FAILED:
             raise subprocess.SubprocessError(
                 f"the grader's launcher could not set the answer's limits or user (exit code {LAUNCH_FAILED}): "
                 "this submission is for review, not scored"
@@ -274,9 +281,10 @@ class Answer:
         Each request carries a fresh ``nonce`` that the runner's reply repeats: a line the answer wrote to
         the reply channel itself (it can reach every descriptor of its process) is not taken as a reply."""
         nonce = os.urandom(8).hex()
+        requests, _ = self._pipes()
         try:
-            self.process.stdin.write((json.dumps({**request, "nonce": nonce}) + "\n").encode())
-            self.process.stdin.flush()
+            requests.write((json.dumps({**request, "nonce": nonce}) + "\n").encode())
+            requests.flush()
         except OSError:
             self._kill()
             return None
@@ -301,7 +309,8 @@ class Answer:
         class) when late, :data:`TOO_LARGE` past :data:`LINE_LIMIT` bytes."""
         import select
 
-        descriptor = self.process.stdout.fileno()
+        _, replies = self._pipes()
+        descriptor = replies.fileno()
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([descriptor], [], [], left)[0]:
@@ -315,6 +324,12 @@ class Answer:
                 return TOO_LARGE
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line
+
+    def _pipes(self) -> tuple[IO[bytes], IO[bytes]]:
+        """The process's stdin and stdout: both pipes, from :meth:`start` on (only a started process is asked)."""
+        if self.process is None or self.process.stdin is None or self.process.stdout is None:
+            raise RuntimeError("the answer has no process to ask before start() opens its pipes")
+        return self.process.stdin, self.process.stdout
 
     def _stopped(self, when: str) -> dict:
         code = self.process.poll() if self.process is not None else None
@@ -331,7 +346,8 @@ class Answer:
         if self.process is not None:
             for stream in (self.process.stdin, self.process.stdout):
                 try:
-                    stream.close()
+                    if stream is not None:  # both pipes, as start() opens them
+                        stream.close()
                 except OSError:
                     pass
             self._kill()

@@ -23,6 +23,7 @@ import functools
 import hashlib
 import threading
 from collections.abc import Callable
+from typing import Any, Protocol, cast
 
 from . import apart
 
@@ -120,7 +121,16 @@ def grading() -> bool:
 FRESH = 86
 
 
-def allowed(*modules: str):
+class Checked(Protocol):
+    """A check that :func:`allowed` marked: called as the check is, and ``allowed``, the modules its answer
+    cells may import (``make assignments`` reads them: tools/book/questions.py)."""
+
+    allowed: tuple[str, ...]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+def allowed(*modules: str) -> Callable[[Callable], Checked]:
     """Mark a check: the answer cells it checks run apart, with Python's standard library and ``modules`` only.
 
     While the check runs, :func:`chainrule_course.exercises.calling.call` runs a function defined in a
@@ -130,7 +140,7 @@ def allowed(*modules: str):
     """
     rule = apart.AnswerRule(tuple(modules))
 
-    def mark(check: Callable) -> Callable:
+    def mark(check: Callable) -> Checked:
         @functools.wraps(check)
         def checked(*args, **kwargs):
             previous = (_context.rule, _context.opened)
@@ -142,8 +152,10 @@ def allowed(*modules: str):
                     answer.close()
                 _context.rule, _context.opened = previous
 
-        checked.allowed = tuple(modules)
-        return checked
+        # A function takes any attribute: with its ``allowed`` set on the next line, ``checked`` is a Checked.
+        marked = cast(Checked, checked)
+        marked.allowed = tuple(modules)
+        return marked
 
     return mark
 

@@ -211,12 +211,13 @@ def _read_notebook(path: Path):
     return nbformat.reads(text, as_version=4)
 
 
-def _linked(submission: Submission) -> bool:
-    """Whether a link inside the submissions folder leads to ``submission``'s file (one above it may)."""
-    root = submission.path
-    for _ in Path(submission.file).parts:
+def _linked(path: Path, file: str) -> bool:
+    """Whether a link inside the submissions folder leads to a submission's ``path`` (its ``file`` in that
+    folder); a link above the folder may."""
+    root = path
+    for _ in Path(file).parts:
         root = root.parent
-    return submission.path.resolve() != root.resolve() / submission.file
+    return path.resolve() != root.resolve() / file
 
 
 def another_assignment(notebook, assignment: str | None) -> str:
@@ -230,25 +231,29 @@ def another_assignment(notebook, assignment: str | None) -> str:
     return ""
 
 
-def read_submission(submission: Submission, assignment: str, handed_out: frozenset[str] = frozenset()):
+def read_submission(
+    submission: Submission, assignment: str, handed_out: frozenset[str] = frozenset()
+) -> tuple[list[str] | None, str, list[str]]:
     """The code cells of ``submission``'s notebook, read as text, and what of them a human should review;
     or None and the status that says why it cannot be graded. Nothing of the notebook runs here."""
-
-    if submission.path.suffix.lower() in HANDED_IN:
-        kind = submission.path.suffix.lower()
+    path = submission.path
+    if path is None:  # a roster student without a notebook: grade_one says "no submission" before reading
+        raise ValueError(f"{submission.student} handed in no notebook: there is none to read")
+    if path.suffix.lower() in HANDED_IN:
+        kind = path.suffix.lower()
         return None, f"not graded: a {kind} file, not a notebook (ask the student for the .ipynb)", []
-    if _linked(submission):
+    if _linked(path, submission.file):
         # A link is not a student's work, and could lead to any file of the grader's (the solution).
         return None, "not graded: a symbolic link, not a notebook (hand in the file itself)", []
     try:
-        notebook = _read_notebook(submission.path)
+        notebook = _read_notebook(path)
     except Exception as error:  # noqa: BLE001 - not JSON, not a notebook: this submission's fault
         return None, f"not a readable notebook ({type(error).__name__}: {_one_line(str(error))[:120]})", []
     another = another_assignment(notebook, assignment)
     if another:
         return None, another, []
     cells = [
-        cell.source if isinstance(cell.get("source"), str) else ""
+        cell["source"] if isinstance(cell.get("source"), str) else ""
         for cell in notebook.get("cells", [])
         if isinstance(cell, dict) and cell.get("cell_type") == "code"
     ]
@@ -310,7 +315,9 @@ def add_scores(result: Result, recorded: bool, tests: dict[str, str], secret: by
     return result
 
 
-def grade_one_safely(inputs: dict, submission: Submission, assignment: str, options) -> tuple:
+def grade_one_safely(
+    inputs: dict, submission: Submission, assignment: str, options: argparse.Namespace
+) -> tuple[Result, bool] | Exception:
     """:func:`grade_one`, or the error it raised: one notebook never stops the class."""
     try:
         return grade_one(inputs, submission, assignment, options)
@@ -318,12 +325,16 @@ def grade_one_safely(inputs: dict, submission: Submission, assignment: str, opti
         return error
 
 
-def score_submission(graded, submission: Submission, folder: _Folder, secret: bytes) -> Result:
-    """The scored result of one submission; any error of the grader's on it becomes its row's status."""
+def score_submission(
+    graded: tuple[Result, bool] | Exception, submission: Submission, folder: _Folder, secret: bytes
+) -> Result:
+    """The scored result of one submission (``graded``: :func:`grade_one_safely`'s); any error of the
+    grader's on it becomes its row's status."""
     try:
         if isinstance(graded, Exception):
             raise graded
-        return add_scores(*graded, folder.tests, secret)
+        result, recorded = graded
+        return add_scores(result, recorded, folder.tests, secret)
     except Exception as error:  # noqa: BLE001 - one notebook never stops the class
         result = Result(submission.student, submission.file)
         why = f"{type(error).__name__}: {_one_line(str(error))[:200]}"
@@ -408,7 +419,7 @@ def _inputs(folder: _Folder, secret: bytes) -> dict:
 
 def _only(given: list[str], known: set[str]) -> list[str]:
     """The ids ``--only`` names: separated by commas (or by spaces, when each word is an id)."""
-    ids = []
+    ids: list[str] = []
     for part in (piece.strip() for text in given for piece in re.split(r"[,\n]", text)):
         words = part.split()
         if part not in known and len(words) > 1 and set(words) <= known:

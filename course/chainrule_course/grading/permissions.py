@@ -151,13 +151,17 @@ class PermissionSandbox:
         self.kill_all()
         for path, mode in self.modes.items():
             path.chmod(mode)
-        self.copies.remove()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.copies is not None:  # both made by __enter__: None only where it never ran, nothing to remove
+            self.copies.remove()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     def popen(self) -> dict:
         """:class:`subprocess.Popen`'s arguments for an answer's process, and (``launcher``, put before its
         command) the launcher that sets on it, before it runs Python: limits, a network of its own if it
-        may, the user (:mod:`chainrule_course.grading.launch`)."""
+        may, the user (:mod:`chainrule_course.grading.launch`). Only inside the ``with`` block."""
+        if self.scratch is None:
+            raise RuntimeError("PermissionSandbox.popen() outside its with block: the answer has no scratch folder")
         environment = {**sandbox_environment(self.scratch), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         settings = {**limit_settings(self.cpu_seconds, tasks=TASKS), "user": self.uid}
         return {

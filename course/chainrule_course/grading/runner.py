@@ -103,10 +103,10 @@ def encode(value, depth: int = 0, count: list | None = None):
     if numbers is not None:
         return numbers
     if _sequence(value):
-        items = []
+        encoded = []
         for item in value:
-            items.append(encode(item, depth + 1, count))
-        return {"t": "list", "v": items}
+            encoded.append(encode(item, depth + 1, count))
+        return {"t": "list", "v": encoded}
     return {"t": "other", "type": type(value).__name__[:60]}
 
 
@@ -138,7 +138,7 @@ def _sequence(value) -> bool:
     import collections
     import types
 
-    views = (type({}.keys()), type({}.values()), type({}.items()))
+    views: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))
     return isinstance(value, (collections.deque, range, types.GeneratorType, *views)) or type(value).__name__ in (
         "map",
         "filter",
@@ -286,7 +286,7 @@ def where(error: BaseException, filename: str) -> str:
 
 def described(error: BaseException, filename: str) -> dict:
     """An exception as data: its type's name, its message, where in the cell, and a missing name."""
-    found = {"type": type(error).__name__, "message": str(error)[:2000], "where": where(error, filename)}
+    found: dict = {"type": type(error).__name__, "message": str(error)[:2000], "where": where(error, filename)}
     if isinstance(error, NameError) and isinstance(getattr(error, "name", None), str):
         found["name"] = error.name
     if isinstance(error, NotAllowed):
@@ -402,10 +402,12 @@ def _fix_recursion_limit() -> None:
     cannot raise the limit (:func:`_guard` refuses ctypes, the garbage collector's lists and new code
     objects, which could)."""
     import _imp
+    import types  # loaded already by the imports above: only a name, for the annotation below
 
     for name in sys.builtin_module_names:
         __import__(name)
-    frame, depth = sys._getframe(1), 0  # noqa: SLF001 - the caller's depth: serve()'s
+    frame: types.FrameType | None = sys._getframe(1)  # noqa: SLF001 - the caller's depth: serve()'s
+    depth = 0
     while frame is not None:
         frame, depth = frame.f_back, depth + 1
     sys.setrecursionlimit(RECURSION_LIMIT + depth + FRAMES_ABOVE)
@@ -547,7 +549,8 @@ def serve(requests, reply) -> None:
     allowed = frozenset(answer.get("allowed", []))
     sys.path.extend(str(path) for path in answer.get("paths", []))
     sys.meta_path.insert(0, _Refuse(allowed))
-    filename, observer = str(answer.get("filename") or "<answer cell>"), {}
+    filename = str(answer.get("filename") or "<answer cell>")
+    observer: dict = {}  # what observing.py's text defines, run apart from the answer
     exec(compile(str(answer.get("observer", "")), OBSERVER, "exec"), observer)  # noqa: S102 - the grader's
     watch = observer["Watch"](filename) if "Watch" in observer else None
     scope = dict(vars(builtins))

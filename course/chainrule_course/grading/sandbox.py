@@ -41,8 +41,8 @@ SCRATCH_LIMIT = 256 * 2**20
 #: The system's programs and libraries: all a submission's process sees of the machine, read-only.
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: Of /etc, only what Python, its libraries and a kernel on 127.0.0.1 read: no /etc/shadow, no keys.
-ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf", "hosts")
-ETC += ("host.conf", "gai.conf", "fonts", "mime.types", "alternatives")
+ETC: tuple[str, ...] = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group")
+ETC += ("nsswitch.conf", "hosts", "host.conf", "gai.conf", "fonts", "mime.types", "alternatives")
 
 
 # --------------------------------------------------------------------------- one answer's sandbox

@@ -123,7 +123,7 @@ class Part:
             return
         solved = {n: v for n, v in _reference(self.reference).items() if n != self.answer and not n.startswith("_")}
         own = [name for name in solved if name in environment][:MIXED]
-        first = None
+        first: Exception | None = None
         for count in range(len(own) + 1):
             for kept in itertools.combinations(own, count):
                 trial = {**environment, **{n: v for n, v in solved.items() if n not in kept}}
@@ -133,6 +133,8 @@ class Part:
                     return
                 except Exception as error:  # noqa: BLE001 - tried with other answers next
                     first = first or error
+        if first is None:  # never: count 0 makes one trial, and each trial returns or sets first
+            raise RuntimeError(f"no trial of part {self.label!r} ran")
         raise first
 
 
@@ -298,7 +300,7 @@ class _Replay:
     def __init__(self, name: str, calls: list, elsewhere: dict | None = None):
         self.__name__ = name
         self._elsewhere = elsewhere or {}
-        self._calls = {}
+        self._calls: dict[str, dict] = {}  # each call's entry, by its key (apart.key)
         for entry in calls:
             if isinstance(entry, dict) and isinstance(entry.get("key"), str):
                 self._calls.setdefault(entry["key"], entry)
@@ -384,17 +386,18 @@ def _failure(test_file, error: Exception) -> str:
     import traceback
 
     lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == test_file.path]
+    line = lines[-1] if lines else None  # the deepest; None too for a frame Python knows no line of
     source = test_file.source.split("\n")
     where = (
-        f"Error at line {lines[-1]} in test {test_file.name}:\n  {source[lines[-1] - 1]}\n"
-        if lines and 0 < lines[-1] <= len(source)
+        f"Error at line {line} in test {test_file.name}:\n  {source[line - 1]}\n"
+        if line is not None and 0 < line <= len(source)
         else ""
     )
     return f"{where}{type(error).__name__}: {str(error).strip(chr(39))}"
 
 
 def _environment(data: dict, names: list[str]) -> dict:
-    environment = {}
+    environment: dict[str, object] = {}  # replays, decoded values, and None for what no cell defines
     for name in names:
         if name in data["calls"]:
             calls = data["calls"][name]

@@ -131,6 +131,8 @@ def one_notebook(folder: str, assignment: str | None) -> str:
         metadata = {NOT_GRADED: f"not graded: {why}: {what}", "otter": {"assignment_name": assignment}}
         nbformat.write(nbformat.v4.new_notebook(metadata=metadata), target)
         return f"not graded: {why}"
+    if chosen is None:  # never: every branch above but the one that chooses a notebook gives a reason
+        raise RuntimeError(f"{folder}: no notebook chosen to grade, and no reason given why not")
     chosen.metadata.setdefault("otter", {})["assignment_name"] = assignment
     nbformat.write(chosen, target)
     copies = f" ({len(found) - 1} copies of it too)" if len(found) > 1 else ""
