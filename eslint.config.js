@@ -15,35 +15,45 @@ module.exports = [
 
   js.configs.recommended,
 
-  // The pages' classic scripts, loaded by <script> tags the build writes: ES5 style, plus what
-  // ES2020 added that they use (import() of the editor, catch without a binding).
+  // The page scripts: ES modules, loaded by <script type="module"> tags the build writes (site.js,
+  // progress.js, drill.js, live.js) or imported by them (python.js, live_cells.js, live_answers.js,
+  // live_editor.js). A module's names are its own; it hands another only what it exports, and
+  // tests/repo/test_javascript.py checks that every name imported from one of them is exported by it,
+  // and that no page module sets anything on window.
   {
-    files: [PAGES + "*.js", "course/chainrule_course/explore/explorable.js"],
-    languageOptions: { ecmaVersion: 2020, sourceType: "script", globals: { ...globals.browser } },
+    files: [PAGES + "*.js"],
+    ignores: [PAGES + "live_worker.js", PAGES + "service_worker.js"],
+    languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.browser } },
+    rules: {
+      "no-restricted-syntax": ["error", {
+        selector: "AssignmentExpression > MemberExpression.left[object.name='window']",
+        message: "A page module shares a name by exporting it, not on window.",
+      }],
+    },
   },
-  // The scripts of a page share its window: each keeps its names inside its own function, and
-  // hands another script only what it sets on window by name (window.chainrulePython, ...,
-  // which tests/repo/test_javascript.py matches up). The workers below have a global scope each.
+  // The explorables' widget stays a classic script: widget.py inlines it, in a plain <script>, into
+  // every widget's HTML output, which a notebook shows too (JupyterLab, Colab's output frame, the
+  // executed notebooks the book is built from): there an inline module could neither import nor be
+  // imported, and the pages whose steps carry a widget run it from that HTML (drill.js, live_cells.js).
+  // So it keeps its names inside its function, and defines window.chainruleExplorable once per page.
   {
-    files: [PAGES + "*.js", "course/chainrule_course/explore/explorable.js"],
-    ignores: [PAGES + "live_worker.js", PAGES + "service_worker.js", PAGES + "live_editor.js"],
+    files: ["course/chainrule_course/explore/explorable.js"],
+    languageOptions: { ecmaVersion: 2020, sourceType: "script", globals: { ...globals.browser } },
     rules: { "no-implicit-globals": "error" },
   },
-  // The Web Worker that runs Pyodide (python.js starts it): Pyodide's and Graphviz's scripts,
-  // loaded with importScripts, define loadPyodide and Viz on self, which it reads as self.loadPyodide.
+  // The Web Worker that runs Pyodide (python.js starts it) stays a classic worker: Pyodide's and
+  // Graphviz's scripts are classic scripts that it loads with importScripts, which a module worker
+  // does not have; they define loadPyodide and Viz on self, which it reads as self.loadPyodide.
   {
     files: [PAGES + "live_worker.js"],
-    languageOptions: { globals: { ...globals.worker } },
+    languageOptions: { ecmaVersion: 2020, sourceType: "script", globals: { ...globals.worker } },
   },
-  // The service worker, served from the site's root as service-worker.js.
+  // The service worker, served from the site's root as service-worker.js: a classic worker, which every
+  // browser with service workers registers (a module service worker needs {type: "module"} and a newer
+  // browser, for no gain: it imports nothing).
   {
     files: [PAGES + "service_worker.js"],
-    languageOptions: { globals: { ...globals.serviceworker } },
-  },
-  // The editor: an ES module that live_cells.js imports.
-  {
-    files: [PAGES + "live_editor.js"],
-    languageOptions: { sourceType: "module" },
+    languageOptions: { ecmaVersion: 2020, sourceType: "script", globals: { ...globals.serviceworker } },
   },
   // Node's: the maths typeset at build time, and this file.
   {

@@ -11,12 +11,24 @@ adds a "Live code" button. Everything else it needs is copied into the build's
   chainrule's DOT figures in the page;
 * CodeMirror 6 and its Python mode (npm ``@codemirror/*``, ``@lezer/*`` and their three small
   dependencies), the cells' editor: each package's ES module, unbundled, into ``cm/``, with
-  ``cm/modules.json``, the import map (bare name to file) that ``live.js`` installs before it
-  imports ``live_editor.js``;
+  their bare names mapped to those files by the page's import map (below), which ``live_editor.js``
+  imports them through;
 * the engine's and the course's wheels, built from this checkout (again only when ``src/`` or
   ``course/`` changed);
 * the worker, the editor and the styles, ``chainrule_course/pages/live_worker.js``, ``live_editor.js``
   and ``live.css``.
+
+The page scripts are ES modules (``<script type="module">``), and only the ones whose tag carries
+the build's data are loaded by a tag: ``site.js`` and ``progress.js`` on every page, ``drill.js`` and
+``live.js`` where they run; ``python.js``, ``live_cells.js``, ``live_answers.js`` and ``live_editor.js``
+are imported by them. Sphinx gives each tag the file's digest as ``?v=...``, but a module's own imports
+(``import ... from "./site.js"``) name the file without it, and a module fetched under two URLs runs
+twice (two Pythons, two progress records drawn). So every page starts with an import map
+(:func:`import_map`) that maps each page module's plain URL to the URL with its digest, the one its
+tag has: each module has one URL, and a new build's modules are fetched again. On a live page the
+same map gives CodeMirror's bare names; it precedes the first module script, as a map must where a
+browser allows only one. The page modules are copied into the build before the pages are written
+(:func:`copy_page_modules`), so that Sphinx's digest is that of the file the page gets.
 
 Every page gets ``site.js``, which registers the site's service worker: the build writes
 ``chainrule_course/pages/service_worker.js`` to the site's root as ``service-worker.js``, with the
@@ -50,6 +62,7 @@ import hashlib
 import json
 import re
 import shutil
+import zlib
 from pathlib import Path
 
 from sphinx.application import Sphinx
@@ -72,6 +85,9 @@ PYODIDE_FILES = ["pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_std
 VIZ_FILE = Path("@viz-js") / "viz" / "lib" / "viz-standalone.js"
 #: The browser's side of Live code and the drills, shipped in the course's package.
 BOOK_PACKAGE = Path(chainrule_course.pages.__file__).parent
+#: The page scripts, ES modules, which import each other: every page's import map names them all.
+PAGE_MODULES = ["site.js", "progress.js", "python.js", "drill.js", "live.js", "live_cells.js", "live_answers.js",
+                "live_editor.js"]  # fmt: skip
 PACKAGE_FILES = [  # in BOOK_PACKAGE
     "python.js",
     "live_answers.js",
@@ -163,20 +179,21 @@ def runtime_size(modules: Path, wheels: list[Path]) -> str:
 
 
 def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    """Give every page the site's and the progress script, the drill pages the drills' and the live
-    pages Live code's."""
-    app.add_js_file(f"{STATIC_FOLDER}/site.js")
-    app.add_css_file(f"{STATIC_FOLDER}/progress.css")
-    book = {"data-book": json.dumps({"name": "chainrule", "version": edition()}, separators=(",", ":"))}
-    app.add_js_file(f"{STATIC_FOLDER}/progress.js", **book, **progress_attributes(app, pagename))
+    """Give every page the import map, the site's and the progress module, the drill pages the drills' and
+    the live pages Live code's (which import python.js, the page's one Python, and the rest)."""
     answers_only = pagename not in app.config.live_code_pages
     live = not answers_only or bool(app.env.live_code_exercises.get(pagename))
-    if live or pagename in app.config.drill_pages:  # the page's one Python, for Live code and the drills
-        app.add_js_file(f"{STATIC_FOLDER}/python.js")
+    imports = json.dumps({"imports": import_map(app, pagename, editor=live)}, separators=(",", ":"))
+    app.add_js_file(None, body=imports, type="importmap")  # before the first module script
+    app.add_js_file(f"{STATIC_FOLDER}/site.js", type="module")
+    app.add_css_file(f"{STATIC_FOLDER}/progress.css")
+    book = {"data-book": json.dumps({"name": "chainrule", "version": edition()}, separators=(",", ":"))}
+    app.add_js_file(f"{STATIC_FOLDER}/progress.js", type="module", **book, **progress_attributes(app, pagename))
     if pagename in app.config.drill_pages:
         app.add_css_file(f"{STATIC_FOLDER}/drill.css")
         app.add_js_file(
             f"{STATIC_FOLDER}/drill.js",
+            type="module",
             **{
                 "data-wheels": app.env.live_code_wheels,
                 "data-runtime-size": app.env.live_code_size,
@@ -194,9 +211,43 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
         "data-check-limit": f"{TIME_LIMIT:g}",  # the notebook's limit on a check, in seconds
         "data-live-mode": "answers" if answers_only else "cells",
     }
-    app.add_js_file(f"{STATIC_FOLDER}/live_answers.js")  # before live.js, which calls it
-    app.add_js_file(f"{STATIC_FOLDER}/live_cells.js")  # before live.js, which calls it
-    app.add_js_file(f"{STATIC_FOLDER}/live.js", **attributes)
+    app.add_js_file(f"{STATIC_FOLDER}/live.js", type="module", **attributes)
+
+
+def import_map(app: Sphinx, pagename: str, editor: bool) -> dict[str, str]:
+    """The page's import map: each page module's URL, as another module imports it, to the URL its tag
+    has (Sphinx's ``?v=`` digest); with ``editor``, CodeMirror's bare names to its files. Relative to
+    the page, as the tags' URLs are; a map's URLs start with ``./`` or ``../``."""
+    here = app.builder.get_target_uri(pagename)
+
+    def url(path: str) -> str:
+        found = relative_uri(here, f"_static/{STATIC_FOLDER}/{path}")
+        return found if found.startswith("../") else "./" + found
+
+    found = {url(name): f"{url(name)}?v={digest(BOOK_PACKAGE / name)}" for name in PAGE_MODULES}
+    if editor:
+        found.update((name, url(f"cm/{file}")) for name, file in editor_files().items())
+    return found
+
+
+def digest(path: Path) -> str:
+    """The ``?v=`` Sphinx gives a file of ``_static`` (sphinx.builders.html._assets._file_checksum):
+    CRC-32 of its bytes without carriage returns. tests/built/test_book.py holds the tags to the map."""
+    checksum = zlib.crc32(path.read_bytes().replace(b"\r", b""))
+    return f"{checksum:08x}"
+
+
+def copy_page_modules(app: Sphinx) -> None:
+    """The page modules into ``_static/live/`` before any page is written: Sphinx takes a tag's ``?v=``
+    from the file it finds there, which must be this build's (the rest is copied after the build)."""
+    if app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "_static" / STATIC_FOLDER
+    target.mkdir(parents=True, exist_ok=True)
+    for name in PAGE_MODULES:  # small: compared by content, so the digest is always this file's
+        source, copy = BOOK_PACKAGE / name, target / name
+        if not copy.is_file() or copy.read_bytes() != source.read_bytes():
+            shutil.copy2(source, copy)
 
 
 @functools.cache
@@ -340,15 +391,17 @@ def write_service_worker(root: Path, outdir: Path, runtime: Path) -> None:
     (outdir / "service-worker.js").write_text(text, encoding="utf-8")
 
 
+def editor_files() -> dict[str, str]:
+    """CodeMirror's bare names -> their files in ``cm/``: ``@codemirror/view`` -> ``codemirror-view.js``."""
+    return {name: name.lstrip("@").replace("/", "-") + ".js" for name in EDITOR_MODULES}
+
+
 def copy_editor(modules: Path, target: Path) -> None:
-    """CodeMirror's modules, one file per package, and ``modules.json``, their import map."""
+    """CodeMirror's modules, one file per package (the pages' import map names them)."""
     target.mkdir(parents=True, exist_ok=True)
-    files = {}
-    for name, path in EDITOR_MODULES.items():
-        file = name.lstrip("@").replace("/", "-") + ".js"
-        _copy(modules / path, target / file)
-        files[name] = f"cm/{file}"
-    (target / "modules.json").write_text(json.dumps(files, indent=1) + "\n")
+    (target / "modules.json").unlink(missing_ok=True)  # the import map an older build wrote here
+    for name, file in editor_files().items():
+        _copy(modules / EDITOR_MODULES[name], target / file)
 
 
 def _copy(source: Path, target: Path) -> None:
@@ -368,6 +421,7 @@ def setup(app: Sphinx) -> dict:
     app.add_config_value("drill_pages", [], "html")
     app.add_config_value("progress_page", "", "html")
     app.connect("builder-inited", find_wheel)
+    app.connect("builder-inited", copy_page_modules)
     # Before dedupe_scripts, which replaces the page's list of scripts with a copy.
     app.connect("html-page-context", add_script, priority=400)
     app.connect("build-finished", copy_assets)

@@ -45,6 +45,7 @@ from common import BOOK_HTML, book_config, exercise_number
 from playwright.sync_api import Browser, expect
 from test_accessibility import axe_violations
 
+from _ext import live_code
 from chainrule_course.grading.apart import TIME_LIMIT
 from chainrule_course.pages import live
 from tools.book import questions
@@ -739,6 +740,15 @@ def test_a_drill_and_live_code_share_one_python(live_page):
     page.wait_for_function("() => true")
     assert len(page.workers) == 1, [worker.url for worker in page.workers]
     assert not visit.problems(), "\n".join(visit.problems())
+    # drill.js and live.js both import python.js, and every module imports site.js: each page module
+    # was fetched once, under the one URL the import map gives it (a second URL would run it twice).
+    fetched = {}
+    for url in visit.requests:
+        name = urlsplit(url).path.rsplit("/_static/live/", 1)[-1]
+        if name in live_code.PAGE_MODULES:
+            fetched.setdefault(name, []).append(url)
+    assert set(fetched) == set(live_code.PAGE_MODULES), sorted(fetched)
+    assert all(len(urls) == 1 and "?v=" in urls[0] for urls in fetched.values()), fetched
 
 
 #: Before the page's scripts: counts the workers the page makes and has not ended (python.js

@@ -9,11 +9,14 @@ graphviz output drawn that way means a figure bypassed chainrule's drawing modul
 from __future__ import annotations
 
 import functools
+import json
 import re
 from pathlib import Path
 
 from bs4 import BeautifulSoup
 from common import ROOT, toc_chapters
+
+from _ext import live_code
 
 EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)
 PYTHON_WARNING = re.compile(r"\b\w*Warning\b|\bWARNING\b")
@@ -88,6 +91,29 @@ def test_no_external_scripts_or_stylesheets(chapter: str, chapter_page: Path):
         if {"stylesheet", "preload", "modulepreload"} & set(tag.get("rel", [])) and EXTERNAL.match(tag["href"])
     ]
     assert not external, f"{chapter_page.relative_to(ROOT)} loads files from the network: {external}"
+
+
+def test_each_page_module_has_one_url(chapter: str, chapter_page: Path):
+    """The page scripts are ES modules (_ext/live_code.py): the import map, before the first of them,
+    maps each one's plain URL, as the modules import each other, to the URL its tag has (Sphinx's
+    ``?v=`` digest, of this build's file). Were they to differ, a module would run twice."""
+    soup = parse(chapter_page)
+    scripts = soup.find_all("script")
+    maps = [tag for tag in scripts if tag.get("type") == "importmap"]
+    modules = [tag for tag in scripts if tag.get("type") == "module"]
+    assert len(maps) == 1 and modules and scripts.index(maps[0]) < scripts.index(modules[0]), (maps, modules)
+    imports = json.loads(maps[0].string)["imports"]
+    live = chapter_page.parent.joinpath(Path(modules[0]["src"]).parent)
+    for tag in modules:
+        path, _, version = tag["src"].partition("?v=")
+        assert imports.get(path if path.startswith("../") else "./" + path) in (tag["src"], "./" + tag["src"]), tag
+        assert version == live_code.digest(live / Path(path).name), f"{tag['src']} is not this build's file"
+    for plain, versioned in imports.items():
+        if plain.startswith("."):
+            target = chapter_page.parent / plain
+            assert target.is_file() and versioned == f"{plain}?v={live_code.digest(target)}", (plain, versioned)
+    names = {Path(tag["src"].split("?")[0]).name for tag in modules}
+    assert {"site.js", "progress.js"} <= names and not names & {"python.js", "live_cells.js", "live_answers.js"}
 
 
 def test_maths_are_typeset_in_the_page(chapter: str, chapter_page: Path):

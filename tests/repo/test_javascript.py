@@ -5,7 +5,10 @@
 * The ``data-*`` contract: every attribute a script reads is written by the build, by the Python that
   writes HTML for the pages, by a chapter or by a script; every one the build or the Python writes is
   read by a script or a stylesheet. ``[data-role="..."]`` and ``[data-action="..."]`` values too.
-* The names a script gives another on ``window`` (``window.chainrulePython``, ...) are set by one.
+* The page scripts are ES modules: every name one imports from another (``import { start } from
+  "./python.js"``, or ``python.start`` after ``import * as python``) is exported by it, and none sets
+  anything on ``window``. The one name left there, ``window.chainruleExplorable``, is set by the classic
+  script explorable.js (inlined into notebook outputs) and read by the modules: ``WINDOW_HOOKS``.
 * Every Python module and function a script calls in the page's Python exists in the course's package.
 
 The scripts are read through espree (ESLint's parser, in node_modules with it): the strings, names
@@ -17,6 +20,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import posixpath
 import re
 import subprocess
 from functools import cache
@@ -59,9 +63,17 @@ def test_eslint_finds_nothing():
 def test_eslint_can_fail():
     """An undefined name in a page's script (read from stdin as if it were that file) fails."""
     where = "course/chainrule_course/pages/planted.js"
-    planted = '(function () {\n  "use strict";\n  window.chainrulePlanted = notDefinedAnywhere;\n})();\n'
+    planted = 'import { start } from "./python.js";\n\nexport const planted = () => start(notDefinedAnywhere);\n'
     failed = eslint("--stdin", "--stdin-filename", where, stdin=planted)
     assert failed.returncode == 1 and "'notDefinedAnywhere' is not defined" in failed.stdout, failed.stdout
+
+
+def test_eslint_refuses_a_name_set_on_window():
+    """A page module that hands a name to another through window, not an export, fails."""
+    where = "course/chainrule_course/pages/planted.js"
+    planted = "export function planted() {\n  window.chainrulePlanted = 1;\n}\n"
+    failed = eslint("--stdin", "--stdin-filename", where, stdin=planted)
+    assert failed.returncode == 1 and "no-restricted-syntax" in failed.stdout, failed.stdout
 
 
 # --- the scripts' code, as espree reads it --------------------------------------------------------------
@@ -276,37 +288,133 @@ def test_the_contract_can_fail(where: str, old: str, new: str, said: str):
     assert [problem for problem in unmatched(tokens, sources) if said in problem], unmatched(tokens, sources)
 
 
-# --- the names scripts share on window ---------------------------------------------------------------
+# --- the modules' imports and exports, and window ------------------------------------------------------
+#: The names on window that the page's scripts share, each deliberately: who sets it, and why there.
+WINDOW_HOOKS = {
+    "chainruleExplorable": "explorable.js, a classic script that widget.py inlines into every widget's HTML "
+    "(notebooks show it too), defines it once per page; drill.js and live_cells.js set up the widgets of "
+    "an output with it",
+}
+
+
+def module_links(tokens: dict) -> tuple[dict, dict]:
+    """({module: {name it exports}}, {(importer, module): {name imported}}), modules by path.
+
+    Exports: ``export function f``, ``export const|let|var|class x``, ``export { a, b as c }``. Imports:
+    ``import { a, b as c } from "./m.js"``, ``import m from`` ("default"), and ``import * as m from``,
+    whose names are those read as ``m.name``. A relative module that is not one of the page scripts is
+    imported as its own path, which exports nothing."""
+    exported, imported = {}, {}
+    for name, found in tokens.items():
+        values = [value for _, value in found]
+        names = exported.setdefault(name, set())
+        for i, value in enumerate(values[:-1]):
+            if value != "export" or found[i][0] != "Keyword":
+                continue
+            after = values[i + 1]
+            if after in ("function", "const", "let", "var", "class"):
+                names.add(values[i + 2] if values[i + 2] != "*" else values[i + 3])
+            elif after == "default":
+                names.add("default")
+            elif after == "{":
+                names.update(braced(values, i + 1, second=True))
+        for i, value in enumerate(values):
+            if value != "import" or found[i][0] != "Keyword" or values[i + 1] in ("(", "."):
+                continue
+            end = values.index("from", i) if "from" in values[i:] else i + 1
+            if found[end + 1][0] != "String" or not found[end + 1][1].startswith("."):
+                continue  # a bare name (CodeMirror's, through the import map) or a side-effect import
+            module = posixpath.normpath(posixpath.join(posixpath.dirname(name), found[end + 1][1]))
+            wanted = imported.setdefault((name, module), set())
+            if values[i + 1] == "{":
+                wanted.update(braced(values, i + 1, second=False))
+            elif values[i + 1] == "*":
+                alias = values[i + 3]
+                wanted.update(values[j + 2] for j in range(end, len(values) - 2)
+                              if values[j] == alias and values[j + 1] == "." and values[j - 1] != ".")  # fmt: skip
+            else:
+                wanted.add("default")
+    return exported, imported
+
+
+def braced(values: list[str], start: int, second: bool) -> set[str]:
+    """The names of ``{ a, b as c }`` from ``values[start]`` (the brace): the first of each pair (an
+    import's name in the other module) or the second (an export's name)."""
+    names, i = set(), start + 1
+    while values[i] != "}":
+        if values[i] != ",":
+            name = values[i]
+            if values[i + 1] == "as":
+                name = values[i + 2] if second else name
+                i += 2
+            names.add(name)
+        i += 1
+    return names
+
+
 def window_names(tokens: dict) -> tuple[dict, dict]:
-    """({name: {script}} set as ``window.name = ...``, {name: {script}} read as ``window.name``)."""
+    """({name: {script}} set as ``window.name = ...``, {name: {script}} read as ``window.name``), for the
+    names given on window (an assignment, or a name starting with "chainrule")."""
     set_, read = {}, {}
     for name, found in tokens.items():
         for i in range(len(found) - 3):
-            shared = found[i + 2][1].startswith("chainrule")
-            if found[i] == ("Identifier", "window") and found[i + 1][1] == "." and shared:
-                assigned = found[i + 3] == ("Punctuator", "=")
+            if found[i] != ("Identifier", "window") or found[i + 1][1] != "." or (i and found[i - 1][1] == "."):
+                continue
+            assigned = found[i + 3] == ("Punctuator", "=")
+            if assigned or found[i + 2][1].startswith("chainrule"):
                 (set_ if assigned else read).setdefault(found[i + 2][1], set()).add(name)
     return set_, read
 
 
-def unset_window_names(tokens: dict) -> dict:
+def broken_links(tokens: dict) -> list[str]:
+    """What breaks the modules' contract, one line each: a name imported that its module does not
+    export, a name set on window by a module or not in WINDOW_HOOKS, one read there that nothing sets."""
+    exported, imported = module_links(tokens)
+    problems = [
+        f"{importer} imports {sorted(names - exported.get(module, set()))} from {module}, which does not export it"
+        for (importer, module), names in sorted(imported.items())
+        if names - exported.get(module, set())
+    ]
     set_, read = window_names(tokens)
-    return {name: sorted(where) for name, where in read.items() if name not in set_}
+    problems += [f"{sorted(where)} set window.{name}: not in WINDOW_HOOKS" for name, where in sorted(set_.items())
+                 if name not in WINDOW_HOOKS]  # fmt: skip
+    problems += [f"{where} sets window.{name}, but it is a module: export it" for name, scripts in sorted(set_.items())
+                 for where in sorted(scripts) if is_module(tokens[where])]  # fmt: skip
+    problems += [f"{sorted(where)} read window.{name}, which no script sets" for name, where in sorted(read.items())
+                 if name not in set_]  # fmt: skip
+    return problems
 
 
-def test_what_a_script_reads_on_window_another_sets():
+def is_module(found: list[tuple[str, str]]) -> bool:
+    return any(kind == "Keyword" and value in ("import", "export") and (i + 1 == len(found) or found[i + 1][1] != "(")
+               for i, (kind, value) in enumerate(found))  # fmt: skip
+
+
+def test_every_name_a_module_imports_is_exported_and_nothing_else_is_on_window():
+    exported, imported = module_links(script_tokens())
+    modules = {name for name, found in script_tokens().items() if is_module(found)}
+    assert len(modules) >= 8 and sum(map(len, imported.values())) >= 15, (modules, imported)
+    assert not broken_links(script_tokens()), "\n".join(broken_links(script_tokens()))
     set_, read = window_names(script_tokens())
-    assert len(set_) >= 6 and len(read) >= 6, (set_, read)
-    assert not unset_window_names(script_tokens())
+    assert set(set_) == set(WINDOW_HOOKS) and read, (set_, read)
 
 
-def test_the_window_check_can_fail():
+def test_the_module_check_can_fail():
+    """A name imported that its module does not export, and a name left on window, each fail."""
     texts = page_scripts()
-    progress = "course/chainrule_course/pages/progress.js"
-    texts[progress] = texts[progress].replace("window.chainruleProgress = {", "window.chainruleRecord = {")
-    assert unset_window_names(tokenized(texts)) == {
-        "chainruleProgress": ["course/chainrule_course/pages/drill.js", "course/chainrule_course/pages/live_answers.js"]
-    }
+    live, progress = "course/chainrule_course/pages/live.js", "course/chainrule_course/pages/progress.js"
+    assert texts[live].count("python.inFlight()") == 1
+    texts[live] = texts[live].replace("python.inFlight()", "python.running()")
+    texts[progress] = texts[progress].replace("export function load() {", "function load() {")
+    texts[progress] += "window.chainruleProgress = { load: load };\n"
+    assert broken_links(tokenized(texts)) == [
+        "course/chainrule_course/pages/drill.js imports ['load'] from course/chainrule_course/pages/progress.js, "
+        "which does not export it",
+        "course/chainrule_course/pages/live.js imports ['running'] from course/chainrule_course/pages/python.js, "
+        "which does not export it",
+        "['course/chainrule_course/pages/progress.js'] set window.chainruleProgress: not in WINDOW_HOOKS",
+        "course/chainrule_course/pages/progress.js sets window.chainruleProgress, but it is a module: export it",
+    ]
 
 
 # --- the Python the scripts call ------------------------------------------------------------------------

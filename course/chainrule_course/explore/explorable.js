@@ -9,6 +9,11 @@
  * guessed it. It defines itself once per page (window.chainruleExplorable) and sets up
  * every widget not set up yet, so a page with several widgets, each carrying this
  * script, runs it once. No framework, no network.
+ *
+ * A classic script, not an ES module like the page scripts: widget.py inlines it into each widget's
+ * HTML, which notebooks show too (JupyterLab, Colab), where an inline module could not be imported by
+ * anything. So window.chainruleExplorable is the one name on window the pages' modules read
+ * (drill.js and live_cells.js set up the widgets of an output they show).
  */
 (function () {
   "use strict";

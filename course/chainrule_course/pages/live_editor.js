@@ -1,8 +1,8 @@
 /* chainrule live code: the code editor of a cell, CodeMirror 6 with its Python mode.
  *
- * An ES module, imported by live.js when the reader presses "Live code"; the bare names
- * ("@codemirror/view", ...) resolve through the import map live.js adds, to the copies of
- * npm's packages (package-lock.json) that _ext/live_code.py puts in _static/live/cm/.
+ * An ES module, imported by live_cells.js when the reader presses "Live code"; the bare names
+ * ("@codemirror/view", ...) resolve through the page's import map, which the build writes
+ * (_ext/live_code.py), to the copies of npm's packages (package-lock.json) in _static/live/cm/.
  *
  * Tab indents and Shift+Tab dedents (CodeMirror's indentWithTab); Escape, then Tab, leaves
  * the editor, as CodeMirror documents for keyboard users. Enter keeps the indentation and
