@@ -55,19 +55,23 @@ function registerServiceWorker() {
 // On a first visit the page loads before the service worker exists, so it is not cross-origin
 // isolated, and Stop could only restart Python and lose every name. The worker takes control at
 // once (clients.claim), within a second; a page where Python can run (python.js) then reloads,
-// once per tab, unless Python already runs in it.
+// once per tab, unless Python already runs in it. Whether it can is known once every module of the
+// page has run (python.js says so when it runs): the worker may take control before, while a module
+// is still on its way, so the decision waits for DOMContentLoaded, which follows them all.
 function isolateOnFirstVisit() {
   if (navigator.serviceWorker.controller || window.crossOriginIsolated) return;
   var RELOADED = "chainrule-isolated-reload";
   navigator.serviceWorker.addEventListener("controllerchange", function () {
-    if (window.crossOriginIsolated || !python.here || python.started) return;
-    try {
-      if (window.sessionStorage.getItem(RELOADED)) return;  // reloaded once, and still not isolated
-      window.sessionStorage.setItem(RELOADED, "1");
-    } catch {
-      return;  // no storage: no way to reload only once
-    }
-    location.reload();
+    whenParsed(function () {
+      if (window.crossOriginIsolated || !python.here || python.started) return;
+      try {
+        if (window.sessionStorage.getItem(RELOADED)) return;  // reloaded once, and still not isolated
+        window.sessionStorage.setItem(RELOADED, "1");
+      } catch {
+        return;  // no storage: no way to reload only once
+      }
+      location.reload();
+    });
   });
 }
 
