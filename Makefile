@@ -87,7 +87,7 @@ $(WHEELHOUSE_STAMP): | setup
 notebooks: book  ## the same as make book (the editions print the numbers the book build gave)
 book: setup  ## build the book into _build/html (any warning fails; changed chapters execute), write the notebooks
 	$(BUILD) --editions . -W -n --keep-going
-	@printf '\nBook built: file://%s\n' "$(CURDIR)/$(BOOK_HTML)/index.html"
+	@printf '\nBook built in %s: serve it with `python3 -m http.server --directory %s`, then open http://127.0.0.1:8000/\n' "$(BOOK_HTML)" "$(BOOK_HTML)"
 
 book-html: setup  ## only the site build, without writing the notebooks
 	$(BUILD) . -W -n --keep-going
@@ -99,7 +99,7 @@ book-student: book-html  ## build the site without solutions into _build/html-st
 	$(PY) -m tools.book.student_book _build/student-book
 	$(BUILD) --jobs 1 _build/student-book -W -n --keep-going
 	rm -rf $(STUDENT_HTML) && mv _build/student-book/_build/html $(STUDENT_HTML) && $(PY) -m tools.book.pdf --student-site
-	@printf '\nStudent book built: file://%s\n' "$(CURDIR)/$(STUDENT_HTML)/index.html"
+	@printf '\nStudent book built in %s: serve it with `python3 -m http.server --directory %s`\n' "$(STUDENT_HTML)" "$(STUDENT_HTML)"
 
 assignments: book-html  ## write the otter-grader assignments into _build/assignments/<name>/
 	$(PY) -m tools.grader.assignments

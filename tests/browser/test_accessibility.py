@@ -65,7 +65,7 @@ def axe_violations(page: Page, modes=("light", "dark"), contrast: bool = True) -
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_student_page_has_no_wcag_violations(browser: Browser, name: str):
+def test_student_page_has_no_wcag_violations(browser: Browser, name: str, serve):
     """Every rule but colour contrast. Each element the student page draws, the site's page draws
     too, under the same ancestors with the same classes and style (tests/built/test_editions.py),
     and there contrast is measured in both colour modes (tests/browser/test_browser.py)."""
@@ -73,10 +73,11 @@ def test_student_page_has_no_wcag_violations(browser: Browser, name: str):
     page_file = EDITIONS[edition] / "chapters" / f"{name}.html"
     if not page_file.is_file():
         pytest.fail(f"{page_file} is missing: run `make book` and `make book-student`", pytrace=False)
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    # Served over HTTP, as the site's page is: the pages' scripts are ES modules, which no browser loads from file://.
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, service_workers="block")
     try:
         page = context.new_page()
-        page.goto(page_file.as_uri(), wait_until="load")
+        page.goto(serve(EDITIONS[edition]) + f"chapters/{name}.html", wait_until="load")
         wait_for_fonts(page)
         found = axe_violations(page, contrast=False)
     finally:
@@ -132,13 +133,13 @@ def contrast(a, b) -> float:
 
 
 @pytest.mark.parametrize("mode", ["light", "dark"])
-def test_every_control_shows_its_focus(browser: Browser, mode: str):
+def test_every_control_shows_its_focus(browser: Browser, mode: str, serve):
     """Tab through the backward chapter (header buttons, links, drills, widgets): every stop draws
     an outline at least 2 px wide with at least 3:1 against what is under it (WCAG 2.4.7, 1.4.11)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, service_workers="block")
     try:
         page = context.new_page()
-        page.goto((EDITIONS["site"] / "chapters" / "backward.html").as_uri(), wait_until="load")
+        page.goto(serve(EDITIONS["site"]) + "chapters/backward.html", wait_until="load")
         page.evaluate("mode => { document.documentElement.dataset.theme = mode; }", mode)
         page.add_style_tag(content="*, *::before, *::after { transition: none !important; }")
         weak = []

@@ -1,7 +1,9 @@
 """Open every built page in headless Chromium, offline, the way a reader would.
 
-Every request the page makes is intercepted: anything that is not ``file://`` or
-``data:`` is blocked and fails the test (the book must work with no network). The
+The site is served from 127.0.0.1, as a web server serves it: its scripts are ES modules, which
+a browser loads over HTTP only (Chromium refuses a module from ``file://``). Every request the page
+makes is intercepted: anything that is not from that server or ``data:`` is blocked and fails the
+test (the book must work with no network). The
 test also fails on JavaScript errors, on math left untypeset or not in MathJax's fonts, on
 figures wider than the text column (a figure that scrolls sideways in its own box
 counts as its box), and on a page wider than the window, at a desktop width and at a
@@ -32,15 +34,19 @@ from tools.book.pdf import math_fonts_problem
 
 WIDTHS = {"desktop": 1280, "phone": 390}
 MIN_TEXT_PX = 9  # chainrule.figures.svg.MIN_TEXT_PX, measured here as the reader sees it
-LOCAL_SCHEMES = ("file:", "data:")
+LOCAL_SCHEMES = ("file:", "data:")  # and the origin of the server the page is served from
 NETWORK_IDLE_TIMEOUT_MS = 30_000
 
 
 class PageVisit:
     """A page opened with all requests recorded and every non-local one blocked."""
 
-    def __init__(self, browser: Browser, url: str, width: int):
-        self.context = browser.new_context(viewport={"width": width, "height": 1000})
+    def __init__(self, browser: Browser, url: str, width: int, served: Path | None = None):
+        """``url``: a ``file:`` URL, or the URL of a page of the folder ``served`` on a local server."""
+        self.origin = "/".join(url.split("/", 3)[:3]) + "/" if served else None
+        self.served = served
+        # No service worker: on a first visit it reloads a page where Python can run (site.js).
+        self.context = browser.new_context(viewport={"width": width, "height": 1000}, service_workers="block")
         self.page = self.context.new_page()
         self.blocked: list[str] = []
         self.loaded: dict[str, int] = {}  # the local files requested -> their bytes
@@ -57,11 +63,18 @@ class PageVisit:
         self.page.on("requestfailed", self._failed)
         self.page.goto(url, wait_until="load")
 
+    def local(self, url: str) -> bool:
+        return url.startswith(LOCAL_SCHEMES) or bool(self.origin and url.startswith(self.origin))
+
     def _route(self, route):
         url = route.request.url
-        if url.startswith(LOCAL_SCHEMES):
+        if self.local(url):
+            path = None
             if url.startswith("file:"):
                 path = Path(unquote(urlsplit(url).path))
+            elif self.origin and url.startswith(self.origin):
+                path = self.served / unquote(urlsplit(url).path).lstrip("/")
+            if path is not None:
                 self.loaded[url.split("?")[0].split("#")[0]] = path.stat().st_size if path.is_file() else 0
             route.continue_()
         else:
@@ -70,7 +83,7 @@ class PageVisit:
 
     def _failed(self, request):
         self.pending.pop(id(request), None)
-        if request.url.startswith(LOCAL_SCHEMES):
+        if self.local(request.url):
             self.errors.append(f"failed to load {request.url}: {request.failure}")
 
     def settle(self) -> list[str]:
@@ -282,7 +295,7 @@ def figure_text_too_small(page) -> list[str]:
     return [f"figure text below {MIN_TEXT_PX} px: {line}" for line in small[:5]]
 
 
-def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
+def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path, book_html: Path, serve):
     """Offline loading, no JavaScript errors, typeset math, figures inside the column, nothing too wide or
     too small; the page's weight and icons; no WCAG violation (axe-core) in the light or the dark theme.
 
@@ -292,7 +305,8 @@ def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path):
     width, over the whole visit.
     """
     phone, desktop = WIDTHS["phone"], WIDTHS["desktop"]
-    visit = PageVisit(browser, chapter_page.as_uri(), phone)
+    url = serve(book_html) + chapter_page.relative_to(book_html).as_posix()
+    visit = PageVisit(browser, url, phone, served=book_html)
     problems: dict[str, list[str]] = {}
     try:
         for width in (phone, desktop):

@@ -116,7 +116,9 @@ def test_the_icon_fonts_are_cut():
 def test_the_search_box_finds_from_a_chapter_page(browser: Browser, serve):
     """Without the search index on the page, the search box sends its query to the search page."""
     url = serve(ROOT / "_build" / "html")
-    page = browser.new_page()
+    # No service worker: on a first visit it reloads a page where Python can run (site.js), which
+    # could come between the key presses.
+    page = browser.new_page(service_workers="block")
     try:
         page.goto(url + "chapters/backward.html")
         page.keyboard.press("Control+k")
