@@ -64,6 +64,7 @@ import re
 import shutil
 import zlib
 from pathlib import Path
+from typing import Any, Protocol, cast
 
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
@@ -178,35 +179,48 @@ def runtime_size(modules: Path, wheels: list[Path]) -> str:
     return f"{sum(path.stat().st_size for path in files) / 1e6:.1f} MB"
 
 
+class _LiveEnvironment(Protocol):
+    """What this extension keeps on Sphinx's build environment, which declares none of it."""
+
+    live_code_wheels: str  # the wheels' file names, space-separated
+    live_code_size: str  # what Live code downloads, as its button says it
+    live_code_exercises: dict[str, list[dict]]  # page -> its exercises answered in the page
+
+
+def live_env(app: Sphinx) -> _LiveEnvironment:
+    """The build environment with what :func:`find_wheel` keeps on it."""
+    # A cast: find_wheel, on builder-inited, sets all three before any page's context is made.
+    return cast(_LiveEnvironment, app.env)
+
+
 def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
     """Give every page the import map, the site's and the progress module, the drill pages the drills' and
     the live pages Live code's (which import python.js, the page's one Python, and the rest)."""
     answers_only = pagename not in app.config.live_code_pages
-    live = not answers_only or bool(app.env.live_code_exercises.get(pagename))
+    live = not answers_only or bool(live_env(app).live_code_exercises.get(pagename))
     imports = json.dumps({"imports": import_map(app, pagename, editor=live)}, separators=(",", ":"))
     app.add_js_file(None, body=imports, type="importmap")  # before the first module script
     app.add_js_file(f"{STATIC_FOLDER}/site.js", type="module")
     app.add_css_file(f"{STATIC_FOLDER}/progress.css")
-    book = {"data-book": json.dumps({"name": "chainrule", "version": edition()}, separators=(",", ":"))}
-    app.add_js_file(f"{STATIC_FOLDER}/progress.js", type="module", **book, **progress_attributes(app, pagename))
+    book = json.dumps({"name": "chainrule", "version": edition()}, separators=(",", ":"))
+    # The tags' attributes, as Any: mypy would match **str values against add_js_file's int priority.
+    attributes: dict[str, Any] = {"data-book": book, **progress_attributes(app, pagename)}
+    app.add_js_file(f"{STATIC_FOLDER}/progress.js", type="module", **attributes)
     if pagename in app.config.drill_pages:
         app.add_css_file(f"{STATIC_FOLDER}/drill.css")
-        app.add_js_file(
-            f"{STATIC_FOLDER}/drill.js",
-            type="module",
-            **{
-                "data-wheels": app.env.live_code_wheels,
-                "data-runtime-size": app.env.live_code_size,
-                "data-kinds": json.dumps(catalog(), separators=(",", ":")),
-            },
-        )
+        attributes = {
+            "data-wheels": live_env(app).live_code_wheels,
+            "data-runtime-size": live_env(app).live_code_size,
+            "data-kinds": json.dumps(catalog(), separators=(",", ":")),
+        }
+        app.add_js_file(f"{STATIC_FOLDER}/drill.js", type="module", **attributes)
     if not live:
         return
     app.add_css_file(f"{STATIC_FOLDER}/live.css")
-    exercises = json.dumps(app.env.live_code_exercises.get(pagename, []), separators=(",", ":"))
+    exercises = json.dumps(live_env(app).live_code_exercises.get(pagename, []), separators=(",", ":"))
     attributes = {
-        "data-wheels": app.env.live_code_wheels,
-        "data-runtime-size": app.env.live_code_size,
+        "data-wheels": live_env(app).live_code_wheels,
+        "data-runtime-size": live_env(app).live_code_size,
         "data-exercises": exercises,
         "data-check-limit": f"{TIME_LIMIT:g}",  # the notebook's limit on a check, in seconds
         "data-live-mode": "answers" if answers_only else "cells",
@@ -262,7 +276,7 @@ def progress_attributes(app: Sphinx, pagename: str) -> dict:
     on a chapter, its own drills and exercises, for the line of progress at its end."""
     if pagename != app.config.progress_page:
         return chapter_attributes(app, pagename)
-    in_page = {exercise["label"] for found in app.env.live_code_exercises.values() for exercise in found}
+    in_page = {exercise["label"] for found in live_env(app).live_code_exercises.values() for exercise in found}
     numbers = edition_numbers.collect(app.env)
     here = app.builder.get_target_uri(pagename)
     titles = {docname: f"{numbers['chapters'].get(docname, '')}. {app.env.titles[docname].astext()}"
@@ -345,15 +359,15 @@ def find_wheel(app: Sphinx) -> None:
     modules = node_modules(app)  # fail early, before anything executes, when npm's packages are missing
     root = repository(app)
     wheels = built_wheels(root)
-    app.env.live_code_wheels = " ".join(wheel.name for wheel in wheels)
-    app.env.live_code_size = runtime_size(modules, wheels)
+    live_env(app).live_code_wheels = " ".join(wheel.name for wheel in wheels)
+    live_env(app).live_code_size = runtime_size(modules, wheels)
     live = list(app.config.live_code_pages)
     # Every other chapter: its exercises whose check runs without numpy are answered in the page too.
     others = [f"chapters/{path.stem}" for path in sorted((root / "chapters").glob("*.md"))]
     answers = checked_exercises(root, [page for page in others if page not in live])
     in_page = {page: [e for e in found if runs_in_the_page(e["check"])] for page, found in answers.items()}
-    app.env.live_code_exercises = checked_exercises(root, live)
-    app.env.live_code_exercises.update((page, found) for page, found in in_page.items() if found)
+    live_env(app).live_code_exercises = checked_exercises(root, live)
+    live_env(app).live_code_exercises.update((page, found) for page, found in in_page.items() if found)
 
 
 def copy_assets(app: Sphinx, exception: Exception | None) -> None:
