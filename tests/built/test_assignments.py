@@ -1210,14 +1210,21 @@ def grading_venv():
     """The venv make grade grades in, built as make grade builds it, from the mlp autograder zip's own
     requirements.txt (otter, numpy, the two wheels) and its EXTRA: ``python -m tools.grader.grading_env
     <zip> <venv> --uv .venv/bin/uv`` from the checkout, every path relative (uv runs in a temporary
-    folder, so the relative path must be resolved first), offline (UV_OFFLINE) with the wheelhouse as
-    uv's find-links (UV_FIND_LINKS). Kept in _build/grading-venv: grading_env installs the wheels again
-    when they changed (their names do not change with their sources). A lock keeps another pytest run
-    out of it while this module uses it. Yields the venv and the command's run.
+    folder, so the relative path must be resolved first), offline (UV_OFFLINE) from the wheelhouse alone
+    (UV_FIND_LINKS) and without uv's cache (UV_NO_CACHE: uv 0.13.9 refuses a wheelhouse's wheel offline,
+    "needs to be downloaded from a registry", when its cache holds that package from an earlier install).
+    Kept in _build/grading-venv: grading_env installs the wheels again when they changed (their names do
+    not change with their sources). A lock keeps another pytest run out of it while this module uses it.
+    Yields the venv and the command's run.
     """
     venv = ROOT / "_build" / "grading-venv"
     venv.parent.mkdir(exist_ok=True)
-    environment = dict(offline.environment(offline.WHEELHOUSE), UV_OFFLINE="1", UV_FIND_LINKS=str(offline.wheelhouse()))
+    environment = dict(
+        offline.environment(offline.WHEELHOUSE),
+        UV_OFFLINE="1",
+        UV_NO_CACHE="1",
+        UV_FIND_LINKS=str(offline.wheelhouse()),
+    )
     command = [sys.executable, "-m", "tools.grader.grading_env", "_build/assignments/mlp/autograder/mlp-autograder.zip"]
     command += [str(venv.relative_to(ROOT)), "--uv", str(offline.UV.relative_to(ROOT))]
     with open(f"{venv}.lock", "w") as lock:

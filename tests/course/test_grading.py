@@ -853,22 +853,27 @@ def test_otter_s_kernel_finds_nothing_of_the_student_s_in_the_submission_s_folde
     assert given.cells == [] and plugin.cells == [cells[0].source] and not plugin.unreadable
 
 
-def test_a_script_handed_in_is_kept_and_emptied_and_an_unreadable_notebook_is_not_graded(tmp_path):
-    """otter grades a ``.py`` when there is no notebook: it is read as one cell and left empty on disk; a
-    notebook that cannot be read gets 0 with the reason, and the file is blanked all the same."""
+def test_a_script_an_unreadable_notebook_and_another_otter_are_not_graded(tmp_path, monkeypatch):
+    """otter grades a ``.py`` when there is no notebook: as make grade does, it gets 0 with the reason, and is
+    left empty on disk; so does a notebook that cannot be read (blanked all the same), and every submission
+    under an otter-grader other than the one the plugin was read against."""
     import types
 
     import nbformat
 
+    from chainrule_course.grading import otter_plugin
     from chainrule_course.grading.otter_plugin import TrustedScores
 
     config = types.SimpleNamespace(grade_from_log=False)
     script = tmp_path / "a" / "ipykernel_launcher.py"
     script.parent.mkdir()
     script.write_text("x = 1\n")
+    (script.parent / "helper.py").write_text("")
     plugin = TrustedScores(str(script), {}, {})
     plugin.before_grading(config)
-    assert script.read_text() == "" and plugin.handed_in.cells[0].source == "x = 1\n"
+    assert script.read_text() == "" and plugin.handed_in is None
+    assert plugin.unreadable == "not graded: a .py file, not a notebook (ask the student for the .ipynb)"
+    assert plugin.generate_report().endswith("deleted unread, handed in beside the notebook: helper.py")
     broken = tmp_path / "b" / "s.ipynb"
     broken.parent.mkdir()
     broken.write_text('{"cells": [')
@@ -876,6 +881,11 @@ def test_a_script_handed_in_is_kept_and_emptied_and_an_unreadable_notebook_is_no
     plugin.before_grading(config)
     assert plugin.unreadable.startswith("not graded: s.ipynb is not a readable notebook"), plugin.unreadable
     assert nbformat.read(broken, as_version=4).cells == []
+    nbformat.write(nbformat.v4.new_notebook(), broken)
+    monkeypatch.setattr(otter_plugin, "OTTER_READ", "6.9.9")
+    plugin = TrustedScores(str(broken), {}, {})
+    plugin.before_grading(config)
+    assert "read against otter-grader 6.9.9, and this is 7.0.0" in plugin.unreadable, plugin.unreadable
 
 
 def test_gradescope_s_report_gives_the_reasons_for_review_that_make_grade_gives():
@@ -884,6 +894,13 @@ def test_gradescope_s_report_gives_the_reasons_for_review_that_make_grade_gives(
     plugin = TrustedScores(None, {}, {})
     plugin.guarantee = "a sandbox"
     assert plugin.generate_report() == "chainrule: the answers ran in a sandbox"
+    from otter.test_files import GradingResults
+
+    failed = RuntimeError("no kernel")
+    assert GradingResults.without_results(failed).catastrophic_error is failed  # what after_grading reads
+    plugin.kernel_failed = str(failed)
+    assert "otter's own kernel failed (no kernel), so otter scores this submission 0" in plugin.generate_report()
+    plugin.kernel_failed = ""
     plugin.review = scoring.seen_doing({"calls": {"grads": [{"did": ["numbers", "nearby"]}]}})
     assert plugin.generate_report().splitlines()[1] == (
         f"For review by the instructor: {scoring.DID['nearby']}; {scoring.DID['numbers']}."

@@ -27,12 +27,13 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 import yaml
 from common import MYST_HEADER, ROOT
 
 from chainrule_course.drills import KINDS
 from tools.book.book_model import Book, ChapterOutline, Target, numbered_chapters, outline, read_chapter, read_toc
-from tools.book.myst import directives
+from tools.book.myst import ConversionError, directives
 from tools.book.notebooks import expected_paths, tags
 from tools.book.questions import Assignment, load_assignments
 
@@ -246,3 +247,20 @@ def test_the_drill_check_fails_on_a_drill_page_left_out(tmp_path: Path):
     assert drills_unlike_the_registry(tmp_path, KINDS) == [
         "_config.yml drill_pages differs from the chapters with drills by ['chapters/capstone']"
     ]
+
+
+def test_the_tools_read_every_page_of_the_toc_and_refuse_a_page_they_would_miss():
+    """Every page of _toc.yml is in book_model.toc_pages, once; a page nested under a chapter is refused,
+    not skipped by every test that goes page by page."""
+    from tools.book import book_model
+
+    toc = book_model.read_toc(ROOT)
+    pages = book_model.toc_pages(toc)
+    assert (
+        len(pages)
+        == len(set(pages))
+        == len(re.findall(r"^\s*(?:root:|- file:)", (ROOT / "_toc.yml").read_text(), re.M))
+    )
+    toc["parts"][0]["chapters"][0]["sections"] = [{"file": "chapters/nested"}]
+    with pytest.raises(ConversionError, match="without sections"):
+        book_model.toc_pages(toc)

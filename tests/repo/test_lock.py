@@ -123,6 +123,19 @@ def test_make_installs_the_locks_with_every_hash_checked():
     assert "-r requirements.txt" not in makefile, "make installs the lock, not the list"
 
 
+def test_the_otter_plugin_was_read_against_the_otter_that_grades():
+    """The plugin is safe by the order of otter's runner's events, read in one version: the grading lock's."""
+    from chainrule_course.grading.otter_plugin import OTTER_READ
+
+    locked = lock.version(lock.entries(lock.GRADING)["otter-grader"])
+    pinned = re.search(r"^otter-grader==(\S+)", (ROOT / "requirements.txt").read_text(), re.MULTILINE)
+    assert pinned and OTTER_READ == locked == pinned.group(1), (
+        f"otter-grader: the plugin was read against {OTTER_READ}, the grading lock has {locked}, requirements.txt "
+        f"pins {pinned and pinned.group(1)}: read course/chainrule_course/grading/otter_plugin.py against the "
+        "new runner (the order of its events), then move OTTER_READ"
+    )
+
+
 def test_the_checks_find_planted_violations(tmp_path: Path):
     """A pin moved without `make lock`, a pin added, a pin removed, a line without hash, PyPI's torch, a
     CUDA package, and a grading lock at another version than the book's: each is reported."""

@@ -89,7 +89,15 @@ def read_toc(root: Path) -> dict:
 
 
 def toc_pages(toc: dict) -> list[str]:
-    """Every page of the book, in ``_toc.yml``'s order: its root, then each part's chapters."""
+    """Every page of the book, in ``_toc.yml``'s order: its root, then each part's chapters. The tools read
+    a book of parts of chapters only: a page nested deeper would escape them, so it is refused."""
+    nested = [
+        entry["file"] for part in toc.get("parts", []) for entry in part.get("chapters", []) if "sections" in entry
+    ]
+    if "chapters" in toc or nested:
+        raise ConversionError(
+            f"_toc.yml: the book's tools read parts of chapters, without sections: {nested or 'chapters at the top'}"
+        )
     return [toc["root"], *(entry["file"] for part in toc.get("parts", []) for entry in part.get("chapters", []))]
 
 

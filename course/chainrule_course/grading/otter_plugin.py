@@ -11,10 +11,11 @@ runs in the grader's process, in otter's kernel or as its user, and each answer 
   keeps the notebook's text here and leaves in the submission's folder only otter's copy of the
   tests, an empty ``__init__.py`` and a blank notebook in the student's one's place
   (:func:`keep_only_otters`). otter then starts its kernel there with ``python -m
-  ipykernel_launcher``, which would import a module handed in beside the notebook (an
-  ``ipykernel_launcher.py``, a ``sitecustomize.py``), and runs only its own cells and the tests
+  ipykernel_launcher``, which would import a module handed in beside the notebook under the name
+  of one it imports (``ipykernel_launcher.py``, ``json.py``), and runs only its own cells and the tests
   on the blank. A ``.OTTER_LOG`` that came with the submission, which otter would unpickle in
-  this process, goes with the rest;
+  this process, goes with the rest. That order of otter's runner is what makes this safe: the plugin
+  grades nothing under an otter-grader other than :data:`OTTER_READ`, the one it was read against;
 - ``before_execution`` chooses the inputs (:func:`chainrule_course.grading.scoring.inputs`, the
   hidden tests' with a secret of this process) and takes the kept notebook's code cells as text;
   a notebook whose metadata names another assignment gets 0, saying so (``make grade``'s rule:
@@ -43,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import importlib.metadata
 import os
 import shutil
 import time
@@ -54,6 +56,10 @@ from . import apart, grade, permissions, sandbox, scoring
 from .uploads import NOT_GRADED
 
 OTTER_LOG = ".OTTER_LOG"  # otter.check.notebook.OTTER_LOG_FILENAME, which otter unpickles
+#: The otter-grader whose runner this plugin was read against (its events' order: the tests copied, then
+#: ``before_grading``, the log, the notebook read, ``before_execution``, the kernel, ``after_grading``).
+#: tests/repo/test_lock.py holds it to the grading lock.
+OTTER_READ = "7.0.0"
 #: What otter's runner puts in the submission's folder before the plugin's first event: its copy of the
 #: assignment's tests (the student's ``tests`` removed first), and ``__init__.py``, which it leaves empty.
 OTTERS = ("tests",)
@@ -170,6 +176,9 @@ class TrustedScores(AbstractOtterPlugin):
         self.guarantee = ""
         self.handed_in = None  # the notebook, read before anything of the student's is removed
         self.unreadable = ""
+        self.removed: list[str] = []  # what was handed in beside the notebook, deleted unread
+        self.kernel_failed = ""  # why otter's own kernel gave no results, which makes otter score 0
+        self.read_seconds = 0.0  # reading the notebook: counted in its time limit, as make grade counts it
 
     def before_grading(self, config):
         """Keep the notebook here, then leave otter nothing of the student's to run or unpickle (see the
@@ -178,16 +187,26 @@ class TrustedScores(AbstractOtterPlugin):
         self.containerized = not getattr(config, "otter_run", True)  # Gradescope's container
         if not self.submission_path:
             return
-        path = Path(self.submission_path)
-        try:
-            self.handed_in = handed_in(path)
-        except Exception as error:  # noqa: BLE001 - whatever makes it unreadable is the reason given
-            self.unreadable = f"not graded: {path.name} is not a readable notebook ({type(error).__name__})"
-        keep_only_otters(path)
+        path, started = Path(self.submission_path), time.monotonic()
+        installed = importlib.metadata.version("otter-grader")
+        if installed != OTTER_READ:
+            self.unreadable = (
+                f"not graded: the course's plugin was read against otter-grader {OTTER_READ}, and this is "
+                f"{installed}: nothing of the student's ran (pin otter-grader=={OTTER_READ})"
+            )
+        elif path.suffix.lower() != ".ipynb":  # make grade's rule, and Gradescope's (uploads)
+            kind = path.suffix.lower()
+            self.unreadable = f"not graded: a {kind} file, not a notebook (ask the student for the .ipynb)"
+        else:
+            try:
+                self.handed_in = handed_in(path)
+            except Exception as error:  # noqa: BLE001 - whatever makes it unreadable is the reason given
+                self.unreadable = f"not graded: {path.name} is not a readable notebook ({type(error).__name__})"
+        self.removed = keep_only_otters(path)
+        self.read_seconds = time.monotonic() - started
 
     def before_execution(self, submission):
         """Choose the inputs and take the kept notebook's code cells; otter's kernel gets a notebook with none."""
-        self.begun = time.monotonic()  # the notebook's time limit counts its reading and parsing too
         notebook = self.handed_in if self.handed_in is not None else submission
         self.unreadable = self.unreadable or str(notebook.get("metadata", {}).get(NOT_GRADED, ""))
         self.unreadable = self.unreadable or grade.another_assignment(notebook, self.assignment)
@@ -207,15 +226,26 @@ class TrustedScores(AbstractOtterPlugin):
         if self.unreadable:
             results.results = scoring.score(self.tests, None, self.unreadable, self.secret)
             return
+        # The notebook's time limit counts its reading, not otter's kernel, which ran nothing of it.
+        begun = time.monotonic() - self.read_seconds
         with answer_sandbox(self.submission_path, self.containerized) as (started, why_not, self.guarantee):
             if not why_not:
-                data = scoring.record_apart(self.cells, self.inputs, started, sandbox.NOTEBOOK_SECONDS, self.begun)
+                data = scoring.record_apart(self.cells, self.inputs, started, sandbox.NOTEBOOK_SECONDS, begun)
         self.review = scoring.seen_doing(data)
         results.results = scoring.score(self.tests, data, why_not, self.secret)
+        # otter scores 0 when its own kernel wrote no results, whatever the plugin put in: said in the report.
+        self.kernel_failed = str(getattr(results, "catastrophic_error", None) or "")
 
     def generate_report(self):
+        removed = f"\nchainrule: deleted unread, handed in beside the notebook: {', '.join(self.removed)}"
+        removed = removed if self.removed else ""
         if self.unreadable:  # nothing ran
-            return f"chainrule: {self.unreadable}"
+            return f"chainrule: {self.unreadable}{removed}"
         report = f"chainrule: the answers ran in {self.guarantee}" if self.guarantee else ""
+        if self.kernel_failed:
+            report += (
+                f"\nchainrule: otter's own kernel failed ({self.kernel_failed[:200]}), so otter scores this "
+                "submission 0, though nothing of the student's ran in it: grade it again, or with make grade"
+            )
         review = "; ".join(getattr(self, "review", []))  # the same reasons as make grade's "review: ..."
-        return report + (f"\nFor review by the instructor: {review}." if review else "")
+        return report + removed + (f"\nFor review by the instructor: {review}." if review else "")

@@ -2,8 +2,9 @@
  *
  * It registers the site's service worker (service_worker.js, served from the site's root as
  * service-worker.js), which keeps the Python runtime across chapters and visits and lets Stop
- * interrupt a cell, from the first visit on (the page reloads once when the worker takes over). Over file://, or where the browser has no service workers, the pages work
- * as before without it.
+ * interrupt a cell, from the first visit on (the page reloads once when the worker takes over). Where
+ * the browser has no service workers, the pages work without it. The pages' scripts are ES modules,
+ * which browsers load over HTTP only: serve the built site (python3 -m http.server), not file://.
  *
  * It also marks the figures that scroll sideways (and gives a code block that scrolls a tab stop). A figure keeps a minimum width at which its
  * smallest text is still legible (chainrule.figures), so on a phone, or in an opened solution,
