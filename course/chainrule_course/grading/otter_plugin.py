@@ -68,12 +68,10 @@ BLANK_METADATA = {"kernelspec": {"name": "python3", "display_name": "Python 3", 
 
 
 def handed_in(path: Path):
-    """The submission otter found, as a notebook (a ``.py`` is one code cell, as otter reads it); raises what
-    nbformat raises for a file that is not one."""
+    """The notebook otter found (a ``.py`` is refused before); raises what nbformat raises for a file that is
+    not one."""
     import nbformat
 
-    if path.suffix == ".py":
-        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(path.read_text(errors="replace"))])
     return nbformat.read(path, as_version=4)
 
 
