@@ -19,14 +19,14 @@ module.exports = [
   // progress.js, drill.js, live.js) or imported by them (python.js, live_cells.js, live_answers.js,
   // live_editor.js). A module's names are its own; it hands another only what it exports, and
   // tests/repo/test_javascript.py checks that every name imported from one of them is exported by it,
-  // and that no page module sets anything on window.
+  // and that no page module sets anything on window (or globalThis, or self: the same object).
   {
     files: [PAGES + "*.js"],
     ignores: [PAGES + "live_worker.js", PAGES + "service_worker.js"],
     languageOptions: { ecmaVersion: 2022, sourceType: "module", globals: { ...globals.browser } },
     rules: {
       "no-restricted-syntax": ["error", {
-        selector: "AssignmentExpression > MemberExpression.left[object.name='window']",
+        selector: "AssignmentExpression > MemberExpression.left[object.name=/^(window|globalThis|self)$/]",
         message: "A page module shares a name by exporting it, not on window.",
       }],
     },
@@ -57,7 +57,7 @@ module.exports = [
   },
   // Node's: the maths typeset at build time, and this file.
   {
-    files: ["_ext/prerendered_math.js", "eslint.config.js"],
+    files: ["_ext/prerendered_math.js", "eslint.config.js", "tests/repo/script_links.cjs"],
     languageOptions: { ecmaVersion: 2022, sourceType: "commonjs", globals: { ...globals.node } },
   },
 ];

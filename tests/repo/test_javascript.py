@@ -6,13 +6,16 @@
   writes HTML for the pages, by a chapter or by a script; every one the build or the Python writes is
   read by a script or a stylesheet. ``[data-role="..."]`` and ``[data-action="..."]`` values too.
 * The page scripts are ES modules: every name one imports from another (``import { start } from
-  "./python.js"``, or ``python.start`` after ``import * as python``) is exported by it, and none sets
-  anything on ``window``. The one name left there, ``window.chainruleExplorable``, is set by the classic
-  script explorable.js (inlined into notebook outputs) and read by the modules: ``WINDOW_HOOKS``.
+  "./python.js"``, ``python.start`` after ``import * as python``, or ``m.name`` of a dynamic
+  ``import()``) is exported by it; a factory (``liveCells(helpers)``) is given every helper it reads
+  and returns every function read of what it returns; and none sets anything on ``window``. The one
+  name left there, ``window.chainruleExplorable``, is set by the classic script explorable.js (inlined
+  into notebook outputs) and read by the modules: ``WINDOW_HOOKS``.
 * Every Python module and function a script calls in the page's Python exists in the course's package.
 
-The scripts are read through espree (ESLint's parser, in node_modules with it): the strings, names
-and punctuation of their code, never their comments.
+The scripts are read through espree (ESLint's parser, in node_modules with it): their tokens (the
+strings, names and punctuation of their code, never their comments) for the attributes and the Python,
+their syntax trees for the modules' links (script_links.cjs).
 """
 
 from __future__ import annotations
@@ -69,11 +72,13 @@ def test_eslint_can_fail():
 
 
 def test_eslint_refuses_a_name_set_on_window():
-    """A page module that hands a name to another through window, not an export, fails."""
+    """A page module that hands a name to another through window (or globalThis, or self), not an
+    export, fails: each line."""
     where = "course/chainrule_course/pages/planted.js"
-    planted = "export function planted() {\n  window.chainrulePlanted = 1;\n}\n"
+    planted = "export function planted() {\n  window.a = 1;\n  globalThis.b = 2;\n  self.c = 3;\n}\n"
     failed = eslint("--stdin", "--stdin-filename", where, stdin=planted)
-    assert failed.returncode == 1 and "no-restricted-syntax" in failed.stdout, failed.stdout
+    flagged = re.findall(r"^\s*(\d+):\d+\s+error.*no-restricted-syntax$", failed.stdout, re.M)
+    assert failed.returncode == 1 and flagged == ["2", "3", "4"], failed.stdout
 
 
 # --- the scripts' code, as espree reads it --------------------------------------------------------------
@@ -297,124 +302,151 @@ WINDOW_HOOKS = {
 }
 
 
-def module_links(tokens: dict) -> tuple[dict, dict]:
-    """({module: {name it exports}}, {(importer, module): {name imported}}), modules by path.
-
-    Exports: ``export function f``, ``export const|let|var|class x``, ``export { a, b as c }``. Imports:
-    ``import { a, b as c } from "./m.js"``, ``import m from`` ("default"), and ``import * as m from``,
-    whose names are those read as ``m.name``. A relative module that is not one of the page scripts is
-    imported as its own path, which exports nothing."""
-    exported, imported = {}, {}
-    for name, found in tokens.items():
-        values = [value for _, value in found]
-        names = exported.setdefault(name, set())
-        for i, value in enumerate(values[:-1]):
-            if value != "export" or found[i][0] != "Keyword":
-                continue
-            after = values[i + 1]
-            if after in ("function", "const", "let", "var", "class"):
-                names.add(values[i + 2] if values[i + 2] != "*" else values[i + 3])
-            elif after == "default":
-                names.add("default")
-            elif after == "{":
-                names.update(braced(values, i + 1, second=True))
-        for i, value in enumerate(values):
-            if value != "import" or found[i][0] != "Keyword" or values[i + 1] in ("(", "."):
-                continue
-            end = values.index("from", i) if "from" in values[i:] else i + 1
-            if found[end + 1][0] != "String" or not found[end + 1][1].startswith("."):
-                continue  # a bare name (CodeMirror's, through the import map) or a side-effect import
-            module = posixpath.normpath(posixpath.join(posixpath.dirname(name), found[end + 1][1]))
-            wanted = imported.setdefault((name, module), set())
-            if values[i + 1] == "{":
-                wanted.update(braced(values, i + 1, second=False))
-            elif values[i + 1] == "*":
-                alias = values[i + 3]
-                wanted.update(values[j + 2] for j in range(end, len(values) - 2)
-                              if values[j] == alias and values[j + 1] == "." and values[j - 1] != ".")  # fmt: skip
-            else:
-                wanted.add("default")
-    return exported, imported
+def script_links(texts: dict[str, str]) -> dict[str, dict]:
+    """What each script imports, exports and shares on window, read from espree's syntax tree by
+    script_links.cjs (it says what each field holds)."""
+    run = subprocess.run(
+        ["node", str(Path(__file__).with_name("script_links.cjs"))], input=json.dumps(texts), capture_output=True,
+        text=True, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
 
 
-def braced(values: list[str], start: int, second: bool) -> set[str]:
-    """The names of ``{ a, b as c }`` from ``values[start]`` (the brace): the first of each pair (an
-    import's name in the other module) or the second (an export's name)."""
-    names, i = set(), start + 1
-    while values[i] != "}":
-        if values[i] != ",":
-            name = values[i]
-            if values[i + 1] == "as":
-                name = values[i + 2] if second else name
-                i += 2
-            names.add(name)
-        i += 1
-    return names
+@cache
+def page_links() -> dict[str, dict]:
+    return script_links(page_scripts())
 
 
-def window_names(tokens: dict) -> tuple[dict, dict]:
-    """({name: {script}} set as ``window.name = ...``, {name: {script}} read as ``window.name``), for the
-    names given on window (an assignment, or a name starting with "chainrule")."""
-    set_, read = {}, {}
-    for name, found in tokens.items():
-        for i in range(len(found) - 3):
-            if found[i] != ("Identifier", "window") or found[i + 1][1] != "." or (i and found[i - 1][1] == "."):
-                continue
-            assigned = found[i + 3] == ("Punctuator", "=")
-            if assigned or found[i + 2][1].startswith("chainrule"):
-                (set_ if assigned else read).setdefault(found[i + 2][1], set()).add(name)
-    return set_, read
+def resolved(importer: str, source: str) -> str | None:
+    """A relative import's module as a path from the root (``./python.js`` from pages/drill.js), or None
+    for a bare name (CodeMirror's, through the import map)."""
+    return posixpath.normpath(posixpath.join(posixpath.dirname(importer), source)) if source.startswith(".") else None
 
 
-def broken_links(tokens: dict) -> list[str]:
+def broken_links(links: dict[str, dict]) -> list[str]:
     """What breaks the modules' contract, one line each: a name imported that its module does not
-    export, a name set on window by a module or not in WINDOW_HOOKS, one read there that nothing sets."""
-    exported, imported = module_links(tokens)
-    problems = [
-        f"{importer} imports {sorted(names - exported.get(module, set()))} from {module}, which does not export it"
-        for (importer, module), names in sorted(imported.items())
-        if names - exported.get(module, set())
-    ]
-    set_, read = window_names(tokens)
+    export, an import whose names cannot be read, a factory's helpers not given or its functions not
+    returned, a name set on window (or globalThis, or a module's self) not in WINDOW_HOOKS, and one
+    read there that nothing sets."""
+    problems = []
+    for importer, found in sorted(links.items()):
+        for entry in found["imports"]:
+            module = resolved(importer, entry["source"])
+            if module is None:
+                continue
+            if entry["unread"]:
+                problems.append(f"{importer} imports {module}, but {entry['unread']}")
+            missing = sorted(set(entry["names"]) - set(links.get(module, {}).get("exports", ())))
+            if missing:
+                problems.append(f"{importer} imports {missing} from {module}, which does not export it")
+        for entry in found["calls"]:
+            module = resolved(importer, entry["source"])
+            made = links.get(module, {}).get("factories", {}).get(entry["name"]) if module else None
+            if made:
+                problems += factory_problems(importer, entry["name"], made, entry["calls"])
+    set_, read = window_names(links)
     problems += [f"{sorted(where)} set window.{name}: not in WINDOW_HOOKS" for name, where in sorted(set_.items())
                  if name not in WINDOW_HOOKS]  # fmt: skip
     problems += [f"{where} sets window.{name}, but it is a module: export it" for name, scripts in sorted(set_.items())
-                 for where in sorted(scripts) if is_module(tokens[where])]  # fmt: skip
+                 for where in sorted(scripts) if links[where]["module"]]  # fmt: skip
     problems += [f"{sorted(where)} read window.{name}, which no script sets" for name, where in sorted(read.items())
                  if name not in set_]  # fmt: skip
     return problems
 
 
-def is_module(found: list[tuple[str, str]]) -> bool:
-    return any(kind == "Keyword" and value in ("import", "export") and (i + 1 == len(found) or found[i + 1][1] != "(")
-               for i, (kind, value) in enumerate(found))  # fmt: skip
+def factory_problems(importer: str, name: str, made: dict, calls: list[dict]) -> list[str]:
+    """A factory's calls (script_links.cjs: factory, callsOf) against what it takes and returns."""
+    problems = []
+    for call in calls:
+        given, read = set(call["given"] or ()), set(call["read"] or ())
+        if call["given"] is not None and set(made["takes"]) - given:
+            problems.append(f"{importer} calls {name} without {sorted(set(made['takes']) - given)}, which it reads")
+        if call["given"] is not None and given - set(made["takes"]):
+            problems.append(f"{importer} gives {name} {sorted(given - set(made['takes']))}, which it never reads")
+        if read - set(made["returns"]):
+            problems.append(
+                f"{importer} reads {sorted(read - set(made['returns']))} of what {name} returns, which lacks it"
+            )
+    return problems
+
+
+def window_names(links: dict[str, dict]) -> tuple[dict, dict]:
+    """({name: {script}} set on window, {name: {script}} read there): on ``window`` or ``globalThis``,
+    and on ``self`` in a module (a worker's ``self.onmessage`` is its own)."""
+    set_, read = {}, {}
+    for name, found in links.items():
+        for entry in found["shared"]:
+            if entry["on"] != "self" or found["module"]:
+                (set_ if entry["set"] else read).setdefault(entry["name"], set()).add(name)
+    return set_, read
 
 
 def test_every_name_a_module_imports_is_exported_and_nothing_else_is_on_window():
-    exported, imported = module_links(script_tokens())
-    modules = {name for name, found in script_tokens().items() if is_module(found)}
-    assert len(modules) >= 8 and sum(map(len, imported.values())) >= 15, (modules, imported)
-    assert not broken_links(script_tokens()), "\n".join(broken_links(script_tokens()))
-    set_, read = window_names(script_tokens())
+    links = page_links()
+    modules = {name for name, found in links.items() if found["module"]}
+    imported = [name for found in links.values() for entry in found["imports"] for name in entry["names"]]
+    factories = [name for found in links.values() for name in found["factories"]]
+    assert len(modules) >= 8 and len(imported) >= 15 and len(factories) >= 2, (modules, imported, factories)
+    assert not broken_links(links), "\n".join(broken_links(links))
+    set_, read = window_names(links)
     assert set(set_) == set(WINDOW_HOOKS) and read, (set_, read)
 
 
-def test_the_module_check_can_fail():
-    """A name imported that its module does not export, and a name left on window, each fail."""
+PLANTED = "course/chainrule_course/pages/planted.js"
+
+
+@pytest.mark.parametrize(
+    ("where", "old", "new", "said"),
+    [
+        ("live.js", "python.inFlight()", "python.running()",
+         "live.js imports ['running'] from course/chainrule_course/pages/python.js, which does not export it"),
+        ("progress.js", "export function load() {", "export async function loaded() {",
+         "drill.js imports ['load'] from course/chainrule_course/pages/progress.js"),
+        ("live_cells.js", "then(function (editor) { return editor.makeCodeEditor; })",
+         "then(function (editor) { return editor.makeEditor; })",
+         "live_cells.js imports ['makeEditor'] from course/chainrule_course/pages/live_editor.js"),
+        ("live_cells.js", "then(function (editor) { return editor.makeCodeEditor; })",
+         "then(function (editor) { return editor; })", "live_editor.js, but editor itself is handed on"),
+        ("live_cells.js", "makeEditor: makeEditor, ", "",
+         "live.js reads ['makeEditor'] of what liveCells returns, which lacks it"),
+        ("live.js", "save: save, runCells: runCells,", "save: save,", "live.js calls liveCells without ['runCells']"),
+        ("live.js", "startLive: startLive, START", "startLive: startLive, unused: save, START",
+         "live.js gives liveAnswers ['unused'], which it never reads"),
+        ("progress.js", "export function load() {", "globalThis.chainruleLoad = load;\nexport function load() {",
+         "progress.js sets window.chainruleLoad, but it is a module"),
+        ("drill.js", "if (window.chainruleExplorable)", "if (window.chainruleWidgets)",
+         "read window.chainruleWidgets, which no"),
+    ],
+    ids=["not-exported", "renamed-async", "dynamic-not-exported", "dynamic-unreadable", "factory-lacks",
+         "helper-not-given", "helper-not-read", "globalThis", "window-read-not-set"],
+)  # fmt: skip
+def test_the_module_check_can_fail(where: str, old: str, new: str, said: str):
+    """A name renamed or dropped on one side of a link breaks it, and the test says where."""
     texts = page_scripts()
-    live, progress = "course/chainrule_course/pages/live.js", "course/chainrule_course/pages/progress.js"
-    assert texts[live].count("python.inFlight()") == 1
-    texts[live] = texts[live].replace("python.inFlight()", "python.running()")
-    texts[progress] = texts[progress].replace("export function load() {", "function load() {")
-    texts[progress] += "window.chainruleProgress = { load: load };\n"
-    assert broken_links(tokenized(texts)) == [
-        "course/chainrule_course/pages/drill.js imports ['load'] from course/chainrule_course/pages/progress.js, "
-        "which does not export it",
-        "course/chainrule_course/pages/live.js imports ['running'] from course/chainrule_course/pages/python.js, "
-        "which does not export it",
-        "['course/chainrule_course/pages/progress.js'] set window.chainruleProgress: not in WINDOW_HOOKS",
-        "course/chainrule_course/pages/progress.js sets window.chainruleProgress, but it is a module: export it",
-    ]
+    path = f"course/chainrule_course/pages/{where}"
+    assert old in texts[path], old
+    texts[path] = texts[path].replace(old, new, 1)
+    problems = broken_links(script_links(texts))
+    assert [problem for problem in problems if said in problem], problems
+
+
+def test_the_module_reader_reads_every_form():
+    """The forms a page script could use, each read: a default and named import, ``export async
+    function``, a destructured export, ``export { a as b }``, a dynamic import awaited or destructured,
+    and names set on globalThis and a module's self."""
+    planted = (
+        'import d, { a as b } from "./m.js";\n'
+        'export async function f() { const m = await import("./n.js"); return m.q + b + d; }\n'
+        'export async function g() { const { r } = await import("./o.js"); return r; }\n'
+        "export const { z, y: [w] } = { z: 1, y: [2] };\nconst v = 3;\nexport { v as u };\n"
+        "globalThis.one = 1;\nself.two = 2;\n"
+    )
+    found = script_links({PLANTED: planted})[PLANTED]
+    assert sorted(found["exports"]) == ["f", "g", "u", "w", "z"]
+    imports = {entry["source"]: sorted(entry["names"]) for entry in found["imports"]}
+    assert imports == {"./m.js": ["a", "default"], "./n.js": ["q"], "./o.js": ["r"]}
+    assert window_names(script_links({PLANTED: planted}))[0] == {"one": {PLANTED}, "two": {PLANTED}}
 
 
 # --- the Python the scripts call ------------------------------------------------------------------------

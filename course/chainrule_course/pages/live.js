@@ -329,8 +329,8 @@ function startLive(page) {
   document.body.classList.add("cr-live-on");
   keepUnderHeader(controls.panel);
   say(page, "Loading Python\u2026");
-  page.editorsReady = cells.loadEditor(page.base).then(function (module) {
-    page.codeEditor = module;
+  page.editorsReady = cells.loadEditor(page.base).then(function (makeCodeEditor) {
+    page.codeEditor = makeCodeEditor;  // CodeMirror's editor, or null: a plain text area
     page.keysNote = controls.note.id;
     // The first editors are made before anything changes in the page (live_cells.js: makeAll).
     cells.setUpCells(page);

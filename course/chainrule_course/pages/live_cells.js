@@ -64,7 +64,7 @@ function makeOutput() {
 // if it could not load. Either way {element, value, focus(), onFocus()}; setting value calls
 // onEdit. Its description (aria-describedby) is the note of the keys (page.keysNote).
 function makeEditor(page, code, label, onRun, onEdit) {
-  if (page.codeEditor) return page.codeEditor.makeCodeEditor(code, label, onRun, onEdit, page.keysNote);
+  if (page.codeEditor) return page.codeEditor(code, label, onRun, onEdit, page.keysNote);
   var area = document.createElement("textarea");
   area.className = "cr-live-editor";
   area.value = code;
@@ -92,9 +92,11 @@ function makeEditor(page, code, label, onRun, onEdit) {
 // live_editor.js, which imports CodeMirror's modules (copied from npm's packages into cm/ by
 // _ext/live_code.py) by their bare names: the page's import map, which the build writes before
 // the first module script (a map added later is refused where a page may have only one), maps
-// them to those files. Resolves to the module, or null.
+// them to those files. Resolves to its makeCodeEditor, or null.
 function loadEditor(base) {
-  return import(base + "live_editor.js").catch(function () { return null; });
+  return import(base + "live_editor.js")
+    .then(function (editor) { return editor.makeCodeEditor; })
+    .catch(function () { return null; });
 }
 
 // Every cell's entry now (its code, Run button and output, not yet in the page); the editors
