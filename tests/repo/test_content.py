@@ -31,8 +31,9 @@ import pytest
 import yaml
 from common import MYST_HEADER, ROOT
 
+from _ext import assignments_table
 from chainrule_course.drills import KINDS
-from tools.book.book_model import Book, ChapterOutline, Target, numbered_chapters, outline, read_chapter, read_toc
+from tools.book.book_model import ChapterOutline, book_from_sources, numbered_chapters, outline, read_chapter, read_toc
 from tools.book.myst import ConversionError, directives
 from tools.book.notebooks import expected_paths, tags
 from tools.book.questions import Assignment, load_assignments
@@ -67,19 +68,6 @@ def unchecked_answer_cells(root: Path) -> list[str]:
     return unchecked
 
 
-def book_from_sources(root: Path, chapters: list[ChapterOutline]) -> Book:
-    """The book numbered from its sources, as ``load_book`` numbers it from a build: chapter N is the Nth
-    numbered entry of ``_toc.yml``, its exercises N.1, N.2, ... in order."""
-    book = Book(root, "owner/name", "main", "https://github.com/owner/name", chapters=[])
-    for chapter in chapters:
-        book.chapters.append(chapter.chapter)
-        book.chapter_numbers[chapter.chapter] = str(chapter.number)
-        book.targets[f"/{chapter.chapter}"] = Target("chapter", chapter.chapter, title=chapter.title)
-        for index, label in enumerate(chapter.exercises, start=1):
-            book.targets[label] = Target("exercise", chapter.chapter, number=f"{chapter.number}.{index}")
-    return book
-
-
 @functools.cache
 def assignments_of(root: Path) -> tuple[list[ChapterOutline], list[Assignment]]:
     """The numbered chapters, read from the sources, and the assignments derived from them, as ``make
@@ -95,14 +83,10 @@ def chapters_without_assignment(root: Path) -> list[str]:
     return [chapter.chapter for chapter in chapters if chapter.exercises and chapter.chapter not in assigned]
 
 
-def instructors_table(root: Path) -> list[tuple[str, list[str]]]:
-    """The rows of the table of assignments on the instructors' page: the assignment, its questions' labels."""
-    rows = [line.split("|")[1:-1] for line in (root / "chapters" / "instructors.md").read_text().splitlines()]
-    return [
-        (row[0].strip().strip("`"), re.findall(r"\{question\}`([\w-]+)`", row[2]))
-        for row in rows
-        if row and row[0].strip().startswith("`")
-    ]
+def instructors_entries(root: Path) -> dict[str, str]:
+    """What the instructors' page says each assignment asks the student to write: its {assignments-table}'s body."""
+    text = (root / "chapters" / "instructors.md").read_text(encoding="utf-8")
+    return assignments_table.entries(re.search(r"```\{assignments-table\}\n(.*?)\n```", text, re.S)[1].splitlines())
 
 
 DRILL_MARKUP = re.compile(r'<div class="cr-drill" data-drill-kinds="([^"]*)"')
@@ -161,19 +145,29 @@ def test_every_chapter_with_exercises_has_an_assignment():
     assert without == [], f"{without} have exercises but none with an answer cell and a check (CONTRIBUTING.md)"
 
 
-def test_the_instructors_page_lists_the_assignments_in_the_book_s_order(tmp_path: Path):
-    """Its table, row by row, is what ``make assignments`` derives from the chapters, in _toc.yml's order."""
+def test_the_instructors_table_has_each_assignment_in_the_book_s_order_with_what_its_answers_import():
+    """The build makes the table (_ext/assignments_table.py) from the assignments ``make assignments``
+    derives; the page says only what each asks the student to write, and says it of each."""
     _, assignments = assignments_of(ROOT)
-    derived = [(assignment.name, [question.label for question in assignment.questions]) for assignment in assignments]
-    assert instructors_table(ROOT) == derived
-    page = (ROOT / "chapters" / "instructors.md").read_text(encoding="utf-8")  # planted: two rows swapped
-    intro, graph = (
-        next(line for line in page.splitlines() if line.startswith(f"| `{name}`")) for name in ("intro", "graph")
-    )
-    (tmp_path / "chapters").mkdir()
-    swapped = page.replace(intro, "<>").replace(graph, intro).replace("<>", graph)
-    (tmp_path / "chapters" / "instructors.md").write_text(swapped, encoding="utf-8")
-    assert instructors_table(tmp_path) == [derived[1], derived[0], *derived[2:]]
+    lines, problems = assignments_table.table(assignments, instructors_entries(ROOT))
+    assert problems == []
+    rows = [re.match(r"\| `([\w-]+)` \|", line)[1] for line in lines[2:]]
+    assert rows == [assignment.name for assignment in assignments] and len(rows) >= 10, rows
+    graph, layers = (next(line for line in lines if line.startswith(f"| `{name}`")) for name in ("graph", "layers"))
+    assert "{question}`ex-graph-dfs-by-hand` (standard library only)" in graph
+    assert "{question}`ex-layers-softplus-row` (`numpy`, `chainrule`)" in layers
+
+
+def test_the_instructors_table_fails_on_an_assignment_not_described_and_a_description_of_none():
+    _, assignments = assignments_of(ROOT)
+    said = instructors_entries(ROOT)
+    said["graphs"] = said.pop("graph")  # planted: an assignment renamed on the page only
+    _, problems = assignments_table.table(assignments, said)
+    assert problems == [
+        "no entry says what the student writes in the assignment 'graph': add 'graph: ...'",
+        f"'graphs' is not an assignment; the assignments are {[a.name for a in assignments]}",
+    ]
+    assert assignments_table.entries(["a: one", "  two", "b: three"]) == {"a": "one two", "b": "three"}
 
 
 PLANTED = (

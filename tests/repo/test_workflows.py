@@ -11,8 +11,8 @@
 * Every workflow may only read the repository; only the deploy job may write Pages (and
   get an OIDC token), and only the publish job may get an OIDC token.
 * Every action is pinned to a release (vX.Y.Z) or a commit, never a branch.
-* The caches are keyed on the lock files: the venv's cache on the very files the Makefile names its
-  set-up stamps by (one list in effect, checked here), uv's on the lock files among them.
+* The caches are keyed by the names make gives its set-up stamps, which hash the lock files: a step
+  asks make for them, so the Makefile holds the one list of those files (the step is run here).
 * The Makefile's set-up installs missing Debian packages with sudo where the user is not
   root and sudo needs no password, as on GitHub's runners.
 """
@@ -191,63 +191,67 @@ def test_every_action_is_pinned_to_a_release_or_a_commit():
         assert not PINNED.fullmatch(branch_or_major)
 
 
-def caches(ci: dict) -> dict[str, set[str]]:
-    """ci.yml's caches of the book's job: each path the cache holds -> the files its key hashes."""
+def book_job(ci: dict) -> dict:
     [job] = [job for job in ci["jobs"].values() if "make book" in commands(job, "pull_request")]
+    return job
+
+
+def caches(ci: dict) -> dict[str, set[str]]:
+    """ci.yml's caches of the book's job: each path the cache holds -> the stamps step's outputs its key names."""
     found = {}
-    for step in job["steps"]:
+    for step in book_job(ci)["steps"]:
         if step.get("uses", "").startswith("actions/cache@"):
-            hashed = {
-                name.strip().strip("'")
-                for files in re.findall(r"hashFiles\(([^)]*)\)", step["with"]["key"])
-                for name in files.split(",")
-            }
-            found.update((line.strip(), hashed) for line in step["with"]["path"].splitlines() if line.strip())
+            named = set(re.findall(r"steps\.stamps\.outputs\.(\w+)", step["with"]["key"]))
+            found.update((line.strip(), named) for line in step["with"]["path"].splitlines() if line.strip())
     return found
 
 
-def stamp_inputs(makefile: str) -> dict[str, list[str]]:
-    """The Makefile's set-up stamps -> the files each is named by (its ``$(call key,FILE ...)``)."""
-    return {
-        match[1]: match[2].split() for match in re.finditer(r"^(\w+_STAMP) := .*\$\(call key,([^)]*)\)", makefile, re.M)
-    }
-
-
-def cache_key_mismatches(ci: dict, makefile: str) -> list[str]:
-    """Where ci.yml's cache keys and the Makefile's stamps disagree. The cache of .venv and the wheelhouse
-    must be keyed on exactly the files the install's and the wheelhouse's stamps are named by (a restored
-    venv is current exactly when make would not install again), uv's cache on the lock files among them."""
-    keyed, stamps_of = caches(ci), stamp_inputs(makefile)
-    python = set(stamps_of.get("INSTALL_STAMP", [])) | set(stamps_of.get("WHEELHOUSE_STAMP", []))
-    wanted = {".venv": python, ".cache/wheelhouse": python, "~/.cache/uv": {f for f in python if f.endswith(".lock")}}
+def cache_key_mismatches(ci: dict) -> list[str]:
+    """Where a cache's key does not name the stamps of what it holds (and only those): the venv and the
+    wheelhouse are made by the install and the wheelhouse's download, uv's cache by both, npm's by npm ci."""
+    both = {"install", "wheelhouse"}
+    keyed_by = {".venv": both, ".cache/wheelhouse": both, "~/.cache/uv": both, ".cache/npm": {"npm"}}
+    keyed = caches(ci)
     return [
-        f"{path}: ci.yml's key hashes {sorted(keyed.get(path, ()))}, the Makefile's stamps {sorted(files)}"
-        for path, files in wanted.items()
-        if keyed.get(path) != files
+        f"{path}: ci.yml's key names the stamps {sorted(keyed.get(path, ()))}, not {sorted(stamps_)}"
+        for path, stamps_ in keyed_by.items()
+        if keyed.get(path) != stamps_
     ]
 
 
-def test_the_caches_are_keyed_on_the_lock_files_the_makefile_names_its_stamps_by():
-    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert stamp_inputs(makefile)["INSTALL_STAMP"] == ["requirements.lock", "pyproject.toml", "course/pyproject.toml"]
-    assert stamp_inputs(makefile)["WHEELHOUSE_STAMP"] == ["tests/wheelhouse.lock"]
-    # the tests find the wheelhouse by the stamp make writes: named by the same files
-    assert [path.relative_to(ROOT).as_posix() for path in offline.INPUTS] == stamp_inputs(makefile)["WHEELHOUSE_STAMP"]
+def stamps_step_outputs(ci: dict, tmp_path: Path) -> dict[str, str]:
+    """What ci.yml's stamps step writes to $GITHUB_OUTPUT, run here with bash as GitHub runs it."""
+    [step] = [step for step in book_job(ci)["steps"] if step.get("id") == "stamps"]
+    output = tmp_path / "github_output"
+    run = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=ROOT, env={**os.environ, "GITHUB_OUTPUT": str(output)},
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    return dict(line.split("=", 1) for line in output.read_text(encoding="utf-8").splitlines())
+
+
+def test_the_caches_are_keyed_by_the_names_make_gives_its_set_up_stamps(tmp_path: Path):
+    """The keys are the stamps' names, printed by make: the very files make wrote when it set this
+    checkout up (the venv's and npm's), and the wheelhouse's as the tests find it (tests/offline.py)."""
     ci = workflow("ci.yml")
-    assert cache_key_mismatches(ci, makefile) == []
-    assert caches(ci)[".cache/npm"] == {"package-lock.json"}
+    assert cache_key_mismatches(ci) == []
+    outputs = stamps_step_outputs(ci, tmp_path)
+    assert set(outputs) == {"install", "wheelhouse", "npm"}, outputs
+    assert (ROOT / ".venv" / outputs["install"]).is_file(), (outputs, sorted((ROOT / ".venv").glob(".chainrule-*")))
+    assert (ROOT / "node_modules" / outputs["npm"]).is_file(), outputs
+    assert outputs["wheelhouse"] == offline.STAMP.name
 
 
-def test_a_cache_key_that_names_other_files_than_the_makefile_is_found():
-    """The check can fail: a cache key still on requirements.txt, or one lock file short."""
-    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+def test_a_cache_key_that_names_other_stamps_is_found():
+    """The check can fail: a key on a lock file's hash instead of its stamp, or one stamp short."""
     text = (WORKFLOWS / "ci.yml").read_text(encoding="utf-8")
-    for old, new in [("'requirements.lock'", "'requirements.txt'"), (", 'tests/wheelhouse.lock'", "")]:
+    for old, new in [
+        ("${{ steps.stamps.outputs.npm }}", "${{ hashFiles('package-lock.json') }}"),
+        ("-${{ steps.stamps.outputs.wheelhouse }}", ""),
+    ]:
         assert old in text
         planted = yaml.safe_load(text.replace(old, new, 1))
         planted["on"] = planted.pop(True)
-        assert cache_key_mismatches(planted, makefile), f"{old} -> {new!r} went unnoticed"
-    assert cache_key_mismatches(workflow("ci.yml"), makefile.replace("tests/wheelhouse.lock)", "tests/x.lock)"))
+        assert cache_key_mismatches(planted), f"{old} -> {new!r} went unnoticed"
 
 
 def test_the_set_up_stamps_are_named_by_content_not_by_time():

@@ -290,6 +290,21 @@ def outline(root: Path = ROOT) -> list[ChapterOutline]:
     return chapters
 
 
+def book_from_sources(root: Path, chapters: list[ChapterOutline] | None = None) -> Book:
+    """The book numbered from its sources (``chapters``: its :func:`outline`), as :func:`load_book`
+    numbers it from a build: chapter N is the Nth numbered entry of ``_toc.yml``, its exercises N.1,
+    N.2, ... in order. Enough for the assignments (:func:`tools.book.questions.load_assignments`)
+    before, or during, a build."""
+    book = Book(root, "owner/name", "main", "https://github.com/owner/name", chapters=[])
+    for chapter in outline(root) if chapters is None else chapters:
+        book.chapters.append(chapter.chapter)
+        book.chapter_numbers[chapter.chapter] = str(chapter.number)
+        book.targets[f"/{chapter.chapter}"] = Target("chapter", chapter.chapter, title=chapter.title)
+        for index, label in enumerate(chapter.exercises, start=1):
+            book.targets[label] = Target("exercise", chapter.chapter, number=f"{chapter.number}.{index}")
+    return book
+
+
 def exercise_labels(notebook) -> list[str]:
     """The labels of a chapter's numbered exercises, in order, found as :func:`number_targets` finds them."""
     labels = []
