@@ -37,10 +37,12 @@ visits, and makes the pages cross-origin isolated, so that Stop can interrupt a 
 panel's note says how much the runtime weighs, as the build measures it
 (``data-runtime-size``).
 
-The pages listed in ``drill_pages`` get ``drill.js`` and ``drill.css`` (also in
-``chainrule_course/pages``): each element ``<div class="cr-drill" data-drill-kinds="...">`` of the page
-becomes a drill, which starts the same runtime in a worker of its own at its first question
-and asks ``chainrule_course.drills.page`` for the questions, the verdicts and the steps.
+The pages of the chapters that teach drill kinds (``chainrule_course.drills.catalog``: each kind
+names its chapter), and the Practice page (``progress_page``), get ``drill.js`` and ``drill.css``
+(also in ``chainrule_course/pages``), with the catalog and the page's chapter: each element
+``<div class="cr-drill">`` of the page becomes a drill of its chapter's kinds, which starts the
+same runtime in a worker of its own at its first question and asks
+``chainrule_course.drills.page`` for the questions, the verdicts and the steps.
 
 The script's ``data-exercises`` attribute carries the page's checked exercises (those with
 an answer cell and a check cell, as ``tools/book/questions.py`` finds them for the assignments):
@@ -206,12 +208,16 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
     # The tags' attributes, as Any: mypy would match **str values against add_js_file's int priority.
     attributes: dict[str, Any] = {"data-book": book, **progress_attributes(app, pagename)}
     app.add_js_file(f"{STATIC_FOLDER}/progress.js", type="module", **attributes)
-    if pagename in app.config.drill_pages:
+    kinds = catalog()
+    if pagename == app.config.progress_page or any(
+        f"chapters/{kind['chapter']}" == pagename for kind in kinds.values()
+    ):
         app.add_css_file(f"{STATIC_FOLDER}/drill.css")
         attributes = {
             "data-wheels": live_env(app).live_code_wheels,
             "data-runtime-size": live_env(app).live_code_size,
-            "data-kinds": json.dumps(catalog(), separators=(",", ":")),
+            "data-kinds": json.dumps(kinds, separators=(",", ":")),
+            "data-chapter": Path(pagename).name,  # a kind's chapter is its page's name
         }
         app.add_js_file(f"{STATIC_FOLDER}/drill.js", type="module", **attributes)
     if not live:
@@ -432,7 +438,6 @@ def _copy(source: Path, target: Path) -> None:
 def setup(app: Sphinx) -> dict:
     app.add_config_value("live_code_pages", [], "html")
     app.add_config_value("live_code_root", "", "html")
-    app.add_config_value("drill_pages", [], "html")
     app.add_config_value("progress_page", "", "html")
     app.connect("builder-inited", find_wheel)
     app.connect("builder-inited", copy_page_modules)

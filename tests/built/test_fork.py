@@ -251,7 +251,7 @@ def renumbered_book(root: Path) -> Path:
     config["sphinx"]["extra_extensions"] = [name for name in extensions if name.split(".")[-1] not in skipped]
     config["execute"]["exclude_patterns"] = ["*inserted*"]  # its one cell, the set-up, need not run
     settings = config["sphinx"]["config"]
-    for name in ("live_code_pages", "drill_pages", "progress_page"):  # live_code's settings
+    for name in ("live_code_pages", "progress_page"):  # live_code's settings
         settings.pop(name)
     (root / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     toc = book_model.read_toc(ROOT)

@@ -10,12 +10,14 @@ are checked.
   (``tools/book/questions.load_assignments``, one per chapter with a checked exercise), so a
   chapter whose exercises have no check would have none. The instructors' page lists those
   assignments and their questions in its table, in the book's order.
-* Each chapter's drills (its ``<div class="cr-drill" data-drill-kinds="...">``), the Practice page's
-  and ``drill_pages`` in ``_config.yml`` are the kinds the registry gives that chapter
-  (``chainrule_course.drills.KINDS``, which the builders' ``@drill`` declare).
+* The drills: the registry (``chainrule_course.drills.KINDS``, which the builders' ``@drill``
+  declare) is the one list of which chapter teaches which kinds, and the pages list none. A chapter
+  that teaches kinds has one ``<div class="cr-drill">`` (the build gives it its kinds), and one
+  that teaches none has none; the Practice page has the region of every kind, then one
+  ``data-drill-chapter`` region per chapter, in the registry's (the book's) order.
 
 The checks run on the repository and, to show that they can fail, on a copy with something
-planted: a chapter, a drill kind, a drill page left out, two rows swapped.
+planted: a chapter, a drill kind, a region left out or misplaced, an assignment not described.
 """
 
 from __future__ import annotations
@@ -89,42 +91,33 @@ def instructors_entries(root: Path) -> dict[str, str]:
     return assignments_table.entries(re.search(r"```\{assignments-table\}\n(.*?)\n```", text, re.S)[1].splitlines())
 
 
-DRILL_MARKUP = re.compile(r'<div class="cr-drill" data-drill-kinds="([^"]*)"')
+DRILL_REGION = re.compile(r'<div class="cr-drill"([^>]*)>')
 
 
-def marked_drills(root: Path, page: str) -> list[frozenset[str]]:
-    """The kinds of each drill region of a page, as its source writes them."""
-    text = (root / f"{page}.md").read_text(encoding="utf-8")
-    return [frozenset(found.split()) for found in DRILL_MARKUP.findall(text)]
+def drill_regions(root: Path, page: str) -> list[str]:
+    """What each drill region of a page names: ``"all"`` (``data-drill-kinds="all"``), its
+    ``data-drill-chapter``, ``""`` (the page's own chapter), or ``"kinds: ..."`` (a list of kinds
+    written by hand, which the pages do not have)."""
+    found = []
+    for attributes in DRILL_REGION.findall((root / f"{page}.md").read_text(encoding="utf-8")):
+        kinds = re.search(r'data-drill-kinds="([^"]*)"', attributes)
+        chapter = re.search(r'data-drill-chapter="([^"]*)"', attributes)
+        found.append(("all" if kinds[1] == "all" else f"kinds: {kinds[1]}") if kinds else chapter[1] if chapter else "")
+    return found
 
 
 def drills_unlike_the_registry(root: Path, kinds: dict) -> list[str]:
-    """Where a chapter's drill regions, the Practice page's or ``drill_pages`` differ from the registry ``kinds``."""
-    registered: dict[str, set[str]] = {}
-    for name, kind in kinds.items():
-        registered.setdefault(f"chapters/{kind.chapter}", set()).add(name)
+    """Where a chapter's drill regions or the Practice page's differ from what the registry ``kinds`` gives."""
+    teaching = list(dict.fromkeys(kind.chapter for kind in kinds.values()))  # in the registry's order
     found = []
     for chapter in numbered_chapters(read_toc(root)):
-        marked = set().union(*marked_drills(root, chapter))
-        if marked != registered.get(chapter, set()):
-            found.append(
-                f"{chapter}.md asks {sorted(marked)}; the registry gives it {sorted(registered.get(chapter, []))}"
-            )
-    practice = marked_drills(root, "chapters/practice")
-    if practice != [{"all"}, *registered.values()]:
-        expected = [{"all"}, *registered.values()]
-        first = next(
-            (i for i, (a, b) in enumerate(zip(practice, expected, strict=False)) if a != b),
-            min(len(practice), len(expected)),
-        )
-        found.append(
-            f"chapters/practice.md has the regions {practice}: one for all, then each chapter's, in order"
-            f" (region {first + 1} should ask {sorted(expected[first]) if first < len(expected) else 'nothing'})"
-        )
-    config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
-    pages, expected = set(config["sphinx"]["config"]["drill_pages"]), {*registered, "chapters/practice"}
-    if pages != expected:
-        found.append(f"_config.yml drill_pages differs from the chapters with drills by {sorted(pages ^ expected)}")
+        regions, name = drill_regions(root, chapter), Path(chapter).name
+        expected = [""] if name in teaching else []
+        if regions != expected:
+            found.append(f"{chapter}.md has the drill regions {regions}; the registry's kinds give it {expected}")
+    practice, expected = drill_regions(root, "chapters/practice"), ["all", *teaching]
+    if practice != expected:
+        found.append(f"chapters/practice.md has the drill regions {practice}: the registry's kinds give it {expected}")
     return found
 
 
@@ -208,38 +201,42 @@ def test_the_checks_fail_on_a_planted_chapter(tmp_path: Path):
     assert chapters_without_assignment(tmp_path) == ["chapters/planted"]
 
 
-def test_the_drill_check_fails_on_a_kind_the_chapters_do_not_ask(tmp_path: Path):
+def test_the_drill_check_fails_on_a_region_missing_misplaced_or_listing_kinds(tmp_path: Path):
     for name in ("_toc.yml", "_config.yml"):
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "chapters", tmp_path / "chapters", ignore=shutil.ignore_patterns("*.ipynb"))
-    kinds = {**KINDS, "planted": replace(KINDS["neuron"], title="a planted kind")}
-    practice = marked_drills(ROOT, "chapters/practice")
-    assert drills_unlike_the_registry(tmp_path, kinds) == [
-        "chapters/intro.md asks ['neuron']; the registry gives it ['neuron', 'planted']",
-        f"chapters/practice.md has the regions {practice}: one for all, then each chapter's, in order"
-        " (region 2 should ask ['neuron', 'planted'])",
+    teaching = list(dict.fromkeys(kind.chapter for kind in KINDS.values()))
+    # a kind of a chapter that teaches none yet: the Practice page lacks its region
+    kinds = {**KINDS, "planted": replace(KINDS["neuron"], chapter="planted", title="a planted kind")}
+    assert drills_unlike_the_registry(ROOT, kinds) == [
+        f"chapters/practice.md has the drill regions {['all', *teaching]}: the registry's kinds give it "
+        f"{['all', *teaching, 'planted']}"
     ]
-    practice_page = tmp_path / "chapters" / "practice.md"  # the graph chapter's drills after the backward's
-    graph, backward = 'data-drill-kinds="finish topological reach"', 'data-drill-kinds="adjoint local value adjoints"'
-    text = practice_page.read_text(encoding="utf-8")
-    practice_page.write_text(
-        text.replace(graph, "<>").replace(backward, graph).replace("<>", backward), encoding="utf-8"
-    )
-    swapped = marked_drills(tmp_path, "chapters/practice")
-    assert swapped != practice and drills_unlike_the_registry(tmp_path, KINDS) == [
-        f"chapters/practice.md has the regions {swapped}: one for all, then each chapter's, in order"
-        " (region 3 should ask ['finish', 'reach', 'topological'])",
-    ]
-
-
-def test_the_drill_check_fails_on_a_drill_page_left_out(tmp_path: Path):
-    for name in ("_toc.yml", "_config.yml"):
-        shutil.copy(ROOT / name, tmp_path / name)
-    shutil.copytree(ROOT / "chapters", tmp_path / "chapters", ignore=shutil.ignore_patterns("*.ipynb"))
-    config = tmp_path / "_config.yml"
-    config.write_text(config.read_text(encoding="utf-8").replace("      - chapters/capstone\n", ""), encoding="utf-8")
+    kinds = {**KINDS, "planted": replace(KINDS["neuron"], chapter="frameworks")}
+    assert drills_unlike_the_registry(tmp_path, kinds) == []  # one more kind of a chapter with drills: no edit
+    practice = tmp_path / "chapters" / "practice.md"  # the graph chapter's region after the backward's
+    text = practice.read_text(encoding="utf-8")
+    graph, backward = 'data-drill-chapter="graph"', 'data-drill-chapter="backward"'
+    practice.write_text(text.replace(graph, "<>").replace(backward, graph).replace("<>", backward), encoding="utf-8")
+    swapped = ["all", *teaching]
+    swapped[2:4] = [swapped[3], swapped[2]]
+    intro = tmp_path / "chapters" / "intro.md"  # a list of kinds typed into a chapter's region
+    intro.write_text(intro.read_text(encoding="utf-8").replace(
+        '<div class="cr-drill" ', '<div class="cr-drill" data-drill-kinds="neuron" '), encoding="utf-8")  # fmt: skip
     assert drills_unlike_the_registry(tmp_path, KINDS) == [
-        "_config.yml drill_pages differs from the chapters with drills by ['chapters/capstone']"
+        "chapters/intro.md has the drill regions ['kinds: neuron']; the registry's kinds give it ['']",
+        f"chapters/practice.md has the drill regions {swapped}: the registry's kinds give it {['all', *teaching]}",
+    ]
+
+
+def test_the_drill_check_fails_on_a_chapter_that_teaches_kinds_without_its_region(tmp_path: Path):
+    for name in ("_toc.yml", "_config.yml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "chapters", tmp_path / "chapters", ignore=shutil.ignore_patterns("*.ipynb"))
+    capstone = tmp_path / "chapters" / "capstone.md"
+    capstone.write_text(capstone.read_text(encoding="utf-8").replace('<div class="cr-drill"', "<div"), encoding="utf-8")
+    assert drills_unlike_the_registry(tmp_path, KINDS) == [
+        "chapters/capstone.md has the drill regions []; the registry's kinds give it ['']"
     ]
 
 

@@ -184,7 +184,7 @@ WRITTEN = re.compile(r"(?<![\w-])(" + ATTRIBUTE + r")(?:=\"?([\w-]*)|\"|$)", re.
 @cache
 def build_sources() -> dict[str, str]:
     """What writes the pages' HTML: the build's extensions and the course's Python (their code's
-    strings, joined), and the chapters' own HTML (the drills' <div class="cr-drill" data-drill-kinds>)."""
+    strings, joined), and the chapters' own HTML (the drills' <div class="cr-drill" data-drill-title>)."""
     sources = {}
     for path in sorted((ROOT / "_ext").glob("*.py")) + sorted((ROOT / "course" / "chainrule_course").rglob("*.py")):
         sources[path.relative_to(ROOT).as_posix()] = "\n".join(python_strings(path))

@@ -1,7 +1,8 @@
 /* chainrule drills: a question on a fresh random instance, answered by the engine in the page's Python.
  *
- * Each element .cr-drill of the page (data-drill-kinds="adjoint local", data-drill-title)
- * becomes a drill: a kind and a level to choose, New question (a random seed), a seed to type
+ * Each element .cr-drill of the page (with its data-drill-title) becomes a drill of the kinds
+ * its chapter teaches: the page's own (this script's data-chapter), or, on the Practice page,
+ * the chapter its data-drill-chapter names. A drill: a kind and a level to choose, New question (a random seed), a seed to type
  * and share, the question with its instance in words (and its graph drawn, where it has one),
  * an answer box with Check, hints one at a time, and Show the steps (the worked steps, or a
  * widget of chainrule_course.explore stepping through the graph). The kinds, their levels and
@@ -13,7 +14,8 @@
  * (an empty or unreadable one is not; checking again counts nothing). "Next for you" asks chainrule_course.drills.schedule which of the drill's kinds
  * to practise from that record, at which level and on which instance; the kind, level and
  * seed it chose are set in the controls, where the reader can change them. data-drill-kinds="all"
- * offers every kind of the book (the Practice page's first drill).
+ * offers every kind of the book (the Practice page's first drill). No page lists kinds: the
+ * catalog is the one list of which chapter teaches which.
  *
  * An ES module (python.js, progress.js and site.js imported). The widget of Show the steps is
  * explorable.js, a classic script that the steps' HTML carries: it is found on window, as in a
@@ -28,6 +30,7 @@ var base = new URL(".", import.meta.url).href;
 var wheels = me.getAttribute("data-wheels");
 var SIZE = me.getAttribute("data-runtime-size") || "about 15 MB";
 var KINDS = JSON.parse(me.getAttribute("data-kinds") || "{}");
+var CHAPTER = me.getAttribute("data-chapter");
 var FORMS = {
   names: "Node names, separated by commas (a, e, L).",
   number: "A number: 0.25, -1.5, 1/3 or 2e-3.",
@@ -99,8 +102,10 @@ function choice(values, names) {
 
 function setUpDrill(root) {
   drills += 1;
-  var named = root.getAttribute("data-drill-kinds") || "adjoint";
-  var kinds = (named === "all" ? Object.keys(KINDS) : named.split(/\s+/)).filter(function (k) { return KINDS[k]; });
+  var chapter = root.getAttribute("data-drill-chapter") || CHAPTER;
+  var kinds = Object.keys(KINDS).filter(function (k) {
+    return root.getAttribute("data-drill-kinds") === "all" || KINDS[k].chapter === chapter;
+  });
   if (!kinds.length) return;
   var title = "Drill: " + (root.getAttribute("data-drill-title") || "practice");
   root.textContent = "";
