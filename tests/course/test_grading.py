@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from chainrule_course.exercises import answers, calling
-from chainrule_course.grading import apart, grade, runner, scoring
+from chainrule_course.grading import apart, grade, runner, scoring, wire
 
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 leaves = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | floats | st.text(max_size=5) | st.just(...)
@@ -642,27 +642,32 @@ def test_an_answer_in_the_sandbox_is_not_root_on_the_host_and_sees_no_site_packa
 
 
 def test_the_sandbox_shows_what_is_allowed_from_a_conda_style_site_packages(tmp_path, monkeypatch):
-    """A conda-style Python keeps its packages under its own prefix: the allowed package and the runner
-    shown from its site-packages are there in the sandbox, and only they (an empty folder was mounted
-    over them, and every answer exited 2)."""
+    """A conda-style Python keeps its packages under its own prefix: the allowed package and the runner's
+    files shown from its site-packages are there in the sandbox, and only they (an empty folder was
+    mounted over them, and every answer exited 2): the runner answers, and the grader's module beside
+    its files is not there."""
     from chainrule_course.grading import sandbox
 
     packages = tmp_path / "conda" / "lib" / "python3.11" / "site-packages"
+    grading = packages / "grader" / "grading"
     for name in ("allowed/deep", "grader/grading", "secret"):
         (packages / name).mkdir(parents=True)
     (packages / "allowed" / "deep" / "kept.py").write_text("")
-    (packages / "grader" / "grading" / "runner.py").write_text("print('runner here')\n")
+    for path in apart.RUNNER_FILES:
+        shutil.copyfile(path, grading / path.name)
+    (grading / "scoring.py").write_text("KEY = 'the answer key'\n")  # beside the runner, never shown
     subprocess.run(["chmod", "-R", "a+rX", str(tmp_path)], check=True)
     monkeypatch.setattr(sys, "base_prefix", str(tmp_path / "conda"))
     sandbox.hidden_packages.cache_clear()
-    shown = [packages / "allowed", packages / "grader" / "grading" / "runner.py"]
-    probe = f"import os, runpy; print(sorted(os.listdir({str(packages)!r})), os.listdir({str(shown[0] / 'deep')!r}))"
-    probe += f"; runpy.run_path({str(shown[1])!r})"
-    command = sandbox.answer_command(shown, ["/usr/bin/python3", "-I", "-S", "-c", probe])
-    run = subprocess.run(command, capture_output=True, text=True)
+    shown = [packages / "allowed", *(grading / path.name for path in apart.RUNNER_FILES)]
+    folders = [str(packages), str(shown[0] / "deep"), str(grading)]
+    cell = f"import os\n\ndef f(x):\n    return [sorted(os.listdir(p)) for p in {folders!r}]\n"
+    runner_copy = ["/usr/bin/python3", "-I", "-S", str(grading / "runner.py")]
+    run = _protocol(sandbox.answer_command(shown, runner_copy), cell)
     sandbox.hidden_packages.cache_clear()
     assert run.returncode == 0, run.stderr[-500:]
-    assert run.stdout.splitlines() == ["['allowed', 'grader'] ['kept.py']", "runner here"]
+    reply = json.loads(run.stdout.splitlines()[-1])
+    assert wire.decode(reply["result"]) == [["allowed", "grader"], ["kept.py"], ["runner.py", "wire.py"]], reply
 
 
 def _runner_pid(answer) -> int:
@@ -907,10 +912,77 @@ def test_gradescope_s_report_gives_the_reasons_for_review_that_make_grade_gives(
     )
 
 
+def _module_imports(tree):
+    """The imports of a module's own body (those of an ``if`` at its top included), not its functions'."""
+    import ast
+
+    found, statements = [], list(tree.body)
+    while statements:
+        node = statements.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        elif isinstance(node, ast.If):
+            statements += [*node.body, *node.orelse]
+    return found
+
+
 def test_the_runner_needs_only_the_standard_library():
-    """The runner starts as ``python -I -S``: it imports nothing of chainrule's, nor numpy."""
-    source = Path(runner.__file__).read_text()
-    assert "from chainrule" not in source and "from ." not in source and "\nimport numpy" not in source
+    """The runner starts as ``python -I -S``: its files import nothing of chainrule's, nor numpy, and of its
+    own package only each other (the runner its wire module, which it loads from its path as a script)."""
+    import ast
+
+    own = {path.stem for path in apart.RUNNER_FILES}
+    assert [path.name for path in apart.RUNNER_FILES] == ["runner.py", "wire.py"]
+    for path in apart.RUNNER_FILES:
+        source = path.read_text(encoding="utf-8")
+        assert "from chainrule" not in source and "\nimport numpy" not in source, path.name
+        for node in _module_imports(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                assert node.level == 1 and not node.module and {a.name for a in node.names} <= own, path.name
+            else:
+                tops = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+                assert {top.partition(".")[0] for top in tops} <= runner.STANDARD, (path.name, tops)
+
+
+def _protocol(command: list[str], cell: str = "import sys\n\ndef f(x):\n    return [x * 2, (x,), sys.path]\n"):
+    """``command`` (a runner) sent ``cell``, then the call ``f(21)``, as the runner's docstring says."""
+    lines = [{"source": cell, "nonce": "cell"}, {"name": "f", "key": apart.key((21,), {}), "nonce": "call"}]
+    given = "".join(json.dumps(line) + "\n" for line in lines)
+    return subprocess.run(command, input=given, capture_output=True, text=True, timeout=60)
+
+
+def test_the_runner_runs_as_a_script_from_its_copies_and_needs_its_wire_module_beside_it():
+    """The Gradescope path: :class:`~chainrule_course.grading.permissions.Copies` copies the runner's files, and
+    ``python -I -S <copies>/runner.py`` answers from a folder that holds only them (its folder kept off
+    sys.path, so nothing beside it is importable); an Answer given the copies runs the copy. A runner
+    without wire.py beside it does not start, and a bubblewrap sandbox is shown every file of the runner."""
+    from chainrule_course.grading import permissions
+
+    copies = permissions.Copies()
+    try:
+        assert sorted(path.name for path in copies.folder.iterdir()) == sorted(p.name for p in apart.RUNNER_FILES)
+        run = _protocol(apart.python_command(os.path.realpath(sys.executable), copies.runner))
+        assert run.returncode == 0, run.stderr[-2000:]
+        ready, reply = (json.loads(line) for line in run.stdout.splitlines())
+        assert ready == {"ready": True, "values": {}, "nonce": "cell"}
+        assert reply["nonce"] == "call", reply
+        doubled, tupled, path = wire.decode(reply["result"])
+        assert doubled == 42 and tupled == (21,)
+        assert str(copies.folder) not in path and str(apart.RUNNER.parent) not in path, path
+        answer = apart.Answer("def f(x):\n    return x + 1\n", apart.AnswerRule(()), copies=copies)
+        try:
+            assert answer.command[-1] == str(copies.runner)
+            assert apart.result_of("f", answer.call("f", apart.key((1,), {}))) == 2
+        finally:
+            answer.close()
+        (copies.folder / "wire.py").unlink()
+        alone = _protocol(apart.python_command(os.path.realpath(sys.executable), copies.runner))
+        assert alone.returncode != 0 and alone.stdout == "" and "wire.py" in alone.stderr, alone
+    finally:
+        copies.remove()
+    shown: list[Path] = []
+    apart.Answer("x = 1\n", apart.AnswerRule(()), sandbox=lambda paths, command: shown.extend(paths) or command).close()
+    assert set(apart.RUNNER_FILES) <= set(shown), shown
 
 
 def test_the_notebook_check_fails_when_the_grader_would_run_a_later_draft(tmp_path, monkeypatch):

@@ -19,7 +19,7 @@ from test_scalar_checks import as_cell
 from chainrule.rules import RULES
 from chainrule.tensor import Tensor
 from chainrule_course.exercises import answers, feedback, row_checks
-from chainrule_course.grading import apart, runner, scoring
+from chainrule_course.grading import apart, scoring, wire
 
 NAMES = ("softplus_forward", "softplus_vjp", "softplus_row")
 RIGHT = SOFTPLUS_RIGHT
@@ -65,12 +65,12 @@ def test_the_checks_references_are_pytorchs():
 
 def test_a_tensor_and_a_namespace_cross_to_an_answer_and_back():
     node = types.SimpleNamespace(args=(2,), input_shapes=((3,),), needs_input_grad=(True,))
-    data = json.loads(json.dumps(runner.encode([Tensor(np.arange(3.0)), node, (None,)])))
-    tensor, back, slots = runner.decode(data)
+    data = json.loads(json.dumps(wire.encode([Tensor(np.arange(3.0)), node, (None,)])))
+    tensor, back, slots = wire.decode(data)
     assert isinstance(tensor, Tensor) and tensor.data.tolist() == [0.0, 1.0, 2.0]
     assert back == node and slots == (None,)
-    with pytest.raises(runner.Unreadable, match="without an array"):
-        runner.decode({"t": "tensor", "v": [1, 2]})
+    with pytest.raises(wire.Unreadable, match="without an array"):
+        wire.decode({"t": "tensor", "v": [1, 2]})
 
 
 @pytest.mark.parametrize("cell", [RIGHT, FROM_OUTPUT], ids=["reads A", "reads C"])

@@ -8,8 +8,12 @@ The modules, in order: each imports only the engine and modules above it in this
 
 **The untrusted side** -- the student's code runs here, and nothing else of ours:
 
+* ``wire`` -- the values sent between the grader and an answer's process, as JSON: encoded and decoded
+  as data, never an object of the answer's (standard library only; the runner loads it from beside
+  itself)
 * ``runner`` -- the answer runner: one answer cell run alone, only the allowed modules importable,
-  its results encoded as data (standard library only; started as ``python -I -S runner.py``)
+  its results encoded as data with ``wire`` (standard library only; started as
+  ``python -I -S runner.py``, with ``wire.py`` beside it)
 * ``observing`` -- what an answer does while it is called: the ways to differentiate without a
   derivation, seen by behaviour (standard library only; the runner runs it from its text)
 

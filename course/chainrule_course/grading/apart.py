@@ -2,7 +2,7 @@
 
 The notebook's check and the grader both call an answer through :class:`Answer`, so a notebook
 "right" is a graded "right": the same cell, the same modules, the same encoder
-(:mod:`chainrule_course.grading.runner`), the same messages (:func:`failure`). The grader adds its
+(:mod:`chainrule_course.grading.wire`), the same messages (:func:`failure`). The grader adds its
 sandbox around the process (``command``); a notebook runs it as a plain subprocess; where no
 process can be started (the web page's Python), the cell runs in a namespace of its own with
 the same import rule (:class:`InProcess`).
@@ -22,13 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from . import runner
+from . import runner, wire
 from .cells import answer_code, as_python, carried, top_level  # noqa: F401 - the check and the grader read cells so
 
 if TYPE_CHECKING:  # imported where a process starts: the web page's Python has none
     import subprocess
 
+#: The script an answer's process runs (:func:`python_command`).
 RUNNER = Path(runner.__file__)
+#: Every file of the runner: the script and what it loads from beside itself (the values sent to and from it,
+#: as JSON). Wherever the runner is shown to a sandbox or copied for one, all of them go.
+RUNNER_FILES = (RUNNER, Path(wire.__file__))
 #: What the answer's process runs, from its text, to see what the answer does (``did``: observing.py's list).
 OBSERVER = Path(__file__).with_name("observing.py")
 TIME_LIMIT = 10.0  # seconds a call may take (and a cell, to define its answer)
@@ -109,7 +113,7 @@ def package_folders(name: str) -> list[Path]:
 
 def key(args: tuple, kwargs: dict) -> str:
     """The inputs of one call, as the text both sides compare."""
-    return json.dumps([runner.encode(list(args)), runner.encode(kwargs)], sort_keys=True)
+    return json.dumps([wire.encode(list(args)), wire.encode(kwargs)], sort_keys=True)
 
 
 def result_of(name: str, entry: dict, elsewhere: dict | None = None):
@@ -117,13 +121,13 @@ def result_of(name: str, entry: dict, elsewhere: dict | None = None):
     if "error" in entry:
         raise failure(name, entry["error"], elsewhere or {})
     if "result" not in entry:
-        raise runner.Unreadable(f"{name} did not return (its process stopped)")
+        raise wire.Unreadable(f"{name} did not return (its process stopped)")
     changed = entry.get("changed")
     if isinstance(changed, list) and changed and all(type(i) is int and i >= 0 for i in changed):
         rounded = entry.get("rounded")
         rounded = [i for i in rounded if type(i) is int and i in changed] if isinstance(rounded, list) else []
         raise ChangedInPlace(changed, rounded)
-    return runner.decode(entry["result"])
+    return wire.decode(entry["result"])
 
 
 def failure(name: str, error, elsewhere: dict) -> BaseException:
@@ -133,7 +137,7 @@ def failure(name: str, error, elsewhere: dict) -> BaseException:
     comes from (None for the notebook's own): a name the cell misses is one of them.
     """
     if not isinstance(error, dict):
-        return runner.Unreadable("an error record that is not a dict")
+        return wire.Unreadable("an error record that is not a dict")
     kind, message = str(error.get("type", "Exception")), str(error.get("message", ""))
     if kind == "NotAllowed":
         return Refused(message[:1].upper() + message[1:], NOT_ALLOWED)
@@ -192,12 +196,13 @@ class Answer:
     """One answer cell in a process of its own: :meth:`call` sends it a call and waits for the reply.
 
     The process is :func:`python_command`; ``sandbox(shown, command)``, the grader's, wraps it in a
-    sandbox that shows only the folders ``shown`` (the allowed modules and the runner) besides the
-    system and the standard library. ``popen`` holds more arguments for :class:`subprocess.Popen`, and
-    under ``launcher`` a command put before the process's, which sets the grader's limits on it and
-    then runs it (:mod:`chainrule_course.grading.launch`). ``limit`` is each call's time, in seconds.
-    ``copies`` (a :class:`chainrule_course.grading.permissions.Copies`) gives the runner and the allowed
-    packages from a folder of their own, where the installed ones are hidden from the answer.
+    sandbox that shows only the paths ``shown`` (the answer's folder, the allowed modules' folders and
+    :data:`RUNNER_FILES`) besides the system and the standard library. ``popen`` holds more arguments
+    for :class:`subprocess.Popen`, and under ``launcher`` a command put before the process's, which
+    sets the grader's limits on it and then runs it (:mod:`chainrule_course.grading.launch`). ``limit``
+    is each call's time, in seconds.
+    ``copies`` (a :class:`chainrule_course.grading.permissions.Copies`) gives the runner's files and the
+    allowed packages from a folder of their own, where the installed ones are hidden from the answer.
     """
 
     def __init__(
@@ -213,7 +218,8 @@ class Answer:
         self.paths = rule.paths(Path(self._folder.name), folders)
         self.command = python_command(runner=copies.runner if copies is not None else RUNNER)
         if sandbox is not None:
-            shown = [Path(self._folder.name), RUNNER, *(f for name in rule.allowed for f in package_folders(name))]
+            allowed = (f for name in rule.allowed for f in package_folders(name))
+            shown = [Path(self._folder.name), *RUNNER_FILES, *allowed]
             self.command = sandbox(shown, python_command(os.path.realpath(sys.executable)))
         # Its pipes carry bytes; typed Popen[Any] only because mypy reads start()'s **popen as asking for text.
         self.process: subprocess.Popen | None = None

@@ -18,7 +18,7 @@ None of these holds by construction (the answer runs in the process it could cha
 costs points: the grader puts the notebook up for review, with the reason
 (:data:`chainrule_course.grading.review.DID`), which the notebook's check shows too. This file uses only
 the standard library: the answer's process runs it from its text (:mod:`chainrule_course.grading.runner`,
-which imports nothing of the course), as ``observer``: the runner's trace function calls
+which imports nothing of the course but its wire module), as ``observer``: the runner's trace function calls
 :meth:`Watch.call` for each of the answer's Python calls, and the answer's ``import math`` and
 ``import cmath`` give :func:`importer`'s copies, whose functions note their arguments.
 """

@@ -11,7 +11,7 @@ namespaces bubblewrap makes, so there an answer cannot be given a filesystem of 
   the submission) and every folder of the machine it has no need of (:func:`elsewhere`) are
   made readable by root alone (mode 0700) while answers run, and given back their modes
   afterwards: an answer finds only the standard library, and the copies of the allowed
-  packages and of the runner in a folder of their own (:class:`Copies`);
+  packages and of the runner's files in a folder of their own (:class:`Copies`);
 - limits per process (CPU, memory, file size, no core) and on the user's processes
   (``RLIMIT_NPROC``); a network namespace of its own where the kernel allows one (as root
   with ``CAP_SYS_ADMIN``, or a user namespace), else the network stays open
@@ -86,14 +86,16 @@ def elsewhere() -> list[Path]:
 
 
 class Copies:
-    """A folder every user may read, of the runner and of the packages an exercise allows, copied once."""
+    """A folder every user may read, of the runner's files (:data:`chainrule_course.grading.apart.RUNNER_FILES`)
+    and of the packages an exercise allows, copied once; :attr:`runner` is the script to run."""
 
     def __init__(self):
         self.folder = Path(tempfile.mkdtemp(prefix="chainrule-allowed-"))
         self.folder.chmod(0o755)
-        self.runner = self.folder / "runner.py"
-        shutil.copyfile(apart.RUNNER, self.runner)
-        self.runner.chmod(0o644)
+        for path in apart.RUNNER_FILES:  # the script and the module it loads from beside itself
+            shutil.copyfile(path, self.folder / path.name)
+            (self.folder / path.name).chmod(0o644)
+        self.runner = self.folder / apart.RUNNER.name
         self._copied: dict[str, list[Path]] = {}
 
     def package_folders(self, name: str) -> list[Path]:

@@ -1,10 +1,13 @@
 """The answer runner: one answer cell, run apart, where only what its exercise allows exists.
 
-This file is the untrusted side of grading. It imports nothing but the standard library, so
-that it runs as ``python -I -S runner.py``: isolated (no environment variables, no user site)
-and without ``site`` (no site-packages), on a path made of the standard library and the
-folders of the modules the exercise allows (:mod:`chainrule_course.grading.apart` builds it). The
-notebook's check and the grader start it the same way; the grader adds a sandbox around it.
+This file is the untrusted side of grading, with :mod:`chainrule_course.grading.wire` (the values
+sent to and from it, as JSON), which it loads from beside itself. Both import nothing but the
+standard library, so that it runs as ``python -I -S runner.py``: isolated (no environment
+variables, no user site, not its own folder) and without ``site`` (no site-packages), on a path
+made of the standard library and the folders of the modules the exercise allows
+(:mod:`chainrule_course.grading.apart` builds it). The notebook's check and the grader start it
+the same way; the grader adds a sandbox around it, and shows it both files
+(:data:`chainrule_course.grading.apart.RUNNER_FILES`).
 
 The protocol is one JSON document per line:
 
@@ -15,8 +18,9 @@ The protocol is one JSON document per line:
 2. it runs the cell in a fresh namespace and says ``ready``, with the encoded ``values``, or the
    ``error`` the cell raised;
 3. only then is it sent the calls, one at a time (``name``, ``key``: the encoded arguments); for
-   each it answers ``result`` (encoded: :func:`encode`) or ``error``, ``changed`` (the
-   positions of the arguments the answer changed in place) and ``did`` (what the observer saw).
+   each it answers ``result`` (encoded: :func:`chainrule_course.grading.wire.encode`) or ``error``,
+   ``changed`` (the positions of the arguments the answer changed in place) and ``did`` (what the
+   observer saw).
 
 Each reply carries what the answer printed (``printed``, its first :data:`PRINT_LIMIT` characters,
 and how many more were ``cut``), in a process of its own and in the web page's Python alike.
@@ -44,194 +48,33 @@ import os
 import sys
 import traceback
 
-MAX_DEPTH = 20
-ANSWER_LIMIT = 1_000_000  # numbers in one result: a larger one fails that call alone
+# encode, decode and Unreadable (the values sent between the grader and this process, as JSON) live in
+# wire.py, beside this file. Imported as a module of its package (by apart, and in the web page's
+# Python), the runner takes it from the package. Run as a script (python -I -S runner.py), this file's
+# folder is not on sys.path, and it is not put there: that would let an answer import, or read by name,
+# whatever lies beside the runner (the grader's other modules, where it runs from the installed
+# package). So wire.py is loaded from its path alone, and the grader ships and shows the two files
+# together (apart.RUNNER_FILES).
+if __package__:
+    from . import wire
+else:
+    import importlib.util
+
+    _path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wire.py")
+    _spec = importlib.util.spec_from_file_location("wire", _path)
+    if _spec is None or _spec.loader is None:
+        raise ImportError(f"the runner cannot load {_path}")
+    wire = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(wire)  # FileNotFoundError, naming wire.py, where it was not shipped
+
 RECURSION_LIMIT = 1000  # Python's default
 PRINT_LIMIT = 2000  # characters of what an answer prints that a reply carries
 STANDARD = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
 OBSERVER = "<observer>"  # the file name of the grader's observer (``observer``: what it sends of observing.py)
 
 
-class Unreadable(ValueError):
-    """A value that :func:`decode` cannot read, or an answer of a type that cannot be carried."""
-
-
 class NotAllowed(ImportError):
     """An import that the exercise does not allow."""
-
-
-# --------------------------------------------------------------------------- values as JSON
-
-
-def encode(value, depth: int = 0, count: list | None = None):
-    """``value`` as JSON data that :func:`decode` turns back into an equal value.
-
-    Numbers, strings, lists, tuples, dicts and numpy arrays keep their kind (arrays their dtype
-    and shape), and so do a chainrule Tensor (its array) and a ``types.SimpleNamespace`` (its
-    fields): what a rule of the tensor engine is called with. What a check reads as a sequence
-    becomes a list: a deque, a dict's keys or values, a range, a generator. A Fraction or a
-    Decimal becomes a float, a subclass of int or float its plain value, read without calling
-    the subclass's methods. Anything else becomes a marker naming its type, so that a check
-    says "it returned a Value" rather than crash. Only this process runs the answer's objects:
-    what leaves it is data.
-    """
-    count = [0] if count is None else count
-    if depth > MAX_DEPTH:
-        raise Unreadable(f"a value nested more than {MAX_DEPTH} deep")
-    count[0] += 1
-    if count[0] > ANSWER_LIMIT:
-        raise Unreadable(f"more than {ANSWER_LIMIT:,} numbers")
-    if value is None or type(value) in (bool, str, int, float):
-        return value
-    if value is Ellipsis:
-        return {"t": "ellipsis"}
-    if type(value).__name__ == "SimpleNamespace" and type(value).__module__ == "types":
-        return {"t": "namespace", "v": encode(dict(vars(value)), depth + 1, count)}
-    if isinstance(value, bool):
-        return bool.__bool__(value)
-    if isinstance(value, int):
-        return int.__int__(value)
-    if isinstance(value, float):
-        return float.__float__(value)
-    if isinstance(value, (list, tuple)):
-        kind = "tuple" if isinstance(value, tuple) else "list"
-        return {"t": kind, "v": [encode(item, depth + 1, count) for item in list.__iter__(list(value))]}
-    if isinstance(value, dict):
-        items = dict.items(value)
-        return {"t": "dict", "v": [[encode(k, depth + 1, count), encode(v, depth + 1, count)] for k, v in items]}
-    numbers = _numbers(value, count)
-    if numbers is not None:
-        return numbers
-    if _sequence(value):
-        encoded = []
-        for item in value:
-            encoded.append(encode(item, depth + 1, count))
-        return {"t": "list", "v": encoded}
-    return {"t": "other", "type": type(value).__name__[:60]}
-
-
-def _numbers(value, count: list):
-    """``value`` encoded when it is a number of the standard library's or numpy's, else None."""
-    import decimal
-    import fractions
-
-    if type(value) in (fractions.Fraction, decimal.Decimal):
-        return float(value)
-    numpy = sys.modules.get("numpy")
-    if numpy is None:
-        return None
-    if type(value).__name__ == "Tensor" and isinstance(getattr(value, "data", None), numpy.ndarray):
-        array = _numbers(value.data, count)  # a chainrule Tensor: its array, read back as a Tensor
-        return None if array is None else {"t": "tensor", "v": array}
-    if type(value) is numpy.ndarray and value.dtype.kind in "biuf":
-        count[0] += value.size
-        if count[0] > ANSWER_LIMIT:
-            raise Unreadable(f"more than {ANSWER_LIMIT:,} numbers")
-        return {"t": "array", "dtype": value.dtype.str, "shape": list(value.shape), "v": value.ravel().tolist()}
-    if isinstance(value, numpy.generic) and value.dtype.kind in "biuf":
-        return {"t": "scalar", "dtype": value.dtype.str, "v": value.item()}
-    return None
-
-
-def _sequence(value) -> bool:
-    """Whether a check reads ``value`` as the sequence of its items."""
-    import collections
-    import types
-
-    views: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))
-    return isinstance(value, (collections.deque, range, types.GeneratorType, *views)) or type(value).__name__ in (
-        "map",
-        "filter",
-        "zip",
-        "reversed",
-        "list_reverseiterator",
-        "list_iterator",
-        "tuple_iterator",
-        "enumerate",
-    )
-
-
-def decode(data, depth: int = 0):
-    """The value that :func:`encode` wrote; :class:`Unreadable` for anything else."""
-    if depth > MAX_DEPTH:
-        raise Unreadable(f"a value nested more than {MAX_DEPTH} deep")
-    if data is None or isinstance(data, (bool, int, float, str)):
-        return data
-    if not isinstance(data, dict) or not isinstance(data.get("t"), str):
-        raise Unreadable(f"an encoded value of type {type(data).__name__}")
-    kind = data["t"]
-    if kind == "ellipsis":
-        return Ellipsis
-    if kind in ("list", "tuple"):
-        items = [decode(item, depth + 1) for item in _list(data.get("v"))]
-        return items if kind == "list" else tuple(items)
-    if kind == "dict":
-        pairs = [_list(pair) for pair in _list(data.get("v"))]
-        if any(len(pair) != 2 for pair in pairs):
-            raise Unreadable("a dict entry that is not a pair")
-        return {_hashable(decode(k, depth + 1)): decode(v, depth + 1) for k, v in pairs}
-    if kind in ("array", "scalar"):
-        return _array(data, kind)
-    if kind == "tensor":
-        return _tensor(data.get("v"))
-    if kind == "namespace":
-        import types
-
-        fields = decode(data.get("v"), depth + 1)
-        if not isinstance(fields, dict) or not all(isinstance(k, str) for k in fields):
-            raise Unreadable("a namespace whose fields are not named")
-        return types.SimpleNamespace(**fields)
-    if kind == "other":
-        name = str(data.get("type", "object"))
-        return type(name if name.isidentifier() else "object", (), {"__repr__": lambda self: f"<{name}>"})()
-    raise Unreadable(f"an encoded value of kind {kind!r}")
-
-
-def _list(data) -> list:
-    if not isinstance(data, list):
-        raise Unreadable(f"expected a list, found {type(data).__name__}")
-    return data
-
-
-def _hashable(key):
-    try:
-        hash(key)
-    except TypeError:
-        raise Unreadable("a dict key that is not hashable") from None
-    return key
-
-
-def _tensor(data):
-    """A chainrule Tensor around the array ``data``, where chainrule is loaded; elsewhere the array.
-
-    A check hands a rule of the tensor engine its Tensors (an exercise that allows chainrule),
-    and the rule's gradients come back as Tensors."""
-    if not isinstance(data, dict) or data.get("t") != "array":
-        raise Unreadable("a tensor without an array")
-    array = _array(data, "array")
-    if "chainrule" not in sys.modules:
-        return array
-    import importlib
-
-    return importlib.import_module("chainrule.tensor").Tensor(array)
-
-
-def _array(data: dict, kind: str):
-    import numpy as np
-
-    try:
-        dtype = np.dtype(data["dtype"])
-    except (KeyError, TypeError):
-        raise Unreadable("an array without a valid dtype") from None
-    if dtype.kind not in "biuf":
-        raise Unreadable(f"an array of dtype {dtype}")
-    if kind == "scalar":
-        return dtype.type(data.get("v"))
-    shape = tuple(_list(data.get("shape")))
-    values = _list(data.get("v"))
-    if not all(type(n) is int and n >= 0 for n in shape) or math.prod(shape) != len(values):
-        raise Unreadable(f"an array whose shape {shape} does not hold its {len(values)} entries")
-    return np.array(values, dtype=dtype).reshape(shape)
 
 
 # --------------------------------------------------------------------------- what an answer may import
@@ -351,8 +194,8 @@ def _define(answer: dict, namespace: dict) -> dict:
     for name in answer.get("values", []):
         if name in namespace:
             try:
-                values[name] = encode(namespace[name])
-            except Unreadable as error:
+                values[name] = wire.encode(namespace[name])
+            except wire.Unreadable as error:
                 values[name] = {"t": "other", "type": f"value with {error}"[:60]}
     return {"ready": True, "values": values}
 
@@ -460,10 +303,10 @@ def call(function, key: str, filename: str, watch=None) -> dict:
     """One call of the answer on the encoded arguments ``key``: what it returned or raised, what it changed, and
     what the observer's ``watch`` saw it do."""
     try:
-        args, kwargs = (decode(part) for part in json.loads(key))
+        args, kwargs = (wire.decode(part) for part in json.loads(key))
     except Exception as error:  # noqa: BLE001 - inputs this process cannot read (numpy not allowed, say)
         return {"error": {"type": "Unreadable", "message": str(error)[:300], "where": ""}}
-    before = [encode(argument) for argument in args]
+    before = [wire.encode(argument) for argument in args]
     given = copy.deepcopy(args)
     with _kept_limit(watch) as (kept, depth), _printed() as printed:
         entry = _called(function, given, kwargs, filename)
@@ -484,8 +327,8 @@ def _called(function, given: list, kwargs: dict, filename: str) -> dict:
         entry = {"error": described(error, filename)}
     else:
         try:
-            entry = {"result": encode(result)}
-        except Unreadable as error:
+            entry = {"result": wire.encode(result)}
+        except wire.Unreadable as error:
             kind = "AnswerTooLarge" if "numbers" in str(error) else "Unreadable"
             entry = {"error": {"type": kind, "message": f"returned {error}", "where": ""}}
         except BaseException as error:  # noqa: BLE001 - a generator that raised while it was read
@@ -495,7 +338,7 @@ def _called(function, given: list, kwargs: dict, filename: str) -> dict:
 
 def _encoded(value):
     try:
-        return encode(value)
+        return wire.encode(value)
     except Exception:  # noqa: BLE001 - an argument the answer replaced by something unreadable
         return None
 

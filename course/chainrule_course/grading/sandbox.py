@@ -7,9 +7,9 @@ CPU, memory and file-size limits per process, at most :data:`SUBMISSION_TASKS` p
 that user (``RLIMIT_NPROC``, on any host) and, where cgroups v1 can be written, a memory cap
 for the whole submission (:class:`Group`). It sees the system's programs and libraries, a
 few files of /etc, the standard library of the Python it runs with, the allowed modules'
-folders and the runner, all read-only; no site-packages or dist-packages anywhere in what it
-sees (:func:`hidden_packages` walks it), no venv, no grader's code, home folder or other
-submission. It writes only to two tmpfs of its own, /tmp and :data:`SCRATCH`, each of
+folders and the runner's files, all read-only; no site-packages or dist-packages anywhere in
+what it sees (:func:`hidden_packages` walks it), no venv, no grader's code, home folder or
+other submission. It writes only to two tmpfs of its own, /tmp and :data:`SCRATCH`, each of
 :data:`SCRATCH_LIMIT` bytes. Its environment holds none of the grader's variables.
 """
 
@@ -87,7 +87,7 @@ def _answer_mounts(shown: list[Path]) -> list[str]:
     """bubblewrap's mounts for an answer: the system, a few files of /etc, the base Python and ``shown``,
     read-only, with every site-packages hidden but what of it is ``shown``.
 
-    The order matters where the allowed packages and the runner live in a hidden folder, as in a
+    The order matters where the allowed packages and the runner's files live in a hidden folder, as in a
     conda-style Python (``<prefix>/lib/python3.11/site-packages/numpy``) or Debian's
     (``/usr/lib/python3/dist-packages``): first the whole prefix, then an empty tmpfs over each
     site-packages, then each folder shown, bound into that tmpfs."""
@@ -126,8 +126,8 @@ def _within(path: str, folder: str) -> bool:
 
 def answer_command(shown: list[Path], command: list[str], uid: int = NOBODY) -> list[str]:
     """``command`` (an answer's runner) in a sandbox that shows the system, the base Python's standard library
-    and ``shown`` (the allowed modules' folders and the runner), read-only; no site-packages, no network, no
-    venv, no grader's code; as user ``uid`` with no capabilities."""
+    and ``shown`` (the allowed modules' folders and the runner's files), read-only; no site-packages, no
+    network, no venv, no grader's code; as user ``uid`` with no capabilities."""
     args = _answer_mounts(shown)
     drop = [SETPRIV, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
     drop += ["--bounding-set=-all", "--no-new-privs"]

@@ -45,12 +45,12 @@ import io
 import itertools
 import math
 
-from . import apart, contract, runner
+from . import apart, contract, wire
 from .review import DID as DID  # the words of what an answer was seen doing, for the grader and the check
 from .review import seen_doing as seen_doing
 
-Unreadable = runner.Unreadable
-encode, decode, key = runner.encode, runner.decode, apart.key
+Unreadable = wire.Unreadable
+encode, decode, key = wire.encode, wire.decode, apart.key
 
 
 def _parameters(source: str) -> list[str]:
