@@ -14,6 +14,10 @@ each is typed, in the directive's body, an entry per assignment that may run ove
 
 An assignment without an entry, or an entry that names no assignment, is a warning, which fails
 the build: a chapter given exercises with checks shows up here, or the book does not build.
+
+The chapters are read from the book's folder, or from ``assignments_root``: the student site is
+built in a copy whose chapters are notebooks without their solutions and checks, and its table is
+the book's.
 """
 
 from __future__ import annotations
@@ -70,7 +74,7 @@ class AssignmentsTable(SphinxDirective):
     has_content = True
 
     def run(self):
-        root = Path(self.env.srcdir)
+        root = Path(self.config.assignments_root or self.env.srcdir)
         chapters = outline(root)
         for path in [root / "_toc.yml", *(root / f"{chapter.chapter}.md" for chapter in chapters)]:
             self.env.note_dependency(str(path))  # the page is read again when a chapter changes
@@ -82,4 +86,5 @@ class AssignmentsTable(SphinxDirective):
 
 def setup(app: Sphinx) -> dict:
     app.add_directive("assignments-table", AssignmentsTable)
+    app.add_config_value("assignments_root", "", "env")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

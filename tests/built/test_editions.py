@@ -870,3 +870,15 @@ def test_student_site_shows_the_books_outputs(numbered: str, book_html: Path, st
     expected = [output.get_text() for output in full.select(".cell_output")]
     assert expected, f"{numbered} shows no output in the book: the check would pass on anything"
     assert [output.get_text() for output in page(student_html, numbered).select(".cell_output")] == expected
+
+
+def test_the_student_site_s_instructors_page_has_the_book_s_table(book_html: Path, student_html: Path):
+    """The student site's chapters are notebooks without their checks; its instructors' table is still
+    made from the book's chapters (``assignments_root``), row for row the site's."""
+
+    def table(site: Path) -> str:
+        page = (site / "chapters" / "instructors.html").read_text(encoding="utf-8")
+        return re.sub(r'href="[^"]*"', "", page[page.index("<table") : page.index("</table>")])
+
+    book, student = table(book_html), table(student_html)
+    assert book == student and book.count("<tr") >= 11 and 'class="pre">ex2_2</span>' in book

@@ -106,6 +106,7 @@ def write_student_book(out: Path, root: Path = ROOT, executed: Path = EXECUTED) 
     config["repository"]["path_to_book"] = STUDENT_FOLDER
     config["sphinx"].setdefault("config", {})["notebook_links_root"] = str(root)
     config["sphinx"]["config"]["live_code_root"] = str(root)  # node_modules and src/ are there
+    config["sphinx"]["config"]["assignments_root"] = str(root)  # the instructors' table: the book's chapters
     config["execute"]["execute_notebooks"] = "off"  # the cells keep the book build's outputs
     config["sphinx"]["extra_extensions"].remove("_ext.edition_numbers")  # the editions take the book's numbers
     # The chapters are .ipynb pages here; no .md of theirs is copied.
