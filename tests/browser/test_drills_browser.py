@@ -364,8 +364,8 @@ def the_progress_section(page, folder: Path) -> None:
     expect(page.locator("#ex-mlp-shape .cr-progress-mark")).to_have_text(" \u2713 done")
     # The chapter's own line, at its end: its drills' answers and its exercises done, from the same record.
     kept = record(page)
-    answers = sum(kept["drills"].get(kind, {}).get("attempts", 0) for kind in ("softmax", "decay"))
-    right = sum(kept["drills"].get(kind, {}).get("right", 0) for kind in ("softmax", "decay"))
+    answers = sum(kept["drills"].get(kind, {}).get("attempts", 0) for kind in CHAPTER_KINDS["mlp"])
+    right = sum(kept["drills"].get(kind, {}).get("right", 0) for kind in CHAPTER_KINDS["mlp"])
     mlp_exercises = sum(e["kind"] == "exercise" for e in numbers["chapters/mlp"].values())
     expect(page.locator(".cr-progress-line")).to_contain_text(
         f"{answers} drill answers, {right} right; 1 of {mlp_exercises} exercises done"

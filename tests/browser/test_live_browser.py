@@ -258,7 +258,8 @@ def notebook_message(answer: str, check: str) -> str:
 
 
 def answer_the_exercise(visit: LiveVisit, name: str):
-    (question,) = questions.questions_of(None, f"chapters/{name}", read_chapter(ROOT, f"chapters/{name}"))
+    # The page's first checked exercise, whose wrong answer WRONG_ANSWERS holds (a new one goes after it).
+    question = questions.questions_of(None, f"chapters/{name}", read_chapter(ROOT, f"chapters/{name}"))[0]
     page = visit.page
     editor = page.locator(f"#{question.label} ~ .cr-live-answer .cm-content").first
 
@@ -694,7 +695,7 @@ def test_every_exercise_answered_without_numpy_is_checked_in_its_page(live_page)
     visit = live_page(name, width=390)
     page = visit.page
     nothing_requested_early(visit)
-    (question,) = questions.questions_of(None, f"chapters/{name}", read_chapter(ROOT, f"chapters/{name}"))
+    question = questions.questions_of(None, f"chapters/{name}", read_chapter(ROOT, f"chapters/{name}"))[0]
     expect(page.locator(f"[data-live-hint={question.label}]")).to_contain_text("press \u201cAnswer in the page\u201d")
     page.get_by_role("button", name="Answer in the page").click()
     number = page.locator(f"#{question.label} .caption-number").first.text_content().split()[-1]

@@ -543,3 +543,34 @@ def test_the_python_check_can_fail():
         "chainrule_course.drills.page.show_steps does not exist",
         "chainrule_course.pages.live.run_solutions_cell does not exist",
     ]
+
+
+def unshipped(links: dict[str, dict], page_modules: list[str], package_files: list[str]) -> list[str]:
+    """The page modules imported by another that the build would not copy into the site
+    (``_ext/live_code.PACKAGE_FILES``) or name in the pages' import map (``PAGE_MODULES``)."""
+    problems = []
+    for importer, found in sorted(links.items()):
+        for entry in found["imports"]:
+            module = resolved(importer, entry["source"])
+            if module is None or not importer.startswith("course/chainrule_course/pages/"):
+                continue
+            name = posixpath.basename(module)
+            for listed, where in ((page_modules, "PAGE_MODULES"), (package_files, "PACKAGE_FILES")):
+                if name not in listed:
+                    problems.append(f"{importer} imports {name}, which _ext/live_code.py's {where} lacks")
+    return problems
+
+
+def test_every_page_module_imported_is_shipped_and_in_the_import_map():
+    """Without both, the import fails in the page (every drill dead) while make check and make book pass."""
+    from _ext import live_code
+
+    assert unshipped(page_links(), live_code.PAGE_MODULES, live_code.PACKAGE_FILES) == []
+    texts = page_scripts()  # planted: a new module imported by drill.js, not listed
+    texts["course/chainrule_course/pages/drill.js"] = (
+        'import { note } from "./drill_note.js";\nnote();\n' + texts["course/chainrule_course/pages/drill.js"]
+    )
+    assert unshipped(script_links(texts), live_code.PAGE_MODULES, live_code.PACKAGE_FILES) == [
+        "course/chainrule_course/pages/drill.js imports drill_note.js, which _ext/live_code.py's PAGE_MODULES lacks",
+        "course/chainrule_course/pages/drill.js imports drill_note.js, which _ext/live_code.py's PACKAGE_FILES lacks",
+    ]
