@@ -195,6 +195,11 @@ def live_env(app: Sphinx) -> _LiveEnvironment:
     return cast(_LiveEnvironment, app.env)
 
 
+def taught_kinds(pagename: str) -> list[str]:
+    """The drill kinds the page's chapter teaches, in the catalog's order (a kind names its chapter's page)."""
+    return [name for name, kind in catalog().items() if f"chapters/{kind['chapter']}" == pagename]
+
+
 def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
     """Give every page the import map, the site's and the progress module, the drill pages the drills' and
     the live pages Live code's (which import python.js, the page's one Python, and the rest)."""
@@ -209,9 +214,7 @@ def add_script(app: Sphinx, pagename: str, templatename: str, context: dict, doc
     attributes: dict[str, Any] = {"data-book": book, **progress_attributes(app, pagename)}
     app.add_js_file(f"{STATIC_FOLDER}/progress.js", type="module", **attributes)
     kinds = catalog()
-    if pagename == app.config.progress_page or any(
-        f"chapters/{kind['chapter']}" == pagename for kind in kinds.values()
-    ):
+    if pagename == app.config.progress_page or taught_kinds(pagename):
         app.add_css_file(f"{STATIC_FOLDER}/drill.css")
         attributes = {
             "data-wheels": live_env(app).live_code_wheels,
@@ -322,7 +325,7 @@ def chapter_attributes(app: Sphinx, pagename: str) -> dict:
         for element in numbers["numbered"].get(pagename, {}).values()
         if element["kind"] == "exercise" and "label" in element
     ]
-    drills = [name for name, kind in catalog().items() if f"chapters/{kind['chapter']}" == pagename]
+    drills = taught_kinds(pagename)
     if not exercises and not drills:
         return {}
     here = app.builder.get_target_uri(pagename)
