@@ -458,7 +458,8 @@ def test_an_edition_that_differs_only_in_glued_numbers_is_current(tmp_path: Path
 
 
 def test_converter_resolves_numbers_citations_and_links(tmp_path: Path):
-    body = """Intro {cite}`knuth1968art` and {cite:t}`knuth1968art`; see {ref}`chapter-one`.
+    body = """Intro {cite}`knuth1968art` and {cite:t}`knuth1968art`; see {ref}`chapter-one`,
+{numref}`chapter %s <chapter-one>`.
 
 $$
 a = b
@@ -511,6 +512,7 @@ secret_answer = 42
         "(one.ipynb) ([in Colab](https://colab.research.google.com/github/someone/course/blob/trunk/chapters/"
         "one.ipynb))" in text
     )
+    assert "see [One](one.ipynb) ([in Colab]" in text and ",\n[chapter 1](one.ipynb) ([in Colab]" in text
     assert "$$\n\\begin{equation*}\na = b\n\\tag{2.7}\n\\end{equation*}\n$$" in text
     assert "By (2.7) and Exercise 2.3." in text
     assert "> **Careful**" in text and "> Body *text*." in text
@@ -537,6 +539,7 @@ secret_answer = 42
         ("Ratio {glue:text}`two-missing:.2f`.\n", "no cell of the last book build glued 'two-missing'"),
         ("Ratio {glue:text}`two-name:.2f`.\n", "format '.2f' does not fit the value"),
         ("See {numref}`fig-nowhere`.\n", "names an unknown label"),
+        ("See {numref}`chapter-one`.\n", "needs a text with %s for the number"),
         ("See {cite}`nobody2020`.\n", "is not in references.bib"),
         # A bare $$ block would get a number in JupyterLab that the book does not show.
         ("$$\nx = 1\n$$\n", "an unlabelled $$ equation"),

@@ -90,3 +90,33 @@ def test_the_chapters_and_documents_type_no_exercise_number():
         "Exercise 6.2",
         "ex6_2",
     ]
+
+
+#: A chapter's number typed in prose ("chapter 7", "Chapters 9 to 11"), outside inline code, unless
+#: it is another book's chapter ("chapters 9 and 10 of {cite:t}`...`").
+TYPED_CHAPTER = re.compile(r"\b[Cc]hapters? (?>\d+(?:(?:, | and | to )\d+)*)(?!\s+of\s+\{cite)")
+#: A role with its text (kept: its text is prose) or inline code (dropped: it shows what a program prints).
+ROLE_OR_CODE = re.compile(r"(\{[\w:-]+\})?`[^`\n]*`")
+
+
+def typed_chapter_numbers(text: str) -> list[str]:
+    """The chapter numbers typed in a page: they are the table of contents' to give, written
+    {numref}`chapter %s <chapter-mlp>`, so that a chapter inserted before them renumbers them."""
+    return [
+        " ".join(found.split())
+        for found in TYPED_CHAPTER.findall(ROLE_OR_CODE.sub(lambda m: m[0] if m[1] else "", text))
+    ]
+
+
+def test_the_chapters_and_documents_type_no_chapter_number():
+    typed = {
+        path.relative_to(ROOT).as_posix(): found
+        for path in [*sorted((ROOT / "chapters").glob("*.md")), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+        if (found := typed_chapter_numbers(path.read_text(encoding="utf-8")))
+    }
+    assert not typed, f"write a chapter's number as {{numref}}`chapter %s <chapter-name>`: {typed}"
+    planted = "After chapter 6, {ref}`chapter 7 <x>`; Chapters 9 to\n11 and chapters 8, 13 and 14."
+    assert typed_chapter_numbers(planted) == ["chapter 6", "chapter 7", "Chapters 9", "chapters 8, 13 and 14"]
+    assert (
+        typed_chapter_numbers("{numref}`chapter %s <x>`, `Chapter 6: 2 of 3`, chapters 9 and 10\nof {cite:t}`g`") == []
+    )

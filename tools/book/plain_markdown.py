@@ -268,7 +268,11 @@ def convert_role(role: Token, context: Context, line: int) -> str:
         raise ConversionError(f"{where(context, line)}: {{{name}}}`{target}` names an unknown label")
     if name == "eq":
         return f"({found.number})"
-    if name == "numref":
+    if name == "numref" and found.kind == "chapter":  # {numref}`chapter %s <chapter-mlp>`: "chapter 6", a link
+        if not text or "%s" not in text:
+            raise ConversionError(f"{where(context, line)}: {{numref}}`{target}` needs a text with %s for the number")
+        text = text.replace("%s", book.chapter_number(found.chapter))
+    elif name == "numref":
         shown = {"figure": "Fig. {}", "exercise": "Exercise {}", "equation": "({})"}.get(found.kind)
         if shown is None:
             raise ConversionError(f"{where(context, line)}: {{numref}} to a {found.kind} is not supported")
