@@ -10,12 +10,13 @@ Three measurements, each small enough to print in a chapter:
 
 Flop conventions.  A flop is one addition or one multiplication; every op's count is a
 formula in the shapes, in its row of the rule table (:data:`chainrule.rules.RULES`, column
-``flops``; the formulas are in :mod:`chainrule.flops`):
+``flops``; the formulas, each with the ops it counts, are in :mod:`chainrule.flops`). The
+main ones:
 
 * ``A @ B`` with A of shape (m, k) and B of shape (k, n): ``2·m·k·n`` (k multiplications
   and k additions per output entry); with batch axes, that times the batch size.  In
   general ``2 · k · (size of the output)``.
-* elementwise ops (``+ - * / **``, neg, relu, tanh, sigmoid, exp, log): 1 per output
+* elementwise ops (``+ - * / **``, relu, tanh, exp, log, ...): 1 per output
   element.  exp, log, tanh and sigmoid cost a processor several instructions, but
   counting them as 1 keeps the totals readable, and matmuls dominate anyway.
 * ``sum``, ``mean`` and ``max``: 1 per input element (an add or a comparison).

@@ -956,14 +956,10 @@ PLANTED["Ada Lovelace_4711"] = (
     {BIAS_ID: 2, MEMORY_ID: 2, WEIGHTS_ID: 2},
     {},
 )
+# Each assignment's question ids, as the book derives them: otter's scores are compared with make grade's
+# for every question of the assignments run under otter.
 QUESTIONS = {
-    "mlp": (BIAS_ID, MEMORY_ID, WEIGHTS_ID),
-    "graph": (ex("graph-dfs-by-hand"),),
-    "backward": (ex("backward-cube"),),
-    "tensors": (ex("tensors-vjp-rules"), ex("tensors-numeric-grad")),
-    "layers": (ex("layers-conv-backward"), ex("layers-embedding-grad"), ex("layers-softplus-row")),
-    "intro": (ex("intro-derive"),),
-    "capstone": (ex("capstone-network-backward"),),
+    name: tuple(question.name for question in assignment.questions) for name, assignment in ASSIGNMENTS.items()
 }
 # The submissions run again under otter run (Gradescope's path): those whose attack reaches the kernel or
 # otter's own files (patches, exits, pickles, the record, the blocked imports) and the honest ones. The

@@ -387,7 +387,11 @@ def test_the_catalog_lists_every_kind_in_the_book_s_order_with_two_per_chapter()
     numbered = [chapter.removeprefix("chapters/") for chapter in numbered_chapters(read_toc(ROOT))]
     without = [chapter for chapter in numbered if chapter not in chapters]
     assert not without, f"{without} have no drill kind: every numbered chapter has its drills (CONTRIBUTING.md)"
-    assert list(dict.fromkeys(chapters)) == numbered, "the catalog's MODULES are not in the book's order"
+    unlisted = [chapter for chapter in dict.fromkeys(chapters) if chapter not in numbered]
+    assert not unlisted, f"drill kinds of {unlisted}, which _toc.yml's numbered part does not list: add them there"
+    assert list(dict.fromkeys(chapters)) == numbered, (
+        f"the catalog's MODULES give the chapters in the order {list(dict.fromkeys(chapters))}, not _toc.yml's"
+    )
     kinds_of = {chapter: [e for e in table.values() if e["chapter"] == chapter] for chapter in numbered}
     assert all(len(kinds) >= 2 or len(kinds[0]["levels"]) >= 3 for kinds in kinds_of.values()), kinds_of
     assert all(entry["levels"] and entry["form"] in ("number", "numbers", "names") for entry in table.values())

@@ -391,3 +391,29 @@ def test_memory_parts_predict_the_peak_of_a_training_step_within_ten_percent(opt
     assert parts["activations"] == depth * activation and parts["in_flight"] == 2 * activation
     assert parts["gradients"] == parts["weights"] == depth * width * width * 8
     assert abs(peak / parts["total"] - 1) < 0.10, (peak, parts)
+
+
+def formulas_not_naming_their_ops(rules) -> list[str]:
+    """The rows of ``rules`` whose flop formula's docstring in chainrule.flops does not name the op (by
+    its key or its name), unless the formula is the op's own (matmul's, log_softmax's)."""
+    return [
+        f"{key} ({rule.flops.__name__})"
+        for key, rule in rules.items()
+        if rule.flops.__name__ != rule.name
+        and not re.search(rf"(?<![\w*]){re.escape(key)}(?![\w*])", rule.flops.__doc__ or "")
+        and rule.name not in (rule.flops.__doc__ or "")
+    ]
+
+
+def test_each_flop_formula_names_the_ops_it_counts():
+    from chainrule.rules import RULES
+
+    assert formulas_not_naming_their_ops(RULES) == [], "name the op in its formula's docstring in chainrule/flops.py"
+    planted = {**RULES, "square": RULES["exp"]._replace(name="square")}
+    assert formulas_not_naming_their_ops(planted) == ["square (elementwise)"]
+
+    def elementwise(inputs, args, out):
+        """1 per output element (+ - * /)."""
+
+    power = {"**": RULES["**"]._replace(flops=elementwise)}  # '*' in "+ - * /" is no mention of '**'
+    assert formulas_not_naming_their_ops(power) == ["** (elementwise)"]

@@ -36,6 +36,22 @@ def compare(name, adapter=None):
     return [opinfo.compare_sample(name, adapter or opinfo.ADAPTERS[name], s, RNG) for s in samples]
 
 
+def ops_without_adapter(rules, adapters, reasons) -> list[str]:
+    """The rows of ``rules`` no adapter names (by the name its messages use) and ``reasons`` does not explain."""
+    called = {name for adapter in adapters.values() for name in adapter.names}
+    return [op for op, rule in rules.items() if rule.name not in called and op not in reasons]
+
+
+def test_every_op_is_compared_with_torch_s_opinfo_samples_or_says_why_not():
+    assert not ops_without_adapter(RULES, opinfo.ADAPTERS, opinfo.WITHOUT_ADAPTER), (
+        "add an adapter to ADAPTERS in tools/differential/opinfo.py (keyed by the OpInfo's name), "
+        "or say in its WITHOUT_ADAPTER why torch's samples cannot test the op"
+    )
+    assert not set(opinfo.WITHOUT_ADAPTER) - set(RULES), "WITHOUT_ADAPTER names an op RULES no longer has"
+    planted = {**RULES, "square": RULES["exp"]._replace(name="square")}
+    assert ops_without_adapter(planted, opinfo.ADAPTERS, opinfo.WITHOUT_ADAPTER) == ["square"]
+
+
 def test_the_opinfo_comparison_finds_a_wrong_rule_and_an_unclear_error(monkeypatch):
     assert compare("tanh") == [None] and compare("maximum") == [None]
     [(kind, message)] = compare("nn.functional.conv2d")

@@ -35,9 +35,17 @@ from common import MYST_HEADER, ROOT
 
 from _ext import assignments_table
 from chainrule_course.drills import KINDS
-from tools.book.book_model import ChapterOutline, book_from_sources, numbered_chapters, outline, read_chapter, read_toc
+from tools.book.book_model import (
+    ChapterOutline,
+    book_from_sources,
+    numbered_chapters,
+    outline,
+    read_chapter,
+    read_toc,
+    toc_pages,
+)
 from tools.book.myst import ConversionError, directives
-from tools.book.notebooks import expected_paths, tags
+from tools.book.notebooks import expected_paths, numbering_source, tags
 from tools.book.questions import Assignment, load_assignments
 
 
@@ -68,6 +76,41 @@ def unchecked_answer_cells(root: Path) -> list[str]:
                 checked.add(label)
         unchecked += [f"{chapter}: {name}" for name in sorted(stubbed - checked)]
     return unchecked
+
+
+def pages_not_in_the_toc(root: Path) -> list[str]:
+    """The pages in ``chapters/`` that ``_toc.yml`` does not list: the book builds them into no page."""
+    listed = set(toc_pages(read_toc(root)))
+    return [
+        page for path in sorted((root / "chapters").glob("*.md")) if (page := f"chapters/{path.stem}") not in listed
+    ]
+
+
+def chapter_shape_faults(root: Path) -> list[str]:
+    """What a numbered chapter lacks of the shape every chapter has: its numbering cell first, with the
+    number its place in ``_toc.yml`` gives it; its ``(chapter-<name>)=`` label on its title; its
+    learning objectives before its first section; ``## Summary`` then ``## Exercises`` last; and its
+    line in the introduction's list of chapters, a link to it."""
+    book, faults = book_from_sources(root), []
+    intro = (root / "chapters" / "intro.md").read_text(encoding="utf-8")
+    for chapter in book.chapters:
+        name, cells = Path(chapter).name, read_chapter(root, chapter).cells
+        text = "\n".join(cell.source for cell in cells if cell.cell_type == "markdown")
+        expected = numbering_source(book, chapter)
+        if not cells or "numbering" not in tags(cells[0]) or cells[0].source != expected:
+            faults.append(f"{chapter}: its first cell is not its numbering cell, {expected!r} ({name} is chapter "
+                          f"{book.chapter_number(chapter)} in _toc.yml): `make notebooks` writes it")  # fmt: skip
+        if not re.search(rf"^\(chapter-{name}\)=\n# ", text, re.M):
+            faults.append(f"{chapter}: no `(chapter-{name})=` label on the line before its `# ` title")
+        sections = re.findall(r"^## (.*)$", text, re.M)
+        objectives = text.find("{admonition} Learning objectives")
+        if objectives < 0 or (sections and objectives > text.find("\n## ")):
+            faults.append(f"{chapter}: no `{{admonition}} Learning objectives` before its first section")
+        if sections[-2:] != ["Summary", "Exercises"]:
+            faults.append(f"{chapter}: its last sections are {sections[-2:]}, not ['Summary', 'Exercises']")
+        if name != "intro" and not re.search(rf"<chapter-{name}>`|\{{ref\}}`chapter-{name}`|\{{doc\}}`{name}`", intro):
+            faults.append(f"{chapter}: chapters/intro.md's list of chapters does not link it ({{ref}}`chapter-{name}`)")
+    return faults
 
 
 @functools.cache
@@ -119,6 +162,17 @@ def drills_unlike_the_registry(root: Path, kinds: dict) -> list[str]:
     if practice != expected:
         found.append(f"chapters/practice.md has the drill regions {practice}: the registry's kinds give it {expected}")
     return found
+
+
+def test_every_page_is_in_the_toc():
+    missing = pages_not_in_the_toc(ROOT)
+    assert missing == [], (
+        f"{missing} are pages of no book: add `- file: <page>` to _toc.yml (a numbered part for a chapter)"
+    )
+
+
+def test_every_chapter_has_the_shape_of_a_chapter():
+    assert chapter_shape_faults(ROOT) == []
 
 
 def test_each_chapter_s_drills_are_the_kinds_the_registry_gives_it():
@@ -199,6 +253,26 @@ def test_the_checks_fail_on_a_planted_chapter(tmp_path: Path):
     assert missing_notebooks(tmp_path, intro_notebooks) == ["chapters/planted.ipynb", "student/chapters/planted.ipynb"]
     assert unchecked_answer_cells(tmp_path) == ["chapters/planted: ex-planted-square"]
     assert chapters_without_assignment(tmp_path) == ["chapters/planted"]
+    planted, book = "chapters/planted", book_from_sources(tmp_path)
+    assert chapter_shape_faults(tmp_path) == [
+        f"{planted}: its first cell is not its numbering cell, {numbering_source(book, planted)!r} "
+        "(planted is chapter 2 in _toc.yml): `make notebooks` writes it",
+        f"{planted}: no `{{admonition}} Learning objectives` before its first section",
+        f"{planted}: its last sections are ['Exercises'], not ['Summary', 'Exercises']",
+        f"{planted}: chapters/intro.md's list of chapters does not link it ({{ref}}`chapter-planted`)",
+    ]
+    numbered["chapters"] = [{"file": "chapters/planted"}, {"file": "chapters/intro"}]  # intro is now chapter 2
+    (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc), encoding="utf-8")
+    intro = tmp_path / "chapters" / "intro.md"  # and its title has lost its label
+    intro.write_text(intro.read_text(encoding="utf-8").replace("(chapter-intro)=\n", ""), encoding="utf-8")
+    assert [fault for fault in chapter_shape_faults(tmp_path) if fault.startswith("chapters/intro")] == [
+        "chapters/intro: its first cell is not its numbering cell, "
+        f"{numbering_source(book_from_sources(tmp_path), 'chapters/intro')!r} "
+        "(intro is chapter 2 in _toc.yml): `make notebooks` writes it",
+        "chapters/intro: no `(chapter-intro)=` label on the line before its `# ` title",
+    ]
+    shutil.copy(ROOT / "_toc.yml", tmp_path / "_toc.yml")  # the book's, without the planted chapter
+    assert pages_not_in_the_toc(tmp_path) == ["chapters/planted"]
 
 
 def test_the_drill_check_fails_on_a_region_missing_misplaced_or_listing_kinds(tmp_path: Path):

@@ -196,13 +196,20 @@ def expected_kind(records: list[dict], kind: str) -> tuple[int, int, float | Non
     return len(entries), sum(e["attempts"] for e in entries), sum(shares) / len(shares) if shares else None
 
 
+def kinds_table(page, kind) -> dict:
+    """The report's table of the drill kinds of ``kind``'s chapter: one per chapter of _toc.yml."""
+    table = page.tables.get(f"kinds-{kind.chapter.split('/')[1]}")
+    assert table is not None, f"the report has no table for {kind.chapter}, {kind.name}'s chapter: is it in _toc.yml?"
+    return table
+
+
 def test_every_kinds_numbers_are_those_of_the_records(built, edition):
     _, truth, _, page = built
     records = list(truth.values())
     checked = 0
     for kind in edition.kinds.values():
         students, answers, share = expected_kind(records, kind.name)
-        row = page.tables[f"kinds-{kind.chapter.split('/')[1]}"][kind.name]
+        row = kinds_table(page, kind)[kind.name]
         assert int(row[1]) == students, (kind.name, row)
         assert int(row[2].split()[0]) == answers, (kind.name, row)
         if share is None:
@@ -221,7 +228,7 @@ def test_the_commonest_mistakes_are_counted_with_their_students(built, edition):
             for name, count in record["drills"].get(kind.name, {}).get("mistakes", {}).items():
                 times[name] = times.get(name, 0) + count
                 students[name] = students.get(name, 0) + 1
-        rows = page.tables[f"kinds-{kind.chapter.split('/')[1]}"]
+        rows = kinds_table(page, kind)
         cell = rows.get(f"{kind.name} notes", [""])[0]
         for name in sorted(times, key=lambda n: (-times[n], -students[n], n))[:3]:
             assert f"{name} ({times[name]} time" in cell and f"{students[name]} student" in cell, (kind.name, cell)

@@ -17,7 +17,7 @@ import torch
 import chainrule.functional as F
 from chainrule import Tensor
 
-__all__ = ["ADAPTERS", "run_opinfo"]
+__all__ = ["ADAPTERS", "WITHOUT_ADAPTER", "run_opinfo"]
 
 
 @dataclass(frozen=True)
@@ -168,6 +168,16 @@ ADAPTERS = {
     "nn.functional.cross_entropy": Adapter(_cross_entropy, ("cross_entropy",)),
     "nn.functional.mse_loss": Adapter(_mse_loss, ("mse_loss",)),
     "__getitem__": Adapter(lambda x, key: x[key], ("index",)),
+}
+
+#: The rows of chainrule's ``RULES`` that no adapter calls, each with the reason. Every other row's
+#: name is among some adapter's ``names`` (tests/engine/test_differential.py holds both lists).
+WITHOUT_ADAPTER = {
+    "scatter_add": "embedding's VJP (rows added at row indices): the embedding samples' gradients run it",
+    "add_at": "indexing's VJP: the __getitem__ samples' gradients run it",
+    "col2im": "im2col's VJP: the unfold samples' gradients run it",
+    "dropout": "random: torch's samples draw their own mask, so no value can agree",
+    "checkpoint": "runs a function of Tensors; torch's checkpoint is not an OpInfo op",
 }
 
 
