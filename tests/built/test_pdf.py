@@ -188,23 +188,77 @@ def test_chapters_in_order_each_on_a_new_page(pages: list[str]):
     assert not chapters_out_of_order(pages, headings())
 
 
+FOOTER = re.compile(r"\s*\d+ / \d+\s*$")
+
+
+def blank_pages(pages: list[str]) -> list[int]:
+    """The pages (from 1) with no text but their footer, "N / M": printed as a picture, or blank."""
+    return [index + 1 for index, text in enumerate(pages) if not flat(FOOTER.sub("", text))]
+
+
 def test_text_is_selectable_on_every_page(pages: list[str]):
-    empty = [index + 1 for index, text in enumerate(pages) if len(flat(text)) < 20]
-    assert not empty, f"pages without text (printed as pictures?): {empty}"
+    empty = blank_pages(pages)
+    assert not empty, (
+        f"pages with no text but their number: {empty}. Printed as pictures, or blank: a box left "
+        "between a full page and a chapter's forced break prints a blank page (tools/book/pdf.css)"
+    )
+    assert blank_pages(["Text\n1 / 3", "\n2 / 3\n", "Bibliography\n3 / 3"]) == [2]
 
 
-def test_math_is_typeset(pages: list[str]):
-    assert not raw_tex(pages), f"raw TeX in the PDF: {raw_tex(pages)[:10]}"
-    text = "".join(pages)
-    assert text.count("∂") > 100, "hardly any ∂ in the PDF: the math is missing"
+#: The one-page build's shape: the Contents tools/book/pdf.py adds (a chapter's line, then its sections'),
+#: then each chapter after the empty span Sphinx writes before it. The heading's height moves the
+#: Contents' end a pixel at a time across the end of a page.
+CHAPTERS = (
+    '<nav class="pdf-contents"><h2 style="margin: 0; height: {height}px">Contents</h2><ul>{items}</ul></nav>'
+    '<div class="toctree-wrapper compound">\n'
+    '<span id="document-a"></span><section><h2>1. A</h2><p>The first chapter.</p></section>\n'
+    '<span id="document-b"></span><section><h2>2. B</h2><p>The second chapter.</p></section></div>'
+)
+ENTRY = '<li class="pdf-contents-{}"><a href="#a"><span class="pdf-contents-title">Entry {}</span></a></li>'
 
 
-def test_the_pdf_is_not_printed_when_the_maths_fonts_are_missing(tmp_path):
-    """tools/book/pdf.py stops when MathJax's fonts fail to load (a wrong path from the page, as the
-    one-page build once had): the maths would print in a fallback font, misplaced in their boxes."""
+def blank_pages_printed(browser, css: str, heights: range) -> dict[int, list[int]]:
+    """For each height of the Contents' heading, the blank pages of the small book printed with ``css``."""
+    import io
+
+    page, found = browser.new_page(), {}
+    items = "".join(ENTRY.format("chapter" if n % 5 == 0 else "section", n) for n in range(46))  # a page and more
+    for height in heights:
+        page.set_content(f"<style>{css}</style>" + CHAPTERS.format(height=height, items=items))
+        printed = PdfReader(io.BytesIO(page.pdf(prefer_css_page_size=True))).pages
+        found[height] = [number + 1 for number, sheet in enumerate(printed) if not flat(sheet.extract_text() or "")]
+    page.close()
+    return {height: blank for height, blank in found.items() if blank}
+
+
+def test_a_full_page_before_a_chapter_prints_no_blank_page(chromium):
+    """Contents that end anywhere on a page (over two lines' height) run up to the first chapter
+    without a blank page between: the span before a chapter once printed one, as the planted rule shows."""
+    from tools.book import pdf as pdf_tool
+
+    css = pdf_tool.STYLES.read_text(encoding="utf-8")
+    assert blank_pages_printed(chromium, css, range(0, 40)) == {}
+    planted = css.replace(".toctree-wrapper > span:empty {", ".toctree-wrapper > section {")
+    assert blank_pages_printed(chromium, planted, range(0, 40)) != {}
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """One headless Chromium for the tests that print or open a small page."""
     from browsing import chromium_path
     from playwright.sync_api import sync_playwright
 
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def test_the_pdf_is_not_printed_when_the_maths_fonts_are_missing(tmp_path, chromium):
+    """tools/book/pdf.py stops when MathJax's fonts fail to load (a wrong path from the page, as the
+    one-page build once had): the maths would print in a fallback font, misplaced in their boxes."""
     from tools.book import pdf as pdf_tool
 
     (tmp_path / "MathJax_Main-Regular.woff").write_bytes(
@@ -215,17 +269,12 @@ def test_the_pdf_is_not_printed_when_the_maths_fonts_are_missing(tmp_path):
         "<mjx-container><mjx-c>x</mjx-c></mjx-container>"
     )
     found = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        try:
-            for font in ("MathJax_Main-Regular.woff", "missing/MathJax_Main-Regular.woff"):
-                (tmp_path / "page.html").write_text(page_text.format(font=font))
-                page = browser.new_page()
-                page.goto((tmp_path / "page.html").as_uri(), wait_until="load")
-                found[font] = pdf_tool.math_fonts_problem(page)
-                page.close()
-        finally:
-            browser.close()
+    for font in ("MathJax_Main-Regular.woff", "missing/MathJax_Main-Regular.woff"):
+        (tmp_path / "page.html").write_text(page_text.format(font=font))
+        page = chromium.new_page()
+        page.goto((tmp_path / "page.html").as_uri(), wait_until="load")
+        found[font] = pdf_tool.math_fonts_problem(page)
+        page.close()
     assert found["MathJax_Main-Regular.woff"] is None, found
     assert "did not load" in found["missing/MathJax_Main-Regular.woff"], found
 
@@ -532,32 +581,27 @@ def test_web_only_sentences_print_as_sentences_fit_for_paper(pages: list[str], s
     assert ".print-only { display: none; }" in css, "the site must hide the text for paper"
 
 
-def test_every_widget_fits_on_one_printed_page():
+def test_every_widget_fits_on_one_printed_page(chromium):
     """Each explorable prints as its still figure, which must not be split between two pages.
 
     The one-page build is laid out as tools/book/pdf.py prints it (its styles, print media, the width
     between A4's margins): every widget is kept whole (``break-inside: avoid``) and is no taller
     than the space between the top and bottom margins, so Chromium can keep it on one page.
     """
-    from browsing import chromium_path
-    from playwright.sync_api import sync_playwright
-
     from tools.book import pdf as printer
 
     width_mm, height_mm = 210 - 14 - 14, 297 - 16 - 18  # A4 inside the @page margins of tools/pdf.css
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": round(width_mm * 96 / 25.4), "height": 1000})
-            page.emulate_media(media="print")
-            printer.prepare(page, SINGLE_PAGE)
-            widgets = page.evaluate(
-                """() => [...document.querySelectorAll('.cr-explorable')].map(w => ({
-                    height: w.getBoundingClientRect().height, avoid: getComputedStyle(w).breakInside,
-                    text: w.textContent.trim().slice(0, 60)}))"""
-            )
-        finally:
-            browser.close()
+    page = chromium.new_page(viewport={"width": round(width_mm * 96 / 25.4), "height": 1000})
+    try:
+        page.emulate_media(media="print")
+        printer.prepare(page, SINGLE_PAGE)
+        widgets = page.evaluate(
+            """() => [...document.querySelectorAll('.cr-explorable')].map(w => ({
+                height: w.getBoundingClientRect().height, avoid: getComputedStyle(w).breakInside,
+                text: w.textContent.trim().slice(0, 60)}))"""
+        )
+    finally:
+        page.close()
     limit = height_mm * 96 / 25.4
     assert len(widgets) >= 4, f"found only {len(widgets)} explorables in the one-page build"
     split = [w for w in widgets if w["avoid"] != "avoid" or w["height"] > limit]
