@@ -93,18 +93,24 @@ def test_the_chapters_and_documents_type_no_exercise_number():
 
 
 #: A chapter's number typed in prose ("chapter 7", "Chapters 9 to 11"), outside inline code, unless
-#: it is another book's chapter ("chapters 9 and 10 of {cite:t}`...`").
-TYPED_CHAPTER = re.compile(r"\b[Cc]hapters? (?>\d+(?:(?:, | and | to )\d+)*)(?!\s+of\s+\{cite)")
+#: it is another book's chapter ("chapters 9 and 10 of {cite:t}`...`"), and "the next chapter".
+TYPED_CHAPTER = re.compile(
+    r"\b[Cc]hapters? (?>\d+(?:(?:, | and | to )\d+)*)(?!\s+of\s+\{cite)"
+    r"|\b[Tt]he\s+(?:next|previous)\s+chapter\b(?!s)"  # right only until a chapter is inserted before it
+)
 #: A role with its text (kept: its text is prose) or inline code (dropped: it shows what a program prints).
 ROLE_OR_CODE = re.compile(r"(\{[\w:-]+\})?`[^`\n]*`")
 
 
-def typed_chapter_numbers(text: str) -> list[str]:
+def typed_chapter_numbers(text: str, neighbours: bool = True) -> list[str]:
     """The chapter numbers typed in a page: they are the table of contents' to give, written
-    {numref}`chapter %s <chapter-mlp>`, so that a chapter inserted before them renumbers them."""
+    {numref}`chapter %s <chapter-mlp>`, so that a chapter inserted before them renumbers them.
+    With ``neighbours``, also "the next chapter" and "the previous chapter" (a chapter's own words:
+    a document's "the next chapter" is whichever a reader opens next)."""
     return [
         " ".join(found.split())
         for found in TYPED_CHAPTER.findall(ROLE_OR_CODE.sub(lambda m: m[0] if m[1] else "", text))
+        if neighbours or not found.lower().startswith("the")
     ]
 
 
@@ -112,11 +118,17 @@ def test_the_chapters_and_documents_type_no_chapter_number():
     typed = {
         path.relative_to(ROOT).as_posix(): found
         for path in [*sorted((ROOT / "chapters").glob("*.md")), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
-        if (found := typed_chapter_numbers(path.read_text(encoding="utf-8")))
+        if (found := typed_chapter_numbers(path.read_text(encoding="utf-8"), path.parent == ROOT / "chapters"))
     }
     assert not typed, f"write a chapter's number as {{numref}}`chapter %s <chapter-name>`: {typed}"
-    planted = "After chapter 6, {ref}`chapter 7 <x>`; Chapters 9 to\n11 and chapters 8, 13 and 14."
-    assert typed_chapter_numbers(planted) == ["chapter 6", "chapter 7", "Chapters 9", "chapters 8, 13 and 14"]
+    planted = "After chapter 6, {ref}`chapter 7 <x>`; Chapters 9 to\n11, chapters 8, 13 and 14; the next\nchapter."
+    assert typed_chapter_numbers(planted) == [
+        "chapter 6",
+        "chapter 7",
+        "Chapters 9",
+        "chapters 8, 13 and 14",
+        "the next chapter",
+    ]
     assert (
         typed_chapter_numbers("{numref}`chapter %s <x>`, `Chapter 6: 2 of 3`, chapters 9 and 10\nof {cite:t}`g`") == []
     )
