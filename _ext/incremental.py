@@ -149,7 +149,8 @@ def check_fingerprint(app: Sphinx) -> None:
             # already, and workers forked with that connection would write records into the deleted
             # file while the notebooks went to the new folder ("Notebook file does not exist for
             # cache record").
-            logger.info(f"[incremental] the engine or requirements changed: emptying {cache}")
+            changed = "the engine, a course module the chapters import, or the lock"
+            logger.info(f"[incremental] {changed} changed: emptying {cache}")
             from jupyter_cache.cache.db import NbCacheRecord
 
             for record in records.list_cache_records():

@@ -166,7 +166,7 @@ def digits_row():
     )
     return {
         "section": "cnn",
-        "name": f"digits CNN of chapter 12, 8 epochs f32 by chainrule: time / the {DIGITS_SECONDS:g} s stated",
+        "name": f"digits CNN of the layers chapter, 8 epochs f32 by chainrule: time / the {DIGITS_SECONDS:g} s stated",
         "ratio": seconds / DIGITS_SECONDS,
         "goal": "<= 1",
         "met": bool(seconds <= DIGITS_SECONDS and accuracy >= DIGITS_ACCURACY),

@@ -6,6 +6,7 @@ samples of the same form, since torch's database takes seconds to import)."""
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 import torch
 
 from chainrule.rules import RULES
@@ -48,8 +49,21 @@ def test_every_op_is_compared_with_torch_s_opinfo_samples_or_says_why_not():
         "or say in its WITHOUT_ADAPTER why torch's samples cannot test the op"
     )
     assert not set(opinfo.WITHOUT_ADAPTER) - set(RULES), "WITHOUT_ADAPTER names an op RULES no longer has"
-    planted = {**RULES, "square": RULES["exp"]._replace(name="square")}
-    assert ops_without_adapter(planted, opinfo.ADAPTERS, opinfo.WITHOUT_ADAPTER) == ["square"]
+    planted = {**RULES, "planted_op": RULES["exp"]._replace(name="planted_op")}
+    assert ops_without_adapter(planted, opinfo.ADAPTERS, opinfo.WITHOUT_ADAPTER) == ["planted_op"]
+
+
+def test_an_adapter_keyed_by_no_opinfo_s_name_is_found():
+    """An adapter under a key torch's database lacks compares nothing: make differential reports it."""
+    db = [
+        SimpleNamespace(name=name, variant_test_name="", op=None, sample_inputs=lambda *a, **k: [])
+        for name in ("tanh", "exp")
+    ]
+    adapters = {"tanh": opinfo.ADAPTERS["tanh"], "nn.functional.exp": opinfo.ADAPTERS["exp"]}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(opinfo, "ADAPTERS", adapters)
+        assert opinfo.run_opinfo(db=db).unmatched == ["nn.functional.exp"]
+        assert opinfo.run_opinfo(["tanh"], db=db).unmatched == []
 
 
 def test_the_opinfo_comparison_finds_a_wrong_rule_and_an_unclear_error(monkeypatch):

@@ -113,6 +113,34 @@ def chapter_shape_faults(root: Path) -> list[str]:
     return faults
 
 
+STUB_RAISES = re.compile(r'raise NotImplementedError\(\s*"not answered yet: write \w+"\s*\)')
+
+
+def answer_cell_faults(root: Path) -> list[str]:
+    """What an exercise's answer cells and checks lack of the recipe's shape: the answer cell's first line
+    says what the answer may use, and it raises ``NotImplementedError("not answered yet: write f")``
+    (the editions turn that into "Exercise N.M is not answered yet"); a checked exercise has hidden tests."""
+    faults = []
+    for chapter in numbered_chapters(read_toc(root)):
+        label, checked, hidden = None, [], set()
+        for cell in read_chapter(root, chapter).cells:
+            if cell.cell_type == "markdown" and "{exercise}" in cell.source:
+                found = [exercise.options.get("label") for exercise in directives(cell.source, "exercise")]
+                label = next((name for name in found if name), label)
+            elif "exercise-stub" in tags(cell) and label:
+                if not cell.source.startswith("# Checked and graded on its own"):
+                    faults.append(f"{chapter}: {label}'s answer cell does not start by saying what the answer may use")
+                if not STUB_RAISES.search(cell.source):
+                    raises = 'NotImplementedError("not answered yet: write f")'
+                    faults.append(f"{chapter}: {label}'s answer cell does not raise {raises}")
+            elif "check" in tags(cell) and label:
+                checked.append(label)
+            elif "hidden-check" in tags(cell) and label:
+                hidden.add(label)
+        faults += [f"{chapter}: {name} has a check but no hidden-check cell" for name in checked if name not in hidden]
+    return faults
+
+
 @functools.cache
 def assignments_of(root: Path) -> tuple[list[ChapterOutline], list[Assignment]]:
     """The numbered chapters, read from the sources, and the assignments derived from them, as ``make
@@ -172,7 +200,8 @@ def test_every_page_is_in_the_toc():
 
 
 def test_every_chapter_has_the_shape_of_a_chapter():
-    assert chapter_shape_faults(ROOT) == []
+    faults = chapter_shape_faults(ROOT)
+    assert not faults, f"{len(faults)} faults:\n" + "\n".join(faults)
 
 
 def test_each_chapter_s_drills_are_the_kinds_the_registry_gives_it():
@@ -185,6 +214,10 @@ def test_every_chapter_has_its_two_notebooks_committed():
 
 def test_every_answer_cell_has_a_check_cell():
     assert unchecked_answer_cells(ROOT) == []
+
+
+def test_every_answer_cell_and_check_has_the_recipe_s_shape():
+    assert answer_cell_faults(ROOT) == []
 
 
 def test_every_chapter_with_exercises_has_an_assignment():
@@ -252,6 +285,22 @@ def test_the_checks_fail_on_a_planted_chapter(tmp_path: Path):
     intro_notebooks = {"chapters/intro.ipynb", "student/chapters/intro.ipynb"}
     assert missing_notebooks(tmp_path, intro_notebooks) == ["chapters/planted.ipynb", "student/chapters/planted.ipynb"]
     assert unchecked_answer_cells(tmp_path) == ["chapters/planted: ex-planted-square"]
+    assert answer_cell_faults(tmp_path) == [
+        "chapters/planted: ex-planted-square's answer cell does not start by saying what the answer may use"
+    ]
+    planted = tmp_path / "chapters" / "planted.md"  # a check with no hidden tests; a stub that raises "todo"
+    original = planted.read_text(encoding="utf-8")
+    planted.write_text(
+        planted.read_text(encoding="utf-8").replace('"not answered yet: write square"', '"todo"')
+        + "\n```{code-cell} ipython3\n:tags: [remove-cell, check]\n\nfeedback.check_square(square)\n```\n",
+        encoding="utf-8",
+    )
+    assert answer_cell_faults(tmp_path)[1:] == [
+        "chapters/planted: ex-planted-square's answer cell does not raise "
+        'NotImplementedError("not answered yet: write f")',
+        "chapters/planted: ex-planted-square has a check but no hidden-check cell",
+    ]
+    planted.write_text(original, encoding="utf-8")
     assert chapters_without_assignment(tmp_path) == ["chapters/planted"]
     planted, book = "chapters/planted", book_from_sources(tmp_path)
     assert chapter_shape_faults(tmp_path) == [

@@ -574,3 +574,23 @@ def test_every_page_module_imported_is_shipped_and_in_the_import_map():
         "course/chainrule_course/pages/drill.js imports drill_note.js, which _ext/live_code.py's PAGE_MODULES lacks",
         "course/chainrule_course/pages/drill.js imports drill_note.js, which _ext/live_code.py's PACKAGE_FILES lacks",
     ]
+
+
+def files_not_in_the_table(contributing: str, package_files: list[str]) -> list[str]:
+    """The files the build copies into the site (``PACKAGE_FILES``) that CONTRIBUTING's table of what
+    Live code ships does not name in its row for this repository's files."""
+    row = next(
+        (line for line in contributing.splitlines() if line.startswith("|") and "| this repository |" in line), ""
+    )
+    return [name for name in package_files if f"`{name}`" not in row]
+
+
+def test_contributing_s_table_names_every_file_the_site_ships():
+    from _ext import live_code
+
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    missing = files_not_in_the_table(text, live_code.PACKAGE_FILES)
+    assert missing == [], (
+        f"add {missing} to the row 'this repository' of CONTRIBUTING.md's table of what Live code ships"
+    )
+    assert files_not_in_the_table(text, [*live_code.PACKAGE_FILES, "drill_note.js"]) == ["drill_note.js"]

@@ -97,6 +97,7 @@ def test_the_chapters_and_documents_type_no_exercise_number():
 TYPED_CHAPTER = re.compile(
     r"\b[Cc]hapters? (?>\d+(?:(?:, | and | to )\d+)*)(?!\s+of\s+\{cite)"
     r"|\b[Tt]he\s+(?:next|previous)\s+chapter\b(?!s)"  # right only until a chapter is inserted before it
+    r"|\{ref\}`\d+ <chapter-[\w-]+>`"  # a number as a link's text
 )
 #: A role with its text (kept: its text is prose) or inline code (dropped: it shows what a program prints).
 ROLE_OR_CODE = re.compile(r"(\{[\w:-]+\})?`[^`\n]*`")
@@ -114,20 +115,29 @@ def typed_chapter_numbers(text: str, neighbours: bool = True) -> list[str]:
     ]
 
 
-def test_the_chapters_and_documents_type_no_chapter_number():
+def test_the_chapters_documents_and_code_type_no_chapter_number():
+    """The chapters, every document, and the code's comments, docstrings and messages."""
+    documents = [*sorted((ROOT / "chapters").glob("*.md")), *sorted(ROOT.glob("*.md")), *sorted(ROOT.glob("*/*.md"))]
+    code = [
+        path for folder in ("src", "course", "tools", "_ext", "benchmarks") for path in (ROOT / folder).rglob("*.py")
+    ]
     typed = {
         path.relative_to(ROOT).as_posix(): found
-        for path in [*sorted((ROOT / "chapters").glob("*.md")), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+        for path in dict.fromkeys([*documents, *code])
         if (found := typed_chapter_numbers(path.read_text(encoding="utf-8"), path.parent == ROOT / "chapters"))
     }
     assert not typed, f"write a chapter's number as {{numref}}`chapter %s <chapter-name>`: {typed}"
-    planted = "After chapter 6, {ref}`chapter 7 <x>`; Chapters 9 to\n11, chapters 8, 13 and 14; the next\nchapter."
+    planted = (
+        "After chapter 6, {ref}`chapter 7 <x>`; Chapters 9 to\n11, chapters 8, 13 and 14; the next\nchapter; "
+        "{ref}`2 <chapter-graph>`."
+    )
     assert typed_chapter_numbers(planted) == [
         "chapter 6",
         "chapter 7",
         "Chapters 9",
         "chapters 8, 13 and 14",
         "the next chapter",
+        "{ref}`2 <chapter-graph>`",
     ]
     assert (
         typed_chapter_numbers("{numref}`chapter %s <x>`, `Chapter 6: 2 of 3`, chapters 9 and 10\nof {cite:t}`g`") == []

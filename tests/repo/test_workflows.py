@@ -236,8 +236,13 @@ def test_the_caches_are_keyed_by_the_names_make_gives_its_set_up_stamps(tmp_path
     assert cache_key_mismatches(ci) == []
     outputs = stamps_step_outputs(ci, tmp_path)
     assert set(outputs) == {"install", "wheelhouse", "npm"}, outputs
-    assert (ROOT / ".venv" / outputs["install"]).is_file(), (outputs, sorted((ROOT / ".venv").glob(".chainrule-*")))
-    assert (ROOT / "node_modules" / outputs["npm"]).is_file(), outputs
+    stale = "the set-up is older than this checkout's locks (another branch's?): run `make setup`"
+    assert (ROOT / ".venv" / outputs["install"]).is_file(), (
+        stale,
+        outputs,
+        sorted((ROOT / ".venv").glob(".chainrule-*")),
+    )
+    assert (ROOT / "node_modules" / outputs["npm"]).is_file(), (stale, outputs)
     assert outputs["wheelhouse"] == offline.STAMP.name
 
 

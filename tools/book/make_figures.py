@@ -23,7 +23,7 @@ IMG = Path(__file__).resolve().parents[2] / "img"
 
 
 def seed_dag():
-    """The example graph of the course's source text on backprop over a DAG (Chapter 2's, where
+    """The example graph of the course's source text on backprop over a DAG (its second chapter's, where
     ``e`` depends on ``c`` but ``f`` does not depend on ``e``), once the depth-first search
     from ``f`` has finished every node it reaches."""
     last_step = len(dfs_trace("f", parents=EXAMPLE_GRAPH)) - 1

@@ -268,7 +268,7 @@ def convert_role(role: Token, context: Context, line: int) -> str:
         raise ConversionError(f"{where(context, line)}: {{{name}}}`{target}` names an unknown label")
     if name == "eq":
         return f"({found.number})"
-    if name == "numref" and found.kind == "chapter":  # {numref}`chapter %s <chapter-mlp>`: "chapter 6", a link
+    if name == "numref" and found.kind == "chapter":  # {numref}`chapter %s <chapter-mlp>`: the number, linked
         if not text or "%s" not in text:
             raise ConversionError(f"{where(context, line)}: {{numref}}`{target}` needs a text with %s for the number")
         text = text.replace("%s", book.chapter_number(found.chapter))

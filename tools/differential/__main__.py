@@ -36,7 +36,9 @@ def main(argv=None):
         print(f"  refused {count:4d}x  {reason}")
     for line in tally.mismatches + tally.unclear:
         print(f"  FOUND  {line}")
-    found += len(tally.mismatches) + len(tally.unclear)
+    for name in tally.unmatched:
+        print(f"  FOUND  the adapter {name!r} is the name of no OpInfo: key it by the OpInfo's `name`")
+    found += len(tally.mismatches) + len(tally.unclear) + len(tally.unmatched)
     for name, run in (("Tensor", run_tensor_programs), ("Value and Dual", run_scalar_programs)):
         problems = run(args.programs)
         print(f"random {name} programs: {args.programs} run, {len(problems)} differ from torch")

@@ -23,7 +23,7 @@ from .mistakes import Derivation, Named, Slips
 
 # --------------------------------------------------------------------------- graph: the order of a DFS
 
-#: The graph of Chapter 2: each node's parents (inputs), in the order the search visits them.
+#: The graph of the graph chapter: each node's parents (inputs), in the order the search visits them.
 EXAMPLE_GRAPH = {"a": [], "b": [], "x": [], "c": ["a", "b"], "d": ["x", "c"], "e": ["c"], "f": ["d"]}
 #: Two paths lead to a: a search must not list it twice. d's parents are listed out of sorted order.
 DIAMOND = {"a": [], "b": ["a"], "c": ["a"], "d": ["c", "b"]}
