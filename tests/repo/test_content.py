@@ -61,21 +61,35 @@ def missing_notebooks(root: Path, committed: set[str]) -> list[str]:
     return [path for path in paths if path not in committed]
 
 
-def unchecked_answer_cells(root: Path) -> list[str]:
-    """The labels of the exercises that have an answer cell but no check cell after it."""
-    unchecked = []
+def exercise_cells(root: Path):
+    """Each numbered chapter's code cells after an exercise: (chapter, the exercise's label, cell)."""
     for chapter in numbered_chapters(read_toc(root)):
-        label, stubbed, checked = None, set(), set()
+        label = None
         for cell in read_chapter(root, chapter).cells:
             if cell.cell_type == "markdown" and "{exercise}" in cell.source:
                 found = [exercise.options.get("label") for exercise in directives(cell.source, "exercise")]
                 label = next((name for name in found if name), label)
-            elif "exercise-stub" in tags(cell) and label:
-                stubbed.add(label)
-            elif "check" in tags(cell) and label:
-                checked.add(label)
-        unchecked += [f"{chapter}: {name}" for name in sorted(stubbed - checked)]
-    return unchecked
+            elif cell.cell_type == "code" and label:
+                yield chapter, label, cell
+
+
+def tagged(root: Path, tag: str) -> dict[str, list[str]]:
+    """Per chapter, the labels of the exercises that have a cell tagged ``tag``, in order."""
+    found: dict[str, list[str]] = {}
+    for chapter, label, cell in exercise_cells(root):
+        if tag in tags(cell) and label not in found.setdefault(chapter, []):
+            found[chapter].append(label)
+    return found
+
+
+def unchecked_answer_cells(root: Path) -> list[str]:
+    """The labels of the exercises that have an answer cell but no check cell after it."""
+    stubbed, checked = tagged(root, "exercise-stub"), tagged(root, "check")
+    return [
+        f"{chapter}: {name}"
+        for chapter, labels in stubbed.items()
+        for name in sorted(set(labels) - set(checked.get(chapter, [])))
+    ]
 
 
 def pages_not_in_the_toc(root: Path) -> list[str]:
@@ -121,23 +135,20 @@ def answer_cell_faults(root: Path) -> list[str]:
     says what the answer may use, and it raises ``NotImplementedError("not answered yet: write f")``
     (the editions turn that into "Exercise N.M is not answered yet"); a checked exercise has hidden tests."""
     faults = []
-    for chapter in numbered_chapters(read_toc(root)):
-        label, checked, hidden = None, [], set()
-        for cell in read_chapter(root, chapter).cells:
-            if cell.cell_type == "markdown" and "{exercise}" in cell.source:
-                found = [exercise.options.get("label") for exercise in directives(cell.source, "exercise")]
-                label = next((name for name in found if name), label)
-            elif "exercise-stub" in tags(cell) and label:
-                if not cell.source.startswith("# Checked and graded on its own"):
-                    faults.append(f"{chapter}: {label}'s answer cell does not start by saying what the answer may use")
-                if not STUB_RAISES.search(cell.source):
-                    raises = 'NotImplementedError("not answered yet: write f")'
-                    faults.append(f"{chapter}: {label}'s answer cell does not raise {raises}")
-            elif "check" in tags(cell) and label:
-                checked.append(label)
-            elif "hidden-check" in tags(cell) and label:
-                hidden.add(label)
-        faults += [f"{chapter}: {name} has a check but no hidden-check cell" for name in checked if name not in hidden]
+    for chapter, label, cell in exercise_cells(root):
+        if "exercise-stub" in tags(cell):
+            if not cell.source.startswith("# Checked and graded on its own"):
+                faults.append(f"{chapter}: {label}'s answer cell does not start by saying what the answer may use")
+            if not STUB_RAISES.search(cell.source):
+                raises = 'NotImplementedError("not answered yet: write f")'
+                faults.append(f"{chapter}: {label}'s answer cell does not raise {raises}")
+    hidden = tagged(root, "hidden-check")
+    for chapter, checked in tagged(root, "check").items():
+        faults += [
+            f"{chapter}: {name} has a check but no hidden-check cell"
+            for name in checked
+            if name not in hidden.get(chapter, [])
+        ]
     return faults
 
 

@@ -55,12 +55,15 @@ def typed_numbers(source: str) -> list[str]:
     return found
 
 
+#: The folders of the repository's own Python: the engine, the course, the tools, the extensions, the benchmarks.
+CODE_FOLDERS = ("src", "course", "tools", "_ext", "benchmarks")
+
+
 def test_the_code_names_no_exercise_by_number():
     """The engine, the course, the tools and the extensions, in their comments and docstrings."""
-    folders = ("src", "course", "tools", "_ext", "benchmarks")
     typed = {
         path.relative_to(ROOT).as_posix(): found
-        for folder in folders
+        for folder in CODE_FOLDERS
         for path in sorted((ROOT / folder).rglob("*.py"))
         if (found := typed_numbers(path.read_text(encoding="utf-8")))
     }
@@ -118,9 +121,7 @@ def typed_chapter_numbers(text: str, neighbours: bool = True) -> list[str]:
 def test_the_chapters_documents_and_code_type_no_chapter_number():
     """The chapters, every document, and the code's comments, docstrings and messages."""
     documents = [*sorted((ROOT / "chapters").glob("*.md")), *sorted(ROOT.glob("*.md")), *sorted(ROOT.glob("*/*.md"))]
-    code = [
-        path for folder in ("src", "course", "tools", "_ext", "benchmarks") for path in (ROOT / folder).rglob("*.py")
-    ]
+    code = [path for folder in CODE_FOLDERS for path in (ROOT / folder).rglob("*.py")]
     typed = {
         path.relative_to(ROOT).as_posix(): found
         for path in dict.fromkeys([*documents, *code])
