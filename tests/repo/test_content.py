@@ -249,6 +249,27 @@ def test_the_instructors_table_has_each_assignment_in_the_book_s_order_with_what
     assert "{question}`ex-layers-softplus-row` (`numpy`, `chainrule`)" in layers
 
 
+def statements_pointing_above(assignments: list[Assignment]) -> list[str]:
+    """The handed-out exercises whose statement points at something "above": a handout holds the
+    exercise, its answer cell and its check, not the chapter's cells that came before it."""
+    return [
+        f"{question.label}: {match[0].strip()!r}"
+        for assignment in assignments
+        for question in assignment.questions
+        for match in re.finditer(r"[^.]*\babove\b[^.]*", question.text)
+    ]
+
+
+def test_a_handed_out_exercise_reads_true_without_the_chapter_s_cells():
+    _, assignments = assignments_of(ROOT)
+    assert statements_pointing_above(assignments) == [], "name what to compare with: the handout has no cell above"
+    question = assignments[0].questions[0]
+    statement = question.text.rstrip().removesuffix("````")
+    planted = replace(question, text=statement + "Compare with the numbers printed above.\n````")
+    found = statements_pointing_above([replace(assignments[0], questions=[planted])])
+    assert found == [f"{question.label}: 'Compare with the numbers printed above'"]
+
+
 def test_the_instructors_table_fails_on_an_assignment_not_described_and_a_description_of_none():
     _, assignments = assignments_of(ROOT)
     said = instructors_entries(ROOT)
