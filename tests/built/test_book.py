@@ -234,3 +234,17 @@ def test_every_page_of_the_site_says_the_licences_in_its_footer():
     for page in pages:
         footer = parse(page).find("p", class_="licence")
         assert footer is not None and footer.get_text() == "Text and figures: CC BY-SA 4.0. Code: MIT.", page.name
+
+
+GLUE_CALL = re.compile(r"\bglue\s*\(|chainrule_course\.pages\.glue")
+
+
+def test_no_cell_a_reader_sees_holds_the_book_s_glue(chapter: str, chapter_page: Path):
+    """The prose shows the glued numbers; the calls that hand them over are the book's plumbing
+    (_ext/unglued_cells.py), taken out of the shown code as the notebooks take them out."""
+    shown = [pre.get_text() for pre in parse(chapter_page).select("div.cell_input pre")]
+    glued = [" ".join(code.split())[:120] for code in shown if GLUE_CALL.search(code)]
+    assert not glued, f"{chapter_page.relative_to(ROOT)} shows glue in {len(glued)} cells:\n" + "\n".join(glued[:5])
+    source = (ROOT / f"{chapter}.md").read_text(encoding="utf-8")
+    if "glue(" in source:  # the cells that glue are still shown, without the calls
+        assert shown, f"{chapter_page.relative_to(ROOT)} shows no code cell"

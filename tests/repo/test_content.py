@@ -103,8 +103,8 @@ def pages_not_in_the_toc(root: Path) -> list[str]:
 def chapter_shape_faults(root: Path) -> list[str]:
     """What a numbered chapter lacks of the shape every chapter has: its numbering cell first, with the
     number its place in ``_toc.yml`` gives it; its ``(chapter-<name>)=`` label on its title; its
-    learning objectives before its first section; ``## Summary`` then ``## Exercises`` last; and its
-    line in the introduction's list of chapters, a link to it."""
+    learning objectives before its first section, and its reading time right under them; ``## Summary``
+    then ``## Exercises`` last; and its line in the introduction's list of chapters, a link to it."""
     book, faults = book_from_sources(root), []
     intro = (root / "chapters" / "intro.md").read_text(encoding="utf-8")
     for chapter in book.chapters:
@@ -120,6 +120,8 @@ def chapter_shape_faults(root: Path) -> list[str]:
         objectives = text.find("{admonition} Learning objectives")
         if objectives < 0 or (sections and objectives > text.find("\n## ")):
             faults.append(f"{chapter}: no `{{admonition}} Learning objectives` before its first section")
+        elif not re.match(r"[^\n]*\n(?:.*?\n)*?```\n\n```\{reading-time\}\n```\n", text[objectives:]):
+            faults.append(f"{chapter}: no ```{{reading-time}}``` directive right under its learning objectives")
         if sections[-2:] != ["Summary", "Exercises"]:
             faults.append(f"{chapter}: its last sections are {sections[-2:]}, not ['Summary', 'Exercises']")
         if name != "intro" and not re.search(rf"<chapter-{name}>`|\{{ref\}}`chapter-{name}`|\{{doc\}}`{name}`", intro):
@@ -344,13 +346,15 @@ def test_the_checks_fail_on_a_planted_chapter(tmp_path: Path):
     ]
     numbered["chapters"] = [{"file": "chapters/planted"}, {"file": "chapters/intro"}]  # intro is now chapter 2
     (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc), encoding="utf-8")
-    intro = tmp_path / "chapters" / "intro.md"  # and its title has lost its label
-    intro.write_text(intro.read_text(encoding="utf-8").replace("(chapter-intro)=\n", ""), encoding="utf-8")
+    intro = tmp_path / "chapters" / "intro.md"  # and its title has lost its label, its objectives their time
+    text = intro.read_text(encoding="utf-8").replace("(chapter-intro)=\n", "")
+    intro.write_text(text.replace("```{reading-time}\n```\n", ""), encoding="utf-8")
     assert [fault for fault in chapter_shape_faults(tmp_path) if fault.startswith("chapters/intro")] == [
         "chapters/intro: its first cell is not its numbering cell, "
         f"{numbering_source(book_from_sources(tmp_path), 'chapters/intro')!r} "
         "(intro is chapter 2 in _toc.yml): `make notebooks` writes it",
         "chapters/intro: no `(chapter-intro)=` label on the line before its `# ` title",
+        "chapters/intro: no ```{reading-time}``` directive right under its learning objectives",
     ]
     shutil.copy(ROOT / "_toc.yml", tmp_path / "_toc.yml")  # the book's, without the planted chapter
     assert pages_not_in_the_toc(tmp_path) == ["chapters/planted"]

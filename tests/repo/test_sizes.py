@@ -92,15 +92,3 @@ def test_the_measures_can_fail(tmp_path: Path):
     assert javascript_sizes(tmp_path / "long.js", tmp_path) == {"long.js": 602}
     long_py = "def f():\n" + "    x = 1\n" * 80
     assert ast.parse(long_py).body[0].end_lineno == 81  # what python_sizes measures: 81 lines > 70
-
-
-CHAPTER_LINES = 1_600
-
-
-def test_no_chapter_is_over_1600_lines():
-    long = {
-        p.name: n
-        for p in sorted((ROOT / "chapters").glob("*.md"))
-        if (n := len(p.read_text().splitlines())) > CHAPTER_LINES
-    }
-    assert not long, f"chapters over {CHAPTER_LINES} lines: {long}"

@@ -36,6 +36,7 @@ from tools.book.myst import (
     read_directive,
     token_lines,
 )
+from tools.book.reading_time import reading
 
 # ---------------------------------------------------------------------------------------
 # MyST Markdown to plain Markdown
@@ -203,6 +204,8 @@ def convert_directive(directive: Directive, context: Context, line: int) -> list
         return [f"#### Solution to Exercise {target.number}"]
     if name == "solution-end":
         return []
+    if name == "reading-time":  # the sentence the site shows (_ext/reading_time.py)
+        return [reading(context.book.root, context.chapter).sentence()]
     if name == "web-only":  # a notebook is read on a screen (_ext/media_only.py)
         return [convert_markdown(directive.body, context, body_at)]
     if name == "print-only":
