@@ -3,8 +3,10 @@
 Every text that comes from a student's file (its path, a kind's or a mistake's name, a date)
 is escaped where it is written into the page (:func:`esc`); the page's policy allows no script
 and nothing fetched, so that even an unescaped one would run nothing. Each chart is followed by
-a table of the same numbers. The tables fit a 390 px phone, but the chapters' and the students',
-which scroll sideways there, each in a region the keyboard can scroll.
+a table of the same numbers. Nothing makes the page itself scroll sideways on a 390 px phone: each
+table is in a box of its own that scrolls when the table is wider (the students' is, there), a box
+the keyboard reaches and scrolls, and a name or a value from a file wraps anywhere, even one without
+a space, a slash, an underscore or a hyphen.
 """
 
 from __future__ import annotations
@@ -49,13 +51,16 @@ table { border-collapse: collapse; width: 100%; margin: 0.5rem 0 1rem; font-size
 caption { text-align: left; font-weight: 600; padding: 0.25rem 0; }
 th, td { text-align: left; vertical-align: top; padding: 0.3rem 0.4rem; border-bottom: 1px solid var(--line);
   overflow-wrap: break-word; }
+/* What a file gave (a name, a path, a quoted value) wraps anywhere: it may have no space. */
+.name, #findings ul, tr.sub td { overflow-wrap: anywhere; }
 tbody th { font-weight: 400; }
 thead th { border-bottom: 2px solid var(--fg); }
 th.n, td.n { text-align: right; }
 td.n { white-space: nowrap; }
 tr.sub td { padding-left: 1.2rem; border-bottom: 1px solid var(--line); font-size: 0.95em; }
 tr:has(+ tr.sub) > * { border-bottom: 0; }
-.wide { overflow-x: auto; }
+.scroll { overflow-x: auto; }
+.scroll:focus-visible { outline: 2px solid var(--link); outline-offset: 2px; }
 #each-student { min-width: 34rem; }
 ul.names { display: flex; flex-wrap: wrap; gap: 0.15rem 1rem; list-style: none; padding: 0; margin: 0.25rem 0 1rem; }
 ul.tight { margin: 0; padding-left: 1.1rem; }
@@ -75,8 +80,10 @@ def esc(value: object) -> str:
 
 
 def breakable(value: object) -> str:
-    """A name or a path for the page, escaped, that may break after a slash, an underscore or a hyphen."""
-    return "".join(f"{esc(c)}<wbr>" if c in "/_-" else esc(c) for c in str(value))
+    """A name or a path for the page, escaped, that breaks after a slash, an underscore or a hyphen first, anywhere
+    if it must (class ``name``)."""
+    text = "".join(f"{esc(c)}<wbr>" if c in "/_-" else esc(c) for c in str(value))
+    return f'<span class="name">{text}</span>'
 
 
 def percent(share: float | None) -> str:
@@ -103,11 +110,11 @@ def table(
     rows: list[tuple[str, list[str]]],
     numeric: set[int],
     notes: dict[str, str] | None = None,
-    wide: bool = False,
 ) -> str:
     """A table; ``rows`` are (key, cells as HTML), the first cell the row's header; ``numeric`` the right-aligned
     columns. ``key`` (escaped) is the row's ``data-key``, which the tests read; ``notes[key]`` is a row of its own
-    under it, across the table. A ``wide`` table scrolls sideways on a phone, in a region a keyboard can scroll."""
+    under it, across the table. The table is in a box that scrolls sideways when it is wider than the page: a
+    region named by the caption, which the keyboard reaches (``tabindex``) and scrolls."""
     head = "".join(
         f'<th scope="col"{" class=n" if index in numeric else ""}>{esc(word)}</th>'
         for index, word in enumerate(headings)
@@ -127,7 +134,7 @@ def table(
         f'<table id="{esc(ident)}"><caption>{esc(caption)}</caption><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table>"
     )
-    return f'<div class="wide" role="region" aria-label="{esc(caption)}" tabindex="0">{text}</div>' if wide else text
+    return f'<div class="scroll" role="region" aria-label="{esc(caption)}" tabindex="0">{text}</div>'
 
 
 def names_list(ident: str, names: list[str]) -> str:
@@ -180,7 +187,7 @@ def overview(result: Class) -> str:
     caption = "Each chapter: the students who practised it, their drill answers and exercises"
     return (
         '<section aria-labelledby="glance"><h2 id="glance">The class at a glance</h2>'
-        f"<figure>{chart}</figure>" + table("chapters", caption, headings, rows, {1, 2, 3, 4}, wide=True) + "</section>"
+        f"<figure>{chart}</figure>" + table("chapters", caption, headings, rows, {1, 2, 3, 4}) + "</section>"
     )
 
 
@@ -309,7 +316,7 @@ def students_part(result: Class, edition: Edition) -> str:
     headings = ["Student", "Chapters practised", "Drill answers", "Right", "Exercises finished", "Last practised"]
     return (
         '<section aria-labelledby="students"><h2 id="students">Each student</h2>'
-        + table("each-student", "Each counted record", headings, rows, {1, 2, 3, 4}, wide=True)
+        + table("each-student", "Each counted record", headings, rows, {1, 2, 3, 4})
         + "</section>"
     )
 
@@ -380,13 +387,14 @@ def page(folder_path: Path, folder: Folder, edition: Edition, result: Class, now
             + students_part(result, edition)
             + method()
         )
-    title = f"Practice records: {folder_path.name or folder_path}"
+    name = folder_path.name or folder_path
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta http-equiv="Content-Security-Policy" content="{POLICY}"><meta name="color-scheme" content="light dark">'
-        f'<link rel="icon" href="data:,"><title>{esc(title)}</title><style>{STYLE}</style></head>'
-        f'<body><main><h1>{esc(title)}</h1><p class="meta">{meta}</p>{body}</main></body></html>\n'
+        f'<link rel="icon" href="data:,"><title>Practice records: {esc(name)}</title><style>{STYLE}</style></head>'
+        f'<body><main><h1>Practice records: {breakable(name)}</h1><p class="meta">{meta}</p>{body}</main>'
+        "</body></html>\n"
     )
 
 
