@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
@@ -167,15 +168,16 @@ def test_the_bad_records_are_listed_with_why(built):
     assert rows["broken.json"][1] == "not counted" and "not JSON" in rows["broken.json"][2]
     assert rows["package.json"][1] == "not counted" and "not a practice record" in rows["package.json"][2]
     right_more = rows["right-more.json"]
-    assert right_more[1] == "not counted" and "looks edited by hand" in right_more[2]
-    assert "right 12 is more than attempts 9" in right_more[2]
+    assert right_more[1:] == ["not counted", 'drill "adjoint": right 12 is more than attempts 9']
     old = rows["old-edition.json"]
     assert old[1] == "counted, with a note" and "another edition" in old[2]
     assert '"oldkind"' in old[2] and '"ex-gone-away"' in old[2]
     thousand = rows["thousand/chainrule-progress.json"]
     assert thousand[0] == "thousand thousand/chainrule-progress.json"  # the student, then the file
-    assert thousand[1] == "counted, flagged: looks edited by hand"
-    assert 'looks edited by hand: 1000 answers to "adjoint", 1000 right' in thousand[2]
+    assert thousand[1] == "counted, flagged"
+    assert '1000 answers to "adjoint", 1000 right: more than 500' in thousand[2]
+    # What a rule saw, never an edit it cannot see (the one "or an edit" is one explanation of two).
+    assert [cell for row in rows.values() for cell in row if "edited" in cell] == []
     assert set(rows) == {
         "broken.json",
         "package.json",
@@ -212,8 +214,14 @@ def test_a_record_that_cannot_be_from_the_page_is_not_counted(tmp_path, edition)
     answers = {"finish": {"attempts": 30, "right": 20, "last": iso(START + timedelta(seconds=5)), "at": 30}}
     answers["value"] = {"attempts": 1, "right": 1, "last": iso(START), "at": 1}  # 29 answers in 5 s
     cases = {
-        "fast": ({"format": 2, "answered": 30, "drills": answers, "exercises": {}}, "faster than a person"),
-        "future": ({"drills": {"finish": {"attempts": 1, "right": 1, "last": "2031-01-01T00:00:00Z"}}}, "future"),
+        "fast": (
+            {"format": 2, "answered": 30, "drills": answers, "exercises": {}},
+            "answers 1 to 30: 29 answers in 5.0 s, faster than a person answers (under 0.5 s each)",
+        ),
+        "future": (
+            {"drills": {"finish": {"attempts": 1, "right": 1, "last": "2031-01-01T00:00:00Z"}}},
+            'dated more than a day after this report (2026-12-01 00:00 UTC): "2031-01-01T00:00:00Z"',
+        ),
         "nan": ('{"drills": {"finish": {"attempts": NaN}}, "exercises": {}}', "not JSON"),
         "float": ({"drills": {"finish": {"attempts": 2.5, "right": 1}}}, "not a whole number"),
         "mistakes": ({"drills": {"finish": {"attempts": 3, "right": 2, "mistakes": {"x": 2}}}}, "named mistakes"),
@@ -227,6 +235,41 @@ def test_a_record_that_cannot_be_from_the_page_is_not_counted(tmp_path, edition)
     fine = simulate(random.Random(1), edition)
     write(tmp_path / "fine.json", fine)
     assert read_record(tmp_path, tmp_path / "fine.json", edition, NOW).findings == []  # the checks can pass
+
+
+def test_a_count_of_one_is_singular(tmp_path, edition):
+    """Each count the page and its findings print, at 1 and at 2 where a rule can see 2."""
+    later = {"attempts": 1, "right": 1, "last": "2031-01-01T00:00:00Z"}
+    cases = {
+        "mistake": ({"finish": {"attempts": 1, "right": 0, "mistakes": {"x": 1, "y": 1}}}, {}),
+        "run": ({"finish": {"attempts": 2, "right": 1, "streak": 2}}, {}),
+        "check": ({}, {"ex-mlp-shape": {"attempts": 0, "right": 1}}),
+        "dates": ({"finish": later, "value": {**later, "last": "2031-02-01T00:00:00Z"}}, {}),
+        "unknown": ({"gone": {"attempts": 1, "right": 1}}, {}),
+    }
+    for name, (drills, exercises) in cases.items():
+        write(tmp_path / f"{name}.json", {"drills": drills, "exercises": exercises})
+    counts = {"format": 2, "answered": 0, "drills": {"finish": {"attempts": 1, "right": 1, "at": 1}}, "exercises": {}}
+    write(tmp_path / "counts.json", counts)
+    _, folder, _ = report(tmp_path, edition, NOW)
+    whys = {record.file: " | ".join(finding.why for finding in record.findings) for record in folder.records}
+    assert '"finish": 2 named mistakes, more than its 1 wrong answer' in whys["mistake.json"]
+    assert '"finish": a run of 2 right answers (streak), but 1 right in all' in whys["run.json"]
+    assert '"ex-mlp-shape": 1 check passed of 0 run' in whys["check.json"]
+    assert '2 dates, the latest "2031-02-01T00:00:00Z"' in whys["dates.json"]
+    assert whys["unknown.json"].startswith('1 entry this edition does not have, listed, not counted: drill "gone"')
+    assert "number 1, but the record counts 0 answers" in whys["counts.json"]
+    assert "1 answer in its drills, but 0 in its count" in whys["counts.json"]
+    # A class of one: the page's own counts.
+    (tmp_path / "unknown.json").rename(tmp_path / "only.txt")
+    for path in tmp_path.glob("*.json"):
+        path.unlink()
+    write(tmp_path / "ann.json", simulate(random.Random(3), edition))
+    text, _, _ = report(tmp_path, edition, NOW)
+    drawn = re.sub(r"<text[^>]*>[^<]*</text>", " ", text)  # a chart's axis, "0 1 students", is a scale and its unit
+    words = " ".join(re.sub(r"<[^>]+>", " ", drawn).split())
+    assert "1 record file read" in words and "1 other file (not .json)" in words and "of 1 student." in words
+    assert re.findall(r"(?<![\d.])1 (?:named )?[a-z]+s\b", words) == []
 
 
 def test_an_older_or_copied_record_is_told(tmp_path, edition):

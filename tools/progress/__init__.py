@@ -11,7 +11,7 @@ The modules, each importing only those above it:
 
 * ``edition`` -- what the report knows of the book: its chapters, drill kinds, exercises and version
 * ``checks`` -- the rules one record's fields are held to: what the page cannot have written,
-  and what looks edited by hand
+  and what is unusual
 * ``records`` -- the folder's files read into records, a student's name from the file's path
 * ``tally`` -- the class's numbers: per chapter, drill kind, exercise and student
 * ``charts`` -- bar charts as inline SVG, accessible and legible on a phone

@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = arguments.out or records / "progress.html"
     # The book is read only now: a wrong folder is told at once.
+    from tools.progress.checks import plural
     from tools.progress.edition import load_edition
     from tools.progress.page import report
 
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     left_out = sum(not record.counted for record in folder.records)
     print(
-        f"{len(folder.records)} records read, {len(result.students)} counted, {left_out} not counted: "
+        f"{plural(len(folder.records), 'record')} read, {len(result.students)} counted, {left_out} not counted: "
         f"file://{out.resolve()}"
     )
     return 0

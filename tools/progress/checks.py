@@ -11,11 +11,14 @@ page (``progress.js``) cannot have written, and what a person is unlikely to hav
   (:data:`FAST_RUN` answers or more at under :data:`FASTEST_SECONDS` each, timed by the
   numbers and times of the kinds' last answers). Any one of these makes the whole record
   untrustworthy: its other numbers may have been edited too.
-* **Counted, flagged "looks edited by hand"**: what the page can write but a person rarely
-  does: more than :data:`MAX_ANSWERS_PER_KIND` answers to one kind, later answers with
-  earlier times (a clock put back, or an edit). The instructor sees the flag and can ask.
+* **Counted, flagged**: what the page can write but a person rarely does: more than
+  :data:`MAX_ANSWERS_PER_KIND` answers to one kind, later answers with earlier times (a
+  clock put back, or an edit). The instructor sees the flag and can ask.
 * **Counted, with a note**: what honest use explains, such as more answers in the kinds than
   the record's count of all answers (a record kept before that count existed starts it at 0).
+
+Each finding says what was seen in the record, with its figures, not how it came to be:
+a rule sees numbers, never the edit or the clock that wrote them.
 
 The reader of a record (:class:`Fields`) collects the findings as it reads.
 """
@@ -27,8 +30,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from itertools import combinations, pairwise
 
-#: More answers than this to one drill kind looks edited by hand: three hours of that kind alone
-#: at 20 seconds an answer. Possible, so counted, but flagged.
+#: More answers than this to one drill kind are unusual: three hours of that kind alone at 20
+#: seconds an answer. Possible, so counted, but flagged.
 MAX_ANSWERS_PER_KIND = 500
 #: Answers faster than this many seconds each, over at least FAST_RUN answers, no person gives:
 #: each is a question read, a number worked out and typed, and Check pressed.
@@ -42,11 +45,12 @@ QUOTE = 40
 
 @dataclass(frozen=True)
 class Finding:
-    """Something a record's reader noticed: why, whether the record still counts, and whether it looks edited."""
+    """Something a record's reader noticed: what (``why``), whether the record still counts, and whether it is
+    flagged (counted, but unusual)."""
 
     why: str
     counted: bool
-    edited: bool = False
+    flagged: bool = False
 
 
 @dataclass
@@ -68,6 +72,11 @@ class Exercise:
     passed: bool
     done: bool
     last: datetime | None = None
+
+
+def plural(count: int, word: str, many: str = "") -> str:
+    """``count`` and ``word``, or its plural (``many``, else ``word`` + s) unless the count is 1."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
 
 
 def quoted(value: object) -> str:
@@ -93,13 +102,13 @@ class Fields:
         self.findings: list[Finding] = []
         self.future: list[tuple[datetime, str]] = []  # the dates too far ahead, as read: one finding says them all
 
-    def bad(self, why: str, edited: bool = False) -> None:
+    def bad(self, why: str) -> None:
         """A finding that leaves the record out of the class's numbers."""
-        self.findings.append(Finding(why, counted=False, edited=edited))
+        self.findings.append(Finding(why, counted=False))
 
     def flag(self, why: str) -> None:
-        """A finding the record is counted with, flagged as looking edited by hand."""
-        self.findings.append(Finding(why, counted=True, edited=True))
+        """A finding the record is counted with, flagged as unusual."""
+        self.findings.append(Finding(why, counted=True, flagged=True))
 
     def note(self, why: str) -> None:
         self.findings.append(Finding(why, counted=True))
@@ -139,7 +148,9 @@ class Fields:
         """The findings, once every field is read."""
         if self.future:
             latest = max(self.future, key=lambda dated: dated[0])[1]
-            self.bad(f"{len(self.future)} dates in the future, the latest {quoted(latest)}", edited=True)
+            count = len(self.future)
+            dates = quoted(latest) if count == 1 else f"{count} dates, the latest {quoted(latest)}"
+            self.bad(f"dated more than a day after this report ({self.now:%Y-%m-%d %H:%M UTC}): {dates}")
             self.future = []
         return self.findings
 
@@ -158,9 +169,13 @@ class Fields:
         attempts, right = self.whole(entry, "attempts", where), self.whole(entry, "right", where)
         streak, misses = self.whole(entry, "streak", where), self.whole(entry, "misses", where)
         if right > attempts:
-            self.bad(f"{where}: right {right} is more than attempts {attempts}", edited=True)
-        elif streak > right or misses > attempts - right:
-            self.bad(f"{where}: a run of {streak} right or {misses} wrong answers is longer than its answers allow")
+            self.bad(f"{where}: right {right} is more than attempts {attempts}")
+        elif streak > right:
+            self.bad(f"{where}: a run of {plural(streak, 'right answer')} (streak), but {right} right in all")
+        elif misses > attempts - right:
+            self.bad(
+                f"{where}: a run of {plural(misses, 'wrong answer')} (misses), but {attempts - right} wrong in all"
+            )
         elif streak and misses:
             self.bad(f"{where}: the last answer was both right (streak {streak}) and wrong (misses {misses})")
         level = entry.get("level")
@@ -173,7 +188,8 @@ class Fields:
             at = self.whole(entry, "at", where) or None
         drill = Drill(attempts, right, self.moment(entry, where), at, self.mistakes(entry, where))
         if right <= attempts and sum(drill.mistakes.values()) > attempts - right:
-            self.bad(f"{where}: {sum(drill.mistakes.values())} named mistakes, more than its wrong answers")
+            named, wrong = sum(drill.mistakes.values()), attempts - right
+            self.bad(f"{where}: {plural(named, 'named mistake')}, more than its {plural(wrong, 'wrong answer')}")
         last_mistake = entry.get("mistake")
         if last_mistake is not None and (not isinstance(last_mistake, str) or last_mistake not in drill.mistakes):
             self.bad(f"{where}: its last mistake {quoted(last_mistake)} is not among the mistakes it counts")
@@ -196,9 +212,9 @@ class Fields:
         attempts, right = self.whole(entry, "attempts", where), self.whole(entry, "right", where)
         passed, done = self.flag_value(entry, "passed", where), self.flag_value(entry, "done", where)
         if right > attempts:
-            self.bad(f"{where}: {right} checks passed of {attempts} run", edited=True)
+            self.bad(f"{where}: {plural(right, 'check')} passed of {attempts} run")
         if passed and not right:
-            self.bad(f"{where}: its last check passed, but none is counted as passed", edited=True)
+            self.bad(f"{where}: its last check passed, but none is counted as passed")
         return Exercise(attempts, passed, done, self.moment(entry, where))
 
     def answer_order(self, drills: dict[str, Drill], answered: int) -> None:
@@ -206,15 +222,13 @@ class Fields:
         numbered = sorted(((drill.at, kind) for kind, drill in drills.items() if drill.at), key=lambda pair: pair[0])
         for (first, one), (second, other) in pairwise(numbered):
             if first == second:
-                self.bad(f"the last answers of {quoted(one)} and {quoted(other)} are both answer {first}", edited=True)
+                self.bad(f"the last answers of {quoted(one)} and {quoted(other)} are both answer {first}")
         if numbered and numbered[-1][0] > answered:
-            self.bad(
-                f"a last answer is number {numbered[-1][0]}, but the record counts {answered} answers", edited=True
-            )
+            self.bad(f"a last answer is number {numbered[-1][0]}, but the record counts {plural(answered, 'answer')}")
         in_kinds = sum(drill.attempts for drill in drills.values())
         if in_kinds > answered:
             self.note(
-                f"{in_kinds} answers in its drills, but {answered} in its count of all answers: a record "
+                f"{plural(in_kinds, 'answer')} in its drills, but {answered} in its count of all answers: a record "
                 "begun before the page kept that count (it started at 0), or an edit"
             )
         self.timing([(at, last, kind) for at, kind in numbered if (last := drills[kind].last)])
@@ -233,9 +247,8 @@ class Fields:
         if fastest:
             rate, n1, n2, seconds = fastest
             self.bad(
-                f"answers {n1} to {n2}: {n2 - n1} answers in {seconds:.0f} s, faster than a person answers "
-                f"(under {FASTEST_SECONDS:g} s each)",
-                edited=True,
+                f"answers {n1} to {n2}: {n2 - n1} answers in {seconds:.1f} s, faster than a person answers "
+                f"(under {FASTEST_SECONDS:g} s each)"
             )
         if backwards:
             self.flag(f"{backwards}: a clock put back, or an edit")

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tools.progress.charts import Bar, bar_chart, count_ticks, percent_ticks
-from tools.progress.checks import FAST_RUN, FASTEST_SECONDS, MAX_ANSWERS_PER_KIND
+from tools.progress.checks import FAST_RUN, FASTEST_SECONDS, MAX_ANSWERS_PER_KIND, plural
 from tools.progress.edition import Edition
 from tools.progress.records import Folder, Record, read_folder
 from tools.progress.tally import ChapterRow, Class, KindRow, tally
@@ -94,12 +94,8 @@ def when(moment: datetime | None, clock: bool = True) -> str:
     return "\u2014" if moment is None else moment.strftime("%Y-%m-%d %H:%M UTC" if clock else "%Y-%m-%d")
 
 
-def plural(count: int, word: str, many: str = "") -> str:
-    return f"{count} {word if count == 1 else many or word + 's'}"
-
-
 def flagged_note(count: int) -> str:
-    """Under a count that a record flagged as edited is part of: how many such records."""
+    """Under a count that flagged records are part of: how many such records."""
     return f'<br><span class="note">{count} flagged</span>' if count else ""
 
 
@@ -165,7 +161,8 @@ def overview(result: Class) -> str:
     ]
     said = "; ".join(f"chapter {row.chapter.number}, {len(row.practised)}" for row in result.chapters)
     alt = (
-        f"Bar chart: how many of the {count} students practised each chapter: {said}. The table below has the numbers."
+        f"Bar chart: how many of the {plural(count, 'student')} practised each chapter: {said}. "
+        "The table below has the numbers."
     )
     chart = bar_chart(
         bars, ident="chapters", alt=alt, ticks=count_ticks(count), names=("practised", "not yet"), unit="students"
@@ -268,7 +265,7 @@ def chapter_section(row: ChapterRow, count: int) -> str:
     return (
         f'<section id="chapter-{esc(name)}" aria-labelledby="title-{esc(name)}">'
         f'<h2 id="title-{esc(name)}">{row.chapter.number}. {esc(row.chapter.title)}</h2>'
-        f"<p>Practised by {len(row.practised)} of {count} students.</p>{waiting}"
+        f"<p>Practised by {len(row.practised)} of {plural(count, 'student')}.</p>{waiting}"
         f"{kinds_part(row)}{exercises_part(row)}</section>"
     )
 
@@ -276,21 +273,19 @@ def chapter_section(row: ChapterRow, count: int) -> str:
 def verdict(record: Record) -> str:
     if not record.counted:
         return '<span class="bad">not counted</span>'
-    return "counted, flagged: looks edited by hand" if record.edited else "counted, with a note"
+    return "counted, flagged" if record.flagged else "counted, with a note"
 
 
 def findings_part(records: list[Record]) -> str:
     """The table of every record that is not counted, or is counted with a flag or a note, and why."""
     heading = '<section aria-labelledby="records"><h2 id="records">Records not counted, or counted with a warning</h2>'
-    shown = sorted((record for record in records if record.findings), key=lambda r: (r.counted, not r.edited, r.file))
+    shown = sorted((record for record in records if record.findings), key=lambda r: (r.counted, not r.flagged, r.file))
     if not shown:
         return heading + "<p>None: every record was read and counted.</p></section>"
     rows = []
     for record in shown:
-        findings = sorted(record.findings, key=lambda finding: (finding.counted, not finding.edited))
-        why = "".join(
-            f"<li>{'looks edited by hand: ' if finding.edited else ''}{esc(finding.why)}</li>" for finding in findings
-        )
+        findings = sorted(record.findings, key=lambda finding: (finding.counted, not finding.flagged))
+        why = "".join(f"<li>{esc(finding.why)}</li>" for finding in findings)
         whose = f'{breakable(record.student)}<br><span class="note">{breakable(record.file)}</span>'
         rows.append((record.file, [whose, verdict(record), f'<ul class="tight">{why}</ul>']))
     left_out = sum(not record.counted for record in shown)
@@ -324,7 +319,7 @@ def students_part(result: Class, edition: Edition) -> str:
 def honesty(folder: Folder) -> str:
     """What the numbers are worth: self-reported, what an edit looks like, what is checked."""
     left_out = sum(not record.counted for record in folder.records)
-    flagged = sum(record.counted and record.edited for record in folder.records)
+    flagged = sum(record.counted and record.flagged for record in folder.records)
     return f"""<section class="honest" aria-labelledby="honest"><h2 id="honest">These records are self-reported</h2>
 <p>Each record is a file that a student's own browser wrote (the Practice page's <em>Export progress</em>) and
 that the student handed in. Nothing signs it: anyone can open it in a text editor and change a number. Read these
@@ -351,8 +346,8 @@ many answers they gave. In a student's row, it is their right answers over their
 mistakes (format 1) name none.</li>
 <li>A record made with another edition of the book's drills and exercises is counted for what this edition has;
 the rest is listed with the record.</li>
-<li><em>1 flagged</em> under a count: it includes a record flagged as looking edited by hand (see the records
-not counted, or counted with a warning).</li>
+<li><em>1 flagged</em> under a count: it includes a flagged record, one with numbers the page can write but a
+person rarely reaches (see the records not counted, or counted with a warning).</li>
 <li>Of two records of one student, the one with the later answer is counted. Times are in UTC.</li></ul></section>"""
 
 

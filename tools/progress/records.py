@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from tools.progress.checks import Drill, Exercise, Fields, Finding, quoted
+from tools.progress.checks import Drill, Exercise, Fields, Finding, plural, quoted
 from tools.progress.edition import Edition
 
 #: The Practice page's Export names its file so; a browser adds " (1)" to a second download.
@@ -48,8 +48,8 @@ class Record:
         return all(finding.counted for finding in self.findings)
 
     @property
-    def edited(self) -> bool:
-        return any(finding.edited for finding in self.findings)
+    def flagged(self) -> bool:
+        return any(finding.flagged for finding in self.findings)
 
     @property
     def latest(self) -> datetime | None:
@@ -187,7 +187,8 @@ def read_entries(value: dict, edition: Edition, record: Record, fields: Fields, 
     fields.plausible(every_drill)
     if record.unknown:
         shown = ", ".join(record.unknown[:8]) + (", \u2026" if len(record.unknown) > 8 else "")
-        fields.note(f"{len(record.unknown)} entries this edition does not have, listed, not counted: {shown}")
+        entries = plural(len(record.unknown), "entry", "entries")
+        fields.note(f"{entries} this edition does not have, listed, not counted: {shown}")
     answers = sum(drill.attempts for drill in every_drill.values())
     if answers or any(exercise.attempts or exercise.done for exercise in record.exercises.values()):
         text = json.dumps([drills, exercises], sort_keys=True)

@@ -2,7 +2,7 @@
 
 A share right is the mean of the students' own shares (each student's right answers over
 their answers), not the class's right answers over its answers: each student counts once,
-so that one who answered a kind a hundred times, or a record flagged as edited, does not
+so that one who answered a kind a hundred times, or a record flagged as unusual, does not
 stand for the class. A student *practised* a chapter when they answered one of its drills
 or checked or ticked one of its exercises.
 """
@@ -36,7 +36,7 @@ class KindRow:
     answers: int
     right: int
     share: float | None  # the mean of the students' shares right; None when nobody answered
-    flagged: int  # of its students, how many have a record flagged as edited
+    flagged: int  # of its students, how many have a flagged record
     mistakes: list[MistakeRow]
 
 
@@ -60,7 +60,7 @@ class ChapterRow:
     answers: int
     share: float | None  # the mean over students who answered its drills of their share right in them
     finished: float  # exercises finished per student, on average
-    flagged: int  # of the students who answered its drills, how many have a record flagged as edited
+    flagged: int  # of the students who answered its drills, how many have a flagged record
 
 
 @dataclass
@@ -102,7 +102,7 @@ def kind_row(kind: KindInfo, records: list[Record]) -> KindRow:
         answers=sum(drill.attempts for _, drill in answered),
         right=sum(drill.right for _, drill in answered),
         share=mean([drill.right / drill.attempts for _, drill in answered]),
-        flagged=sum(record.edited for record, _ in answered),
+        flagged=sum(record.flagged for record, _ in answered),
         mistakes=[MistakeRow(name, times[name], students[name]) for name in named[:MISTAKES_SHOWN]],
     )
 
@@ -160,7 +160,7 @@ def chapter_row(chapter: ChapterOutline, edition: Edition, records: list[Record]
         answers=sum(row.answers for row in rows),
         share=mean(shares),
         finished=mean(finished) or 0.0,
-        flagged=sum(record.edited for record in answered),
+        flagged=sum(record.flagged for record in answered),
     )
 
 
@@ -175,7 +175,7 @@ def student_row(record: Record, edition: Edition) -> StudentRow:
         right=sum(drill.right for drill in record.drills.values()),
         finished=sum(entry.done or entry.passed for entry in record.exercises.values()),
         latest=record.latest,
-        flagged=record.edited,
+        flagged=record.flagged,
     )
 
 
