@@ -135,11 +135,11 @@ check: setup  ## the fast tier, tests/{engine,course,repo} (no build, no browser
 
 bench: setup  ## run the benchmarks (benchmarks/run.py)
 	$(PY) benchmarks/run.py
-differential: setup  ## compare chainrule with PyTorch: its OpInfo samples, random programs, probes
+differential: $(INSTALL_STAMP)  ## compare chainrule with PyTorch: its OpInfo samples, random programs, probes
 	$(PY) -m tools.differential
 figures: setup  ## regenerate the committed figures in img/
 	$(PY) -m tools.book.make_figures
-progress: setup  ## RECORDS=<folder>: the class's practice records (exported from the book's pages) in one page, <folder>/progress.html
+progress: $(INSTALL_STAMP)  ## RECORDS=<folder>: the class's practice records (exported from the book's pages) in one page, <folder>/progress.html
 	@$(PY) -m tools.progress "$$RECORDS" $(if $(OUT),--out "$$OUT")
 
 clean:  ## remove build output and caches (keeps .venv)

@@ -5,7 +5,10 @@ A plain module (tests/ is on the path through its conftest.py), so that any test
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -72,3 +75,16 @@ def exercise_number(label: str) -> str:
     found = [e["number"] for page in numbered.values() for e in page.values() if e.get("label") == label]
     assert found, f"no exercise is labelled {label!r} in _build/numbers.json: run `make book`"
     return found[0]
+
+
+def make_env() -> dict[str, str]:
+    """The environment for a make that a test runs: not the flags of the make that runs the tests (make test)."""
+    return {key: value for key, value in os.environ.items() if key not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+
+
+def make_variable(name: str) -> str:
+    """A variable of the Makefile as make expands it (``INSTALL_STAMP``: the venv's set-up stamp, its path)."""
+    command = ["make", "-s", "--no-print-directory", f"PYTHON={sys.executable}", "--eval", "print-%: ; @echo $($*)"]
+    run = subprocess.run([*command, f"print-{name}"], cwd=ROOT, env=make_env(), capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.strip(), run.stderr
+    return run.stdout.strip()

@@ -28,7 +28,7 @@ from pathlib import Path
 import offline
 import pytest
 import yaml
-from common import ROOT
+from common import ROOT, make_env, make_variable
 
 from tools import stamps
 
@@ -341,6 +341,30 @@ def test_make_installs_missing_debian_packages_with_sudo_when_it_can(tmp_path, u
     else:
         assert result.returncode != 0
         assert "sudo apt-get update && sudo apt-get install -y fake-package" in result.stderr
+
+
+# --------------------------------------------------------------------------- what each target sets up
+
+#: Targets that need only the venv, and a line of their own recipe: neither Debian's packages nor npm's.
+VENV_ONLY = {"progress": "-m tools.progress", "differential": "-m tools.differential", "lock": "tools/lock.py"}
+
+
+def dry_run(target: str) -> str:
+    """What ``make -n target`` would run, with the venv taken as installed and npm's packages as not."""
+    command = ["make", "-n", "--no-print-directory", f"PYTHON={sys.executable}", "NPM_STAMP=node_modules/.none"]
+    command += ["-o", make_variable("INSTALL_STAMP"), target]
+    run = subprocess.run(command, cwd=ROOT, env=make_env(), capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_a_target_that_needs_only_the_venv_sets_up_nothing_else():
+    """make progress on a fresh clone ran npm ci (124 packages, 49 s) and the Debian packages' check."""
+    for target, recipe in VENV_ONLY.items():
+        planned = dry_run(target)
+        assert recipe in planned and "npm ci" not in planned and "system-packages" not in planned, (target, planned)
+    figures = dry_run("figures")  # needs dot (Debian's graphviz): the whole set-up, which the check sees
+    assert "npm ci" in figures and "system-packages" in figures, figures
 
 
 # --------------------------------------------------------------------------- make help
