@@ -328,10 +328,11 @@ wrote a drill's entry, then edited:</p>
 <pre><code>"adjoint": {{"attempts": 9, "right": 6, "last": "2026-11-20T10:02:11.512Z", "at": 41}}
 "adjoint": {{"attempts": 1000, "right": 1000, "last": "2026-11-20T10:02:11.512Z", "at": 41}}</code></pre>
 <p>Each record is held to what the page always writes. One it cannot have written (more right answers than
-answers, dates ahead of today, answers faster than one every {FASTEST_SECONDS:g} s over {FAST_RUN} or more,
+answers, dates more than a day after this report, {FAST_RUN} or more answers at under {FASTEST_SECONDS:g} s each,
 counts that contradict each other) is <strong>not counted</strong>; one that is possible but unlikely (more than
 {MAX_ANSWERS_PER_KIND} answers to one drill, later answers timed before earlier ones) is counted and
-<strong>flagged</strong>. An edit that keeps every rule cannot be told from practice. Here:
+<strong>flagged</strong>; each is listed with what was seen in it. An edit that keeps every rule cannot be told
+from practice. Here:
 {plural(left_out, "record")} not counted, {plural(flagged, "record")} counted but flagged:
 see <a href="#records">the records not counted</a>.</p></section>"""
 
