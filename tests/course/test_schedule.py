@@ -4,7 +4,9 @@ kind on and raise its level; a spaced review brings it back; a record edited by 
 as it makes sense. The page keeps the record (progress.js); ``answer`` below updates it the same way,
 and the browser test (tests/browser/test_drills_browser.py) checks the page's own record."""
 
+import itertools
 import json
+import re
 
 import pytest
 
@@ -93,11 +95,26 @@ def test_two_misses_lower_the_level_and_three_right_raise_it():
     for _ in range(2):
         answer(record, "dual", False, 3)
     chosen = next_plan(record, ["dual"])
-    assert chosen["level"] == 2 and "back to level 2" in chosen["reason"]
+    assert chosen["level"] == 2 and "two misses in a row: its level goes down one" in chosen["reason"]
     for _ in range(STREAK):
         answer(record, "dual", True, 2)
     chosen = next_plan(record, ["dual"])
-    assert chosen["level"] == 3 and "three right in a row" in chosen["reason"]
+    assert chosen["level"] == 3 and "3 right in a row" in chosen["reason"] and "goes up one" in chosen["reason"]
+
+
+def test_what_next_for_you_says_repeats_no_words():
+    """The status the page shows (drill.js's askNext: the kind, level and seed, then the reason) says each thing
+    once, for every state of a kind's record: it said "three right in a row" twice, and the level twice."""
+    for streak, misses, level, at, answered in itertools.product(range(5), range(3), (1, 2, 3), (0, 4), (4, 40)):
+        entry = {"attempts": 5, "right": streak, "streak": streak, "misses": misses, "level": level, "at": at}
+        chosen = next_plan({"answered": answered, "drills": {"dual": entry}}, ["dual", "tangent"])
+        status = (
+            f"Next for you: {KINDS[chosen['kind']].title}, level {chosen['level']}, seed {chosen['seed']}. "
+            f"{chosen['reason']}"
+        )
+        words = re.findall(r"\w+", status.lower())
+        pairs = list(itertools.pairwise(words))
+        assert len(set(pairs)) == len(pairs), status
 
 
 def test_a_kind_answered_right_three_times_in_a_row_moves_on_and_comes_back_spaced():

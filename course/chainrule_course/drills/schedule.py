@@ -118,9 +118,9 @@ def _level(kind, entry):
     level = entry.get("level") if entry.get("level") in levels else levels[0]
     at = levels.index(level)
     if (entry.get("streak") or 0) >= STREAK and at + 1 < len(levels):
-        return levels[at + 1], f"three right in a row: level {levels[at + 1]}"
+        return levels[at + 1], "its level goes up one"  # the reason's first part says the run, the page the level
     if (entry.get("misses") or 0) >= MISSES and at > 0:
-        return levels[at - 1], f"two misses in a row: back to level {levels[at - 1]}"
+        return levels[at - 1], "two misses in a row: its level goes down one"
     return level, ""
 
 
@@ -132,7 +132,7 @@ def _why(entry, question_number):
     streak = entry.get("streak") or 0
     if streak >= STREAK:
         return f"a spaced review: {streak} right in a row, the last at answer {entry.get('at') or 0}"
-    return f"{streak} right in a row so far: three move it on"
+    return f"{streak} right in a row so far"  # the drill's note says what three in a row do
 
 
 def showing(kind, level, seed, mistake):
