@@ -422,11 +422,15 @@ def test_a_question_is_the_same_for_a_seed_and_changes_with_it():
 
 
 def test_answers_are_numbers_a_person_works_out_by_hand():
+    """At most 100 in size; the cost chapter's counts, whole numbers, larger (products, or D(D − 1)/2)."""
+    from chainrule_course.drills import costs
+
     for kind in LATER:
         for seed in range(300):
             q = question(kind, level_of(kind, seed), seed)
             numbers = [] if q.form == "names" else q.answer if isinstance(q.answer, list) else [q.answer]
-            assert all(abs(x) <= (1000 if kind == "flops" else 100) for x in numbers), (kind, seed, q.answer)
+            largest = {"flops": costs.LARGEST_COUNT, "revolve": costs.LARGEST_STEPS}.get(kind, 100)
+            assert all(abs(x) <= largest for x in numbers), (kind, seed, q.answer)
 
 
 @pytest.mark.parametrize("kind", ["softmax", "decay"])

@@ -15,6 +15,7 @@ Each answer is also worked by hand as a derivation whose steps offer these slips
 (:func:`~.problems.derived`), and a wrong answer is named only when one slip alone gives it.
 """
 
+import math
 import random
 from functools import cache
 
@@ -28,6 +29,10 @@ __all__ = ["flops", "revolve"]
 
 SIZES = (2, 3, 4, 5)
 LARGEST_COUNT = 1000  # 4 · 5 · 5 · 5 = 500 at most: products of small whole numbers
+# The chains revolve asks about, by number of slots: wide enough for 40 different questions in 100 seeds.
+# One slot's count, D(D − 1)/2, is at most 60 · 59/2 = 1770; with more slots the closed form gives it.
+CHAINS = {1: range(3, 61), 2: range(5, 71), 3: range(3, 71)}
+LARGEST_STEPS = 2000
 
 
 class _Shape:
@@ -132,7 +137,7 @@ def fewest_forward_steps(steps, slots):
 def revolve(level, seed):
     """F(D, c) for a chain of D steps and c slots: c = 1 (level 1), 2 (level 2) or 3 (level 3)."""
     rng = random.Random(f"chainrule-drill-revolve:{level}:{seed}")
-    return distinct(lambda: _revolve(rng, level))
+    return distinct(lambda: _revolve(rng, level), largest=LARGEST_STEPS)
 
 
 def _revolve_words():
@@ -173,9 +178,20 @@ def _revolve_count(d, at):
     return at.choose("the count", count(steps, slots), others)
 
 
+def _closed_form_hint(steps, slots):
+    """The chapter's closed form for F(D, c), with this chain's τ: on a long chain, quicker than the recursion."""
+    tau = next(t for t in range(1, steps) if math.comb(slots + t, slots) >= steps)
+    return (
+        f"Or the chapter's closed form, with the binomial coefficients C(n, k): here \u03c4 = {tau}, since "
+        f"C({slots + tau - 1}, {slots}) = {math.comb(slots + tau - 1, slots)} < D \u2264 "
+        f"C({slots + tau}, {slots}) = {math.comb(slots + tau, slots)}, and F(D, c) = \u03c4D \u2212 "
+        f"C(c + \u03c4, c + 1)."
+    )
+
+
 def _revolve(rng, level):
     slots = level
-    steps = rng.randrange(3, 12 if level != 2 else 16)
+    steps = rng.choice(CHAINS[slots])
     answer = fewest_forward_steps(steps, slots)
     mistakes = derived(_revolve_count, {"D": steps, "c": slots}, {w: name for name, w in _revolve_words().items()})
     best = (
@@ -197,7 +213,9 @@ def _revolve(rng, level):
         [
             "F(D, c) = min over j of j + F(D \u2212 j, c \u2212 1) + F(j, c): advance j steps, keep that "
             "activation, reverse the rest with one slot fewer.",
-            "With one slot, F(D, 1) = D(D \u2212 1)/2: each step is recomputed from the input.",
+            "With one slot, F(D, 1) = D(D \u2212 1)/2: each step is recomputed from the input."
+            if slots == 1
+            else _closed_form_hint(steps, slots),
         ],
         [
             "With one slot, reversing step i recomputes the i \u2212 1 steps before it from the input: "

@@ -2,10 +2,11 @@
 
 Both are built from scalar :class:`~chainrule.value.Value` s and answered by ``backward()``:
 
-* ``chain``: ∂h_k/∂x through k layers h_i = w·h_{i−1} (level 1) or h_i = tanh(w·h_{i−1})
-  (level 2). Named mistakes: a sum of the factors instead of their product, one layer short
-  (∂h₃/∂h₁), h₃'s value; at level 2, w^k with the tanh′ factors left out, the tanh′ factors
-  with w left out, tanh′ taken at the pre-activation.
+* ``chain``: ∂h_k/∂x through k layers h_i = w_i·h_{i−1} (level 1) or h_i = tanh(w_i·h_{i−1})
+  (level 2), each layer with its own weight. Named mistakes: a sum of the factors instead of
+  their product, one layer short (∂h₃/∂h₁), h₃'s value; at level 2, the weights' product with
+  the tanh′ factors left out, the tanh′ factors with the weights left out, tanh′ taken at the
+  pre-activation.
 * ``batchnorm``: x̄_i for batch normalisation of three numbers, x̂ = (x − μ)/σ̂ with
   σ̂ = √σ², σ² divided by n (the question says so), ε = 0 here and y = γx̂. Named mistakes:
   μ and σ̂ held fixed (ȳ_i γ/σ̂), the mean term or the variance term left out, the variance
@@ -35,14 +36,14 @@ STARTS = (-1.0, -0.5, 0.5, 1.0)
 
 @drill("chain", "depth", "the factor a gradient gains through layers", {1: "linear layers", 2: "tanh layers"}, "number")
 def chain(level, seed):
-    """∂h_k/∂x through k = 3 layers of h = w·h (level 1) or h = tanh(w·h) (level 2)."""
+    """∂h_k/∂x through k = 3 layers of h = w·h (level 1) or h = tanh(w·h) (level 2), a weight for each layer."""
     rng = random.Random(f"chainrule-drill-chain:{level}:{seed}")
     return distinct(lambda: _chain(rng, level))
 
 
 def _chain(rng, level):
-    k, w, x0 = 3, rng.choice(WEIGHTS), rng.choice(STARTS)
-    ws = [w] * k if level == 2 else [rng.choice(WEIGHTS) for _ in range(k)]  # linear layers: one weight each
+    k, x0 = 3, rng.choice(STARTS)
+    ws = [rng.choice(WEIGHTS) for _ in range(k)]  # one weight each: 5³ · 4 instances at each level
     x = Value(x0, "x")
     h, layers = x, []
     for weight in ws:
@@ -52,24 +53,20 @@ def _chain(rng, level):
     answer = x.grad
     slopes = [1.0 - layer.data**2 for layer in layers] if level == 2 else [1.0] * k
     factors = [weight * slope for weight, slope in zip(ws, slopes, strict=True)]
-    layer = "h\u1d62 = tanh(w\u00b7h\u1d62\u208b\u2081)" if level == 2 else "h\u1d62 = w\u1d62\u00b7h\u1d62\u208b\u2081"
+    product = "w\u1d62\u00b7h\u1d62\u208b\u2081"
+    layer = f"h\u1d62 = tanh({product})" if level == 2 else f"h\u1d62 = {product}"
     instance = {"w": ws, "x": x0, "tanh": level == 2}
     mistakes = derived(_chain_factor, instance, {words: short for short, words in _chain_words(instance).items()})
     values = ", ".join(f"h{SUBSCRIPTS[i]} = {number_text(layer.data)}" for i, layer in enumerate(layers))
+    weights = f"x = {number_text(x0)}, " + ", ".join(f"w{SUBSCRIPTS[i]} = {number_text(v)}" for i, v in enumerate(ws))
     return Problem(
         "chain",
         f"Three layers {layer}, for i = 1, 2, 3, start at h\u2080 = x. What is \u2202h\u2083/\u2202x?",
-        (
-            [f"x = {number_text(x0)}, w = {number_text(w)}", f"forward: {values}"]
-            if level == 2
-            else [
-                f"x = {number_text(x0)}, " + ", ".join(f"w{SUBSCRIPTS[i]} = {number_text(v)}" for i, v in enumerate(ws))
-            ]
-        ),
+        [weights, f"forward: {values}"] if level == 2 else [weights],
         answer,
         [
             "Each layer multiplies the gradient by its local derivative: the chain rule through three layers.",
-            "Each factor is w" + (" \u00b7 (1 \u2212 h\u1d62\u00b2)." if level == 2 else "\u1d62, the layer's weight."),
+            "Each factor is w\u1d62" + (" \u00b7 (1 \u2212 h\u1d62\u00b2)." if level == 2 else ", the layer's weight."),
         ],
         [
             "The factors, one per layer: " + ", ".join(number_text(f) for f in factors) + ".",
@@ -91,11 +88,11 @@ def _chain_words(d):
     }
     if d["tanh"]:
         words |= {
-            "tanh\u2032 left out": "That is w\u00b3: each layer also multiplies by tanh\u2032 = "
+            "tanh\u2032 left out": "That is w\u2081w\u2082w\u2083: each layer also multiplies by tanh\u2032 = "
             "1 \u2212 h\u1d62\u00b2.",
-            "w left out": "That is the tanh\u2032 factors alone: each layer also multiplies by w.",
+            "w left out": "That is the tanh\u2032 factors alone: each layer also multiplies by its weight w\u1d62.",
             "tanh\u2032 at the pre-activation": "That takes tanh\u2032 at the pre-activation, 1 \u2212 "
-            "(w\u00b7h\u1d62\u208b\u2081)\u00b2; it is 1 \u2212 h\u1d62\u00b2, of the layer's output.",
+            "(w\u1d62\u00b7h\u1d62\u208b\u2081)\u00b2; it is 1 \u2212 h\u1d62\u00b2, of the layer's output.",
         }
     return words
 

@@ -14,8 +14,10 @@ Each program is a few lines on scalar :class:`~chainrule.value.Value` s, run by 
   mistakes: one pass's gradient, k − 1 passes.
 * ``overflow`` (profiling): the first line of a program whose number is not finite; the
   engine refuses it there, as PyTorch's anomaly mode and JAX's ``debug_nans`` stop at
-  the first operation that makes one. Named mistakes: the line where the first nan
-  appears (an inf comes first), the last line.
+  the first operation that makes one. The program, x scaled then three lines of
+  :data:`SHAPES` (exp, a square, a cube, × 1e100, a subtraction), overflows at any of
+  its lines after the first, or nowhere. Named mistakes: the line where the first nan
+  appears (an inf comes first), the line next to the answer.
 """
 
 import math
@@ -188,84 +190,120 @@ def _accumulate(rng, level):
     )
 
 
-BIG = (150.0, 200.0, 250.0, 300.0, 400.0)
+BIG = (100.0, 150.0, 200.0, 250.0, 300.0, 350.0, 400.0)
+SCALES = (1.5, 2.0, 2.5, 3.0)
+# The ops of the lines after a = x * s, each applied to the line before ({p}) to make the line ({y}).
+OPS = {
+    "exp": ("{y} = {p}.exp()", lambda p: p.exp()),
+    "square": ("{y} = {p} * {p}", lambda p: p * p),
+    "cube": ("{y} = {p} ** 3", lambda p: p**3),
+    "grow": ("{y} = {p} * 1e100", lambda p: p * 1e100),
+    "shift": ("{y} = {p} - 300", lambda p: p - 300),
+    "cancel": ("{y} = {p} - {p}", lambda p: p - p),  # inf − inf is nan, but the inf comes first
+}
+# From how large an input each op that can overflow does, and how it moves a number's power of ten.
+LIMITS = {
+    "exp": "exp above an input of about 709.78",
+    "square": "a square above an input of about 1.34e154",
+    "cube": "a cube above an input of about 5.6e102",
+    "grow": "\u00d7 1e100 above an input of about 1.8e208",
+}
+POWERS = {
+    "exp": "exp(p) is about 10 to the power 0.4343\u00b7p",
+    "square": "a square doubles the power",
+    "cube": "a cube triples it",
+    "grow": "\u00d7 1e100 adds 100 to it",
+}
+# The programs' shapes after line a: where the first number that is not finite appears depends on x and s,
+# at any line from b to the last, or none.
+SHAPES = (
+    ("exp", "square", "cancel"),
+    ("exp", "grow", "square"),
+    ("exp", "square", "square"),
+    ("exp", "cube", "cancel"),
+    ("shift", "exp", "square"),
+)
 
 
-@drill("overflow", "profiling", "the first number that is not finite", {1: "exp and a square"}, "names")
+@drill("overflow", "profiling", "the first number that is not finite", {1: "exp and powers"}, "names")
 def overflow(level, seed):
     """The first line whose number is not finite, as the engine finds it."""
     rng = random.Random(f"chainrule-drill-overflow:{level}:{seed}")
     return distinct(lambda: _overflow(rng, level))
 
 
-def _lines(rng, level):
-    """A program as (name, text, function of the earlier Values), in order."""
-    x0, scale = rng.choice(BIG), rng.choice((1.5, 2.0, 3.0))
-    lines = [
-        ("a", f"a = x * {number_text(scale)}", lambda v: v["x"] * scale),
-        ("b", "b = a.exp()", lambda v: v["a"].exp()),
-        ("c", "c = b * b", lambda v: v["b"] * v["b"]),
-        ("d", "d = c - c", lambda v: v["c"] - v["c"]),
-    ]
-    return x0, lines
+def _run(x0, scale, shape):
+    """The program's Values by line name, up to the first line the engine refuses, and that line (or "none")."""
+    values = {"x": Value(x0, "x")}
+    try:
+        values["a"] = values["x"] * scale
+        for before, name, op in zip("abc", "bcd", shape, strict=True):
+            values[name] = OPS[op][1](values[before])
+    except OverflowError:  # the engine refuses a number that is not finite, naming the op
+        return values, "abcd"[len(values) - 1]
+    return values, "none"
 
 
 def _overflow(rng, level):
-    x0, lines = _lines(rng, level)
-    values, answer = {"x": Value(x0, "x")}, None
-    for name, _, compute in lines:
-        try:
-            values[name] = compute(values)
-        except OverflowError:  # the engine refuses a number that is not finite, naming the op
-            answer = name
-            break
-    if answer is None:
-        answer = "none"
-    names = [name for name, _, _ in lines]
+    x0, scale, shape = rng.choice(BIG), rng.choice(SCALES), rng.choice(SHAPES)
+    values, answer = _run(x0, scale, shape)
+    names = ["a", "b", "c", "d"]
+    ops = dict(zip(names, ["scale", *shape], strict=True))
+    texts = {"a": f"a = x * {number_text(scale)}"} | {
+        name: OPS[op][0].format(y=name, p=before) for before, name, op in zip("abc", "bcd", shape, strict=True)
+    }
+    at = names.index(answer) if answer in names else len(names)
     mistakes = []
-    if answer != "none":
+    nan = next((name for name in names[at + 1 :] if ops[name] == "cancel"), None)
+    if nan is not None:
         mistakes.append(
             Mistake(
-                ["d"],
-                "d = inf \u2212 inf is where the first nan appears; an inf comes first, earlier.",
+                [nan],
+                f"{texts[nan]} is where the first nan appears (inf \u2212 inf); an inf comes first, earlier.",
                 "the first nan",
             )
         )
-    mistakes.append(
-        Mistake(
-            ["c"] if answer == "b" else ["b"],
-            "exp(a) overflows only when a is above about "
-            "709.78, and b\u00b7b when b is above about 1.34e154: check each line's number.",
-            "a line too early or too late",
+    # the line a reader misjudges: the one after the answer, else the one before (the last line, for none)
+    near = [n for n in names[at + 1 : at + 2] + names[max(at - 1, 0) : at] if n != nan and ops[n] != "shift"]
+    used = list(dict.fromkeys(shape))
+    if near:
+        mistakes.append(
+            Mistake(
+                [near[0]],
+                f"A line overflows only past its limit ({'; '.join(LIMITS[op] for op in used if op in LIMITS)}): "
+                "check each line's number.",
+                "a line too early or too late",
+            )
         )
-    )
-    known = {name: name for name in [*names, "none"]}
+    powers = _and([POWERS[op] for op in used if op in POWERS])
     return Problem(
         "overflow",
         "Which line first makes a number that is not finite (inf or nan)? A float holds at most about 1.8e308, "
         "which exp reaches at 709.78. Type the line's name, or none.",
-        [f"x = {number_text(x0)}"] + [text for _, text, _ in lines],
+        [f"x = {number_text(x0)}"] + [texts[name] for name in names],
         [answer],
         [
             "Work out each line's number in order; stop at the first that is too large for a float.",
-            "b\u00b7b = exp(2a): it overflows when 2a is above 709.78.",
+            f"Follow each number's power of ten: {powers}; a float stops near 10 to the power 308.",
         ],
-        [
-            f"{text}: {_shown(values.get(name))}"
-            for name, text, _ in lines[: names.index(answer) + 1 if answer in names else len(lines)]
-        ],
+        [f"{texts[name]}: {_shown(values.get(name))}" for name in names[: at + 1]],
         mistakes,
         form="names",
         form_text=f"A line's name ({', '.join(names)}), or none.",
         judge=_judge_line,
-        known=known,
+        known={name: name for name in [*names, "none"]},
         words="The program:",
         data={
             "x": x0,
-            "lines": [text for _, text, _ in lines],
-            "shown": {name: _shown(values.get(name)) for name, _, _ in lines},
+            "lines": [texts[name] for name in names],
+            "shown": {name: _shown(values.get(name)) for name in names},
         },
     )
+
+
+def _and(items):
+    """``a, b and c``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _judge_line(problem, text):
