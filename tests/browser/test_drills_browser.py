@@ -29,6 +29,7 @@ from playwright.sync_api import Browser, expect
 from test_accessibility import axe_violations
 
 from chainrule_course.drills import KINDS, question
+from chainrule_course.drills.reading import TOLERANCE
 
 VERDICT_LIMIT_S = 3
 
@@ -106,7 +107,8 @@ def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html:
     seed, cold = ask_with_keyboard(page, gradients, "adjoint", "2")
     # What a screen reader meets: a named region, and an answer box described by its question and form.
     expect(page.get_by_role("region", name="Drill: gradients on a new graph")).to_be_visible()
-    description = re.compile(r"What is the global gradient .* A number: 0\.25")
+    # The answer box says how close counts, in the words of the tolerance the check uses.
+    description = re.compile(r"What is the global gradient .* A number: 0\.25.* Counted right " + re.escape(TOLERANCE))
     expect(gradients.get_by_role("textbox", name="Your answer")).to_have_accessible_description(description)
     expect(gradients.locator("[aria-live=polite]").first).to_have_class(re.compile("cr-drill-status"))
     graphs = {lines_of(gradients)}

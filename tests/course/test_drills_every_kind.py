@@ -1,10 +1,17 @@
 """What every drill kind of the registry owes a reader, a new kind included: questions that do not repeat
-(40 different ones in 100 seeds, at every level)."""
+(40 different ones in 100 seeds, at every level), and an answer box that states the tolerance its check
+accepts."""
 
-from chainrule_course.drills import KINDS, Question, question
+import json
+import re
+
+import pytest
+
+from chainrule_course.drills import KINDS, Question, ask, question
 
 DIFFERENT = 40  # different questions at least, in the first 100 seeds of each kind and level
 LEVELS = [(kind, level) for kind in KINDS for level in KINDS[kind].levels]
+NUMERIC = [kind for kind in KINDS if KINDS[kind].form in ("number", "numbers")]
 
 
 def shown(q):
@@ -18,3 +25,32 @@ def test_every_kind_and_level_offers_40_different_questions_in_100_seeds():
     table = "\n".join(f"{kind:12} {level}  {n}/100" for (kind, level), n in counts.items())
     few = [f"{kind} level {level}: {n}" for (kind, level), n in counts.items() if n < DIFFERENT]
     assert not few, f"fewer than {DIFFERENT} different questions in 100 seeds: {few}\n{table}"
+
+
+# The answer box's words for the tolerance (drills.page.CLOSE_ENOUGH): the three numbers a reader is told.
+STATED = re.compile(r"within ([\d.]+) of the answer, or ([\d.]+) % of it when the answer is beyond \u00b1([\d.]+)\.")
+
+
+def typed(form, answer):
+    return ", ".join(repr(float(a)) for a in answer) if form == "numbers" else repr(float(answer))
+
+
+@pytest.mark.parametrize("kind", NUMERIC)
+def test_every_numeric_kind_states_the_tolerance_its_check_accepts(kind):
+    """Just inside the stated tolerance is right and just outside is not, on each side, at every level."""
+    form = KINDS[kind].form
+    for level in KINDS[kind].levels:
+        said = json.loads(ask(kind, level, 0))["tolerance"]
+        found = STATED.search(said)
+        assert found, (kind, said)
+        absolute, percent, beyond = map(float, found.groups())
+        assert beyond == pytest.approx(absolute / (percent / 100)), said
+        for seed in range(6):
+            q = question(kind, level, seed)
+            answer = list(q.answer) if form == "numbers" else [q.answer]
+            bound = max(absolute, percent / 100 * abs(answer[0]))
+            for side in (1, -1):
+                for share, right in ((0.98, True), (1.02, False)):
+                    moved = [answer[0] + side * share * bound, *answer[1:]]
+                    result = q.check(typed(form, moved if form == "numbers" else moved[0]))
+                    assert result["right"] is right, (kind, level, seed, answer[0], side * share * bound, result)

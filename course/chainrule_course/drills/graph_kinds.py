@@ -31,7 +31,7 @@ from chainrule.graph import VISIT, depth_first_events
 from chainrule_course.exercises.mistakes import Derivation
 
 from .graphs import LEVELS, Graph, factor_text, make_graph, number_text
-from .reading import TOLERANCE, ReadingError, close, read_names, read_number, read_numbers
+from .reading import ReadingError, close, read_names, read_number, read_numbers
 from .registry import drill
 
 __all__ = ["BUILDERS", "Question", "graph_drill", "question"]
@@ -224,7 +224,7 @@ def _value(graph, rng):
     return Question(
         "value",
         graph,
-        f"What is the value of {node.label}? ({TOLERANCE}.)",
+        f"What is the value of {node.label}?",
         node.data,
         [
             f"{graph.formula(node)}. What are the values of its inputs?",
@@ -281,7 +281,7 @@ def _local(graph, rng):
         "local",
         graph,
         f"What is the local gradient \u2202{child.label}/\u2202{parent.label} on the edge "
-        f"{parent.label} \u2192 {child.label}? ({TOLERANCE}.)",
+        f"{parent.label} \u2192 {child.label}?",
         child.local_grads[index],
         [
             f"{graph.formula(child)}. Hold {child.label}'s other inputs fixed: how does it change with {parent.label}?",
@@ -358,7 +358,7 @@ def _adjoint(graph, rng):
     return Question(
         "adjoint",
         graph,
-        f"What is the global gradient \u2202L/\u2202{node.label}? ({TOLERANCE}.)",
+        f"What is the global gradient \u2202L/\u2202{node.label}?",
         node.grad,
         _adjoint_hints(graph, node),
         node.label,
@@ -433,8 +433,7 @@ def _adjoints(graph, rng):
     return Question(
         "adjoints",
         graph,
-        f"Give every global gradient \u2202L/\u2202n, in backward order: {names}. Separate them with "
-        f"commas. ({TOLERANCE}.)",
+        f"Give every global gradient \u2202L/\u2202n, in backward order: {names}. Separate them with commas.",
         [node.grad for node in backward],
         [
             "Start with \u2202L/\u2202L = 1 and go backwards: a node's gradient is complete once every "

@@ -22,14 +22,25 @@ from chainrule.figures import draw_graph
 from ..explore import backward, forward, toposort
 from .catalog import KINDS, question
 from .problems import Problem
+from .reading import TOLERANCE
 from .schedule import plan
 
-__all__ = ["ask", "check", "next_for_you", "steps"]
+__all__ = ["CLOSE_ENOUGH", "ask", "check", "next_for_you", "steps"]
+
+
+#: What the answer box says of how close a number must be, by the answer's form: the words of the
+#: tolerance that :func:`.reading.close`, every numeric check, uses (names are right or not).
+CLOSE_ENOUGH = {
+    "number": f"Counted right {TOLERANCE}.",
+    "numbers": f"Each counted right {TOLERANCE}.",
+    "names": "",
+}
 
 
 def ask(kind, level, seed):
     """The question as JSON: ``kind, level, levelName, seed, prompt, words, lines, figure, answer, hints,
-    formText`` (what to type, when the answer's form alone does not say it)."""
+    formText`` (what to type, when the answer's form alone does not say it) and ``tolerance`` (how close a
+    number must be, for the answer box to say)."""
     q = question(kind, level, seed)
     if isinstance(q, Problem):
         root, lines, words = q.graph, q.lines, q.words
@@ -51,6 +62,7 @@ def ask(kind, level, seed):
             "answer": KINDS[kind].form,
             "hints": q.hints,
             "formText": getattr(q, "form_text", ""),
+            "tolerance": CLOSE_ENOUGH[KINDS[kind].form],
         }
     )
 

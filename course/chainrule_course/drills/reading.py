@@ -6,16 +6,22 @@ factor, or ``0,5`` with a decimal comma; ``1,000`` could be a thousand or one, s
 refused with a message that says so. A list of names is separated by commas, semicolons,
 spaces or arrows; a list of numbers by semicolons, by commas followed by a space, by
 spaces, or by bare commas, in that order of precedence, so that ``0,5; 1,5`` and
-``0,5 1,5`` read as decimal commas. An answer is right within
-:data:`TOLERANCE`: 0.01, or 0.5 % of the answer when that is larger (the drill says so).
+``0,5 1,5`` read as decimal commas. A number is right within :data:`ABSOLUTE` (0.01) of the
+answer, or :data:`RELATIVE` (0.5 %) of it when that is more; the answer box says so in the words
+of :data:`TOLERANCE`, made from the same two numbers.
 """
 
 import re
 
-__all__ = ["TOLERANCE", "ReadingError", "close", "read_names", "read_number", "read_numbers"]
+__all__ = ["ABSOLUTE", "RELATIVE", "TOLERANCE", "ReadingError", "close", "read_names", "read_number", "read_numbers"]
 
-#: The tolerance in words, as the drill states it.
-TOLERANCE = "within 0.01, or 0.5 % for numbers above 2"
+ABSOLUTE = 0.01  # a number is right this close to the answer,
+RELATIVE = 0.005  # or this share of the answer, when that is more
+#: The tolerance in words, as the answer box states it: from the numbers :func:`close` uses, so it cannot drift.
+TOLERANCE = (
+    f"within {ABSOLUTE:g} of the answer, or {RELATIVE * 100:g} % of it when the answer is beyond "
+    f"\u00b1{ABSOLUTE / RELATIVE:g}"
+)
 
 _DECIMAL = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
 _NUMBER = re.compile(rf"^({_DECIMAL})(?:/({_DECIMAL}))?$", re.IGNORECASE)
@@ -89,4 +95,4 @@ def read_names(text, known):
 
 def close(guess, answer):
     """Whether ``guess`` is right for ``answer``, within :data:`TOLERANCE`."""
-    return abs(guess - answer) <= max(0.01, 0.005 * abs(answer))
+    return abs(guess - answer) <= max(ABSOLUTE, RELATIVE * abs(answer))

@@ -270,7 +270,7 @@ function showQuestion(d) {
   input.autocomplete = "off";
   input.spellcheck = false;
   input.id = d.id + "-answer";
-  var format = make("span", "cr-drill-format", q.formText || FORMS[q.answer]);
+  var format = make("span", "cr-drill-format", formHint(q));
   format.id = d.id + "-format";
   input.setAttribute("aria-describedby", prompt.id + " " + format.id);
   var check = make("button", "", "Check");
@@ -294,11 +294,16 @@ function showQuestion(d) {
   [more, hints, stepsBox].forEach(function (e) { d.after.appendChild(e); });
 }
 
+// What to type, and how close a number must be (the tolerance the Python check uses, in its words).
+function formHint(q) {
+  return (q.formText || FORMS[q.answer]) + (q.tolerance ? " " + q.tolerance : "");
+}
+
 // The verdict, where the answer was typed; an empty or unreadable answer is not counted as one.
 function checkAnswer(d, typed) {
   var q = d.asked;
   if (!typed.trim()) {
-    say(d, "Type an answer first: " + (q.formText || FORMS[q.answer]));
+    say(d, "Type an answer first: " + formHint(q));
     keepVerdictInView(d);
     return;
   }
