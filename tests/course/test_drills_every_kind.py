@@ -1,6 +1,6 @@
 """What every drill kind of the registry owes a reader, a new kind included: questions that do not repeat
-(40 different ones in 100 seeds, at every level), and an answer box that states the tolerance its check
-accepts."""
+(40 different ones in 100 seeds, at every level), an answer box that states the tolerance its check
+accepts, and a wrong answer that reads "Not right." once, whether or not a named mistake fits it."""
 
 import json
 import re
@@ -32,6 +32,9 @@ STATED = re.compile(r"within ([\d.]+) of the answer, or ([\d.]+) % of it when th
 
 
 def typed(form, answer):
+    """An answer of ``form`` as a reader types it."""
+    if form == "names":
+        return ", ".join(answer)
     return ", ".join(repr(float(a)) for a in answer) if form == "numbers" else repr(float(answer))
 
 
@@ -54,3 +57,31 @@ def test_every_numeric_kind_states_the_tolerance_its_check_accepts(kind):
                     moved = [answer[0] + side * share * bound, *answer[1:]]
                     result = q.check(typed(form, moved if form == "numbers" else moved[0]))
                     assert result["right"] is right, (kind, level, seed, answer[0], side * share * bound, result)
+
+
+def page_text(result):
+    """The verdict as drill.js words it: "Not right." before a wrong verdict's message."""
+    return ("" if result["right"] else "Not right. ") + result["message"]
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_wrong_answer_reads_not_right_once_named_or_not(kind):
+    """The page says "Not right." itself: no wrong verdict's message opens with a verdict of its own (it read
+    "Not right. Not quite. …" where no named mistake fitted)."""
+    form, unnamed = KINDS[kind].form, 0
+    for level in KINDS[kind].levels:
+        for seed in range(10):
+            q = question(kind, level, seed)
+            if form == "names":
+                wrong = q.answer[:-1] or ["none"]
+            elif form == "numbers":
+                wrong = [*q.answer[:-1], q.answer[-1] + 7.25]
+            else:
+                wrong = q.answer + 7.25
+            for result in (q.check(typed(form, value)) for value in [wrong, *q.slip_answers()]):
+                if result["right"] or result["mistake"] == "unreadable":
+                    continue
+                said = page_text(result)
+                assert re.match(r"Not right\. (?!(Not|No|Wrong|Right|Correct|Almost)\b)", said), (kind, seed, said)
+                unnamed += result["mistake"] is None
+    assert form == "names" or unnamed, f"{kind}: no wrong answer without a named mistake was tried"

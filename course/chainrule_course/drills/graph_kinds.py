@@ -79,6 +79,7 @@ class Question:
 
 
 def verdict(right, message, mistake=None):
+    """A verdict as the page shows it; a wrong one's message opens with no verdict word (the page says Not right)."""
     return {"right": right, "message": message, "mistake": mistake}
 
 
@@ -245,7 +246,7 @@ def _check_value(q, text):
             alike.setdefault(other.data, []).append(other.label)
     others = {f"That is the value of {' and of '.join(names)}.": value for value, names in alike.items()}
     found = _slip(q.answer, guess, others, lambda words: "another node's value")
-    return found or verdict(False, f"Not quite. Work out {q.target}'s inputs first.")
+    return found or verdict(False, f"Work out {q.target}'s inputs first.")
 
 
 def _d(top, bottom):
@@ -299,7 +300,7 @@ def _check_local(q, text):
         return verdict(True, f"Right: \u2202{child_name}/\u2202{parent_name} = {number_text(q.answer)}.")
     slips = _local_slips(q)
     found = _slip(q.answer, guess, {w: v for w, (_, v) in slips.items()}, lambda w: slips[w][0])
-    return found or verdict(False, f"Not quite. Look up the rule for {q.graph.formula(child)} in the chapter's table.")
+    return found or verdict(False, f"Look up the rule for {q.graph.formula(child)} in the chapter's table.")
 
 
 def _local_slips(q):
@@ -422,7 +423,7 @@ def _check_adjoint(q, text):
     if close(guess, q.answer):
         return verdict(True, f"Right: \u2202L/\u2202{q.target} = {number_text(q.answer)}.")
     found = _adjoint_mistake(q.graph, node, guess)
-    return found or verdict(False, "Not quite. Find every edge out of the node, and what each contributes.")
+    return found or verdict(False, "Find every edge out of the node, and what each contributes.")
 
 
 @graph_drill("adjoints", "backward", "every global gradient, in backward order", "numbers")

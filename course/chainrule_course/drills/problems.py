@@ -42,7 +42,8 @@ TRIES = 50  # draws of an instance before one whose mistakes are told apart is g
 
 
 def verdict(right, message, mistake=None):
-    """A verdict as the page shows it."""
+    """A verdict as the page shows it. A wrong one's message says what is wrong or what to do, never a verdict
+    word: the page puts "Not right." before it (drill.js)."""
     return {"right": right, "message": message, "mistake": mistake}
 
 
@@ -126,7 +127,7 @@ class Problem:
     def _check_number(self, guess):
         if close(guess, self.answer):
             return verdict(True, f"Right: {number_text(self.answer)}.")
-        return self._named(guess, close) or verdict(False, f"Not quite. {self.hints[0]}")
+        return self._named(guess, close) or verdict(False, self.hints[0])
 
     def _check_numbers(self, guesses):
         if _all_close(guesses, self.answer):

@@ -314,6 +314,7 @@ function checkAnswer(d, typed) {
     var first = read && !d.counted;
     if (first) d.counted = true;
     if (first) progress.drill(q.kind, result.right, q.level, result.mistake);
+    // "Not right." is said here, once: a wrong verdict's message opens with what is wrong or what to do.
     var text = (result.right ? "" : read ? "Not right. " : "") + result.message + (read ? "" : " (Not counted.)");
     d.checks = text === d.lastVerdict ? d.checks + 1 : 1;  // the same verdict again still shows that it ran
     d.lastVerdict = text;
