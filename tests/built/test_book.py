@@ -248,3 +248,13 @@ def test_no_cell_a_reader_sees_holds_the_book_s_glue(chapter: str, chapter_page:
     source = (ROOT / f"{chapter}.md").read_text(encoding="utf-8")
     if "glue(" in source:  # the cells that glue are still shown, without the calls
         assert shown, f"{chapter_page.relative_to(ROOT)} shows no code cell"
+
+
+def test_each_optional_block_is_folded_under_its_summary(chapter: str, chapter_page: Path):
+    """``{optional-start}`` ... ``{optional-end}`` (_ext/optional_blocks.py) is a closed <details> on the
+    site, with the block's cells inside it."""
+    titles = re.findall(r"^`{3,}\{optional-start\} (.*)$", (ROOT / f"{chapter}.md").read_text(encoding="utf-8"), re.M)
+    blocks = parse(chapter_page).select("article details.cr-optional")
+    summaries = [" ".join(block.summary.get_text().split()) for block in blocks]
+    assert summaries == [f"Under the hood (optional): {title}" for title in titles]
+    assert not any(block.has_attr("open") for block in blocks)

@@ -183,6 +183,9 @@ def replaced(text: str, edits: list[tuple[int, int, str]]) -> str:
     return text
 
 
+OPTIONAL_NOTE = "*Depth this chapter's objectives do not need: read it now, later, or not at all.*"
+
+
 def convert_directive(directive: Directive, context: Context, line: int) -> list[str]:
     """Plain Markdown for a directive of text that starts on chapter line ``line``."""
     name, argument, options = directive.name, directive.argument, directive.options
@@ -204,6 +207,10 @@ def convert_directive(directive: Directive, context: Context, line: int) -> list
         return [f"#### Solution to Exercise {target.number}"]
     if name == "solution-end":
         return []
+    if name == "optional-start":  # folded on the site (_ext/optional_blocks.py)
+        return [f"#### Under the hood (optional): {convert_inline(argument, context, at)}", "", OPTIONAL_NOTE]
+    if name == "optional-end":
+        return ["*End of the optional part.*", "", "---"]
     if name == "reading-time":  # the sentence the site shows (_ext/reading_time.py)
         return [reading(context.book.root, context.chapter).sentence()]
     if name == "web-only":  # a notebook is read on a screen (_ext/media_only.py)
