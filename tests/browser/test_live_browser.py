@@ -855,3 +855,42 @@ def stop_from_the_keyboard(visit: LiveVisit, editor) -> None:
     page.keyboard.press("Enter")
     expect(status).to_contain_text("Stopped. Python has restarted")
     assert page.evaluate(FOCUS_PLACE) == "live Run cell 2", page.evaluate(FOCUS_PLACE)
+
+
+def test_the_keyboard_reaches_the_live_code_controls(live_page):
+    """A keyboard user reaches Live code's controls in a few presses (WCAG 2.4.1, 2.4.7, 2.1.2). From the top of
+    the intro, "Skip to Live code", on the theme's skip-link bar after "Skip to main content", is the second Tab
+    stop, shown when focused, and Enter puts the focus on Live code (without it: the 34th Tab stop); axe finds
+    nothing on the bar, light or dark. Once Live code is on, Alt+Shift+L in a cell's editor goes to the
+    toolbar: to Stop while the cell runs (without it: 74 Shift+Tabs back from cell 2), where Enter stops it
+    and hands the focus back to the cell's Run button."""
+    visit = live_page("intro")
+    page = visit.page
+    for presses in range(1, 6):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => document.activeElement.textContent").startswith("Skip to Live code"):
+            break
+    skip = page.get_by_role("link", name="Skip to Live code (Alt+Shift+L from anywhere)")
+    expect(skip).to_be_focused()
+    expect(skip).to_have_attribute("aria-keyshortcuts", "Alt+Shift+L")
+    # (the bar slides in: wait until it is in view)
+    page.wait_for_function("() => document.activeElement.getBoundingClientRect().top >= 0", timeout=2_000)
+    assert not axe_violations(page), axe_violations(page)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("button", name="Live code")).to_be_focused()
+    assert presses + 1 <= 3, f"{presses + 1} key presses to Live code"
+
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("button", name="Run all cells")).to_be_focused(timeout=20_000)
+    assert "Alt+Shift+L goes to these buttons" in page.locator(".cr-live-note").text_content()
+    editor = page.get_by_role("textbox", name="Code of cell 2", exact=True)
+    editor.fill("while True:\n    pass")
+    editor.press("Shift+Enter")
+    expect(page.get_by_role("button", name="Stop")).to_be_visible()
+    expect(editor).to_be_focused()
+    page.keyboard.press("Alt+Shift+L")
+    expect(page.get_by_role("button", name="Stop")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("[data-live-status]")).to_contain_text("Stopped.")
+    assert page.evaluate(FOCUS_PLACE) == "live Run cell 2", page.evaluate(FOCUS_PLACE)
+    assert "while True" in code_of(editor), "Alt+Shift+L typed into the editor"

@@ -14,7 +14,8 @@
  * "answers": the button is "Answer in the page", and only the exercises' answer cells come alive.
  * Keys: Shift+Enter (Ctrl+Enter) runs a cell, checks an answer. Ctrl+. (Cmd+. on a Mac) stops what runs, as
  * Stop does, from anywhere, an editor too (nothing when nothing runs): said in the note under the toolbar,
- * every editor's aria-describedby, and on Stop. The focus is never dropped: "Live code" keeps it (aria-disabled)
+ * every editor's aria-describedby, and on Stop. Alt+Shift+L (Option+Shift+L) goes to the panel's controls from
+ * anywhere (Stop while code runs), as does "Skip to Live code", the second Tab stop of the page. The focus is never dropped: "Live code" keeps it (aria-disabled)
  * until Run all cells (or the answer) takes it; Stop, pressed or hidden as the run ends, gives it to the Run
  * cell (or Check) button of what ran; Undo reset gives it to Reset page.
  *
@@ -34,6 +35,7 @@ var STORE = "chainrule-live:" + location.pathname;
 var ANSWERS_ONLY = me.getAttribute("data-live-mode") === "answers";
 var MAC = /Mac|iPhone|iPad/.test(navigator.platform || "");
 var STOP_KEY = MAC ? "Cmd+." : "Ctrl+.";
+var JUMP_KEY = MAC ? "Option+Shift+L" : "Alt+Shift+L";  // to the panel's controls, from anywhere
 var answers = null;  // the exercises' answer cells (live_answers.js)
 var cells = null;  // the code cells' editors and outputs (live_cells.js)
 var START = ANSWERS_ONLY ? "Answer in the page" : "Live code";
@@ -68,6 +70,7 @@ function setUpPage(base, wheels, exercises) {
     colab: document.querySelector('a[href*="colab.research.google.com"]')
   };
   page.exercises.forEach(function (exercise) { answers.addHint(exercise); });
+  page.skips = addSkipLink(page);
   answers.addSkipLinks(page);
   wirePanel(page);
   python.onRestart(function (why, detail, ready) { onRestart(page, why, detail, ready); });
@@ -90,6 +93,7 @@ function buildPanel(article) {
   panel.className = "cr-live";
   panel.setAttribute("role", "region");
   panel.setAttribute("aria-label", START);
+  panel.id = "cr-live";  // the skip link's target
   var controls = {
     panel: panel,
     live: makeButton(START, "live"), runAll: makeButton("Run all cells", "run-all", "", "Run all"),
@@ -127,6 +131,39 @@ function buildPanel(article) {
 }
 
 function say(page, text) { page.controls.status.textContent = text; }
+
+// --- reaching the controls from the keyboard -----------------------------------------------
+// Right after the theme's "Skip to main content", on its bar (shown when a link in it has the
+// focus): "Skip to Live code", the second key press from the top (the page's own order has the
+// whole chapter list before the panel). The exercises' links follow it (live_answers.js). The
+// element that holds them, or null without the theme's bar.
+function addSkipLink(page) {
+  var first = document.getElementById("pst-skip-link");
+  if (!first) return null;
+  var nav = document.createElement("nav");
+  nav.className = "skip-link d-print-none cr-live-skips";
+  nav.setAttribute("aria-label", "Skip to " + START + (page.exercises.length ? " or an exercise's answer" : ""));
+  var link = document.createElement("a");
+  link.href = "#cr-live";
+  link.textContent = "Skip to " + (ANSWERS_ONLY ? "\u201c" + START + "\u201d" : START) + " (" + JUMP_KEY + " from anywhere)";
+  link.setAttribute("aria-keyshortcuts", "Alt+Shift+L");
+  link.addEventListener("click", function (event) {
+    event.preventDefault();
+    goToControls(page);
+  });
+  nav.appendChild(link);
+  first.parentNode.insertBefore(nav, first.nextSibling);
+  return nav;
+}
+
+// The focus to the panel's control a keyboard user wants there: Stop while code runs (or waits
+// to), else Live code until it is on, else Run all cells (Reset page where the cells do not run).
+function goToControls(page) {
+  var controls = page.controls;
+  var target = [controls.stop, controls.live, controls.runAll, controls.reset]
+    .filter(function (button) { return !button.hidden; })[0];
+  target.focus();  // scrolled into view, below the sticky bars (keepUnderHeader)
+}
 
 // --- what the reader typed, kept per page ------------------------------------------------
 function loadSaved() {
@@ -344,7 +381,8 @@ function startLive(page) {
 function showToolbar(page) {
   var controls = page.controls;
   controls.note.textContent = (ANSWERS_ONLY ? "In an answer: Shift+Enter checks it" : "In a cell: Shift+Enter runs it") +
-    ", Tab indents, Esc then Tab leaves it; " + STOP_KEY + " stops the code that runs.";
+    ", Tab indents, Esc then Tab leaves it; " + STOP_KEY + " stops the code that runs; " + JUMP_KEY +
+    " goes to these buttons.";
   // The keys' note stays under the panel, out of the bar that follows the reader.
   controls.panel.parentNode.insertBefore(controls.note, controls.panel.nextSibling);
   cells.placeMade(page);
@@ -453,6 +491,13 @@ function wirePanel(page) {
   controls.stop.addEventListener("click", function () { stopRunning(page); });
   controls.reset.addEventListener("click", function () { resetPage(page); });
   controls.undo.addEventListener("click", function () { undoReset(page); });
+  // Alt+Shift+L (Option on a Mac, where event.key is a symbol: the key's code is read) goes to the
+  // panel's controls from anywhere, an editor too (CodeMirror binds no such key).
+  document.addEventListener("keydown", function (event) {
+    if (event.code !== "KeyL" || !event.altKey || !event.shiftKey || event.ctrlKey || event.metaKey) return;
+    event.preventDefault();
+    goToControls(page);
+  }, true);
   // Ctrl+. (Cmd+.) stops what runs, wherever the focus is: in an editor too (CodeMirror binds no such key).
   document.addEventListener("keydown", function (event) {
     if (event.key !== "." || !(event.ctrlKey || event.metaKey) || event.altKey || controls.stop.hidden) return;

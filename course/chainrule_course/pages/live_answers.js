@@ -26,15 +26,12 @@ export function liveAnswers(helpers) {
   };
 }
 
-// Right after the theme's "Skip to main content": a link to each exercise's answer cell,
-// shown on the theme's bar when focused. It starts Live code if need be, then puts the
-// cursor in the answer: the intro's first checked answer is three key presses from the top.
+// After "Skip to Live code" (live.js: page.skips, on the theme's skip-link bar): a link to each
+// exercise's answer cell, shown on the bar when focused. It starts Live code if need be, then puts
+// the cursor in the answer: the intro's first checked answer is four key presses from the top.
 function addSkipLinks(page) {
-  var first = document.getElementById("pst-skip-link");
-  if (!first || !page.exercises.length) return;
-  var nav = document.createElement("nav");
-  nav.className = "skip-link d-print-none cr-live-skips";
-  nav.setAttribute("aria-label", "Skip to an exercise's answer");
+  var nav = page.skips;
+  if (!nav) return;
   page.exercises.forEach(function (exercise) {
     var link = document.createElement("a");
     link.href = "#" + exercise.label + "-answer";
@@ -45,7 +42,6 @@ function addSkipLinks(page) {
     });
     nav.appendChild(link);
   });
-  first.parentNode.insertBefore(nav, first.nextSibling);
 }
 
 function goToAnswer(page, exercise) {
