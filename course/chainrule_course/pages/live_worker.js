@@ -47,7 +47,7 @@ if (self.name && self.navigator && navigator.locks) {  // held until this worker
 
 var start = function (base, wheels, buffer) {
   var began = performance.now();
-  importScripts(base + "pyodide/pyodide.js", base + "viz-standalone.js");
+  importScripts(base + "pyodide/pyodide.js");
   var wheelBytes = Promise.all(wheels.split(" ").map(function (wheel) {
     return fetch(base + wheel).then(function (response) {
       if (!response.ok) throw new Error("could not fetch " + wheel + " (HTTP " + response.status + ")");
@@ -56,6 +56,8 @@ var start = function (base, wheels, buffer) {
   }));
   var snapshot = wheelBytes.then(function (bytes) { return findSnapshot(base, bytes); });
   var pyodide = snapshot.then(function (found) { return loadPython(base, found); });
+  // Graphviz (1.4 MB of script) once the wheels and the snapshot are on their way, not before.
+  importScripts(base + "viz-standalone.js");
   return Promise.all([pyodide, self.Viz.instance(), wheelBytes, snapshot])
     .then(function (loaded) {
       var pyodide = loaded[0], viz = loaded[1], found = loaded[3];

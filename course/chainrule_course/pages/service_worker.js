@@ -9,12 +9,15 @@
  *    served from a cache named after VERSION, and fetched once: the next chapter, and the
  *    next visit, start Python without downloading its 15 MB again. A new build has a new
  *    VERSION, so the browser installs the new worker, which deletes the old cache.
- * 2. Every response gets the headers that make a page cross-origin isolated (COOP
+ * 2. Pages and workers' scripts get the headers that make them cross-origin isolated (COOP
  *    same-origin, COEP require-corp), which GitHub Pages cannot send: an isolated page may
  *    hand its Python worker a SharedArrayBuffer, Pyodide's interrupt buffer, so Stop
  *    interrupts a cell and keeps every name instead of restarting Python. The site loads
  *    nothing from other origins, so nothing is blocked by them. (The pattern of the
- *    coi-serviceworker project.)
+ *    coi-serviceworker project.) Everything else, the same origin's scripts, styles and
+ *    data, needs no header under COEP, so it goes to the page as the cache (or the network)
+ *    gave it, not copied into a new Response: no 15 MB streamed through this worker again,
+ *    and Chromium may keep a script's compiled code beside the cached response.
  *
  * A page is controlled from its next load on; the first page also at once (clients.claim),
  * so its Python worker's downloads are cached, although that page itself is not isolated.
@@ -35,7 +38,8 @@ self.addEventListener("fetch", function (event) {
   var request = event.request;
   if (request.method !== "GET" || !request.url.startsWith(self.registration.scope)) return;
   if (request.cache === "only-if-cached" && request.mode !== "same-origin") return;
-  event.respondWith(fetchOwn(request).then(isolated));
+  var isolate = request.mode === "navigate" || request.destination === "worker" || request.destination === "sharedworker";
+  event.respondWith(isolate ? fetchOwn(request).then(isolated) : fetchOwn(request));
 });
 
 function dropOldCaches() {
