@@ -59,6 +59,25 @@ def test_every_numeric_kind_states_the_tolerance_its_check_accepts(kind):
                     assert result["right"] is right, (kind, level, seed, answer[0], side * share * bound, result)
 
 
+COUNTS = [kind for kind, entry in KINDS.items() if entry.form == "count"]
+
+
+def test_the_counts_are_the_kinds_whose_answer_is_a_number_of_flops_or_steps():
+    assert {"flops", "revolve"} <= set(COUNTS)
+
+
+@pytest.mark.parametrize("kind", COUNTS)
+def test_a_count_is_right_only_when_exact_as_its_answer_box_says(kind):
+    """A whole number of flops or steps: one off is wrong (a slip, such as a base case shifted by one, gives
+    exactly that), whatever the answer's size."""
+    for level in KINDS[kind].levels:
+        assert json.loads(ask(kind, level, 0))["tolerance"] == "Counted right only when exact."
+        for seed in range(20):
+            q = question(kind, level, seed)
+            assert q.check(str(q.answer))["right"], (kind, level, seed)
+            assert not any(q.check(str(q.answer + off))["right"] for off in (-1, 1)), (kind, level, seed, q.answer)
+
+
 def page_text(result):
     """The verdict as drill.js words it: "Not right." before a wrong verdict's message."""
     return ("" if result["right"] else "Not right. ") + result["message"]

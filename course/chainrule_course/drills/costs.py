@@ -50,7 +50,7 @@ def _matmul_flops(left, right):
     return flop_formulas.matmul([_Shape(*left), _Shape(*right)], (), _Shape(left[0], right[1]))
 
 
-@drill("flops", "cost", "the flops of a linear layer", {1: "forward", 2: "backward"}, "number")
+@drill("flops", "cost", "the flops of a linear layer", {1: "forward", 2: "backward"}, "count")
 def flops(level, seed):
     """The flops of a linear layer's forward (level 1) or backward (level 2) pass."""
     rng = random.Random(f"chainrule-drill-flops:{level}:{seed}")
@@ -97,7 +97,7 @@ def _flops(rng, level):
     backward = _matmul_flops((d_h, n), (n, d)) + _matmul_flops((n, d_h), (d_h, d))  # W-bar, then X-bar
     answer = forward if level == 1 else backward
     instance = {"n": n, "d": d, "d_h": d_h, "backward": level == 2}
-    mistakes = derived(_flops_count, instance, {words: name for name, words in _flops_words().items()})
+    mistakes = derived(_flops_count, instance, {words: name for name, words in _flops_words().items()}, count=True)
     which = "forward pass" if level == 1 else "backward pass (both W\u0304 and X\u0304)"
     return Problem(
         "flops",
@@ -113,6 +113,7 @@ def _flops(rng, level):
         [f"Forward: 2 \u00b7 {n} \u00b7 {d} \u00b7 {d_h} = {forward}."]
         + ([f"Backward: two products of the same size, 2 \u00d7 {forward} = {backward}."] if level == 2 else []),
         mistakes,
+        form="count",
         data={"n": n, "d": d, "d_h": d_h, "backward": level == 2},
     )
 
@@ -132,7 +133,7 @@ def fewest_forward_steps(steps, slots):
     "cost",
     "binomial checkpointing's forward steps",
     {1: "one slot", 2: "two slots", 3: "three slots"},
-    "number",
+    "count",
 )
 def revolve(level, seed):
     """F(D, c) for a chain of D steps and c slots: c = 1 (level 1), 2 (level 2) or 3 (level 3)."""
@@ -193,7 +194,9 @@ def _revolve(rng, level):
     slots = level
     steps = rng.choice(CHAINS[slots])
     answer = fewest_forward_steps(steps, slots)
-    mistakes = derived(_revolve_count, {"D": steps, "c": slots}, {w: name for name, w in _revolve_words().items()})
+    mistakes = derived(
+        _revolve_count, {"D": steps, "c": slots}, {w: name for name, w in _revolve_words().items()}, count=True
+    )
     best = (
         min(
             range(1, steps),
@@ -228,5 +231,6 @@ def _revolve(rng, level):
             f"F({steps}, {slots}) = {number_text(answer)}.",
         ],
         mistakes,
+        form="count",
         data={"D": steps, "c": slots},
     )

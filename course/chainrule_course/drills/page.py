@@ -32,6 +32,7 @@ __all__ = ["CLOSE_ENOUGH", "ask", "check", "next_for_you", "steps"]
 #: tolerance that :func:`.reading.close`, every numeric check, uses (names are right or not).
 CLOSE_ENOUGH = {
     "number": f"Counted right {TOLERANCE}.",
+    "count": "Counted right only when exact.",
     "numbers": f"Each counted right {TOLERANCE}.",
     "names": "",
 }

@@ -21,7 +21,7 @@ from typing import Any
 from chainrule_course.exercises.mistakes import Derivation, describe
 
 from .graphs import number_text
-from .reading import ReadingError, close, read_names, read_number, read_numbers
+from .reading import ReadingError, close, exact, read_names, read_number, read_numbers
 
 __all__ = [
     "Mistake",
@@ -74,7 +74,7 @@ class Problem:
     hints: list
     steps: list
     mistakes: list = field(default_factory=list)
-    form: str = "number"
+    form: str = "number"  # or "count": a whole number, right only when exact
     entries: list = field(default_factory=list)
     known: dict = field(default_factory=dict)
     words: str = "The numbers:"
@@ -105,7 +105,11 @@ class Problem:
     def _same(self, x, y):
         if self.form == "names":
             return set(x) == set(y)
-        return _all_close(x, y) if self.form == "numbers" else close(x, y)
+        return _all_close(x, y) if self.form == "numbers" else self._matches(x, y)
+
+    def _matches(self, guess, answer):
+        """One number against another: exactly for a count, else within the drills' tolerance."""
+        return exact(guess, answer) if self.form == "count" else close(guess, answer)
 
     def told_apart(self):
         """Whether the answer and each named mistake give different answers, so a verdict can name it."""
@@ -125,9 +129,9 @@ class Problem:
         return verdict(False, " Or: ".join(dict.fromkeys(m.message for m in found)), found[0].name)
 
     def _check_number(self, guess):
-        if close(guess, self.answer):
+        if self._matches(guess, self.answer):
             return verdict(True, f"Right: {number_text(self.answer)}.")
-        return self._named(guess, close) or verdict(False, self.hints[0])
+        return self._named(guess, self._matches) or verdict(False, self.hints[0])
 
     def _check_numbers(self, guesses):
         if _all_close(guesses, self.answer):
@@ -153,14 +157,14 @@ class Problem:
         return verdict(False, f"{missing[0]} is missing. {self.hints[0]}", "one missing")
 
 
-def derived(derive, instance, names):
+def derived(derive, instance, names, count=False):
     """The named mistakes of a question whose answer is written as a derivation, ``derive(instance, at)``
     (:mod:`chainrule_course.exercises.mistakes`, the generator the exercises' checks use): one per slip
     its steps offer that changes the answer, whose words are the message and ``names[words]`` the
-    mistake's name."""
+    mistake's name. For a ``count`` (a whole number, right only when exact), a slip one off is a mistake."""
     derivation = Derivation(derive, depth=1)
     right = derivation.right(instance)
-    same = _all_close if isinstance(right, list) else close
+    same = _all_close if isinstance(right, list) else exact if count else close
     return [
         Mistake(answers[0], describe(chosen), names[describe(chosen)])
         for chosen, answers in derivation.variants([instance])

@@ -8,12 +8,23 @@ spaces or arrows; a list of numbers by semicolons, by commas followed by a space
 spaces, or by bare commas, in that order of precedence, so that ``0,5; 1,5`` and
 ``0,5 1,5`` read as decimal commas. A number is right within :data:`ABSOLUTE` (0.01) of the
 answer, or :data:`RELATIVE` (0.5 %) of it when that is more; the answer box says so in the words
-of :data:`TOLERANCE`, made from the same two numbers.
+of :data:`TOLERANCE`, made from the same two numbers. A count (a whole number of flops or of steps)
+is right only when it is exact (:func:`exact`): there, one off is a mistake, not a rounding.
 """
 
 import re
 
-__all__ = ["ABSOLUTE", "RELATIVE", "TOLERANCE", "ReadingError", "close", "read_names", "read_number", "read_numbers"]
+__all__ = [
+    "ABSOLUTE",
+    "RELATIVE",
+    "TOLERANCE",
+    "ReadingError",
+    "close",
+    "exact",
+    "read_names",
+    "read_number",
+    "read_numbers",
+]
 
 ABSOLUTE = 0.01  # a number is right this close to the answer,
 RELATIVE = 0.005  # or this share of the answer, when that is more
@@ -95,4 +106,10 @@ def read_names(text, known):
 
 def close(guess, answer):
     """Whether ``guess`` is right for ``answer``, within :data:`TOLERANCE`."""
-    return abs(guess - answer) <= max(ABSOLUTE, RELATIVE * abs(answer))
+    # The bound itself is right, as the answer box says "within": its floating-point rounding aside.
+    return abs(guess - answer) <= max(ABSOLUTE, RELATIVE * abs(answer)) * (1 + 1e-9)
+
+
+def exact(guess, answer):
+    """Whether ``guess`` is the count ``answer`` itself (a whole number: one off is a mistake)."""
+    return abs(guess - answer) < 1e-9

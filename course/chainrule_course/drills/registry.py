@@ -18,7 +18,7 @@ class Kind:
     chapter: str
     title: str
     levels: dict
-    form: str  # "number", "numbers" or "names"
+    form: str  # "number", "count" (a whole number, right only when exact), "numbers" or "names"
     build: Callable[[int, int], object]  # build(level, seed) -> Question or Problem
     module: str  # the module that declares it: the catalog orders the kinds by their modules
 

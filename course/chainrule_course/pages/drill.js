@@ -34,6 +34,7 @@ var CHAPTER = me.getAttribute("data-chapter");
 var FORMS = {
   names: "Node names, separated by commas (a, e, L).",
   number: "A number: 0.25, -1.5, 1/3 or 2e-3.",
+  count: "A whole number, such as 370.",
   numbers: "Numbers, separated by commas."
 };
 var drills = 0;
