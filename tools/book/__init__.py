@@ -2,6 +2,7 @@
 
 * ``book_model`` -- the one book model: the chapters, their labels and numbers
 * ``myst`` -- MyST read with myst-parser's own parser
+* ``reading_time`` -- a chapter's reading time, counted from its source, and the book's table
 * ``plain_markdown`` -- a chapter's MyST as the plain Markdown of a notebook
 * ``notebooks`` -- the Colab and student notebooks, and their set-up cells (``setup_cells/``)
 * ``questions`` -- the exercises with answer and check cells, as the assignments and Live code see them

@@ -36,7 +36,7 @@ from pathlib import Path
 from jupyter_book.cli.main import main as jupyter_book
 from sphinx.cmd.build import build_main as sphinx_build
 
-from tools.book import book_model, notebooks
+from tools.book import book_model, notebooks, reading_time
 
 
 def write_sphinx_config(book: Path) -> None:
@@ -91,6 +91,8 @@ def with_editions(jobs: int, argv: list[str]) -> int:
         return editions(jobs, argv, status)
     finally:
         print(f"build_book: the site {built - began:.1f} s, the notebooks {time.monotonic() - built:.1f} s")
+        print(f"\nReading time, straight through, before the exercises (tools/book/reading_time.py):\n"
+              f"{reading_time.table(book_folder(argv))}")  # fmt: skip
 
 
 def editions(jobs: int, argv: list[str], status: int) -> int:
