@@ -15,12 +15,12 @@ import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
-from datetime import timedelta
+from datetime import datetime, timedelta
 from html.parser import HTMLParser
 
 import pytest
 from common import ROOT, make_variable
-from progress_records import NOW, START, class_folder, iso, simulate, write
+from progress_records import NOW, START, answer, class_folder, iso, simulate, write
 
 from tools.progress import __main__ as cli
 from tools.progress.edition import Edition, load_edition
@@ -176,7 +176,7 @@ def test_the_bad_records_are_listed_with_why(built):
     assert thousand[0] == "thousand thousand/chainrule-progress.json"  # the student, then the file
     assert thousand[1] == "counted, flagged"
     assert '1000 answers to "adjoint", 1000 right: more than 500' in thousand[2]
-    # What a rule saw, never an edit it cannot see (the one "or an edit" is one explanation of two).
+    # What a rule saw, never an edit it cannot see.
     assert [cell for row in rows.values() for cell in row if "edited" in cell] == []
     assert set(rows) == {
         "broken.json",
@@ -210,13 +210,15 @@ def test_the_charts_are_accessible_svg(built):
         assert min(sizes) * min_width / view_width >= 9 and min_width <= 366  # 390 px less the page's padding
 
 
-def test_a_record_that_cannot_be_from_the_page_is_not_counted(tmp_path, edition):
-    answers = {"finish": {"attempts": 30, "right": 20, "last": iso(START + timedelta(seconds=5)), "at": 30}}
+def test_a_record_the_rules_leave_out_is_not_counted(tmp_path, edition):
+    answers = {"finish": {"attempts": 28, "right": 20, "last": iso(START + timedelta(seconds=5)), "at": 30}}
     answers["value"] = {"attempts": 1, "right": 1, "last": iso(START), "at": 1}  # 29 answers in 5 s
+    answers["reach"] = {"attempts": 1, "right": 1, "last": iso(START + timedelta(seconds=2)), "at": 15}  # between
     cases = {
         "fast": (
             {"format": 2, "answered": 30, "drills": answers, "exercises": {}},
-            "answers 1 to 30: 29 answers in 5.0 s, faster than a person answers (under 0.5 s each)",
+            "29 answers (2 to 30) in the 5.0 s after answer 1, faster than a person answers (under 0.5 s each on "
+            "average)",
         ),
         "future": (
             {"drills": {"finish": {"attempts": 1, "right": 1, "last": "2031-01-01T00:00:00Z"}}},
@@ -327,3 +329,28 @@ def test_the_layout_names_every_module():
     row = next(line for line in text.splitlines() if line.startswith("| `tools/progress/`"))
     modules = [p.stem for p in (ROOT / "tools" / "progress").glob("*.py") if p.stem not in ("__init__", "__main__")]
     assert [m for m in modules if f"`{m}.py`" not in row] == []
+
+
+def as_the_page_counts(edition: Edition, answers: list[tuple[str, datetime]]) -> dict:
+    """A record of right answers at level 1, each a kind and the browser's time, as progress.js counts them."""
+    record = {"format": 2, "book": {"name": "chainrule", "version": edition.version}, "answered": 0}
+    record.update(drills={}, exercises={})
+    for kind, moment in answers:
+        answer(record["drills"].setdefault(kind, {}), record, True, 1, None, moment)
+    return record
+
+
+def test_a_clock_put_back_leaves_no_honest_answer_out(tmp_path, edition):
+    """One answer every 20 s, and the clock put back 8 minutes after answer 5: answer 25 then has answer 1's
+    time, but answer 5 lies outside the two, so that run is not judged for pace. The record is counted,
+    flagged with what was seen."""
+    answers = []
+    for number in range(1, 26):
+        moment = START + timedelta(seconds=20 * (number - 1)) - timedelta(minutes=8 if number > 5 else 0)
+        answers.append(("neuron" if number == 1 else "finish" if number <= 5 else "topological", moment))
+    write(tmp_path / "clock.json", as_the_page_counts(edition, answers))
+    found = read_record(tmp_path, tmp_path / "clock.json", edition, NOW)
+    assert found.counted and found.flagged, found.findings
+    assert [finding.why for finding in found.findings] == [
+        'answer 25 ("topological") is timed 1 min 20 s before answer 5 ("finish")'
+    ]

@@ -1,21 +1,26 @@
 """The rules one practice record's fields are held to, and what breaking each means for the class's numbers.
 
 A record is the student's own browser file: anyone can edit it. These rules find what the
-page (``progress.js``) cannot have written, and what a person is unlikely to have done:
+page (``progress.js``) never writes, what it writes only with a wrong clock or at a pace no
+person answers, and what a person rarely does:
 
 * **Not counted** (left out of every number, listed with why): a field of the wrong type or
   out of range, counts that contradict each other (more right than answered, a run of right
   answers longer than the right answers, more named mistakes than wrong answers, a check
   passed that was never run, two kinds whose last answers have one number), a date that
-  cannot be read or lies more than a day ahead, and answers given faster than a person can
-  (:data:`FAST_RUN` answers or more at under :data:`FASTEST_SECONDS` each, timed by the
-  numbers and times of the kinds' last answers). Any one of these makes the whole record
-  untrustworthy: its other numbers may have been edited too.
-* **Counted, flagged**: what the page can write but a person rarely does: more than
-  :data:`MAX_ANSWERS_PER_KIND` answers to one kind, later answers with earlier times (a
-  clock put back, or an edit). The instructor sees the flag and can ask.
-* **Counted, with a note**: what honest use explains, such as more answers in the kinds than
-  the record's count of all answers (a record kept before that count existed starts it at 0).
+  cannot be read or lies more than a day ahead, and answers faster than a person gives them
+  (:data:`FAST_RUN` answers or more in the time after the answer before them, under
+  :data:`FASTEST_SECONDS` each on average, timed by the numbers and times of the kinds' last
+  answers). Any one of these makes the whole record untrustworthy: its other numbers may
+  have been edited too. A run with an answer timed outside its first and last times is not
+  judged for pace: where times go backwards (a clock put back, which the record shows so),
+  a run's ends do not time it.
+* **Counted, flagged**: what the page writes but a person rarely does: more than
+  :data:`MAX_ANSWERS_PER_KIND` answers to one kind, later answers timed before earlier ones.
+  The instructor sees the flag and can ask.
+* **Counted, with a note**: more answers in the kinds than the record's count of all
+  answers, which an earlier edition of the page began at 0 in a record kept before it had
+  that count.
 
 Each finding says what was seen in the record, with its figures, not how it came to be:
 a rule sees numbers, never the edit or the clock that wrote them.
@@ -83,6 +88,16 @@ def quoted(value: object) -> str:
     """A value of the record as a message quotes it, cut to :data:`QUOTE` characters."""
     text = value if isinstance(value, str) else repr(value)
     return '"' + (text if len(text) <= QUOTE else text[: QUOTE - 1] + "\u2026") + '"'
+
+
+def duration(seconds: float) -> str:
+    """A span of time as a message gives it: seconds under a minute, then minutes and seconds, then hours."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        minutes, rest = divmod(round(seconds), 60)
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def parse_time(text: str) -> datetime | None:
@@ -228,30 +243,34 @@ class Fields:
         in_kinds = sum(drill.attempts for drill in drills.values())
         if in_kinds > answered:
             self.note(
-                f"{plural(in_kinds, 'answer')} in its drills, but {answered} in its count of all answers: a record "
-                "begun before the page kept that count (it started at 0), or an edit"
+                f"{plural(in_kinds, 'answer')} in its drills, but {answered} in its count of all answers, which an "
+                "earlier edition of the page began at 0 in a record kept before it had that count"
             )
         self.timing([(at, last, kind) for at, kind in numbered if (last := drills[kind].last)])
 
     def timing(self, answers: list[tuple[int, datetime, str]]) -> None:
-        """Answers numbered and timed: later ones at earlier times, or many answers in too short a time."""
+        """Answers numbered and timed, in the order of their numbers: later ones at earlier times, or many
+        answers in too short a time. A run is judged for pace only if the answers seen within it are timed
+        within it: where times go backwards, the time between a run's ends is not the time its answers took."""
         backwards = fastest = None
-        for (n1, t1, k1), (n2, t2, k2) in combinations(answers, 2):
+        for (i, (n1, t1, k1)), (j, (n2, t2, k2)) in combinations(enumerate(answers), 2):
             seconds = (t2 - t1).total_seconds()
             if seconds < 0 and backwards is None:
-                backwards = f"answer {n2} ({quoted(k2)}) is timed before answer {n1} ({quoted(k1)})"
-            if n2 - n1 >= FAST_RUN and 0 <= seconds < FASTEST_SECONDS * (n2 - n1):
+                earlier = duration(-seconds)
+                backwards = f"answer {n2} ({quoted(k2)}) is timed {earlier} before answer {n1} ({quoted(k1)})"
+            inside = all(t1 <= t <= t2 for _, t, _ in answers[i + 1 : j])
+            if n2 - n1 >= FAST_RUN and 0 <= seconds < FASTEST_SECONDS * (n2 - n1) and inside:
                 rate = seconds / (n2 - n1)
                 if fastest is None or rate < fastest[0]:
                     fastest = (rate, n1, n2, seconds)
         if fastest:
             rate, n1, n2, seconds = fastest
             self.bad(
-                f"answers {n1} to {n2}: {n2 - n1} answers in {seconds:.1f} s, faster than a person answers "
-                f"(under {FASTEST_SECONDS:g} s each)"
+                f"{n2 - n1} answers ({n1 + 1} to {n2}) in the {seconds:.1f} s after answer {n1}, faster than a "
+                f"person answers (under {FASTEST_SECONDS:g} s each on average)"
             )
         if backwards:
-            self.flag(f"{backwards}: a clock put back, or an edit")
+            self.flag(backwards)
 
     def plausible(self, drills: dict[str, Drill]) -> None:
         """Counts the page could write but a person rarely reaches."""
