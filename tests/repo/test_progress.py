@@ -354,3 +354,21 @@ def test_a_clock_put_back_leaves_no_honest_answer_out(tmp_path, edition):
     assert [finding.why for finding in found.findings] == [
         'answer 25 ("topological") is timed 1 min 20 s before answer 5 ("finish")'
     ]
+
+
+def test_the_notes_say_the_page_writes_what_it_leaves_out(tmp_path, edition):
+    """The page's own Export writes a record dated ahead when the browser's clock is wrong, and answers faster
+    than a person's when a script drives it: the rules leave both out, so the note on self-reported records,
+    and the instructors' chapter, say the page writes such records only so, not that it cannot."""
+    for name, start, step in (("clock", NOW + timedelta(days=2), 20), ("script", START, 0.1)):
+        answers = [("neuron" if n == 1 else "finish", start + timedelta(seconds=step * n)) for n in range(1, 22)]
+        write(tmp_path / f"{name}.json", as_the_page_counts(edition, answers))
+    text, folder, _ = report(tmp_path, edition, NOW)
+    assert [record.counted for record in folder.records] == [False, False], [r.findings for r in folder.records]
+    note = re.search(r'<section class="honest".*?</section>', text, re.S)[0]
+    chapter = (ROOT / "chapters" / "instructors.md").read_text(encoding="utf-8")
+    chapter = chapter[chapter.index("The records are self-reported") :].split("\n\n")[0]
+    for prose in (note, chapter):
+        words = " ".join(prose.split())
+        assert re.search(r"writes? only with a wrong clock or at a pace no person answers", words), words
+        assert "cannot have written" not in words

@@ -10,8 +10,8 @@ not counted and why. The records are self-reported, and the page says so.
 The modules, each importing only those above it:
 
 * ``edition`` -- what the report knows of the book: its chapters, drill kinds, exercises and version
-* ``checks`` -- the rules one record's fields are held to: what the page cannot have written,
-  and what is unusual
+* ``checks`` -- the rules one record's fields are held to: what the page never writes, or writes
+  only with a wrong clock or at a pace no person answers, and what is unusual
 * ``records`` -- the folder's files read into records, a student's name from the file's path
 * ``tally`` -- the class's numbers: per chapter, drill kind, exercise and student
 * ``charts`` -- bar charts as inline SVG, accessible and legible on a phone

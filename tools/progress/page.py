@@ -327,12 +327,13 @@ numbers as what students say they practised, not as a test. A hand edit looks li
 wrote a drill's entry, then edited:</p>
 <pre><code>"adjoint": {{"attempts": 9, "right": 6, "last": "2026-11-20T10:02:11.512Z", "at": 41}}
 "adjoint": {{"attempts": 1000, "right": 1000, "last": "2026-11-20T10:02:11.512Z", "at": 41}}</code></pre>
-<p>Each record is held to what the page always writes. One it cannot have written (more right answers than
-answers, dates more than a day after this report, {FAST_RUN} or more answers at under {FASTEST_SECONDS:g} s each,
-counts that contradict each other) is <strong>not counted</strong>; one that is possible but unlikely (more than
-{MAX_ANSWERS_PER_KIND} answers to one drill, later answers timed before earlier ones) is counted and
-<strong>flagged</strong>; each is listed with what was seen in it. An edit that keeps every rule cannot be told
-from practice. Here:
+<p>Each record is held to what the page writes when a person answers with the clock right. A record the page
+never writes (more right answers than answers, counts that contradict each other), or writes only with a wrong
+clock or at a pace no person answers (dates more than a day after this report, {FAST_RUN} or more answers in
+under {FASTEST_SECONDS:g} s each on average), is <strong>not counted</strong>. One that is possible but unlikely
+(more than {MAX_ANSWERS_PER_KIND} answers to one drill, later answers timed before earlier ones) is counted and
+<strong>flagged</strong>; a run of answers whose times go backwards is not judged for its pace. Each is listed
+with what was seen in it. An edit that keeps every rule cannot be told from practice. Here:
 {plural(left_out, "record")} not counted, {plural(flagged, "record")} counted but flagged:
 see <a href="#records">the records not counted</a>.</p></section>"""
 
