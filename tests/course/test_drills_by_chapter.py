@@ -504,3 +504,51 @@ def test_a_global_gradient_slip_is_named_only_when_no_other_slip_gives_its_numbe
             assert result["mistake"] == (name if len(others) == 1 else None), (seed, words, result)
             checked += 1
     assert checked > 300
+
+
+class Micrograd:
+    """micrograd's design, as the engine chapter's Scalar follows it: backward() sets the root's grad to 1 (it
+    does not add 1) and each node's step adds its local gradient times all the grad it holds."""
+
+    def __init__(self, parents=(), locals_=()):
+        self.grad, self.parents, self.locals = 0.0, list(parents), list(locals_)
+
+    def backward(self, order):
+        self.grad = 1.0
+        for node in reversed(order):
+            for parent, local in zip(node.parents, node.locals, strict=True):
+                parent.grad += local * node.grad
+
+
+def micrograd_twice(graph):
+    """Every node's .grad after two calls of a micrograd-style backward() on a graph of drills.graphs."""
+    made = {}
+    for node in graph.order:
+        made[node.label] = Micrograd([made[p.label] for p in node.parents], node.local_grads)
+    order = [made[node.label] for node in graph.order]
+    order[-1].backward(order)
+    order[-1].backward(order)
+    return {label: node.grad for label, node in made.items()}
+
+
+def test_micrograd_s_answer_to_two_backward_calls_is_named_when_it_alone_fits():
+    """A reader who works the drill as the chapter's Scalar engine (micrograd's backward()) does gets 3 where
+    chainrule.Value gives 2: the answer was told only the generic hint. It is named, with what that engine does,
+    unless another named mistake gives the same number; a number beside it is not named as it."""
+    named = 0
+    for seed in range(1000):
+        q = question("twice", level_of("twice", seed), seed)
+        theirs = micrograd_twice(make_graph(seed, level_of("twice", seed)))[q.data["leaf"]]
+        if math.isclose(theirs, q.answer, abs_tol=1e-9):
+            continue
+        result = q.check(typed(q, theirs))
+        others = [m for m in q.mistakes if m.name != "inner gradients passed on again"]
+        alone = not any(math.isclose(m.value, theirs, abs_tol=1e-9) for m in others)
+        assert not result["right"], (seed, theirs, q.answer)
+        assert result["mistake"] == ("inner gradients passed on again" if alone else None), (seed, theirs, result)
+        if alone:
+            assert "Scalar engine" in result["message"] and "L.grad = 1" in result["message"], result
+            named += 1
+        beside = theirs + 0.5 + abs(theirs) / 10  # a number beside it, which no mistake gives, is not named as it
+        assert q.check(typed(q, beside))["mistake"] != "inner gradients passed on again", (seed, beside)
+    assert named >= 900, named

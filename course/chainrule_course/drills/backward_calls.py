@@ -4,9 +4,10 @@ Both ask about a graph of :mod:`.graphs` and take their answers from
 :meth:`chainrule.value.Value.backward` itself:
 
 * ``twice``: a leaf's ``.grad`` after ``L.backward()`` is called twice with no
-  ``zero_grad()`` between; the named mistakes are one call's gradient, and what an engine
-  gives whose second call passes on what the inner nodes kept from the first (the
-  chapter's third way a small engine fails);
+  ``zero_grad()`` between; the named mistakes are one call's gradient, and what the
+  chapter's ``Scalar`` engine gives, whose second call sets ``L.grad = 1`` again (as
+  micrograd's ``backward()`` does) and passes on everything each node holds, the first
+  call's gradients included (the chapter's third way a small engine fails);
 * ``inner``: the nodes a ``backward()`` called on an inner node, rather than on ``L``, sends a
   gradient to (the engine's own search from that node); the named mistakes are the nodes
   after it, and its inputs alone.
@@ -31,9 +32,11 @@ def _one_call(graph):
 
 
 def _kept_and_passed_on(graph, first):
-    """A leaf's .grad from an engine whose second call pushes what the inner nodes kept from the first."""
+    """Every node's .grad after a second call of the chapter's ``Scalar.backward()``: it sets ``L.grad = 1``
+    (it does not add 1, as micrograd's does not) and passes on all that each node holds, the first call's
+    gradients included."""
     grads = dict(first)
-    grads["L"] += 1.0
+    grads["L"] = 1.0
     for node in reversed(graph.order):
         for parent, local in zip(node.parents, node.local_grads, strict=True):
             grads[parent.label] += grads[node.label] * local
@@ -81,9 +84,11 @@ def _twice(graph, name, first, second, naive):
             ),
             Mistake(
                 naive[name],
-                "That is what an engine gives whose second call passes on what the inner nodes "
-                "kept from the first. This engine sets that aside, so each call adds exactly "
-                f"\u2202L/\u2202{name}.",
+                "That is what the chapter's Scalar engine gives. Its second call sets L.grad = 1 again, "
+                "as micrograd's backward() does, but passes on all that each node holds, the first "
+                f"call's gradient included, so {name} gets that gradient again through every node between "
+                "it and L. chainrule.Value passes on only each call's own gradients, so each call adds "
+                f"exactly \u2202L/\u2202{name}.",
                 "inner gradients passed on again",
             ),
         ],
