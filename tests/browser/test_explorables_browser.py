@@ -11,7 +11,7 @@ For the ``forward`` and ``backward`` explorables of the backward chapter: Next, 
 and the arrow keys change the status, the classes and the numbers in the boxes; the last
 step of the backward pass shows every gradient; in "Predict, then reveal" mode a step
 hides its local gradient and product until a guess is checked, and says whether the
-guess was right. No id is used twice on the page.
+guess was right, naming a slip (a product's factors swapped) as the drills do. No id is used twice on the page.
 
 For the ``training`` explorable of the engine chapter: the steps move the regions, the
 weights and the loss curve's cursor; a weight chosen by pointing at its line or in the
@@ -584,6 +584,29 @@ def predict_the_second_term(widget):
     expect(status).to_contain_text(f"Right: {a.grad:.4f}.")
     # Right at the second try: the score counts first tries only.
     expect(widget.locator('[data-role="score"]')).to_have_text("Score: 0 of 1 right at the first try")
+
+
+def test_backward_predict_names_a_product_s_factors_swapped(backward_page):
+    """At the step ā += p̄ · ∂p/∂a, p̄ times a (a's own value, where ∂p/∂a = b) was told only "Not quite: … is not
+    it."; the widget now names the slip with the words of the drill of a local gradient."""
+    visit = backward_page()
+    widget = visit.page.locator('[data-explorable="backward"][data-ready="true"]').first
+    steps = explore.backward(worked_example()).steps
+    (into_a,) = [number for number, step in enumerate(steps) if (step.get("child"), step.get("parent")) == ("p", "a")]
+    widget.get_by_label("Predict, then reveal").check()
+    status = widget.locator('[data-role="status"]')
+    for _ in range(2 * len(steps)):  # Next shows a hidden answer first, then moves on
+        if f"Step {into_a + 1} of {len(steps)}." in status.text_content():
+            break
+        widget.get_by_role("button", name="Next step").click()
+    guess = widget.get_by_label("Your guess for p\u0304 \u00b7 \u2202p/\u2202a")
+    guess.fill(f"{steps[into_a]['child_grad'] * 2.0:.4f}")  # p̄ times a = 2, where ∂p/∂a = b = −0.5
+    guess.press("Enter")
+    expect(status).to_contain_text(
+        "Not quite: your \u2202p/\u2202a is wrong. That is \u2202p/\u2202b, the local gradient of the other edge "
+        "into p. Try once more"
+    )
+    assert not visit.problems(), "\n".join(visit.problems())
 
 
 @pytest.mark.parametrize("width", [390, 1280])

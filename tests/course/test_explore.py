@@ -27,6 +27,7 @@ from chainrule.figures import GraphTooLargeError
 from chainrule.figures.figure import format_number
 from chainrule.graph import depth_first_events, topological_order
 from chainrule_course import explore
+from chainrule_course.explore import slips
 
 MAX_WIDGET_BYTES = 300 * 1024
 
@@ -474,3 +475,43 @@ def test_training_recorder_refuses_bad_input():
     recorder = explore.TrainingRecorder(points, labels, forward=forward, loss=loss, weights=weights)
     with pytest.raises(ValueError, match="nothing recorded yet"):
         recorder.explorable()
+
+
+def widget_says(step, guess):
+    """The slip explorable.js names for a first wrong guess: the first of the step's within its tolerance."""
+    found = [m for m in step["quiz"].get("mistakes", []) if slips.close(guess, m[0])]
+    return found[0] if found else None
+
+
+def test_the_widget_names_a_product_s_swapped_factors_as_the_drill_does():
+    """Predict mode said only "Not quite" to p̄ · a typed for p̄ · ∂p/∂a = p̄ · b. It now takes its slips from the
+    local-gradient drill's and names them with the drills' matcher: on the drill's own graphs, where the drill
+    names a's value typed for ∂p/∂a, the widget names the product made with it by the same name and words, and
+    never by another name."""
+    from chainrule_course.drills import question
+
+    checked, named = 0, 0
+    for seed in range(400):
+        q = question("local", 1 + seed % 4, seed)
+        parent, child = (q.graph.nodes[name] for name in q.target.split("->"))
+        if child.op != "*":
+            continue
+        drill = q.check(repr(parent.data))  # the factor itself, not the other one
+        if drill["mistake"] != "the other edge's local gradient":
+            continue
+        steps = explore.backward(q.graph.root).steps[1:]
+        [step] = [s for s in steps if (s["child"], s["parent"]) == (child.label, parent.label)]
+        said = widget_says(step, step["before"] + step["child_grad"] * parent.data)
+        checked += 1
+        if said is not None:
+            assert said[2] == drill["mistake"] and said[1].endswith(" " + drill["message"]), (seed, said, drill)
+            named += 1
+    assert checked >= 50 and named >= 0.9 * checked, (checked, named)
+
+
+def test_the_widget_checks_a_guess_with_the_drills_tolerance():
+    from chainrule_course.drills import reading
+
+    assert (slips.ABSOLUTE, slips.RELATIVE) == (reading.ABSOLUTE, reading.RELATIVE)
+    script = explore.asset(explore.SCRIPT_FILE)
+    assert f"Math.max({slips.ABSOLUTE}, {slips.RELATIVE} * Math.abs(answer))" in script

@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chainrule.graph import VISIT, depth_first_events
-from chainrule_course.exercises.mistakes import Derivation
+from chainrule_course.exercises.mistakes import named_slip
+from chainrule_course.explore.slips import local_slips
 
 from .graphs import LEVELS, Graph, factor_text, make_graph, number_text
 from .reading import ReadingError, close, read_names, read_number, read_numbers
@@ -304,24 +305,12 @@ def _check_local(q, text):
 
 
 def _local_slips(q):
-    """What each slip a reader makes gives for the edge's local gradient, by its words, with its name."""
+    """What each slip a reader makes gives for the edge's local gradient, by its words, with its name: the
+    slips the backward widget's Predict mode names too (:func:`chainrule_course.explore.slips.local_slips`)."""
     parent_name, child_name = q.target.split("->")
     parent, child = q.graph.nodes[parent_name], q.graph.nodes[child_name]
     index = next(i for i, p in enumerate(child.parents) if p is parent)
-    rule = _local_rule(child, index)
-    return {
-        f"The sign is wrong: \u2202{child_name}/\u2202{parent_name} = {rule}.": ("the sign", -q.answer),
-        f"That is the global gradient \u2202L/\u2202{parent_name}. The local gradient looks at "
-        f"{child_name} alone, with its other inputs held fixed.": ("global for local", parent.grad),
-        f"That is the value of {child_name}, not its local gradient.": ("the value", child.data),
-    } | {
-        f"That is {_d(child_name, other.label)}, the local gradient of the other edge into {child_name}.": (
-            "the other edge's local gradient",
-            child.local_grads[i],
-        )
-        for i, other in enumerate(child.parents)
-        if other is not parent
-    }
+    return local_slips(child, index, _local_rule(child, index), lambda node: node.label, q.graph.root.label)
 
 
 def _contributions(graph, node):
@@ -407,14 +396,9 @@ def _adjoint_mistake(graph, node, guess):
 
 def _slip(answer, guess, slips, name):
     """The verdict naming the one mistake of ``slips`` (its words -> what it gives; ``name(words)`` its name)
-    that ``guess`` fits, by the checks' generator (:mod:`chainrule_course.exercises.mistakes`): None when
-    none fits, or slips of different names give its number (a coincidence of this graph names nothing);
-    slips of one name that give the same number are all said."""
-    derivation = Derivation(lambda _, at: at.choose("the answer", answer, slips), depth=1)
-    named = derivation.mistake([None], [guess], close)
-    if named is None or len({name(words) for words in named.descriptions}) != 1:
-        return None
-    return verdict(False, " Or: ".join(named.descriptions), name(named.descriptions[0]))
+    that ``guess`` fits (:func:`chainrule_course.exercises.mistakes.named_slip`), or None."""
+    found = named_slip(answer, guess, slips, name, close)
+    return None if found is None else verdict(False, *found)
 
 
 def _check_adjoint(q, text):

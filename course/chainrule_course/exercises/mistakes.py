@@ -193,6 +193,21 @@ class Derivation:
         return Named(tuple(describe(chosen) for chosen, _ in matches), first)
 
 
+def named_slip(
+    answer, guess, slips: Mapping[str, object], name: Callable[[str], str], same: Callable[[Any, Any], bool]
+) -> tuple[str, str] | None:
+    """The words and the name of the one mistake of ``slips`` (its words -> what it gives; ``name(words)`` its
+    name) that ``guess`` fits, a question with one right ``answer``: None when none fits, or slips of
+    different names give its number (a coincidence of this instance names nothing); the words of slips of
+    one name that give the same number are all said, joined by "Or:". The drills of a graph and the
+    backward widget's "Predict, then reveal" mode name a slip by it."""
+    derivation = Derivation(lambda _, at: at.choose("the answer", answer, slips), depth=1)
+    named = derivation.mistake([None], [guess], same)
+    if named is None or len({name(words) for words in named.descriptions}) != 1:
+        return None
+    return " Or: ".join(named.descriptions), name(named.descriptions[0])
+
+
 def describe(chosen: Sequence[tuple[str, str]]) -> str:
     """The words of a variant's slips: "a", or "a, and b"."""
     return ", and ".join(said for _, said in chosen)

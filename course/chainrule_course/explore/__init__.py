@@ -30,8 +30,11 @@ Without JavaScript (or where scripts are stripped, as in GitHub's notebook viewe
 widget is a still figure of the final state, with alt text; the script resets it to the
 first step and shows the controls.
 
-Built on: the engine, chainrule.figures, chainrule_course.charts (it needs only Python: the web page's Python
-runs it).
+Built on: the engine, chainrule.figures, chainrule_course.charts, chainrule_course.exercises (mistakes).
+
+It needs only Python: the web page's Python runs it. From ``chainrule_course.exercises`` it takes only
+``mistakes``, which imports nothing of the course: the backward widget names a wrong guess with it, as
+the drills do.
 
 The modules, in order: each imports only the rooms above and modules above it in this list
 (``tests/repo/test_layers.py`` checks it):
@@ -39,6 +42,7 @@ The modules, in order: each imports only the rooms above and modules above it in
 * ``widget`` -- :class:`Explorable`, its script and styles, the words and numbers of a step
 * ``dfs_figures`` -- figures of the depth-first search, one step each, and the ids a page restyles
 * ``search`` -- :func:`toposort`
+* ``slips`` -- the slips of one edge's local gradient, which the backward widget and the drills both name
 * ``values`` -- :func:`forward` and :func:`backward`
 * ``training`` -- :class:`TrainingRecorder` and its dashboard
 """

@@ -17,8 +17,10 @@ from chainrule.figures.figure import (
     op_symbol,
 )
 from chainrule.graph import dfs_trace, numbered_ids, topological_order, trace_names, unique_names
+from chainrule_course.exercises.mistakes import named_slip
 
 from .dfs_figures import dfs_element_ids
+from .slips import close, local_slips, partial
 from .widget import Explorable, and_list, escaped, grad_text, joined, number_text, value_text
 
 FORWARD_LEGEND = [
@@ -131,7 +133,8 @@ def backward(root, *, rankdir="BT", max_nodes=30):
     exactly the gradients it holds; a difference raises AssertionError. A step with a
     ``"quiz"`` can be guessed before it is shown, in the widget's "Predict, then reveal"
     mode: the product, or, where the parent already holds a term from another edge
-    (fan-out), its new running sum.
+    (fan-out), its new running sum; its ``"mistakes"`` are the numbers that one slip alone gives,
+    each with its words and name, as the drills name them (:func:`_quiz_mistakes`).
 
     Returns an :class:`Explorable`. Raises TypeError for anything but a Value, and
     :class:`~chainrule.figures.GraphTooLargeError` for more than ``max_nodes`` values.
@@ -229,6 +232,7 @@ def _record_backward(order, names, node_ids, root, edges, reached):
             step = _edge_step(
                 node, index, names, local, grad, product, before, running[parent], heard[parent] == children[parent]
             )
+            step["quiz"]["mistakes"] = _quiz_mistakes(node, index, names, top, step)
             step["gradients"] = _gradients(running, names)
             if number == len(edge_order):
                 step["sentence"] += " The backward pass is complete: every gradient is final."
@@ -370,22 +374,7 @@ def _edge_step(node, index, names, local, grad, product, before, after, complete
             f"then guess {d_parent} after this step: {number_text(before)} + {d_child} · {d_local}."
         )
         masked = f"{d_parent} = {number_text(before)} + {_operand(grad)} \u00d7 ? = ?"
-        # The slips a reader makes at a fan-out node, each named: the new term alone, or the
-        # held value times the new term, where the two must be added.
-        mistakes = [
-            [
-                product,
-                f"that is only what this edge adds, {d_child} \u00b7 {d_local}. {parent} already "
-                f"holds {number_text(before)}, and the terms add: {number_text(before)} + that.",
-            ],
-            [before * product, "that multiplies the two terms; a node adds its children's terms."],
-        ]
-        quiz = {
-            "answer": after,
-            "formula": masked,
-            "label": f"{d_parent} after this step",
-            "mistakes": [m for m in mistakes if abs(m[0] - after) > max(0.01, 0.005 * abs(after))],
-        }
+        quiz = {"answer": after, "formula": masked, "label": f"{d_parent} after this step"}
     return {
         "event": "edge",
         "child": child,
@@ -399,6 +388,40 @@ def _edge_step(node, index, names, local, grad, product, before, after, complete
         "sentence": sentence,
         "quiz": {**quiz, "sentence": hidden},
     }
+
+
+def _quiz_mistakes(node, index, names, top, step):
+    """``[[number, words, name], ...]``: each number a slip gives for the step's quiz, named as the drills name it.
+
+    The slips: those of the edge's local gradient (:func:`.slips.local_slips`, as the drill of a local
+    gradient has them: a product's factors swapped, the sign, ...), each times the child's gradient and
+    added to what the parent held; at a fan-out node also the new term alone, or the held value times it,
+    where the two must be added. A number is kept only where the drills' matcher
+    (:func:`chainrule_course.exercises.mistakes.named_slip`) names it: one slip alone gives it.
+    """
+    child, parent = names[node], names[node.parents[index]]
+    d_child, d_local = _bar(child), partial(child, parent)
+    before, grad, product, answer = step["before"], step["child_grad"], step["product"], step["quiz"]["answer"]
+    rule = _local_rule(node, index, names) or number_text(step["local"])
+    slips = {
+        f"your {d_local} is wrong. {words}": (name, before + grad * wrong)
+        for words, (name, wrong) in local_slips(node, index, rule, names.get, top).items()
+    }
+    if before != 0.0:
+        slips[
+            f"that is only what this edge adds, {d_child} \u00b7 {d_local}. {parent} already holds "
+            f"{number_text(before)}, and the terms add: {number_text(before)} + that."
+        ] = ("a contribution missing", product)
+        slips["that multiplies the two terms; a node adds its children's terms."] = (
+            "product for sum",
+            before * product,
+        )
+    mistakes: dict[float, list] = {}
+    for _, value in slips.values():
+        found = named_slip(answer, value, {words: v for words, (_, v) in slips.items()}, lambda w: slips[w][0], close)
+        if found and not any(close(value, known) for known in mistakes):
+            mistakes[value] = [value, *found]
+    return list(mistakes.values())
 
 
 def _forward_frame(order, node, known, names, node_ids, edge_ids, root, number):
