@@ -552,3 +552,24 @@ def test_micrograd_s_answer_to_two_backward_calls_is_named_when_it_alone_fits():
         beside = theirs + 0.5 + abs(theirs) / 10  # a number beside it, which no mistake gives, is not named as it
         assert q.check(typed(q, beside))["mistake"] != "inner gradients passed on again", (seed, beside)
     assert named >= 900, named
+
+
+def test_the_tensors_drills_say_their_entries_count_from_1_as_the_notation_page_does():
+    """Ā[2, 1] looked like numpy's index, which names another entry, and the prompt never said how it counted.
+    The Notation page counts the maths' indices from 1; the prompts now say so, and give numpy's index of the
+    entry whose gradient the answer is (the index the PyTorch oracle reads)."""
+    from common import ROOT
+
+    notation = (ROOT / "chapters" / "notation.md").read_text(encoding="utf-8")
+    assert "Indices count from 1 in the maths" in notation
+    for seed in range(200):
+        q = question("matmul", level_of("matmul", seed), seed)
+        i, j = q.data["entry"]
+        entry = f"{q.data['of']}\u0304[{i + 1}, {j + 1}]"
+        assert f"What is {entry}, the entry in row {i + 1}, column {j + 1} of" in q.prompt, q.prompt
+        assert "Rows and columns count from 1, as in the chapter's maths" in q.prompt, q.prompt
+        assert f"numpy counts from 0: there {entry} is at index [{i}, {j}])" in q.prompt, q.prompt
+        b = question("broadcast", level_of("broadcast", seed), seed)
+        size = len(b.answer)
+        assert f"b\u0304[1] to b\u0304[{size}]: they count from 1, as in the chapter's maths" in b.prompt, b.prompt
+        assert b.entries == [f"b\u0304[{n}]" for n in range(1, size + 1)]

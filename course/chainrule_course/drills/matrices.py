@@ -30,6 +30,8 @@ __all__ = ["broadcast", "matmul"]
 BAR = "\u0304"  # a combining macron: "C" + BAR reads C̄
 ENTRIES = (-3.0, -2.0, -1.0, 1.0, 2.0, 3.0)
 UPSTREAM = (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0)
+#: How an entry is counted: from 1, as the chapters' maths counts (the Notation page), said in each prompt.
+FROM_ONE = "count from 1, as in the chapter's maths (numpy counts from 0"
 
 
 def _values(rows):
@@ -84,7 +86,8 @@ def _matmul(rng, level):
     return Problem(
         "matmul",
         f"C = AB, and C{BAR} = \u2202L/\u2202C is given. What is {entry}, the entry in row {i + 1}, "
-        f"column {j + 1} of {name}{BAR} = \u2202L/\u2202{name}?",
+        f"column {j + 1} of {name}{BAR} = \u2202L/\u2202{name}? Rows and columns {FROM_ONE}: there {entry} "
+        f"is at index [{i}, {j}]).",
         [matrix_text("A", a_rows), matrix_text("B", b_rows), matrix_text(f"C{BAR}", c_bar)],
         answer,
         [f"{rule}. Which row and column does {entry} pair?", f"{entry} pairs {pairing}."],
@@ -201,7 +204,7 @@ def _broadcast(rng, level):
     return Problem(
         "broadcast",
         f"{formula}. Given \u0232 = \u2202L/\u2202Y, what is b{BAR} = \u2202L/\u2202b? Give its "
-        f"{size} entries in order.",
+        f"{size} entries in order, b{BAR}[1] to b{BAR}[{size}]: they {FROM_ONE}).",
         [
             matrix_text("X", x_rows),
             f"b = [{('; ' if how == 'column' else ', ').join(number_text(v) for v in b_list)}] (shape {shape})",
