@@ -215,15 +215,6 @@ def test_a_record_the_rules_leave_out_is_not_counted(tmp_path, edition):
     answers["value"] = {"attempts": 1, "right": 1, "last": iso(START), "at": 1}  # 29 answers in 5 s
     answers["reach"] = {"attempts": 1, "right": 1, "last": iso(START + timedelta(seconds=2)), "at": 15}  # between
     cases = {
-        "fast": (
-            {"format": 2, "answered": 30, "drills": answers, "exercises": {}},
-            "29 answers (2 to 30) in the 5.0 s after answer 1, faster than a person answers (under 0.5 s each on "
-            "average)",
-        ),
-        "future": (
-            {"drills": {"finish": {"attempts": 1, "right": 1, "last": "2031-01-01T00:00:00Z"}}},
-            'dated more than a day after this report (2026-12-01 00:00 UTC): "2031-01-01T00:00:00Z"',
-        ),
         "nan": ('{"drills": {"finish": {"attempts": NaN}}, "exercises": {}}', "not JSON"),
         "float": ({"drills": {"finish": {"attempts": 2.5, "right": 1}}}, "not a whole number"),
         "mistakes": ({"drills": {"finish": {"attempts": 3, "right": 2, "mistakes": {"x": 2}}}}, "named mistakes"),
@@ -356,19 +347,31 @@ def test_a_clock_put_back_leaves_no_honest_answer_out(tmp_path, edition):
     ]
 
 
-def test_the_notes_say_the_page_writes_what_it_leaves_out(tmp_path, edition):
+def test_what_the_page_writes_with_a_wrong_clock_or_a_script_is_counted_and_flagged(tmp_path, edition):
     """The page's own Export writes a record dated ahead when the browser's clock is wrong, and answers faster
-    than a person's when a script drives it: the rules leave both out, so the note on self-reported records,
-    and the instructors' chapter, say the page writes such records only so, not that it cannot."""
+    than a person's when a script drives it, or when a clock put back between answers the record does not show:
+    the rules count both, flagged with what was seen, so that no honest record loses; the note on
+    self-reported records and the instructors' chapter say so."""
+    answers = {"finish": {"attempts": 28, "right": 20, "last": iso(START + timedelta(seconds=5)), "at": 30}}
+    answers["value"] = {"attempts": 1, "right": 1, "last": iso(START), "at": 1}  # 29 answers in 5 s
+    answers["reach"] = {"attempts": 1, "right": 1, "last": iso(START + timedelta(seconds=2)), "at": 15}  # between
+    write(tmp_path / "fast.json", {"format": 2, "answered": 30, "drills": answers, "exercises": {}})
+    record = read_record(tmp_path, tmp_path / "fast.json", edition, NOW)
+    assert record.counted and record.flagged, record.findings
+    assert [finding.why for finding in record.findings] == [
+        "29 answers (2 to 30) in the 5.0 s after answer 1, faster than a person answers (under 0.5 s each on average)"
+    ]
     for name, start, step in (("clock", NOW + timedelta(days=2), 20), ("script", START, 0.1)):
         answers = [("neuron" if n == 1 else "finish", start + timedelta(seconds=step * n)) for n in range(1, 22)]
         write(tmp_path / f"{name}.json", as_the_page_counts(edition, answers))
+    (tmp_path / "fast.json").unlink()
     text, folder, _ = report(tmp_path, edition, NOW)
-    assert [record.counted for record in folder.records] == [False, False], [r.findings for r in folder.records]
+    assert [(r.counted, r.flagged) for r in folder.records] == [(True, True)] * 2, [r.findings for r in folder.records]
     note = re.search(r'<section class="honest".*?</section>', text, re.S)[0]
     chapter = (ROOT / "chapters" / "instructors.md").read_text(encoding="utf-8")
     chapter = chapter[chapter.index("The records are self-reported") :].split("\n\n")[0]
     for prose in (note, chapter):
-        words = " ".join(prose.split())
-        assert re.search(r"writes? only with a wrong clock or at a pace no person answers", words), words
+        words = " ".join(re.sub(r"<[^>]+>", "", prose).split())
+        said = r"writes? only with a wrong clock, at a pace no person answers, .* is counted and flagged"
+        assert re.search(said, words), words
         assert "cannot have written" not in words

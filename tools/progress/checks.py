@@ -1,23 +1,25 @@
 """The rules one practice record's fields are held to, and what breaking each means for the class's numbers.
 
 A record is the student's own browser file: anyone can edit it. These rules find what the
-page (``progress.js``) never writes, what it writes only with a wrong clock or at a pace no
-person answers, and what a person rarely does:
+page (``progress.js``) never writes, and what it writes only with a wrong clock, at a pace no
+person answers, or where a person rarely goes. Only the first is left out: what the page can
+write is counted, flagged, so that no honest record loses by a wrong clock:
 
 * **Not counted** (left out of every number, listed with why): a field of the wrong type or
   out of range, counts that contradict each other (more right than answered, a run of right
   answers longer than the right answers, more named mistakes than wrong answers, a check
   passed that was never run, two kinds whose last answers have one number), a date that
-  cannot be read or lies more than a day ahead, and answers faster than a person gives them
+  cannot be read. Any one of these makes the whole record untrustworthy: its other numbers
+  may have been edited too.
+* **Counted, flagged**: what the page writes only with a wrong clock or where a person rarely
+  goes: a date more than a day ahead of the report, answers faster than a person gives them
   (:data:`FAST_RUN` answers or more in the time after the answer before them, under
   :data:`FASTEST_SECONDS` each on average, timed by the numbers and times of the kinds' last
-  answers). Any one of these makes the whole record untrustworthy: its other numbers may
-  have been edited too. A run with an answer timed outside its first and last times is not
-  judged for pace: where times go backwards (a clock put back, which the record shows so),
-  a run's ends do not time it.
-* **Counted, flagged**: what the page writes but a person rarely does: more than
-  :data:`MAX_ANSWERS_PER_KIND` answers to one kind, later answers timed before earlier ones.
-  The instructor sees the flag and can ask.
+  answers: a clock put back between two answers the record does not show looks so), more
+  than :data:`MAX_ANSWERS_PER_KIND` answers to one kind, later answers timed before earlier
+  ones. The instructor sees the flag and can ask. A run with an answer timed outside its
+  first and last times is not judged for pace: where times go backwards, a run's ends do not
+  time it.
 * **Counted, with a note**: more answers in the kinds than the record's count of all
   answers, which an earlier edition of the page began at 0 in a record kept before it had
   that count.
@@ -42,7 +44,7 @@ MAX_ANSWERS_PER_KIND = 500
 #: each is a question read, a number worked out and typed, and Check pressed.
 FASTEST_SECONDS = 0.5
 FAST_RUN = 20
-#: A date up to a day ahead of the report's is a clock a little wrong; further ahead, an edit.
+#: A date up to a day ahead of the report's is a clock a little wrong; further ahead, flagged.
 FUTURE_SLACK = timedelta(days=1)
 #: The longest text of a student's record that a message quotes.
 QUOTE = 40
@@ -165,7 +167,7 @@ class Fields:
             latest = max(self.future, key=lambda dated: dated[0])[1]
             count = len(self.future)
             dates = quoted(latest) if count == 1 else f"{count} dates, the latest {quoted(latest)}"
-            self.bad(f"dated more than a day after this report ({self.now:%Y-%m-%d %H:%M UTC}): {dates}")
+            self.flag(f"dated more than a day after this report ({self.now:%Y-%m-%d %H:%M UTC}): {dates}")
             self.future = []
         return self.findings
 
@@ -265,7 +267,7 @@ class Fields:
                     fastest = (rate, n1, n2, seconds)
         if fastest:
             rate, n1, n2, seconds = fastest
-            self.bad(
+            self.flag(
                 f"{n2 - n1} answers ({n1 + 1} to {n2}) in the {seconds:.1f} s after answer {n1}, faster than a "
                 f"person answers (under {FASTEST_SECONDS:g} s each on average)"
             )

@@ -328,12 +328,13 @@ wrote a drill's entry, then edited:</p>
 <pre><code>"adjoint": {{"attempts": 9, "right": 6, "last": "2026-11-20T10:02:11.512Z", "at": 41}}
 "adjoint": {{"attempts": 1000, "right": 1000, "last": "2026-11-20T10:02:11.512Z", "at": 41}}</code></pre>
 <p>Each record is held to what the page writes when a person answers with the clock right. A record the page
-never writes (more right answers than answers, counts that contradict each other), or writes only with a wrong
-clock or at a pace no person answers (dates more than a day after this report, {FAST_RUN} or more answers in
-under {FASTEST_SECONDS:g} s each on average), is <strong>not counted</strong>. One that is possible but unlikely
-(more than {MAX_ANSWERS_PER_KIND} answers to one drill, later answers timed before earlier ones) is counted and
-<strong>flagged</strong>; a run of answers whose times go backwards is not judged for its pace. Each is listed
-with what was seen in it. An edit that keeps every rule cannot be told from practice. Here:
+never writes (more right answers than answers, counts that contradict each other) is <strong>not counted</strong>.
+One the page writes only with a wrong clock, at a pace no person answers, or where a person rarely goes (dates
+more than a day after this report, {FAST_RUN} or more answers in under {FASTEST_SECONDS:g} s each on average,
+more than {MAX_ANSWERS_PER_KIND} answers to one drill, later answers timed before earlier ones) is counted and
+<strong>flagged</strong>, so that a wrong clock never costs a student their practice; a run of answers whose
+times go backwards is not judged for its pace. Each is listed with what was seen in it. An edit that keeps
+every rule cannot be told from practice. Here:
 {plural(left_out, "record")} not counted, {plural(flagged, "record")} counted but flagged:
 see <a href="#records">the records not counted</a>.</p></section>"""
 
