@@ -375,3 +375,16 @@ def test_what_the_page_writes_with_a_wrong_clock_or_a_script_is_counted_and_flag
         said = r"writes? only with a wrong clock, at a pace no person answers, .* is counted and flagged"
         assert re.search(said, words), words
         assert "cannot have written" not in words
+
+
+def test_a_record_dated_ahead_is_still_its_student_s_newest(tmp_path, edition):
+    """A browser clock two days ahead flags the record, and its dates still say which of the student's records
+    is the newer: the older file must not win over it (it did, when dates ahead counted as no date)."""
+    (tmp_path / "dan").mkdir()
+    older = [("neuron", START + timedelta(seconds=20 * n)) for n in range(1, 4)]
+    ahead = [("neuron" if n == 1 else "finish", NOW + timedelta(days=2, seconds=20 * n)) for n in range(1, 31)]
+    write(tmp_path / "dan" / "chainrule-progress.json", as_the_page_counts(edition, older))
+    write(tmp_path / "dan" / "chainrule-progress (1).json", as_the_page_counts(edition, ahead))
+    _, folder, _ = report(tmp_path, edition, NOW)
+    counted = [(record.file, record.flagged) for record in folder.records if record.counted]
+    assert counted == [("dan/chainrule-progress (1).json", True)], [(r.file, r.findings) for r in folder.records]

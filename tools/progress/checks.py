@@ -11,9 +11,9 @@ write is counted, flagged, so that no honest record loses by a wrong clock:
   passed that was never run, two kinds whose last answers have one number), a date that
   cannot be read. Any one of these makes the whole record untrustworthy: its other numbers
   may have been edited too.
-* **Counted, flagged**: what the page writes only with a wrong clock or where a person rarely
-  goes: a date more than a day ahead of the report, answers faster than a person gives them
-  (:data:`FAST_RUN` answers or more in the time after the answer before them, under
+* **Counted, flagged**: what the page writes only with a wrong clock, at a pace no person
+  answers, or where a person rarely goes: a date more than a day ahead of the report, answers
+  faster than a person gives them (:data:`FAST_RUN` answers or more in the time after the answer before them, under
   :data:`FASTEST_SECONDS` each on average, timed by the numbers and times of the kinds' last
   answers: a clock put back between two answers the record does not show looks so), more
   than :data:`MAX_ANSWERS_PER_KIND` answers to one kind, later answers timed before earlier
@@ -149,7 +149,8 @@ class Fields:
         return value
 
     def moment(self, entry: dict, where: str) -> datetime | None:
-        """``entry["last"]`` as a time: unreadable, or more than a day ahead of the report, is a finding."""
+        """``entry["last"]`` as a time: unreadable is a finding (no time); more than a day ahead of the report is
+        flagged, and kept as the time the record says (which of a student's records is newest goes by it)."""
         value = entry.get("last")
         if value is None:
             return None
@@ -158,7 +159,6 @@ class Fields:
             self.bad(f"{where}: last {quoted(value)} is not a date")
         elif moment > self.now + FUTURE_SLACK:
             self.future.append((moment, value))
-            return None
         return moment
 
     def done(self) -> list[Finding]:

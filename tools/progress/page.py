@@ -336,7 +336,7 @@ more than {MAX_ANSWERS_PER_KIND} answers to one drill, later answers timed befor
 times go backwards is not judged for its pace. Each is listed with what was seen in it. An edit that keeps
 every rule cannot be told from practice. Here:
 {plural(left_out, "record")} not counted, {plural(flagged, "record")} counted but flagged:
-see <a href="#records">the records not counted</a>.</p></section>"""
+see <a href="#records">the records not counted, or counted with a warning</a>.</p></section>"""
 
 
 def method() -> str:
@@ -349,8 +349,9 @@ many answers they gave. In a student's row, it is their right answers over their
 mistakes (format 1) name none.</li>
 <li>A record made with another edition of the book's drills and exercises is counted for what this edition has;
 the rest is listed with the record.</li>
-<li><em>1 flagged</em> under a count: it includes a flagged record, one with numbers the page can write but a
-person rarely reaches (see the records not counted, or counted with a warning).</li>
+<li><em>1 flagged</em> under a count: it includes a flagged record, one the page writes only with a wrong clock,
+at a pace no person answers, or where a person rarely goes (see the records not counted, or counted with a
+warning).</li>
 <li>Of two records of one student, the one with the later answer is counted. Times are in UTC.</li></ul></section>"""
 
 

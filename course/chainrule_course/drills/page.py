@@ -29,7 +29,8 @@ __all__ = ["CLOSE_ENOUGH", "ask", "check", "next_for_you", "steps"]
 
 
 #: What the answer box says of how close a number must be, by the answer's form: the words of the
-#: tolerance that :func:`.reading.close`, every numeric check, uses (names are right or not).
+#: tolerance that :func:`.reading.close` uses; a count is checked by :func:`.reading.exact` (names are
+#: right or not).
 CLOSE_ENOUGH = {
     "number": f"Counted right {TOLERANCE}.",
     "count": "Counted right only when exact.",

@@ -60,7 +60,8 @@ class Mistake:
 class Problem:
     """One question of a kind after the backward chapter.
 
-    ``form`` is ``"number"``, ``"numbers"`` (``answer`` a list of numbers, ``entries`` their
+    ``form`` is ``"number"``, ``"count"`` (a whole number, right only when exact), ``"numbers"``
+    (``answer`` a list of numbers, ``entries`` their
     names for messages) or ``"names"`` (``answer`` a list of names, any order, from
     ``known``). ``graph`` is a :class:`~chainrule.value.Value` to draw, or None.
     """
