@@ -234,7 +234,8 @@ def test_run_all_cells_matches_the_build(live_page, name):
         f"{len(skipped)} of {len(cells)} cells no-live"
     )
     assert not unexpected, f"live output differs from the build's on {name}: {unexpected}"
-    assert same >= 0.9 * len(with_text)
+    exempt = len(MAY_DIFFER.get(name, {}))  # timings and rounding: at most a fifth of what is compared
+    assert same >= len(with_text) - exempt and exempt <= 0.2 * len(with_text), (same, exempt, len(with_text))
     if name == "backward":  # in the same visit: one start of Python, one Run all
         step_an_expression_the_reader_typed(visit)
     if name in WRONG_ANSWERS:
