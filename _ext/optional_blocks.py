@@ -94,7 +94,8 @@ def depart_html(self, node: optional_block) -> None:
 
 
 def setup(app: Sphinx) -> dict:
-    app.add_node(optional_block, html=(visit_html, depart_html))
+    html = (visit_html, depart_html)
+    app.add_node(optional_block, html=html, singlehtml=html, dirhtml=html)  # singlehtml: the PDF's page
     app.add_node(optional_marker)
     app.add_directive("optional-start", OptionalStart)
     app.add_directive("optional-end", OptionalEnd)
