@@ -2,7 +2,8 @@
 
 The sentence is ``tools.book.reading_time.Reading.sentence`` of the chapter the directive is in,
 so the figure follows the chapter as it changes; the notebooks print the same sentence
-(``tools/book/plain_markdown.py``).
+(``tools/book/plain_markdown.py``), and the student site, built from notebooks, reads the book's
+chapters for it.
 
 Registered in ``_config.yml`` under ``sphinx: extra_extensions``.
 """
@@ -22,7 +23,9 @@ class ReadingTime(SphinxDirective):
     """The reading time of the chapter that holds the directive, as a paragraph."""
 
     def run(self) -> list[nodes.Node]:
-        root = Path(self.env.srcdir)
+        # The student site is built from notebooks: it reads the book's chapters, as the instructors'
+        # table does (``assignments_root``, which _ext/assignments_table.py declares).
+        root = Path(self.config.assignments_root or self.env.srcdir)
         sentence = reading(root, self.env.docname).sentence()
         return [nodes.paragraph(sentence, sentence, classes=["cr-reading-time"])]
 
