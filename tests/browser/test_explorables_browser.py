@@ -559,6 +559,18 @@ def test_backward_predict_then_reveal(backward_page):
     assert not visit.problems(), "\n".join(visit.problems())
 
 
+def predicting_at(widget, step, steps):
+    """Ticks "Predict, then reveal" and presses Next until the widget shows step ``step`` (from 0) of
+    ``steps``; returns its status line."""
+    widget.get_by_label("Predict, then reveal").check()
+    status = widget.locator('[data-role="status"]')
+    for _ in range(2 * steps):  # Next shows a hidden answer first, then moves on
+        if f"Step {step + 1} of {steps}." in status.text_content():
+            break
+        widget.get_by_role("button", name="Next step").click()
+    return status
+
+
 def predict_the_second_term(widget):
     """The fan-out widget, L = tanh(ab + a): the step where a's running sum gains its second
     term asks for the new sum, and the sum is right."""
@@ -566,12 +578,7 @@ def predict_the_second_term(widget):
     a = L.parents[0].parents[1]
     steps = explore.backward(L).steps
     (second,) = [number for number, step in enumerate(steps) if step.get("parent") == "a" and step["before"]]
-    widget.get_by_label("Predict, then reveal").check()
-    status = widget.locator('[data-role="status"]')
-    for _ in range(2 * len(steps)):  # Next shows a hidden answer first, then moves on
-        if f"Step {second + 1} of {len(steps)}." in status.text_content():
-            break
-        widget.get_by_role("button", name="Next step").click()
+    status = predicting_at(widget, second, len(steps))
     expect(status).to_contain_text("a already holds")
     expect(widget.locator('[data-role="formula"]')).to_have_text(steps[second]["quiz"]["formula"])
     guess = widget.get_by_label("Your guess for a\u0304 after this step")
@@ -593,12 +600,7 @@ def test_backward_predict_names_a_product_s_factors_swapped(backward_page):
     widget = visit.page.locator('[data-explorable="backward"][data-ready="true"]').first
     steps = explore.backward(worked_example()).steps
     (into_a,) = [number for number, step in enumerate(steps) if (step.get("child"), step.get("parent")) == ("p", "a")]
-    widget.get_by_label("Predict, then reveal").check()
-    status = widget.locator('[data-role="status"]')
-    for _ in range(2 * len(steps)):  # Next shows a hidden answer first, then moves on
-        if f"Step {into_a + 1} of {len(steps)}." in status.text_content():
-            break
-        widget.get_by_role("button", name="Next step").click()
+    status = predicting_at(widget, into_a, len(steps))
     guess = widget.get_by_label("Your guess for p\u0304 \u00b7 \u2202p/\u2202a")
     guess.fill(f"{steps[into_a]['child_grad'] * 2.0:.4f}")  # p̄ times a = 2, where ∂p/∂a = b = −0.5
     guess.press("Enter")

@@ -20,6 +20,7 @@ import yaml
 from common import MYST_HEADER, ROOT
 
 from tools.book.book_model import numbered_chapters, read_chapter, read_toc
+from tools.book.reading_time import SOLUTION  # a solution is not read straight through
 
 ENTRY = re.compile(r"^([^\s].*)\n((?:[ \t]+.*\n?)+)", re.M)
 SEE = re.compile(r"\{ref\}`(?:[^`<]*<)?([\w:-]+)>?`")
@@ -32,7 +33,6 @@ NOT_PROSE = re.compile(
 )
 LINK = re.compile(r"\{(?:term|ref)\}`[^`]*`")
 OPTIONAL = re.compile(r"^`{3,}\{optional-start\}.*?^`{3,}\{optional-end\}.*?$", re.M | re.S)
-SOLUTION = re.compile(r"^(`{3,}|:{3,})\{solution\}.*?^\1\s*$", re.M | re.S)
 
 
 @dataclass(frozen=True)
