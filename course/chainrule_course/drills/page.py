@@ -50,7 +50,7 @@ def ask(kind, level, seed):
         root, lines, words = q.graph.root, q.graph.description(), "The graph in words:"
     # One small box per value where the question is about the graph's shape, or its words give each formula.
     compact = KINDS[kind].chapter == "graph" or kind == "value" or isinstance(q, Problem)
-    figure = draw_graph(root, rankdir="BT", show_grad=False, compact=compact).svg() if root is not None else ""
+    figure = draw_graph(root, show_grad=False, compact=compact).svg() if root is not None else ""
     return json.dumps(
         {
             "kind": kind,

@@ -11,7 +11,7 @@ the engine's (:mod:`chainrule.figures.figure`); the search is the engine's too
 import re
 from itertools import pairwise, zip_longest
 
-from chainrule.figures.figure import INK, Figure, check_size, dot_html, new_digraph, op_symbol
+from chainrule.figures.figure import INK, ORIENTATION, Figure, check_size, dot_html, new_digraph, op_symbol
 from chainrule.graph import dfs_trace, name_list, numbered_ids, parents_function, topological_order, trace_names
 
 # How each state of a node looks.  Fill lightness (white / light / dark) and outline
@@ -40,7 +40,7 @@ _DFS_LEGEND = [
 ]
 
 
-def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150, *, caption=True, element_ids=False):
+def draw_dfs_step(root, step, parents=None, rankdir=ORIENTATION, max_nodes=150, *, caption=True, element_ids=False):
     """Draw the graph as the depth-first search leaves it after step number ``step``.
 
     ``step`` is a 0-based index into :func:`dfs_trace` ``(root, parents)``; the caption
@@ -51,7 +51,7 @@ def draw_dfs_step(root, step, parents=None, rankdir="BT", max_nodes=150, *, capt
     dark blue.  The node of this step has a thick orange outline, leaves a double
     outline.  Nodes of a ``parents`` dict that the root does not depend on are grey
     and dashed.  A caption under the graph gives the step, the topological order so far
-    and a legend (``caption=False`` leaves it out).  With ``rankdir="BT"`` leaves are at
+    and a legend (``caption=False`` leaves it out).  With ``rankdir=ORIENTATION`` leaves are at
     the bottom, the root on top.
 
     ``element_ids=True`` gives every node and edge of the SVG the id of

@@ -2,7 +2,7 @@
 
 from itertools import pairwise
 
-from chainrule.figures.figure import GraphTooLargeError
+from chainrule.figures.figure import ORIENTATION, GraphTooLargeError
 from chainrule.graph import VISIT, dfs_trace, parents_function, topological_order, trace_names, unique_names
 
 from .dfs_figures import dfs_element_ids, draw_dfs_step
@@ -22,7 +22,7 @@ TOPOSORT_LEGEND = [
 _ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
 
 
-def toposort(root, parents=None, *, rankdir="BT", max_nodes=50):
+def toposort(root, parents=None, *, rankdir=ORIENTATION, max_nodes=50):
     """Record the depth-first search from ``root`` that finds its topological order.
 
     ``root`` is a node with ``.parents`` (a :class:`~chainrule.value.Value`), or, when

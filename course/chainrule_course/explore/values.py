@@ -10,6 +10,7 @@ from chainrule.figures.figure import (
     INK,
     LOCAL_GRAD_COLOR,
     MUTED,
+    ORIENTATION,
     Figure,
     GraphTooLargeError,
     format_number,
@@ -56,7 +57,7 @@ _OP_WORDS = {
 _BINARY = {"+": "+", "-": "\u2212", "*": "\u00d7", "/": "/"}
 
 
-def forward(root, *, rankdir="BT", max_nodes=30):
+def forward(root, *, rankdir=ORIENTATION, max_nodes=30):
     """Record the forward pass that computed ``root``: one node per step, in topological order.
 
     ``root`` is a :class:`~chainrule.value.Value`. The graph is walked in the order of
@@ -113,7 +114,7 @@ def forward(root, *, rankdir="BT", max_nodes=30):
     )
 
 
-def backward(root, *, rankdir="BT", max_nodes=30):
+def backward(root, *, rankdir=ORIENTATION, max_nodes=30):
     """Run ``root.backward()`` and record it: one edge of the graph per step.
 
     ``root`` is a :class:`~chainrule.value.Value`. Its graph's gradients are set to zero

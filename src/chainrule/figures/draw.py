@@ -28,6 +28,7 @@ from .figure import (
     LOCAL_GRAD_COLOR,
     MUTED,
     OP_FILL,
+    ORIENTATION,
     Figure,
     array_shape,
     check_size,
@@ -59,14 +60,15 @@ def _drawable(root, **options):
     return drawable_graph(root, **options)
 
 
-def draw_graph(root, rankdir="LR", show_grad=True, max_nodes=150, title=None, compact=False):
+def draw_graph(root, rankdir=ORIENTATION, show_grad=True, max_nodes=150, title=None, compact=False):
     """Draw the computational graph that ``root`` depends on.
 
     Each value is a box with its label (if any), data and, when ``show_grad`` is true,
     grad.  Each operation is a small grey ellipse with its symbol, between the value it
     produced and that value's parents; there is one edge per parent, in parent order,
     so ``a * a`` draws two edges from ``a``.  ``rankdir`` is graphviz's direction
-    ("LR": inputs on the left).  ``title`` goes above the graph.
+    (the default, :data:`~chainrule.figures.figure.ORIENTATION`, puts the inputs at
+    the bottom and the root at the top, as every graph in the course is drawn).  ``title`` goes above the graph.
 
     ``root`` is a :class:`~chainrule.Value` or a :class:`~chainrule.Tensor` (drawn from
     the nodes its ``grad_fn`` recorded), or any node with the attributes listed at the
@@ -152,7 +154,7 @@ def _graph_alt(root, order, show_grad):
     )
 
 
-def draw_gradient_flow(root, rankdir="LR", max_nodes=150, gradient=None):
+def draw_gradient_flow(root, rankdir=ORIENTATION, max_nodes=150, gradient=None):
     """Draw the gradients that ``root.backward()`` computes.
 
     Every value is a box with its label, operation, data and -- in bold blue -- its

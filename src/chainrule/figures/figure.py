@@ -95,7 +95,13 @@ class Figure:
         return f"<Figure: {self._alt}>"
 
 
-def new_digraph(rankdir, title=None):
+#: The one orientation of every graph the course draws (figures, widgets, drills): graphviz's
+#: "BT", inputs at the bottom and the root at the top, so a forward pass reads upwards and the
+#: backward pass downwards.  Tall graphs also fit a phone's narrow screen better than wide ones.
+ORIENTATION = "BT"
+
+
+def new_digraph(rankdir=ORIENTATION, title=None):
     """Return an empty Digraph with the house style (white background, sans-serif)."""
     if rankdir not in ("LR", "RL", "TB", "BT"):
         raise ValueError(f"rankdir must be one of 'LR', 'RL', 'TB', 'BT', got {rankdir!r}")
