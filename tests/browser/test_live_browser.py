@@ -57,8 +57,7 @@ PAGES = [page.removeprefix("chapters/") for page in book_config()["sphinx"]["con
 #: Cells whose live output may differ from the build's, by page and cell number, and why.
 MAY_DIFFER: dict[str, dict[int, str]] = {
     "graph": {
-        18: "times the forward pass and the sort, in milliseconds",
-        19: "the exponents fitted to those times",
+        11: "times the forward pass and the sort, in milliseconds, and the exponents fitted to them",
     },
     "backward": {
         9: "the |diff| column is the rounding error of a central difference, "
