@@ -52,6 +52,12 @@ def book_page(browser: Browser, book_html: Path, serve):
         assert (book_html / "chapters" / f"{chapter}.html").is_file(), f"{chapter} is not built"
         visit = Visit(browser, serve(book_html) + f"chapters/{chapter}.html", width, **options)
         visits.append(visit)
+        # A widget in an optional block (the engine chapter's training run) is read as a reader
+        # reads it: with its block opened.
+        visit.page.evaluate(
+            "() => document.querySelectorAll('details.cr-optional').forEach(block => {"
+            " if (block.querySelector('[data-explorable]')) block.open = true; })"
+        )
         return visit
 
     yield open_page
