@@ -110,7 +110,9 @@ def class_folder(folder: Path, edition: Edition, seed: int = 7) -> dict[str, dic
     write(folder / "right-more.json", {"drills": {"adjoint": {"attempts": 9, "right": 12, "last": iso(START)}}})
     thousand = simulate(rng, edition)
     thousand["drills"].setdefault("adjoint", {"attempts": 1, "right": 1, "last": iso(START)})
-    thousand["drills"]["adjoint"].update(attempts=1000, right=1000)
+    # All 1000 right: no run of misses or named mistakes left from the simulated answers, whatever the draw.
+    thousand["drills"]["adjoint"].update(attempts=1000, right=1000, misses=0, mistake=None)
+    thousand["drills"]["adjoint"].pop("mistakes", None)
     write(folder / "thousand" / "chainrule-progress.json", thousand)
     counted["thousand"] = thousand
     write(folder / "notes.txt", "not a record")
