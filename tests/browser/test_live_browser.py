@@ -60,7 +60,7 @@ MAY_DIFFER: dict[str, dict[int, str]] = {
         11: "times the forward pass and the sort, in milliseconds, and the exponents fitted to them",
     },
     "backward": {
-        8: "the |diff| column is the rounding error of a central difference, "
+        6: "the |diff| column is the rounding error of a central difference, "
         "which differs between the build's libm and WebAssembly's"
     },
 }
