@@ -6,9 +6,9 @@ meets ``requires_grad`` or ``.item()`` long before the frameworks chapter takes 
 where the call is first used is enough). Walking the numbered chapters in the table of
 contents' order, through the core prose (inline code included) and the code cells a page
 shows, outside optional blocks, solutions and the exercises, no use may come before that
-section unless its paragraph links there (a ``{ref}`` to the section or to its chapter, or a
-``{doc}`` of its chapter) or it is that chapter's opening, whose objectives name what the
-chapter will explain. The section named must mention the call in its own core, so the
+section unless it is in that chapter's opening, whose objectives name what the chapter will
+explain, or its chapter's first use links there (a ``{ref}`` to the section or to its chapter,
+or a ``{doc}`` of its chapter, in the same paragraph). The section named must mention the call in its own core, so the
 table cannot point at a section that says nothing about it.
 
 Checked on the chapters as they are, and on a planted book to show that the check can fail.
@@ -106,10 +106,13 @@ def used_before_explained(root: Path, explained: dict[str, str]) -> list[str]:
         if not any(uses(call, part.text) for part in parts[start:end]):
             faults.append(f"{call}: the core of {label} does not mention it")
         welcome = {label, chapter_labels[chapter], chapter.removeprefix("chapters/")}
+        linked = set()  # chapters whose first use links to the explanation: their later uses need no link
         for part in parts[:start]:
-            if part.opening and part.chapter == chapter:
+            if not uses(call, part.text) or part.chapter in linked or (part.opening and part.chapter == chapter):
                 continue
-            if uses(call, part.text) and not welcome & {link.split("/")[-1] for link in LINK.findall(part.text)}:
+            if welcome & {link.split("/")[-1] for link in LINK.findall(part.text)}:
+                linked.add(part.chapter)
+            else:
                 kind = "a code cell" if part.code else "prose"
                 faults.append(f"{part.chapter}.md: {call} in {kind} before {label} explains it: {part.text[:60]!r}")
                 break
@@ -154,4 +157,5 @@ def test_the_check_fails_on_a_call_used_early(tmp_path: Path):
         "chapters/one.md: requires_grad in a code cell before sec-torch explains it: "
         "'x = 1.0  # requires_grad used here, unexplained'"
     ]
-    assert used_before_explained(tmp_path, {"requires_grad": "sec-none"})[0].endswith("labels no section of a chapter's core")
+    missing = used_before_explained(tmp_path, {"requires_grad": "sec-none"})
+    assert missing == ["requires_grad: 'sec-none' labels no section of a chapter's core"]
