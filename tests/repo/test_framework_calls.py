@@ -30,7 +30,7 @@ from tools.book.reading_time import EXERCISES, MARKER, SOLUTION, shown
 EXPLAINED = {
     "requires_grad": "sec-intro-taste",
     ".item()": "sec-intro-taste",
-    "grad_fn": "sec-tensors-node",
+    "grad_fn": "sec-tensors-rules",
     "zero_grad": "sec-engine-twice",
     "retain_graph": "sec-frameworks-retain",
     "retain_grad": "sec-frameworks-retain",
