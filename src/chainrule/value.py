@@ -246,8 +246,8 @@ class Value:
                     a.grad += grad * local_a
                     b.grad += grad * local_b
                 else:
-                    local_grads = node.local_grads
-                    for parent, local in zip(parents, local_grads, strict=True):
+                    edge_grads = node.local_grads
+                    for parent, local in zip(parents, edge_grads, strict=True):
                         parent.grad += grad * local
         finally:
             for node, grad in earlier:

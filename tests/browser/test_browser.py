@@ -36,6 +36,9 @@ WIDTHS = {"desktop": 1280, "phone": 390}
 MIN_TEXT_PX = 9  # chainrule.figures.svg.MIN_TEXT_PX, measured here as the reader sees it
 LOCAL_SCHEMES = ("file:", "data:")  # and the origin of the server the page is served from
 NETWORK_IDLE_TIMEOUT_MS = 30_000
+#: How long the figure check waits for site.js to mark the figures that scroll; a figure still
+#: unmarked then is a problem (marking takes a frame; the margin is for a loaded machine).
+MARKING_TIMEOUT_MS = 10_000
 
 
 class PageVisit:
@@ -228,17 +231,22 @@ def headings_with_a_broken_word(page) -> list[str]:
     return [f"a heading's word is wider than its line: {line}" for line in broken]
 
 
+UNMARKED_FIGURES = """() => [...document.querySelectorAll('.chainrule-figure')]
+    .filter(box => box.clientWidth && box.scrollWidth > box.clientWidth + 1)
+    .filter(box => !box.nextElementSibling?.matches('.cr-scroll-hint') || box.tabIndex !== 0)
+    .map(box => `${box.scrollWidth} px in ${box.clientWidth} px: `
+         + (box.querySelector('[aria-label]')?.getAttribute('aria-label') || '').slice(0, 60))"""
+
+
 def figures_that_scroll_unmarked(page) -> list[str]:
     """Figures wider than their box (it scrolls) without the line under them that says so, or
-    out of the keyboard's reach (the course's site.js marks them)."""
-    unmarked = page.evaluate(
-        """() => [...document.querySelectorAll('.chainrule-figure')]
-                 .filter(box => box.clientWidth && box.scrollWidth > box.clientWidth + 1)
-                 .filter(box => !box.nextElementSibling?.matches('.cr-scroll-hint') || box.tabIndex !== 0)
-                 .map(box => `${box.scrollWidth} px in ${box.clientWidth} px: `
-                      + (box.querySelector('[aria-label]')?.getAttribute('aria-label') || '').slice(0, 60))"""
-    )
-    return [f"a figure scrolls sideways unmarked: {line}" for line in unmarked]
+    out of the keyboard's reach. The course's site.js marks them when their width changes (a
+    ResizeObserver), so this waits, up to a generous timeout, until none is left unmarked."""
+    try:
+        page.wait_for_function(f"({UNMARKED_FIGURES})().length === 0", timeout=MARKING_TIMEOUT_MS)
+    except PlaywrightTimeoutError:
+        pass  # the figures still unmarked are the problem, said below
+    return [f"a figure scrolls sideways unmarked: {line}" for line in page.evaluate(UNMARKED_FIGURES)]
 
 
 def punctuation_starting_a_line(page) -> list[str]:
@@ -299,7 +307,8 @@ def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path, boo
     """Offline loading, no JavaScript errors, typeset math, figures inside the column, nothing too wide or
     too small; the page's weight and icons; no WCAG violation (axe-core) in the light or the dark theme.
 
-    One visit per page, at both widths: the page is loaded at the phone's width and checked, then
+    One visit per page, at both widths, with every optional block open: the page is loaded at the
+    phone's width and checked, then
     the window is widened to the desktop's (the layout follows the window's width) and checked
     again, weighed and measured by axe. The math, the requests and the errors are checked at each
     width, over the whole visit.
@@ -309,6 +318,9 @@ def test_page_in_browser(browser: Browser, chapter: str, chapter_page: Path, boo
     visit = PageVisit(browser, url, phone, served=book_html)
     problems: dict[str, list[str]] = {}
     try:
+        # The optional blocks open, as a reader who opens them all sees the page: their figures,
+        # code and maths are checked as they show then.
+        visit.page.evaluate("document.querySelectorAll('details.cr-optional').forEach(b => { b.open = true; })")
         for width in (phone, desktop):
             if width != phone:
                 visit.page.set_viewport_size({"width": width, "height": 1000})

@@ -9,7 +9,8 @@ For each of the four scalar chapters: nothing of the runtime is requested before
   number is masked;
 * every figure the build drew (an ``<svg>``) is drawn live too (graphs by Graphviz in
   WebAssembly, charts by ``chainrule_course.charts.svgchart``);
-* at most 10 % of a page's code cells are tagged ``no-live``;
+* at most 10 % of a page's code cells are tagged ``no-live`` (one is always allowed: a short page's
+  one check against PyTorch);
 * no cell raises, outside those tagged ``raises-exception``; cells tagged ``no-live`` say
   what they need and link to Colab instead of running;
 * no request leaves 127.0.0.1, and the time to the first output is printed;
@@ -210,8 +211,8 @@ def test_run_all_cells_matches_the_build(live_page, name):
     not_run = set(skipped) | set(solutions)
     for index in skipped:
         assert "run it in Colab" in cells[index]["live"], (index, cells[index]["live"])
-    assert len(skipped) <= 0.1 * len(cells), (
-        f"{len(skipped)} of {len(cells)} cells of {name} are no-live (at most 10 %)"
+    assert len(skipped) <= max(1, 0.1 * len(cells)), (
+        f"{len(skipped)} of {len(cells)} cells of {name} are no-live (at most one, or 10 %)"
     )
     for index, cell in enumerate(cells):
         if cell["builtSvg"] and index not in solutions:

@@ -289,11 +289,11 @@ def test_a_chapter_inserted_before_the_second_renumbers_everything_after_it_and_
     assert "Exercise " + moved["ex-graph-dfs-by-hand"] not in student, "an old number is left"
     page = (root / "_build" / "html" / "chapters" / "instructors.html").read_text(encoding="utf-8")
     assert f'<span class="pre">{dfs.name}</span>' in page
-    # The prose's chapter numbers ({numref}`chapter %s <chapter-forward>`) follow, in the site and the notebooks.
-    forward = str(int(before.chapter_number("chapters/forward")) + 1)
+    # The prose's chapter numbers ({numref}`chapter %s <chapter-graph>`) follow, in the site and the notebooks.
+    graph = str(int(before.chapter_number("chapters/graph")) + 1)
     intro = (root / "_build" / "html" / "chapters" / "intro.html").read_text(encoding="utf-8")
-    assert f'href="forward.html#chapter-forward"><span class="std std-numref">chapter {forward}</span>' in intro
+    assert f'href="graph.html#chapter-graph"><span class="std std-numref">chapter {graph}</span>' in intro
     chapter = notebooks.with_front_cells(after, "chapters/intro", book_model.read_chapter(root, "chapters/intro"))
-    assert f"[chapter {forward}](forward.ipynb)" in nbformat.writes(
+    assert f"[chapter {graph}](graph.ipynb)" in nbformat.writes(
         notebooks.edition(after, "chapters/intro", chapter, False)
     )

@@ -560,7 +560,7 @@ PRINT_ONLY = [
     "from the book's website",
     "The book's website has a table of every chapter's notebooks",
     "the widget steps through it",
-    "On the book's website the widget steps through it edge by edge",
+    "On the book's website the widget steps through the pass edge by edge",
 ]
 
 
