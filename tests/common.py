@@ -48,6 +48,18 @@ def chapter_source(chapter: str) -> Path:
     raise FileNotFoundError(f"_toc.yml lists {chapter!r}, but neither {chapter}.md nor {chapter}.ipynb exists")
 
 
+def plant_book(root: Path, chapter: str, source: str) -> Path:
+    """Write a one-chapter book under root (chapters/<chapter>.md and a _toc.yml numbering it): what a test that
+    shows a repository check failing on planted text runs that check on. Returns the chapters folder."""
+    chapters = root / "chapters"
+    chapters.mkdir(exist_ok=True)
+    (chapters / f"{chapter}.md").write_text(source, encoding="utf-8")
+    page = f"chapters/{chapter}"
+    toc = {"format": "jb-book", "root": page, "parts": [{"numbered": True, "chapters": [{"file": page}]}]}
+    (root / "_toc.yml").write_text(yaml.safe_dump(toc), encoding="utf-8")
+    return chapters
+
+
 CODE_CELL = re.compile(r"^(```+|~~~+)\s*\{code-cell\}", re.MULTILINE)
 
 

@@ -16,8 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-from common import MYST_HEADER, ROOT
+from common import MYST_HEADER, ROOT, plant_book
 
 from tools.book.book_model import numbered_chapters, read_chapter, read_toc
 from tools.book.reading_time import SOLUTION  # a solution is not read straight through
@@ -128,11 +127,7 @@ A topological order lists parents first.
 
 
 def test_the_check_fails_on_a_term_used_early(tmp_path: Path):
-    (tmp_path / "chapters").mkdir()
-    (tmp_path / "chapters" / "one.md").write_text(PLANTED, encoding="utf-8")
+    chapters = plant_book(tmp_path, "one", PLANTED)
     glossary = "```{glossary}\nTopological order\n  Parents first; see {ref}`sec-order`.\n```\n"
-    (tmp_path / "chapters" / "glossary.md").write_text(glossary, encoding="utf-8")
-    toc = {"format": "jb-book", "root": "chapters/one", "parts": [{"numbered": True, "chapters": []}]}
-    toc["parts"][0]["chapters"] = [{"file": "chapters/one"}]
-    (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc), encoding="utf-8")
+    (chapters / "glossary.md").write_text(glossary, encoding="utf-8")
     assert used_before_explained(tmp_path) == ["chapters/one.md:14: 'topological order' before sec-order explains it"]

@@ -20,8 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-from common import MYST_HEADER, ROOT
+from common import MYST_HEADER, ROOT, plant_book
 
 from tools.book.book_model import numbered_chapters, read_chapter, read_toc
 from tools.book.reading_time import EXERCISES, MARKER, SOLUTION, shown
@@ -148,11 +147,7 @@ x = 1.0  # requires_grad used here, unexplained
 
 
 def test_the_check_fails_on_a_call_used_early(tmp_path: Path):
-    (tmp_path / "chapters").mkdir()
-    (tmp_path / "chapters" / "one.md").write_text(PLANTED, encoding="utf-8")
-    toc = {"format": "jb-book", "root": "chapters/one", "parts": [{"numbered": True, "chapters": []}]}
-    toc["parts"][0]["chapters"] = [{"file": "chapters/one"}]
-    (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc), encoding="utf-8")
+    plant_book(tmp_path, "one", PLANTED)
     assert used_before_explained(tmp_path, {"requires_grad": "sec-torch"}) == [
         "chapters/one.md: requires_grad in a code cell before sec-torch explains it: "
         "'x = 1.0  # requires_grad used here, unexplained'"

@@ -11,8 +11,7 @@ import ast
 import re
 from pathlib import Path
 
-import yaml
-from common import MYST_HEADER, ROOT
+from common import MYST_HEADER, ROOT, plant_book
 
 from tools.book.book_model import numbered_chapters, read_chapter, read_toc
 
@@ -135,11 +134,7 @@ print(deep, core)
 
 
 def test_each_rule_can_fail(tmp_path: Path):
-    (tmp_path / "chapters").mkdir()
-    (tmp_path / "chapters" / "planted.md").write_text(PLANTED, encoding="utf-8")
-    toc = {"format": "jb-book", "root": "chapters/planted", "parts": [{"numbered": True, "chapters": []}]}
-    toc["parts"][0]["chapters"] = [{"file": "chapters/planted"}]
-    (tmp_path / "_toc.yml").write_text(yaml.safe_dump(toc), encoding="utf-8")
+    plant_book(tmp_path, "planted", PLANTED)
     assert optional_faults(tmp_path) == [
         "chapters/planted: cell 5 uses `deep`, defined only in the optional block 'Under the hood'",
         "chapters/planted: cell 6: optional-end with no block open",
