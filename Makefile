@@ -120,16 +120,16 @@ grade: grade-packages  ## ASSIGNMENT=<name> SUBMISSIONS=<dir>: grade its noteboo
 	@$(PYTHON) -m tools.grader.grading_env "_build/assignments/$$ASSIGNMENT/autograder/$$ASSIGNMENT-autograder.zip" $(GRADE_VENV) $(if $(wildcard $(UV)),--uv $(UV)) >/dev/null
 	$(GRADE_VENV)/bin/python -m chainrule_course.grading.grade "$$ASSIGNMENT" "$$SUBMISSIONS" $(GRADE_OPTIONS)
 
-test:  ## build the book, then run the whole test suite, both tiers; prints its wall and CPU time
-	@sh tools/timed.sh "make test" $(MAKE) --no-print-directory -j$(JOBS) --output-sync=target test-steps
-# The fast tier runs beside the steps before the full tier, not the site build (which it slowed). A job
-# per core: one more was no faster, and spent more CPU time on contention.
+test:  ## build the book, then run the whole test suite, both tiers; prints its wall and CPU time, and the tests' own
+	@rm -f $(TEST_CPU); sh tools/timed.sh "make test" $(MAKE) --no-print-directory -j$(JOBS) --output-sync=target test-steps; s=$$?; $(PY) -m tools.cpu_time $(TEST_CPU); exit $$s
+# The fast tier runs beside the steps before the full tier, not the site build (which it slowed). A job per core: one
+# more was no faster, and spent more CPU on contention. Each tier logs its CPU time, Chromium's included (tools/cpu_time.py).
+TEST_CPU := _build/test-cpu.log
 test-steps: test-fast test-full
 test-fast: book-html
-	+$(PY) -m pytest -p no:cacheprovider -q tests/engine tests/course tests/repo
+	+$(PY) -m tools.cpu_time $(TEST_CPU) fast -- $(PY) -m pytest -p no:cacheprovider -q tests/engine tests/course tests/repo
 test-full: pdf book-student assignments $(WHEELHOUSE_STAMP)
-	+$(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests/built tests/browser tests/colab
-
+	+$(PY) -m tools.cpu_time $(TEST_CPU) full -- $(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests/built tests/browser tests/colab
 check: setup  ## the fast tier, tests/{engine,course,repo} (no build, no browser): the loop for code changes
 	@sh tools/timed.sh "make check" $(PY) -m pytest -p no:cacheprovider -n $(JOBS) -q tests/engine tests/course tests/repo
 
