@@ -244,9 +244,10 @@ def figures_that_scroll_unmarked(page) -> list[str]:
     ResizeObserver), so this waits, up to a generous timeout, until none is left unmarked."""
     try:
         page.wait_for_function(f"({UNMARKED_FIGURES})().length === 0", timeout=MARKING_TIMEOUT_MS)
-    except PlaywrightTimeoutError:
-        pass  # the figures still unmarked are the problem, said below
-    return [f"a figure scrolls sideways unmarked: {line}" for line in page.evaluate(UNMARKED_FIGURES)]
+    except PlaywrightTimeoutError:  # the figures still unmarked are the problem, said below
+        pass
+    waited = f" (still unmarked after site.js had {MARKING_TIMEOUT_MS} ms to mark it)"
+    return [f"a figure scrolls sideways unmarked: {line}{waited}" for line in page.evaluate(UNMARKED_FIGURES)]
 
 
 def punctuation_starting_a_line(page) -> list[str]:
@@ -380,7 +381,7 @@ def test_the_layout_checks_can_fail(browser: Browser, tmp_path: Path):
         [problem] = headings_with_a_broken_word(visit.page)
         assert '"Backpropagation," ' in problem and "px in 300 px" in problem, problem
         [problem] = figures_that_scroll_unmarked(visit.page)
-        assert problem.endswith("in 300 px: a wide graph"), problem
+        assert "in 300 px: a wide graph (still unmarked after" in problem, problem
         [problem] = punctuation_starting_a_line(visit.page)
         assert problem.endswith('", y" after x'), problem
         [problem] = footer_links_cut_off(visit.page)

@@ -293,7 +293,11 @@ def check_collapsed_inputs(page: Page, notebook_path: Path, name: str = CHAPTER)
             timeout=OPEN_TIMEOUT_MS,
         )
     except PlaywrightTimeoutError:
-        pass  # the assertion below reports the counts
+        pytest.fail(
+            f"timed out after {OPEN_TIMEOUT_MS} ms waiting for Lab to show {name}'s {len(expected)} cells; "
+            f"it shows {len(cell_states(page))}",
+            pytrace=False,
+        )
     cells = cell_states(page)
     assert len(cells) == len(expected), f"Lab shows {len(cells)} cells, jupytext reads {len(expected)} from {name}"
     wrong = [
@@ -371,7 +375,7 @@ def run_all_until_stopped(page: Page, timeout_ms: int) -> None:
     Run All marks every cell it schedules ``[*]``; when a cell fails, the kernel aborts the
     cells queued after it and Lab clears their prompts. So Run All is over, at an error or
     at the end, once the kernel is idle, some cell has a number and no cell shows ``[*]``.
-    The caller's assertions say where it stopped.
+    The caller's assertions say where it stopped; a timeout fails as one, with what Lab shows.
     """
     click_run_all(page)
     try:
@@ -389,7 +393,7 @@ def run_all_until_stopped(page: Page, timeout_ms: int) -> None:
             polling=250,
         )
     except PlaywrightTimeoutError:
-        pass  # the caller's assertions report what the cells show
+        pytest.fail(f"timed out after {timeout_ms} ms waiting for Run All to stop: {run_state(page)}", pytrace=False)
 
 
 def cell_outputs(page: Page) -> list[dict]:
@@ -426,7 +430,11 @@ def all_cells_shown(page: Page, count: int) -> list[dict]:
             timeout=OPEN_TIMEOUT_MS,
         )
     except PlaywrightTimeoutError:
-        pass  # the assertion below reports the counts
+        pytest.fail(
+            f"timed out after {OPEN_TIMEOUT_MS} ms waiting for Lab to show {count} cells; "
+            f"it shows {len(cell_outputs(page))}",
+            pytrace=False,
+        )
     cells = cell_outputs(page)
     assert len(cells) == count, f"Lab shows {len(cells)} cells, the notebook has {count}"
     return cells
