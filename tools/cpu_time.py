@@ -71,7 +71,8 @@ def reap_until(pid: int | None, deadline: float | None) -> int | None:
 
 def run(log: Path, label: str, command: list[str]) -> int:
     subreaper = make_subreaper()
-    process = subprocess.Popen(command)
+    # close_fds=False: the command keeps make's jobserver descriptors, as it would without this runner.
+    process = subprocess.Popen(command, close_fds=False)
     # Ctrl-C reaches the whole process group; this runner outlives the command to count it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     code = reap_until(process.pid, None)
