@@ -31,10 +31,10 @@ JOBS := $(shell nproc 2>/dev/null || echo 2)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 # A process per core: multithreaded BLAS in each would oversubscribe the cores (35 times slower once).
-book book-html book-student assignments test-fast test-full check: export OMP_NUM_THREADS = 1
-book book-html book-student assignments test-fast test-full check: export OPENBLAS_NUM_THREADS = 1
+book book-html book-student assignments test-fast test-full test-colab check: export OMP_NUM_THREADS = 1
+book book-html book-student assignments test-fast test-full test-colab check: export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: help setup setup-steps lock check system-packages grade-packages notebooks book book-html book-student assignments pdf grade progress test test-steps test-fast test-full bench differential figures clean distclean
+.PHONY: help setup setup-steps lock check system-packages grade-packages notebooks book book-html book-student assignments pdf grade progress test test-steps test-fast test-full test-colab bench differential figures clean distclean
 
 help:  ## list the targets
 	@awk '/^[a-z-]+:[^#]*## / { name = $$0; sub(/:.*/, "", name); note = $$0; sub(/^[^#]*## /, "", note); \
@@ -46,8 +46,7 @@ setup:  ## only the set-up step: .venv (with uv), the Debian and npm packages
 
 setup-steps: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(NPM_STAMP)
 
-# graphviz (dot draws the figures), chromium (browser tests), bubblewrap (the grading sandbox),
-# node and npm (Live code's packages), poppler-utils (pdftotext reads the PDF).
+# dot draws figures, chromium runs browser tests, bwrap the grading sandbox, npm Live code's packages, pdftotext reads PDFs.
 system-packages: PACKAGES = dot:graphviz $(CHROMIUM):chromium bwrap:bubblewrap node:nodejs npm:npm pdftotext:poppler-utils
 grade-packages: PACKAGES = bwrap:bubblewrap
 system-packages grade-packages:
@@ -107,8 +106,7 @@ assignments: book-html  ## write the otter-grader assignments into _build/assign
 pdf: book-html  ## the book as one PDF, and the student's without solutions, in _build/pdf/ and linked from the sites (run it after a site build to publish)
 	$(PY) -m tools.book.pdf .
 
-# The values reach the shell as environment variables ("$$ONLY"), never spliced into the
-# command: a student id with backticks, $(...) or spaces stays text.
+# Values reach the shell as environment variables ("$$ONLY"), never spliced in: an id with `, $(...) or spaces stays text.
 GRADE_OPTIONS = $(if $(filter command line environment,$(origin JOBS)),--jobs "$$JOBS") $(if $(TIMEOUT),--timeout "$$TIMEOUT") \
 	$(if $(ROSTER),--roster "$$ROSTER") $(if $(ONLY),--only "$$ONLY")
 GRADE_VENV := .venv-grade
@@ -120,16 +118,17 @@ grade: grade-packages  ## ASSIGNMENT=<name> SUBMISSIONS=<dir>: grade its noteboo
 	@$(PYTHON) -m tools.grader.grading_env "_build/assignments/$$ASSIGNMENT/autograder/$$ASSIGNMENT-autograder.zip" $(GRADE_VENV) $(if $(wildcard $(UV)),--uv $(UV)) >/dev/null
 	$(GRADE_VENV)/bin/python -m chainrule_course.grading.grade "$$ASSIGNMENT" "$$SUBMISSIONS" $(GRADE_OPTIONS)
 
-test:  ## build the book, then run the whole test suite, both tiers; prints its wall and CPU time, and the tests' own
+test:  ## build the book, then run the fast and the full tiers; prints its wall and CPU time, and the tests' own
 	@rm -f $(TEST_CPU); sh tools/timed.sh "make test" $(MAKE) --no-print-directory -j$(JOBS) --output-sync=target test-steps; s=$$?; $(PY) -m tools.cpu_time $(TEST_CPU); exit $$s
-# The fast tier runs beside the steps before the full tier, not the site build (which it slowed). A job per core: one
-# more was no faster, and spent more CPU on contention. Each tier logs its CPU time, Chromium's included (tools/cpu_time.py).
+# The fast tier runs beside the full tier's builds, not the site build (it slowed it); each logs its CPU (tools/cpu_time.py).
 TEST_CPU := _build/test-cpu.log
 test-steps: test-fast test-full
 test-fast: book-html
 	+$(PY) -m tools.cpu_time $(TEST_CPU) fast -- $(PY) -m pytest -p no:cacheprovider -q tests/engine tests/course tests/repo
 test-full: pdf book-student assignments $(WHEELHOUSE_STAMP)
-	+$(PY) -m tools.cpu_time $(TEST_CPU) full -- $(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests/built tests/browser tests/colab
+	+$(PY) -m tools.cpu_time $(TEST_CPU) full -- $(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests/built tests/browser
+test-colab: $(WHEELHOUSE_STAMP) $(if $(wildcard _build/assignments/mlp/student/mlp.ipynb),,assignments)  ## the notebooks run as students run them, in a simulated Colab: every chapter again, so outside make test's CPU budget (CI runs it after make test)
+	@sh tools/timed.sh "make test-colab" $(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile tests/colab
 check: setup  ## the fast tier, tests/{engine,course,repo} (no build, no browser): the loop for code changes
 	@sh tools/timed.sh "make check" $(PY) -m pytest -p no:cacheprovider -n $(JOBS) -q tests/engine tests/course tests/repo
 

@@ -4,8 +4,9 @@
   JAX), ``course/`` (the course's package: explorables, drills, checks, grading, Live code's
   Python) and ``repo/`` (the repository: style, prose, layering, workflows).
 * Full, ``make test`` (after the builds): ``built/`` (the book, its editions, the PDF, the
-  packages, the assignments), ``browser/`` (Chromium and JupyterLab on the built pages) and
-  ``colab/`` (the simulated Colab). Only these folders' ``conftest.py`` import the fixtures of
+  packages, the assignments) and ``browser/`` (Chromium and JupyterLab on the built pages).
+* Colab, ``make test-colab`` (run by CI after ``make test``, outside its CPU budget): ``colab/``
+  (the notebooks in the simulated Colab). Only these three folders' ``conftest.py`` import the fixtures of
   what ``make test`` builds (``builds.py``: ``book_html``, ``chapter_page``, ``colab``), so a
   fast test that asks for one fails at once: the fixture does not exist in its folder.
 * Property tests (hypothesis) run with the ``recorded`` profile: the same examples every run.
@@ -37,9 +38,8 @@ settings.register_profile("random", derandomize=False, database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "recorded"))
 
 #: Measured with a timeline of a whole run (seconds on a worker, beside the other one). The
-#: Colab runs (about 230 s) and the assignments' (150 s) each take turns on a venv with the
-#: other Colab runs (tests/colab_sim.py), and wait on kernels and time limits: each starts
-#: beside a file that keeps Chromium busy, not beside the other.
+#: assignments' runs wait on kernels and time limits: they start beside a file that keeps Chromium
+#: busy. test_colab.py is make test-colab's, whose other file is short.
 LONGEST_FIRST = [
     "test_colab.py",
     "test_browser.py",

@@ -10,8 +10,7 @@
   break and get the intended diagnosis, word for word; broken notebooks (one that raises, one
   that loops forever, one with deleted cells, one that returns None, a corrupt file) do not
   stop the grader, and the CSV has the right rows and totals.
-* Colab: the student notebook, alone in a folder of the simulated Colab, passes its public
-  checks when answered and names the mistake when not.
+* Colab: tests/colab/test_colab_handout.py runs a handout in the simulated Colab (make test-colab).
 """
 
 from __future__ import annotations
@@ -39,74 +38,23 @@ import offline
 import pytest
 from common import ROOT
 from examples import GENERIC, NETWORK_ANSWER, RECURSIVE_ORDER, SOFTPLUS_RIGHT, UNLOCK, UNLOCKS
+from handouts import (
+    ASSIGNMENTS,
+    OUTPUT,
+    answer_cells,
+    ex,
+    folder,
+    number,
+    solutions,
+    student_notebook,
+    submission,
+    written,
+)
 
 from chainrule_course.grading import grade, launch, reports, sandbox, scoring
 from tools import lock
 from tools.book import questions
 from tools.grader import assignments
-
-OUTPUT = ROOT / "_build" / "assignments"
-BOOK = assignments.load_book()
-ASSIGNMENTS = {a.name: a for a in questions.load_assignments(BOOK)}
-# An exercise's number, and so its question id, is the book's, given at build time: a fork that inserts a
-# chapter renumbers them. The tests name each exercise by its label and read the id and number here.
-EXERCISES = {q.label: q for a in ASSIGNMENTS.values() for q in a.questions}
-
-
-def ex(label: str) -> str:
-    """The question id (the grader's column, test and check name) of the exercise labelled ``ex-<label>``."""
-    return EXERCISES[f"ex-{label}"].name
-
-
-def number(label: str) -> str:
-    """The book's number of the exercise labelled ``ex-<label>``."""
-    return EXERCISES[f"ex-{label}"].number
-
-
-def folder(name: str) -> Path:
-    path = OUTPUT / name
-    if not (path / "autograder" / f"{name}-autograder.zip").is_file():
-        pytest.fail(f"{path.relative_to(ROOT)} is incomplete: run `make assignments`", pytrace=False)
-    return path
-
-
-def student_notebook(name: str) -> nbformat.NotebookNode:
-    return nbformat.read(folder(name) / "student" / f"{name}.ipynb", as_version=4)
-
-
-def answer_cells(notebook, kind: str = "code") -> list:
-    """The answer cells: code (the graded answers), or markdown (the written work, graded by hand)."""
-    return [
-        cell
-        for cell in notebook.cells
-        if "otter_answer_cell" in cell.metadata.get("tags", []) and cell.cell_type == kind
-    ]
-
-
-def solutions(name: str) -> list[str]:
-    return [questions.solution_code(q, ASSIGNMENTS[name].chapter) for q in ASSIGNMENTS[name].questions]
-
-
-def written(texts: dict[int, str]):
-    """An edit that writes ``texts[i]`` into the i-th written answer cell."""
-
-    def edit(notebook):
-        for index, cell in enumerate(answer_cells(notebook, "markdown")):
-            cell.source = texts.get(index, cell.source)
-
-    return edit
-
-
-def submission(name: str, answers: dict[int, str] | None = None, edit=None) -> nbformat.NotebookNode:
-    """The student notebook with answer cell ``i`` replaced by ``answers[i]`` (the others left as handed out)."""
-    notebook = student_notebook(name)
-    for index, cell in enumerate(answer_cells(notebook)):
-        if answers and index in answers:
-            cell.source = answers[index]
-    if edit:
-        edit(notebook)
-    return notebook
-
 
 # --------------------------------------------------------------------------- what make assignments wrote
 
@@ -1444,19 +1392,10 @@ def answered_edition(solution: str) -> nbformat.NotebookNode:
     return notebook
 
 
-#: What students upload to Gradescope besides the one notebook, each answered honestly: the Colab
-#: edition, a fresh notebook with the answer pasted in, the notebook in a folder, two copies of it,
-#: and two different notebooks (refused, with what to upload). Each made a function of the answer.
-UPLOADS = {
-    "edition": lambda answer: {"Copy of intro.ipynb": answered_edition(answer)},
-    "fresh": lambda answer: {"Untitled.ipynb": nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(answer)])},
-    "folder": lambda answer: {"work/intro.ipynb": submission("intro", {0: answer})},
-    "copies": lambda answer: {
-        "intro.ipynb": submission("intro", {0: answer}),
-        "b/c.ipynb": submission("intro", {0: answer}),
-    },
-    "different": lambda answer: {"intro.ipynb": submission("intro", {0: answer}), "draft.ipynb": submission("intro")},
-}
+#: What students upload to Gradescope besides the one notebook: each shape is made into the one notebook
+#: otter grades by uploads.prepared, tested shape by shape in tests/course/test_uploads.py; here one, the
+#: notebook in a folder, is graded end to end (the Colab edition is, under otter run, below).
+UPLOADS = {"folder": lambda answer: {"work/intro.ipynb": submission("intro", {0: answer})}}
 
 
 @pytest.mark.parametrize("sandbox_kind", ["bwrap", "permissions"])
@@ -1504,14 +1443,11 @@ def test_gradescope_as_root_runs_no_student_file_and_only_the_answers_in_a_sandb
     scores = {stem: run["scores"] for stem, run in graded.items()}
     totals = {stem: run["total"] for stem, run in graded.items()}
     expected = {"files": 0, "honest": 2, "escape": 0, "broken": 0}
-    expected.update({stem: (0 if stem == "different" else 2) for stem in UPLOADS if sandbox_kind == "bwrap"})
+    expected.update({stem: 2 for stem in UPLOADS if sandbox_kind == "bwrap"})
     expected.update({"dual-numbers": 2} if sandbox_kind == "bwrap" else {})
     assert totals == expected, graded  # what Gradescope reads
     assert scores == {stem: {ex("intro-derive"): float(points)} for stem, points in expected.items()}, graded
     if sandbox_kind == "bwrap":
-        said = json.dumps(graded["different"]["output"])
-        assert "the upload holds 2 different notebooks (draft.ipynb, intro.ipynb)" in said, said
-        assert "upload the one notebook you worked in, intro.ipynb, and nothing else" in said, said
         assert "chainrule: grading work/intro.ipynb" in graded["folder"]["printed"], graded["folder"]["printed"]
         review = f"For review by the instructor: {scoring.DID['numbers']}."
         assert review in graded["dual-numbers"]["printed"], graded["dual-numbers"]["printed"]
@@ -1621,43 +1557,3 @@ def test_finding_notebooks_and_the_roster(tmp_path):
 def test_make_grade_names_a_missing_assignment(tmp_path):
     with pytest.raises(SystemExit, match="no autograder for 'nonesuch'.*assignments: backward, .*mlp"):
         grade.grade_folder("nonesuch", tmp_path, 1, 10, 60)
-
-
-# --------------------------------------------------------------------------- as a student in Colab
-
-
-def outputs_text(cell) -> str:
-    return "\n".join(output.get("text", "") or output.get("data", {}).get("text/plain", "") for output in cell.outputs)
-
-
-def check_cells(executed) -> dict[str, str]:
-    return {
-        cell.source.split('"')[1]: outputs_text(cell)
-        for cell in executed.cells
-        if cell.cell_type == "code" and cell.source.startswith("grader.check(")
-    }
-
-
-def test_student_notebook_in_simulated_colab(colab):
-    """Alone in an empty folder (no tests/), the notebook installs what it needs and checks answers."""
-    import colab_sim
-
-    venv, wheel, ipython_dir = colab
-    wrong = {**MLP_RIGHT, WEIGHTS: replace(MLP_RIGHT[WEIGHTS], " + lam * W1,", ",")}
-    result = colab_sim.run_notebook(submission("mlp", wrong), venv, wheel, ipython_dir)
-    assert result.stopped_at is None and not result.errors, result.describe()[:4000]
-    checks = check_cells(result.notebook)
-    assert set(checks) == {BIAS_ID, MEMORY_ID, WEIGHTS_ID}, checks
-    assert f"{BIAS_ID} results: All test cases passed!" in checks[BIAS_ID], checks[BIAS_ID]
-    assert f"{MEMORY_ID} results: All test cases passed!" in checks[MEMORY_ID], checks[MEMORY_ID]
-    failed = checks[WEIGHTS_ID]
-    assert (
-        "AnswerError: d2l_weight_grads on the batch" in failed
-        and "WRONG: dJ/dW1 is wrong at entry" in failed
-        and ("It matches a known mistake: the weight-decay term λ·W1 is missing." in failed)
-    ), failed
-    assert "Traceback" not in failed, failed
-    # Handed out untouched, every check says the exercise is not answered yet.
-    untouched = colab_sim.run_notebook(submission("mlp"), venv, wheel, ipython_dir)
-    for name, text in check_cells(untouched.notebook).items():
-        assert f"NotAnswered: Exercise {name[2:].replace('_', '.')} is not answered yet" in text, text

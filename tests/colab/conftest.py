@@ -1,3 +1,4 @@
-"""The full tier's colab/ folder: the notebooks in the simulated Colab, after ``make test``'s builds."""
+"""The Colab tier, ``make test-colab``: the notebooks in the simulated Colab, as students run them. It runs
+every chapter again, so it is outside ``make test``'s CPU budget; CI runs it after ``make test``."""
 
-from builds import book_html, chapter_page, colab  # noqa: F401  (fixtures of what make test builds)
+from builds import colab  # noqa: F401  (the simulated Colab, tests/colab_sim.py)

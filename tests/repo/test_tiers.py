@@ -1,4 +1,5 @@
-"""The tiers are folders (tests/conftest.py): the fast ones, engine/, course/ and repo/, need nothing built.
+"""The tiers are folders (tests/conftest.py): the fast ones, engine/, course/ and repo/, need nothing built;
+make test runs them and the full ones, built/ and browser/; make test-colab runs colab/, and CI runs both.
 
 * Only the full folders' conftest.py import the fixtures of the builds (tests/builds.py).
 * No fast file reads _build, the wheelhouse or the book's numbers when it is imported.
@@ -12,7 +13,9 @@ from pathlib import Path
 from common import ROOT
 
 FAST = ("engine", "course", "repo")
-FULL = ("built", "browser", "colab")
+FULL = ("built", "browser")
+#: Outside make test's CPU budget, run by .ci/run after it (make test-colab): every chapter runs there again.
+COLAB = ("colab",)
 BUILT = ("_build", "wheelhouse", "load_book(", "numbers.json", "builds")
 
 
@@ -32,7 +35,7 @@ def test_only_the_full_folders_import_the_builds_fixtures():
     importers = {
         path.parent.name for path in (ROOT / "tests").rglob("conftest.py") if "from builds import" in path.read_text()
     }
-    assert importers == set(FULL)
+    assert importers == set(FULL + COLAB)
 
 
 def test_the_fast_tier_reads_no_build_at_import():
@@ -56,7 +59,10 @@ def pytest_folders(makefile: str, target: str) -> list[str]:
 
 def test_make_test_runs_every_folder_once_and_make_check_the_fast_ones():
     folders = sorted(path.name for path in (ROOT / "tests").iterdir() if path.is_dir() and path.name != "__pycache__")
-    assert sorted(FAST + FULL) == folders
+    assert sorted(FAST + FULL + COLAB) == folders
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert pytest_folders(makefile, "test-fast") == list(FAST) == pytest_folders(makefile, "check")
     assert sorted(pytest_folders(makefile, "test-full")) == sorted(FULL)
+    assert pytest_folders(makefile, "test-colab") == list(COLAB)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").split()
+    assert ci[-4:] == ["make", "test", "make", "test-colab"], "CI runs make test, then make test-colab"

@@ -3,7 +3,7 @@
 * actionlint (requirements.txt, locked in requirements.lock) finds nothing in them. It checks the
   shell of ``run:`` steps with shellcheck only when shellcheck is on PATH, which the set-up does not
   install; without it the rest (syntax, expressions, job graph, script injection, action inputs) is checked.
-* A pull request runs the README's two commands, ``make book`` then ``make test``, on
+* A pull request runs the README's two commands, ``make book`` then ``make test``, and ``make test-colab``, on
   ubuntu-latest with Python 3.11; a push to main runs ``make book`` and ``make pdf``, uploads
   _build/html with upload-pages-artifact and deploys it with deploy-pages, in the
   environment github-pages, one deployment at a time. A tag v* builds the sdist and the
@@ -123,7 +123,7 @@ def test_a_pull_request_runs_make_book_then_make_test_on_python_3_11():
     [python] = [step for step in job["steps"] if step.get("uses", "").startswith("actions/setup-python@")]
     assert str(python["with"]["python-version"]) == "3.11"
     done = [command for command in commands(job, "pull_request") if command.startswith("make")]
-    assert done == ["make book", "make test"], done
+    assert done == ["make book", "make test", "make test-colab"], done
     assert "uses actions/upload-pages-artifact" not in commands(job, "pull_request")
 
 

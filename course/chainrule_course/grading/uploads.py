@@ -135,7 +135,8 @@ def one_notebook(folder: str, assignment: str | None) -> str:
         raise RuntimeError(f"{folder}: no notebook chosen to grade, and no reason given why not")
     chosen.metadata.setdefault("otter", {})["assignment_name"] = assignment
     nbformat.write(chosen, target)
-    copies = f" ({len(found) - 1} copies of it too)" if len(found) > 1 else ""
+    extra = len(found) - 1
+    copies = f" ({extra} {'copy' if extra == 1 else 'copies'} of it too)" if extra else ""
     return f"grading {names[0]}{copies}" if names[0] != target.name or copies else ""
 
 
