@@ -79,9 +79,18 @@ def answer_with_keyboard(page, drill, text: str) -> tuple[str, float]:
     return status.inner_text(), time.perf_counter() - began
 
 
-def test_the_practice_page_drills_with_the_keyboard(browser: Browser, book_html: Path, serve, tmp_path):
+@pytest.fixture(scope="module")
+def warm_context(browser: Browser):
+    """The context the practice page's visits share: the second starts Python from the snapshot the first
+    kept, as a reader's next visit does (each starts with its storage cleared but that: browsing.Visit)."""
+    context = browser.new_context(service_workers="block")
+    yield context
+    context.close()
+
+
+def test_the_practice_page_drills_with_the_keyboard(browser: Browser, warm_context, book_html: Path, serve, tmp_path):
     url = serve(book_html) + "chapters/practice.html"
-    visit = Visit(browser, url, 1280)
+    visit = Visit(browser, url, 1280, shared=warm_context)
     requests: list[str] = []
     visit.page.on("request", lambda request: requests.append(request.url))
     page = visit.page
@@ -231,13 +240,15 @@ def verdict_in_view(page, drill) -> bool:
     )
 
 
-def test_next_for_you_brings_a_missed_kind_back_and_moves_a_mastered_one_on(browser: Browser, book_html: Path, serve):
+def test_next_for_you_brings_a_missed_kind_back_and_moves_a_mastered_one_on(
+    browser: Browser, warm_context, book_html: Path, serve
+):
     """On a phone, from a fresh record: a kind answered wrong (a named mistake) comes back two questions
     later, three times, each time on an instance where the mistake shows and at its level; a kind answered
     right three times in a row is moved on; an empty answer is not counted; every verdict is in view."""
     from chainrule_course.drills.schedule import wrong_again
 
-    visit = Visit(browser, serve(book_html) + "chapters/practice.html", 390)
+    visit = Visit(browser, serve(book_html) + "chapters/practice.html", 390, shared=warm_context)
     page = visit.page
     page.set_viewport_size({"width": 390, "height": 844})
     drill = page.get_by_role("region", name="Drill: next for you, from every chapter")

@@ -129,20 +129,49 @@ class LiveVisit(Visit):
         super()._route(route)
 
 
+@pytest.fixture(scope="module")
+def warm_context(browser: Browser):
+    """The context the visits without a service worker share, so that Python starts from the snapshot the
+    first one kept (each starts with its storage cleared but that: :class:`browsing.Visit`). The first visit
+    with a service worker, the intro's, has a context of its own: it starts Python cold, and its reload
+    and its service worker are a first visit's."""
+    context = browser.new_context(service_workers="block")
+    yield context
+    context.close()
+
+
 @pytest.fixture
-def live_page(browser: Browser, book_html: Path, serve):
+def live_page(browser: Browser, warm_context, book_html: Path, serve):
     visits = []
 
     def open_page(name: str, width: int = 1280, service_workers: str = "block") -> LiveVisit:
         assert (book_html / "chapters" / f"{name}.html").is_file(), f"{name} is not built: run `make book`"
         url = serve(book_html) + f"chapters/{name}.html"
-        visit = LiveVisit(browser, url, width, service_workers=service_workers)
+        shared = warm_context if service_workers == "block" else None
+        visit = LiveVisit(browser, url, width, shared=shared, service_workers=service_workers)
         visits.append(visit)
         return visit
 
     yield open_page
     for visit in visits:
         visit.close()
+
+
+def test_a_visit_in_the_shared_context_keeps_only_pythons_snapshot(live_page):
+    """What the warm context keeps from one visit to the next is Python's snapshot alone: the next visit
+    starts Python from it, with none of the page's other storage (the progress record) left."""
+    first = live_page("graph")
+    press_live_code(first)
+    first.page.evaluate("() => localStorage.setItem('chainrule-test-left', 'yes')")
+    # The snapshot is stored once Python is ready, after the status says so: wait until it is there.
+    stored = "async () => (await (await caches.open('chainrule-python-snapshot')).keys()).length > 0"
+    first.page.wait_for_function(stored, timeout=30_000)
+    first.close()
+    second = live_page("graph")
+    left = second.page.evaluate("() => localStorage.getItem('chainrule-test-left')")
+    assert left is None, "a visit saw the storage of the one before"
+    press_live_code(second)
+    assert second.page.evaluate("() => document.documentElement.getAttribute('data-python-start')") == "snapshot"
 
 
 #: What every page, or a live or drill page, loads before Live code is pressed.
