@@ -43,7 +43,7 @@ def axe_violations(page: Page, modes=("light", "dark"), contrast: bool = True) -
     found = []
     for index, mode in enumerate(modes if contrast else modes[:1]):
         page.evaluate("mode => { document.documentElement.dataset.theme = mode; }", mode)
-        page.wait_for_timeout(50)
+        page.evaluate("() => new Promise(done => requestAnimationFrame(() => done()))")  # a frame in the mode
         # Every rule in the first mode; in the others only colour contrast, the one rule a colour
         # mode can change. resultTypes: axe details only the violations, which is faster.
         options = {"runOnly": {"type": "tag", "values": TAGS}, "resultTypes": ["violations"]}

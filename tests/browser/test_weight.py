@@ -154,6 +154,8 @@ STYLES = """(properties) => [...document.body.querySelectorAll('*')]
     const name = element.tagName + '.' + element.classList;  // no id: a tooltip's is random
     return [name, [box.x, box.y, box.width, box.height].map(Math.round).join(','), ...styles];
 })"""
+#: How long what a state opens (a dialog, a tooltip) may take to show, on a loaded machine.
+OPENED_MS = 10_000
 #: Pages and states the comparison opens: (page, width, colour scheme, what is open).
 STATES = [
     ("chapters/backward.html", 1280, "light", None),
@@ -180,9 +182,14 @@ def computed_styles(browser: Browser, url: str, width: int, scheme: str, opened,
         page.evaluate("() => document.fonts.ready.then(() => true)")
         if opened == "search":
             page.keyboard.press("Control+k")
+            page.wait_for_function("() => document.querySelector('#pst-search-dialog').open", timeout=OPENED_MS)
         elif opened:
-            page.locator(f"{opened}:visible").first.click()
-        page.wait_for_timeout(600)  # the toggle's tooltip is shown too
+            toggle = page.locator(f"{opened}:visible").first
+            toggle.click()
+            # Its tooltip (Bootstrap's, shown about 0.5 s after the focus came) is compared too: waited for,
+            # not given a fixed time, which a loaded machine can exceed in one of the two visits.
+            if toggle.get_attribute("data-bs-toggle") == "tooltip":
+                page.locator(".tooltip.show").wait_for(timeout=OPENED_MS)
         return page.evaluate(STYLES, STYLE_PROPERTIES)
     finally:
         context.close()
