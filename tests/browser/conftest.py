@@ -17,6 +17,16 @@ def browser():
         yield launched
 
 
+@pytest.fixture(scope="module")
+def warm_context(browser):
+    """A context a test file's visits may share (``Visit(..., shared=warm_context)``): each starts with its
+    origin's storage cleared but Cache Storage, so Python starts from the snapshot the first one kept, as on a
+    reader's next chapter. A visit that needs a first visit's service worker and reload takes its own."""
+    context = browser.new_context(service_workers="block")
+    yield context
+    context.close()
+
+
 @pytest.fixture(scope="session")
 def serve():
     """``serve(folder)`` -> the base URL of an HTTP server on 127.0.0.1 for that folder."""

@@ -79,15 +79,6 @@ def answer_with_keyboard(page, drill, text: str) -> tuple[str, float]:
     return status.inner_text(), time.perf_counter() - began
 
 
-@pytest.fixture(scope="module")
-def warm_context(browser: Browser):
-    """The context the practice page's visits share: the second starts Python from the snapshot the first
-    kept, as a reader's next visit does (each starts with its storage cleared but that: browsing.Visit)."""
-    context = browser.new_context(service_workers="block")
-    yield context
-    context.close()
-
-
 def test_the_practice_page_drills_with_the_keyboard(browser: Browser, warm_context, book_html: Path, serve, tmp_path):
     url = serve(book_html) + "chapters/practice.html"
     visit = Visit(browser, url, 1280, shared=warm_context)

@@ -129,17 +129,6 @@ class LiveVisit(Visit):
         super()._route(route)
 
 
-@pytest.fixture(scope="module")
-def warm_context(browser: Browser):
-    """The context the visits without a service worker share, so that Python starts from the snapshot the
-    first one kept (each starts with its storage cleared but that: :class:`browsing.Visit`). The first visit
-    with a service worker, the intro's, has a context of its own: it starts Python cold, and its reload
-    and its service worker are a first visit's."""
-    context = browser.new_context(service_workers="block")
-    yield context
-    context.close()
-
-
 @pytest.fixture
 def live_page(browser: Browser, warm_context, book_html: Path, serve):
     visits = []
