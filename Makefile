@@ -34,7 +34,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 book book-html book-student assignments test-fast test-full test-colab check: export OMP_NUM_THREADS = 1
 book book-html book-student assignments test-fast test-full test-colab check: export OPENBLAS_NUM_THREADS = 1
 
-.PHONY: help setup setup-steps lock check system-packages grade-packages notebooks book book-html book-student assignments pdf grade progress test test-steps test-fast test-full test-colab bench differential figures clean distclean
+.PHONY: help setup setup-steps lock check system-packages grade-packages notebooks book book-html book-student student-site assignments pdf grade progress test test-steps test-fast test-full test-colab bench differential figures clean distclean
 
 help:  ## list the targets
 	@awk '/^[a-z-]+:[^#]*## / { name = $$0; sub(/:.*/, "", name); note = $$0; sub(/^[^#]*## /, "", note); \
@@ -43,7 +43,6 @@ help:  ## list the targets
 # The set-up's independent parts side by side, each one's output printed whole when it ends.
 setup:  ## only the set-up step: .venv (with uv), the Debian and npm packages
 	@$(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j4) --output-sync=target setup-steps
-
 setup-steps: system-packages $(INSTALL_STAMP) $(LAB_OVERRIDES) $(NPM_STAMP)
 
 # dot draws figures, chromium runs browser tests, bwrap the grading sandbox, npm Live code's packages, pdftotext reads PDFs.
@@ -63,9 +62,8 @@ $(UV): | $(VENV_NEEDS)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -c requirements.txt uv
 
-# Exactly the lock, hashes checked, then the local packages, editable, every module compiled (the grading
-# sandbox cannot write into the venv). rfc3987-syntax, from jsonschema's extras, builds a grammar in every
-# process importing nbformat, for nothing: it goes (the lock keeps it, for pip's dependency checks).
+# Exactly the lock, hashes checked, then the local packages, editable, every module compiled (the grading sandbox cannot write
+# into the venv). rfc3987-syntax builds a grammar in every process importing nbformat: it goes (the lock keeps it, for pip).
 $(INSTALL_STAMP): | $(UV)
 	$(UV) pip sync $(UV_OPTIONS) --require-hashes requirements.lock
 	$(UV) pip install $(UV_OPTIONS) --no-deps -e . -e course
@@ -91,9 +89,10 @@ book: setup  ## build the book into _build/html (any warning fails; changed chap
 book-html: setup  ## only the site build, without writing the notebooks
 	$(BUILD) . -W -n --keep-going
 
-# The book build's executed notebooks without their solution cells: nothing executes again. One
-# Sphinx process: as fast, and 15 % less CPU than two, which pickle the pages to each other.
+# The student site, the assignments and the PDF are made again only when the site was (tools/book/after_site.py).
 book-student: book-html  ## build the site without solutions into _build/html-student
+	@$(PY) -m tools.book.after_site student-site $(STUDENT_HTML)/index.html -- $(MAKE) --no-print-directory student-site
+student-site:  # the book build's executed notebooks without solutions; one Sphinx process (15 % less CPU than two)
 	rm -rf $(STUDENT_HTML)
 	$(PY) -m tools.book.student_book _build/student-book
 	$(BUILD) --jobs 1 _build/student-book -W -n --keep-going
@@ -101,10 +100,10 @@ book-student: book-html  ## build the site without solutions into _build/html-st
 	@printf '\nStudent book built in %s: serve it with `python3 -m http.server --directory %s`\n' "$(STUDENT_HTML)" "$(STUDENT_HTML)"
 
 assignments: book-html  ## write the otter-grader assignments into _build/assignments/<name>/
-	$(PY) -m tools.grader.assignments
+	@$(PY) -m tools.book.after_site assignments _build/assignments -- $(PY) -m tools.grader.assignments
 
 pdf: book-html  ## the book as one PDF, and the student's without solutions, in _build/pdf/ and linked from the sites (run it after a site build to publish)
-	$(PY) -m tools.book.pdf .
+	@$(PY) -m tools.book.after_site pdf _build/pdf/backprop-book.pdf $(BOOK_HTML)/_downloads/backprop-book.pdf -- $(PY) -m tools.book.pdf .
 
 # Values reach the shell as environment variables ("$$ONLY"), never spliced in: an id with `, $(...) or spaces stays text.
 GRADE_OPTIONS = $(if $(filter command line environment,$(origin JOBS)),--jobs "$$JOBS") $(if $(TIMEOUT),--timeout "$$TIMEOUT") \
@@ -122,15 +121,17 @@ test:  ## build the book, then run the fast and the full tiers; prints its wall 
 	@rm -f $(TEST_CPU); sh tools/timed.sh "make test" $(MAKE) --no-print-directory -j$(JOBS) --output-sync=target test-steps; s=$$?; $(PY) -m tools.cpu_time $(TEST_CPU); exit $$s
 # The fast tier runs beside the full tier's builds, not the site build (it slowed it); each logs its CPU (tools/cpu_time.py).
 TEST_CPU := _build/test-cpu.log
+# A test that passed is not run again while nothing it reads changed (tests/results_cache.py): FRESH=1 runs them all.
+CACHED = $(if $(FRESH),,--results-cache)
 test-steps: test-fast test-full
 test-fast: book-html
-	+$(PY) -m tools.cpu_time $(TEST_CPU) fast -- $(PY) -m pytest -p no:cacheprovider -q tests/engine tests/course tests/repo
+	+$(PY) -m tools.cpu_time $(TEST_CPU) fast -- $(PY) -m pytest -p no:cacheprovider $(CACHED) -q tests/engine tests/course tests/repo
 test-full: pdf book-student assignments $(WHEELHOUSE_STAMP)
-	+$(PY) -m tools.cpu_time $(TEST_CPU) full -- $(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests/built tests/browser
+	+$(PY) -m tools.cpu_time $(TEST_CPU) full -- $(PY) -m pytest -p no:cacheprovider $(CACHED) -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests/built tests/browser
 test-colab: $(WHEELHOUSE_STAMP) $(if $(wildcard _build/assignments/mlp/student/mlp.ipynb),,assignments)  ## the notebooks run as students run them, in a simulated Colab: every chapter again, so outside make test's CPU budget (CI runs it after make test)
-	@sh tools/timed.sh "make test-colab" $(PY) -m pytest -p no:cacheprovider -n $(JOBS) --dist loadfile tests/colab
+	@sh tools/timed.sh "make test-colab" $(PY) -m pytest -p no:cacheprovider $(CACHED) -n $(JOBS) --dist loadfile tests/colab
 check: setup  ## the fast tier, tests/{engine,course,repo} (no build, no browser): the loop for code changes
-	@sh tools/timed.sh "make check" $(PY) -m pytest -p no:cacheprovider -n $(JOBS) -q tests/engine tests/course tests/repo
+	@sh tools/timed.sh "make check" $(PY) -m pytest -p no:cacheprovider $(CACHED) -n $(JOBS) -q tests/engine tests/course tests/repo
 
 bench: setup  ## run the benchmarks (benchmarks/run.py)
 	$(PY) benchmarks/run.py

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tools.book import build_book
+from tools.book import after_site, build_book
 
 OPTIONS = ["-W", "-n", "--keep-going"]
 
@@ -86,3 +87,28 @@ def test_build_runs_only_when_something_changed_or_the_last_one_failed(book: Pat
     # The PDF's single-page build writes elsewhere: the site is still up to date after it.
     assert build_book.build(1, [str(book), "--builder", "singlehtml"]) == 0 and len(builds) == 6
     assert build_book.build(1, argv) == 0 and len(builds) == 6, "built again after another builder's build"
+
+
+def test_a_build_made_from_the_site_runs_again_only_when_the_site_changed_or_its_output_is_gone(tmp_path, monkeypatch):
+    """tools/book/after_site.py, which make pdf, make book-student and make assignments go through."""
+    monkeypatch.chdir(tmp_path)
+    site = tmp_path / "_build" / build_book.SITE_STAMP
+    site.parent.mkdir()
+    site.write_text("site 1")
+    runs = tmp_path / "runs"
+    script = "import pathlib, sys; p = pathlib.Path('runs'); p.write_text(p.read_text() + 'x' if p.exists() else 'x'); "
+
+    def made(exit_status: int = 0) -> int:
+        command = [sys.executable, "-c", script + f"pathlib.Path('out').touch(); sys.exit({exit_status})"]
+        return after_site.main(["pdf", "out", "--", *command])
+
+    assert made() == 0 and runs.read_text() == "x"
+    assert made() == 0 and runs.read_text() == "x", "made again from the same site"
+    site.write_text("site 2")
+    assert made() == 0 and runs.read_text() == "xx"
+    (tmp_path / "out").unlink()
+    assert made() == 0 and runs.read_text() == "xxx", "its output was gone"
+    site.write_text("site 3")
+    assert made(1) == 1 and made() == 0 and runs.read_text() == "xxxxx", "a failed run leaves no stamp"
+    with pytest.raises(SystemExit, match="usage"):
+        after_site.main(["pdf", "out"])
