@@ -1,6 +1,7 @@
 """The drills of the chapters after the backward pass: answers from the engine, the same as PyTorch's,
 on 1,000 seeds per kind; every named mistake planted and named; the page's calls; the book's pages."""
 
+import functools
 import json
 import math
 from collections import defaultdict
@@ -21,6 +22,13 @@ def level_of(kind, seed):
     return levels[seed % len(levels)]
 
 
+@functools.cache
+def drawn(kind, seed):
+    """The question of ``kind`` at ``seed``, at the level the seed picks. Drawn once per run and shared:
+    several tests below read the same seeds, and a question is the same for a seed (tested below)."""
+    return question(kind, level_of(kind, seed), seed)
+
+
 def typed(q, value):
     """``value`` as a reader types it."""
     if q.form == "names":
@@ -33,7 +41,7 @@ def typed(q, value):
 @pytest.mark.parametrize("kind", LATER)
 def test_each_kind_takes_its_answer_and_refuses_another_on_1000_seeds(kind):
     for seed in SEEDS:
-        q = question(kind, level_of(kind, seed), seed)
+        q = drawn(kind, seed)
         assert isinstance(q, Problem) and q.form == KINDS[kind].form
         assert q.check(typed(q, q.answer))["right"], (kind, seed, q.prompt, q.answer)
         if q.form == "names":
@@ -327,20 +335,20 @@ def test_every_named_mistake_is_planted_and_named(kind):
     """Each mistake a kind can name is named when planted, on every seed whose mistakes are told apart."""
     named = defaultdict(int)
     for seed in range(300):
-        q = question(kind, level_of(kind, seed), seed)
+        q = drawn(kind, seed)
         if not q.told_apart():
             continue
         for mistake in q.mistakes:
             result = q.check(typed(q, mistake.value))
             assert not result["right"] and result["mistake"] == mistake.name, (kind, seed, mistake, result)
             named[mistake.name] += 1
-    declared = {m.name for seed in range(300) for m in question(kind, level_of(kind, seed), seed).mistakes}
+    declared = {m.name for seed in range(300) for m in drawn(kind, seed).mistakes}
     assert set(named) == declared and all(count >= 5 for count in named.values()), dict(named)
 
 
 def test_most_instances_tell_their_mistakes_apart():
     for kind in LATER:
-        apart = sum(question(kind, level_of(kind, seed), seed).told_apart() for seed in range(300))
+        apart = sum(drawn(kind, seed).told_apart() for seed in range(300))
         assert apart >= 0.7 * 300, (kind, apart)
 
 
@@ -427,7 +435,7 @@ def test_answers_are_numbers_a_person_works_out_by_hand():
 
     for kind in LATER:
         for seed in range(300):
-            q = question(kind, level_of(kind, seed), seed)
+            q = drawn(kind, seed)
             numbers = [] if q.form == "names" else q.answer if isinstance(q.answer, list) else [q.answer]
             largest = {"flops": costs.LARGEST_COUNT, "revolve": costs.LARGEST_STEPS}.get(kind, 100)
             assert all(abs(x) <= largest for x in numbers), (kind, seed, q.answer)
@@ -443,7 +451,7 @@ def test_a_drill_s_derivation_gives_the_engine_s_answer_and_its_slips_are_its_mi
     derive = {"softmax": losses._softmax_row, "decay": losses._decay_entry}[kind]
     names = set()
     for seed in range(200):
-        q = question(kind, level_of(kind, seed), seed)
+        q = drawn(kind, seed)
         d = q.data
         if kind == "softmax":
             instance = {"row": d["logits"][0], "label": d["labels"][0], "n": len(d["labels"])}
@@ -537,7 +545,7 @@ def test_micrograd_s_answer_to_two_backward_calls_is_named_when_it_alone_fits():
     unless another named mistake gives the same number; a number beside it is not named as it."""
     named = 0
     for seed in range(1000):
-        q = question("twice", level_of("twice", seed), seed)
+        q = drawn("twice", seed)
         theirs = micrograd_twice(make_graph(seed, level_of("twice", seed)))[q.data["leaf"]]
         if math.isclose(theirs, q.answer, abs_tol=1e-9):
             continue
@@ -563,13 +571,13 @@ def test_the_tensors_drills_say_their_entries_count_from_1_as_the_notation_page_
     notation = (ROOT / "chapters" / "notation.md").read_text(encoding="utf-8")
     assert "Indices count from 1 in the maths" in notation
     for seed in range(200):
-        q = question("matmul", level_of("matmul", seed), seed)
+        q = drawn("matmul", seed)
         i, j = q.data["entry"]
         entry = f"{q.data['of']}\u0304[{i + 1}, {j + 1}]"
         assert f"What is {entry}, the entry in row {i + 1}, column {j + 1} of" in q.prompt, q.prompt
         assert "Rows and columns count from 1, as in the chapter's maths" in q.prompt, q.prompt
         assert f"numpy counts from 0: there {entry} is at index [{i}, {j}])" in q.prompt, q.prompt
-        b = question("broadcast", level_of("broadcast", seed), seed)
+        b = drawn("broadcast", seed)
         size = len(b.answer)
         assert f"b\u0304[1] to b\u0304[{size}]: they count from 1, as in the chapter's maths" in b.prompt, b.prompt
         assert b.entries == [f"b\u0304[{n}]" for n in range(1, size + 1)]
