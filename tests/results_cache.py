@@ -5,8 +5,8 @@ in CI, has no results, so it runs everything: the cache is for the edit loop.
 
 What a test file reads is taken wholly, never guessed:
 
-* every file of the repository git would commit (tracked, or new and not ignored) outside
-  ``tests/``, by content: the engine, the course, the chapters, the tools, the locks (which
+* every file of the repository git would commit (tracked, or new and not ignored, which is
+  told apart) outside ``tests/``, by content: the engine, the course, the chapters, the tools, the locks (which
   name the venv's, the wheelhouse's and npm's packages), so anything a build makes from them too;
 * what the built site was made from (``_build/.site-fingerprint``), so a test that ran against a
   site older than the files runs again once the site is built from them;
@@ -14,9 +14,10 @@ What a test file reads is taken wholly, never guessed:
   ``test_*.py``, data included) and the test files it imports, with theirs; a test file of
   ``tests/repo/`` every file of ``tests/``, since the repository's checks (style, types,
   layering, tiers) read them all;
-* Python's version and the programs the tests start (Chromium, Graphviz's ``dot``, Node.js) by
-  their size and time, and the environment variables that change a test (``CHAINRULE_*``,
-  ``HYPOTHESIS_*``).
+* Python's version and its installed packages (name and version: a package installed by hand
+  counts), the programs the tests start (Chromium, Graphviz's ``dot``, Node.js, bubblewrap,
+  ``pdftotext``) by their size and time, ``PATH`` and the environment variables the tests
+  read (``CHAINRULE_*``, ``HYPOTHESIS_*``, ``LAB_TEST_*``).
 
 Their SHA-256 is the file's key. A test is skipped, with the reason ``passed at these inputs``,
 when it passed (set-up, call and tear-down) in an earlier session at the same key; one that
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -45,8 +47,8 @@ RESULTS = Path("_build") / "test-results"
 #: What the site was last built from (tools/book/build_book.py).
 SITE_STAMP = Path("_build") / ".site-fingerprint"
 #: The programs whose version changes what a test sees.
-PROGRAMS = ("chromium", "dot", "node")
-ENVIRONMENT = ("CHAINRULE_", "HYPOTHESIS_")
+PROGRAMS = ("chromium", "dot", "node", "bwrap", "pdftotext")
+ENVIRONMENT = ("CHAINRULE_", "HYPOTHESIS_", "LAB_TEST_", "PATH")
 TESTS = Path(__file__).resolve().parent
 #: The folder of tests/ whose test files read every file of tests/.
 READS_EVERY_TEST = TESTS / "repo"
@@ -134,19 +136,20 @@ def results_path(root: Path, test_file: Path) -> Path:
 
 def shared_key(root: Path) -> str:
     """SHA-256 of what every test file reads outside tests/ (see the module's docstring)."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=root,
-        capture_output=True,
-        check=True,
-    )
     digest = hashlib.sha256(f"{sys.version}\0{sys.executable}\0".encode())
+    installed = sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions())
+    digest.update("\0".join(installed).encode() + b"\0")
     tests = str(TESTS.relative_to(root)) + "/" if TESTS.is_relative_to(root) else None
-    for name in sorted(set(listed.stdout.decode().split("\0")) - {""}):
-        path = root / name
-        if (tests and name.startswith(tests)) or not path.is_file():
-            continue
-        digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for state in ("--cached", "--others"):  # a test may read which files git tracks
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", state, "--exclude-standard"], cwd=root, capture_output=True, check=True
+        )
+        digest.update(state.encode() + b"\0")
+        for name in sorted(set(listed.stdout.decode().split("\0")) - {""}):
+            path = root / name
+            if (tests and name.startswith(tests)) or not path.is_file():
+                continue
+            digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
     site = root / SITE_STAMP
     digest.update(site.read_bytes() if site.is_file() else b"(no site)")
     for program in PROGRAMS:

@@ -73,6 +73,8 @@ def test_only_what_reads_a_changed_file_runs_again(repo: Path):
     assert ran(repo, "--results-cache") == "aabcr", "a file of the repository"
     (repo / "new.py").write_text("")  # not yet added to git
     assert ran(repo, "--results-cache") == "aabcr", "a new file"
+    subprocess.run(["git", "-C", str(repo), "add", "new.py"], check=True)
+    assert ran(repo, "--results-cache") == "aabcr", "a file git tracks now"
     assert ran(repo, "--results-cache", environment={"CHAINRULE_SEED": "1"}) == "aabcr", "the environment"
 
 
