@@ -103,7 +103,7 @@ assignments: book-html  ## write the otter-grader assignments into _build/assign
 	@$(PY) -m tools.book.after_site assignments _build/assignments -- $(PY) -m tools.grader.assignments
 
 pdf: book-html  ## the book as one PDF, and the student's without solutions, in _build/pdf/ and linked from the sites (run it after a site build to publish)
-	@$(PY) -m tools.book.after_site pdf _build/pdf/backprop-book.pdf $(BOOK_HTML)/_downloads/backprop-book.pdf -- $(PY) -m tools.book.pdf .
+	@$(PY) -m tools.book.after_site pdf _build/pdf/backprop-book.pdf _build/pdf/backprop-book-student.pdf $(BOOK_HTML)/_downloads/backprop-book.pdf -- $(PY) -m tools.book.pdf .
 
 # Values reach the shell as environment variables ("$$ONLY"), never spliced in: an id with `, $(...) or spaces stays text.
 GRADE_OPTIONS = $(if $(filter command line environment,$(origin JOBS)),--jobs "$$JOBS") $(if $(TIMEOUT),--timeout "$$TIMEOUT") \
@@ -128,7 +128,7 @@ test-fast: book-html
 	+$(PY) -m tools.cpu_time $(TEST_CPU) fast -- $(PY) -m pytest -p no:cacheprovider $(CACHED) -q tests/engine tests/course tests/repo
 test-full: pdf book-student assignments $(WHEELHOUSE_STAMP)
 	+$(PY) -m tools.cpu_time $(TEST_CPU) full -- $(PY) -m pytest -p no:cacheprovider $(CACHED) -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=20 tests/built tests/browser
-test-colab: $(WHEELHOUSE_STAMP) $(if $(wildcard _build/assignments/mlp/student/mlp.ipynb),,assignments)  ## the notebooks run as students run them, in a simulated Colab: every chapter again, so outside make test's CPU budget (CI runs it after make test)
+test-colab: $(WHEELHOUSE_STAMP) assignments  ## the notebooks run as students run them, in a simulated Colab: every chapter again, so outside make test's CPU budget (CI runs it after make test)
 	@sh tools/timed.sh "make test-colab" $(PY) -m pytest -p no:cacheprovider $(CACHED) -n $(JOBS) --dist loadfile tests/colab
 check: setup  ## the fast tier, tests/{engine,course,repo} (no build, no browser): the loop for code changes
 	@sh tools/timed.sh "make check" $(PY) -m pytest -p no:cacheprovider $(CACHED) -n $(JOBS) -q tests/engine tests/course tests/repo

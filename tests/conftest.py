@@ -9,8 +9,8 @@
   (the notebooks in the simulated Colab). Only these three folders' ``conftest.py`` import the fixtures of
   what ``make test`` builds (``builds.py``: ``book_html``, ``chapter_page``, ``colab``), so a
   fast test that asks for one fails at once: the fixture does not exist in its folder.
-* ``--results-cache`` (``make check``, ``make test``): a test that passed is not run again
-  while nothing it reads has changed (``results_cache.py``).
+* ``--results-cache`` (``make check``, ``make test``, ``make test-colab``): a test file whose
+  tests all passed is not run again while nothing they read has changed (``results_cache.py``).
 * Property tests (hypothesis) run with the ``recorded`` profile: the same examples every run.
 * ``chapter``: tests that take this argument run once per page listed in ``_toc.yml`` (for
   example ``chapters/graph``), in table-of-contents order.

@@ -90,7 +90,8 @@ def test_build_runs_only_when_something_changed_or_the_last_one_failed(book: Pat
 
 
 def test_a_build_made_from_the_site_runs_again_only_when_the_site_changed_or_its_output_is_gone(tmp_path, monkeypatch):
-    """tools/book/after_site.py, which make pdf, make book-student and make assignments go through."""
+    """tools/book/after_site.py, which make pdf, make book-student and make assignments go through: the
+    site's fingerprint, the environment's and the outputs decide."""
     monkeypatch.chdir(tmp_path)
     site = tmp_path / "_build" / build_book.SITE_STAMP
     site.parent.mkdir()
@@ -110,5 +111,10 @@ def test_a_build_made_from_the_site_runs_again_only_when_the_site_changed_or_its
     assert made() == 0 and runs.read_text() == "xxx", "its output was gone"
     site.write_text("site 3")
     assert made(1) == 1 and made() == 0 and runs.read_text() == "xxxxx", "a failed run leaves no stamp"
+    system = tmp_path / "status"  # Debian's package list: Chromium, which prints the PDF, is one of them
+    monkeypatch.setattr(after_site, "SYSTEM_PACKAGES", system)
+    assert made() == 0 and runs.read_text() == "x" * 6, "the system's packages, first listed"
+    system.write_text("chromium upgraded")
+    assert made() == 0 and runs.read_text() == "x" * 7, "the system's packages changed"
     with pytest.raises(SystemExit, match="usage"):
         after_site.main(["pdf", "out"])

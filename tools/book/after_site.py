@@ -5,13 +5,19 @@
 ``make pdf``, ``make book-student`` and ``make assignments`` run after the site's build and are
 made from what it is made from (the chapters, their executed notebooks, the tools): the site's
 fingerprint, ``_build/.site-fingerprint`` (tools/book/build_book.py), names their inputs too.
-When COMMAND succeeds, that fingerprint is copied to ``_build/.NAME-made-from``. The next time,
-while the fingerprint is the same and every OUTPUT exists, COMMAND is not run: a second
-``make test`` with nothing changed prints no PDF again (75 s) nor the student site (35 s).
+The fingerprint holds files only, so the environment is added to it: the installed Python
+packages (a package installed by hand counts) and the system's (Debian's list, by size and
+time: Chromium prints the PDF). When COMMAND succeeds, the two are written to
+``_build/.NAME-made-from``. The next time, while they are the same and every OUTPUT exists,
+COMMAND is not run: a second ``make test`` with nothing changed prints no PDF again (75 s)
+nor the student site (35 s).
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,20 +25,29 @@ from pathlib import Path
 from tools.book.build_book import SITE_STAMP
 
 BUILD = Path("_build")
+SYSTEM_PACKAGES = Path("/var/lib/dpkg/status")
 
 
 def made_from(name: str) -> Path:
     return BUILD / f".{name}-made-from"
 
 
+def inputs() -> str | None:
+    """The site's fingerprint and the environment's, or None when the site was not built."""
+    site = BUILD / SITE_STAMP
+    if not site.is_file():
+        return None
+    installed = sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions())
+    status = os.stat(SYSTEM_PACKAGES) if SYSTEM_PACKAGES.is_file() else None
+    system = f"{status and (status.st_size, status.st_mtime_ns)}"
+    environment = hashlib.sha256("\0".join([sys.version, system, *installed]).encode()).hexdigest()
+    return f"{site.read_text().strip()} {environment}"
+
+
 def up_to_date(name: str, outputs: list[Path]) -> bool:
-    site, stamp = BUILD / SITE_STAMP, made_from(name)
-    return (
-        site.is_file()
-        and stamp.is_file()
-        and stamp.read_text() == site.read_text()
-        and all(path.exists() for path in outputs)
-    )
+    stamp = made_from(name)
+    made = inputs()
+    return made is not None and stamp.is_file() and stamp.read_text() == made and all(p.exists() for p in outputs)
 
 
 def main(argv: list[str]) -> int:
@@ -44,11 +59,10 @@ def main(argv: list[str]) -> int:
         print(f"{name}: the site is as it was when this was last made: not made again")
         return 0
     made_from(name).unlink(missing_ok=True)
-    site = BUILD / SITE_STAMP
-    fingerprint = site.read_text() if site.is_file() else None  # as it was when the command began
+    before = inputs()
     status = subprocess.run(command).returncode
-    if status == 0 and fingerprint is not None:
-        made_from(name).write_text(fingerprint)
+    if status == 0 and before is not None and inputs() == before:  # nothing changed while it ran
+        made_from(name).write_text(before)
     return status
 
 
