@@ -13,6 +13,8 @@ that a reader's practice record names (``make progress`` reads those records).
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -176,7 +178,14 @@ def unnumbered_pages(toc: dict) -> list[str]:
 
 
 def read_chapter(root: Path, chapter: str):
-    return jupytext.read(root / f"{chapter}.md")
+    """The chapter as a notebook, a copy of its own: the tools read a chapter many times in one process
+    (each edition's reading time, say), and jupytext parses each text once."""
+    return copy.deepcopy(parsed_chapter((root / f"{chapter}.md").read_text(encoding="utf-8")))
+
+
+@functools.lru_cache(maxsize=64)
+def parsed_chapter(text: str):
+    return jupytext.reads(text, fmt=".md")
 
 
 def read_numbers(root: Path) -> dict:
