@@ -39,16 +39,16 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
-import importlib.metadata
 import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+
+from tools import stamps
 
 #: The skip reason of a test not run again; the summary counts the skips that give it.
 REASON = "passed at these inputs (results cache)"
@@ -58,7 +58,6 @@ RESULTS = Path("_build") / "test-results"
 BUILD_STAMPS = (".site-fingerprint", ".*-made-from")
 #: The programs the tests start; Debian's package list stands for the rest of the system.
 PROGRAMS = ("chromium", "dot", "node", "bwrap", "pdftotext", "git", "make")
-SYSTEM_PACKAGES = Path("/var/lib/dpkg/status")
 ENVIRONMENT = ("CHAINRULE_", "HYPOTHESIS_", "LAB_TEST_", "PATH")
 #: Ignored folders that no test reads by pattern: installed packages, builds, caches.
 NOT_SOURCES = {".git", ".venv", ".venv-grade", "node_modules", "_build", ".cache", "dist", "__pycache__"}
@@ -171,9 +170,7 @@ def file_key(root: Path, test_file: Path) -> str:
 @functools.cache
 def shared_key(root: Path) -> str:
     """SHA-256 of what every test file reads outside tests/ (see the module's docstring)."""
-    digest = hashlib.sha256(f"{sys.version}\0{sys.executable}\0".encode())
-    installed = sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions())
-    digest.update("\0".join(installed).encode() + b"\0")
+    digest = hashlib.sha256(stamps.environment().encode())
     tests = str(TESTS.relative_to(root)) + "/" if TESTS.is_relative_to(root) else None
     for state in ("--cached", "--others"):  # a test may read which files git tracks
         for path in git_files(root, state):
@@ -182,7 +179,7 @@ def shared_key(root: Path) -> str:
                 digest.update(f"{state}\0{name}\0".encode() + path.read_bytes() + b"\0")
     for path in ignored_sources(root):
         digest.update(f"ignored\0{path.relative_to(root).as_posix()}\0".encode() + path.read_bytes() + b"\0")
-    for program in [*(shutil.which(name) for name in PROGRAMS), str(SYSTEM_PACKAGES)]:
+    for program in (shutil.which(name) for name in PROGRAMS):
         status = os.stat(os.path.realpath(program)) if program and os.path.exists(program) else None
         digest.update(f"{program}\0{status and (status.st_size, status.st_mtime_ns)}\0".encode())
     for name in sorted(os.environ):

@@ -65,6 +65,7 @@ def ran(repo: Path, *options: str, environment: dict[str, str] | None = None) ->
     log.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHAINRULE_", "PYTEST_", "HYPOTHESIS_"))}
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the venv's plugins take a second a run: xdist's is named
+    env["PYTHONPATH"] = str(TESTS.parent)  # the plugin reads the environment's key from tools/stamps.py
     xdist = ["-p", "xdist.plugin"] if "-n" in options else []
     subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *xdist, "-q", *options, "tests"],

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tools import stamps
 from tools.book import after_site, build_book
 
 OPTIONS = ["-W", "-n", "--keep-going"]
@@ -112,7 +113,7 @@ def test_a_build_made_from_the_site_runs_again_only_when_the_site_changed_or_its
     site.write_text("site 3")
     assert made(1) == 1 and made() == 0 and runs.read_text() == "xxxxx", "a failed run leaves no stamp"
     system = tmp_path / "status"  # Debian's package list: Chromium, which prints the PDF, is one of them
-    monkeypatch.setattr(after_site, "SYSTEM_PACKAGES", system)
+    monkeypatch.setattr(stamps, "SYSTEM_PACKAGES", system)
     assert made() == 0 and runs.read_text() == "x" * 6, "the system's packages, first listed"
     system.write_text("chromium upgraded")
     assert made() == 0 and runs.read_text() == "x" * 7, "the system's packages changed"

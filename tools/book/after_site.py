@@ -15,17 +15,14 @@ nor the student site (35 s).
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from tools import stamps
 from tools.book.build_book import SITE_STAMP
 
 BUILD = Path("_build")
-SYSTEM_PACKAGES = Path("/var/lib/dpkg/status")
 
 
 def made_from(name: str) -> Path:
@@ -37,11 +34,7 @@ def inputs() -> str | None:
     site = BUILD / SITE_STAMP
     if not site.is_file():
         return None
-    installed = sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions())
-    status = os.stat(SYSTEM_PACKAGES) if SYSTEM_PACKAGES.is_file() else None
-    system = f"{status and (status.st_size, status.st_mtime_ns)}"
-    environment = hashlib.sha256("\0".join([sys.version, system, *installed]).encode()).hexdigest()
-    return f"{site.read_text().strip()} {environment}"
+    return f"{site.read_text().strip()} {stamps.environment()}"
 
 
 def up_to_date(name: str, outputs: list[Path]) -> bool:
